@@ -1,0 +1,593 @@
+"""The channel directory and its transitions (I/O over the pure core)."""
+
+from __future__ import annotations
+
+import os
+import pwd
+from collections.abc import Collection, Mapping
+from datetime import timedelta
+from pathlib import Path
+from types import TracebackType
+from typing import Any, TypeVar
+
+import attrs
+
+from pending._clock import SYSTEM_CLOCK, Clock, record_time
+from pending._convert import (
+    DecodeError,
+    binding_digest,
+    digest,
+    dumps_record,
+    from_json,
+    loads_strict,
+    to_json,
+)
+from pending._errors import (
+    AlreadyAnswered,
+    AlreadySettled,
+    IdCollision,
+    InvalidDecision,
+    RequestChanged,
+    StaleRequest,
+    UnknownRequest,
+    UnreadableRequest,
+    WrongKind,
+)
+from pending._fsio import (
+    Unreadable,
+    entry_problem,
+    open_private_dir,
+    publish,
+    read_bytes,
+    remove,
+)
+from pending._ids import (
+    REQUEST_SUFFIX,
+    Kind,
+    NameVerdict,
+    answer_name,
+    new_id,
+    parse_name,
+    request_name,
+    settled_name,
+    validate_id,
+)
+from pending._liveness import ServerLock, remove_if_free, server_alive
+from pending._records import (
+    BINDING_TYPES,
+    DECISIONS,
+    TOMBSTONES,
+    VIA_SWEEP,
+    Answer,
+    AnswerResult,
+    Binding,
+    Delivery,
+    Group,
+    Outcome,
+    Problem,
+    Request,
+    Server,
+    Settled,
+    SettleResult,
+    State,
+    Status,
+)
+from pending._state import DIES_WITH_SERVER, decision_problem, derive_status, needs_liveness
+
+R = TypeVar("R", Request, Answer, Settled)
+
+DEFAULT_HOME = "~/.wisp"
+PENDING_DIR = "pending"
+TMP_DIR = ".tmp"  # staging for publication: outside what watchers see, never read as a request
+SERVERS_DIR = ".servers"
+
+# How long an ended request's files stay, so a late answerer is told how it ended rather than
+# that it never existed, and a list of recent requests can show it.
+SETTLED_GRACE_S = 24 * 3600.0
+# A writer holds a temp file for milliseconds; one an hour old belongs to a crashed writer.
+STALE_TMP_AFTER_S = 3600.0
+
+
+def wisp_home(environ: Mapping[str, str] | None = None) -> Path:
+    """`$WISP_HOME`, or `~/.wisp`."""
+    env = os.environ if environ is None else environ
+    return Path(env.get("WISP_HOME") or DEFAULT_HOME).expanduser()
+
+
+def current_user() -> str:
+    try:
+        return pwd.getpwuid(os.getuid()).pw_name
+    except KeyError:
+        return str(os.getuid())
+
+
+def make_request(
+    *,
+    kind: Kind,
+    binding: Binding,
+    title: str,
+    body: str,
+    server: Server,
+    clock: Clock = SYSTEM_CLOCK,
+    expires_in_s: float | None = None,
+    request_id: str | None = None,
+) -> Request:
+    """A new request, its digest computed from the binding exactly as it will be written."""
+    if not isinstance(binding, BINDING_TYPES[kind]):
+        raise TypeError(f"a {kind} request needs a {BINDING_TYPES[kind].__name__}")
+    now = record_time(clock)
+    return Request(
+        id=validate_id(request_id) if request_id else new_id(),
+        kind=kind,
+        filed_at=now,
+        expires_at=None if expires_in_s is None else now + timedelta(seconds=expires_in_s),
+        server=server,
+        title=title,
+        body=body,
+        binding=binding,
+        binding_digest=binding_digest(binding),
+    )
+
+
+def ending_of(answer: Answer) -> Settled:
+    """The outcome a tombstone in the slot stands for, before its settled file is written."""
+    return Settled(
+        id=answer.id,
+        kind=answer.kind,
+        outcome=TOMBSTONES[answer.decision],
+        settled_at=answer.answered_at,
+        by=answer.via,
+        reason=answer.reason,
+    )
+
+
+@attrs.frozen(kw_only=True)
+class Listing:
+    """What the channel holds: a status per readable request, and every entry it skipped."""
+
+    statuses: tuple[Status, ...]
+    problems: tuple[Problem, ...]
+
+
+@attrs.frozen(kw_only=True)
+class SweepReport:
+    stale: tuple[str, ...] = ()  # waiting requests found stale, claimed and settled `stale`
+    finished: tuple[str, ...] = ()  # slots claimed by a crashed process, now settled
+    removed: tuple[str, ...] = ()  # ended groups past the grace period, removed
+    temp_files: int = 0  # staged files a crashed writer left
+    locks: int = 0  # lock files of servers that died
+    awaiting: tuple[Status, ...] = ()  # answered facts whose server is gone: the answerer applies
+
+
+class Channel:
+    """One user's pending channel: `$WISP_HOME/pending/`.
+
+    Open it with :meth:`open`; it holds descriptors of its directories until :meth:`close`.
+    """
+
+    def __init__(self, home: Path, *, clock: Clock = SYSTEM_CLOCK) -> None:
+        self.home = home
+        self.path = home / PENDING_DIR
+        self.clock = clock
+        self._fds: list[int] = []
+        try:
+            home_fd = self._keep(open_private_dir(str(home)))
+            self.dir_fd = self._keep(
+                open_private_dir(str(self.path), parent_fd=home_fd, name=PENDING_DIR)
+            )
+            self.tmp_fd = self._keep(
+                open_private_dir(str(self.path / TMP_DIR), parent_fd=self.dir_fd, name=TMP_DIR)
+            )
+            self.servers_fd = self._keep(
+                open_private_dir(
+                    str(self.path / SERVERS_DIR), parent_fd=self.dir_fd, name=SERVERS_DIR
+                )
+            )
+        except BaseException:
+            self.close()
+            raise
+
+    @classmethod
+    def open(cls, home: Path | str | None = None, *, clock: Clock = SYSTEM_CLOCK) -> Channel:
+        """Open (creating, 0700) the channel under *home* or `$WISP_HOME`, refusing unsafe dirs."""
+        return cls(Path(home) if home is not None else wisp_home(), clock=clock)
+
+    def _keep(self, fd: int) -> int:
+        self._fds.append(fd)
+        return fd
+
+    def close(self) -> None:
+        while self._fds:
+            os.close(self._fds.pop())
+
+    def __enter__(self) -> Channel:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # --- liveness ------------------------------------------------------------------------
+
+    def server(self, server_id: str | None = None) -> ServerLock:
+        """A lock for an asking process; hold it (``with``) for as long as it may be answered."""
+        return ServerLock(self.servers_fd, server_id)
+
+    def server_alive(self, server_id: str) -> bool:
+        return server_alive(self.servers_fd, server_id)
+
+    # --- reading -------------------------------------------------------------------------
+
+    def _read_record(self, name: str, cls: type[R], request_id: str) -> R | None:
+        """One record, None if absent; raises :class:`Unreadable` with the reason."""
+        data = read_bytes(self.dir_fd, name)
+        if data is None:
+            return None
+        try:
+            raw = loads_strict(data)
+            record = from_json(raw, cls)
+        except DecodeError as exc:
+            raise Unreadable(str(exc)) from None
+        if record.id != request_id:
+            raise Unreadable(f"its id {record.id!r} does not match its name")
+        if isinstance(record, Request):
+            _, parsed = parse_name(name)
+            if parsed is None or record.kind is not parsed.kind:
+                raise Unreadable(f"its kind {record.kind!r} does not match its name")
+            if record.binding_digest != digest(raw["binding"]):
+                raise Unreadable(
+                    "its binding does not match its bindingDigest: altered after filing"
+                )
+        return record
+
+    def _read_group(
+        self, request_id: str, names: Collection[str] | None = None
+    ) -> tuple[Group, list[Problem]]:
+        problems: list[Problem] = []
+        found: dict[str, Any] = {}
+
+        def read(name: str, cls: type[R]) -> R | None:
+            if names is not None and name not in names:
+                return None
+            try:
+                return self._read_record(name, cls, request_id)
+            except Unreadable as exc:
+                problems.append(Problem(name=name, reason=str(exc)))
+                return None
+
+        requests = [
+            request
+            for kind in Kind
+            if (request := read(request_name(request_id, kind), Request)) is not None
+        ]
+        if len(requests) + len(problems) > 1:  # so far, problems are request files only
+            for request in requests:
+                problems.append(
+                    Problem(
+                        name=request_name(request_id, request.kind),
+                        reason="another request file has the same ID",
+                    )
+                )
+            requests = []
+        found["request"] = requests[0] if requests else None
+        found["answer"] = read(answer_name(request_id), Answer)
+        found["settled"] = read(settled_name(request_id), Settled)
+        return Group(id=request_id, **found), problems
+
+    def _derive(self, group: Group, alive_cache: dict[str, bool] | None = None) -> Status | None:
+        alive: bool | None = None
+        if needs_liveness(group):
+            assert group.request is not None
+            sid = group.request.server.id
+            if alive_cache is not None and sid in alive_cache:
+                alive = alive_cache[sid]
+            else:
+                alive = self._alive_or_dead(sid)
+                if alive_cache is not None:
+                    alive_cache[sid] = alive
+        return derive_status(group, now=self.clock.now(), server_alive=alive)
+
+    def _alive_or_dead(self, server_id: str) -> bool:
+        try:
+            return self.server_alive(server_id)
+        except ValueError:  # an invalid server id in a request: nobody can hold its lock
+            return False
+
+    def read(self, request_id: str) -> Group:
+        """The files of one ID as they are now (unreadable ones left out)."""
+        return self._read_group(validate_id(request_id))[0]
+
+    def status(self, request_id: str) -> Status:
+        """The derived state of one request; raises UnknownRequest or UnreadableRequest."""
+        group, problems = self._read_group(validate_id(request_id))
+        status = self._derive(group)
+        if status is None:
+            if problems:
+                raise UnreadableRequest(request_id, problems[0].reason)
+            raise UnknownRequest(request_id)
+        return status
+
+    def _scan(self) -> tuple[list[Group], list[Problem]]:
+        names_by_id: dict[str, set[str]] = {}
+        problems: list[Problem] = []
+        for name in sorted(os.listdir(self.dir_fd)):
+            verdict, parsed = parse_name(name)
+            if verdict is NameVerdict.IGNORED:
+                continue
+            if verdict is NameVerdict.BAD or parsed is None:
+                reason = entry_problem(self.dir_fd, name) or "its name is not ID.KIND.json"
+                problems.append(Problem(name=name, reason=reason))
+                continue
+            names_by_id.setdefault(parsed.id, set()).add(name)
+        groups: list[Group] = []
+        for request_id, names in names_by_id.items():
+            group, group_problems = self._read_group(request_id, names)
+            problems.extend(group_problems)
+            groups.append(group)
+        return groups, problems
+
+    def listing(
+        self,
+        *,
+        kinds: Collection[Kind] | None = None,
+        states: Collection[State] | None = None,
+    ) -> Listing:
+        """Every readable request with its state, oldest first; skipped entries as problems."""
+        groups, problems = self._scan()
+        alive_cache: dict[str, bool] = {}
+        statuses = []
+        for group in groups:
+            if kinds is not None and (group.request is None or group.request.kind not in kinds):
+                continue
+            status = self._derive(group, alive_cache)
+            if status is None or (states is not None and status.state not in states):
+                continue
+            statuses.append(status)
+        statuses.sort(key=lambda s: (s.request.filed_at, s.id))
+        return Listing(statuses=tuple(statuses), problems=tuple(problems))
+
+    # --- transitions ---------------------------------------------------------------------
+
+    def file(self, request: Request) -> None:
+        """Publish a request. Its ID must be new."""
+        name = request_name(request.id, request.kind)
+        taken = any(self._exists(request.id + suffix) for suffix in REQUEST_SUFFIX.values())
+        if taken or not publish(self.dir_fd, self.tmp_fd, name, dumps_record(to_json(request))):
+            raise IdCollision(request.id)
+
+    def _exists(self, name: str) -> bool:
+        try:
+            os.stat(name, dir_fd=self.dir_fd, follow_symlinks=False)
+        except FileNotFoundError:
+            return False
+        return True
+
+    def _read_winner(self, name: str, cls: type[R], request_id: str) -> R:
+        try:
+            record = self._read_record(name, cls, request_id)
+        except Unreadable as exc:
+            raise UnreadableRequest(request_id, f"{name}: {exc}") from None
+        if record is None:  # only if something removed it in the instant since it won
+            raise UnknownRequest(request_id)
+        return record
+
+    def _publish_answer(self, answer: Answer) -> AnswerResult:
+        name = answer_name(answer.id)
+        if publish(self.dir_fd, self.tmp_fd, name, dumps_record(to_json(answer))):
+            return AnswerResult(won=True, answer=answer)
+        return AnswerResult(won=False, answer=self._read_winner(name, Answer, answer.id))
+
+    def answer(
+        self,
+        request_id: str,
+        decision: str,
+        *,
+        kind: Kind,
+        via: str,
+        text: str | None = None,
+        reason: str | None = None,
+        shown: Request | None = None,
+    ) -> AnswerResult:
+        """A person's answer: checked, then published first-wins.
+
+        *kind* is the kind the person meant to answer (a fact answered as a command approval is
+        refused). *shown* is the request as the person saw it, if a face kept it: an answer is
+        refused if the request changed since. Returns who won; a refusal raises.
+        """
+        group, problems = self._read_group(validate_id(request_id))
+        request = group.request
+        if request is None:
+            if problems:
+                raise UnreadableRequest(request_id, problems[0].reason)
+            raise UnknownRequest(request_id)
+        if request.kind is not kind:
+            raise WrongKind(request_id, request.kind, kind, DECISIONS[request.kind])
+        problem = decision_problem(request, decision, text)
+        if problem is not None:
+            raise InvalidDecision(request_id, *problem)
+        current = binding_digest(request.binding)
+        if shown is not None and binding_digest(shown.binding) != current:
+            raise RequestChanged(request_id)
+        status = self._derive(group)
+        assert status is not None
+        if status.state is State.SETTLED:
+            settled = status.settled or ending_of(status.answer)  # type: ignore[arg-type]
+            raise AlreadySettled(settled)
+        if status.state is State.ANSWERED and status.answer is not None:
+            raise AlreadyAnswered(status.answer)
+        if status.state is State.STALE:
+            raise StaleRequest(request_id, status.reason or "it can no longer be answered")
+        return self._publish_answer(
+            Answer(
+                id=request_id,
+                kind=kind,
+                decision=decision,
+                text=text,
+                reason=reason,
+                binding_digest=current,
+                answered_at=record_time(self.clock),
+                via=via,
+                pid=os.getpid(),
+                user=current_user(),
+            )
+        )
+
+    def claim(
+        self, request: Request, ending: Outcome, *, via: str, reason: str | None = None
+    ) -> AnswerResult:
+        """Claim the answer slot with a tombstone (`timed-out`, `withdrawn` or `stale`).
+
+        Used by the asker (a deadline, a withdrawal) and by sweepers. If a person's answer got
+        the slot first, it stands: the result says who won.
+        """
+        decision = ending.value
+        if decision not in TOMBSTONES:
+            raise ValueError(f"{decision!r} is not an ending that claims the slot")
+        return self._publish_answer(
+            Answer(
+                id=request.id,
+                kind=request.kind,
+                decision=decision,
+                reason=reason,
+                binding_digest=binding_digest(request.binding),
+                answered_at=record_time(self.clock),
+                via=via,
+                pid=os.getpid(),
+                user=current_user(),
+            )
+        )
+
+    def settle(
+        self,
+        request: Request,
+        outcome: Outcome,
+        *,
+        by: str,
+        decision: str | None = None,
+        result: str | None = None,
+        reason: str | None = None,
+        delivery: Delivery | None = None,
+    ) -> SettleResult:
+        """Record what applying the decision did, first-wins."""
+        settled = Settled(
+            id=request.id,
+            kind=request.kind,
+            outcome=outcome,
+            decision=decision,
+            result=result,
+            reason=reason,
+            delivery=delivery,
+            settled_at=record_time(self.clock),
+            by=by,
+        )
+        name = settled_name(request.id)
+        if publish(self.dir_fd, self.tmp_fd, name, dumps_record(to_json(settled))):
+            return SettleResult(won=True, settled=settled)
+        return SettleResult(won=False, settled=self._read_winner(name, Settled, request.id))
+
+    # --- sweeping ------------------------------------------------------------------------
+
+    def sweep(
+        self,
+        *,
+        settled_grace_s: float = SETTLED_GRACE_S,
+        stale_tmp_after_s: float = STALE_TMP_AFTER_S,
+    ) -> SweepReport:
+        """Tidy the channel; cheap enough to run on every listing and start.
+
+        Stale waiting requests are claimed `stale` and settled; a slot a crashed process
+        claimed is settled; ended groups past *settled_grace_s* are removed; temp files and
+        lock files crashed processes left are removed. A fact request that no outcome ended is
+        never removed; an answered one whose server is gone is returned in ``awaiting`` for
+        the answering face to apply.
+        """
+        now = self.clock.now()
+        grace = timedelta(seconds=settled_grace_s)
+        stale: list[str] = []
+        finished: list[str] = []
+        removed: list[str] = []
+        awaiting: list[Status] = []
+        groups, _ = self._scan()
+        alive_cache: dict[str, bool] = {}
+        for group in groups:
+            request = group.request
+            if group.settled is not None or request is None:
+                newest = group.settled.settled_at if group.settled else None
+                if newest is None and group.answer is not None:
+                    newest = group.answer.answered_at  # an orphaned answer
+                if newest is not None and now - newest >= grace:
+                    self._remove_group(group.id)
+                    removed.append(group.id)
+                continue
+            answer = group.answer
+            if answer is not None and answer.is_tombstone:
+                self.settle(
+                    request, TOMBSTONES[answer.decision], by=VIA_SWEEP, reason=answer.reason
+                )
+                finished.append(group.id)
+            elif answer is not None:
+                sid = request.server.id
+                if sid not in alive_cache:
+                    alive_cache[sid] = self._alive_or_dead(sid)
+                if alive_cache[sid]:
+                    continue
+                if request.kind in DIES_WITH_SERVER:
+                    self.settle(
+                        request,
+                        Outcome.STALE,
+                        by=VIA_SWEEP,
+                        decision=answer.decision,
+                        reason="the program that asked stopped before acting on the answer",
+                    )
+                    finished.append(group.id)
+                else:
+                    status = derive_status(group, now=now, server_alive=False)
+                    assert status is not None
+                    awaiting.append(status)
+            else:
+                status = self._derive(group, alive_cache)
+                if status is None or status.state is not State.STALE:
+                    continue
+                claimed = self.claim(request, Outcome.STALE, via=VIA_SWEEP, reason=status.reason)
+                if claimed.answer.is_tombstone:
+                    self.settle(
+                        request,
+                        TOMBSTONES[claimed.answer.decision],
+                        by=VIA_SWEEP,
+                        reason=claimed.answer.reason,
+                    )
+                    stale.append(group.id)
+        return SweepReport(
+            stale=tuple(stale),
+            finished=tuple(finished),
+            removed=tuple(removed),
+            temp_files=self._sweep_dir(self.tmp_fd, now.timestamp() - stale_tmp_after_s),
+            locks=sum(remove_if_free(self.servers_fd, n) for n in os.listdir(self.servers_fd)),
+            awaiting=tuple(awaiting),
+        )
+
+    def _remove_group(self, request_id: str) -> None:
+        # The outcome goes last, so a group half removed by a crash still reads as ended.
+        for kind in Kind:
+            remove(self.dir_fd, request_name(request_id, kind))
+        remove(self.dir_fd, answer_name(request_id))
+        remove(self.dir_fd, settled_name(request_id))
+
+    @staticmethod
+    def _sweep_dir(dir_fd: int, older_than: float) -> int:
+        count = 0
+        for name in os.listdir(dir_fd):
+            try:
+                st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+            except FileNotFoundError:
+                continue
+            try:
+                if st.st_mtime < older_than and remove(dir_fd, name):
+                    count += 1
+            except OSError:  # not a file we staged (a directory someone made): leave it
+                continue
+        return count

@@ -1,0 +1,52 @@
+"""Time: an injectable clock and the one timestamp format the records use."""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+from typing import Protocol
+
+
+class Clock(Protocol):
+    """What the channel asks of a clock. Tests pass :class:`pending.testing.FakeClock`."""
+
+    def now(self) -> datetime:
+        """The wall-clock time, timezone-aware UTC (for records and expiry)."""
+        ...
+
+    def monotonic(self) -> float:
+        """Seconds on a clock that never goes back (for deadlines)."""
+        ...
+
+
+class SystemClock:
+    """The real clock."""
+
+    def now(self) -> datetime:
+        return datetime.now(UTC)
+
+    def monotonic(self) -> float:
+        return time.monotonic()
+
+
+SYSTEM_CLOCK = SystemClock()
+
+
+def record_time(clock: Clock) -> datetime:
+    """The clock's time at the precision records keep (milliseconds), so a record read back
+    from disk equals the one written."""
+    moment = clock.now()
+    return moment.replace(microsecond=moment.microsecond // 1000 * 1000)
+
+
+def format_time(moment: datetime) -> str:
+    """`2026-11-29T19:55:42.123Z`: UTC, milliseconds, as every record writes it."""
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def parse_time(text: str) -> datetime:
+    """Parse a record's timestamp; a time without a zone is refused (it would be ambiguous)."""
+    moment = datetime.fromisoformat(text)
+    if moment.tzinfo is None:
+        raise ValueError(f"timestamp {text!r} has no time zone")
+    return moment.astimezone(UTC)

@@ -1,0 +1,160 @@
+"""Every refusal the channel makes, one type each.
+
+Each message says what happened and ends by saying what to do. The channel knows nothing of
+the CLI, so the remedies here are phrased in the channel's own terms; a face may render a
+better one from the attributes (for example the right command for a :class:`WrongKind`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pending._ids import Kind
+    from pending._records import Answer, Settled
+
+
+class PendingError(Exception):
+    """Base of every refusal the channel makes."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class ChannelUnsafe(PendingError):
+    """The channel directory (or WISP_HOME) must not be trusted as it is."""
+
+    def __init__(self, path: str, problem: str, fix: str) -> None:
+        super().__init__(f"refusing to use {path}: {problem}. To fix it: {fix}")
+        self.path = path
+        self.problem = problem
+        self.fix = fix
+
+
+class ChannelUnavailable(PendingError):
+    """The channel directory could not be opened or created (not a trust problem)."""
+
+    def __init__(self, path: str, cause: str) -> None:
+        super().__init__(
+            f"cannot use the pending channel at {path}: {cause}. "
+            "Check that the path exists and is writable, or set WISP_HOME to a directory of yours."
+        )
+        self.path = path
+
+
+class InvalidId(PendingError):
+    """A request ID that is not 8-32 lowercase hex characters (never used in a path)."""
+
+    def __init__(self, text: str) -> None:
+        shown = text if len(text) <= 40 else text[:40] + "…"
+        super().__init__(
+            f"{shown!r} is not a request ID: an ID is 8 to 32 lowercase hex characters "
+            "(like a1b2c3d4). Copy the ID from the list of waiting requests."
+        )
+        self.text = text
+
+
+class UnknownRequest(PendingError):
+    def __init__(self, request_id: str) -> None:
+        super().__init__(
+            f"no request {request_id} in the pending channel. It may have been swept after it "
+            "ended, or the ID is mistyped: list the waiting requests to find it."
+        )
+        self.request_id = request_id
+
+
+class UnreadableRequest(PendingError):
+    """The request's file exists but is not one the channel will act on."""
+
+    def __init__(self, request_id: str, problem: str) -> None:
+        super().__init__(
+            f"request {request_id} cannot be read safely ({problem}), so it will not be acted on. "
+            "Look at it with the doctor, and remove the file if you did not expect it."
+        )
+        self.request_id = request_id
+        self.problem = problem
+
+
+class WrongKind(PendingError):
+    """An answer of one kind given to a request of another (a fact answered as a command)."""
+
+    def __init__(self, request_id: str, kind: Kind, asked_as: Kind, decisions: tuple[str, ...]):
+        super().__init__(
+            f"request {request_id} is a {kind} request, not a {asked_as} request. "
+            f"Answer it as a {kind}: {' or '.join(decisions)}."
+        )
+        self.request_id = request_id
+        self.kind = kind
+        self.asked_as = asked_as
+
+
+class InvalidDecision(PendingError):
+    def __init__(self, request_id: str, problem: str, remedy: str) -> None:
+        super().__init__(f"cannot answer {request_id}: {problem}. {remedy}")
+        self.request_id = request_id
+        self.problem = problem
+
+
+class AlreadyAnswered(PendingError):
+    """The slot is taken by a person's answer: the first answer won."""
+
+    def __init__(self, answer: Answer) -> None:
+        from pending._clock import format_time
+
+        super().__init__(
+            f"request {answer.id} was already answered {answer.decision!r} by {answer.user} "
+            f"(via {answer.via}, pid {answer.pid}) at {format_time(answer.answered_at)}. "
+            "The first answer stands; nothing more to do."
+        )
+        self.answer = answer
+
+
+class AlreadySettled(PendingError):
+    """The request has ended (answered and applied, timed out, withdrawn, failed, or stale)."""
+
+    def __init__(self, settled: Settled) -> None:
+        from pending._clock import format_time
+
+        detail = f" ({settled.reason})" if settled.reason else ""
+        decision = f" {settled.decision!r}" if settled.decision else ""
+        super().__init__(
+            f"request {settled.id} has already ended: {settled.outcome}{decision}{detail} "
+            f"at {format_time(settled.settled_at)}. It takes no more answers; nothing to do."
+        )
+        self.settled = settled
+
+
+class StaleRequest(PendingError):
+    """The request can no longer be answered: its asker is gone, or it expired."""
+
+    def __init__(self, request_id: str, reason: str) -> None:
+        super().__init__(
+            f"request {request_id} is stale: {reason}. Nobody is waiting for an answer; "
+            "if it still matters, ask again from the program that needs it."
+        )
+        self.request_id = request_id
+        self.reason = reason
+
+
+class RequestChanged(PendingError):
+    """The request on disk no longer says what the person was shown."""
+
+    def __init__(self, request_id: str) -> None:
+        super().__init__(
+            f"request {request_id} changed after it was shown to you, so your answer was not "
+            "recorded. Look at it again before answering."
+        )
+        self.request_id = request_id
+
+
+class IdCollision(PendingError):
+    def __init__(self, request_id: str) -> None:
+        super().__init__(
+            f"a request with ID {request_id} already exists; nothing was filed. "
+            "File it again with a fresh ID."
+        )
+        self.request_id = request_id

@@ -1,0 +1,178 @@
+"""The filesystem edge: opening trusted directories, publishing, and reading defensively.
+
+Every path below the channel is opened relative to a directory descriptor with ``O_NOFOLLOW``,
+so a symlink swapped in after a check cannot redirect a read or a write.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import secrets
+import stat
+
+from pending._errors import ChannelUnavailable, ChannelUnsafe
+
+MAX_RECORD_BYTES = 64 * 1024  # a request's text is for a person to read; 64 KiB is far beyond it
+DIR_MODE = 0o700
+FILE_MODE = 0o600
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+_CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+class Unreadable(Exception):
+    """A file the channel will not read, with the reason (for the doctor's report)."""
+
+
+def open_private_dir(path: str, *, parent_fd: int | None = None, name: str | None = None) -> int:
+    """Open (creating it 0700 if missing) a directory the caller alone may write, or refuse.
+
+    With *parent_fd*, *name* is opened relative to it; *path* is then only for messages.
+    Refused, as OpenSSH's StrictModes refuses: a symlink, a non-directory, another owner, or
+    group/world write permission. Each refusal names the fix.
+    """
+    target = name if parent_fd is not None and name is not None else path
+    try:
+        os.mkdir(target, DIR_MODE, dir_fd=parent_fd)
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        raise ChannelUnavailable(path, exc.strerror or str(exc)) from None
+    try:
+        st = os.stat(target, dir_fd=parent_fd, follow_symlinks=False)
+    except OSError as exc:
+        raise ChannelUnavailable(path, exc.strerror or str(exc)) from None
+    _check_dir_stat(path, st)
+    try:
+        fd = os.open(target, _DIR_FLAGS, dir_fd=parent_fd)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise ChannelUnsafe(
+                path, "it was replaced while being opened", f"check what is at {path}"
+            ) from None
+        raise ChannelUnavailable(path, exc.strerror or str(exc)) from None
+    try:
+        _check_dir_stat(path, os.fstat(fd))  # the directory actually opened, not the name
+    except ChannelUnsafe:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _check_dir_stat(path: str, st: os.stat_result) -> None:
+    uid = os.getuid()
+    if stat.S_ISLNK(st.st_mode):
+        raise ChannelUnsafe(
+            path,
+            "it is a symbolic link, which could point the channel anywhere",
+            f"replace it with a real directory: rm {path} && mkdir -m 700 {path}",
+        )
+    if not stat.S_ISDIR(st.st_mode):
+        raise ChannelUnsafe(
+            path, "it is not a directory", f"move it aside and run again: mv {path} {path}.bak"
+        )
+    if st.st_uid != uid:
+        raise ChannelUnsafe(
+            path,
+            f"it is owned by uid {st.st_uid}, not by you (uid {uid})",
+            f"chown {uid} {path} (or set WISP_HOME to a directory of your own)",
+        )
+    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        raise ChannelUnsafe(
+            path,
+            f"it is group- or world-writable (mode {stat.S_IMODE(st.st_mode):04o}), "
+            "so another user could plant or remove requests",
+            f"chmod 700 {path}",
+        )
+
+
+def publish(dir_fd: int, tmp_fd: int, name: str, data: bytes) -> bool:
+    """Publish *data* as *name*, first-wins. True if this call created it.
+
+    Written to a temp file in the staging directory, fsynced, then ``link(2)``-ed to its name:
+    link fails if the name exists, so of racing publishers exactly one wins, and no reader can
+    see a partial file. (Never rename: rename overwrites.)
+    """
+    tmp_name = f"{name}.{os.getpid()}.{secrets.token_hex(6)}.tmp"
+    fd = os.open(tmp_name, _CREATE_FLAGS, FILE_MODE, dir_fd=tmp_fd)
+    try:
+        try:
+            os.fchmod(fd, FILE_MODE)  # exact, whatever the umask
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        try:
+            os.link(tmp_name, name, src_dir_fd=tmp_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
+        except FileExistsError:
+            return False
+    finally:
+        os.unlink(tmp_name, dir_fd=tmp_fd)
+    os.fsync(dir_fd)
+    return True
+
+
+def read_bytes(dir_fd: int, name: str, *, cap: int = MAX_RECORD_BYTES) -> bytes | None:
+    """The bytes of a channel file, None if it does not exist, or :class:`Unreadable`.
+
+    Refused: a symlink, anything but a regular file, another owner, more than two links (a
+    published file has two for the instant between its ``link`` and the staged copy's unlink),
+    and anything over *cap* bytes.
+    """
+    try:
+        fd = os.open(name, _READ_FLAGS, dir_fd=dir_fd)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise Unreadable("it is a symbolic link") from None
+        raise Unreadable(exc.strerror or str(exc)) from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise Unreadable("it is not a regular file")
+        if st.st_uid != os.getuid():
+            raise Unreadable(f"it is owned by uid {st.st_uid}, not by you")
+        if st.st_nlink > 2:
+            raise Unreadable(f"it has {st.st_nlink} hard links")
+        if st.st_size > cap:
+            raise Unreadable(f"it is {st.st_size} bytes, over the {cap}-byte cap")
+        chunks: list[bytes] = []
+        total = 0
+        while total <= cap:
+            chunk = os.read(fd, cap + 1 - total)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+        if total > cap:
+            raise Unreadable(f"it grew over the {cap}-byte cap while being read")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def entry_problem(dir_fd: int, name: str) -> str | None:
+    """Why a directory entry is not the caller's plain file (a cheap lstat); None if it is."""
+    try:
+        st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+    if stat.S_ISLNK(st.st_mode):
+        return "it is a symbolic link"
+    if st.st_uid != os.getuid():
+        return f"it is owned by uid {st.st_uid}, not by you"
+    return None
+
+
+def remove(dir_fd: int, name: str) -> bool:
+    """Unlink *name*; False if it was already gone."""
+    try:
+        os.unlink(name, dir_fd=dir_fd)
+    except FileNotFoundError:
+        return False
+    return True

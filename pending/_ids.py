@@ -1,0 +1,120 @@
+"""Request IDs and the file names built from them (pure: no I/O).
+
+An ID is 8 to 32 lowercase hex characters and names one request across every kind. Nothing
+builds a path from an ID that has not passed :func:`validate_id`.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from enum import StrEnum
+
+import attrs
+
+from pending._errors import InvalidId
+
+ID_MIN_CHARS = 8
+ID_MAX_CHARS = 32
+NEW_ID_BYTES = 8  # 16 hex characters: collisions are negligible for one person's requests
+
+_ID_RE = re.compile(rf"[0-9a-f]{{{ID_MIN_CHARS},{ID_MAX_CHARS}}}")
+
+
+class Kind(StrEnum):
+    """What a request asks of the person."""
+
+    COMMAND = "command"
+    FACT = "fact"
+    QUESTION = "question"
+
+
+class Slot(StrEnum):
+    """The role a file plays in an ID's group, named by its suffix."""
+
+    REQUEST = "request"
+    ANSWER = "answer"
+    SETTLED = "settled"
+
+
+# The suffix of each request kind's file. Commands keep 0.16.0's `.request.json`.
+REQUEST_SUFFIX: dict[Kind, str] = {
+    Kind.COMMAND: ".request.json",
+    Kind.FACT: ".fact.json",
+    Kind.QUESTION: ".question.json",
+}
+ANSWER_SUFFIX = ".answer.json"
+SETTLED_SUFFIX = ".settled.json"
+
+_KIND_BY_SUFFIX = {suffix: kind for kind, suffix in REQUEST_SUFFIX.items()}
+
+
+def is_valid_id(text: str) -> bool:
+    """Whether *text* is a well-formed request ID."""
+    return _ID_RE.fullmatch(text) is not None
+
+
+def validate_id(text: str) -> str:
+    """Return *text* if it is a well-formed ID, else raise :class:`InvalidId`."""
+    if not is_valid_id(text):
+        raise InvalidId(text)
+    return text
+
+
+def new_id() -> str:
+    """A fresh random ID."""
+    return secrets.token_hex(NEW_ID_BYTES)
+
+
+def request_name(request_id: str, kind: Kind) -> str:
+    return validate_id(request_id) + REQUEST_SUFFIX[kind]
+
+
+def answer_name(request_id: str) -> str:
+    return validate_id(request_id) + ANSWER_SUFFIX
+
+
+def settled_name(request_id: str) -> str:
+    return validate_id(request_id) + SETTLED_SUFFIX
+
+
+def lock_name(server_id: str) -> str:
+    return validate_id(server_id) + ".lock"
+
+
+@attrs.frozen(kw_only=True)
+class ParsedName:
+    """A channel file name taken apart: whose ID, which slot, and for a request, which kind."""
+
+    id: str
+    slot: Slot
+    kind: Kind | None = None
+
+
+class NameVerdict(StrEnum):
+    PARSED = "parsed"
+    IGNORED = "ignored"  # a dotfile, or a valid ID with a suffix this build does not know
+    BAD = "bad"  # a name that does not parse: reported, never acted on
+
+
+def parse_name(name: str) -> tuple[NameVerdict, ParsedName | None]:
+    """Classify a directory entry's name.
+
+    Unknown suffixes on a valid ID are ignored silently, so that a newer build's kinds stay
+    invisible to this one (as `.fact.json` was to 0.16.0).
+    """
+    if name.startswith("."):
+        return NameVerdict.IGNORED, None
+    request_id, dot, rest = name.partition(".")
+    if not dot or not is_valid_id(request_id):
+        return NameVerdict.BAD, None
+    suffix = "." + rest
+    if suffix in _KIND_BY_SUFFIX:
+        return NameVerdict.PARSED, ParsedName(
+            id=request_id, slot=Slot.REQUEST, kind=_KIND_BY_SUFFIX[suffix]
+        )
+    if suffix == ANSWER_SUFFIX:
+        return NameVerdict.PARSED, ParsedName(id=request_id, slot=Slot.ANSWER)
+    if suffix == SETTLED_SUFFIX:
+        return NameVerdict.PARSED, ParsedName(id=request_id, slot=Slot.SETTLED)
+    return NameVerdict.IGNORED, None

@@ -1,0 +1,132 @@
+"""State derivation and answer checking: pure functions of records, a time and liveness."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from functools import partial
+
+from pending._clock import format_time
+from pending._convert import binding_digest
+from pending._ids import Kind
+from pending._records import (
+    DECISIONS,
+    TOMBSTONES,
+    Answer,
+    Group,
+    Request,
+    State,
+    Status,
+)
+
+# Kinds whose request dies with its server: only the asking thread can take their answer.
+DIES_WITH_SERVER = frozenset({Kind.COMMAND, Kind.QUESTION})
+
+
+def is_expired(request: Request, now: datetime) -> bool:
+    return request.expires_at is not None and now >= request.expires_at
+
+
+def needs_liveness(group: Group) -> bool:
+    """Whether deriving this group's state needs to know if its server lives."""
+    return group.request is not None and group.settled is None and group.answer is None
+
+
+def derive_status(group: Group, *, now: datetime, server_alive: bool | None) -> Status | None:
+    """A request's state by the design's precedence, first match wins.
+
+    1. settled: its outcome is written (or a tombstone holds the slot: it reads as its outcome);
+    2. answered: a person's answer holds the slot;
+    3. stale: a command or question whose server is gone, or any request past ``expiresAt``;
+    4. handed-over: a fact request whose server is gone (it waits for the person, unbounded);
+    5. filed.
+
+    ``server_alive`` may be None only when :func:`needs_liveness` is false. Returns None for a
+    group with no request (an ended group whose request was already swept).
+    """
+    request = group.request
+    if request is None:
+        return None
+    make = partial(Status, id=group.id, kind=request.kind, request=request)
+    if group.settled is not None:
+        settled = group.settled
+        return make(
+            state=State.SETTLED,
+            answer=group.answer,
+            settled=settled,
+            outcome=settled.outcome,
+            reason=settled.reason,
+        )
+    if group.answer is not None:
+        answer = group.answer
+        if answer.is_tombstone:
+            return make(
+                state=State.SETTLED,
+                answer=answer,
+                outcome=TOMBSTONES[answer.decision],
+                reason=answer.reason,
+            )
+        return make(state=State.ANSWERED, answer=answer)
+    if server_alive is None:
+        raise ValueError("deriving a waiting request's state needs its server's liveness")
+    if request.expires_at is not None and is_expired(request, now):
+        return make(
+            state=State.STALE,
+            server_alive=server_alive,
+            reason=f"it expired at {format_time(request.expires_at)}",
+        )
+    if not server_alive:
+        if request.kind in DIES_WITH_SERVER:
+            return make(
+                state=State.STALE,
+                server_alive=False,
+                reason=f"the program that asked (pid {request.server.pid}) has stopped",
+            )
+        return make(state=State.HANDED_OVER, server_alive=False)
+    return make(state=State.FILED, server_alive=True)
+
+
+def decision_problem(request: Request, decision: str, text: str | None) -> tuple[str, str] | None:
+    """Why *decision* (with *text*) cannot answer *request*, and the remedy; None if it can.
+
+    Tombstones are not decisions a person gives; they are checked by :func:`answer_problem`.
+    """
+    allowed = DECISIONS[request.kind]
+    if decision not in allowed:
+        return (
+            f"{decision!r} is not an answer to a {request.kind} request",
+            f"Answer with one of: {', '.join(allowed)}.",
+        )
+    binding = request.binding
+    if request.kind is Kind.QUESTION and decision == "answer":
+        options = getattr(binding, "options", None)
+        free_text = getattr(binding, "free_text", True)
+        if text is None or not text.strip():
+            return ("an answer needs text", "Give the answer's text, or decline the question.")
+        if options and not free_text and text not in options:
+            return (
+                f"{text!r} is not one of the question's options",
+                f"Answer with one of: {', '.join(repr(o) for o in options)}.",
+            )
+    elif text is not None and request.kind is not Kind.QUESTION:
+        return (f"a {request.kind} answer takes no text", "Leave the text out.")
+    return None
+
+
+def answer_problem(request: Request, answer: Answer) -> str | None:
+    """Why *answer* must not be applied to *request* (as it is on disk now); None if it may.
+
+    Checked by whoever applies an answer: the kinds agree, the decision is one the kind takes,
+    and the answer is bound to the request's current binding (the person saw what will run).
+    """
+    if answer.id != request.id:
+        return f"the answer is for {answer.id}, not {request.id}"
+    if answer.kind is not request.kind:
+        return f"the answer is a {answer.kind} answer but the request is a {request.kind} request"
+    if answer.is_tombstone:
+        return None
+    problem = decision_problem(request, answer.decision, answer.text)
+    if problem is not None:
+        return problem[0]
+    if answer.binding_digest != binding_digest(request.binding):
+        return "the request changed after the person answered it (its binding digest differs)"
+    return None
