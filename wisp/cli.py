@@ -1,0 +1,205 @@
+"""The `wisp` command: parses, calls the channel, renders. Exit codes are :class:`ExitCode`."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Annotated, Any, NoReturn
+
+import typer
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from pending import Channel, Kind, PendingError, State, wisp_home
+from wisp import __version__
+from wisp._exit import ExitCode
+from wisp._render import age, asked, state_text, status_json, who
+from wisp._text import visible
+
+WAITING = (State.FILED, State.ANSWERED, State.HANDED_OVER)
+
+app = typer.Typer(
+    name="wisp",
+    help="wisp's pending channel: what your agents are waiting on you for, answered from any "
+    "terminal.",
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode=None,
+)
+pending_app = typer.Typer(
+    help="List what waits for you across every kind; watch or sweep the channel.",
+    add_completion=False,
+    rich_markup_mode=None,
+)
+app.add_typer(pending_app, name="pending")
+
+out = Console(highlight=False, soft_wrap=False)
+err = Console(stderr=True, highlight=False, soft_wrap=True)  # never break a fix command
+
+
+def fail(message: str, code: ExitCode = ExitCode.ERROR) -> NoReturn:
+    """Say what happened and what to do (the message's job), on stderr; exit with *code*."""
+    err.print(Text(f"wisp: {message}"))
+    raise typer.Exit(int(code))
+
+
+def open_channel() -> Channel:
+    try:
+        return Channel.open(wisp_home())
+    except PendingError as exc:
+        fail(str(exc))
+
+
+def print_json(value: Any) -> None:
+    sys.stdout.write(json.dumps(value, ensure_ascii=False) + "\n")
+
+
+def _version(value: bool) -> None:
+    if value:
+        out.print(f"wisp {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def root(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_version, is_eager=True, help="Print the version."),
+    ] = False,
+) -> None:
+    """wisp's pending channel: what your agents are waiting on you for."""
+
+
+def list_requests(kinds: list[Kind] | None, show_all: bool, as_json: bool) -> None:
+    with open_channel() as channel:
+        channel.sweep()
+        listing = channel.listing(kinds=kinds, states=None if show_all else WAITING)
+        now = channel.clock.now()
+    if as_json:
+        print_json([status_json(s) for s in listing.statuses])
+        return
+    if listing.problems:
+        err.print(
+            Text(
+                f"wisp: skipped {len(listing.problems)} entr"
+                f"{'y' if len(listing.problems) == 1 else 'ies'} that cannot be read safely; "
+                "run `wisp doctor` to see them."
+            )
+        )
+    if not listing.statuses:
+        what = " and ".join(k.value for k in kinds) if kinds else "anything"
+        out.print(f"Nothing waits for you ({what}).", highlight=False)
+        return
+    table = Table(box=None, pad_edge=False, header_style="bold")
+    for column in ("ID", "KIND", "AGE", "ASKED", "BY", "STATE"):
+        table.add_column(column, no_wrap=column != "ASKED", overflow="fold")
+    for status in listing.statuses:
+        table.add_row(
+            Text(status.id),
+            Text(status.kind.value),
+            Text(age(status.request.filed_at, now)),
+            Text(asked(status.request)),
+            Text(who(status.request)),
+            Text(state_text(status)),
+        )
+    out.print(table)
+
+
+@pending_app.callback(invoke_without_command=True)
+def pending(
+    ctx: typer.Context,
+    kind: Annotated[
+        list[Kind] | None, typer.Option("--kind", "-k", help="Only this kind (repeatable).")
+    ] = None,
+    show_all: Annotated[
+        bool, typer.Option("--all", "-a", help="Also ended and stale requests.")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="A JSON array on stdout.")] = False,
+) -> None:
+    """Everything waiting for you, across kinds (oldest first)."""
+    if ctx.invoked_subcommand is None:
+        list_requests(kind, show_all, as_json)
+
+
+@pending_app.command("sweep")
+def sweep(
+    as_json: Annotated[bool, typer.Option("--json", help="The report as JSON.")] = False,
+) -> None:
+    """Tidy the channel: settle stale requests, remove old ended ones and crashed writers' files."""
+    with open_channel() as channel:
+        report = channel.sweep()
+    summary = {
+        "stale": list(report.stale),
+        "finished": list(report.finished),
+        "removed": list(report.removed),
+        "tempFiles": report.temp_files,
+        "locks": report.locks,
+        "awaiting": [s.id for s in report.awaiting],
+    }
+    if as_json:
+        print_json(summary)
+        return
+    out.print(
+        f"swept: {len(report.stale)} stale, {len(report.finished)} finished, "
+        f"{len(report.removed)} removed, {report.temp_files} temp files, "
+        f"{report.locks} dead servers' locks"
+    )
+    if report.awaiting:
+        out.print(
+            f"{len(report.awaiting)} answered fact request(s) wait to be applied: "
+            + ", ".join(s.id for s in report.awaiting)
+        )
+
+
+@app.command("doctor")
+def doctor(
+    as_json: Annotated[bool, typer.Option("--json", help="The findings as JSON.")] = False,
+) -> None:
+    """Check the channel: its directory, live servers, what waits, and entries skipped."""
+    home = wisp_home()
+    try:
+        channel = Channel.open(home)
+    except PendingError as exc:
+        if as_json:
+            print_json({"channel": str(home / "pending"), "ok": False, "error": str(exc)})
+        fail(str(exc))
+    with channel:
+        listing = channel.listing()
+        st = os.fstat(channel.dir_fd)
+        servers = sorted({s.request.server.id for s in listing.statuses if s.server_alive})
+        counts = {state.value: 0 for state in State}
+        for status in listing.statuses:
+            counts[status.state.value] += 1
+        path = str(channel.path)
+    findings = {
+        "channel": path,
+        "ok": not listing.problems,
+        "mode": f"{st.st_mode & 0o777:04o}",
+        "owner": st.st_uid,
+        "liveServers": len(servers),
+        "states": counts,
+        "problems": [{"name": p.name, "reason": p.reason} for p in listing.problems],
+    }
+    if as_json:
+        print_json(findings)
+    else:
+        out.print(Text(f"channel   {path} (mode {findings['mode']}, owner uid {st.st_uid}): ok"))
+        out.print(f"servers   {len(servers)} alive with waiting requests")
+        out.print(
+            "requests  " + (", ".join(f"{n} {state}" for state, n in counts.items() if n) or "none")
+        )
+        for problem in listing.problems:
+            out.print(Text(f"skipped   {visible(problem.name)}: {problem.reason}"))
+        if listing.problems:
+            out.print(
+                "          Skipped entries are never acted on. Remove them if you did not put "
+                "them there."
+            )
+    if listing.problems:
+        raise typer.Exit(int(ExitCode.NO))
+
+
+def main() -> None:
+    app()
