@@ -1,0 +1,188 @@
+"""Records to JSON and back: camelCase, unknown keys kept, strict decoding, the digest."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import UTC, datetime
+
+import attrs
+import pytest
+from hypothesis import given
+from strategies import answers, requests, settleds
+
+from pending import (
+    Answer,
+    CommandBinding,
+    DecodeError,
+    Kind,
+    Request,
+    Settled,
+    binding_digest,
+    from_json,
+    loads_strict,
+    to_json,
+)
+from pending._convert import canonical_json, digest, dumps_record
+
+
+def round_trip(record: object, cls: type) -> object:
+    return from_json(loads_strict(dumps_record(to_json(record))), cls)
+
+
+class TestRoundTrip:
+    @given(requests())
+    def test_requests_survive_the_disk(self, request: Request) -> None:
+        """Any request written and read back is equal to itself, extra keys included."""
+        assert round_trip(request, Request) == request
+
+    @given(answers)
+    def test_answers_survive_the_disk(self, answer: Answer) -> None:
+        """Any answer written and read back is equal to itself."""
+        assert round_trip(answer, Answer) == answer
+
+    @given(settleds)
+    def test_outcomes_survive_the_disk(self, settled: Settled) -> None:
+        """Any outcome written and read back is equal to itself."""
+        assert round_trip(settled, Settled) == settled
+
+    def test_keys_are_camel_case(self) -> None:
+        """Multi-word fields are written camelCase, as the design names them."""
+        answer = Answer(
+            id="a1b2c3d4",
+            kind=Kind.COMMAND,
+            decision="once",
+            binding_digest="0" * 64,
+            answered_at=datetime(2026, 11, 29, tzinfo=UTC),
+            via="cli",
+            pid=1,
+            user="ana",
+        )
+        data = to_json(answer)
+        assert {"bindingDigest", "answeredAt"} <= set(data)
+        assert "binding_digest" not in data and "extra" not in data
+        assert data["answeredAt"] == "2026-11-29T00:00:00.000Z"
+
+
+class TestUnknownKeys:
+    def test_unknown_keys_survive_a_read_modify_cycle(self) -> None:
+        """A newer build's keys, at every level, are kept through read, evolve, write."""
+        raw = {
+            "format": 1,
+            "id": "a1b2c3d4",
+            "kind": "command",
+            "filedAt": "2026-11-29T12:00:00.000Z",
+            "expiresAt": None,
+            "title": "t",
+            "body": "b",
+            "priority": {"level": 3},
+            "server": {"id": "5e5e5e5e", "pid": 7, "host": "laptop"},
+            "binding": {"command": "ls", "cwd": "/", "sandbox": ["net"]},
+        }
+        raw["bindingDigest"] = digest(raw["binding"])
+        request = from_json(raw, Request)
+        assert request.extra == {"priority": {"level": 3}}
+        changed = attrs.evolve(request, title="new title")
+        written = to_json(changed)
+        assert written["priority"] == {"level": 3}
+        assert written["server"]["host"] == "laptop"
+        assert written["binding"]["sandbox"] == ["net"]
+        assert written["title"] == "new title"
+
+    def test_extra_cannot_shadow_a_known_field(self) -> None:
+        """A known key smuggled into `extra` never overrides the field."""
+        binding = CommandBinding(command="ls", cwd="/", extra={"command": "rm -rf /"})
+        assert to_json(binding)["command"] == "ls"
+
+
+class TestLegacy:
+    def test_a_request_without_kind_is_a_command(self) -> None:
+        """0.16.0 wrote no `kind` (nor `format`): such a request reads as a command."""
+        binding = {"command": "make", "cwd": "/"}
+        raw = {
+            "id": "a1b2c3d4",
+            "filedAt": "2026-09-20T10:00:00Z",
+            "expiresAt": None,
+            "server": {"id": "5e5e5e5e", "pid": 1},
+            "title": "t",
+            "body": "b",
+            "binding": binding,
+            "bindingDigest": digest(binding),
+        }
+        request = from_json(raw, Request)
+        assert request.kind is Kind.COMMAND
+        assert isinstance(request.binding, CommandBinding)
+
+
+class TestStrictJson:
+    @pytest.mark.parametrize(
+        ("data", "why"),
+        [
+            (b'{"a": NaN}', "NaN"),
+            (b'{"a": Infinity}', "Infinity"),
+            (b'{"a": 1, "a": 2}', "duplicate key"),
+            (b"\xff\xfe{}", "not UTF-8"),
+            (b'{"a": "\\ud800"}', "surrogate"),
+            (b"[" * 50 + b"]" * 50, "nested"),
+            (b"[" * 100000 + b"]" * 100000, "nested"),
+            (b'{"a": ', "not valid JSON"),
+            (b'{"a": 1' + b"0" * 5000 + b"}", "not valid JSON"),
+        ],
+    )
+    def test_hostile_json_is_refused(self, data: bytes, why: str) -> None:
+        """Each hostile input is a DecodeError that says why, never another exception."""
+        with pytest.raises(DecodeError, match=why):
+            loads_strict(data)
+
+    @pytest.mark.parametrize(
+        "change",
+        [
+            {"id": 5},
+            {"server": {"id": "5e5e5e5e", "pid": "7"}},
+            {"server": {"id": "5e5e5e5e", "pid": True}},
+            {"kind": "poll"},
+            {"filedAt": "yesterday"},
+            {"filedAt": "2026-11-29T12:00:00"},
+            {"format": 2},
+            {"binding": None},
+            {"title": None},
+        ],
+    )
+    def test_wrong_types_are_refused(self, change: dict[str, object]) -> None:
+        """Types are checked exactly: no string-to-int, no bool pid, zoned times only."""
+        binding = {"command": "ls", "cwd": "/"}
+        raw = {
+            "id": "a1b2c3d4",
+            "kind": "command",
+            "filedAt": "2026-11-29T12:00:00Z",
+            "expiresAt": None,
+            "server": {"id": "5e5e5e5e", "pid": 7},
+            "title": "t",
+            "body": "b",
+            "binding": binding,
+            "bindingDigest": digest(binding),
+        }
+        raw.update(change)
+        with pytest.raises(DecodeError):
+            from_json(raw, Request)
+
+
+class TestDigest:
+    def test_digest_ignores_key_order_and_spacing(self) -> None:
+        """The canonical JSON sorts keys and drops spaces: order does not change the digest."""
+        a = json.loads('{"command": "ls", "cwd": "/"}')
+        b = json.loads('{ "cwd":"/",   "command":"ls" }')
+        assert digest(a) == digest(b)
+        assert canonical_json(a) == b'{"command":"ls","cwd":"/"}'
+
+    def test_digest_is_sha256_of_the_written_binding(self) -> None:
+        """The digest of a binding record is that of the JSON written for it."""
+        binding = CommandBinding(command="rm -rf build/", cwd="/srv", thread="c1")
+        expected = hashlib.sha256(canonical_json(to_json(binding))).hexdigest()
+        assert binding_digest(binding) == expected
+
+    def test_any_change_to_the_binding_changes_the_digest(self) -> None:
+        """One character of the command changes the digest."""
+        one = CommandBinding(command="rm -rf build/", cwd="/srv")
+        two = CommandBinding(command="rm -rf build /", cwd="/srv")
+        assert binding_digest(one) != binding_digest(two)

@@ -1,0 +1,107 @@
+"""Opening the channel: created private, and refused when it cannot be trusted."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from pending import Channel, ChannelUnavailable, ChannelUnsafe
+
+as_root = pytest.mark.skipif(os.getuid() != 0, reason="chown to another uid needs root")
+OTHER_UID = 4321
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(path.lstat().st_mode)
+
+
+class TestCreate:
+    def test_created_0700_with_staging(self, home: Path) -> None:
+        """WISP_HOME, pending/, .tmp/ and .servers/ are created 0700, whatever the umask."""
+        old = os.umask(0)
+        try:
+            Channel.open(home).close()
+        finally:
+            os.umask(old)
+        for path in (home, home / "pending", home / "pending/.tmp", home / "pending/.servers"):
+            assert mode(path) == 0o700, path
+
+    def test_defaults_to_wisp_home_env(self, home: Path) -> None:
+        """With no argument the channel is `$WISP_HOME/pending`."""
+        with Channel.open() as channel:
+            assert channel.path == home / "pending"
+
+    def test_files_are_0600(self, channel: Channel, server: object) -> None:
+        """Published files are 0600 even under a permissive umask."""
+        from helpers import command
+
+        old = os.umask(0)
+        try:
+            req = command(server)  # type: ignore[arg-type]
+            channel.file(req)
+        finally:
+            os.umask(old)
+        assert mode(channel.path / f"{req.id}.request.json") == 0o600
+
+
+class TestRefuse:
+    @pytest.mark.parametrize("which", ["home", "pending"])
+    def test_symlink(self, tmp_path: Path, which: str) -> None:
+        """A symlinked WISP_HOME or pending/ is refused, naming the fix."""
+        real = tmp_path / "real"
+        real.mkdir(mode=0o700)
+        home = tmp_path / "home"
+        if which == "home":
+            home.symlink_to(real)
+            bad = home
+        else:
+            home.mkdir(mode=0o700)
+            (home / "pending").symlink_to(real)
+            bad = home / "pending"
+        with pytest.raises(ChannelUnsafe) as info:
+            Channel.open(home)
+        assert str(bad) in str(info.value)
+        assert "symbolic link" in str(info.value)
+        assert f"rm {bad} && mkdir -m 700 {bad}" in str(info.value)
+
+    @pytest.mark.parametrize("bits", [0o770, 0o707, 0o722, 0o777])
+    def test_group_or_world_writable(self, home: Path, bits: int) -> None:
+        """A group- or world-writable pending/ is refused with the chmod that fixes it."""
+        Channel.open(home).close()
+        os.chmod(home / "pending", bits)
+        with pytest.raises(ChannelUnsafe) as info:
+            Channel.open(home)
+        assert f"chmod 700 {home / 'pending'}" in str(info.value)
+        assert f"{bits:04o}" in str(info.value)
+
+    @as_root
+    def test_owned_by_another_uid(self, home: Path) -> None:
+        """A pending/ owned by another uid is refused with the chown that fixes it."""
+        Channel.open(home).close()
+        os.chown(home / "pending", OTHER_UID, -1)
+        with pytest.raises(ChannelUnsafe) as info:
+            Channel.open(home)
+        assert f"owned by uid {OTHER_UID}" in str(info.value)
+        assert f"chown {os.getuid()} {home / 'pending'}" in str(info.value)
+
+    def test_not_a_directory(self, home: Path) -> None:
+        """A file where pending/ should be is refused, not overwritten."""
+        home.mkdir(mode=0o700)
+        (home / "pending").write_text("hello")
+        with pytest.raises(ChannelUnsafe, match="not a directory"):
+            Channel.open(home)
+        assert (home / "pending").read_text() == "hello"
+
+    def test_cannot_create(self, tmp_path: Path) -> None:
+        """A WISP_HOME that cannot be created is a clear error, not a traceback."""
+        if os.getuid() == 0:
+            target = Path("/proc/wisp-cannot-exist")
+        else:
+            locked = tmp_path / "locked"
+            locked.mkdir(mode=0o500)
+            target = locked / "home"
+        with pytest.raises(ChannelUnavailable, match="WISP_HOME"):
+            Channel.open(target)

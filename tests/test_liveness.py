@@ -1,0 +1,116 @@
+"""Liveness by a held lock: a killed asker is seen as gone; a reused PID does not fool it."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import attrs
+from helpers import ROOT, command, fact, question
+
+from pending import Channel, ServerLock, State
+
+CHILD = """
+import sys
+sys.path.insert(0, {tests!r})
+from pending import Channel
+from helpers import command, fact, question
+channel = Channel.open({home!r})
+lock = channel.server().acquire()
+made = [command(lock), fact(lock), question(lock)]
+for request in made:
+    channel.file(request)
+print(" ".join(r.id for r in made), lock.id, flush=True)
+sys.stdin.read()
+"""
+
+
+def start_asker(home: Path) -> tuple[subprocess.Popen[str], list[str], str]:
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD.format(tests=str(ROOT / "tests"), home=str(home))],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert child.stdout is not None
+    *ids, sid = child.stdout.readline().split()
+    return child, ids, sid
+
+
+class TestServerLock:
+    def test_a_held_lock_is_alive_and_a_released_one_is_gone(self, channel: Channel) -> None:
+        """Alive while held; a clean stop removes the lock file and reads as gone."""
+        lock = channel.server().acquire()
+        assert channel.server_alive(lock.id)
+        assert (channel.path / ".servers" / f"{lock.id}.lock").exists()
+        lock.release()
+        assert not channel.server_alive(lock.id)
+        assert not (channel.path / ".servers" / f"{lock.id}.lock").exists()
+
+    def test_a_killed_asker_makes_commands_stale_and_facts_handed_over(self, home: Path) -> None:
+        """SIGKILL leaves no chance to clean up: the kernel's release of the lock is enough."""
+        child, (cmd, fct, qst), sid = start_asker(home)
+        with Channel.open(home) as channel:
+            assert channel.server_alive(sid)
+            assert {channel.status(i).state for i in (cmd, fct, qst)} == {State.FILED}
+            child.send_signal(signal.SIGKILL)
+            child.wait(timeout=30)
+            assert not channel.server_alive(sid)
+            assert channel.status(cmd).state is State.STALE
+            assert channel.status(qst).state is State.STALE
+            assert channel.status(fct).state is State.HANDED_OVER
+            assert (channel.path / ".servers" / f"{sid}.lock").exists()  # not cleaned: killed
+
+    def test_a_live_pid_does_not_make_a_dead_server_alive(self, channel: Channel) -> None:
+        """A request naming a PID that is alive (ours: as if reused) but whose lock is free
+        is stale: liveness is the lock, never kill(pid, 0)."""
+        lock = channel.server().acquire()
+        req = command(lock)
+        lock.release()
+        reused = attrs.evolve(req, server=attrs.evolve(req.server, pid=os.getpid()))
+        channel.file(reused)
+        status = channel.status(reused.id)
+        assert status.state is State.STALE and status.server_alive is False
+
+    def test_a_lock_swept_while_being_taken_is_taken_again(self, channel: Channel) -> None:
+        """If a sweeper unlinks the lock file between its creation and the flock, the server
+        notices it holds an unlinked inode and takes a fresh one."""
+        lock = ServerLock(channel.servers_fd)
+        name = f"{lock.id}.lock"
+        (channel.path / ".servers" / name).touch()
+        stale_fd = os.open(channel.path / ".servers" / name, os.O_RDONLY)
+        os.unlink(channel.path / ".servers" / name)  # what a sweeper does to a free lock
+        lock.acquire()
+        try:
+            assert channel.server_alive(lock.id)
+        finally:
+            os.close(stale_fd)
+            lock.release()
+
+    def test_another_process_sees_our_lock(self, channel: Channel) -> None:
+        """Liveness is visible across processes: a child asks about our held lock."""
+        with channel.server() as lock:
+            code = (
+                "import sys; from pending import Channel;"
+                f"c = Channel.open({str(channel.home)!r});"
+                f"print(c.server_alive({lock.id!r}))"
+            )
+            out = subprocess.run(
+                [sys.executable, "-c", code], capture_output=True, text=True, check=True
+            )
+            assert out.stdout.strip() == "True"
+        assert not channel.server_alive(lock.id)
+
+
+class TestRequestsOfAStoppedServer:
+    def test_clean_stop(self, channel: Channel) -> None:
+        """A clean stop: its command is stale at once, its fact handed over, its question stale."""
+        with channel.server() as lock:
+            made = [command(lock), fact(lock), question(lock)]
+            for req in made:
+                channel.file(req)
+        states = [channel.status(r.id).state for r in made]
+        assert states == [State.STALE, State.HANDED_OVER, State.STALE]

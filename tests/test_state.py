@@ -1,0 +1,167 @@
+"""State derivation: the design's precedence, as a pure function."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import attrs
+import pytest
+
+from pending import (
+    Answer,
+    CommandBinding,
+    Group,
+    Kind,
+    Outcome,
+    Request,
+    Server,
+    Settled,
+    State,
+    answer_problem,
+    binding_digest,
+    derive_status,
+    make_request,
+)
+from pending._records import BINDING_TYPES
+from pending._state import needs_liveness
+from pending.testing import FakeClock
+
+NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
+SERVER = Server(id="5e5e5e5e", pid=4242)
+BINDING_ARGS = {
+    Kind.COMMAND: {"command": "ls", "cwd": "/"},
+    Kind.FACT: {
+        "fact_id": "c1",
+        "subject": "s",
+        "name": "n",
+        "value": "v",
+        "source": "x",
+        "proposed_by": "model",
+    },
+    Kind.QUESTION: {"question": "which?", "options": ("a", "b"), "free_text": False},
+}
+
+
+def request(kind: Kind, expires_in_s: float | None = 600) -> Request:
+    return make_request(
+        kind=kind,
+        binding=BINDING_TYPES[kind](**BINDING_ARGS[kind]),
+        title="t",
+        body="b",
+        server=SERVER,
+        clock=FakeClock(NOW - timedelta(seconds=10)),
+        expires_in_s=expires_in_s,
+    )
+
+
+def answer(req: Request, decision: str, via: str = "cli", text: str | None = None) -> Answer:
+    return Answer(
+        id=req.id,
+        kind=req.kind,
+        decision=decision,
+        text=text,
+        binding_digest=binding_digest(req.binding),
+        answered_at=NOW,
+        via=via,
+        pid=1,
+        user="ana",
+    )
+
+
+def settled(req: Request, outcome: Outcome) -> Settled:
+    return Settled(id=req.id, kind=req.kind, outcome=outcome, settled_at=NOW, by="asker")
+
+
+class TestDeriveStatus:
+    @pytest.mark.parametrize("kind", list(Kind))
+    def test_filed_while_its_server_lives(self, kind: Kind) -> None:
+        """A waiting request of any kind, server alive, not expired: filed."""
+        req = request(kind)
+        status = derive_status(Group(id=req.id, request=req), now=NOW, server_alive=True)
+        assert status is not None and status.state is State.FILED
+
+    @pytest.mark.parametrize(
+        ("kind", "state"),
+        [(Kind.COMMAND, State.STALE), (Kind.QUESTION, State.STALE), (Kind.FACT, State.HANDED_OVER)],
+    )
+    def test_server_gone(self, kind: Kind, state: State) -> None:
+        """Server gone: commands and questions are stale; a fact is handed over."""
+        req = request(kind, expires_in_s=None)
+        status = derive_status(Group(id=req.id, request=req), now=NOW, server_alive=False)
+        assert status is not None and status.state is state
+        if state is State.STALE:
+            assert status.reason is not None and "4242" in status.reason
+
+    @pytest.mark.parametrize("kind", list(Kind))
+    def test_expired_is_stale_for_every_kind(self, kind: Kind) -> None:
+        """Past expiresAt is stale, even a fact (0.22.0 filed facts with an expiry)."""
+        req = request(kind, expires_in_s=5)
+        status = derive_status(Group(id=req.id, request=req), now=NOW, server_alive=True)
+        assert status is not None and status.state is State.STALE
+        assert status.reason is not None and "expired" in status.reason
+
+    def test_answered_beats_stale(self) -> None:
+        """A person's answer in the slot is `answered`, even if the server died or it expired."""
+        req = request(Kind.COMMAND, expires_in_s=5)
+        status = derive_status(
+            Group(id=req.id, request=req, answer=answer(req, "once")), now=NOW, server_alive=None
+        )
+        assert status is not None and status.state is State.ANSWERED
+
+    @pytest.mark.parametrize("tomb", ["timed-out", "withdrawn", "stale"])
+    def test_a_tombstone_reads_as_its_outcome(self, tomb: str) -> None:
+        """A tombstone in the slot is settled with its outcome before its file is written."""
+        req = request(Kind.COMMAND)
+        group = Group(id=req.id, request=req, answer=answer(req, tomb, via="asker"))
+        status = derive_status(group, now=NOW, server_alive=None)
+        assert status is not None and status.state is State.SETTLED
+        assert status.outcome is Outcome(tomb)
+
+    def test_settled_beats_everything(self) -> None:
+        """An outcome on disk decides, whatever else is there."""
+        req = request(Kind.FACT, expires_in_s=5)
+        group = Group(
+            id=req.id, request=req, answer=answer(req, "keep"), settled=settled(req, Outcome.FAILED)
+        )
+        status = derive_status(group, now=NOW, server_alive=False)
+        assert status is not None and status.state is State.SETTLED
+        assert status.outcome is Outcome.FAILED
+
+    def test_liveness_is_asked_only_when_needed(self) -> None:
+        """Answered and settled groups never need the (I/O) liveness check."""
+        req = request(Kind.COMMAND)
+        assert needs_liveness(Group(id=req.id, request=req))
+        assert not needs_liveness(Group(id=req.id, request=req, answer=answer(req, "no")))
+        with pytest.raises(ValueError, match="liveness"):
+            derive_status(Group(id=req.id, request=req), now=NOW, server_alive=None)
+
+    def test_no_request_no_status(self) -> None:
+        """An ended group whose request was swept has no status."""
+        assert derive_status(Group(id="a1b2c3d4"), now=NOW, server_alive=None) is None
+
+
+class TestAnswerProblem:
+    def test_a_matching_answer_may_be_applied(self) -> None:
+        """Same kind, a valid decision, the digest of the current binding: no problem."""
+        req = request(Kind.COMMAND)
+        assert answer_problem(req, answer(req, "session")) is None
+
+    def test_an_altered_binding_is_detected(self) -> None:
+        """An answer bound to what the person saw is refused if the binding changed since."""
+        req = request(Kind.COMMAND)
+        ans = answer(req, "always")
+        altered = attrs.evolve(req, binding=CommandBinding(command="rm -rf /", cwd="/"))
+        problem = answer_problem(altered, ans)
+        assert problem is not None and "changed" in problem
+
+    def test_wrong_kind_and_invalid_decisions(self) -> None:
+        """A command answer to a fact, a fact decision to a command, an option not offered."""
+        fact = request(Kind.FACT)
+        assert "command answer" in (
+            answer_problem(fact, attrs.evolve(answer(fact, "keep"), kind=Kind.COMMAND)) or ""
+        )
+        cmd = request(Kind.COMMAND)
+        assert "not an answer" in (answer_problem(cmd, answer(cmd, "keep")) or "")
+        q = request(Kind.QUESTION)
+        assert "not one of" in (answer_problem(q, answer(q, "answer", text="c")) or "")
+        assert answer_problem(q, answer(q, "answer", text="b")) is None

@@ -1,0 +1,279 @@
+"""Every transition of every kind, and every refusal, on a real directory."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import attrs
+import pytest
+from helpers import BUILDERS, command, fact, question
+
+from pending import (
+    AlreadyAnswered,
+    AlreadySettled,
+    Channel,
+    CommandBinding,
+    Delivery,
+    IdCollision,
+    InvalidDecision,
+    InvalidId,
+    Kind,
+    Outcome,
+    RequestChanged,
+    ServerLock,
+    StaleRequest,
+    State,
+    UnknownRequest,
+    UnreadableRequest,
+    WrongKind,
+    make_request,
+)
+from pending.testing import FakeClock
+
+DECIDE = {Kind.COMMAND: ("once", None), Kind.FACT: ("keep", None), Kind.QUESTION: ("answer", "yes")}
+
+
+class TestFile:
+    @pytest.mark.parametrize("kind", list(Kind))
+    def test_filed_request_reads_back(
+        self, channel: Channel, server: ServerLock, kind: Kind
+    ) -> None:
+        """A filed request is on disk under its kind's name and reads back equal, state filed."""
+        req = BUILDERS[kind](server)
+        channel.file(req)
+        suffix = {Kind.COMMAND: "request", Kind.FACT: "fact", Kind.QUESTION: "question"}[kind]
+        assert (channel.path / f"{req.id}.{suffix}.json").is_file()
+        status = channel.status(req.id)
+        assert status.request == req and status.state is State.FILED
+        assert not list((channel.path / ".tmp").iterdir())
+
+    def test_an_id_is_filed_once_across_kinds(self, channel: Channel, server: ServerLock) -> None:
+        """Filing an ID that names a request of any kind is refused; nothing is replaced."""
+        req = command(server)
+        channel.file(req)
+        with pytest.raises(IdCollision):
+            channel.file(fact(server, request_id=req.id))
+        with pytest.raises(IdCollision):
+            channel.file(req)
+        assert channel.status(req.id).request == req
+
+
+class TestAnswer:
+    @pytest.mark.parametrize(
+        ("kind", "decision", "text"),
+        [(Kind.COMMAND, d, None) for d in ("once", "session", "project", "always", "no")]
+        + [
+            (Kind.FACT, "keep", None),
+            (Kind.FACT, "drop", None),
+            (Kind.QUESTION, "answer", "staging"),
+            (Kind.QUESTION, "decline", None),
+        ],
+    )
+    def test_every_decision_of_every_kind(
+        self, channel: Channel, server: ServerLock, kind: Kind, decision: str, text: str | None
+    ) -> None:
+        """Each decision a kind takes is published, bound to the request's digest, and won."""
+        req = BUILDERS[kind](server)
+        channel.file(req)
+        result = channel.answer(req.id, decision, kind=kind, via="cli", text=text)
+        assert result.won
+        assert result.answer.decision == decision and result.answer.text == text
+        assert result.answer.binding_digest == req.binding_digest
+        assert result.answer.pid == os.getpid()
+        status = channel.status(req.id)
+        assert status.state is State.ANSWERED and status.answer == result.answer
+
+    def test_handed_over_fact_can_be_answered(self, channel: Channel) -> None:
+        """A fact whose server stopped waits for the person, and takes their answer."""
+        with channel.server() as lock:
+            req = fact(lock)
+            channel.file(req)
+        assert channel.status(req.id).state is State.HANDED_OVER
+        assert channel.answer(req.id, "keep", kind=Kind.FACT, via="cli").won
+
+    def test_the_second_answer_loses_and_is_told_the_winner(
+        self, channel: Channel, server: ServerLock
+    ) -> None:
+        """Racing past the state check, the later publisher gets the winner's answer back."""
+        req = command(server)
+        channel.file(req)
+        first = channel.answer(req.id, "no", kind=Kind.COMMAND, via="tui")
+        second = channel._publish_answer(attrs.evolve(first.answer, decision="always", via="cli"))
+        assert not second.won
+        assert second.answer.decision == "no" and second.answer.via == "tui"
+
+
+class TestRefusals:
+    def test_malformed_id(self, channel: Channel) -> None:
+        """A malformed ID is refused before any path is built."""
+        with pytest.raises(InvalidId):
+            channel.answer("../../etc/passwd", "once", kind=Kind.COMMAND, via="cli")
+
+    def test_unknown_id(self, channel: Channel) -> None:
+        """An ID with no request is refused, saying how to find the right one."""
+        with pytest.raises(UnknownRequest, match="list the waiting requests"):
+            channel.answer("a1b2c3d4", "once", kind=Kind.COMMAND, via="cli")
+
+    @pytest.mark.parametrize(
+        ("kind", "as_kind"),
+        [(Kind.FACT, Kind.COMMAND), (Kind.COMMAND, Kind.FACT), (Kind.QUESTION, Kind.COMMAND)],
+    )
+    def test_wrong_kind(
+        self, channel: Channel, server: ServerLock, kind: Kind, as_kind: Kind
+    ) -> None:
+        """A request answered as another kind is refused, naming its own decisions; no file."""
+        req = BUILDERS[kind](server)
+        channel.file(req)
+        decision = {Kind.COMMAND: "once", Kind.FACT: "keep", Kind.QUESTION: "decline"}[as_kind]
+        with pytest.raises(WrongKind) as info:
+            channel.answer(req.id, decision, kind=as_kind, via="cli")
+        assert info.value.kind is kind and info.value.asked_as is as_kind
+        assert not (channel.path / f"{req.id}.answer.json").exists()
+
+    @pytest.mark.parametrize(
+        ("kind", "decision", "text", "match"),
+        [
+            (Kind.COMMAND, "yes", None, "not an answer"),
+            (Kind.FACT, "once", None, "not an answer"),
+            (Kind.QUESTION, "answer", None, "needs text"),
+            (Kind.COMMAND, "once", "hi", "no text"),
+        ],
+    )
+    def test_invalid_decision(
+        self,
+        channel: Channel,
+        server: ServerLock,
+        kind: Kind,
+        decision: str,
+        text: str | None,
+        match: str,
+    ) -> None:
+        """A decision the kind does not take is refused with the ones it does."""
+        req = BUILDERS[kind](server)
+        channel.file(req)
+        with pytest.raises(InvalidDecision, match=match):
+            channel.answer(req.id, decision, kind=kind, via="cli", text=text)
+
+    def test_option_not_offered(self, channel: Channel, server: ServerLock) -> None:
+        """A question with fixed options takes only one of them."""
+        req = question(server, options=("staging", "production"))
+        channel.file(req)
+        with pytest.raises(InvalidDecision, match="'staging', 'production'"):
+            channel.answer(req.id, "answer", kind=Kind.QUESTION, via="cli", text="prod")
+
+    def test_already_answered(self, channel: Channel, server: ServerLock) -> None:
+        """A second answer is refused with who answered, how, and when."""
+        req = command(server)
+        channel.file(req)
+        channel.answer(req.id, "no", kind=Kind.COMMAND, via="tui", reason="not now")
+        with pytest.raises(AlreadyAnswered) as info:
+            channel.answer(req.id, "once", kind=Kind.COMMAND, via="cli")
+        text = str(info.value)
+        assert "'no'" in text and "via tui" in text and info.value.answer.reason == "not now"
+
+    def test_settled(self, channel: Channel, server: ServerLock) -> None:
+        """An ended request is refused with its outcome."""
+        req = command(server)
+        channel.file(req)
+        channel.claim(req, Outcome.TIMED_OUT, via="asker")
+        with pytest.raises(AlreadySettled, match="timed-out"):
+            channel.answer(req.id, "once", kind=Kind.COMMAND, via="cli")
+        channel.settle(req, Outcome.TIMED_OUT, by="asker")
+        with pytest.raises(AlreadySettled, match="timed-out"):
+            channel.answer(req.id, "once", kind=Kind.COMMAND, via="cli")
+
+    def test_stale_server_gone(self, channel: Channel) -> None:
+        """A command whose server stopped is refused as stale, saying why."""
+        with channel.server() as lock:
+            req = command(lock)
+            channel.file(req)
+        with pytest.raises(StaleRequest, match="has stopped"):
+            channel.answer(req.id, "once", kind=Kind.COMMAND, via="cli")
+        assert not (channel.path / f"{req.id}.answer.json").exists()
+
+    def test_stale_expired(self, home: Path) -> None:
+        """A request past its expiry is refused as stale, naming when it expired."""
+        clock = FakeClock()
+        with Channel.open(home, clock=clock) as channel, channel.server() as lock:
+            req = make_request(
+                kind=Kind.FACT,
+                binding=fact(lock).binding,
+                title="t",
+                body="b",
+                server=lock.record(),
+                clock=clock,
+                expires_in_s=60,
+            )
+            channel.file(req)
+            clock.advance(61)
+            with pytest.raises(StaleRequest, match="expired at"):
+                channel.answer(req.id, "keep", kind=Kind.FACT, via="cli")
+
+    def test_changed_since_shown(self, channel: Channel, server: ServerLock) -> None:
+        """An answer given to a request as shown is refused if the one on disk differs."""
+        req = command(server)
+        channel.file(req)
+        shown = attrs.evolve(req, binding=CommandBinding(command="make test", cwd="/srv/shop"))
+        with pytest.raises(RequestChanged):
+            channel.answer(req.id, "once", kind=Kind.COMMAND, via="tui", shown=shown)
+
+    def test_altered_request_file(self, channel: Channel, server: ServerLock) -> None:
+        """A request whose binding was edited after filing is unreadable and never answered."""
+        req = command(server, text="make test")
+        channel.file(req)
+        path = channel.path / f"{req.id}.request.json"
+        path.write_text(path.read_text().replace("make test", "rm -rf ~"))
+        with pytest.raises(UnreadableRequest, match="altered after filing"):
+            channel.answer(req.id, "once", kind=Kind.COMMAND, via="cli")
+        assert any("altered" in p.reason for p in channel.listing().problems)
+
+
+class TestClaimAndSettle:
+    @pytest.mark.parametrize("ending", [Outcome.TIMED_OUT, Outcome.WITHDRAWN, Outcome.STALE])
+    def test_tombstones_claim_the_slot(
+        self, channel: Channel, server: ServerLock, ending: Outcome
+    ) -> None:
+        """The asker's and sweeper's endings take the one slot; a later person's answer loses."""
+        req = question(server)
+        channel.file(req)
+        assert channel.claim(req, ending, via="asker").won
+        status = channel.status(req.id)
+        assert status.state is State.SETTLED and status.outcome is ending
+        assert not channel._publish_answer(
+            attrs.evolve(status.answer, decision="decline", via="cli")  # type: ignore[arg-type]
+        ).won
+
+    def test_an_answer_first_beats_a_deadline(self, channel: Channel, server: ServerLock) -> None:
+        """If the person's answer got the slot first, the timeout's claim loses and says so."""
+        req = command(server)
+        channel.file(req)
+        channel.answer(req.id, "always", kind=Kind.COMMAND, via="cli")
+        claimed = channel.claim(req, Outcome.TIMED_OUT, via="asker")
+        assert not claimed.won and claimed.answer.decision == "always"
+
+    def test_claim_refuses_non_endings(self, channel: Channel, server: ServerLock) -> None:
+        """Only timed-out, withdrawn and stale are tombstones."""
+        req = command(server)
+        with pytest.raises(ValueError, match="not an ending"):
+            channel.claim(req, Outcome.ANSWERED, via="asker")
+
+    @pytest.mark.parametrize("kind", list(Kind))
+    def test_settle_first_wins(self, channel: Channel, server: ServerLock, kind: Kind) -> None:
+        """The first outcome stands; a second settle is told it."""
+        req = BUILDERS[kind](server)
+        channel.file(req)
+        decision, text = DECIDE[kind]
+        channel.answer(req.id, decision, kind=kind, via="cli", text=text)
+        first = channel.settle(
+            req,
+            Outcome.ANSWERED,
+            by="asker",
+            decision=decision,
+            result="p1" if kind is Kind.FACT else None,
+            delivery=Delivery.WATCHED,
+        )
+        second = channel.settle(req, Outcome.FAILED, by="cli", reason="late")
+        assert first.won and not second.won and second.settled == first.settled
+        status = channel.status(req.id)
+        assert status.state is State.SETTLED and status.settled == first.settled
