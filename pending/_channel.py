@@ -375,6 +375,29 @@ class Channel:
             raise UnknownRequest(request_id)
         return record
 
+    def _new_answer(
+        self,
+        request: Request,
+        decision: str,
+        *,
+        via: str,
+        text: str | None = None,
+        reason: str | None = None,
+    ) -> Answer:
+        """An answer from this process, bound to the request's binding as it is now."""
+        return Answer(
+            id=request.id,
+            kind=request.kind,
+            decision=decision,
+            text=text,
+            reason=reason,
+            binding_digest=binding_digest(request.binding),
+            answered_at=record_time(self.clock),
+            via=via,
+            pid=os.getpid(),
+            user=current_user(),
+        )
+
     def _publish_answer(self, answer: Answer) -> AnswerResult:
         name = answer_name(answer.id)
         if publish(self.dir_fd, self.tmp_fd, name, dumps_record(to_json(answer))):
@@ -409,8 +432,7 @@ class Channel:
         problem = decision_problem(request, decision, text)
         if problem is not None:
             raise InvalidDecision(request_id, *problem)
-        current = binding_digest(request.binding)
-        if shown is not None and binding_digest(shown.binding) != current:
+        if shown is not None and binding_digest(shown.binding) != request.binding_digest:
             raise RequestChanged(request_id)
         status = self._derive(group)
         assert status is not None
@@ -422,18 +444,7 @@ class Channel:
         if status.state is State.STALE:
             raise StaleRequest(request_id, status.reason or "it can no longer be answered")
         return self._publish_answer(
-            Answer(
-                id=request_id,
-                kind=kind,
-                decision=decision,
-                text=text,
-                reason=reason,
-                binding_digest=current,
-                answered_at=record_time(self.clock),
-                via=via,
-                pid=os.getpid(),
-                user=current_user(),
-            )
+            self._new_answer(request, decision, via=via, text=text, reason=reason)
         )
 
     def claim(
@@ -447,19 +458,7 @@ class Channel:
         decision = ending.value
         if decision not in TOMBSTONES:
             raise ValueError(f"{decision!r} is not an ending that claims the slot")
-        return self._publish_answer(
-            Answer(
-                id=request.id,
-                kind=request.kind,
-                decision=decision,
-                reason=reason,
-                binding_digest=binding_digest(request.binding),
-                answered_at=record_time(self.clock),
-                via=via,
-                pid=os.getpid(),
-                user=current_user(),
-            )
-        )
+        return self._publish_answer(self._new_answer(request, decision, via=via, reason=reason))
 
     def settle(
         self,
