@@ -61,14 +61,27 @@ from pending._records import (
     Status,
 )
 from pending._state import answer_problem, derive_status
+from pending._subscribe import SUBSCRIBER_BACKLOG, Missed, Subscription, SubscriptionClosed
+from pending._watch import (
+    LIVENESS_RECHECK_S,
+    POLLING_INTERVAL_S,
+    Backend,
+    Event,
+    Transition,
+    Watcher,
+    watching,
+)
 
 __all__ = [
     "APPROVALS",
     "DECISIONS",
     "FORMAT",
+    "LIVENESS_RECHECK_S",
     "MAX_RECORD_BYTES",
+    "POLLING_INTERVAL_S",
     "SETTLED_GRACE_S",
     "STALE_TMP_AFTER_S",
+    "SUBSCRIBER_BACKLOG",
     "SYSTEM_CLOCK",
     "TOMBSTONES",
     "VIA_ASKER",
@@ -77,6 +90,7 @@ __all__ = [
     "AlreadySettled",
     "Answer",
     "AnswerResult",
+    "Backend",
     "Binding",
     "Channel",
     "ChannelUnavailable",
@@ -85,6 +99,7 @@ __all__ = [
     "CommandBinding",
     "DecodeError",
     "Delivery",
+    "Event",
     "FactBinding",
     "Group",
     "IdCollision",
@@ -92,6 +107,7 @@ __all__ = [
     "InvalidId",
     "Kind",
     "Listing",
+    "Missed",
     "Outcome",
     "PendingError",
     "Problem",
@@ -105,10 +121,14 @@ __all__ = [
     "StaleRequest",
     "State",
     "Status",
+    "Subscription",
+    "SubscriptionClosed",
     "SweepReport",
     "SystemClock",
+    "Transition",
     "UnknownRequest",
     "UnreadableRequest",
+    "Watcher",
     "WrongKind",
     "answer_problem",
     "binding_digest",
@@ -124,5 +144,6 @@ __all__ = [
     "parse_time",
     "to_json",
     "validate_id",
+    "watching",
     "wisp_home",
 ]

@@ -259,12 +259,19 @@ class Channel:
                 problems.append(Problem(name=name, reason=str(exc)))
                 return None
 
+        # Read in the reverse of publication order (outcome, answer, request), while removal
+        # goes in publication order (request, answer, outcome). Then a reader racing either
+        # never sees a group go backwards: an outcome seen means ended; no outcome seen and
+        # a request seen means the request was not being removed yet.
+        found["settled"] = read(settled_name(request_id), Settled)
+        found["answer"] = read(answer_name(request_id), Answer)
+        slot_problems = len(problems)
         requests = [
             request
             for kind in Kind
             if (request := read(request_name(request_id, kind), Request)) is not None
         ]
-        if len(requests) + len(problems) > 1:  # so far, problems are request files only
+        if len(requests) + len(problems) - slot_problems > 1:
             for request in requests:
                 problems.append(
                     Problem(
@@ -274,8 +281,6 @@ class Channel:
                 )
             requests = []
         found["request"] = requests[0] if requests else None
-        found["answer"] = read(answer_name(request_id), Answer)
-        found["settled"] = read(settled_name(request_id), Settled)
         return Group(id=request_id, **found), problems
 
     def _derive(self, group: Group, alive_cache: dict[str, bool] | None = None) -> Status | None:

@@ -150,3 +150,66 @@ def partial_read_watcher(home: str, ids: list[str], stop: Any, results: Any) -> 
                 except (Unreadable, DecodeError):
                     bad += 1
     results.put((reads, bad))
+
+
+def take(subscription: Any, count: int, timeout: float = 10.0) -> list[Any]:
+    """The next *count* items of a subscription, within a bounded deadline."""
+    items: list[Any] = []
+    deadline = time.monotonic() + timeout
+    while len(items) < count:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise AssertionError(f"got {len(items)} of {count} events: {items!r}")
+        item = subscription.get(timeout=remaining)
+        if item is not None:
+            items.append(item)
+    return items
+
+
+def quiet(subscription: Any, window: float = 0.3) -> None:
+    """Assert nothing more arrives within *window* seconds (absence needs a bounded window)."""
+    item = subscription.get(timeout=window)
+    assert item is None, f"unexpected event {item!r}"
+
+
+def events(items: list[Any]) -> list[tuple[str, str]]:
+    return [(t.event.value, t.id) for t in items]
+
+
+ASKER_CHILD = """
+import sys
+sys.path.insert(0, {tests!r})
+from pending import Channel
+from helpers import BUILDERS
+from pending import Kind
+channel = Channel.open({home!r})
+lock = channel.server().acquire()
+print(lock.id, flush=True)
+made = [BUILDERS[Kind(kind)](lock) for kind in {kinds!r}]
+for request in made:
+    channel.file(request)
+print(" ".join(r.id for r in made), flush=True)
+sys.stdin.read()
+"""
+
+
+class Asker:
+    """A real asking process: holds a server lock, files requests of *kinds*, then waits on
+    its stdin until killed or closed."""
+
+    def __init__(self, home: Path, *kinds: str) -> None:
+        code = ASKER_CHILD.format(tests=str(ROOT / "tests"), home=str(home), kinds=list(kinds))
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+        assert self.process.stdout is not None
+        self._out = self.process.stdout
+        self.server_id = self._out.readline().strip()
+
+    def filed(self) -> list[str]:
+        """The IDs it filed, once it has filed them all."""
+        return self._out.readline().split()
+
+    def kill(self) -> None:
+        self.process.kill()
+        self.process.wait(timeout=30)

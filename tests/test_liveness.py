@@ -3,41 +3,14 @@
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import attrs
-from helpers import ROOT, command, fact, question
+from helpers import Asker, command, fact, question
 
 from pending import Channel, ServerLock, State
-
-CHILD = """
-import sys
-sys.path.insert(0, {tests!r})
-from pending import Channel
-from helpers import command, fact, question
-channel = Channel.open({home!r})
-lock = channel.server().acquire()
-made = [command(lock), fact(lock), question(lock)]
-for request in made:
-    channel.file(request)
-print(" ".join(r.id for r in made), lock.id, flush=True)
-sys.stdin.read()
-"""
-
-
-def start_asker(home: Path) -> tuple[subprocess.Popen[str], list[str], str]:
-    child = subprocess.Popen(
-        [sys.executable, "-c", CHILD.format(tests=str(ROOT / "tests"), home=str(home))],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert child.stdout is not None
-    *ids, sid = child.stdout.readline().split()
-    return child, ids, sid
 
 
 class TestServerLock:
@@ -52,12 +25,13 @@ class TestServerLock:
 
     def test_a_killed_asker_makes_commands_stale_and_facts_handed_over(self, home: Path) -> None:
         """SIGKILL leaves no chance to clean up: the kernel's release of the lock is enough."""
-        child, (cmd, fct, qst), sid = start_asker(home)
+        child = Asker(home, "command", "fact", "question")
+        cmd, fct, qst = child.filed()
+        sid = child.server_id
         with Channel.open(home) as channel:
             assert channel.server_alive(sid)
             assert {channel.status(i).state for i in (cmd, fct, qst)} == {State.FILED}
-            child.send_signal(signal.SIGKILL)
-            child.wait(timeout=30)
+            child.kill()  # SIGKILL
             assert not channel.server_alive(sid)
             assert channel.status(cmd).state is State.STALE
             assert channel.status(qst).state is State.STALE

@@ -1,0 +1,124 @@
+"""Bounded subscriptions: a consumer that falls behind loses the oldest, and is told."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+from collections import deque
+from typing import Generic, TypeVar
+
+import attrs
+
+T = TypeVar("T")
+
+SUBSCRIBER_BACKLOG = 256  # events kept for a slow consumer before the oldest are dropped
+
+
+@attrs.frozen(kw_only=True)
+class Missed:
+    """Stands in a stream where *count* events were dropped because the consumer fell behind."""
+
+    count: int
+
+
+class SubscriptionClosed(Exception):
+    """The subscription was closed and everything it held has been read."""
+
+
+class Subscription(Generic[T]):
+    """One consumer's queue. The producer never blocks on it: when full, the oldest item is
+    dropped and counted, and the consumer next reads a :class:`Missed` with the count.
+
+    Read it blocking (:meth:`get`, iteration) or from asyncio (``async for``).
+    """
+
+    def __init__(self, backlog: int = SUBSCRIBER_BACKLOG) -> None:
+        self._items: deque[T] = deque()
+        self._backlog = backlog
+        self._missed = 0
+        self._closed = False
+        self._cond = threading.Condition()
+        self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
+
+    def put(self, item: T) -> None:
+        """Add an item (producer side); never blocks."""
+        with self._cond:
+            if self._closed:
+                return
+            if len(self._items) >= self._backlog:
+                self._items.popleft()
+                self._missed += 1
+            self._items.append(item)
+            self._wake()
+
+    def close(self) -> None:
+        with self._cond:
+            self._closed = True
+            self._wake()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def _wake(self) -> None:
+        self._cond.notify_all()
+        for loop, future in self._waiters:
+            # A loop that has closed has nobody waiting on it any more.
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(_resolve, future)
+        self._waiters.clear()
+
+    def _take(self) -> T | Missed | None:
+        # Dropped items were older than everything still queued, so the gap comes first.
+        if self._missed:
+            missed = Missed(count=self._missed)
+            self._missed = 0
+            return missed
+        if self._items:
+            return self._items.popleft()
+        return None
+
+    def get(self, timeout: float | None = None) -> T | Missed | None:
+        """The next item; None if *timeout* seconds pass first. Raises
+        :class:`SubscriptionClosed` once closed and drained."""
+        with self._cond:
+            self._cond.wait_for(
+                lambda: self._items or self._missed or self._closed, timeout=timeout
+            )
+            item = self._take()
+            if item is None and self._closed:
+                raise SubscriptionClosed
+            return item
+
+    def __iter__(self) -> Subscription[T]:
+        return self
+
+    def __next__(self) -> T | Missed:
+        try:
+            item = self.get()
+        except SubscriptionClosed:
+            raise StopIteration from None
+        assert item is not None  # no timeout: only closing ends the wait
+        return item
+
+    def __aiter__(self) -> Subscription[T]:
+        return self
+
+    async def __anext__(self) -> T | Missed:
+        loop = asyncio.get_running_loop()
+        while True:
+            with self._cond:
+                item = self._take()
+                if item is not None:
+                    return item
+                if self._closed:
+                    raise StopAsyncIteration
+                future: asyncio.Future[None] = loop.create_future()
+                self._waiters.append((loop, future))
+            await future
+
+
+def _resolve(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)

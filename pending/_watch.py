@@ -1,0 +1,401 @@
+"""The one watcher: watchdog events in, state transitions of IDs out.
+
+Events are only hints. Each names a file; the watcher re-reads that file's ID and compares what
+it derives with what it last knew, emitting a :class:`Transition` per real change. So duplicated,
+coalesced or reordered events change nothing, and a full rescan (after an inotify overflow, or
+an observer thread that died) emits exactly the transitions that were missed.
+
+Server death makes no file event: the liveness of servers with waiting requests, and expiry,
+are re-checked on a slow timer; a clean stop (its lock file removed) is seen at once.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Callable, Collection, Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+import attrs
+from watchdog.events import FileSystemEvent, FileSystemEventHandler
+from watchdog.observers.api import BaseObserver, ObservedWatch
+from watchdog.observers.polling import PollingObserver
+
+from pending._channel import SERVERS_DIR, Channel
+from pending._clock import record_time
+from pending._ids import Kind, NameVerdict, parse_name
+from pending._records import Outcome, State, Status
+from pending._subscribe import SUBSCRIBER_BACKLOG, Subscription
+
+logger = logging.getLogger("pending.watch")
+
+# How often servers with waiting requests are re-checked (a killed one makes no file event),
+# and expiry. A second is quick for a person and costs one flock probe per live server.
+LIVENESS_RECHECK_S = 1.0
+# The polling observer's interval when native watching is unavailable.
+POLLING_INTERVAL_S = 0.5
+# watchdog 7 tells no handler of an inotify queue overflow; it logs this, and drops events.
+_WATCHDOG_INOTIFY_LOGGER = "watchdog.observers.inotify_c"
+
+
+class Backend(StrEnum):
+    AUTO = "auto"  # native (inotify, FSEvents), else polling
+    NATIVE = "native"
+    POLLING = "polling"
+
+
+class Event(StrEnum):
+    """What happened to a request."""
+
+    FILED = "filed"
+    ANSWERED = "answered"
+    SETTLED = "settled"
+    STALE = "stale"
+    HANDED_OVER = "handed-over"
+    WITHDRAWN = "withdrawn"
+    REMOVED = "removed"
+
+
+@attrs.frozen(kw_only=True)
+class Transition:
+    """One change of one request: the event, and its status after it (None once removed)."""
+
+    event: Event
+    id: str
+    kind: Kind
+    status: Status | None
+    ts: datetime
+
+
+@attrs.frozen(kw_only=True)
+class _Known:
+    rank: int  # how far its files go: 1 filed, 2 answered by a person, 3 ended
+    event: Event  # the last event emitted for it
+    status: Status
+
+
+def _event_of(status: Status) -> Event:
+    if status.state is State.SETTLED:
+        return Event.WITHDRAWN if status.outcome is Outcome.WITHDRAWN else Event.SETTLED
+    return Event(status.state.value)
+
+
+def _rank(status: Status) -> int:
+    if status.state is State.SETTLED:
+        return 3
+    if status.answer is not None:
+        return 2
+    return 1
+
+
+class _Handler(FileSystemEventHandler):
+    def __init__(self, watcher: Watcher) -> None:
+        self._watcher = watcher
+
+    def on_any_event(self, event: FileSystemEvent) -> None:
+        for path in (event.src_path, getattr(event, "dest_path", "")):
+            if path:
+                self._watcher._hint(
+                    os.fsdecode(path),
+                    is_directory=event.is_directory,
+                    deleted=event.event_type == "deleted",
+                )
+
+
+class _OverflowSpotter(logging.Handler):
+    """Turns watchdog's overflow warning into a rescan request."""
+
+    def __init__(self, watcher: Watcher) -> None:
+        super().__init__(logging.WARNING)
+        self._watcher = watcher
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if "overflow" in record.getMessage().lower():
+            self._watcher.request_rescan("the inotify queue overflowed")
+
+
+class Watcher:
+    """Watches one channel and publishes its transitions to subscribers.
+
+    ``start()`` starts the observer *before* the initial scan, so nothing filed or answered
+    between the two is missed. Use it as a context manager.
+    """
+
+    def __init__(
+        self,
+        channel: Channel,
+        *,
+        backend: Backend | str = Backend.AUTO,
+        liveness_recheck_s: float = LIVENESS_RECHECK_S,
+        polling_interval_s: float = POLLING_INTERVAL_S,
+        on_warning: Callable[[str], None] | None = None,
+    ) -> None:
+        self.channel = channel
+        self.requested_backend = Backend(backend)
+        self.backend: Backend | None = None  # the one in use, once started
+        self._liveness_recheck_s = liveness_recheck_s
+        self._polling_interval_s = polling_interval_s
+        self._on_warning = on_warning or logger.warning
+        self._lock = threading.RLock()
+        self._known: dict[str, _Known] = {}
+        self._subscribers: list[Subscription[Transition]] = []
+        self._observer: BaseObserver | None = None
+        self._handler = _Handler(self)
+        self._watches: list[ObservedWatch] = []
+        self._spotter = _OverflowSpotter(self)
+        self._stop = threading.Event()
+        self._wake = threading.Event()
+        self._rescan_reason: str | None = None
+        self._timer: threading.Thread | None = None
+        self._servers_path = str(channel.path / SERVERS_DIR)
+
+    # --- lifecycle -----------------------------------------------------------------------
+
+    def start(self) -> Watcher:
+        self._observer = self._start_observer()
+        inotify_log = logging.getLogger(_WATCHDOG_INOTIFY_LOGGER)
+        inotify_log.addHandler(self._spotter)
+        if inotify_log.getEffectiveLevel() > logging.WARNING:
+            inotify_log.setLevel(logging.WARNING)  # so that the overflow warning reaches us
+        with self._lock:
+            self._scan(emit=False)
+        self._timer = threading.Thread(target=self._run_timer, name="pending-liveness", daemon=True)
+        self._timer.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._wake.set()
+        logging.getLogger(_WATCHDOG_INOTIFY_LOGGER).removeHandler(self._spotter)
+        if self._observer is not None:
+            self._observer.stop()
+            if self._observer.is_alive():
+                self._observer.join()
+            self._observer = None
+        if self._timer is not None and self._timer is not threading.current_thread():
+            self._timer.join()
+        with self._lock:
+            for subscription in self._subscribers:
+                subscription.close()
+            self._subscribers.clear()
+
+    def __enter__(self) -> Watcher:
+        return self.start() if self._observer is None else self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _start_observer(self) -> BaseObserver:
+        if self.requested_backend is not Backend.POLLING:
+            try:
+                observer = self._schedule(_native_observer())
+                self.backend = Backend.NATIVE
+                return observer
+            except OSError as exc:
+                if self.requested_backend is Backend.NATIVE:
+                    raise
+                self._on_warning(
+                    f"native file watching is unavailable ({exc.strerror or exc}); "
+                    f"falling back to polling every {self._polling_interval_s:g}s"
+                )
+        self.backend = Backend.POLLING
+        return self._schedule(PollingObserver(timeout=self._polling_interval_s))
+
+    def _schedule(self, observer: BaseObserver) -> BaseObserver:
+        # Non-recursive: staging in .tmp/ stays invisible, so a publication is one event.
+        self._watches = [
+            observer.schedule(self._handler, path, recursive=False)
+            for path in (str(self.channel.path), self._servers_path)
+        ]
+        try:
+            observer.start()
+        except BaseException:
+            observer.stop()
+            raise
+        return observer
+
+    # --- subscribing ---------------------------------------------------------------------
+
+    def subscribe(
+        self, backlog: int = SUBSCRIBER_BACKLOG
+    ) -> tuple[Subscription[Transition], list[Status]]:
+        """A new subscription, and the statuses known at that instant (nothing falls between)."""
+        subscription: Subscription[Transition] = Subscription(backlog)
+        with self._lock:
+            self._subscribers.append(subscription)
+            return subscription, self.statuses()
+
+    def unsubscribe(self, subscription: Subscription[Transition]) -> None:
+        with self._lock:
+            if subscription in self._subscribers:
+                self._subscribers.remove(subscription)
+        subscription.close()
+
+    def statuses(self, *, kinds: Collection[Kind] | None = None) -> list[Status]:
+        """What the watcher knows now, oldest first."""
+        with self._lock:
+            found = [k.status for k in self._known.values()]
+        if kinds is not None:
+            found = [s for s in found if s.kind in kinds]
+        return sorted(found, key=lambda s: (s.request.filed_at, s.id))
+
+    def status(self, request_id: str) -> Status | None:
+        with self._lock:
+            known = self._known.get(request_id)
+            return known.status if known else None
+
+    # --- events --------------------------------------------------------------------------
+
+    def _hint(self, path: str, *, is_directory: bool, deleted: bool) -> None:
+        directory, name = os.path.split(path)
+        if is_directory or self._stop.is_set():
+            return
+        if directory == self._servers_path:
+            if deleted and name.endswith(".lock"):  # a clean stop: re-check its requests now
+                self._recheck_server(name.removesuffix(".lock"))
+            return
+        verdict, parsed = parse_name(name)
+        if verdict is NameVerdict.PARSED and parsed is not None:
+            with self._lock:
+                self._refresh(parsed.id)
+
+    def request_rescan(self, reason: str) -> None:
+        """Ask for a full rescan (done on the watcher's own thread, promptly)."""
+        self._rescan_reason = reason
+        self._wake.set()
+
+    def _emit(self, event: Event, request_id: str, kind: Kind, status: Status | None) -> None:
+        transition = Transition(
+            event=event, id=request_id, kind=kind, status=status, ts=record_time(self.channel.clock)
+        )
+        for subscription in self._subscribers:
+            subscription.put(transition)
+
+    def _refresh(self, request_id: str, alive_cache: dict[str, bool] | None = None) -> None:
+        """Re-read one ID and emit what changed since it was last known (lock held)."""
+        group, _ = self.channel._read_group(request_id)
+        status = self.channel._derive(group, alive_cache)
+        self._update(request_id, status, emit=True)
+
+    def _update(self, request_id: str, status: Status | None, *, emit: bool) -> None:
+        previous = self._known.get(request_id)
+        if status is None:
+            if previous is not None:
+                del self._known[request_id]
+                if emit:
+                    self._emit(Event.REMOVED, request_id, previous.status.kind, None)
+            return
+        rank = _rank(status)
+        current = _event_of(status)
+        last = previous.event if previous else None
+        if emit:
+            # Steps the files prove happened, even if their events were coalesced or missed.
+            steps: list[Event] = []
+            if previous is None:
+                steps.append(Event.FILED)
+            answered_now = status.answer is not None and not status.answer.is_tombstone
+            if (previous is None or previous.rank < 2) and rank >= 2 and answered_now:
+                steps.append(Event.ANSWERED)
+            steps.append(current)
+            for step in steps:
+                if step is not last:
+                    self._emit(step, request_id, status.kind, status)
+                    last = step
+        self._known[request_id] = _Known(
+            rank=max(rank, previous.rank if previous else 0), event=current, status=status
+        )
+
+    def _scan(self, *, emit: bool) -> None:
+        groups, _ = self.channel._scan()
+        alive_cache: dict[str, bool] = {}
+        seen = set()
+        for group in groups:
+            seen.add(group.id)
+            self._update(group.id, self.channel._derive(group, alive_cache), emit=emit)
+        for request_id in [i for i in self._known if i not in seen]:
+            self._update(request_id, None, emit=emit)
+
+    def rescan(self) -> None:
+        """Re-read the whole channel, emitting exactly what changed since it was last known."""
+        with self._lock:
+            self._scan(emit=True)
+
+    # --- the slow timer: liveness, expiry, the observer's health -------------------------
+
+    def _run_timer(self) -> None:
+        while not self._stop.is_set():
+            self._wake.wait(self._liveness_recheck_s)
+            self._wake.clear()
+            if self._stop.is_set():
+                return
+            try:
+                self._tick()
+            except Exception:  # never let the timer die: it is what notices crashes
+                logger.exception("pending watcher: re-check failed")
+
+    def _tick(self) -> None:
+        observer = self._observer
+        if observer is not None and not self._observer_healthy(observer):
+            self._on_warning("the file watcher stopped; restarted it and rescanned")
+            observer.stop()
+            self._observer = self._start_observer()
+            self._rescan_reason = self._rescan_reason or "observer restarted"
+        if self._rescan_reason is not None:
+            reason, self._rescan_reason = self._rescan_reason, None
+            logger.info("pending watcher: rescanning (%s)", reason)
+            self.rescan()
+            return
+        self._recheck_waiting()
+
+    @staticmethod
+    def _observer_healthy(observer: BaseObserver) -> bool:
+        return observer.is_alive() and all(e.is_alive() for e in observer.emitters)
+
+    def _recheck_waiting(self) -> None:
+        """Re-derive requests whose state can change without a file event."""
+        now = self.channel.clock.now()
+        with self._lock:
+            candidates = [
+                k.status
+                for k in self._known.values()
+                if k.status.state in (State.FILED, State.HANDED_OVER)
+            ]
+            alive_cache: dict[str, bool] = {}
+            for status in candidates:
+                expires = status.request.expires_at
+                if expires is not None and now >= expires:
+                    self._refresh(status.id, alive_cache)
+                    continue
+                if status.state is State.FILED:  # a handed-over fact's server is already gone
+                    sid = status.request.server.id
+                    if sid not in alive_cache:
+                        alive_cache[sid] = self.channel._alive_or_dead(sid)
+                    if not alive_cache[sid]:
+                        self._refresh(status.id, alive_cache)
+
+    def _recheck_server(self, server_id: str) -> None:
+        with self._lock:
+            for known in list(self._known.values()):
+                if known.status.request.server.id == server_id and known.rank == 1:
+                    self._refresh(known.status.id)
+
+
+def _native_observer() -> BaseObserver:
+    from watchdog.observers import Observer
+
+    observer: Any = Observer()
+    return observer  # type: ignore[no-any-return]
+
+
+@contextmanager
+def watching(channel: Channel, **kwargs: Any) -> Iterator[Watcher]:
+    """``with watching(channel) as watcher:`` — a started watcher, stopped on exit."""
+    watcher = Watcher(channel, **kwargs).start()
+    try:
+        yield watcher
+    finally:
+        watcher.stop()

@@ -1,0 +1,313 @@
+"""The watcher's contract, one suite run against both backends: inotify and polling."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from helpers import ROOT, Asker, command, events, fact, question, quiet, take, wait_until
+
+from pending import (
+    Backend,
+    Channel,
+    Event,
+    Kind,
+    Missed,
+    Outcome,
+    State,
+    Transition,
+    Watcher,
+)
+from pending.testing import FakeClock, events_lost, inject_overflow
+
+FAST = {"polling_interval_s": 0.05, "liveness_recheck_s": 0.2}
+
+
+@pytest.fixture(params=[Backend.NATIVE, Backend.POLLING])
+def backend(request: pytest.FixtureRequest) -> Backend:
+    return request.param  # type: ignore[no-any-return]
+
+
+@pytest.fixture
+def watcher(channel: Channel, backend: Backend) -> Iterator[Watcher]:
+    with Watcher(channel, backend=backend, **FAST) as w:
+        assert w.backend is backend
+        yield w
+
+
+class TestContract:
+    @pytest.mark.parametrize("kind", list(Kind))
+    def test_filed_answered_settled_in_order(
+        self, channel: Channel, watcher: Watcher, kind: Kind
+    ) -> None:
+        """Each step of a request's life is emitted once, in order."""
+        sub, _ = watcher.subscribe()
+        decision, text = {
+            Kind.COMMAND: ("once", None),
+            Kind.FACT: ("keep", None),
+            Kind.QUESTION: ("answer", "staging"),
+        }[kind]
+        with channel.server() as lock:
+            req = {Kind.COMMAND: command, Kind.FACT: fact, Kind.QUESTION: question}[kind](lock)
+            channel.file(req)
+            assert events(take(sub, 1)) == [("filed", req.id)]
+            channel.answer(req.id, decision, kind=kind, via="cli", text=text)
+            answered = take(sub, 1)[0]
+            assert (answered.event, answered.status.state) == (Event.ANSWERED, State.ANSWERED)
+            channel.settle(req, Outcome.ANSWERED, by="asker", decision=decision)
+            settled = take(sub, 1)[0]
+            assert settled.event is Event.SETTLED
+            assert settled.status.outcome is Outcome.ANSWERED
+            quiet(sub)
+
+    def test_an_answer_written_before_anyone_watches_is_seen(
+        self, channel: Channel, backend: Backend
+    ) -> None:
+        """The initial scan reports what was answered before the watcher started."""
+        with channel.server() as lock:
+            req = command(lock)
+            channel.file(req)
+            channel.answer(req.id, "no", kind=Kind.COMMAND, via="cli")
+            with Watcher(channel, backend=backend, **FAST) as watcher:
+                _, snapshot = watcher.subscribe()
+                assert [(s.id, s.state) for s in snapshot] == [(req.id, State.ANSWERED)]
+
+    def test_nothing_filed_while_starting_is_missed(
+        self, channel: Channel, backend: Backend
+    ) -> None:
+        """Requests filed by another process while the watcher starts all end up known:
+        each in the first snapshot or as exactly one `filed` event."""
+        child = Asker(channel.home, *["command"] * 300)
+        try:
+            with Watcher(channel, backend=backend, **FAST) as watcher:
+                sub, snapshot = watcher.subscribe(backlog=10_000)
+                assert len(child.filed()) == 300
+                on_disk = {s.id for s in channel.listing().statuses}
+                assert len(on_disk) == 300
+                seen = {s.id for s in snapshot}
+                filed: list[str] = []
+                wait_until(
+                    lambda: (
+                        filed.extend(t.id for t in iter(lambda: sub.get(0.05), None))
+                        or seen | set(filed) == on_disk
+                    ),
+                    what="every request",
+                )
+                assert len(filed) == len(set(filed)) and not (seen & set(filed))
+        finally:
+            child.kill()
+
+    def test_repeated_events_change_nothing(self, channel: Channel, watcher: Watcher) -> None:
+        """Touching a request (a real event for an unchanged file) emits nothing."""
+        sub, _ = watcher.subscribe()
+        with channel.server() as lock:
+            req = command(lock)
+            channel.file(req)
+            take(sub, 1)
+            for _ in range(5):
+                os.utime(channel.path / f"{req.id}.request.json")
+            quiet(sub)
+
+    def test_withdrawn(self, channel: Channel, watcher: Watcher) -> None:
+        """A withdrawal is one `withdrawn` event; its outcome file adds nothing."""
+        sub, _ = watcher.subscribe()
+        with channel.server() as lock:
+            req = question(lock)
+            channel.file(req)
+            channel.claim(req, Outcome.WITHDRAWN, via="asker")
+            channel.settle(req, Outcome.WITHDRAWN, by="asker")
+            assert events(take(sub, 2)) == [("filed", req.id), ("withdrawn", req.id)]
+            quiet(sub)
+
+    def test_a_clean_stop_is_seen_at_once(self, channel: Channel, backend: Backend) -> None:
+        """Removing the lock file is an event: no waiting for the slow timer."""
+        with Watcher(
+            channel, backend=backend, polling_interval_s=0.05, liveness_recheck_s=600
+        ) as watcher:
+            sub, _ = watcher.subscribe()
+            with channel.server() as lock:
+                cmd, fct = command(lock), fact(lock)
+                channel.file(cmd)
+                channel.file(fct)
+                take(sub, 2)
+            got = take(sub, 2)
+            assert sorted(events(got)) == sorted([("stale", cmd.id), ("handed-over", fct.id)])
+
+    def test_a_killed_server_is_seen_within_the_timer(
+        self, channel: Channel, watcher: Watcher
+    ) -> None:
+        """SIGKILL makes no file event: the liveness timer finds it."""
+        sub, _ = watcher.subscribe()
+        child = Asker(channel.home, "command", "fact")
+        cmd, fct = child.filed()
+        take(sub, 2)
+        child.kill()
+        got = take(sub, 2, timeout=5)
+        assert sorted(events(got)) == sorted([("stale", cmd), ("handed-over", fct)])
+
+    def test_expiry_is_seen_within_the_timer(self, channel: Channel, watcher: Watcher) -> None:
+        """A request passing its expiresAt turns stale without any file event."""
+        sub, _ = watcher.subscribe()
+        with channel.server() as lock:
+            req = command(lock, expires_in_s=0.3)
+            channel.file(req)
+            assert events(take(sub, 2, timeout=5)) == [("filed", req.id), ("stale", req.id)]
+
+    def test_removed_and_the_directory_emptied(self, channel: Channel, watcher: Watcher) -> None:
+        """A sweep removing ended groups emits `removed`; the watcher keeps going after."""
+        sub, _ = watcher.subscribe()
+        with channel.server() as lock:
+            reqs = [command(lock) for _ in range(3)]
+            for req in reqs:
+                channel.file(req)
+                channel.claim(req, Outcome.WITHDRAWN, via="asker")
+                channel.settle(req, Outcome.WITHDRAWN, by="asker")
+            take(sub, 6)
+            clock = FakeClock(channel.clock.now())
+            clock.advance(10 * 86400)
+            with Channel.open(channel.home, clock=clock) as later:
+                assert len(later.sweep().removed) == 3
+            assert sorted(events(take(sub, 3))) == sorted(("removed", r.id) for r in reqs)
+            assert [p for p in channel.path.iterdir() if not p.name.startswith(".")] == []
+            again = command(lock)
+            channel.file(again)
+            assert events(take(sub, 1)) == [("filed", again.id)]
+
+    @pytest.mark.skipif(os.getuid() != 0, reason="chown to another uid needs root")
+    def test_other_users_entries_are_never_emitted(
+        self, channel: Channel, watcher: Watcher
+    ) -> None:
+        """A request owned by another uid never becomes an event."""
+        sub, _ = watcher.subscribe()
+        with channel.server() as lock:
+            req = command(lock)
+            channel.file(req)
+            take(sub, 1)
+            path = channel.path / f"{req.id}.answer.json"
+            foreign = channel.path / ".tmp" / "foreign"
+            foreign.write_text("{}")
+            os.chown(foreign, 4321, -1)
+            os.link(foreign, path)
+            quiet(sub)
+            assert watcher.status(req.id).state is State.FILED  # type: ignore[union-attr]
+
+    def test_missed_events_are_found_by_a_rescan(
+        self, channel: Channel, watcher: Watcher, backend: Backend
+    ) -> None:
+        """Events lost (as in an overflow) are recovered by a rescan, exactly: an overflow
+        on inotify triggers it; polling is rescanned directly."""
+        sub, _ = watcher.subscribe()
+        with channel.server() as lock:
+            kept = command(lock)
+            channel.file(kept)
+            take(sub, 1)
+            with events_lost(watcher):
+                new = fact(lock)
+                channel.file(new)
+                channel.answer(kept.id, "once", kind=Kind.COMMAND, via="cli")
+            quiet(sub)  # the watcher really did miss them
+            if backend is Backend.NATIVE:
+                inject_overflow(watcher)
+            else:
+                watcher.rescan()
+            got = take(sub, 2, timeout=5)
+            assert sorted(events(got)) == sorted([("filed", new.id), ("answered", kept.id)])
+            quiet(sub)
+
+    def test_async_iteration(self, channel: Channel, watcher: Watcher) -> None:
+        """`async for` over a subscription gets the same transitions."""
+        sub, _ = watcher.subscribe()
+
+        async def first() -> Transition | Missed:
+            async for item in sub:
+                return item
+            raise AssertionError("closed")
+
+        async def scenario() -> Transition | Missed:
+            task = asyncio.create_task(first())
+            await asyncio.sleep(0)
+            with channel.server() as lock:
+                req = command(lock)
+                channel.file(req)
+                return await asyncio.wait_for(task, 10)
+
+        item = asyncio.run(scenario())
+        assert isinstance(item, Transition) and item.event is Event.FILED
+
+
+class TestNativeOnly:
+    def test_an_observer_that_dies_is_restarted_and_rescanned(self, channel: Channel) -> None:
+        """If the observer thread stops, the timer restarts it and a rescan finds what passed."""
+        with Watcher(channel, backend=Backend.NATIVE, liveness_recheck_s=0.1) as watcher:
+            warnings: list[str] = []
+            watcher._on_warning = warnings.append
+            sub, _ = watcher.subscribe()
+            observer = watcher._observer
+            assert observer is not None
+            observer.stop()
+            observer.join()
+            with channel.server() as lock:
+                req = fact(lock)
+                channel.file(req)
+                assert events(take(sub, 1, timeout=5)) == [("filed", req.id)]
+                assert watcher._observer is not observer
+                assert any("restarted" in w for w in warnings)
+                channel.answer(req.id, "drop", kind=Kind.FACT, via="cli")
+                assert events(take(sub, 1)) == [("answered", req.id)]
+
+    def test_falls_back_to_polling_when_inotify_is_exhausted(self, home: Path) -> None:
+        """With every inotify instance of the user taken, the watcher polls, says so once,
+        and still works."""
+        code = f"""
+import ctypes, os, sys
+sys.path.insert(0, {str(ROOT / "tests")!r})
+libc = ctypes.CDLL(None, use_errno=True)
+hoard = []
+while True:
+    fd = libc.inotify_init1(os.O_CLOEXEC)
+    if fd < 0:
+        break
+    hoard.append(fd)
+from pending import Channel, Watcher
+from helpers import command, take
+warnings = []
+channel = Channel.open({str(home)!r})
+with Watcher(channel, on_warning=warnings.append, polling_interval_s=0.05) as w:
+    for fd in hoard:
+        os.close(fd)
+    sub, _ = w.subscribe()
+    with channel.server() as lock:
+        channel.file(command(lock))
+        take(sub, 1)
+    print(w.backend.value, len(hoard) > 0, len(warnings), warnings[0])
+"""
+        out = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, timeout=60
+        )
+        assert out.returncode == 0, out.stderr
+        backend, hoarded, count, message = out.stdout.split(" ", 3)
+        assert (backend, hoarded, count) == ("polling", "True", "1")
+        assert "falling back to polling" in message
+
+
+class TestSubscriberBacklog:
+    def test_a_slow_subscriber_loses_the_oldest_and_is_told(self, channel: Channel) -> None:
+        """Past its backlog a subscriber drops the oldest, then reads how many it missed;
+        the watcher and other subscribers are unaffected."""
+        with Watcher(channel, backend=Backend.NATIVE) as watcher:
+            slow, _ = watcher.subscribe(backlog=4)
+            fast, _ = watcher.subscribe(backlog=1000)
+            with channel.server() as lock:
+                reqs = [command(lock) for _ in range(10)]
+                for req in reqs:
+                    channel.file(req)
+                got = take(fast, 10)
+                assert [t.id for t in got] == [r.id for r in reqs]
+                first = slow.get(timeout=5)
+                assert first == Missed(count=6)
+                assert [t.id for t in take(slow, 4)] == [r.id for r in reqs[6:]]
