@@ -33,7 +33,7 @@ from pending._errors import (
     UnreadableRequest,
     WrongKind,
 )
-from pending._fsio import MAX_RECORD_BYTES
+from pending._fsio import MAX_RECORD_BYTES, open_private_dir
 from pending._ids import Kind, is_valid_id, new_id, validate_id
 from pending._liveness import ServerLock
 from pending._records import (
@@ -141,6 +141,7 @@ __all__ = [
     "loads_strict",
     "make_request",
     "new_id",
+    "open_private_dir",
     "parse_time",
     "to_json",
     "validate_id",

@@ -36,9 +36,10 @@ from pending._errors import (
 from pending._fsio import (
     Unreadable,
     entry_problem,
+    open_checked,
     open_private_dir,
     publish,
-    read_bytes,
+    read_fd,
     remove,
 )
 from pending._ids import (
@@ -84,6 +85,8 @@ SERVERS_DIR = ".servers"
 # How long an ended request's files stay, so a late answerer is told how it ended rather than
 # that it never existed, and a list of recent requests can show it.
 SETTLED_GRACE_S = 24 * 3600.0
+# Parsed requests kept for re-reading by identity (a watcher re-reads one on every event).
+REQUEST_CACHE_SIZE = 4096
 # A writer holds a temp file for milliseconds; one an hour old belongs to a crashed writer.
 STALE_TMP_AFTER_S = 3600.0
 
@@ -170,6 +173,7 @@ class Channel:
         self.path = home / PENDING_DIR
         self.clock = clock
         self._fds: list[int] = []
+        self._requests: dict[str, tuple[tuple[int, int, int, int], Request]] = {}
         try:
             home_fd = self._keep(open_private_dir(str(home)))
             self.dir_fd = self._keep(
@@ -224,9 +228,20 @@ class Channel:
 
     def _read_record(self, name: str, cls: type[R], request_id: str) -> R | None:
         """One record, None if absent; raises :class:`Unreadable` with the reason."""
-        data = read_bytes(self.dir_fd, name)
-        if data is None:
+        opened = open_checked(self.dir_fd, name)
+        if opened is None:
             return None
+        fd, st = opened
+        # Published files are never edited, so a request already parsed is reused while its
+        # identity holds; an edit in place changes the key and is read (and refused) afresh.
+        key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+        try:
+            cached = self._requests.get(name) if cls is Request else None
+            if cached is not None and cached[0] == key:
+                return cached[1]  # type: ignore[return-value]
+            data = read_fd(fd)
+        finally:
+            os.close(fd)
         try:
             raw = loads_strict(data)
             record = from_json(raw, cls)
@@ -245,7 +260,10 @@ class Channel:
         return record
 
     def _read_group(
-        self, request_id: str, names: Collection[str] | None = None
+        self,
+        request_id: str,
+        names: Collection[str] | None = None,
+        kinds: Collection[Kind] = tuple(Kind),
     ) -> tuple[Group, list[Problem]]:
         problems: list[Problem] = []
         found: dict[str, Any] = {}
@@ -268,7 +286,7 @@ class Channel:
         slot_problems = len(problems)
         requests = [
             request
-            for kind in Kind
+            for kind in kinds
             if (request := read(request_name(request_id, kind), Request)) is not None
         ]
         if len(requests) + len(problems) - slot_problems > 1:

@@ -40,6 +40,7 @@ T = TypeVar("T")
 MAX_JSON_DEPTH = 16  # records nest 3 deep; anything far deeper is hostile, not a newer format
 
 _SURROGATE_RE = re.compile("[\ud800-\udfff]")
+_SURROGATE_ESCAPE_RE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 class DecodeError(ValueError):
@@ -67,22 +68,27 @@ def _refuse_constant(name: str) -> Any:
     raise DecodeError(f"{name} is not a JSON number")
 
 
-def _check_tree(value: Any) -> None:
-    """Refuse absurd nesting and lone surrogates, iteratively (no recursion to exhaust)."""
+def _check_depth(value: Any) -> None:
+    """Refuse absurd nesting, iteratively (no recursion to exhaust)."""
     stack: list[tuple[Any, int]] = [(value, 1)]
     while stack:
         item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item
+        if depth > MAX_JSON_DEPTH:
+            raise DecodeError(f"nested deeper than {MAX_JSON_DEPTH} levels")
+        stack.extend((c, depth + 1) for c in children if isinstance(c, (dict, list)))
+
+
+def _check_surrogates(value: Any) -> None:
+    stack: list[Any] = [value]
+    while stack:
+        item = stack.pop()
         if isinstance(item, dict):
-            if depth > MAX_JSON_DEPTH:
-                raise DecodeError(f"nested deeper than {MAX_JSON_DEPTH} levels")
-            for key, child in item.items():
-                if _SURROGATE_RE.search(key):
-                    raise DecodeError("a key holds a lone surrogate")
-                stack.append((child, depth + 1))
+            if any(_SURROGATE_RE.search(key) for key in item):
+                raise DecodeError("a key holds a lone surrogate")
+            stack.extend(item.values())
         elif isinstance(item, list):
-            if depth > MAX_JSON_DEPTH:
-                raise DecodeError(f"nested deeper than {MAX_JSON_DEPTH} levels")
-            stack.extend((child, depth + 1) for child in item)
+            stack.extend(item)
         elif isinstance(item, str) and _SURROGATE_RE.search(item):
             raise DecodeError("a string holds a lone surrogate")
 
@@ -101,7 +107,11 @@ def loads_strict(data: bytes) -> Any:
         raise
     except ValueError as exc:  # json.JSONDecodeError, and int digits over the limit
         raise DecodeError(f"not valid JSON ({exc})") from None
-    _check_tree(value)
+    if isinstance(value, (dict, list)):
+        _check_depth(value)
+    # Strict UTF-8 has no surrogates: a lone one can only come from a \\uD800-style escape.
+    if _SURROGATE_ESCAPE_RE.search(text):
+        _check_surrogates(value)
     return value
 
 

@@ -116,8 +116,11 @@ def publish(dir_fd: int, tmp_fd: int, name: str, data: bytes) -> bool:
     return True
 
 
-def read_bytes(dir_fd: int, name: str, *, cap: int = MAX_RECORD_BYTES) -> bytes | None:
-    """The bytes of a channel file, None if it does not exist, or :class:`Unreadable`.
+def open_checked(
+    dir_fd: int, name: str, *, cap: int = MAX_RECORD_BYTES
+) -> tuple[int, os.stat_result] | None:
+    """Open a channel file for reading, checked; None if it does not exist, else the open
+    descriptor (the caller closes it) and its fstat. Raises :class:`Unreadable`.
 
     Refused: a symlink, anything but a regular file, another owner, more than two links (a
     published file has two for the instant between its ``link`` and the staged copy's unlink),
@@ -141,17 +144,35 @@ def read_bytes(dir_fd: int, name: str, *, cap: int = MAX_RECORD_BYTES) -> bytes 
             raise Unreadable(f"it has {st.st_nlink} hard links")
         if st.st_size > cap:
             raise Unreadable(f"it is {st.st_size} bytes, over the {cap}-byte cap")
-        chunks: list[bytes] = []
-        total = 0
-        while total <= cap:
-            chunk = os.read(fd, cap + 1 - total)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            total += len(chunk)
-        if total > cap:
-            raise Unreadable(f"it grew over the {cap}-byte cap while being read")
-        return b"".join(chunks)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, st
+
+
+def read_fd(fd: int, *, cap: int = MAX_RECORD_BYTES) -> bytes:
+    """All of an open file, refusing one that grows past *cap* while being read."""
+    chunks: list[bytes] = []
+    total = 0
+    while total <= cap:
+        chunk = os.read(fd, cap + 1 - total)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
+    if total > cap:
+        raise Unreadable(f"it grew over the {cap}-byte cap while being read")
+    return b"".join(chunks)
+
+
+def read_bytes(dir_fd: int, name: str, *, cap: int = MAX_RECORD_BYTES) -> bytes | None:
+    """The bytes of a channel file (checked as :func:`open_checked`), None if absent."""
+    opened = open_checked(dir_fd, name, cap=cap)
+    if opened is None:
+        return None
+    fd, _ = opened
+    try:
+        return read_fd(fd, cap=cap)
     finally:
         os.close(fd)
 

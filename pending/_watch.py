@@ -21,7 +21,15 @@ from enum import StrEnum
 from typing import Any
 
 import attrs
-from watchdog.events import FileSystemEvent, FileSystemEventHandler
+from watchdog.events import (
+    FileClosedEvent,
+    FileCreatedEvent,
+    FileDeletedEvent,
+    FileModifiedEvent,
+    FileMovedEvent,
+    FileSystemEvent,
+    FileSystemEventHandler,
+)
 from watchdog.observers.api import BaseObserver, ObservedWatch
 from watchdog.observers.polling import PollingObserver
 
@@ -40,6 +48,17 @@ LIVENESS_RECHECK_S = 1.0
 POLLING_INTERVAL_S = 0.5
 # watchdog 7 tells no handler of an inotify queue overflow; it logs this, and drops events.
 _WATCHDOG_INOTIFY_LOGGER = "watchdog.observers.inotify_c"
+
+
+# Only what can change a group. Never opens and reads: the watcher's own reads would then
+# each cause another event, and another read (measured: a loop that pegged a core).
+_CHANGES: list[type[FileSystemEvent]] = [
+    FileCreatedEvent,
+    FileDeletedEvent,
+    FileMovedEvent,
+    FileModifiedEvent,
+    FileClosedEvent,
+]
 
 
 class Backend(StrEnum):
@@ -208,7 +227,7 @@ class Watcher:
     def _schedule(self, observer: BaseObserver) -> BaseObserver:
         # Non-recursive: staging in .tmp/ stays invisible, so a publication is one event.
         self._watches = [
-            observer.schedule(self._handler, path, recursive=False)
+            observer.schedule(self._handler, path, recursive=False, event_filter=_CHANGES)
             for path in (str(self.channel.path), self._servers_path)
         ]
         try:
@@ -277,7 +296,10 @@ class Watcher:
 
     def _refresh(self, request_id: str, alive_cache: dict[str, bool] | None = None) -> None:
         """Re-read one ID and emit what changed since it was last known (lock held)."""
-        group, _ = self.channel._read_group(request_id)
+        known = self._known.get(request_id)
+        # A known request's kind is settled; a full scan still catches a second request file.
+        kinds = (known.status.kind,) if known else tuple(Kind)
+        group, _ = self.channel._read_group(request_id, kinds=kinds)
         status = self.channel._derive(group, alive_cache)
         self._update(request_id, status, emit=True)
 
