@@ -213,3 +213,17 @@ class Asker:
     def kill(self) -> None:
         self.process.kill()
         self.process.wait(timeout=30)
+
+
+def burst_filer(home: str, count: int, start: Any, results: Any) -> None:
+    """File and answer *count* requests as fast as possible (run in its own process)."""
+    with Channel.open(home) as channel, channel.server() as lock:
+        start.wait()
+        ids = []
+        for _ in range(count):
+            req = command(lock)
+            channel.file(req)
+            channel.answer(req.id, "once", kind=Kind.COMMAND, via="cli")
+            ids.append(req.id)
+        results.put(ids)
+        start.wait()  # keep the lock until the watcher has seen everything

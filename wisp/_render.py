@@ -92,3 +92,32 @@ def state_text(status: Status) -> str:
     if status.state is State.ANSWERED and status.answer is not None:
         return f"answered {status.answer.decision}"
     return status.state.value
+
+
+def transition_json(
+    event: str, status: Status | None, *, request_id: str, kind: str, ts: datetime
+) -> dict[str, Any]:
+    """One line of `wisp pending watch --json` (documented in docs/cli.md)."""
+    base: dict[str, Any] = {"event": event, "id": request_id, "kind": kind, "ts": format_time(ts)}
+    if status is None:
+        base["state"] = None
+        return base
+    return {**base, **status_json(status), "event": event, "ts": format_time(ts)}
+
+
+def transition_line(
+    event: str, status: Status | None, *, request_id: str, kind: str, ts: datetime
+) -> str:
+    """One line of `wisp pending watch` for people."""
+    clock = ts.astimezone().strftime("%H:%M:%S")
+    if status is None:
+        return f"{clock}  {event:<11}  {request_id}  {kind}"
+    detail = state_text(status) if event == "settled" else ""
+    if status.answer is not None and event == "answered":
+        answer = status.answer
+        detail = f"{answer.decision} by {one_line(answer.user, 20)} via {answer.via}"
+    if status.reason and event in ("stale", "settled"):
+        detail += f" ({one_line(status.reason, 60)})"
+    line = f"{clock}  {event:<11}  {request_id}  {kind:<8}  {asked(status.request)}"
+    line += f"  [{who(status.request)}]"
+    return f"{line}  {detail}".rstrip()

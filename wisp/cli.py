@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sys
 from typing import Annotated, Any, NoReturn
@@ -12,10 +13,19 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from pending import Channel, Kind, PendingError, State, wisp_home
+from pending import Channel, Kind, Missed, PendingError, State, Watcher, wisp_home
 from wisp import __version__
+from wisp._audit import audit
 from wisp._exit import ExitCode
-from wisp._render import age, asked, state_text, status_json, who
+from wisp._render import (
+    age,
+    asked,
+    state_text,
+    status_json,
+    transition_json,
+    transition_line,
+    who,
+)
 from wisp._text import visible
 
 WAITING = (State.FILED, State.ANSWERED, State.HANDED_OVER)
@@ -153,6 +163,79 @@ def sweep(
         )
 
 
+@pending_app.command("watch")
+def watch(
+    kind: Annotated[
+        list[Kind] | None, typer.Option("--kind", "-k", help="Only this kind (repeatable).")
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="One JSON object per line on stdout.")
+    ] = False,
+) -> None:
+    """What waits now, then one line per transition as it happens. Ctrl-C stops."""
+    channel = open_channel()
+    home = channel.home
+
+    def warn(message: str) -> None:
+        err.print(Text(f"wisp: {message}"))
+        audit(home, "watch.warning", entry_point="pending", message=message)
+
+    try:
+        channel.sweep()
+        watcher = Watcher(channel, on_warning=warn).start()
+    except (OSError, PendingError) as exc:
+        channel.close()
+        fail(f"cannot watch {channel.path}: {exc}. Check it with `wisp doctor`.")
+    kinds = set(kind) if kind else None
+    try:
+        subscription, snapshot = watcher.subscribe()
+        backend = "inotify" if watcher.backend and watcher.backend.value == "native" else "polling"
+        err.print(Text(f"wisp: watching {channel.path} ({backend}); Ctrl-C to stop"))
+        for status in snapshot:
+            if status.state in WAITING and (kinds is None or status.kind in kinds):
+                emit_transition(
+                    "waiting",
+                    status,
+                    status.id,
+                    status.kind.value,
+                    status.request.filed_at,
+                    as_json,
+                )
+        for item in subscription:
+            if isinstance(item, Missed):
+                err.print(
+                    f"wisp: missed {item.count} event(s): this terminal fell behind. "
+                    "Run `wisp pending` for the current state."
+                )
+                continue
+            if kinds is None or item.kind in kinds:
+                emit_transition(
+                    item.event.value, item.status, item.id, item.kind.value, item.ts, as_json
+                )
+    except KeyboardInterrupt:
+        pass
+    except BrokenPipeError:
+        # The reader went away (`| head`): stop quietly, and keep Python from complaining.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    finally:
+        watcher.stop()
+        channel.close()
+
+
+def emit_transition(
+    event: str, status: Any, request_id: str, kind: str, ts: Any, as_json: bool
+) -> None:
+    if as_json:
+        line = json.dumps(
+            transition_json(event, status, request_id=request_id, kind=kind, ts=ts),
+            ensure_ascii=False,
+        )
+    else:
+        line = transition_line(event, status, request_id=request_id, kind=kind, ts=ts)
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
 @app.command("doctor")
 def doctor(
     as_json: Annotated[bool, typer.Option("--json", help="The findings as JSON.")] = False,
@@ -202,4 +285,9 @@ def doctor(
 
 
 def main() -> None:
+    # watchdog logs a benign shutdown race at ERROR, and inotify overflows as warnings; the
+    # watcher hears the overflow through its own handler and says what matters itself.
+    watchdog_log = logging.getLogger("watchdog")
+    watchdog_log.addHandler(logging.NullHandler())
+    watchdog_log.propagate = False
     app()

@@ -1,0 +1,67 @@
+"""The audit log: one JSON object per line in `$WISP_HOME/logs/audit.jsonl`.
+
+Each record is written with a single `write(2)` on an `O_APPEND` descriptor, under an
+exclusive `flock`, so concurrent writers never interleave within a line. Auditing never fails
+the action it records: a log that cannot be written is reported on stderr, once per process.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from pending import SYSTEM_CLOCK, Clock, PendingError, format_time, open_private_dir
+
+LOGS_DIR = "logs"
+AUDIT_FILE = "audit.jsonl"
+_APPEND_FLAGS = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+
+_warned = False
+
+
+def audit_path(home: Path) -> Path:
+    return home / LOGS_DIR / AUDIT_FILE
+
+
+def audit(
+    home: Path, event: str, *, entry_point: str, clock: Clock = SYSTEM_CLOCK, **fields: Any
+) -> bool:
+    """Append one audit record; True if it was written."""
+    record = {
+        "ts": format_time(clock.now()),
+        "event": event,
+        "entryPoint": entry_point,
+        "pid": os.getpid(),
+        **{key: value for key, value in fields.items() if value is not None},
+    }
+    line = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+    try:
+        home_fd = open_private_dir(str(home))
+        try:
+            logs_fd = open_private_dir(str(home / LOGS_DIR), parent_fd=home_fd, name=LOGS_DIR)
+        finally:
+            os.close(home_fd)
+        try:
+            fd = os.open(AUDIT_FILE, _APPEND_FLAGS, 0o600, dir_fd=logs_fd)
+        finally:
+            os.close(logs_fd)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            os.write(fd, line)
+        finally:
+            os.close(fd)  # releases the lock
+    except (OSError, PendingError) as exc:
+        _warn_once(f"wisp: could not write the audit log {audit_path(home)}: {exc}")
+        return False
+    return True
+
+
+def _warn_once(message: str) -> None:
+    global _warned
+    if not _warned:
+        _warned = True
+        sys.stderr.write(message + "\n")
