@@ -16,7 +16,14 @@ from pending._channel import (
     make_request,
     wisp_home,
 )
-from pending._clock import SYSTEM_CLOCK, Clock, SystemClock, format_time, parse_time
+from pending._clock import (
+    SYSTEM_CLOCK,
+    Clock,
+    SystemClock,
+    format_time,
+    parse_time,
+    record_time,
+)
 from pending._convert import DecodeError, binding_digest, from_json, loads_strict, to_json
 from pending._errors import (
     AlreadyAnswered,
@@ -143,6 +150,7 @@ __all__ = [
     "new_id",
     "open_private_dir",
     "parse_time",
+    "record_time",
     "to_json",
     "validate_id",
     "watching",

@@ -11,10 +11,19 @@ import fcntl
 import json
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pending import SYSTEM_CLOCK, Clock, PendingError, format_time, open_private_dir
+from pending import (
+    SYSTEM_CLOCK,
+    Clock,
+    PendingError,
+    Request,
+    format_time,
+    open_private_dir,
+    to_json,
+)
 
 LOGS_DIR = "logs"
 AUDIT_FILE = "audit.jsonl"
@@ -28,15 +37,20 @@ def audit_path(home: Path) -> Path:
 
 
 def audit(
-    home: Path, event: str, *, entry_point: str, clock: Clock = SYSTEM_CLOCK, **fields: Any
+    home: Path,
+    event: str,
+    fields: Mapping[str, Any] | None = None,
+    *,
+    entry_point: str,
+    clock: Clock = SYSTEM_CLOCK,
 ) -> bool:
-    """Append one audit record; True if it was written."""
+    """Append one audit record (``None`` fields left out); True if it was written."""
     record = {
         "ts": format_time(clock.now()),
         "event": event,
         "entryPoint": entry_point,
         "pid": os.getpid(),
-        **{key: value for key, value in fields.items() if value is not None},
+        **{key: value for key, value in (fields or {}).items() if value is not None},
     }
     line = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
     try:
@@ -65,3 +79,11 @@ def _warn_once(message: str) -> None:
     if not _warned:
         _warned = True
         sys.stderr.write(message + "\n")
+
+
+def request_fields(request: Request) -> dict[str, Any]:
+    """What every audit record about a request carries: its id, kind and binding's fields."""
+    fields: dict[str, Any] = {"id": request.id, "kind": request.kind.value}
+    fields.update(to_json(request.binding))
+    fields["server"] = request.server.id
+    return fields

@@ -1,0 +1,115 @@
+"""Settings, from `$WISP_HOME/config.json` (nested by the dots in their names), with types."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from pending import DecodeError, loads_strict
+from pending._fsio import Unreadable, read_bytes
+
+CONFIG_FILE = "config.json"
+
+
+class ConfigError(Exception):
+    """The config file cannot be used; the message names the file, the key and the fix."""
+
+
+@attrs.frozen(kw_only=True)
+class Setting:
+    key: str
+    default: Any
+    check: Callable[[Any], bool]
+    kind: str  # described for people
+    doc: str
+
+
+def _nonneg_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _nonneg_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and value >= 0
+
+
+def _positive_number(value: Any) -> bool:
+    return _nonneg_number(value) and value > 0
+
+
+SETTINGS: dict[str, Setting] = {
+    s.key: s
+    for s in (
+        Setting(
+            key="approval.timeoutSeconds",
+            default=600,
+            check=_nonneg_int,
+            kind="whole seconds, 0 or more",
+            doc="How long a command approval or a question waits for you; 0 waits forever.",
+        ),
+        Setting(
+            key="answer.waitSeconds",
+            default=3.0,
+            check=_nonneg_number,
+            kind="seconds, 0 or more",
+            doc="After you answer, how long the command waits to report the asker's outcome.",
+        ),
+        Setting(
+            key="watch.livenessSeconds",
+            default=1.0,
+            check=_positive_number,
+            kind="seconds, more than 0",
+            doc="How often a watcher re-checks that askers with waiting requests still live.",
+        ),
+    )
+}
+
+
+@attrs.frozen
+class Config:
+    values: dict[str, Any]
+
+    def __getitem__(self, key: str) -> Any:
+        return self.values.get(key, SETTINGS[key].default)
+
+
+def load_config(home: Path) -> Config:
+    """The settings in effect: the file's, checked, over the defaults."""
+    path = home / CONFIG_FILE
+    try:
+        fd = os.open(str(home), os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return Config({})
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
+    try:
+        data = read_bytes(fd, CONFIG_FILE)
+    except Unreadable as exc:
+        raise ConfigError(f"cannot use {path}: {exc}. Fix or remove it.") from None
+    finally:
+        os.close(fd)
+    if data is None:
+        return Config({})
+    try:
+        tree = loads_strict(data)
+    except DecodeError as exc:
+        raise ConfigError(f"{path} is not valid: {exc}. Fix or remove it.") from None
+    if not isinstance(tree, dict):
+        raise ConfigError(f"{path} must hold a JSON object. Fix or remove it.")
+    values: dict[str, Any] = {}
+    for key, setting in SETTINGS.items():
+        node: Any = tree
+        for part in key.split("."):
+            node = node.get(part) if isinstance(node, dict) else None
+        if node is None:
+            continue
+        if not setting.check(node):
+            raise ConfigError(
+                f"{path}: {key} is {node!r}, but it takes {setting.kind}. "
+                f"Fix it, or remove it for the default ({setting.default!r})."
+            )
+        values[key] = node
+    return Config(values)
