@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -227,3 +229,56 @@ def burst_filer(home: str, count: int, start: Any, results: Any) -> None:
             ids.append(req.id)
         results.put(ids)
         start.wait()  # keep the lock until the watcher has seen everything
+
+
+ANSWER_LINE = re.compile(r"wisp (?:approvals approve|questions answer) ([0-9a-f]+)")
+
+
+class AskingCommand:
+    """`wisp approvals request …` or `wisp questions ask …` running in its own process."""
+
+    def __init__(self, *args: str) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "wisp", *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert self.process.stderr is not None
+        self.prompt = ""
+        for line in self.process.stderr:
+            self.prompt += line
+            found = ANSWER_LINE.search(line)
+            if found:
+                self.id = found.group(1)
+                break
+        else:
+            raise AssertionError(f"no request was filed: {self.prompt!r}")
+
+    def result(self, timeout: float = 60) -> tuple[int, str, str]:
+        out, err = self.process.communicate(timeout=timeout)
+        return self.process.returncode, out, self.prompt + err
+
+
+def in_terminal(*args: str, timeout: float = 60) -> tuple[int, str]:
+    """Run `wisp ARGS` with a real pseudo-terminal as its stdin/stdout, as a person would."""
+    import pexpect
+
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "wisp", *args],
+        encoding="utf-8",
+        timeout=timeout,
+        dimensions=(40, 250),
+    )
+    child.expect(pexpect.EOF)
+    child.close()
+    output = (child.before or "").replace("\r\n", "\n")
+    return child.exitstatus, output
+
+
+def audit_records(home: Path) -> list[dict[str, Any]]:
+    path = home / "logs" / "audit.jsonl"
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines()]

@@ -73,11 +73,18 @@ class TestPendingList:
         assert row["server"]["alive"] is True and row["server"]["pid"] == os.getpid()
         assert row["binding"]["value"] == "BLUE HERON"
 
-    def test_kind_filter_and_all(self, channel: Channel) -> None:
-        """`--kind` narrows; stale requests show only with `--all` (after the list's sweep)."""
+    def test_kind_filter_stale_once_then_swept(self, channel: Channel) -> None:
+        """A stale request is listed once, with why; the sweep after the listing settles it,
+        so it shows next only with `--all`. `--kind` narrows."""
         with channel.server() as lock:
             channel.file(command(lock))
             channel.file(fact(lock))
+        rows = json.loads(run_wisp("pending", "--json").stdout)
+        assert [(r["kind"], r["state"]) for r in rows] == [
+            ("command", "stale"),
+            ("fact", "handed-over"),
+        ]
+        assert "has stopped" in rows[0]["reason"]
         rows = json.loads(run_wisp("pending", "--json").stdout)
         assert [r["kind"] for r in rows] == ["fact"]
         rows = json.loads(run_wisp("pending", "--all", "--json", "--kind", "command").stdout)

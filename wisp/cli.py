@@ -6,16 +6,16 @@ import json
 import logging
 import os
 import sys
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from pending import Channel, Kind, Missed, PendingError, State, Watcher, wisp_home
 from wisp import __version__
 from wisp._audit import audit
+from wisp._console import err, fail, open_channel, out, print_json
 from wisp._exit import ExitCode
 from wisp._render import (
     age,
@@ -29,6 +29,9 @@ from wisp._render import (
 from wisp._text import visible
 
 WAITING = (State.FILED, State.ANSWERED, State.HANDED_OVER)
+# What `wisp pending` shows by default: what waits, and what went stale (with why) before the
+# sweep that follows the listing settles it.
+LISTED = (*WAITING, State.STALE)
 
 app = typer.Typer(
     name="wisp",
@@ -37,6 +40,8 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     rich_markup_mode=None,
+    # A bug's traceback stays plain, and never prints local variables.
+    pretty_exceptions_enable=False,
 )
 pending_app = typer.Typer(
     help="List what waits for you across every kind; watch or sweep the channel.",
@@ -44,26 +49,6 @@ pending_app = typer.Typer(
     rich_markup_mode=None,
 )
 app.add_typer(pending_app, name="pending")
-
-out = Console(highlight=False, soft_wrap=False)
-err = Console(stderr=True, highlight=False, soft_wrap=True)  # never break a fix command
-
-
-def fail(message: str, code: ExitCode = ExitCode.ERROR) -> NoReturn:
-    """Say what happened and what to do (the message's job), on stderr; exit with *code*."""
-    err.print(Text(f"wisp: {message}"))
-    raise typer.Exit(int(code))
-
-
-def open_channel() -> Channel:
-    try:
-        return Channel.open(wisp_home())
-    except PendingError as exc:
-        fail(str(exc))
-
-
-def print_json(value: Any) -> None:
-    sys.stdout.write(json.dumps(value, ensure_ascii=False) + "\n")
 
 
 def _version(value: bool) -> None:
@@ -84,9 +69,9 @@ def root(
 
 def list_requests(kinds: list[Kind] | None, show_all: bool, as_json: bool) -> None:
     with open_channel() as channel:
-        channel.sweep()
-        listing = channel.listing(kinds=kinds, states=None if show_all else WAITING)
+        listing = channel.listing(kinds=kinds, states=None if show_all else LISTED)
         now = channel.clock.now()
+        channel.sweep()  # after listing, so a request gone stale is shown once as stale
     if as_json:
         print_json([status_json(s) for s in listing.statuses])
         return
@@ -178,7 +163,7 @@ def watch(
 
     def warn(message: str) -> None:
         err.print(Text(f"wisp: {message}"))
-        audit(home, "watch.warning", entry_point="pending", message=message)
+        audit(home, "watch.warning", {"message": message}, entry_point="pending")
 
     try:
         channel.sweep()
@@ -282,6 +267,16 @@ def doctor(
             )
     if listing.problems:
         raise typer.Exit(int(ExitCode.NO))
+
+
+def _register_faces() -> None:
+    from wisp._cli_requests import approvals_app, questions_app
+
+    app.add_typer(approvals_app, name="approvals")
+    app.add_typer(questions_app, name="questions")
+
+
+_register_faces()
 
 
 def main() -> None:

@@ -1,0 +1,214 @@
+"""Ask from one terminal, answer from another: command approvals end to end."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from helpers import Asker, AskingCommand, audit_records, fact, in_terminal, run_wisp, wait_until
+
+from pending import Channel, Kind, Outcome, State
+from wisp._asking import ApprovalGate
+from wisp._asking import Asker as AskingServer
+
+
+class TestRoundTrip:
+    def test_approve_once(self, home: Path) -> None:
+        """An asker waits; a person approves under a pty; the asker prints it and exits 0;
+        the audit log holds pending, answered and settled."""
+        asking = AskingCommand("approvals", "request", "--", "make", "deploy")
+        assert "make deploy" in asking.prompt
+        code, output = in_terminal("approvals", "approve", asking.id)
+        assert code == 0, output
+        assert f"approved once ({asking.id}); the asker has it." in output
+        code, out, _ = asking.result()
+        assert (code, out.strip()) == (0, "approved once")
+        events = [(r["event"], r["pid"]) for r in audit_records(home) if r.get("id") == asking.id]
+        assert [e for e, _ in events] == [
+            "approval.pending",
+            "approval.answered",
+            "approval.settled",
+        ]
+        assert events[0][1] == events[2][1] == asking.process.pid != events[1][1]
+        answered = next(r for r in audit_records(home) if r["event"] == "approval.answered")
+        assert (answered["via"], answered["kind"], answered["command"]) == (
+            "cli",
+            "command",
+            "make deploy",
+        )
+        settled = next(r for r in audit_records(home) if r["event"] == "approval.settled")
+        assert (settled["outcome"], settled["decision"], settled["entryPoint"]) == (
+            "answered",
+            "once",
+            "approvals",
+        )
+
+    def test_deny_with_reason(self, home: Path) -> None:
+        """A denial exits 1 and carries the person's reason to the asker."""
+        asking = AskingCommand("approvals", "request", "--json", "--", "rm", "-rf", "build")
+        code, output = in_terminal("approvals", "deny", asking.id, "--reason", "not today")
+        assert code == 0 and "denied" in output
+        code, out, _ = asking.result()
+        verdict = json.loads(out)
+        assert code == 1
+        assert verdict == {
+            "id": asking.id,
+            "approved": False,
+            "outcome": "answered",
+            "scope": None,
+            "grant": None,
+            "reason": "not today",
+        }
+
+    def test_json_verdict_when_approved(self, home: Path) -> None:
+        """`--json` prints the verdict as one object."""
+        asking = AskingCommand("approvals", "request", "--json", "--cwd", "/tmp", "--", "ls")
+        in_terminal("approvals", "approve", asking.id, "--scope", "session")
+        code, out, _ = asking.result()
+        assert code == 0
+        assert json.loads(out) == {
+            "id": asking.id,
+            "approved": True,
+            "outcome": "answered",
+            "scope": "session",
+            "grant": None,
+            "reason": None,
+        }
+
+    def test_the_answer_wakes_the_asker_by_event(self, channel: Channel) -> None:
+        """From the answer's publication to the gate's return is far under the 200 ms a
+        polling loop would cost (bench/latency.py measures it properly)."""
+        got: list[tuple[float, object]] = []
+        filed = threading.Event()
+        ids: list[str] = []
+
+        def ask() -> None:
+            with AskingServer(channel, entry_point="approvals") as asker:
+                gate = ApprovalGate(asker, timeout_s=30)
+                approval = gate.request(
+                    "make deploy", "/srv", on_filed=lambda r: (ids.append(r.id), filed.set())
+                )
+                got.append((time.monotonic(), approval))
+
+        thread = threading.Thread(target=ask)
+        thread.start()
+        assert filed.wait(10)
+        time.sleep(0.05)  # let the asker settle into its wait: an idle asker is the case
+        t0 = time.monotonic()
+        channel.answer(ids[0], "once", kind=Kind.COMMAND, via="cli")
+        thread.join(10)
+        woke, approval = got[0]
+        assert approval.approved  # type: ignore[attr-defined]
+        assert woke - t0 < 0.1
+
+
+class TestRefusals:
+    def test_not_a_terminal(self, home: Path, channel: Channel) -> None:
+        """Without a terminal on stdin, an answer is refused with exit 2 and nothing written."""
+        asking = AskingCommand("approvals", "request", "--timeout", "30", "--", "ls")
+        try:
+            out = run_wisp("approvals", "approve", asking.id, stdin=subprocess.DEVNULL)
+            assert out.returncode == 2
+            assert "only from a terminal" in out.stderr and "Nothing was written" in out.stderr
+            assert channel.status(asking.id).state is State.FILED
+        finally:
+            asking.process.send_signal(signal.SIGINT)
+            asking.result()
+
+    @pytest.mark.parametrize(
+        ("args", "message"),
+        [
+            (("approvals", "approve", "a1b2c3d4"), "no request a1b2c3d4"),
+            (("approvals", "approve", "../etc/passwd"), "is not a request ID"),
+            (("approvals", "deny", "A1B2C3D4"), "is not a request ID"),
+            (("questions", "answer", "a1b2c3d4", "yes"), "no request a1b2c3d4"),
+            (("approvals", "approve", "a1b2c3d4", "--scope", "forever"), "--scope takes one"),
+        ],
+    )
+    def test_unknown_and_malformed(self, home: Path, args: tuple[str, ...], message: str) -> None:
+        """Unknown and malformed IDs are refused, exit 1 (a bad option: 2), nothing written."""
+        code, output = in_terminal(*args)
+        assert code == (2 if "--scope" in args else 1)
+        assert message in output and "Traceback" not in output
+        assert not (home / "pending").exists() or not [
+            p for p in (home / "pending").iterdir() if p.name.endswith(".answer.json")
+        ]
+
+    def test_already_answered(self, home: Path, channel: Channel) -> None:
+        """A second answer is refused with who answered, how and when."""
+        with channel.server() as lock:
+            from helpers import command
+
+            req = command(lock)
+            channel.file(req)
+            channel.answer(req.id, "no", kind=Kind.COMMAND, via="tui")
+            code, output = in_terminal("approvals", "approve", req.id)
+        assert code == 1
+        assert "already answered 'no'" in output and "via tui" in output
+
+    def test_settled_after_a_timeout(self, home: Path) -> None:
+        """A short timeout ends timed-out, exit 124; answering then is refused as ended."""
+        asking = AskingCommand("approvals", "request", "--timeout", "0.5", "--", "ls")
+        code, out, _ = asking.result()
+        assert (code, out.strip()) == (124, "timed out")
+        code, output = in_terminal("approvals", "approve", asking.id)
+        assert code == 1 and "already ended: timed-out" in output
+        assert [r["outcome"] for r in audit_records(home) if r["event"] == "approval.settled"] == [
+            "timed-out"
+        ]
+
+    def test_wrong_kind_names_the_right_command(self, home: Path, channel: Channel) -> None:
+        """A fact approved as a command is refused, naming `wisp facts keep`."""
+        with channel.server() as lock:
+            req = fact(lock)
+            channel.file(req)
+            code, output = in_terminal("approvals", "approve", req.id)
+            assert code == 1
+            assert f"`wisp facts keep {req.id}`" in output
+            code, output = in_terminal("questions", "decline", req.id)
+            assert code == 1 and "is a fact request" in output
+
+    def test_a_killed_asker(self, home: Path) -> None:
+        """SIGKILL: the request shows stale in `wisp pending`, answering is refused, and a
+        sweep has settled it stale."""
+        child = Asker(home, "command")
+        (request_id,) = child.filed()
+        child.kill()
+        rows = json.loads(run_wisp("pending", "--json").stdout)
+        assert [(r["id"], r["state"]) for r in rows] == [(request_id, "stale")]
+        code, output = in_terminal("approvals", "approve", request_id)
+        assert code == 1 and "stale" in output
+        run_wisp("pending", "sweep")
+        with Channel.open(home) as channel:
+            settled = channel.status(request_id).settled
+            assert settled is not None and settled.outcome is Outcome.STALE
+
+
+class TestWithdraw:
+    def test_ctrl_c_withdraws(self, home: Path) -> None:
+        """Ctrl-C on the asker withdraws the request before exiting 1."""
+        asking = AskingCommand("approvals", "request", "--", "make", "deploy")
+        asking.process.send_signal(signal.SIGINT)
+        code, out, _ = asking.result()
+        assert code == 1 and out.startswith("withdrawn")
+        with Channel.open(home) as channel:
+            status = channel.status(asking.id)
+        assert status.state is State.SETTLED and status.outcome is Outcome.WITHDRAWN
+        assert "approval.withdrawn" in [r["event"] for r in audit_records(home)]
+        code, output = in_terminal("approvals", "approve", asking.id)
+        assert code == 1 and "withdrawn" in output
+
+
+class TestAnswerReport:
+    def test_the_answerer_reports_the_askers_outcome(self, home: Path, channel: Channel) -> None:
+        """After answering, the command waits for the watching asker's outcome and says so."""
+        asking = AskingCommand("approvals", "request", "--", "ls")
+        wait_until(lambda: channel.status(asking.id).state is State.FILED)
+        code, output = in_terminal("approvals", "approve", asking.id, "--scope", "project")
+        asking.result()
+        assert code == 0 and f"approved project ({asking.id}); the asker has it." in output

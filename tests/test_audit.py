@@ -1,0 +1,45 @@
+"""The audit log: one JSON object per line, never interleaved."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+from pathlib import Path
+
+from wisp._audit import audit, audit_path
+
+
+def writer(home: str, index: int, count: int) -> None:
+    for n in range(count):
+        audit(
+            Path(home),
+            "test.line",
+            {"writer": index, "n": n, "pad": "x" * 3000},
+            entry_point="test",
+        )
+
+
+class TestAudit:
+    def test_concurrent_writers_never_interleave(self, home: Path) -> None:
+        """8 processes each write 200 long records: every line parses, none is lost."""
+        ctx = multiprocessing.get_context("spawn")
+        procs = [ctx.Process(target=writer, args=(str(home), i, 200)) for i in range(8)]
+        for p in procs:
+            p.start()
+        for p in procs:
+            p.join(60)
+            assert p.exitcode == 0
+        lines = audit_path(home).read_text().splitlines()
+        records = [json.loads(line) for line in lines]
+        assert len(records) == 1600
+        assert {(r["writer"], r["n"]) for r in records} == {
+            (i, n) for i in range(8) for n in range(200)
+        }
+        assert all({"ts", "event", "entryPoint", "pid"} <= set(r) for r in records)
+        assert oct(audit_path(home).stat().st_mode & 0o777) == "0o600"
+
+    def test_an_unwritable_log_never_fails_the_action(self, home: Path, capsys: object) -> None:
+        """If the log cannot be written the caller goes on; stderr says so once."""
+        home.mkdir(mode=0o700)
+        (home / "logs").write_text("not a directory")
+        assert audit(home, "x", entry_point="test") is False

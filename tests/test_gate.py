@@ -1,0 +1,205 @@
+"""The approval gate as a library: grants, checks on the answer, deadlines."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import attrs
+import pytest
+from helpers import audit_records, wait_until
+
+from pending import Channel, Outcome, Request, State, binding_digest, to_json
+from pending._convert import dumps_record
+from wisp._asking import Approval, ApprovalGate, Asker, QuestionAsker
+from wisp._grants import GrantsError, GrantStore, project_of
+
+
+@pytest.fixture
+def asker(channel: Channel) -> Iterator[Asker]:
+    with Asker(channel, entry_point="approvals") as a:
+        yield a
+
+
+def answer_when_filed(
+    channel: Channel, decision: str
+) -> tuple[threading.Thread, Callable[[Request], None]]:
+    """A hook for `on_filed`, and the thread that answers the request once it is filed."""
+    filed: list[Request] = []
+    ready = threading.Event()
+
+    def run() -> None:
+        ready.wait(10)
+        channel.answer(filed[0].id, decision, kind=filed[0].kind, via="cli")
+
+    def hook(request: Request) -> None:
+        filed.append(request)
+        ready.set()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread, hook
+
+
+def ask(
+    gate: ApprovalGate,
+    channel: Channel,
+    decision: str | None,
+    command: str = "make deploy",
+    cwd: str = "/srv/shop",
+    **kw: object,
+) -> Approval:
+    thread, hook = answer_when_filed(channel, decision)
+    try:
+        return gate.request("make deploy", cwd, on_filed=hook, timeout_s=10)
+    finally:
+        thread.join(10)
+
+
+class TestGrants:
+    def test_once_grants_nothing(self, asker: Asker, channel: Channel) -> None:
+        """`once` covers this request only: the same command is asked again."""
+        gate = ApprovalGate(asker, timeout_s=10)
+        assert ask(gate, channel, "once").scope == "once"
+        assert ask(gate, channel, "no").approved is False
+
+    def test_session_covers_the_same_command_from_this_server(
+        self, asker: Asker, channel: Channel
+    ) -> None:
+        """`session` approves the identical command again without asking, for this gate only."""
+        gate = ApprovalGate(asker, timeout_s=10)
+        ask(gate, channel, "session")
+        again = gate.request("make deploy", "/elsewhere", timeout_s=0.5)
+        assert (again.approved, again.outcome, again.scope) == (True, "granted", "session")
+        assert gate.request("make deploy ", "/srv", timeout_s=0.3).outcome == "timed-out"
+        other = ApprovalGate(asker, timeout_s=10)
+        assert other.request("make deploy", "/srv", timeout_s=0.3).outcome == "timed-out"
+        granted = [r for r in audit_records(asker.home) if r["event"] == "approval.granted"]
+        assert [(r["command"], r["scope"]) for r in granted] == [("make deploy", "session")]
+
+    def test_project_covers_the_same_command_under_the_project(
+        self, asker: Asker, channel: Channel, tmp_path: Path
+    ) -> None:
+        """`project` covers the command anywhere under the project's root, not elsewhere."""
+        project = tmp_path / "shop"
+        (project / ".git").mkdir(parents=True)
+        (project / "src").mkdir()
+        gate = ApprovalGate(asker, timeout_s=10)
+        first = ask(gate, channel, "project", cwd=str(project / "src"))
+        assert first.grant is not None and first.grant.project == str(project)
+        fresh = ApprovalGate(asker, timeout_s=10)  # a new server: the store still holds it
+        assert fresh.request("make deploy", str(project), timeout_s=0.3).outcome == "granted"
+        assert fresh.request("make deploy", str(tmp_path), timeout_s=0.3).outcome == "timed-out"
+
+    def test_always_covers_the_command_anywhere_until_revoked(
+        self, asker: Asker, channel: Channel
+    ) -> None:
+        """`always` is stored; revoking it makes the command asked about again."""
+        gate = ApprovalGate(asker, timeout_s=10)
+        grant = ask(gate, channel, "always").grant
+        assert grant is not None
+        store = GrantStore(asker.home)
+        assert [g.id for g in store.list()] == [grant.id]
+        assert ApprovalGate(asker, timeout_s=1).request("make deploy", "/").outcome == "granted"
+        assert store.revoke(grant.id) == grant
+        assert ApprovalGate(asker, timeout_s=0.3).request("make deploy", "/").outcome == "timed-out"
+
+    def test_a_damaged_store_is_kept_and_grants_nothing(
+        self, asker: Asker, channel: Channel
+    ) -> None:
+        """A corrupt grants.json is never overwritten; nothing is granted from it."""
+        path = asker.home / "grants.json"
+        path.write_text('{"grants": [oops')
+        os.chmod(path, 0o600)
+        gate = ApprovalGate(asker, timeout_s=10)
+        assert gate.request("make deploy", "/", timeout_s=0.3).outcome == "timed-out"
+        with pytest.raises(GrantsError, match="damaged"):
+            GrantStore(asker.home).list()
+        with pytest.raises(GrantsError):
+            GrantStore(asker.home).add(scope="always", command="x", cwd="/", request="a", user="u")
+        assert path.read_text() == '{"grants": [oops'
+
+    def test_concurrent_grants_are_all_kept(self, home: Path) -> None:
+        """Writers racing on the store lose nothing (temp + fsync + rename under a lock)."""
+        store = GrantStore(home)
+        threads = [
+            threading.Thread(
+                target=store.add,
+                kwargs={
+                    "scope": "always",
+                    "command": f"cmd {i}",
+                    "cwd": "/",
+                    "request": "r",
+                    "user": "u",
+                },
+            )
+            for i in range(20)
+        ]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert sorted(g.command for g in store.list()) == sorted(f"cmd {i}" for i in range(20))
+        assert json.loads((home / "grants.json").read_text())["format"] == 1
+
+    def test_project_of(self, tmp_path: Path) -> None:
+        """The project is the nearest ancestor with `.git`, else the directory itself."""
+        (tmp_path / "a" / ".git").mkdir(parents=True)
+        (tmp_path / "a" / "b" / "c").mkdir(parents=True)
+        assert project_of(str(tmp_path / "a" / "b" / "c")) == str(tmp_path / "a")
+        assert project_of(str(tmp_path)) == str(tmp_path.resolve())
+
+
+class TestChecks:
+    def test_an_answer_to_a_changed_request_fails(self, asker: Asker, channel: Channel) -> None:
+        """The request file is swapped (another command, a matching digest) after the person
+        saw it; their answer, bound to what they saw, is not applied: it ends failed."""
+        filed: list[Request] = []
+        ready = threading.Event()
+
+        def swap_then_answer() -> None:
+            ready.wait(10)
+            seen = filed[0]
+            swapped = attrs.evolve(seen, binding=attrs.evolve(seen.binding, command="rm -rf /"))
+            swapped = attrs.evolve(swapped, binding_digest=binding_digest(swapped.binding))
+            staged = channel.path / ".tmp" / "attacker"
+            staged.write_bytes(dumps_record(to_json(swapped)))
+            os.replace(staged, channel.path / f"{seen.id}.request.json")
+            # The person's answer to what they were shown (the original command):
+            channel._publish_answer(channel._new_answer(seen, "once", via="cli"))
+
+        thread = threading.Thread(target=swap_then_answer)
+        thread.start()
+        try:
+            approval = ApprovalGate(asker, timeout_s=10).request(
+                "make deploy", "/", on_filed=lambda r: (filed.append(r), ready.set())
+            )
+        finally:
+            thread.join(10)
+        assert (approval.approved, approval.outcome) == (False, "failed")
+        assert approval.reason is not None and "changed" in approval.reason
+
+    def test_a_deadline_racing_an_answer(self, asker: Asker, channel: Channel) -> None:
+        """The timeout claims the slot; had the person's answer been first, it would stand."""
+        gate = ApprovalGate(asker, timeout_s=0.2)
+        approval = gate.request("make deploy", "/")
+        assert approval.outcome == "timed-out"
+        status = channel.status(approval.request_id)  # type: ignore[arg-type]
+        assert status.outcome is Outcome.TIMED_OUT and status.answer.via == "asker"  # type: ignore[union-attr]
+
+    def test_close_withdraws_what_waits(self, channel: Channel) -> None:
+        """A stopping server withdraws its waiting commands and questions."""
+        asker = Asker(channel, entry_point="approvals")
+        gate = QuestionAsker(asker, timeout_s=0)
+        filed: list[Request] = []
+        thread = threading.Thread(target=lambda: gate.ask("still there?", on_filed=filed.append))
+        thread.start()
+        wait_until(lambda: filed)
+        asker.withdraw()
+        thread.join(10)
+        asker.close()
+        assert channel.status(filed[0].id).outcome is Outcome.WITHDRAWN
+        assert channel.status(filed[0].id).state is State.SETTLED

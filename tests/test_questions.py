@@ -1,0 +1,74 @@
+"""Questions end to end: asked from a script, answered or declined from a terminal."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from helpers import AskingCommand, audit_records, in_terminal
+
+
+class TestQuestions:
+    def test_answered_text_alone_on_stdout(self, home: Path) -> None:
+        """The answer's text, and only it, goes to stdout; exit 0."""
+        asking = AskingCommand(
+            "questions",
+            "ask",
+            "Which environment?",
+            "--option",
+            "staging",
+            "--option",
+            "production",
+        )
+        assert "staging, production" in asking.prompt
+        code, output = in_terminal("questions", "answer", asking.id, "production")
+        assert code == 0 and "the asker has it" in output
+        code, out, _ = asking.result()
+        assert (code, out) == (0, "production\n")
+        events = [r["event"] for r in audit_records(home) if r.get("id") == asking.id]
+        assert events == ["approval.pending", "approval.answered", "approval.settled"]
+        assert audit_records(home)[0]["question"] == "Which environment?"
+
+    def test_an_option_not_offered_is_refused(self, home: Path) -> None:
+        """With fixed options, other text is refused, listing the options; nothing written."""
+        asking = AskingCommand("questions", "ask", "Which?", "--option", "a", "--option", "b")
+        code, output = in_terminal("questions", "answer", asking.id, "c")
+        assert code == 1 and "'a', 'b'" in output
+        code, _ = in_terminal("questions", "answer", asking.id, "b")
+        assert code == 0
+        assert asking.result()[1] == "b\n"
+
+    def test_free_text(self, home: Path) -> None:
+        """Without options any text is an answer."""
+        asking = AskingCommand("questions", "ask", "--json", "What is the codename?")
+        in_terminal("questions", "answer", asking.id, "BLUE HERON")
+        code, out, _ = asking.result()
+        assert code == 0
+        assert json.loads(out) == {
+            "id": asking.id,
+            "outcome": "answered",
+            "text": "BLUE HERON",
+            "reason": None,
+        }
+
+    def test_declined(self, home: Path) -> None:
+        """A declined question exits 1 and prints nothing on stdout."""
+        asking = AskingCommand("questions", "ask", "Deploy now?")
+        code, output = in_terminal("questions", "decline", asking.id)
+        assert code == 0 and "declined" in output
+        code, out, err = asking.result()
+        assert (code, out) == (1, "") and "declined" in err
+
+    def test_timed_out(self, home: Path) -> None:
+        """No answer by the timeout: exit 124."""
+        asking = AskingCommand("questions", "ask", "--timeout", "0.3", "Anyone?")
+        code, out, err = asking.result()
+        assert (code, out) == (124, "") and "timed out" in err
+
+    def test_a_command_answer_to_a_question_is_refused(self, home: Path) -> None:
+        """Approving a question names `wisp questions answer`."""
+        asking = AskingCommand("questions", "ask", "--timeout", "20", "Now?")
+        code, output = in_terminal("approvals", "approve", asking.id)
+        assert code == 1 and f"`wisp questions answer {asking.id} TEXT`" in output
+        in_terminal("questions", "decline", asking.id)
+        asking.result()
