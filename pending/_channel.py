@@ -461,7 +461,7 @@ class Channel:
         assert status is not None
         if status.state is State.SETTLED:
             settled = status.settled or ending_of(status.answer)  # type: ignore[arg-type]
-            raise AlreadySettled(settled)
+            raise AlreadySettled(settled, status.answer)
         if status.state is State.ANSWERED and status.answer is not None:
             raise AlreadyAnswered(status.answer)
         if status.state is State.STALE:

@@ -116,16 +116,23 @@ class AlreadyAnswered(PendingError):
 class AlreadySettled(PendingError):
     """The request has ended (answered and applied, timed out, withdrawn, failed, or stale)."""
 
-    def __init__(self, settled: Settled) -> None:
+    def __init__(self, settled: Settled, answer: Answer | None = None) -> None:
         from pending._clock import format_time
 
         detail = f" ({settled.reason})" if settled.reason else ""
         decision = f" {settled.decision!r}" if settled.decision else ""
+        by = ""
+        if answer is not None and not answer.is_tombstone:
+            by = (
+                f", answered by {answer.user} via {answer.via} at {format_time(answer.answered_at)}"
+            )
         super().__init__(
-            f"request {settled.id} has already ended: {settled.outcome}{decision}{detail} "
-            f"at {format_time(settled.settled_at)}. It takes no more answers; nothing to do."
+            f"request {settled.id} has already ended: {settled.outcome}{decision}{detail}{by}; "
+            f"ended at {format_time(settled.settled_at)}. It takes no more answers; "
+            "nothing to do."
         )
         self.settled = settled
+        self.answer = answer
 
 
 class StaleRequest(PendingError):

@@ -183,6 +183,18 @@ class TestRefusals:
         with pytest.raises(AlreadySettled, match="timed-out"):
             channel.answer(req.id, "once", kind=Kind.COMMAND, via="cli")
 
+    def test_settled_after_an_answer_names_who_answered(
+        self, channel: Channel, server: ServerLock
+    ) -> None:
+        """An applied request is refused with its outcome and who answered, how, and when."""
+        req = command(server)
+        channel.file(req)
+        channel.answer(req.id, "once", kind=Kind.COMMAND, via="tui")
+        channel.settle(req, Outcome.ANSWERED, by="asker", decision="once")
+        with pytest.raises(AlreadySettled) as info:
+            channel.answer(req.id, "no", kind=Kind.COMMAND, via="cli")
+        assert "answered 'once'" in str(info.value) and "via tui" in str(info.value)
+
     def test_stale_server_gone(self, channel: Channel) -> None:
         """A command whose server stopped is refused as stale, saying why."""
         with channel.server() as lock:
