@@ -203,3 +203,26 @@ class TestChecks:
         asker.close()
         assert channel.status(filed[0].id).outcome is Outcome.WITHDRAWN
         assert channel.status(filed[0].id).state is State.SETTLED
+
+    def test_a_closing_thread_withdraws_its_requests_only(self, channel: Channel) -> None:
+        """Withdrawing thread c1 ends c1's question and leaves c2's waiting."""
+        with Asker(channel, entry_point="questions") as asker:
+            questions = QuestionAsker(asker, timeout_s=0)
+            filed: dict[str, Request] = {}
+            threads = [
+                threading.Thread(
+                    target=lambda t=t: questions.ask(
+                        f"from {t}?", thread=t, on_filed=lambda r, t=t: filed.__setitem__(t, r)
+                    )
+                )
+                for t in ("c1", "c2")
+            ]
+            for t in threads:
+                t.start()
+            wait_until(lambda: len(filed) == 2)
+            assert [e.request.id for e in asker.withdraw(thread="c1")] == [filed["c1"].id]
+            threads[0].join(10)
+            assert channel.status(filed["c1"].id).outcome is Outcome.WITHDRAWN
+            assert channel.status(filed["c2"].id).state is State.FILED
+        threads[1].join(10)
+        assert channel.status(filed["c2"].id).outcome is Outcome.WITHDRAWN  # the server stopped

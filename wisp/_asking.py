@@ -189,11 +189,15 @@ class Asker:
         )
         return ending
 
-    def withdraw(self, request_id: str | None = None) -> list[Ending]:
-        """Withdraw one waiting request (or all): claim its slot `withdrawn` and settle it.
-        A person's answer that got there first stands, and is settled as it says."""
+    def withdraw(self, request_id: str | None = None, *, thread: str | None = None) -> list[Ending]:
+        """Withdraw waiting requests — one, a closing thread's, or all: claim each slot
+        `withdrawn` and settle it. A person's answer that got there first stands."""
         with self._mutex:
-            targets = [r for i, r in self._waiting.items() if request_id in (None, i)]
+            targets = [
+                r
+                for i, r in self._waiting.items()
+                if request_id in (None, i) and thread in (None, r.server.thread)
+            ]
         endings = []
         for request in targets:
             if request.kind is Kind.FACT:
