@@ -11,38 +11,23 @@ read is never overwritten: it is reported, and until it is fixed nothing is gran
 
 from __future__ import annotations
 
-import fcntl
-import json
-import os
 import re
 import secrets
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import attrs
 
-from pending import (
-    SYSTEM_CLOCK,
-    Clock,
-    DecodeError,
-    format_time,
-    loads_strict,
-    open_private_dir,
-    parse_time,
-    record_time,
-)
-from pending._fsio import Unreadable, read_bytes
+from pending import SYSTEM_CLOCK, Clock, format_time, parse_time, record_time
+from wisp._store import JsonStore, StoreError
 
 GRANTS_FILE = "grants.json"
-GRANTS_LOCK = "grants.lock"
 STORED_SCOPES = ("project", "always")
 _GRANT_ID_RE = re.compile(r"g[0-9a-f]{8}")
 
 
-class GrantsError(Exception):
-    """The grants store cannot be used; the message says why and what to do."""
+GrantsError = StoreError  # the grants store cannot be used; the message says what to do
 
 
 @attrs.frozen(kw_only=True)
@@ -97,76 +82,14 @@ def is_grant_id(text: str) -> bool:
 
 class GrantStore:
     def __init__(self, home: Path, *, clock: Clock = SYSTEM_CLOCK) -> None:
-        self.home = home
-        self.path = home / GRANTS_FILE
         self.clock = clock
-
-    @contextmanager
-    def _locked(self) -> Iterator[int]:
-        try:
-            home_fd = open_private_dir(str(self.home))
-        except Exception as exc:
-            raise GrantsError(str(exc)) from None
-        try:
-            lock_fd = os.open(
-                GRANTS_LOCK,
-                os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC,
-                0o600,
-                dir_fd=home_fd,
-            )
-            try:
-                fcntl.flock(lock_fd, fcntl.LOCK_EX)
-                yield home_fd
-            finally:
-                os.close(lock_fd)
-        finally:
-            os.close(home_fd)
-
-    def _read(self, home_fd: int) -> list[Grant]:
-        try:
-            data = read_bytes(home_fd, GRANTS_FILE)
-        except Unreadable as exc:
-            raise GrantsError(f"cannot use {self.path}: {exc}. Fix or move it aside.") from None
-        if data is None:
-            return []
-        try:
-            tree = loads_strict(data)
-            return [_grant_from(item) for item in tree["grants"]]
-        except (DecodeError, KeyError, TypeError, ValueError) as exc:
-            raise GrantsError(
-                f"{self.path} is damaged ({exc}); it was left as it is. Nothing is granted "
-                "from it until you fix it or move it aside."
-            ) from None
-
-    def _write(self, home_fd: int, grants: list[Grant]) -> None:
-        body = (
-            json.dumps(
-                {"format": 1, "grants": [g.to_json() for g in grants]}, indent=2, ensure_ascii=False
-            )
-            + "\n"
+        self._store: JsonStore[Grant] = JsonStore(
+            home, GRANTS_FILE, "grants", load=_grant_from, dump=Grant.to_json
         )
-        tmp = f"{GRANTS_FILE}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
-        fd = os.open(
-            tmp,
-            os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-            0o600,
-            dir_fd=home_fd,
-        )
-        try:
-            os.write(fd, body.encode())
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        try:
-            os.rename(tmp, GRANTS_FILE, src_dir_fd=home_fd, dst_dir_fd=home_fd)
-        except BaseException:
-            os.unlink(tmp, dir_fd=home_fd)
-            raise
-        os.fsync(home_fd)
+        self.path = self._store.path
 
     def list(self) -> list[Grant]:
-        with self._locked() as home_fd:
-            return self._read(home_fd)
+        return self._store.items()
 
     def covering(self, command: str, cwd: str) -> Grant | None:
         """The stored grant that covers this command here, if any."""
@@ -184,22 +107,22 @@ class GrantStore:
             request=request,
             user=user,
         )
-        with self._locked() as home_fd:
-            self._write(home_fd, [*self._read(home_fd), grant])
+        with self._store.locked() as home_fd:
+            self._store.write(home_fd, [*self._store.read(home_fd), grant])
         return grant
 
     def revoke(self, grant_id: str) -> Grant | None:
         """Remove a grant; the one removed, or None if there was none by that ID."""
-        with self._locked() as home_fd:
-            grants = self._read(home_fd)
+        with self._store.locked() as home_fd:
+            grants = self._store.read(home_fd)
             kept = [g for g in grants if g.id != grant_id]
             if len(kept) == len(grants):
                 return None
-            self._write(home_fd, kept)
+            self._store.write(home_fd, kept)
             return next(g for g in grants if g.id == grant_id)
 
 
-def _grant_from(item: dict[str, object]) -> Grant:
+def _grant_from(item: Any) -> Grant:
     scope = item["scope"]
     if scope not in STORED_SCOPES:
         raise ValueError(f"unknown scope {scope!r}")

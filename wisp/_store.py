@@ -1,0 +1,130 @@
+"""One JSON document in `$WISP_HOME`, written whole and atomically under an exclusive lock.
+
+Writes go to a temp file, are fsynced, renamed over the document, and the directory fsynced;
+all under `flock` on a sibling lock file, so concurrent writers never lose each other's work.
+A document that cannot be read is never overwritten: every use of it fails with its path and
+what to do, until the person fixes it or moves it aside.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import secrets
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+from pending import DecodeError, PendingError, loads_strict, open_private_dir
+from pending._fsio import Unreadable, read_bytes
+
+T = TypeVar("T")
+
+_CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+class StoreError(Exception):
+    """The store cannot be used now; the message names the file and what to do."""
+
+
+class JsonStore(Generic[T]):
+    """A list of items under *key* in `$WISP_HOME/NAME`, decoded by *load*, encoded by *dump*."""
+
+    def __init__(
+        self,
+        home: Path,
+        name: str,
+        key: str,
+        *,
+        load: Callable[[Any], T],
+        dump: Callable[[T], dict[str, Any]],
+    ) -> None:
+        self.home = home
+        self.name = name
+        self.path = home / name
+        self._key = key
+        self._load = load
+        self._dump = dump
+
+    @contextmanager
+    def locked(self) -> Iterator[int]:
+        """Hold the store's lock; yields the home directory's descriptor."""
+        try:
+            home_fd = open_private_dir(str(self.home))
+        except PendingError as exc:
+            raise StoreError(str(exc)) from None
+        try:
+            try:
+                lock_fd = os.open(
+                    f"{self.name}.lock",
+                    os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC,
+                    0o600,
+                    dir_fd=home_fd,
+                )
+            except OSError as exc:
+                raise StoreError(f"cannot lock {self.path}: {exc.strerror}") from None
+            try:
+                fcntl.flock(lock_fd, fcntl.LOCK_EX)
+                yield home_fd
+            finally:
+                os.close(lock_fd)
+        finally:
+            os.close(home_fd)
+
+    def read(self, home_fd: int) -> list[T]:
+        try:
+            data = read_bytes(home_fd, self.name)
+        except Unreadable as exc:
+            raise StoreError(f"cannot use {self.path}: {exc}. Fix it or move it aside.") from None
+        if data is None:
+            return []
+        try:
+            return [self._load(item) for item in loads_strict(data)[self._key]]
+        except (DecodeError, KeyError, TypeError, ValueError) as exc:
+            raise StoreError(
+                f"{self.path} is damaged ({exc}); it was left as it is, and is not used until "
+                "you fix it or move it aside."
+            ) from None
+
+    def write(self, home_fd: int, items: list[T]) -> None:
+        body = (
+            json.dumps(
+                {"format": 1, self._key: [self._dump(i) for i in items]},
+                indent=2,
+                ensure_ascii=False,
+            )
+            + "\n"
+        )
+        tmp = f"{self.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+        try:
+            fd = os.open(tmp, _CREATE, 0o600, dir_fd=home_fd)
+            try:
+                view = memoryview(body.encode())
+                while view:
+                    view = view[os.write(fd, view) :]
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.rename(tmp, self.name, src_dir_fd=home_fd, dst_dir_fd=home_fd)
+            os.fsync(home_fd)
+        except OSError as exc:
+            with suppress(OSError):
+                os.unlink(tmp, dir_fd=home_fd)
+            raise StoreError(f"cannot write {self.path}: {exc.strerror or exc}") from None
+
+    def items(self) -> list[T]:
+        with self.locked() as home_fd:
+            return self.read(home_fd)
+
+    def check_writable(self) -> None:
+        """Raise :class:`StoreError` now if a write would fail (damaged, unwritable)."""
+        with self.locked() as home_fd:
+            self.read(home_fd)
+            probe = f"{self.name}.{os.getpid()}.probe.tmp"
+            try:
+                os.close(os.open(probe, _CREATE, 0o600, dir_fd=home_fd))
+                os.unlink(probe, dir_fd=home_fd)
+            except OSError as exc:
+                raise StoreError(f"cannot write {self.path}: {exc.strerror or exc}") from None
