@@ -120,17 +120,21 @@ class AlreadySettled(PendingError):
         from pending._clock import format_time
 
         detail = f" ({settled.reason})" if settled.reason else ""
-        decision = f" {settled.decision!r}" if settled.decision else ""
-        by = ""
+        ended = format_time(settled.settled_at)
         if answer is not None and not answer.is_tombstone:
-            by = (
-                f", answered by {answer.user} via {answer.via} at {format_time(answer.answered_at)}"
+            result = f"; result {settled.result}" if settled.result else ""
+            message = (
+                f"request {settled.id} was already answered {answer.decision!r} by "
+                f"{answer.user} (via {answer.via}) at {format_time(answer.answered_at)}, and "
+                f"has ended ({settled.outcome}{result}){detail} at {ended}"
             )
-        super().__init__(
-            f"request {settled.id} has already ended: {settled.outcome}{decision}{detail}{by}; "
-            f"ended at {format_time(settled.settled_at)}. It takes no more answers; "
-            "nothing to do."
-        )
+        else:
+            decision = f" {settled.decision!r}" if settled.decision else ""
+            message = (
+                f"request {settled.id} has already ended: {settled.outcome}{decision}{detail} "
+                f"at {ended}"
+            )
+        super().__init__(f"{message}. It takes no more answers; nothing to do.")
         self.settled = settled
         self.answer = answer
 

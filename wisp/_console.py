@@ -17,6 +17,11 @@ out = Console(highlight=False, soft_wrap=False)
 err = Console(stderr=True, highlight=False, soft_wrap=True)  # never break a fix command
 
 
+def say(text: str) -> None:
+    """A message for people on stdout: never hard-wrapped (the terminal wraps it)."""
+    out.print(Text(text), soft_wrap=True)
+
+
 def fail(message: str, code: ExitCode = ExitCode.ERROR) -> NoReturn:
     """Say what happened and what to do (the message's job), on stderr; exit with *code*."""
     err.print(Text(f"wisp: {message}"))
