@@ -29,7 +29,7 @@ from pending import (
 from wisp._asking import ApprovalGate, Asker, QuestionAsker
 from wisp._audit import audit, request_fields
 from wisp._config import Config, ConfigError, load_config
-from wisp._console import err, fail, open_channel, out, print_json
+from wisp._console import err, fail, open_channel, out, print_json, say
 from wisp._exit import ExitCode
 from wisp._grants import GrantsError, GrantStore, is_grant_id
 from wisp._text import one_line, visible
@@ -128,22 +128,18 @@ def answer_request(
     if isinstance(settled, Settled):
         if settled.outcome is not Outcome.ANSWERED:
             reason_text = f": {settled.reason}" if settled.reason else ""
-            out.print(Text(f"{said}, but it ended {settled.outcome}{reason_text}."))
+            say(f"{said}, but it ended {settled.outcome}{reason_text}.")
             raise typer.Exit(int(ExitCode.NO))
-        out.print(Text(f"{said}; the asker has it."))
+        say(f"{said}; the asker has it.")
     elif settled == "gone":
-        out.print(
-            Text(
-                f"{said}, but no asker is watching: the program that asked has "
-                "stopped, so nothing will act on it."
-            )
+        say(
+            f"{said}, but no asker is watching: the program that asked has "
+            "stopped, so nothing will act on it."
         )
     else:
-        out.print(
-            Text(
-                f"{said}; the asker has not picked it up yet. It will when it next "
-                "looks; `wisp pending` shows it."
-            )
+        say(
+            f"{said}; the asker has not picked it up yet. It will when it next "
+            "looks; `wisp pending` shows it."
         )
 
 
@@ -297,7 +293,7 @@ def revoke(
         },
         entry_point="approvals",
     )
-    out.print(Text(f"revoked {removed.id}: {visible(removed.command)} will be asked about again."))
+    say(f"revoked {removed.id}: {visible(removed.command)} will be asked about again.")
 
 
 # --- the asking side, for scripts ------------------------------------------------------
@@ -398,7 +394,7 @@ def request_approval(
         out.print(f"{how} {scope}" if outcome != "granted" else f"approved {scope} ({how})")
     else:
         word = {"answered": "denied", "timed-out": "timed out"}.get(outcome, outcome)
-        out.print(Text(word + (f": {verdict_reason}" if verdict_reason else "")))
+        say(word + (f": {verdict_reason}" if verdict_reason else ""))
     if approved:
         return
     raise typer.Exit(int(ExitCode.TIMED_OUT if outcome == "timed-out" else ExitCode.NO))

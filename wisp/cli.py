@@ -15,6 +15,7 @@ from rich.text import Text
 from pending import Channel, Kind, Missed, PendingError, State, Watcher, wisp_home
 from wisp import __version__
 from wisp._audit import audit
+from wisp._cli_facts import apply_awaiting
 from wisp._console import err, fail, open_channel, out, print_json
 from wisp._exit import ExitCode
 from wisp._render import (
@@ -71,7 +72,8 @@ def list_requests(kinds: list[Kind] | None, show_all: bool, as_json: bool) -> No
     with open_channel() as channel:
         listing = channel.listing(kinds=kinds, states=None if show_all else LISTED)
         now = channel.clock.now()
-        channel.sweep()  # after listing, so a request gone stale is shown once as stale
+        # After listing, so a request gone stale is shown once as stale.
+        apply_awaiting(channel, channel.sweep().awaiting)
     if as_json:
         print_json([status_json(s) for s in listing.statuses])
         return
@@ -125,6 +127,7 @@ def sweep(
     """Tidy the channel: settle stale requests, remove old ended ones and crashed writers' files."""
     with open_channel() as channel:
         report = channel.sweep()
+        apply_awaiting(channel, report.awaiting)
     summary = {
         "stale": list(report.stale),
         "finished": list(report.finished),
@@ -270,9 +273,11 @@ def doctor(
 
 
 def _register_faces() -> None:
+    from wisp._cli_facts import facts_app
     from wisp._cli_requests import approvals_app, questions_app
 
     app.add_typer(approvals_app, name="approvals")
+    app.add_typer(facts_app, name="facts")
     app.add_typer(questions_app, name="questions")
 
 

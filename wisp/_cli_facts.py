@@ -1,0 +1,274 @@
+"""`wisp facts …`: ask to keep a fact, and keep or drop it from any terminal."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Iterable
+from typing import Annotated
+
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from pending import (
+    AlreadyAnswered,
+    Channel,
+    Delivery,
+    FactBinding,
+    Kind,
+    Outcome,
+    PendingError,
+    Settled,
+    State,
+    Status,
+    Watcher,
+    WrongKind,
+    format_time,
+    wisp_home,
+)
+from wisp._audit import audit
+from wisp._cli_requests import (
+    ANSWER_COMMANDS,
+    config_or_fail,
+    refuse,
+    require_terminal,
+    start_asker,
+    wait_for_outcome,
+)
+from wisp._console import err, fail, open_channel, out, print_json, say
+from wisp._exit import ExitCode
+from wisp._facts import FactKeeper, FactRefused, FactStore, apply_answered, fact_fields
+from wisp._store import StoreError
+from wisp._text import one_line, visible
+
+facts_app = typer.Typer(
+    help="Permanent facts: only you keep them. Ask from a script; keep or drop from any "
+    "terminal, even after the asking program has stopped.",
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode=None,
+)
+
+
+def _said(binding: FactBinding) -> str:
+    return one_line(f"{binding.subject} {binding.name} = {binding.value}", 120)
+
+
+def answer_fact(request_id: str, decision: str) -> None:
+    command = f"wisp facts {decision}"
+    require_terminal(command)
+    config = config_or_fail()
+    home = wisp_home()
+    store = FactStore(home)
+    if decision == "keep":
+        try:
+            store.check_writable()  # fail before answering, so the request keeps waiting
+        except StoreError as exc:
+            fail(f"{exc} The request still waits; nothing was written.")
+    with open_channel() as channel:
+        watcher = Watcher(channel, liveness_recheck_s=config["watch.livenessSeconds"]).start()
+        try:
+            subscription, _ = watcher.subscribe()
+            try:
+                result = channel.answer(request_id, decision, kind=Kind.FACT, via="cli")
+            except WrongKind as exc:
+                right = ANSWER_COMMANDS[exc.kind].format(id=request_id)
+                refuse(
+                    f"request {request_id} is a {exc.kind} request, not a fact request: "
+                    f"answer it with {right}."
+                )
+            except PendingError as exc:
+                refuse(str(exc))
+            if not result.won:
+                refuse(str(AlreadyAnswered(result.answer)))
+            status = channel.status(request_id)
+            audit(
+                home,
+                "approval.answered",
+                {**fact_fields(status.request), "via": "cli", "decision": decision},
+                entry_point="facts",
+            )
+            binding = status.request.binding
+            assert isinstance(binding, FactBinding)
+            if status.server_alive is False or not channel.server_alive(status.request.server.id):
+                settled: Settled | str | None = _apply_here(channel, status, store)
+            else:
+                settled = wait_for_outcome(
+                    channel, watcher, subscription, status.request, config["answer.waitSeconds"]
+                )
+                if settled == "gone":  # its server stopped while we waited: ours to apply
+                    settled = _apply_here(channel, channel.status(request_id), store)
+        finally:
+            watcher.stop()
+    _report(request_id, decision, binding, settled)
+
+
+def _apply_here(channel: Channel, status: Status, store: FactStore) -> Settled:
+    """No asker is watching: this process applies the answer (delivery: applied)."""
+    try:
+        return apply_answered(
+            channel, status, store=store, delivery=Delivery.APPLIED, by="cli", entry_point="facts"
+        )
+    except StoreError as exc:
+        fail(
+            f"your answer is recorded, but {exc} It will be applied once the store can be "
+            "written: run `wisp pending sweep` then."
+        )
+
+
+def _report(
+    request_id: str, decision: str, binding: FactBinding, settled: Settled | str | None
+) -> None:
+    said = _said(binding)
+    if not isinstance(settled, Settled):
+        say(
+            f"{decision} {said} ({request_id}); the program that asked will apply "
+            "it. `wisp facts list` shows it once kept."
+        )
+        return
+    if settled.outcome is not Outcome.ANSWERED:
+        reason = f": {settled.reason}" if settled.reason else ""
+        say(
+            f"{decision} {said} ({request_id}), but it ended {settled.outcome}"
+            f"{reason}. Nothing was kept."
+        )
+        raise typer.Exit(int(ExitCode.NO))
+    if decision == "keep":
+        say(f"kept {said} as permanent fact {settled.result} ({request_id})")
+    else:
+        say(f"dropped {said} ({request_id}); it stays where it was, not permanent")
+
+
+@facts_app.command("keep")
+def keep(request_id: Annotated[str, typer.Argument(metavar="ID")]) -> None:
+    """Keep a fact as permanent (yours). Only from a terminal."""
+    answer_fact(request_id, "keep")
+
+
+@facts_app.command("drop")
+def drop(request_id: Annotated[str, typer.Argument(metavar="ID")]) -> None:
+    """Drop a fact request: the fact stays where it was. Only from a terminal."""
+    answer_fact(request_id, "drop")
+
+
+@facts_app.command("pending")
+def pending(
+    show_all: Annotated[bool, typer.Option("--all", "-a", help="Also ended ones.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="A JSON array on stdout.")] = False,
+) -> None:
+    """Fact requests waiting for you (handed-over ones too: they wait with no time limit)."""
+    from wisp.cli import list_requests
+
+    list_requests([Kind.FACT], show_all, as_json)
+
+
+@facts_app.command("list")
+def list_facts(
+    as_json: Annotated[bool, typer.Option("--json", help="A JSON array on stdout.")] = False,
+) -> None:
+    """Your permanent facts."""
+    try:
+        facts = FactStore(wisp_home()).list()
+    except StoreError as exc:
+        fail(str(exc))
+    if as_json:
+        print_json([f.to_json() for f in facts])
+        return
+    if not facts:
+        out.print("No permanent facts yet.")
+        return
+    table = Table(box=None, pad_edge=False, header_style="bold")
+    for column in ("FACT", "SUBJECT", "NAME", "VALUE", "SOURCE", "KEPT"):
+        table.add_column(column, overflow="fold")
+    for f in facts:
+        table.add_row(
+            Text(f.id),
+            Text(visible(f.subject)),
+            Text(visible(f.name)),
+            Text(visible(f.value)),
+            Text(visible(f.source)),
+            Text(format_time(f.kept_at)),
+        )
+    out.print(table)
+
+
+@facts_app.command("request")
+def request_fact(
+    subject: Annotated[str, typer.Argument(metavar="SUBJECT")],
+    name: Annotated[str, typer.Argument(metavar="NAME")],
+    value: Annotated[str, typer.Argument(metavar="VALUE")],
+    source: Annotated[
+        str, typer.Option("--source", help="Where the fact comes from.")
+    ] = "wisp facts request",
+    as_json: Annotated[bool, typer.Option("--json", help="The result as JSON.")] = False,
+) -> None:
+    """Ask the person to keep a fact as permanent; returns at once, printing the request ID.
+    The request waits, with no time limit, until they keep or drop it."""
+    config = config_or_fail()
+    asker = start_asker("facts", config)
+    keeper = None
+    try:
+        keeper = FactKeeper(asker)
+        try:
+            asked = keeper.request(
+                fact_id="s" + secrets.token_hex(4),
+                subject=subject,
+                name=name,
+                value=value,
+                source=source,
+                proposed_by="wisp facts request",
+            )
+        except (FactRefused, StoreError) as exc:
+            refuse(str(exc))
+    finally:
+        if keeper is not None:
+            keeper.close()
+        asker.close()
+        asker.channel.close()
+    if as_json:
+        print_json(
+            {
+                "state": asked.state,
+                "id": asked.request_id,
+                "new": asked.new,
+                "uri": asked.uri,
+                "fact": asked.fact.to_json() if asked.fact else None,
+            }
+        )
+        return
+    if asked.state == "kept" and asked.fact is not None:
+        err.print(
+            Text(
+                f"wisp: {one_line(subject)} {one_line(name)} = {one_line(value)} is "
+                f"already a permanent fact ({asked.fact.id}); nothing to ask."
+            )
+        )
+        out.print(asked.fact.id)
+        return
+    again = "" if asked.new else " (already waiting: the same request)"
+    err.print(
+        Text(
+            f"wisp: asked you to keep {one_line(subject)} {one_line(name)} = {one_line(value)}"
+            f"{again}\n  keep: wisp facts keep {asked.request_id}\n"
+            f"  drop: wisp facts drop {asked.request_id}\n  it waits with no time limit"
+        )
+    )
+    out.print(asked.request_id)
+
+
+def apply_awaiting(channel: Channel, awaiting: Iterable[Status]) -> None:
+    """Answered facts whose asker is gone: applied by the process at hand (idempotent)."""
+    store = FactStore(channel.home)
+    for status in awaiting:
+        if status.kind is Kind.FACT and status.state is State.ANSWERED:
+            try:
+                apply_answered(
+                    channel,
+                    status,
+                    store=store,
+                    delivery=Delivery.APPLIED,
+                    by="sweep",
+                    entry_point="facts",
+                )
+            except StoreError as exc:
+                err.print(Text(f"wisp: could not apply answered fact {status.id}: {exc}"))
