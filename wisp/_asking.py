@@ -25,6 +25,7 @@ from pending import (
     Clock,
     CommandBinding,
     Delivery,
+    FactBinding,
     Kind,
     Outcome,
     QuestionBinding,
@@ -41,7 +42,9 @@ from pending import (
     record_time,
 )
 from wisp._audit import audit, request_fields
+from wisp._config import ConfigError, load_config
 from wisp._grants import Grant, GrantStore
+from wisp._notify import Notifier
 
 NO_TIMEOUT = 0  # approval.timeoutSeconds = 0: wait for ever
 
@@ -74,12 +77,16 @@ class Asker:
         liveness_recheck_s: float = 1.0,
         on_warning: Callable[[str], None] | None = None,
         clock: Clock | None = None,
+        notifier: Notifier | None = None,
     ) -> None:
+        """*notifier* announces each request filed; by default, this process's terminal
+        routes with the settings in config.json."""
         self.channel = channel
         self.home: Path = channel.home
         self.entry_point = entry_point
         self.client = client
         self.clock = clock or channel.clock or SYSTEM_CLOCK
+        self.notifier = notifier or default_notifier(channel.home, entry_point)
         self._lock = channel.server().acquire()
         self._waiting: dict[str, Request] = {}
         self._mutex = threading.Lock()
@@ -131,6 +138,7 @@ class Asker:
             self._audit("approval.pending", request, expiresAt=_iso(request))
             if on_filed is not None:
                 on_filed(request)
+            self.announce(request)
             deadline = None if not timeout_s else self.clock.monotonic() + timeout_s
             while True:
                 status = self.channel.status(request.id)
@@ -148,6 +156,23 @@ class Asker:
                     item = subscription.get(timeout=0)
         finally:
             self.watcher.unsubscribe(subscription)
+
+    def announce(self, request: Request) -> None:
+        """Post the notification for a request just filed (source `approval` for commands and
+        facts, `inquiry` for questions). A notifier that cannot post changes nothing."""
+        server = request.server
+        who = [server.client or "wisp"]
+        if isinstance(request.binding, FactBinding):
+            who.insert(0, f"proposed by {request.binding.proposed_by}")
+        if server.thread:
+            who.append(f"thread {server.thread}")
+        self.notifier.post(
+            request.title,
+            request.body,
+            subtitle=" · ".join(who),
+            source="inquiry" if request.kind is Kind.QUESTION else "approval",
+            about=request_fields(request),
+        )
 
     def _server(self, thread: str | None) -> Server:
         return self._lock.record(client=self.client, thread=thread, entry_point=self.entry_point)
@@ -221,6 +246,14 @@ class Asker:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def default_notifier(home: Path, entry_point: str) -> Notifier:
+    try:
+        settings = load_config(home).values
+    except ConfigError:
+        settings = {}  # a broken config.json is reported by the commands that read it
+    return Notifier(home, settings=settings, entry_point=entry_point)
 
 
 def _iso(request: Request) -> str | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -11,6 +12,7 @@ import attrs
 
 from pending import DecodeError, loads_strict
 from pending._fsio import Unreadable, read_bytes
+from wisp._store import StoreError, locked_home, write_atomically
 
 CONFIG_FILE = "config.json"
 
@@ -40,6 +42,14 @@ def _positive_number(value: Any) -> bool:
     return _nonneg_number(value) and value > 0
 
 
+def _positive_int(value: Any) -> bool:
+    return _nonneg_int(value) and value > 0
+
+
+def _bool(value: Any) -> bool:
+    return isinstance(value, bool)
+
+
 SETTINGS: dict[str, Setting] = {
     s.key: s
     for s in (
@@ -56,6 +66,27 @@ SETTINGS: dict[str, Setting] = {
             check=_nonneg_number,
             kind="seconds, 0 or more",
             doc="After you answer, how long the command waits to report the asker's outcome.",
+        ),
+        Setting(
+            key="notifications.enabled",
+            default=True,
+            check=_bool,
+            kind="true or false",
+            doc="Whether wisp posts notifications at all.",
+        ),
+        Setting(
+            key="notifications.perMinute",
+            default=5,
+            check=_positive_int,
+            kind="a whole number, 1 or more",
+            doc="At most this many notifications in any minute, across a process.",
+        ),
+        Setting(
+            key="notifications.viaTerminalApp",
+            default=True,
+            check=_bool,
+            kind="true or false",
+            doc="On macOS, post as the terminal app (by bundle id) before osascript.",
         ),
         Setting(
             key="watch.livenessSeconds",
@@ -113,3 +144,43 @@ def load_config(home: Path) -> Config:
             )
         values[key] = node
     return Config(values)
+
+
+def parse_value(text: str) -> Any:
+    """A value from the command line: JSON if it reads as JSON (true, 5, 1.5), else text."""
+    try:
+        return loads_strict(text.encode())
+    except DecodeError:
+        return text
+
+
+def set_setting(home: Path, key: str, value: Any) -> Any:
+    """Check *value* for *key* and write it into config.json, keeping everything else."""
+    setting = SETTINGS.get(key)
+    if setting is None:
+        raise ConfigError(f"no setting {key!r}: see `wisp config` for the list.")
+    if not setting.check(value):
+        raise ConfigError(f"{key} takes {setting.kind}, not {value!r}. Nothing was written.")
+    path = home / CONFIG_FILE
+    try:
+        with locked_home(home, CONFIG_FILE) as home_fd:
+            try:
+                data = read_bytes(home_fd, CONFIG_FILE)
+                tree = loads_strict(data) if data is not None else {}
+            except (Unreadable, DecodeError) as exc:
+                raise ConfigError(f"{path} cannot be read ({exc}); fix or remove it.") from None
+            if not isinstance(tree, dict):
+                raise ConfigError(f"{path} must hold a JSON object; fix or remove it.")
+            node = tree
+            *parents, last = key.split(".")
+            for part in parents:
+                child = node.get(part)
+                if not isinstance(child, dict):
+                    child = node[part] = {}
+                node = child
+            node[last] = value
+            body = json.dumps(tree, indent=2, ensure_ascii=False) + "\n"
+            write_atomically(home_fd, CONFIG_FILE, body.encode(), shown=path)
+    except StoreError as exc:
+        raise ConfigError(str(exc)) from None
+    return value

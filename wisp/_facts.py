@@ -322,6 +322,7 @@ class FactKeeper:
             fact_fields(request),
             entry_point=self.asker.entry_point,
         )
+        self.asker.announce(request)
         return KeepRequest(state="pending", request_id=request.id, uri=_uri(fact_id), new=True)
 
     def _waiting_for(self, subject: str, name: str, value: str) -> Request | None:

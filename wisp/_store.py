@@ -13,7 +13,7 @@ import json
 import os
 import secrets
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import AbstractContextManager, contextmanager, suppress
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
@@ -27,6 +27,52 @@ _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
 class StoreError(Exception):
     """The store cannot be used now; the message names the file and what to do."""
+
+
+@contextmanager
+def locked_home(home: Path, name: str) -> Iterator[int]:
+    """Hold the lock of document *name* in *home*; yields the home directory's descriptor."""
+    try:
+        home_fd = open_private_dir(str(home))
+    except PendingError as exc:
+        raise StoreError(str(exc)) from None
+    try:
+        try:
+            lock_fd = os.open(
+                f"{name}.lock",
+                os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC,
+                0o600,
+                dir_fd=home_fd,
+            )
+        except OSError as exc:
+            raise StoreError(f"cannot lock {home / name}: {exc.strerror}") from None
+        try:
+            fcntl.flock(lock_fd, fcntl.LOCK_EX)
+            yield home_fd
+        finally:
+            os.close(lock_fd)
+    finally:
+        os.close(home_fd)
+
+
+def write_atomically(home_fd: int, name: str, data: bytes, *, shown: Path) -> None:
+    """Replace document *name*: temp file, fsync, rename over it, fsync the directory."""
+    tmp = f"{name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+    try:
+        fd = os.open(tmp, _CREATE, 0o600, dir_fd=home_fd)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.rename(tmp, name, src_dir_fd=home_fd, dst_dir_fd=home_fd)
+        os.fsync(home_fd)
+    except OSError as exc:
+        with suppress(OSError):
+            os.unlink(tmp, dir_fd=home_fd)
+        raise StoreError(f"cannot write {shown}: {exc.strerror or exc}") from None
 
 
 class JsonStore(Generic[T]):
@@ -48,30 +94,9 @@ class JsonStore(Generic[T]):
         self._load = load
         self._dump = dump
 
-    @contextmanager
-    def locked(self) -> Iterator[int]:
+    def locked(self) -> AbstractContextManager[int]:
         """Hold the store's lock; yields the home directory's descriptor."""
-        try:
-            home_fd = open_private_dir(str(self.home))
-        except PendingError as exc:
-            raise StoreError(str(exc)) from None
-        try:
-            try:
-                lock_fd = os.open(
-                    f"{self.name}.lock",
-                    os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC,
-                    0o600,
-                    dir_fd=home_fd,
-                )
-            except OSError as exc:
-                raise StoreError(f"cannot lock {self.path}: {exc.strerror}") from None
-            try:
-                fcntl.flock(lock_fd, fcntl.LOCK_EX)
-                yield home_fd
-            finally:
-                os.close(lock_fd)
-        finally:
-            os.close(home_fd)
+        return locked_home(self.home, self.name)
 
     def read(self, home_fd: int) -> list[T]:
         try:
@@ -97,22 +122,7 @@ class JsonStore(Generic[T]):
             )
             + "\n"
         )
-        tmp = f"{self.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
-        try:
-            fd = os.open(tmp, _CREATE, 0o600, dir_fd=home_fd)
-            try:
-                view = memoryview(body.encode())
-                while view:
-                    view = view[os.write(fd, view) :]
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            os.rename(tmp, self.name, src_dir_fd=home_fd, dst_dir_fd=home_fd)
-            os.fsync(home_fd)
-        except OSError as exc:
-            with suppress(OSError):
-                os.unlink(tmp, dir_fd=home_fd)
-            raise StoreError(f"cannot write {self.path}: {exc.strerror or exc}") from None
+        write_atomically(home_fd, self.name, body.encode(), shown=self.path)
 
     def items(self) -> list[T]:
         with self.locked() as home_fd:
