@@ -88,12 +88,13 @@ class TestNewcomerScenario:
         ]
         assert events == [
             ("approval.pending", None),
+            ("notification", None),
             ("approval.settled", None),
             ("approval.answered", None),
             ("fact.scope.changed", None),
             ("approval.settled", "applied"),
         ]
-        assert audit_records(home)[1]["outcome"] == "handed-over"
+        assert audit_records(home)[2]["outcome"] == "handed-over"
 
     def test_a_held_value_is_not_asked_about(self, home: Path) -> None:
         """Once permanent, asking about the same value files nothing and names the fact."""

@@ -26,7 +26,9 @@ class TestQuestions:
         code, out, _ = asking.result()
         assert (code, out) == (0, "production\n")
         events = [r["event"] for r in audit_records(home) if r.get("id") == asking.id]
-        assert events == ["approval.pending", "approval.answered", "approval.settled"]
+        assert events[:2] == ["approval.pending", "notification"]
+        # Across processes the asker may settle before the answerer writes its line.
+        assert sorted(events[2:]) == ["approval.answered", "approval.settled"]
         assert audit_records(home)[0]["question"] == "Which environment?"
 
     def test_an_option_not_offered_is_refused(self, home: Path) -> None:

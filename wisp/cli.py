@@ -6,6 +6,7 @@ import json
 import logging
 import os
 import sys
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -16,7 +17,7 @@ from pending import Channel, Kind, Missed, PendingError, State, Watcher, wisp_ho
 from wisp import __version__
 from wisp._audit import audit
 from wisp._cli_facts import apply_awaiting
-from wisp._console import err, fail, open_channel, out, print_json
+from wisp._console import err, fail, open_channel, out, print_json, say
 from wisp._exit import ExitCode
 from wisp._render import (
     age,
@@ -228,7 +229,10 @@ def emit_transition(
 def doctor(
     as_json: Annotated[bool, typer.Option("--json", help="The findings as JSON.")] = False,
 ) -> None:
-    """Check the channel: its directory, live servers, what waits, and entries skipped."""
+    """Check the channel (directory, watching, askers, what waits, skipped entries) and say
+    which notification route would be taken here, and why the others would be skipped."""
+    from wisp._asking import default_notifier
+
     home = wisp_home()
     try:
         channel = Channel.open(home)
@@ -243,28 +247,46 @@ def doctor(
         counts = {state.value: 0 for state in State}
         for status in listing.statuses:
             counts[status.state.value] += 1
+        watching = _watching(channel)
         path = str(channel.path)
+    routes = default_notifier(home, "doctor").describe()
+    route = next((r for r, why in routes if why is None), None)
     findings = {
         "channel": path,
         "ok": not listing.problems,
         "mode": f"{st.st_mode & 0o777:04o}",
         "owner": st.st_uid,
+        "watching": watching,
         "liveServers": len(servers),
         "states": counts,
         "problems": [{"name": p.name, "reason": p.reason} for p in listing.problems],
+        "notification": {
+            "route": route,
+            "skipped": [f"{r}: {why}" for r, why in routes if why is not None],
+        },
     }
     if as_json:
         print_json(findings)
     else:
-        out.print(Text(f"channel   {path} (mode {findings['mode']}, owner uid {st.st_uid}): ok"))
-        out.print(f"servers   {len(servers)} alive with waiting requests")
-        out.print(
+        say(f"channel   {path} (mode {findings['mode']}, owner uid {st.st_uid}): ok")
+        limits = ", ".join(f"{k} {v}" for k, v in watching["limits"].items())
+        say(
+            f"watching  {watching['backend']}"
+            + (f" ({watching['note']})" if watching["note"] else "")
+            + (f"; inotify {limits}" if limits else "")
+        )
+        say(f"servers   {len(servers)} alive with waiting requests")
+        say(
             "requests  " + (", ".join(f"{n} {state}" for state, n in counts.items() if n) or "none")
         )
+        say(f"notify    would post via {route}" if route else "notify    no route would post")
+        for r, why in routes:
+            if why is not None:
+                say(f"          {r}: skipped, {why}")
         for problem in listing.problems:
-            out.print(Text(f"skipped   {visible(problem.name)}: {problem.reason}"))
+            say(f"skipped   {visible(problem.name)}: {problem.reason}")
         if listing.problems:
-            out.print(
+            say(
                 "          Skipped entries are never acted on. Remove them if you did not put "
                 "them there."
             )
@@ -272,10 +294,33 @@ def doctor(
         raise typer.Exit(int(ExitCode.NO))
 
 
+def _watching(channel: Channel) -> dict[str, Any]:
+    """Whether native watching starts here, and the kernel's inotify limits."""
+    notes: list[str] = []
+    watcher = Watcher(channel, on_warning=notes.append)
+    try:
+        watcher.start()
+        backend = "inotify" if watcher.backend and watcher.backend.value == "native" else "polling"
+    except OSError as exc:
+        backend, notes = "unavailable", [str(exc)]
+    finally:
+        watcher.stop()
+    limits = {}
+    for name in ("max_user_watches", "max_user_instances", "max_queued_events"):
+        try:
+            limits[name] = int(Path(f"/proc/sys/fs/inotify/{name}").read_text())
+        except (OSError, ValueError):
+            continue
+    return {"backend": backend, "note": "; ".join(notes) or None, "limits": limits}
+
+
 def _register_faces() -> None:
+    from wisp._cli_admin import config_app, notify
     from wisp._cli_facts import facts_app
     from wisp._cli_requests import approvals_app, questions_app
 
+    app.command("notify")(notify)
+    app.add_typer(config_app, name="config")
     app.add_typer(approvals_app, name="approvals")
     app.add_typer(facts_app, name="facts")
     app.add_typer(questions_app, name="questions")

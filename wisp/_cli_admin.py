@@ -1,0 +1,96 @@
+"""`wisp notify` and `wisp config`."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+import typer
+
+from pending import wisp_home
+from wisp._config import SETTINGS, ConfigError, load_config, parse_value, set_setting
+from wisp._console import fail, out, print_json, say
+from wisp._exit import ExitCode
+from wisp._notify import ROUTES, Notifier
+
+config_app = typer.Typer(
+    help="Settings in $WISP_HOME/config.json: list them, get one, set one (types checked).",
+    add_completion=False,
+    rich_markup_mode=None,
+    invoke_without_command=True,
+)
+
+
+def notify(
+    title: Annotated[str, typer.Argument(metavar="TITLE")],
+    message: Annotated[str, typer.Argument(metavar="MESSAGE")],
+    subtitle: Annotated[str, typer.Option("--subtitle", help="A line under the title.")] = "",
+    route: Annotated[
+        str | None,
+        typer.Option("--route", help=f"Try this route alone, to probe it: {', '.join(ROUTES)}."),
+    ] = None,
+) -> None:
+    """Post a notification through the first route that works here (or --route alone).
+    Exit 0 posted, 1 not shown (the reason is printed)."""
+    if route is not None and route not in ROUTES:
+        fail(f"--route takes one of {', '.join(ROUTES)}, not {route!r}.")
+    home = wisp_home()
+    try:
+        settings = load_config(home).values
+    except ConfigError as exc:
+        fail(str(exc))
+    result = Notifier(home, settings=settings, entry_point="notify").post(
+        title, message, subtitle=subtitle, source="user", route=route
+    )
+    say(str(result))
+    for skipped in result.skipped:
+        say(f"  skipped {skipped}")
+    if not result.posted:
+        raise typer.Exit(int(ExitCode.NO))
+
+
+@config_app.callback()
+def config_list(
+    ctx: typer.Context,
+    as_json: Annotated[bool, typer.Option("--json", help="All settings as JSON.")] = False,
+) -> None:
+    """With no command: every setting, its value and what it does."""
+    if ctx.invoked_subcommand is not None:
+        return
+    try:
+        config = load_config(wisp_home())
+    except ConfigError as exc:
+        fail(str(exc))
+    if as_json:
+        print_json({key: config[key] for key in SETTINGS})
+        return
+    for key, setting in SETTINGS.items():
+        mark = "" if key in config.values else "  (default)"
+        say(f"{key} = {json.dumps(config[key])}{mark}\n    {setting.doc} Takes {setting.kind}.")
+
+
+@config_app.command("get")
+def config_get(key: Annotated[str, typer.Argument(metavar="KEY")]) -> None:
+    """Print one setting's value (JSON)."""
+    if key not in SETTINGS:
+        fail(f"no setting {key!r}: `wisp config` lists them.", ExitCode.NO)
+    try:
+        value = load_config(wisp_home())[key]
+    except ConfigError as exc:
+        fail(str(exc))
+    print_json(value)
+
+
+@config_app.command("set")
+def config_set(
+    key: Annotated[str, typer.Argument(metavar="KEY")],
+    value: Annotated[str, typer.Argument(metavar="VALUE", help="JSON (true, 5, 1.5) or text.")],
+) -> None:
+    """Set one setting; its type is checked before anything is written."""
+    if key not in SETTINGS:
+        fail(f"no setting {key!r}: `wisp config` lists them. Nothing was written.", ExitCode.NO)
+    try:
+        stored = set_setting(wisp_home(), key, parse_value(value))
+    except ConfigError as exc:
+        fail(str(exc), ExitCode.NO)
+    out.print(f"{key} = {json.dumps(stored)}", highlight=False)
