@@ -282,3 +282,21 @@ def audit_records(home: Path) -> list[dict[str, Any]]:
     if not path.exists():
         return []
     return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def read_line(stream: Any, timeout: float = 10.0) -> str:
+    """One line from a child's pipe, within a bounded deadline (never a hang)."""
+    import select
+
+    deadline = time.monotonic() + timeout
+    line = b""
+    fd = stream.fileno()
+    while not line.endswith(b"\n"):
+        remaining = deadline - time.monotonic()
+        if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
+            raise AssertionError(f"no line within {timeout}s (got {line!r})")
+        chunk = os.read(fd, 1)
+        if not chunk:
+            break
+        line += chunk
+    return line.decode()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import signal
+import statistics
 import subprocess
 import threading
 import time
@@ -81,30 +82,37 @@ class TestRoundTrip:
         }
 
     def test_the_answer_wakes_the_asker_by_event(self, channel: Channel) -> None:
-        """From the answer's publication to the gate's return is far under the 200 ms a
-        polling loop would cost (bench/latency.py measures it properly)."""
-        got: list[tuple[float, object]] = []
-        filed = threading.Event()
-        ids: list[str] = []
+        """From the answer's publication to the gate's return (woken, checked, settled) is
+        far under the 200 ms a polling loop would cost: the median of five round trips is
+        under 100 ms (bench/latency.py measures the wake-up itself properly)."""
+        with AskingServer(channel, entry_point="approvals") as asker:
+            gate = ApprovalGate(asker, timeout_s=30)
+            times = [answer_round_trip(gate, channel) for _ in range(5)]
+        assert statistics.median(times) < 0.1, times
 
-        def ask() -> None:
-            with AskingServer(channel, entry_point="approvals") as asker:
-                gate = ApprovalGate(asker, timeout_s=30)
-                approval = gate.request(
-                    "make deploy", "/srv", on_filed=lambda r: (ids.append(r.id), filed.set())
-                )
-                got.append((time.monotonic(), approval))
 
-        thread = threading.Thread(target=ask)
-        thread.start()
-        assert filed.wait(10)
-        time.sleep(0.05)  # let the asker settle into its wait: an idle asker is the case
-        t0 = time.monotonic()
-        channel.answer(ids[0], "once", kind=Kind.COMMAND, via="cli")
-        thread.join(10)
-        woke, approval = got[0]
-        assert approval.approved  # type: ignore[attr-defined]
-        assert woke - t0 < 0.1
+def answer_round_trip(gate: ApprovalGate, channel: Channel) -> float:
+    """Seconds from publishing an answer to the waiting gate returning its approval."""
+    filed = threading.Event()
+    ids: list[str] = []
+    got: list[tuple[float, bool]] = []
+
+    def ask() -> None:
+        approval = gate.request(
+            "make test", "/srv", on_filed=lambda r: (ids.append(r.id), filed.set())
+        )
+        got.append((time.monotonic(), approval.approved))
+
+    thread = threading.Thread(target=ask)
+    thread.start()
+    assert filed.wait(10)
+    time.sleep(0.05)  # let the asker settle into its wait: an idle asker is the case measured
+    t0 = time.monotonic()
+    channel.answer(ids[0], "once", kind=Kind.COMMAND, via="cli")
+    thread.join(10)
+    woke, approved = got[0]
+    assert approved
+    return woke - t0
 
 
 class TestRefusals:

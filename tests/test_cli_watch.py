@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import command, fact, question, wait_until
+from helpers import command, fact, question, read_line, wait_until
 
 from pending import Channel, Kind, Outcome
 
@@ -28,11 +28,11 @@ class WatchProcess:
         )
         assert self.process.stdout is not None and self.process.stderr is not None
         self.stdout = self.process.stdout
-        line = self.process.stderr.readline()
+        line = read_line(self.process.stderr)
         assert "watching" in line, line
 
     def json_line(self) -> dict[str, Any]:
-        line = self.stdout.readline()
+        line = read_line(self.stdout)
         assert line, "watch ended early"
         return json.loads(line)  # type: ignore[no-any-return]
 
@@ -129,7 +129,7 @@ class TestWatchHuman:
             with channel.server() as lock:
                 req = command(lock, text="ls\x1b[2J")
                 channel.file(req)
-                line = proc.stdout.readline()
+                line = read_line(proc.stdout)
             assert "filed" in line and req.id in line and "ls⟨ESC⟩[2J" in line
             assert "\x1b" not in line
         finally:
@@ -154,9 +154,11 @@ os.waitpid(pid, 0)
             [sys.executable, "-c", code], stderr=subprocess.PIPE, text=True, start_new_session=True
         )
         assert proc.stderr is not None
-        first = proc.stderr.readline()
-        second = proc.stderr.readline()
-        os.killpg(proc.pid, signal.SIGINT)
+        try:
+            first = read_line(proc.stderr)
+            second = read_line(proc.stderr)
+        finally:
+            os.killpg(proc.pid, signal.SIGINT)
         proc.wait(timeout=30)
         assert "falling back to polling" in first
         assert "(polling)" in second

@@ -251,6 +251,15 @@ class TestBytes:
         assert terminal_safe("a;b\x9cc\x1b") == "a,b c "
         assert osc9("t", "", "x;y") == b"\x1b]9;t: x,y\x07"
 
+    def test_hostile_text_to_a_front_end(self, home: Path) -> None:
+        """The host route's line carries cleaned, bounded text: no control characters."""
+        lines: list[dict[str, Any]] = []
+        notifier(home, face="json", host=lines.append).post(HOSTILE, HOSTILE, subtitle=HOSTILE)
+        (line,) = lines
+        for key in ("title", "subtitle", "body"):
+            assert not any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in line[key])
+        assert (len(line["title"]), len(line["subtitle"]), len(line["body"])) == (64, 64, 256)
+
     def test_hostile_text_as_arguments_only(
         self, home: Path, recorder: tuple[Path, Path], tmp_path: Path
     ) -> None:

@@ -7,7 +7,6 @@ from collections.abc import Iterable
 from typing import Annotated
 
 import typer
-from rich.table import Table
 from rich.text import Text
 
 from pending import (
@@ -38,6 +37,7 @@ from wisp._cli_requests import (
 from wisp._console import err, fail, open_channel, out, print_json, say
 from wisp._exit import ExitCode
 from wisp._facts import FactKeeper, FactRefused, FactStore, apply_answered, fact_fields
+from wisp._listing import pending_command, show_rows
 from wisp._store import StoreError
 from wisp._text import one_line, visible
 
@@ -151,15 +151,11 @@ def drop(request_id: Annotated[str, typer.Argument(metavar="ID")]) -> None:
     answer_fact(request_id, "drop")
 
 
-@facts_app.command("pending")
-def pending(
-    show_all: Annotated[bool, typer.Option("--all", "-a", help="Also ended ones.")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="A JSON array on stdout.")] = False,
-) -> None:
-    """Fact requests waiting for you (handed-over ones too: they wait with no time limit)."""
-    from wisp.cli import list_requests
-
-    list_requests([Kind.FACT], show_all, as_json)
+facts_app.command("pending")(
+    pending_command(
+        Kind.FACT, "Fact requests waiting for you (handed-over ones too: no time limit)."
+    )
+)
 
 
 @facts_app.command("list")
@@ -171,25 +167,23 @@ def list_facts(
         facts = FactStore(wisp_home()).list()
     except StoreError as exc:
         fail(str(exc))
-    if as_json:
-        print_json([f.to_json() for f in facts])
-        return
-    if not facts:
-        out.print("No permanent facts yet.")
-        return
-    table = Table(box=None, pad_edge=False, header_style="bold")
-    for column in ("FACT", "SUBJECT", "NAME", "VALUE", "SOURCE", "KEPT"):
-        table.add_column(column, overflow="fold")
-    for f in facts:
-        table.add_row(
-            Text(f.id),
-            Text(visible(f.subject)),
-            Text(visible(f.name)),
-            Text(visible(f.value)),
-            Text(visible(f.source)),
-            Text(format_time(f.kept_at)),
-        )
-    out.print(table)
+    show_rows(
+        [f.to_json() for f in facts],
+        [
+            (
+                f.id,
+                visible(f.subject),
+                visible(f.name),
+                visible(f.value),
+                visible(f.source),
+                format_time(f.kept_at),
+            )
+            for f in facts
+        ],
+        columns=("FACT", "SUBJECT", "NAME", "VALUE", "SOURCE", "KEPT"),
+        empty="No permanent facts yet.",
+        as_json=as_json,
+    )
 
 
 @facts_app.command("request")

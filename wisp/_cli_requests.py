@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Annotated, NoReturn
 
 import typer
-from rich.table import Table
 from rich.text import Text
 
 from pending import (
@@ -32,6 +31,7 @@ from wisp._config import Config, ConfigError, load_config
 from wisp._console import err, fail, open_channel, out, print_json, say
 from wisp._exit import ExitCode
 from wisp._grants import GrantsError, GrantStore, is_grant_id
+from wisp._listing import pending_command, show_rows
 from wisp._text import one_line, visible
 
 approvals_app = typer.Typer(
@@ -215,26 +215,8 @@ def decline(
     answer_request("wisp questions decline", request_id, Kind.QUESTION, "decline", verb="declined")
 
 
-@approvals_app.command("pending")
-def approvals_pending(
-    show_all: Annotated[bool, typer.Option("--all", "-a", help="Also ended ones.")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="A JSON array on stdout.")] = False,
-) -> None:
-    """Command approvals waiting for you."""
-    from wisp.cli import list_requests
-
-    list_requests([Kind.COMMAND], show_all, as_json)
-
-
-@questions_app.command("pending")
-def questions_pending(
-    show_all: Annotated[bool, typer.Option("--all", "-a", help="Also ended ones.")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="A JSON array on stdout.")] = False,
-) -> None:
-    """Questions waiting for you."""
-    from wisp.cli import list_requests
-
-    list_requests([Kind.QUESTION], show_all, as_json)
+approvals_app.command("pending")(pending_command(Kind.COMMAND, "Command approvals waiting."))
+questions_app.command("pending")(pending_command(Kind.QUESTION, "Questions waiting for you."))
 
 
 # --- grants ----------------------------------------------------------------------------
@@ -249,24 +231,22 @@ def grants(
         found = GrantStore(wisp_home()).list()
     except GrantsError as exc:
         fail(str(exc))
-    if as_json:
-        print_json([g.to_json() for g in found])
-        return
-    if not found:
-        out.print("No standing approvals.")
-        return
-    table = Table(box=None, pad_edge=False, header_style="bold")
-    for column in ("GRANT", "SCOPE", "COMMAND", "WHERE", "GRANTED"):
-        table.add_column(column, overflow="fold")
-    for g in found:
-        table.add_row(
-            Text(g.id),
-            Text(g.scope),
-            Text(visible(g.command)),
-            Text(visible(g.project or "anywhere")),
-            Text(format_time(g.granted_at)),
-        )
-    out.print(table)
+    show_rows(
+        [g.to_json() for g in found],
+        [
+            (
+                g.id,
+                g.scope,
+                visible(g.command),
+                visible(g.project or "anywhere"),
+                format_time(g.granted_at),
+            )
+            for g in found
+        ],
+        columns=("GRANT", "SCOPE", "COMMAND", "WHERE", "GRANTED"),
+        empty="No standing approvals.",
+        as_json=as_json,
+    )
 
 
 @approvals_app.command("revoke")

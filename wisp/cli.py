@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.table import Table
 from rich.text import Text
 
 from pending import Channel, Kind, Missed, PendingError, State, Watcher, wisp_home
@@ -19,21 +18,12 @@ from wisp._audit import audit
 from wisp._cli_facts import apply_awaiting
 from wisp._console import err, fail, open_channel, out, print_json, say
 from wisp._exit import ExitCode
+from wisp._listing import WAITING, list_requests
 from wisp._render import (
-    age,
-    asked,
-    state_text,
-    status_json,
     transition_json,
     transition_line,
-    who,
 )
 from wisp._text import visible
-
-WAITING = (State.FILED, State.ANSWERED, State.HANDED_OVER)
-# What `wisp pending` shows by default: what waits, and what went stale (with why) before the
-# sweep that follows the listing settles it.
-LISTED = (*WAITING, State.STALE)
 
 app = typer.Typer(
     name="wisp",
@@ -67,42 +57,6 @@ def root(
     ] = False,
 ) -> None:
     """wisp's pending channel: what your agents are waiting on you for."""
-
-
-def list_requests(kinds: list[Kind] | None, show_all: bool, as_json: bool) -> None:
-    with open_channel() as channel:
-        listing = channel.listing(kinds=kinds, states=None if show_all else LISTED)
-        now = channel.clock.now()
-        # After listing, so a request gone stale is shown once as stale.
-        apply_awaiting(channel, channel.sweep().awaiting)
-    if as_json:
-        print_json([status_json(s) for s in listing.statuses])
-        return
-    if listing.problems:
-        err.print(
-            Text(
-                f"wisp: skipped {len(listing.problems)} entr"
-                f"{'y' if len(listing.problems) == 1 else 'ies'} that cannot be read safely; "
-                "run `wisp doctor` to see them."
-            )
-        )
-    if not listing.statuses:
-        what = " and ".join(k.value for k in kinds) if kinds else "anything"
-        out.print(f"Nothing waits for you ({what}).", highlight=False)
-        return
-    table = Table(box=None, pad_edge=False, header_style="bold")
-    for column in ("ID", "KIND", "AGE", "ASKED", "BY", "STATE"):
-        table.add_column(column, no_wrap=column != "ASKED", overflow="fold")
-    for status in listing.statuses:
-        table.add_row(
-            Text(status.id),
-            Text(status.kind.value),
-            Text(age(status.request.filed_at, now)),
-            Text(asked(status.request)),
-            Text(who(status.request)),
-            Text(state_text(status)),
-        )
-    out.print(table)
 
 
 @pending_app.callback(invoke_without_command=True)

@@ -1,0 +1,93 @@
+"""Listing: what waits, as a table for people or JSON for scripts; one command per kind."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from pending import Kind, State
+from wisp._console import err, open_channel, out, print_json
+from wisp._render import age, asked, state_text, status_json, who
+
+WAITING = (State.FILED, State.ANSWERED, State.HANDED_OVER)
+# What a listing shows by default: what waits, and what went stale (with why) before the
+# sweep that follows the listing settles it.
+LISTED = (*WAITING, State.STALE)
+
+
+def list_requests(kinds: list[Kind] | None, show_all: bool, as_json: bool) -> None:
+    from wisp._cli_facts import apply_awaiting
+
+    with open_channel() as channel:
+        listing = channel.listing(kinds=kinds, states=None if show_all else LISTED)
+        now = channel.clock.now()
+        # After listing, so a request gone stale is shown once as stale.
+        apply_awaiting(channel, channel.sweep().awaiting)
+    if not as_json and listing.problems:
+        count = len(listing.problems)
+        err.print(
+            Text(
+                f"wisp: skipped {count} entr{'y' if count == 1 else 'ies'} that cannot "
+                "be read safely; run `wisp doctor` to see them."
+            )
+        )
+    what = " and ".join(k.value for k in kinds) if kinds else "anything"
+    show_rows(
+        [status_json(s) for s in listing.statuses],
+        [
+            (
+                s.id,
+                s.kind.value,
+                age(s.request.filed_at, now),
+                asked(s.request),
+                who(s.request),
+                state_text(s),
+            )
+            for s in listing.statuses
+        ],
+        columns=("ID", "KIND", "AGE", "ASKED", "BY", "STATE"),
+        wrap="ASKED",
+        empty=f"Nothing waits for you ({what}).",
+        as_json=as_json,
+    )
+
+
+def show_rows(
+    as_objects: list[Any],
+    rows: Sequence[Sequence[str]],
+    *,
+    columns: Sequence[str],
+    empty: str,
+    as_json: bool,
+    wrap: str | None = None,
+) -> None:
+    """A JSON array for scripts, or a table for people (cells are shown as plain text)."""
+    if as_json:
+        print_json(as_objects)
+        return
+    if not rows:
+        out.print(empty, highlight=False)
+        return
+    table = Table(box=None, pad_edge=False, header_style="bold")
+    for column in columns:
+        table.add_column(column, no_wrap=wrap is not None and column != wrap, overflow="fold")
+    for row in rows:
+        table.add_row(*(Text(cell) for cell in row))
+    out.print(table)
+
+
+def pending_command(kind: Kind, doc: str) -> Callable[..., None]:
+    """`wisp approvals|facts|questions pending`: the one listing, narrowed to *kind*."""
+
+    def pending(
+        show_all: Annotated[bool, typer.Option("--all", "-a", help="Also ended ones.")] = False,
+        as_json: Annotated[bool, typer.Option("--json", help="A JSON array on stdout.")] = False,
+    ) -> None:
+        list_requests([kind], show_all, as_json)
+
+    pending.__doc__ = doc
+    return pending
