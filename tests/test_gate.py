@@ -226,3 +226,28 @@ class TestChecks:
             assert channel.status(filed["c2"].id).state is State.FILED
         threads[1].join(10)
         assert channel.status(filed["c2"].id).outcome is Outcome.WITHDRAWN  # the server stopped
+
+    def test_a_request_altered_while_waiting_ends_failed(
+        self, asker: Asker, channel: Channel
+    ) -> None:
+        """Someone edits the waiting request's file: the gate does not crash; it ends the
+        request failed, saying why, and the command is denied."""
+
+        def tamper(request: Request) -> None:
+            path = channel.path / f"{request.id}.request.json"
+            path.write_text(path.read_text().replace("make deploy", "rm -rf ~"))
+
+        approval = ApprovalGate(asker, timeout_s=5).request("make deploy", "/", on_filed=tamper)
+        assert (approval.approved, approval.outcome) == (False, "failed")
+        assert approval.reason is not None and "altered" in approval.reason
+
+    def test_a_grant_that_cannot_be_saved_leaves_the_approval(
+        self, asker: Asker, channel: Channel
+    ) -> None:
+        """Approved `always` with grants.json damaged: approved all the same, the reason says
+        the grant was not saved, and the damaged file is untouched."""
+        (asker.home / "grants.json").write_text("{oops")
+        approval = ask(ApprovalGate(asker, timeout_s=10), channel, "always")
+        assert (approval.approved, approval.scope, approval.grant) == (True, "always", None)
+        assert approval.reason is not None and "not saved" in approval.reason
+        assert (asker.home / "grants.json").read_text() == "{oops"

@@ -28,6 +28,7 @@ from pending import (
     FactBinding,
     Kind,
     Outcome,
+    PendingError,
     QuestionBinding,
     Request,
     Server,
@@ -45,6 +46,7 @@ from wisp._audit import audit, request_fields
 from wisp._config import ConfigError, load_config
 from wisp._grants import Grant, GrantStore
 from wisp._notify import Notifier
+from wisp._store import StoreError
 
 NO_TIMEOUT = 0  # approval.timeoutSeconds = 0: wait for ever
 
@@ -141,7 +143,10 @@ class Asker:
             self.announce(request)
             deadline = None if not timeout_s else self.clock.monotonic() + timeout_s
             while True:
-                status = self.channel.status(request.id)
+                try:
+                    status = self.channel.status(request.id)
+                except PendingError as exc:  # our own request altered or removed under us
+                    return self._fail(request, str(exc))
                 if status.settled is not None or status.answer is not None:
                     return self._finish(request, status)
                 remaining = None if deadline is None else deadline - self.clock.monotonic()
@@ -211,6 +216,17 @@ class Asker:
             decision=ending.decision,
             outcomeReason=ending.reason,
             answerText=answer.text,
+        )
+        return ending
+
+    def _fail(self, request: Request, reason: str) -> Ending:
+        """End a request we can no longer trust: `failed` (a command is then denied)."""
+        with self._mutex:
+            self._waiting.pop(request.id, None)
+        settled = self.channel.settle(request, Outcome.FAILED, by=VIA_ASKER, reason=reason)
+        ending = _ending(request, settled.settled, None)
+        self._audit(
+            "approval.settled", request, outcome=ending.outcome.value, outcomeReason=ending.reason
         )
         return ending
 
@@ -342,12 +358,17 @@ class ApprovalGate:
                 reason=ending.reason or denial,
             )
         assert decision is not None
+        try:
+            grant, note = self._remember(decision, command, cwd, ending), None
+        except StoreError as exc:  # the approval stands; only its standing grant is lost
+            grant, note = None, f"approved, but the {decision} grant was not saved: {exc}"
         return Approval(
             approved=True,
             outcome="answered",
             scope=decision,
             request_id=ending.request.id,
-            grant=self._remember(decision, command, cwd, ending),
+            grant=grant,
+            reason=note,
         )
 
     def _remember(self, scope: str, command: str, cwd: str, ending: Ending) -> Grant | None:

@@ -32,6 +32,7 @@ from wisp._console import err, fail, open_channel, out, print_json, say
 from wisp._exit import ExitCode
 from wisp._grants import GrantsError, GrantStore, is_grant_id
 from wisp._listing import pending_command, show_rows
+from wisp._store import StoreError
 from wisp._text import one_line, visible
 
 approvals_app = typer.Typer(
@@ -348,6 +349,8 @@ def request_approval(
         request_id = approval.request_id
         grant = approval.grant.id if approval.grant and approval.grant.id != "session" else None
         approved = approval.approved
+    except (PendingError, StoreError) as exc:
+        fail(f"could not ask: {exc}")  # `finally` withdraws what waits and closes
     except KeyboardInterrupt:
         endings = asker.withdraw()
         approved, outcome, scope, grant = False, Outcome.WITHDRAWN.value, None, None
@@ -372,6 +375,8 @@ def request_approval(
     elif approved:
         how = f"granted by {grant or 'this session'}" if outcome == "granted" else "approved"
         out.print(f"{how} {scope}" if outcome != "granted" else f"approved {scope} ({how})")
+        if verdict_reason:
+            err.print(Text(f"wisp: {verdict_reason}"))
     else:
         word = {"answered": "denied", "timed-out": "timed out"}.get(outcome, outcome)
         say(word + (f": {verdict_reason}" if verdict_reason else ""))
@@ -430,6 +435,8 @@ def ask_question(
             reply.request_id,
             reply.reason,
         )
+    except (PendingError, StoreError) as exc:
+        fail(f"could not ask: {exc}")  # `finally` withdraws what waits and closes
     except KeyboardInterrupt:
         endings = asker.withdraw()
         outcome, text, reason = Outcome.WITHDRAWN.value, None, "withdrawn with Ctrl-C"
