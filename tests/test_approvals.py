@@ -159,6 +159,24 @@ class TestRefusals:
         assert code == 1
         assert "already answered 'no'" in output and "via tui" in output
 
+    def test_text_from_a_hostile_file_is_made_visible(self, home: Path, channel: Channel) -> None:
+        """An answer file whose `user` carries an escape sequence and a bidi override: the
+        refusal shows them as markers; nothing raw reaches the terminal."""
+        import attrs
+        from helpers import command
+
+        with channel.server() as lock:
+            req = command(lock)
+            channel.file(req)
+            hostile = attrs.evolve(
+                channel._new_answer(req, "no", via="cli"), user="eve\x1b]0;owned\x07\u202eli"
+            )
+            channel._publish_answer(hostile)
+            code, output = in_terminal("approvals", "approve", req.id)
+        assert code == 1
+        assert "\x1b]0" not in output and "\u202e" not in output
+        assert "eve⟨ESC⟩]0" in output and "⟨U+202E⟩" in output
+
     def test_settled_after_a_timeout(self, home: Path) -> None:
         """A short timeout ends timed-out, exit 124; answering then is refused as ended."""
         asking = AskingCommand("approvals", "request", "--timeout", "0.5", "--", "ls")

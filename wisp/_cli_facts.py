@@ -7,7 +7,6 @@ from collections.abc import Iterable
 from typing import Annotated
 
 import typer
-from rich.text import Text
 
 from pending import (
     AlreadyAnswered,
@@ -34,7 +33,7 @@ from wisp._cli_requests import (
     start_asker,
     wait_for_outcome,
 )
-from wisp._console import err, fail, open_channel, out, print_json, say
+from wisp._console import fail, open_channel, out, print_json, say, tell
 from wisp._exit import ExitCode
 from wisp._facts import FactKeeper, FactRefused, FactStore, apply_answered, fact_fields
 from wisp._listing import pending_command, show_rows
@@ -231,21 +230,21 @@ def request_fact(
         )
         return
     if asked.state == "kept" and asked.fact is not None:
-        err.print(
-            Text(
+        tell(
+
                 f"wisp: {one_line(subject)} {one_line(name)} = {one_line(value)} is "
                 f"already a permanent fact ({asked.fact.id}); nothing to ask."
-            )
+
         )
         out.print(asked.fact.id)
         return
     again = "" if asked.new else " (already waiting: the same request)"
-    err.print(
-        Text(
+    tell(
+
             f"wisp: asked you to keep {one_line(subject)} {one_line(name)} = {one_line(value)}"
             f"{again}\n  keep: wisp facts keep {asked.request_id}\n"
             f"  drop: wisp facts drop {asked.request_id}\n  it waits with no time limit"
-        )
+
     )
     out.print(asked.request_id)
 
@@ -265,4 +264,4 @@ def apply_awaiting(channel: Channel, awaiting: Iterable[Status]) -> None:
                     entry_point="facts",
                 )
             except StoreError as exc:
-                err.print(Text(f"wisp: could not apply answered fact {status.id}: {exc}"))
+                tell(f"wisp: could not apply answered fact {status.id}: {exc}")

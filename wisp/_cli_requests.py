@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Annotated, NoReturn
 
 import typer
-from rich.text import Text
 
 from pending import (
     APPROVALS,
@@ -28,7 +27,7 @@ from pending import (
 from wisp._asking import ApprovalGate, Asker, QuestionAsker
 from wisp._audit import audit, request_fields
 from wisp._config import Config, ConfigError, load_config
-from wisp._console import err, fail, open_channel, out, print_json, say
+from wisp._console import fail, open_channel, out, print_json, say, tell
 from wisp._exit import ExitCode
 from wisp._grants import GrantsError, GrantStore, is_grant_id
 from wisp._listing import pending_command, show_rows
@@ -284,7 +283,7 @@ def start_asker(entry_point: str, config: Config) -> Asker:
     channel = open_channel()
 
     def warn(message: str) -> None:
-        err.print(Text(f"wisp: {message}"))
+        tell(f"wisp: {message}")
         audit(channel.home, "watch.warning", {"message": message}, entry_point=entry_point)
 
     try:
@@ -331,13 +330,13 @@ def request_approval(
     where = str((cwd or Path.cwd()).resolve())
 
     def filed(request: Request) -> None:
-        err.print(
-            Text(
+        tell(
+
                 f"wisp: asking you to approve: {one_line(text, 200)}  (in {visible(where)})\n"
                 f"  approve: wisp approvals approve {request.id} [--scope {'|'.join(APPROVALS)}]\n"
                 f"  deny:    wisp approvals deny {request.id} [--reason TEXT]\n"
                 f"  {_waiting_note(timeout_s)}"
-            )
+
         )
 
     asker = start_asker("approvals", config)
@@ -376,7 +375,7 @@ def request_approval(
         how = f"granted by {grant or 'this session'}" if outcome == "granted" else "approved"
         out.print(f"{how} {scope}" if outcome != "granted" else f"approved {scope} ({how})")
         if verdict_reason:
-            err.print(Text(f"wisp: {verdict_reason}"))
+            tell(f"wisp: {verdict_reason}")
     else:
         word = {"answered": "denied", "timed-out": "timed out"}.get(outcome, outcome)
         say(word + (f": {verdict_reason}" if verdict_reason else ""))
@@ -415,13 +414,13 @@ def ask_question(
 
     def filed(request: Request) -> None:
         offered = f"  options: {', '.join(one_line(o, 40) for o in options)}\n" if options else ""
-        err.print(
-            Text(
+        tell(
+
                 f"wisp: asking you: {one_line(question, 200)}\n{offered}"
                 f"  answer:  wisp questions answer {request.id} TEXT\n"
                 f"  decline: wisp questions decline {request.id}\n"
                 f"  {_waiting_note(timeout_s)}"
-            )
+
         )
 
     asker = start_asker("questions", config)
@@ -450,7 +449,7 @@ def ask_question(
         sys.stdout.write(text + "\n")
     else:
         word = {"timed-out": "timed out"}.get(outcome, outcome)
-        err.print(Text(f"wisp: {word}" + (f": {reason}" if reason else "")))
+        tell(f"wisp: {word}" + (f": {reason}" if reason else ""))
     if outcome == "answered":
         return
     raise typer.Exit(int(ExitCode.TIMED_OUT if outcome == "timed-out" else ExitCode.NO))

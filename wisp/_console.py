@@ -12,19 +12,32 @@ from rich.text import Text
 
 from pending import Channel, PendingError, wisp_home
 from wisp._exit import ExitCode
+from wisp._text import visible
 
 out = Console(highlight=False, soft_wrap=False)
 err = Console(stderr=True, highlight=False, soft_wrap=True)  # never break a fix command
 
 
+def safe(text: str) -> str:
+    """Text for a terminal: every control, bidi or zero-width character made visible, line by
+    line. Messages carry text read from files (who answered, a reason); rich passes ESC, C1
+    and bidi characters through, so nothing reaches the terminal unsanitised."""
+    return "\n".join(visible(line) for line in text.split("\n"))
+
+
 def say(text: str) -> None:
     """A message for people on stdout: never hard-wrapped (the terminal wraps it)."""
-    out.print(Text(text), soft_wrap=True)
+    out.print(Text(safe(text)), soft_wrap=True)
+
+
+def tell(text: str) -> None:
+    """A message for people on stderr (progress, warnings, how to answer)."""
+    err.print(Text(safe(text)))
 
 
 def fail(message: str, code: ExitCode = ExitCode.ERROR) -> NoReturn:
     """Say what happened and what to do (the message's job), on stderr; exit with *code*."""
-    err.print(Text(f"wisp: {message}"))
+    tell(f"wisp: {message}")
     raise typer.Exit(int(code))
 
 

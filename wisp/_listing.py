@@ -10,8 +10,9 @@ from rich.table import Table
 from rich.text import Text
 
 from pending import Kind, State
-from wisp._console import err, open_channel, out, print_json
+from wisp._console import open_channel, out, print_json, tell
 from wisp._render import age, asked, state_text, status_json, who
+from wisp._text import visible
 
 WAITING = (State.FILED, State.ANSWERED, State.HANDED_OVER)
 # What a listing shows by default: what waits, and what went stale (with why) before the
@@ -29,11 +30,11 @@ def list_requests(kinds: list[Kind] | None, show_all: bool, as_json: bool) -> No
         apply_awaiting(channel, channel.sweep().awaiting)
     if not as_json and listing.problems:
         count = len(listing.problems)
-        err.print(
-            Text(
+        tell(
+
                 f"wisp: skipped {count} entr{'y' if count == 1 else 'ies'} that cannot "
                 "be read safely; run `wisp doctor` to see them."
-            )
+
         )
     what = " and ".join(k.value for k in kinds) if kinds else "anything"
     show_rows(
@@ -76,7 +77,7 @@ def show_rows(
     for column in columns:
         table.add_column(column, no_wrap=wrap is not None and column != wrap, overflow="fold")
     for row in rows:
-        table.add_row(*(Text(cell) for cell in row))
+        table.add_row(*(Text(visible(cell)) for cell in row))
     out.print(table)
 
 

@@ -10,13 +10,12 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.text import Text
 
 from pending import Channel, Kind, Missed, PendingError, State, Watcher, wisp_home
 from wisp import __version__
 from wisp._audit import audit
 from wisp._cli_facts import apply_awaiting
-from wisp._console import err, fail, open_channel, out, print_json, say
+from wisp._console import fail, open_channel, out, print_json, safe, say, tell
 from wisp._exit import ExitCode
 from wisp._listing import WAITING, list_requests
 from wisp._render import (
@@ -120,7 +119,7 @@ def watch(
     home = channel.home
 
     def warn(message: str) -> None:
-        err.print(Text(f"wisp: {message}"))
+        tell(f"wisp: {message}")
         audit(home, "watch.warning", {"message": message}, entry_point="pending")
 
     try:
@@ -133,7 +132,7 @@ def watch(
     try:
         subscription, snapshot = watcher.subscribe()
         backend = "inotify" if watcher.backend and watcher.backend.value == "native" else "polling"
-        err.print(Text(f"wisp: watching {channel.path} ({backend}); Ctrl-C to stop"))
+        tell(f"wisp: watching {channel.path} ({backend}); Ctrl-C to stop")
         for status in snapshot:
             if status.state in WAITING and (kinds is None or status.kind in kinds):
                 emit_transition(
@@ -146,7 +145,7 @@ def watch(
                 )
         for item in subscription:
             if isinstance(item, Missed):
-                err.print(
+                tell(
                     f"wisp: missed {item.count} event(s): this terminal fell behind. "
                     "Run `wisp pending` for the current state."
                 )
@@ -174,7 +173,7 @@ def emit_transition(
             ensure_ascii=False,
         )
     else:
-        line = transition_line(event, status, request_id=request_id, kind=kind, ts=ts)
+        line = safe(transition_line(event, status, request_id=request_id, kind=kind, ts=ts))
     sys.stdout.write(line + "\n")
     sys.stdout.flush()
 
