@@ -35,7 +35,7 @@ from watchdog.observers.polling import PollingObserver
 
 from pending._channel import SERVERS_DIR, Channel
 from pending._clock import record_time
-from pending._ids import Kind, NameVerdict, parse_name
+from pending._ids import Kind, NameVerdict, Slot, parse_name
 from pending._records import Outcome, State, Status
 from pending._subscribe import SUBSCRIBER_BACKLOG, Subscription
 
@@ -279,8 +279,12 @@ class Watcher:
             return
         verdict, parsed = parse_name(name)
         if verdict is NameVerdict.PARSED and parsed is not None:
+            # An answer or outcome appearing for a known request needs no re-read of the
+            # request: published files are never edited, and an edit or removal of the
+            # request file is an event of its own, which takes the full path.
+            slot_only = parsed.slot is not Slot.REQUEST and not deleted
             with self._lock:
-                self._refresh(parsed.id)
+                self._refresh(parsed.id, slot_only=slot_only)
 
     def request_rescan(self, reason: str) -> None:
         """Ask for a full rescan (done on the watcher's own thread, promptly)."""
@@ -294,12 +298,22 @@ class Watcher:
         for subscription in self._subscribers:
             subscription.put(transition)
 
-    def _refresh(self, request_id: str, alive_cache: dict[str, bool] | None = None) -> None:
+    def _refresh(
+        self,
+        request_id: str,
+        alive_cache: dict[str, bool] | None = None,
+        *,
+        slot_only: bool = False,
+    ) -> None:
         """Re-read one ID and emit what changed since it was last known (lock held)."""
         known = self._known.get(request_id)
-        # A known request's kind is settled; a full scan still catches a second request file.
-        kinds = (known.status.kind,) if known else tuple(Kind)
-        group, _ = self.channel._read_group(request_id, kinds=kinds)
+        if known is not None and slot_only:
+            group, _ = self.channel._read_group(request_id, kinds=())
+            group = attrs.evolve(group, request=known.status.request)
+        else:
+            # A known request's kind is settled; a full scan still catches a second request.
+            kinds = (known.status.kind,) if known else tuple(Kind)
+            group, _ = self.channel._read_group(request_id, kinds=kinds)
         status = self.channel._derive(group, alive_cache)
         self._update(request_id, status, emit=True)
 
