@@ -231,20 +231,16 @@ def request_fact(
         return
     if asked.state == "kept" and asked.fact is not None:
         tell(
-
-                f"wisp: {one_line(subject)} {one_line(name)} = {one_line(value)} is "
-                f"already a permanent fact ({asked.fact.id}); nothing to ask."
-
+            f"wisp: {one_line(subject)} {one_line(name)} = {one_line(value)} is "
+            f"already a permanent fact ({asked.fact.id}); nothing to ask."
         )
         out.print(asked.fact.id)
         return
     again = "" if asked.new else " (already waiting: the same request)"
     tell(
-
-            f"wisp: asked you to keep {one_line(subject)} {one_line(name)} = {one_line(value)}"
-            f"{again}\n  keep: wisp facts keep {asked.request_id}\n"
-            f"  drop: wisp facts drop {asked.request_id}\n  it waits with no time limit"
-
+        f"wisp: asked you to keep {one_line(subject)} {one_line(name)} = {one_line(value)}"
+        f"{again}\n  keep: wisp facts keep {asked.request_id}\n"
+        f"  drop: wisp facts drop {asked.request_id}\n  it waits with no time limit"
     )
     out.print(asked.request_id)
 

@@ -308,7 +308,11 @@ def _waiting_note(timeout_s: float) -> str:
 @approvals_app.command("request", context_settings={"allow_interspersed_args": False})
 def request_approval(
     command: Annotated[
-        list[str], typer.Argument(metavar="-- COMMAND...", help="The command to approve.")
+        list[str],
+        typer.Argument(
+            metavar="COMMAND",
+            help="The command to approve, after -- (one argument: a shell line as it is).",
+        ),
     ],
     cwd: Annotated[Path | None, typer.Option("--cwd", help="Where it would run.")] = None,
     reason: Annotated[str | None, typer.Option("--reason", help="Why it should run.")] = None,
@@ -331,12 +335,10 @@ def request_approval(
 
     def filed(request: Request) -> None:
         tell(
-
-                f"wisp: asking you to approve: {one_line(text, 200)}  (in {visible(where)})\n"
-                f"  approve: wisp approvals approve {request.id} [--scope {'|'.join(APPROVALS)}]\n"
-                f"  deny:    wisp approvals deny {request.id} [--reason TEXT]\n"
-                f"  {_waiting_note(timeout_s)}"
-
+            f"wisp: asking you to approve: {one_line(text, 200)}  (in {visible(where)})\n"
+            f"  approve: wisp approvals approve {request.id} [--scope {'|'.join(APPROVALS)}]\n"
+            f"  deny:    wisp approvals deny {request.id} [--reason TEXT]\n"
+            f"  {_waiting_note(timeout_s)}"
         )
 
     asker = start_asker("approvals", config)
@@ -415,12 +417,10 @@ def ask_question(
     def filed(request: Request) -> None:
         offered = f"  options: {', '.join(one_line(o, 40) for o in options)}\n" if options else ""
         tell(
-
-                f"wisp: asking you: {one_line(question, 200)}\n{offered}"
-                f"  answer:  wisp questions answer {request.id} TEXT\n"
-                f"  decline: wisp questions decline {request.id}\n"
-                f"  {_waiting_note(timeout_s)}"
-
+            f"wisp: asking you: {one_line(question, 200)}\n{offered}"
+            f"  answer:  wisp questions answer {request.id} TEXT\n"
+            f"  decline: wisp questions decline {request.id}\n"
+            f"  {_waiting_note(timeout_s)}"
         )
 
     asker = start_asker("questions", config)

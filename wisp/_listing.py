@@ -31,10 +31,8 @@ def list_requests(kinds: list[Kind] | None, show_all: bool, as_json: bool) -> No
     if not as_json and listing.problems:
         count = len(listing.problems)
         tell(
-
-                f"wisp: skipped {count} entr{'y' if count == 1 else 'ies'} that cannot "
-                "be read safely; run `wisp doctor` to see them."
-
+            f"wisp: skipped {count} entr{'y' if count == 1 else 'ies'} that cannot "
+            "be read safely; run `wisp doctor` to see them."
         )
     what = " and ".join(k.value for k in kinds) if kinds else "anything"
     show_rows(
