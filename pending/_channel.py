@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import pwd
+import threading
 from collections.abc import Collection, Mapping
 from datetime import timedelta
 from pathlib import Path
@@ -36,6 +37,7 @@ from pending._errors import (
 from pending._fsio import (
     Unreadable,
     entry_problem,
+    list_dir,
     open_checked,
     open_private_dir,
     publish,
@@ -173,7 +175,8 @@ class Channel:
         self.path = home / PENDING_DIR
         self.clock = clock
         self._fds: list[int] = []
-        self._requests: dict[str, tuple[tuple[int, int, int, int], Request]] = {}
+        self._requests: dict[str, tuple[tuple[int, ...], Request]] = {}
+        self._cache_lock = threading.Lock()  # a channel is shared by a watcher's threads
         try:
             home_fd = self._keep(open_private_dir(str(home)))
             self.dir_fd = self._keep(
@@ -233,10 +236,12 @@ class Channel:
             return None
         fd, st = opened
         # Published files are never edited, so a request already parsed is reused while its
-        # identity holds; an edit in place changes the key and is read (and refused) afresh.
-        key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+        # identity holds. ctime is in it because a writer can put mtime back, not ctime: an
+        # edit in place changes the key, and the file is read (and refused) afresh.
+        key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
         try:
-            cached = self._requests.get(name) if cls is Request else None
+            with self._cache_lock:
+                cached = self._requests.get(name) if cls is Request else None
             if cached is not None and cached[0] == key:
                 return cached[1]  # type: ignore[return-value]
             data = read_fd(fd)
@@ -257,6 +262,10 @@ class Channel:
                 raise Unreadable(
                     "its binding does not match its bindingDigest: altered after filing"
                 )
+            with self._cache_lock:
+                if len(self._requests) >= REQUEST_CACHE_SIZE:
+                    self._requests.pop(next(iter(self._requests)))
+                self._requests[name] = (key, record)
         return record
 
     def _read_group(
@@ -337,7 +346,7 @@ class Channel:
     def _scan(self) -> tuple[list[Group], list[Problem]]:
         names_by_id: dict[str, set[str]] = {}
         problems: list[Problem] = []
-        for name in sorted(os.listdir(self.dir_fd)):
+        for name in sorted(list_dir(self.dir_fd)):
             verdict, parsed = parse_name(name)
             if verdict is NameVerdict.IGNORED:
                 continue
@@ -588,7 +597,7 @@ class Channel:
             finished=tuple(finished),
             removed=tuple(removed),
             temp_files=self._sweep_dir(self.tmp_fd, now.timestamp() - stale_tmp_after_s),
-            locks=sum(remove_if_free(self.servers_fd, n) for n in os.listdir(self.servers_fd)),
+            locks=sum(remove_if_free(self.servers_fd, n) for n in list_dir(self.servers_fd)),
             awaiting=tuple(awaiting),
         )
 
@@ -602,7 +611,7 @@ class Channel:
     @staticmethod
     def _sweep_dir(dir_fd: int, older_than: float) -> int:
         count = 0
-        for name in os.listdir(dir_fd):
+        for name in list_dir(dir_fd):
             try:
                 st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
             except FileNotFoundError:

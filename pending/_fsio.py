@@ -190,6 +190,20 @@ def entry_problem(dir_fd: int, name: str) -> str | None:
     return None
 
 
+def list_dir(dir_fd: int) -> list[str]:
+    """The names in a directory, through a descriptor of this call's own.
+
+    ``os.listdir(fd)`` reads through a duplicate that shares *fd*'s offset, so two threads
+    listing through one descriptor at once can each miss entries; a fresh open of "." does not
+    share it.
+    """
+    fd = os.open(".", _DIR_FLAGS, dir_fd=dir_fd)
+    try:
+        return os.listdir(fd)
+    finally:
+        os.close(fd)
+
+
 def remove(dir_fd: int, name: str) -> bool:
     """Unlink *name*; False if it was already gone."""
     try:

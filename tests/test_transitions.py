@@ -241,6 +241,24 @@ class TestRefusals:
         assert any("altered" in p.reason for p in channel.listing().problems)
 
 
+class TestRequestCache:
+    def test_an_edit_in_place_of_the_same_size_is_still_caught(
+        self, channel: Channel, server: ServerLock
+    ) -> None:
+        """A request parsed once is reused while its file is unchanged; an edit that keeps the
+        size and puts the mtime back is still read afresh (ctime) and refused as altered."""
+        req = command(server, text="make test")
+        channel.file(req)
+        path = channel.path / f"{req.id}.request.json"
+        assert channel.status(req.id).request == req  # parsed, and now cached
+        before = path.stat()
+        path.write_text(path.read_text().replace("make test", "make tesX"))
+        os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+        assert path.stat().st_size == before.st_size
+        with pytest.raises(UnreadableRequest, match="altered"):
+            channel.status(req.id)
+
+
 class TestClaimAndSettle:
     @pytest.mark.parametrize("ending", [Outcome.TIMED_OUT, Outcome.WITHDRAWN, Outcome.STALE])
     def test_tombstones_claim_the_slot(

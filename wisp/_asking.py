@@ -48,8 +48,6 @@ from wisp._grants import Grant, GrantStore
 from wisp._notify import Notifier
 from wisp._store import StoreError
 
-NO_TIMEOUT = 0  # approval.timeoutSeconds = 0: wait for ever
-
 
 @attrs.frozen(kw_only=True)
 class Ending:

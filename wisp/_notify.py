@@ -19,7 +19,6 @@ through a shell.
 
 from __future__ import annotations
 
-import json
 import os
 import secrets
 import shutil
@@ -394,13 +393,3 @@ class Notifier:
     def describe(self) -> list[tuple[str, str | None]]:
         """For the doctor: each route in order with why it would be skipped (None: usable)."""
         return [(route, self.why_not(route)) for route in self.order()]
-
-
-def host_line_writer(stream: Any) -> Callable[[dict[str, Any]], None]:
-    """A `host` route that writes JSON lines to a front end's stream."""
-
-    def write(line: dict[str, Any]) -> None:
-        stream.write(json.dumps(line, ensure_ascii=False) + "\n")
-        stream.flush()
-
-    return write
