@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import os
-import time
-from collections.abc import Callable, Iterator
+import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 
@@ -31,20 +31,16 @@ class FakeClock:
         self._mono += seconds
 
 
-def _wait(condition: Callable[[], bool], timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"gave up after {timeout}s waiting for {what}")
-        time.sleep(0.001)
-
-
 class _Recorder(FileSystemEventHandler):
+    """Stands in for the watcher's handler; says when a given path's event has gone by."""
+
     def __init__(self) -> None:
-        self.paths: list[str] = []
+        self.awaited = ""
+        self.passed = threading.Event()
 
     def on_any_event(self, event: FileSystemEvent) -> None:
-        self.paths.append(os.fsdecode(event.src_path))
+        if os.fsdecode(event.src_path) == self.awaited:
+            self.passed.set()
 
 
 @contextmanager
@@ -68,8 +64,10 @@ def events_lost(watcher: Watcher, timeout: float = 10.0) -> Iterator[None]:
         # A sentinel the watcher would ignore (unknown suffix) is dispatched after every
         # event of the block: once the recorder has it, they have all gone by.
         sentinel = watcher.channel.path / f"ffffffff.sentinel-{os.getpid()}.json"
+        recorder.awaited = str(sentinel)
         sentinel.write_text("")
-        _wait(lambda: str(sentinel) in recorder.paths, timeout, "the block's events to pass")
+        if not recorder.passed.wait(timeout):
+            raise TimeoutError(f"the block's events did not pass within {timeout}s")
         sentinel.unlink()
     finally:
         for watch in watcher._watches:
