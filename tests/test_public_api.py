@@ -41,3 +41,18 @@ class TestFacade:
             [sys.executable, "-c", code], capture_output=True, text=True, check=True
         )
         assert out.stdout.strip() == ""
+
+
+class TestWispFacade:
+    def test_all_is_sorted_and_complete(self) -> None:
+        """`wisp.__all__` is sorted and names exactly its public, non-module attributes."""
+        import wisp
+
+        names = [n for n in wisp.__all__ if n != "__version__"]
+        assert names == sorted(names)
+        public = {
+            name
+            for name, value in vars(wisp).items()
+            if not name.startswith("_") and not isinstance(value, type(wisp))
+        }
+        assert public == set(names)
