@@ -1,0 +1,43 @@
+"""What the person is shown: hidden characters made visible, nothing else changed."""
+
+from __future__ import annotations
+
+import unicodedata
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from wisp._text import one_line, visible
+
+HIDDEN = {"Cc", "Cf", "Zl", "Zp", "Co", "Cs", "Cn"}
+
+
+def shown_safely(text: str) -> bool:
+    return all(
+        unicodedata.category(c) not in HIDDEN and not (unicodedata.category(c) == "Zs" and c != " ")
+        for c in text
+    )
+
+
+class TestVisible:
+    @given(st.text())
+    def test_nothing_hidden_survives(self, text: str) -> None:
+        """Whatever the input, the output has no control, format, bidi, private-use or
+        unassigned character, and no space but the plain one."""
+        assert shown_safely(visible(text))
+
+    @given(st.text(st.characters(codec="ascii", exclude_categories=["Cc"])))
+    def test_plain_text_is_unchanged(self, text: str) -> None:
+        """Printable ASCII is shown exactly as it is."""
+        assert visible(text) == text
+
+    def test_markers(self) -> None:
+        """Each hidden character becomes a readable marker."""
+        assert visible("rm -rf build/\rrm -rf ~") == "rm -rf build/⟨CR⟩rm -rf ~"
+        assert visible("a\u202eb\u200bc\u00a0d\x1b[2J") == "a⟨U+202E⟩b⟨U+200B⟩c⟨U+00A0⟩d⟨ESC⟩[2J"
+
+    @given(st.text(), st.integers(2, 200))
+    def test_one_line_is_bounded(self, text: str, limit: int) -> None:
+        """one_line never exceeds its limit and stays safe."""
+        shown = one_line(text, limit)
+        assert len(shown) <= limit and shown_safely(shown)
