@@ -3,39 +3,32 @@
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterable
 from typing import Annotated
 
 import typer
 
 from pending import (
-    AlreadyAnswered,
     Channel,
     Delivery,
     FactBinding,
     Kind,
     Outcome,
-    PendingError,
     Settled,
-    State,
     Status,
-    Watcher,
-    WrongKind,
     format_time,
     wisp_home,
 )
-from wisp._audit import audit
 from wisp._cli_requests import (
-    ANSWER_COMMANDS,
+    AskerOutcome,
     config_or_fail,
+    give_answer,
     refuse,
     require_terminal,
     start_asker,
-    wait_for_outcome,
 )
-from wisp._console import fail, open_channel, out, print_json, say, tell
+from wisp._console import fail, out, print_json, say, tell
 from wisp._exit import ExitCode
-from wisp._facts import FactKeeper, FactRefused, FactStore, apply_answered, fact_fields
+from wisp._facts import FactKeeper, FactRefused, FactStore, apply_answered
 from wisp._listing import pending_command, show_rows
 from wisp._store import StoreError
 from wisp._text import one_line, visible
@@ -54,52 +47,22 @@ def _said(binding: FactBinding) -> str:
 
 
 def answer_fact(request_id: str, decision: str) -> None:
-    command = f"wisp facts {decision}"
-    require_terminal(command)
-    config = config_or_fail()
-    home = wisp_home()
-    store = FactStore(home)
+    require_terminal(f"wisp facts {decision}")  # before anything, the store's probe included
+    store = FactStore(wisp_home())
     if decision == "keep":
         try:
             store.check_writable()  # fail before answering, so the request keeps waiting
         except StoreError as exc:
             fail(f"{exc} The request still waits; nothing was written.")
-    with open_channel() as channel:
-        watcher = Watcher(channel, liveness_recheck_s=config["watch.livenessSeconds"]).start()
-        try:
-            subscription, _ = watcher.subscribe()
-            try:
-                result = channel.answer(request_id, decision, kind=Kind.FACT, via="cli")
-            except WrongKind as exc:
-                right = ANSWER_COMMANDS[exc.kind].format(id=request_id)
-                refuse(
-                    f"request {request_id} is a {exc.kind} request, not a fact request: "
-                    f"answer it with {right}."
-                )
-            except PendingError as exc:
-                refuse(str(exc))
-            if not result.won:
-                refuse(str(AlreadyAnswered(result.answer)))
-            status = channel.status(request_id)
-            audit(
-                home,
-                "approval.answered",
-                {**fact_fields(status.request), "via": "cli", "decision": decision},
-                entry_point="facts",
-            )
-            binding = status.request.binding
-            assert isinstance(binding, FactBinding)
-            if status.server_alive is False or not channel.server_alive(status.request.server.id):
-                settled: Settled | str | None = _apply_here(channel, status, store)
-            else:
-                settled = wait_for_outcome(
-                    channel, watcher, subscription, status.request, config["answer.waitSeconds"]
-                )
-                if settled == "gone":  # its server stopped while we waited: ours to apply
-                    settled = _apply_here(channel, channel.status(request_id), store)
-        finally:
-            watcher.stop()
-    _report(request_id, decision, binding, settled)
+    request, settled = give_answer(
+        f"wisp facts {decision}",
+        request_id,
+        Kind.FACT,
+        decision,
+        unwatched=lambda channel, status: _apply_here(channel, status, store),
+    )
+    assert isinstance(request.binding, FactBinding)
+    _report(request_id, decision, request.binding, settled)
 
 
 def _apply_here(channel: Channel, status: Status, store: FactStore) -> Settled:
@@ -115,9 +78,7 @@ def _apply_here(channel: Channel, status: Status, store: FactStore) -> Settled:
         )
 
 
-def _report(
-    request_id: str, decision: str, binding: FactBinding, settled: Settled | str | None
-) -> None:
+def _report(request_id: str, decision: str, binding: FactBinding, settled: AskerOutcome) -> None:
     said = _said(binding)
     if not isinstance(settled, Settled):
         say(
@@ -243,21 +204,3 @@ def request_fact(
         f"  drop: wisp facts drop {asked.request_id}\n  it waits with no time limit"
     )
     out.print(asked.request_id)
-
-
-def apply_awaiting(channel: Channel, awaiting: Iterable[Status]) -> None:
-    """Answered facts whose asker is gone: applied by the process at hand (idempotent)."""
-    store = FactStore(channel.home)
-    for status in awaiting:
-        if status.kind is Kind.FACT and status.state is State.ANSWERED:
-            try:
-                apply_answered(
-                    channel,
-                    status,
-                    store=store,
-                    delivery=Delivery.APPLIED,
-                    by="sweep",
-                    entry_point="facts",
-                )
-            except StoreError as exc:
-                tell(f"wisp: could not apply answered fact {status.id}: {exc}")

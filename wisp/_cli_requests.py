@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import shlex
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated, Literal, NoReturn
 
 import typer
 
@@ -18,6 +19,8 @@ from pending import (
     PendingError,
     Request,
     Settled,
+    Status,
+    Subscription,
     Transition,
     Watcher,
     WrongKind,
@@ -75,7 +78,10 @@ def require_terminal(command: str) -> None:
 # --- the person's side: answering ------------------------------------------------------
 
 
-def answer_request(
+AskerOutcome = Settled | Literal["gone"] | None  # the asker's outcome; "gone": nobody will settle
+
+
+def give_answer(
     command: str,
     request_id: str,
     kind: Kind,
@@ -83,9 +89,11 @@ def answer_request(
     *,
     text: str | None = None,
     reason: str | None = None,
-    verb: str,
-) -> None:
-    """Answer, report who won, then wait briefly for the asker's outcome and report it."""
+    unwatched: Callable[[Channel, Status], Settled] | None = None,
+) -> tuple[Request, AskerOutcome]:
+    """Answer from a terminal, refusing with the reason (nothing written) where it cannot;
+    then wait briefly for the asker's outcome. If no asker lives to settle it, *unwatched*
+    (if given) applies the answer here and its outcome is returned."""
     require_terminal(command)
     config = config_or_fail()
     with open_channel() as channel:
@@ -106,12 +114,12 @@ def answer_request(
                 refuse(str(exc))
             if not result.won:
                 refuse(str(AlreadyAnswered(result.answer)))
-            status = channel.status(request_id)
+            request = channel.status(request_id).request
             audit(
                 channel.home,
                 "approval.answered",
                 {
-                    **request_fields(status.request),
+                    **request_fields(request),
                     "via": "cli",
                     "decision": decision,
                     "answerText": text,
@@ -119,11 +127,26 @@ def answer_request(
                 },
                 entry_point=_entry(kind),
             )
-            settled = wait_for_outcome(
-                channel, watcher, subscription, status.request, config["answer.waitSeconds"]
-            )
+            settled = wait_for_outcome(channel, subscription, request, config["answer.waitSeconds"])
+            if settled == "gone" and unwatched is not None:
+                settled = unwatched(channel, channel.status(request_id))
         finally:
             watcher.stop()
+    return request, settled
+
+
+def answer_request(
+    command: str,
+    request_id: str,
+    kind: Kind,
+    decision: str,
+    *,
+    text: str | None = None,
+    reason: str | None = None,
+    verb: str,
+) -> None:
+    """Answer a command or a question, and report what the asker made of it."""
+    _, settled = give_answer(command, request_id, kind, decision, text=text, reason=reason)
     said = f"{verb} ({request_id})"
     if isinstance(settled, Settled):
         if settled.outcome is not Outcome.ANSWERED:
@@ -152,8 +175,8 @@ def _entry(kind: Kind) -> str:
 
 
 def wait_for_outcome(
-    channel: Channel, watcher: Watcher, subscription: object, request: Request, wait_s: float
-) -> Settled | str | None:
+    channel: Channel, subscription: Subscription[Transition], request: Request, wait_s: float
+) -> AskerOutcome:
     """The asker's outcome; "gone" if no asker lives to settle it; None if none came in time."""
     deadline = channel.clock.monotonic() + wait_s
     while True:
@@ -165,9 +188,9 @@ def wait_for_outcome(
         remaining = deadline - channel.clock.monotonic()
         if remaining <= 0:
             return None
-        item = subscription.get(timeout=remaining)  # type: ignore[attr-defined]
+        item = subscription.get(timeout=remaining)
         while isinstance(item, Transition) and item.id != request.id:
-            item = subscription.get(timeout=0)  # type: ignore[attr-defined]
+            item = subscription.get(timeout=0)
 
 
 @approvals_app.command("approve")

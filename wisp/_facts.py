@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import secrets
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -140,10 +140,6 @@ class FactStore:
             return fact, True
 
 
-def fact_fields(request: Request) -> dict[str, Any]:
-    return request_fields(request)
-
-
 def apply_answered(
     channel: Channel,
     status: Status,
@@ -152,19 +148,23 @@ def apply_answered(
     delivery: Delivery,
     by: str,
     entry_point: str,
+    still_shown: Callable[[Request], str | None] | None = None,
 ) -> Settled:
     """Apply a fact request's answer (keep or drop) and settle it, first outcome wins.
 
-    Keep admits the fact only if the request still says what the person was shown; otherwise
-    it ends `failed` and the store is untouched. Raises :class:`StoreError` if the store cannot
-    be written: the answer stays in its slot, to be applied when it can.
+    Keep admits the fact only if the request still says what the person was shown (and, with
+    *still_shown*, the asking server's own view agrees: it returns why not, or None);
+    otherwise it ends `failed` and the store is untouched. Raises :class:`StoreError` if the
+    store cannot be written: the answer stays in its slot, to be applied when it can.
     """
     request, answer = status.request, status.answer
     assert answer is not None and request.kind is Kind.FACT
     binding = request.binding
     assert isinstance(binding, FactBinding)
-    fields = fact_fields(request)
+    fields = request_fields(request)
     problem = answer_problem(request, answer)
+    if problem is None and answer.decision == "keep" and still_shown is not None:
+        problem = still_shown(request)
     if problem is not None:
         result = channel.settle(
             request,
@@ -319,7 +319,7 @@ class FactKeeper:
         audit(
             self.asker.home,
             "approval.pending",
-            fact_fields(request),
+            request_fields(request),
             entry_point=self.asker.entry_point,
         )
         self.asker.announce(request)
@@ -362,30 +362,6 @@ class FactKeeper:
                 self._apply(status)
 
     def _apply(self, status: Status) -> None:
-        changed = self._changed(status.request)
-        if changed is not None and status.answer is not None and status.answer.decision == "keep":
-            self.channel.settle(
-                status.request,
-                Outcome.FAILED,
-                by="asker",
-                decision="keep",
-                reason=changed,
-                delivery=Delivery.WATCHED,
-            )
-            audit(
-                self.asker.home,
-                "approval.settled",
-                {
-                    **fact_fields(status.request),
-                    "outcome": "failed",
-                    "decision": "keep",
-                    "outcomeReason": changed,
-                },
-                entry_point=self.asker.entry_point,
-            )
-            with self._mutex:
-                self._mine.pop(status.id, None)
-            return
         binding, answer = status.request.binding, status.answer
         if answer is not None and answer.decision == "drop" and isinstance(binding, FactBinding):
             # Remembered before the outcome is written: whoever sees the outcome sees the drop.
@@ -402,6 +378,7 @@ class FactKeeper:
                 delivery=Delivery.WATCHED,
                 by="asker",
                 entry_point=self.asker.entry_point,
+                still_shown=self._changed,
             )
         except StoreError:
             return  # left answered: the answering process or a later sweep applies it
@@ -439,10 +416,31 @@ class FactKeeper:
             audit(
                 self.asker.home,
                 "approval.settled",
-                {**fact_fields(request), "outcome": "handed-over"},
+                {**request_fields(request), "outcome": "handed-over"},
                 entry_point=self.asker.entry_point,
             )
 
 
 def _uri(fact_id: str) -> str:
     return f"wisp://facts/{fact_id}"
+
+
+def apply_awaiting(channel: Channel, awaiting: Iterable[Status]) -> list[str]:
+    """Answered facts whose applier died: applied by the process at hand (idempotent).
+    Returns what could not be applied, for the caller to say."""
+    store = FactStore(channel.home)
+    problems = []
+    for status in awaiting:
+        if status.kind is Kind.FACT and status.state is State.ANSWERED:
+            try:
+                apply_answered(
+                    channel,
+                    status,
+                    store=store,
+                    delivery=Delivery.APPLIED,
+                    by="sweep",
+                    entry_point="facts",
+                )
+            except StoreError as exc:
+                problems.append(f"could not apply answered fact {status.id}: {exc}")
+    return problems

@@ -11,6 +11,7 @@ from rich.text import Text
 
 from pending import Kind, State
 from wisp._console import open_channel, out, print_json, tell
+from wisp._facts import apply_awaiting
 from wisp._render import age, asked, state_text, status_json, who
 from wisp._text import visible
 
@@ -21,13 +22,12 @@ LISTED = (*WAITING, State.STALE)
 
 
 def list_requests(kinds: list[Kind] | None, show_all: bool, as_json: bool) -> None:
-    from wisp._cli_facts import apply_awaiting
-
     with open_channel() as channel:
         listing = channel.listing(kinds=kinds, states=None if show_all else LISTED)
         now = channel.clock.now()
         # After listing, so a request gone stale is shown once as stale.
-        apply_awaiting(channel, channel.sweep().awaiting)
+        for problem in apply_awaiting(channel, channel.sweep().awaiting):
+            tell(f"wisp: {problem}")
     if not as_json and listing.problems:
         count = len(listing.problems)
         tell(

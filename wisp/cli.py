@@ -14,9 +14,9 @@ import typer
 from pending import Channel, Kind, Missed, PendingError, State, Watcher, wisp_home
 from wisp import __version__
 from wisp._audit import audit
-from wisp._cli_facts import apply_awaiting
 from wisp._console import fail, open_channel, out, print_json, safe, say, tell
 from wisp._exit import ExitCode
+from wisp._facts import apply_awaiting
 from wisp._listing import WAITING, list_requests
 from wisp._render import (
     transition_json,
@@ -81,7 +81,8 @@ def sweep(
     """Tidy the channel: settle stale requests, remove old ended ones and crashed writers' files."""
     with open_channel() as channel:
         report = channel.sweep()
-        apply_awaiting(channel, report.awaiting)
+        for problem in apply_awaiting(channel, report.awaiting):
+            tell(f"wisp: {problem}")
     summary = {
         "stale": list(report.stale),
         "finished": list(report.finished),
