@@ -9,14 +9,12 @@ import typer
 
 from pending import wisp_home
 from wisp._config import SETTINGS, ConfigError, load_config, parse_value, set_setting
-from wisp._console import fail, out, print_json, say
+from wisp._console import command_group, fail, out, print_json, say
 from wisp._exit import ExitCode
 from wisp._notify import ROUTES, Notifier
 
-config_app = typer.Typer(
-    help="Settings in $WISP_HOME/config.json: list them, get one, set one (types checked).",
-    add_completion=False,
-    rich_markup_mode=None,
+config_app = command_group(
+    "Settings in $WISP_HOME/config.json: list them, get one, set one (types checked).",
     invoke_without_command=True,
 )
 

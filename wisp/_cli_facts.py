@@ -26,19 +26,17 @@ from wisp._cli_requests import (
     require_terminal,
     start_asker,
 )
-from wisp._console import fail, out, print_json, say, tell
+from wisp._console import command_group, fail, out, print_json, say, tell
 from wisp._exit import ExitCode
 from wisp._facts import FactKeeper, FactRefused, FactStore, apply_answered
 from wisp._listing import pending_command, show_rows
 from wisp._store import StoreError
 from wisp._text import one_line, visible
 
-facts_app = typer.Typer(
-    help="Permanent facts: only you keep them. Ask from a script; keep or drop from any "
+facts_app = command_group(
+    "Permanent facts: only you keep them. Ask from a script; keep or drop from any "
     "terminal, even after the asking program has stopped.",
     no_args_is_help=True,
-    add_completion=False,
-    rich_markup_mode=None,
 )
 
 

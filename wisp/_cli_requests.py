@@ -30,24 +30,20 @@ from pending import (
 from wisp._asking import ApprovalGate, Asker, QuestionAsker
 from wisp._audit import audit, request_fields
 from wisp._config import Config, ConfigError, load_config
-from wisp._console import fail, open_channel, out, print_json, say, tell
+from wisp._console import command_group, fail, open_channel, out, print_json, say, tell
 from wisp._exit import ExitCode
 from wisp._grants import GrantsError, GrantStore, is_grant_id
 from wisp._listing import pending_command, show_rows
 from wisp._store import StoreError
 from wisp._text import one_line, visible
 
-approvals_app = typer.Typer(
-    help="Command approvals: ask from a script; approve or deny from any terminal.",
+approvals_app = command_group(
+    "Command approvals: ask from a script; approve or deny from any terminal.",
     no_args_is_help=True,
-    add_completion=False,
-    rich_markup_mode=None,
 )
-questions_app = typer.Typer(
-    help="Questions to you: ask from a script; answer or decline from any terminal.",
+questions_app = command_group(
+    "Questions to you: ask from a script; answer or decline from any terminal.",
     no_args_is_help=True,
-    add_completion=False,
-    rich_markup_mode=None,
 )
 
 # How each kind is answered, for refusals that name the right command.

@@ -18,6 +18,18 @@ out = Console(highlight=False, soft_wrap=False)
 err = Console(stderr=True, highlight=False, soft_wrap=True)  # never break a fix command
 
 
+def command_group(help: str, **settings: Any) -> typer.Typer:
+    """A `wisp` command group, set up as every group is: plain help text (no rich markup in
+    request-derived text), no shell-completion commands, plain tracebacks for bugs."""
+    return typer.Typer(
+        help=help,
+        add_completion=False,
+        rich_markup_mode=None,
+        pretty_exceptions_enable=False,
+        **settings,
+    )
+
+
 def safe(text: str) -> str:
     """Text for a terminal: every control, bidi or zero-width character made visible, line by
     line. Messages carry text read from files (who answered, a reason); rich passes ESC, C1

@@ -102,7 +102,7 @@ def transition_json(
     if status is None:
         base["state"] = None
         return base
-    return {**base, **status_json(status), "event": event, "ts": format_time(ts)}
+    return {**base, **status_json(status)}
 
 
 def transition_line(

@@ -14,7 +14,7 @@ import typer
 from pending import Channel, Kind, Missed, PendingError, State, Watcher, wisp_home
 from wisp import __version__
 from wisp._audit import audit
-from wisp._console import fail, open_channel, out, print_json, safe, say, tell
+from wisp._console import command_group, fail, open_channel, out, print_json, safe, say, tell
 from wisp._exit import ExitCode
 from wisp._facts import apply_awaiting
 from wisp._listing import WAITING, list_requests
@@ -24,20 +24,13 @@ from wisp._render import (
 )
 from wisp._text import visible
 
-app = typer.Typer(
+app = command_group(
+    "wisp's pending channel: what your agents are waiting on you for, answered from any terminal.",
     name="wisp",
-    help="wisp's pending channel: what your agents are waiting on you for, answered from any "
-    "terminal.",
     no_args_is_help=True,
-    add_completion=False,
-    rich_markup_mode=None,
-    # A bug's traceback stays plain, and never prints local variables.
-    pretty_exceptions_enable=False,
 )
-pending_app = typer.Typer(
-    help="List what waits for you across every kind; watch or sweep the channel.",
-    add_completion=False,
-    rich_markup_mode=None,
+pending_app = command_group(
+    "List what waits for you across every kind; watch or sweep the channel."
 )
 app.add_typer(pending_app, name="pending")
 
