@@ -5,6 +5,7 @@ and first-wins; every state is derived by re-reading. This package knows nothing
 stores, notifications or command lines: those are built on it in :mod:`wisp`.
 """
 
+from pending._bindings import Binding, CommandBinding, FactBinding, QuestionBinding
 from pending._channel import (
     SETTLED_GRACE_S,
     STALE_TMP_AFTER_S,
@@ -41,30 +42,34 @@ from pending._errors import (
     WrongKind,
 )
 from pending._fsio import MAX_RECORD_BYTES, open_private_dir
-from pending._ids import Kind, is_valid_id, new_id, validate_id
-from pending._liveness import ServerLock
-from pending._records import (
+from pending._ids import is_valid_id, new_id, validate_id
+from pending._kinds import (
     APPROVALS,
     DECISIONS,
-    FORMAT,
+    KINDS,
     TOMBSTONES,
     VIA_ASKER,
     VIA_SWEEP,
+    Decision,
+    Delivery,
+    Kind,
+    KindSpec,
+    Outcome,
+    Scope,
+    State,
+    Via,
+)
+from pending._liveness import ServerLock
+from pending._records import (
+    FORMAT,
     Answer,
     AnswerResult,
-    Binding,
-    CommandBinding,
-    Delivery,
-    FactBinding,
     Group,
-    Outcome,
     Problem,
-    QuestionBinding,
     Request,
     Server,
     Settled,
     SettleResult,
-    State,
     Status,
 )
 from pending._state import answer_problem, derive_status
@@ -83,6 +88,7 @@ __all__ = [
     "APPROVALS",
     "DECISIONS",
     "FORMAT",
+    "KINDS",
     "LIVENESS_RECHECK_S",
     "MAX_RECORD_BYTES",
     "POLLING_INTERVAL_S",
@@ -104,6 +110,7 @@ __all__ = [
     "ChannelUnsafe",
     "Clock",
     "CommandBinding",
+    "Decision",
     "DecodeError",
     "Delivery",
     "Event",
@@ -113,6 +120,7 @@ __all__ = [
     "InvalidDecision",
     "InvalidId",
     "Kind",
+    "KindSpec",
     "Listing",
     "Missed",
     "Outcome",
@@ -121,6 +129,7 @@ __all__ = [
     "QuestionBinding",
     "Request",
     "RequestChanged",
+    "Scope",
     "Server",
     "ServerLock",
     "SettleResult",
@@ -135,6 +144,7 @@ __all__ = [
     "Transition",
     "UnknownRequest",
     "UnreadableRequest",
+    "Via",
     "Watcher",
     "WrongKind",
     "answer_problem",

@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 import attrs
 
+from pending._bindings import Binding
 from pending._clock import SYSTEM_CLOCK, Clock, record_time
 from pending._convert import (
     DecodeError,
@@ -46,7 +47,6 @@ from pending._fsio import (
 )
 from pending._ids import (
     REQUEST_SUFFIX,
-    Kind,
     NameVerdict,
     answer_name,
     new_id,
@@ -55,24 +55,26 @@ from pending._ids import (
     settled_name,
     validate_id,
 )
-from pending._liveness import ServerLock, remove_if_free, server_alive
-from pending._records import (
+from pending._kinds import (
     BINDING_TYPES,
     DECISIONS,
     TOMBSTONES,
     VIA_SWEEP,
+    Delivery,
+    Kind,
+    Outcome,
+    State,
+)
+from pending._liveness import ServerLock, remove_if_free, server_alive
+from pending._records import (
     Answer,
     AnswerResult,
-    Binding,
-    Delivery,
     Group,
-    Outcome,
     Problem,
     Request,
     Server,
     Settled,
     SettleResult,
-    State,
     Status,
 )
 from pending._state import DIES_WITH_SERVER, decision_problem, derive_status, needs_liveness

@@ -18,22 +18,10 @@ import attrs
 import cattrs
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
+from pending._bindings import Binding, CommandBinding, FactBinding, QuestionBinding
 from pending._clock import format_time, parse_time
-from pending._ids import Kind
-from pending._records import (
-    BINDING_TYPES,
-    FORMAT,
-    Answer,
-    Binding,
-    CommandBinding,
-    Delivery,
-    FactBinding,
-    Outcome,
-    QuestionBinding,
-    Request,
-    Server,
-    Settled,
-)
+from pending._kinds import BINDING_TYPES, Delivery, Kind, Outcome
+from pending._records import FORMAT, Answer, Request, Server, Settled
 
 T = TypeVar("T")
 

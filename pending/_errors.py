@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from pending._clock import format_time
+from pending._kinds import Kind
+
 if TYPE_CHECKING:
-    from pending._ids import Kind
     from pending._records import Answer, Settled
 
 
@@ -103,8 +105,6 @@ class AlreadyAnswered(PendingError):
     """The slot is taken by a person's answer: the first answer won."""
 
     def __init__(self, answer: Answer) -> None:
-        from pending._clock import format_time
-
         super().__init__(
             f"request {answer.id} was already answered {answer.decision!r} by {answer.user} "
             f"(via {answer.via}, pid {answer.pid}) at {format_time(answer.answered_at)}. "
@@ -117,8 +117,6 @@ class AlreadySettled(PendingError):
     """The request has ended (answered and applied, timed out, withdrawn, failed, or stale)."""
 
     def __init__(self, settled: Settled, answer: Answer | None = None) -> None:
-        from pending._clock import format_time
-
         detail = f" ({settled.reason})" if settled.reason else ""
         ended = format_time(settled.settled_at)
         if answer is not None and not answer.is_tombstone:

@@ -13,20 +13,13 @@ from enum import StrEnum
 import attrs
 
 from pending._errors import InvalidId
+from pending._kinds import KINDS, Kind
 
 ID_MIN_CHARS = 8
 ID_MAX_CHARS = 32
 NEW_ID_BYTES = 8  # 16 hex characters: collisions are negligible for one person's requests
 
 _ID_RE = re.compile(rf"[0-9a-f]{{{ID_MIN_CHARS},{ID_MAX_CHARS}}}")
-
-
-class Kind(StrEnum):
-    """What a request asks of the person."""
-
-    COMMAND = "command"
-    FACT = "fact"
-    QUESTION = "question"
 
 
 class Slot(StrEnum):
@@ -37,12 +30,7 @@ class Slot(StrEnum):
     SETTLED = "settled"
 
 
-# The suffix of each request kind's file. Commands keep 0.16.0's `.request.json`.
-REQUEST_SUFFIX: dict[Kind, str] = {
-    Kind.COMMAND: ".request.json",
-    Kind.FACT: ".fact.json",
-    Kind.QUESTION: ".question.json",
-}
+REQUEST_SUFFIX: dict[Kind, str] = {kind: spec.suffix for kind, spec in KINDS.items()}
 ANSWER_SUFFIX = ".answer.json"
 SETTLED_SUFFIX = ".settled.json"
 

@@ -9,64 +9,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
-from enum import StrEnum
 from typing import Any
 
 import attrs
 
-from pending._ids import Kind
+from pending._bindings import Binding
+from pending._kinds import TOMBSTONES, Delivery, Kind, Outcome, State
 
 FORMAT = 1  # the on-disk format this build writes and understands
 
 
 def _no_extra() -> Mapping[str, Any]:
     return {}
-
-
-class State(StrEnum):
-    """Where a request stands, derived from what is on disk (see :func:`pending.derive_status`)."""
-
-    FILED = "filed"
-    ANSWERED = "answered"
-    SETTLED = "settled"
-    STALE = "stale"
-    HANDED_OVER = "handed-over"
-
-
-class Outcome(StrEnum):
-    """How a request ended, as its settled record says."""
-
-    ANSWERED = "answered"
-    TIMED_OUT = "timed-out"
-    WITHDRAWN = "withdrawn"
-    FAILED = "failed"
-    STALE = "stale"
-
-
-class Delivery(StrEnum):
-    """Who applied an answered request."""
-
-    WATCHED = "watched"  # the asker, watching, applied it
-    APPLIED = "applied"  # the answering process applied it: no asker was watching
-
-
-# The decisions a person may give each kind. A command's approvals name their scope.
-DECISIONS: dict[Kind, tuple[str, ...]] = {
-    Kind.COMMAND: ("once", "session", "project", "always", "no"),
-    Kind.FACT: ("keep", "drop"),
-    Kind.QUESTION: ("answer", "decline"),
-}
-APPROVALS = ("once", "session", "project", "always")
-
-# Endings the asker or a sweeper claims the answer slot with, so one slot decides every way a
-# request can end before it is applied. Each reads as the outcome of the same name.
-TOMBSTONES: dict[str, Outcome] = {
-    "timed-out": Outcome.TIMED_OUT,
-    "withdrawn": Outcome.WITHDRAWN,
-    "stale": Outcome.STALE,
-}
-VIA_ASKER = "asker"
-VIA_SWEEP = "sweep"
 
 
 @attrs.frozen(kw_only=True)
@@ -79,49 +33,6 @@ class Server:
     thread: str | None = None
     entry_point: str | None = None
     extra: Mapping[str, Any] = attrs.field(factory=_no_extra)
-
-
-@attrs.frozen(kw_only=True)
-class CommandBinding:
-    """What a command approval is bound to: the exact command, where, for which thread."""
-
-    command: str
-    cwd: str
-    thread: str | None = None
-    reason: str | None = None
-    extra: Mapping[str, Any] = attrs.field(factory=_no_extra)
-
-
-@attrs.frozen(kw_only=True)
-class FactBinding:
-    """What a fact request is bound to: the fact exactly as the person is shown it."""
-
-    fact_id: str
-    subject: str
-    name: str
-    value: str
-    source: str
-    proposed_by: str
-    extra: Mapping[str, Any] = attrs.field(factory=_no_extra)
-
-
-@attrs.frozen(kw_only=True)
-class QuestionBinding:
-    """What a question is bound to: its text, and the answers it takes."""
-
-    question: str
-    options: tuple[str, ...] | None = None
-    free_text: bool = True
-    extra: Mapping[str, Any] = attrs.field(factory=_no_extra)
-
-
-Binding = CommandBinding | FactBinding | QuestionBinding
-
-BINDING_TYPES: dict[Kind, type[CommandBinding] | type[FactBinding] | type[QuestionBinding]] = {
-    Kind.COMMAND: CommandBinding,
-    Kind.FACT: FactBinding,
-    Kind.QUESTION: QuestionBinding,
-}
 
 
 @attrs.frozen(kw_only=True)

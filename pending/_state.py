@@ -7,19 +7,11 @@ from functools import partial
 
 from pending._clock import format_time
 from pending._convert import binding_digest
-from pending._ids import Kind
-from pending._records import (
-    DECISIONS,
-    TOMBSTONES,
-    Answer,
-    Group,
-    Request,
-    State,
-    Status,
-)
+from pending._kinds import DECISIONS, KINDS, TOMBSTONES, Kind, State
+from pending._records import Answer, Group, Request, Status
 
 # Kinds whose request dies with its server: only the asking thread can take their answer.
-DIES_WITH_SERVER = frozenset({Kind.COMMAND, Kind.QUESTION})
+DIES_WITH_SERVER = frozenset(kind for kind, spec in KINDS.items() if spec.dies_with_server)
 
 
 def is_expired(request: Request, now: datetime) -> bool:

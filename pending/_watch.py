@@ -35,8 +35,9 @@ from watchdog.observers.polling import PollingObserver
 
 from pending._channel import SERVERS_DIR, Channel
 from pending._clock import record_time
-from pending._ids import Kind, NameVerdict, Slot, parse_name
-from pending._records import Outcome, State, Status
+from pending._ids import NameVerdict, Slot, parse_name
+from pending._kinds import Kind, Outcome, State
+from pending._records import Status
 from pending._subscribe import SUBSCRIBER_BACKLOG, Subscription
 
 logger = logging.getLogger("pending.watch")

@@ -22,7 +22,7 @@ from pending import (
     derive_status,
     make_request,
 )
-from pending._records import BINDING_TYPES
+from pending._kinds import BINDING_TYPES
 from pending._state import needs_liveness
 from pending.testing import FakeClock
 

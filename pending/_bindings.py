@@ -1,0 +1,53 @@
+"""The bindings: what each kind of request is bound to, exactly as the person is shown it.
+
+A request's ``bindingDigest`` is the sha256 of its binding's canonical JSON; an answer carries
+the digest of the binding the person saw, so a changed binding never takes an old answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+
+def _no_extra() -> Mapping[str, Any]:
+    return {}
+
+
+@attrs.frozen(kw_only=True)
+class CommandBinding:
+    """What a command approval is bound to: the exact command, where, for which thread."""
+
+    command: str
+    cwd: str
+    thread: str | None = None
+    reason: str | None = None
+    extra: Mapping[str, Any] = attrs.field(factory=_no_extra)
+
+
+@attrs.frozen(kw_only=True)
+class FactBinding:
+    """What a fact request is bound to: the fact exactly as the person is shown it."""
+
+    fact_id: str
+    subject: str
+    name: str
+    value: str
+    source: str
+    proposed_by: str
+    extra: Mapping[str, Any] = attrs.field(factory=_no_extra)
+
+
+@attrs.frozen(kw_only=True)
+class QuestionBinding:
+    """What a question is bound to: its text, and the answers it takes."""
+
+    question: str
+    options: tuple[str, ...] | None = None
+    free_text: bool = True
+    extra: Mapping[str, Any] = attrs.field(factory=_no_extra)
+
+
+Binding = CommandBinding | FactBinding | QuestionBinding
