@@ -60,6 +60,7 @@ from pending._kinds import (
     Via,
 )
 from pending._liveness import ServerLock
+from pending._onewatch import RequestWatch
 from pending._records import (
     FORMAT,
     Answer,
@@ -129,6 +130,7 @@ __all__ = [
     "QuestionBinding",
     "Request",
     "RequestChanged",
+    "RequestWatch",
     "Scope",
     "Server",
     "ServerLock",

@@ -22,8 +22,8 @@ from helpers import (
 )
 
 from pending import Channel, Delivery, FactBinding, Kind, Outcome, State
+from wisp import FactKeeper, FactRefused, FactStore
 from wisp._asking import Asker as AskingServer
-from wisp._facts import FactKeeper, FactRefused, FactStore
 
 SHOWN = {
     "fact_id": "c3",

@@ -234,8 +234,12 @@ class TestChecks:
         request failed, saying why, and the command is denied."""
 
         def tamper(request: Request) -> None:
+            # Replaced whole (as an editor saves): the asker settles on the first event, and a
+            # truncating write would show it a half-written file rather than an altered one.
             path = channel.path / f"{request.id}.request.json"
-            path.write_text(path.read_text().replace("make deploy", "rm -rf ~"))
+            edited = path.with_name("edited.tmp")
+            edited.write_text(path.read_text().replace("make deploy", "rm -rf ~"))
+            os.replace(edited, path)
 
         approval = ApprovalGate(asker, timeout_s=5).request("make deploy", "/", on_filed=tamper)
         assert (approval.approved, approval.outcome) == (False, "failed")

@@ -8,10 +8,14 @@ The `wisp` command is :mod:`wisp.cli`.
 from importlib.metadata import PackageNotFoundError as _NotInstalled
 from importlib.metadata import version as _version
 
-from wisp._asking import Approval, ApprovalGate, Asker, Ending, QuestionAsker, Reply
-from wisp._facts import Fact, FactKeeper, FactRefused, FactStore, KeepRequest
+from wisp._answering import Answerer, AnswerReport, AskerWatch, Inbox, wait_until
+from wisp._asking import Approval, ApprovalGate, Asker, Cancel, Ending, QuestionAsker, Reply
+from wisp._audit import AuditEvent, EntryPoint
+from wisp._factstore import Fact, FactRefused, FactStore
 from wisp._grants import Grant, GrantStore
+from wisp._keeper import FactKeeper, KeepRequest
 from wisp._notify import Notifier
+from wisp._store import StoreError
 
 try:
     __version__ = _version("wisp-pending")
@@ -19,19 +23,28 @@ except _NotInstalled:  # running from a source tree that was never installed
     __version__ = "0+unknown"
 
 __all__ = [
+    "AnswerReport",
+    "Answerer",
     "Approval",
     "ApprovalGate",
     "Asker",
+    "AskerWatch",
+    "AuditEvent",
+    "Cancel",
     "Ending",
+    "EntryPoint",
     "Fact",
     "FactKeeper",
     "FactRefused",
     "FactStore",
     "Grant",
     "GrantStore",
+    "Inbox",
     "KeepRequest",
     "Notifier",
     "QuestionAsker",
     "Reply",
+    "StoreError",
     "__version__",
+    "wait_until",
 ]

@@ -16,14 +16,15 @@ from pathlib import Path
 import attrs
 
 from pending import (
+    KINDS,
     SYSTEM_CLOCK,
     TOMBSTONES,
-    VIA_ASKER,
     Answer,
     Binding,
     Channel,
     Clock,
     CommandBinding,
+    Decision,
     Delivery,
     FactBinding,
     Kind,
@@ -35,6 +36,8 @@ from pending import (
     Settled,
     Status,
     Transition,
+    UnknownRequest,
+    Via,
     Watcher,
     answer_problem,
     current_user,
@@ -42,7 +45,7 @@ from pending import (
     make_request,
     record_time,
 )
-from wisp._audit import audit, request_fields
+from wisp._audit import AuditEvent, EntryPoint, audit, request_fields
 from wisp._config import ConfigError, load_config
 from wisp._grants import Grant, GrantStore
 from wisp._notify import Notifier
@@ -65,14 +68,46 @@ class Ending:
         return self.answer.decision
 
 
+class Cancel:
+    """Stops a :meth:`Asker.wait` at once (a client that cancelled its call); the request
+    itself keeps waiting, to be awaited again."""
+
+    def __init__(self) -> None:
+        self._cancelled = False
+        self._conditions: list[threading.Condition] = []
+        self._mutex = threading.Lock()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancelled
+
+    def cancel(self) -> None:
+        with self._mutex:
+            self._cancelled = True
+            conditions = list(self._conditions)
+        for condition in conditions:
+            with condition:
+                condition.notify_all()
+
+    def _attach(self, condition: threading.Condition) -> None:
+        with self._mutex:
+            self._conditions.append(condition)
+
+
 class Asker:
-    """One asking server: its lock, its watcher, the requests it waits on."""
+    """One asking server: its lock, its watcher, the requests it waits on.
+
+    Every request it files is settled by this process as soon as its answer is written, by
+    a thread that follows the watcher's transitions, whether or not anyone is in :meth:`wait`
+    at that moment; its deadline (``expiresAt``) is a timer that claims `timed-out`. So a
+    caller may file, return, and :meth:`wait` again later (the MCP server's tools do).
+    """
 
     def __init__(
         self,
         channel: Channel,
         *,
-        entry_point: str,
+        entry_point: EntryPoint | str,
         client: str = "wisp",
         liveness_recheck_s: float = 1.0,
         on_warning: Callable[[str], None] | None = None,
@@ -89,16 +124,28 @@ class Asker:
         self.notifier = notifier or default_notifier(channel.home, entry_point)
         self._lock = channel.server().acquire()
         self._waiting: dict[str, Request] = {}
+        self._timers: dict[str, threading.Timer] = {}
+        self._ended: dict[str, Ending] = {}
+        self._finishing: set[str] = set()  # taken by one thread to settle, not yet recorded
         self._mutex = threading.Lock()
-        self.watcher = Watcher(
-            channel, liveness_recheck_s=liveness_recheck_s, on_warning=on_warning
-        ).start()
+        self._changed = threading.Condition(self._mutex)
+        try:
+            self.watcher = Watcher(
+                channel, liveness_recheck_s=liveness_recheck_s, on_warning=on_warning
+            ).start()
+        except BaseException:
+            self._lock.release()
+            raise
+        # Subscribed before anything is filed, so no answer can slip by unseen.
+        self._subscription, _ = self.watcher.subscribe(backlog=1024)
+        self._settler = threading.Thread(target=self._follow, name="asker-settle", daemon=True)
+        self._settler.start()
 
     @property
     def server_id(self) -> str:
         return self._lock.id
 
-    def _audit(self, event: str, request: Request, **fields: object) -> None:
+    def _audit(self, event: AuditEvent, request: Request, **fields: object) -> None:
         audit(
             self.home,
             event,
@@ -106,6 +153,71 @@ class Asker:
             entry_point=self.entry_point,
             clock=self.clock,
         )
+
+    # --- filing and waiting ----------------------------------------------------------------
+
+    def file(
+        self,
+        kind: Kind,
+        binding: Binding,
+        *,
+        title: str,
+        body: Callable[[str], str],
+        timeout_s: float,
+        thread: str | None = None,
+        on_filed: Callable[[Request], None] | None = None,
+    ) -> Request:
+        """File a request and return at once; its answer is settled when it comes, and its
+        deadline (*timeout_s*, 0 for none) is kept by a timer. *body* gets the request's ID."""
+        blank = make_request(
+            kind=kind,
+            binding=binding,
+            title=title,
+            body="",
+            server=self._server(thread),
+            clock=self.clock,
+            expires_in_s=timeout_s or None,
+        )
+        request = attrs.evolve(blank, body=body(blank.id))
+        self.channel.file(request)
+        with self._mutex:
+            self._waiting[request.id] = request
+            if timeout_s:
+                # The timer starts once the request is published: the asker's own deadline
+                # is never earlier than expiresAt, so a sweep can't call it stale first.
+                timer = threading.Timer(timeout_s, self._expire, args=(request.id,))
+                timer.daemon = True
+                self._timers[request.id] = timer
+                timer.start()
+        self._audit(AuditEvent.APPROVAL_PENDING, request, expiresAt=_iso(request))
+        if on_filed is not None:
+            on_filed(request)
+        self.announce(request)
+        self._settle_if_ended(request.id)  # answered before we subscribed to it? (never lost)
+        return request
+
+    def wait(
+        self, request_id: str, wait_s: float | None = None, *, cancel: Cancel | None = None
+    ) -> Ending | None:
+        """How the request ended; None if it still waits after *wait_s* seconds (None: until
+        it ends) or *cancel* was cancelled. Raises UnknownRequest for one this asker did not
+        file."""
+        if cancel is not None:
+            cancel._attach(self._changed)
+        deadline = None if wait_s is None else self.clock.monotonic() + wait_s
+        with self._changed:
+            while True:
+                ending = self._ended.get(request_id)
+                if ending is not None:
+                    return ending
+                if request_id not in self._waiting and request_id not in self._finishing:
+                    raise UnknownRequest(request_id)
+                if cancel is not None and cancel.cancelled:
+                    return None
+                remaining = None if deadline is None else deadline - self.clock.monotonic()
+                if remaining is not None and remaining <= 0:
+                    return None
+                self._changed.wait(remaining)
 
     def ask(
         self,
@@ -120,45 +232,136 @@ class Asker:
     ) -> Ending:
         """File a request and wait until it ends: the person's answer (checked and settled),
         or the deadline (`timed-out`), or a withdrawal. *body* gets the request's ID."""
-        subscription, _ = self.watcher.subscribe()  # before filing: nothing can be missed
+        request = self.file(
+            kind,
+            binding,
+            title=title,
+            body=body,
+            timeout_s=timeout_s,
+            thread=thread,
+            on_filed=on_filed,
+        )
+        ending = self.wait(request.id)
+        assert ending is not None  # no wait limit: only an ending returns
+        return ending
+
+    def waiting(self) -> list[Request]:
+        """The requests this asker filed that have not ended, oldest first."""
+        with self._mutex:
+            return list(self._waiting.values())
+
+    def _follow(self) -> None:
+        """Settle each of our requests as soon as its slot is decided (events are hints)."""
+        for item in self._subscription:
+            if isinstance(item, Transition):
+                if item.id in self._waiting:
+                    self._settle_if_ended(item.id)
+                continue
+            for request_id in list(self._waiting):  # missed events: look at all of ours
+                self._settle_if_ended(request_id)
+
+    def _expire(self, request_id: str) -> None:
+        """The deadline passed: claim the slot `timed-out`. A person's answer that got there
+        first stands."""
+        request = self._waiting.get(request_id)
+        if request is None:
+            return
         try:
-            request_id_holder = make_request(
-                kind=kind,
-                binding=binding,
-                title=title,
-                body="",
-                server=self._server(thread),
-                clock=self.clock,
-                expires_in_s=timeout_s or None,
-            )
-            request = attrs.evolve(request_id_holder, body=body(request_id_holder.id))
-            self.channel.file(request)
-            with self._mutex:
-                self._waiting[request.id] = request
-            self._audit("approval.pending", request, expiresAt=_iso(request))
-            if on_filed is not None:
-                on_filed(request)
-            self.announce(request)
-            deadline = None if not timeout_s else self.clock.monotonic() + timeout_s
-            while True:
-                try:
-                    status = self.channel.status(request.id)
-                except PendingError as exc:  # our own request altered or removed under us
-                    return self._fail(request, str(exc))
-                if status.settled is not None or status.answer is not None:
-                    return self._finish(request, status)
-                remaining = None if deadline is None else deadline - self.clock.monotonic()
-                if remaining is not None and remaining <= 0:
-                    claimed = self.channel.claim(request, Outcome.TIMED_OUT, via=VIA_ASKER)
-                    if claimed.won:
-                        return self._finish(request, self.channel.status(request.id))
-                    continue  # a person's answer got the slot first: it stands
-                item = subscription.get(timeout=remaining)
-                # Any transition of ours, a gap, or the deadline: re-read (events are hints).
-                while isinstance(item, Transition) and item.id != request.id:
-                    item = subscription.get(timeout=0)
-        finally:
-            self.watcher.unsubscribe(subscription)
+            self.channel.claim(request, Outcome.TIMED_OUT, via=Via.ASKER)
+        except (OSError, PendingError) as exc:
+            self._end_unwritten(request, f"its time-out could not be recorded: {exc}")
+            return
+        self._settle_if_ended(request_id)
+
+    def _settle_if_ended(self, request_id: str) -> None:
+        request = self._waiting.get(request_id)
+        if request is None:
+            return
+        try:
+            status = self.channel.status(request_id)
+        except PendingError as exc:  # our own request altered or removed under us
+            self._finish(request, None, failure=str(exc))
+            return
+        if status.settled is not None or status.answer is not None:
+            self._finish(request, status)
+
+    def _take(self, request_id: str) -> bool:
+        """Whether this caller is the one to finish *request_id* (only one ever is)."""
+        with self._mutex:
+            if self._waiting.pop(request_id, None) is None:
+                return False
+            self._finishing.add(request_id)
+            timer = self._timers.pop(request_id, None)
+        if timer is not None:
+            timer.cancel()
+        return True
+
+    def _record(self, ending: Ending) -> Ending:
+        with self._changed:
+            self._ended[ending.request.id] = ending
+            self._finishing.discard(ending.request.id)
+            self._changed.notify_all()
+        return ending
+
+    def _finish(
+        self, request: Request, status: Status | None, *, failure: str | None = None
+    ) -> Ending | None:
+        """Settle what the slot decided (first outcome wins) and report it."""
+        if not self._take(request.id):
+            return None
+        try:
+            if status is None:
+                settled = self.channel.settle(
+                    request, Outcome.FAILED, by=Via.ASKER, reason=failure
+                ).settled
+                answer = None
+            else:
+                answer = status.answer
+                settled = status.settled or self._settle(status)
+        except (OSError, PendingError) as exc:
+            return self._end_unwritten(request, f"its outcome could not be recorded: {exc}")
+        ending = _ending(request, settled, answer)
+        event = (
+            AuditEvent.APPROVAL_WITHDRAWN
+            if ending.outcome is Outcome.WITHDRAWN
+            else AuditEvent.APPROVAL_SETTLED
+        )
+        self._audit(
+            event,
+            request,
+            outcome=ending.outcome.value,
+            decision=ending.decision,
+            outcomeReason=ending.reason,
+            answerText=answer.text if answer else None,
+        )
+        return self._record(ending)
+
+    def _settle(self, status: Status) -> Settled:
+        answer, request = status.answer, status.request
+        assert answer is not None
+        if answer.is_tombstone:
+            outcome = TOMBSTONES[answer.decision]
+            return self.channel.settle(request, outcome, by=Via.ASKER, reason=answer.reason).settled
+        problem = answer_problem(request, answer)
+        if problem is not None:
+            return self.channel.settle(
+                request, Outcome.FAILED, by=Via.ASKER, decision=answer.decision, reason=problem
+            ).settled
+        return self.channel.settle(
+            request,
+            Outcome.ANSWERED,
+            by=Via.ASKER,
+            decision=answer.decision,
+            delivery=Delivery.WATCHED,
+        ).settled
+
+    def _end_unwritten(self, request: Request, reason: str) -> Ending:
+        """The channel cannot be written: the request ends `failed` for this process (a
+        command is then denied), though no outcome could be recorded."""
+        with self._mutex:
+            self._finishing.add(request.id)
+        self._take(request.id)
+        return self._record(Ending(request=request, outcome=Outcome.FAILED, reason=reason))
 
     def announce(self, request: Request) -> None:
         """Post the notification for a request just filed (source `approval` for commands and
@@ -180,57 +383,14 @@ class Asker:
     def _server(self, thread: str | None) -> Server:
         return self._lock.record(client=self.client, thread=thread, entry_point=self.entry_point)
 
-    def _finish(self, request: Request, status: Status) -> Ending:
-        """Settle what the slot decided (first outcome wins) and report it."""
-        with self._mutex:
-            self._waiting.pop(request.id, None)
-        answer = status.answer
-        if status.settled is not None:
-            return _ending(request, status.settled, answer)
-        assert answer is not None
-        if answer.is_tombstone:
-            outcome = TOMBSTONES[answer.decision]
-            settled = self.channel.settle(request, outcome, by=VIA_ASKER, reason=answer.reason)
-        else:
-            problem = answer_problem(status.request, answer)
-            if problem is not None:
-                settled = self.channel.settle(
-                    request, Outcome.FAILED, by=VIA_ASKER, decision=answer.decision, reason=problem
-                )
-            else:
-                settled = self.channel.settle(
-                    request,
-                    Outcome.ANSWERED,
-                    by=VIA_ASKER,
-                    decision=answer.decision,
-                    delivery=Delivery.WATCHED,
-                )
-        ending = _ending(request, settled.settled, answer)
-        event = "approval.withdrawn" if ending.outcome is Outcome.WITHDRAWN else "approval.settled"
-        self._audit(
-            event,
-            request,
-            outcome=ending.outcome.value,
-            decision=ending.decision,
-            outcomeReason=ending.reason,
-            answerText=answer.text,
-        )
-        return ending
-
-    def _fail(self, request: Request, reason: str) -> Ending:
-        """End a request we can no longer trust: `failed` (a command is then denied)."""
-        with self._mutex:
-            self._waiting.pop(request.id, None)
-        settled = self.channel.settle(request, Outcome.FAILED, by=VIA_ASKER, reason=reason)
-        ending = _ending(request, settled.settled, None)
-        self._audit(
-            "approval.settled", request, outcome=ending.outcome.value, outcomeReason=ending.reason
-        )
-        return ending
+    def server_record(self, thread: str | None = None) -> Server:
+        """The `server` field of a request this asker files (for a thread, if given)."""
+        return self._server(thread)
 
     def withdraw(self, request_id: str | None = None, *, thread: str | None = None) -> list[Ending]:
         """Withdraw waiting requests — one, a closing thread's, or all: claim each slot
-        `withdrawn` and settle it. A person's answer that got there first stands."""
+        `withdrawn` and settle it. A person's answer that got there first stands. Fact
+        requests are never withdrawn: they are handed over."""
         with self._mutex:
             targets = [
                 r
@@ -239,12 +399,19 @@ class Asker:
             ]
         endings = []
         for request in targets:
-            if request.kind is Kind.FACT:
+            if not KINDS[request.kind].dies_with_server:
                 continue  # a fact request outlives its server: it is handed over
-            self.channel.claim(
-                request, Outcome.WITHDRAWN, via=VIA_ASKER, reason="the asker stopped waiting"
-            )
-            endings.append(self._finish(request, self.channel.status(request.id)))
+            try:
+                self.channel.claim(
+                    request, Outcome.WITHDRAWN, via=Via.ASKER, reason="the asker stopped waiting"
+                )
+            except (OSError, PendingError) as exc:
+                endings.append(self._end_unwritten(request, f"could not withdraw it: {exc}"))
+                continue
+            self._settle_if_ended(request.id)
+            ending = self.wait(request.id)  # settled here, or by the settler thread just now
+            if ending is not None:
+                endings.append(ending)
         return endings
 
     def close(self) -> None:
@@ -252,6 +419,15 @@ class Asker:
         try:
             self.withdraw()
         finally:
+            with self._mutex:
+                timers = list(self._timers.values())
+                self._timers.clear()
+            for timer in timers:
+                timer.cancel()
+            self.watcher.unsubscribe(self._subscription)
+            self._subscription.close()
+            if self._settler is not threading.current_thread():
+                self._settler.join()
             self.watcher.stop()
             self._lock.release()
 
@@ -311,6 +487,48 @@ class ApprovalGate:
         except Exception:  # a damaged store grants nothing: the person is asked instead
             return None
 
+    def granted(self, command: str, cwd: str) -> Approval | None:
+        """The approval a standing grant (this session's, a project's, always) gives at once
+        without asking (audited), or None if the person must be asked."""
+        grant = self._covering(command, cwd)
+        if grant is None:
+            return None
+        audit(
+            self.asker.home,
+            AuditEvent.APPROVAL_GRANTED,
+            {
+                "kind": Kind.COMMAND.value,
+                "command": command,
+                "cwd": cwd,
+                "grant": grant.id,
+                "scope": grant.scope,
+            },
+            entry_point=self.asker.entry_point,
+        )
+        return Approval(approved=True, outcome="granted", scope=grant.scope, grant=grant)
+
+    def file(
+        self,
+        command: str,
+        cwd: str,
+        *,
+        reason: str | None = None,
+        thread: str | None = None,
+        timeout_s: float | None = None,
+        on_filed: Callable[[Request], None] | None = None,
+    ) -> Request:
+        """Ask the person about *command* and return at once; :meth:`Asker.wait` for the
+        ending, then :meth:`verdict`."""
+        return self.asker.file(
+            Kind.COMMAND,
+            CommandBinding(command=command, cwd=cwd, thread=thread, reason=reason),
+            title="wisp: run a command?",
+            body=lambda rid: f"{command} — wisp approvals approve {rid}",
+            timeout_s=self.timeout_s if timeout_s is None else timeout_s,
+            thread=thread,
+            on_filed=on_filed,
+        )
+
     def request(
         self,
         command: str,
@@ -321,34 +539,27 @@ class ApprovalGate:
         timeout_s: float | None = None,
         on_filed: Callable[[Request], None] | None = None,
     ) -> Approval:
-        grant = self._covering(command, cwd)
-        if grant is not None:
-            audit(
-                self.asker.home,
-                "approval.granted",
-                {
-                    "kind": "command",
-                    "command": command,
-                    "cwd": cwd,
-                    "grant": grant.id,
-                    "scope": grant.scope,
-                },
-                entry_point=self.asker.entry_point,
-            )
-            return Approval(approved=True, outcome="granted", scope=grant.scope, grant=grant)
-        ending = self.asker.ask(
-            Kind.COMMAND,
-            CommandBinding(command=command, cwd=cwd, thread=thread, reason=reason),
-            title="wisp: run a command?",
-            body=lambda rid: f"{command} — wisp approvals approve {rid}",
-            timeout_s=self.timeout_s if timeout_s is None else timeout_s,
-            thread=thread,
-            on_filed=on_filed,
+        """Whether *command* may run in *cwd*: a grant, or the person's answer (waits)."""
+        granted = self.granted(command, cwd)
+        if granted is not None:
+            return granted
+        request = self.file(
+            command, cwd, reason=reason, thread=thread, timeout_s=timeout_s, on_filed=on_filed
         )
+        ending = self.asker.wait(request.id)
+        assert ending is not None  # no wait limit: only an ending returns
+        return self.verdict(ending)
+
+    def verdict(self, ending: Ending) -> Approval:
+        """The approval an ended command request gives; an approval with a standing scope is
+        remembered as a grant."""
+        binding = ending.request.binding
+        assert isinstance(binding, CommandBinding)
+        command, cwd = binding.command, binding.cwd
         decision = ending.decision
-        approved = ending.outcome is Outcome.ANSWERED and decision not in (None, "no")
+        approved = ending.outcome is Outcome.ANSWERED and decision not in (None, Decision.NO)
         if not approved:
-            denial = ending.answer.reason if ending.answer and decision == "no" else None
+            denial = ending.answer.reason if ending.answer and decision == Decision.NO else None
             return Approval(
                 approved=False,
                 outcome=ending.outcome.value,
@@ -406,6 +617,28 @@ class QuestionAsker:
         self.asker = asker
         self.timeout_s = timeout_s
 
+    def file(
+        self,
+        question: str,
+        *,
+        options: tuple[str, ...] | None = None,
+        free_text: bool | None = None,
+        thread: str | None = None,
+        timeout_s: float | None = None,
+        on_filed: Callable[[Request], None] | None = None,
+    ) -> Request:
+        """Ask and return at once; :meth:`Asker.wait` for the ending, then :meth:`reply`."""
+        free = (not options) if free_text is None else free_text
+        return self.asker.file(
+            Kind.QUESTION,
+            QuestionBinding(question=question, options=options or None, free_text=free),
+            title="wisp: a question for you",
+            body=lambda rid: f"{question} — wisp questions answer {rid} TEXT",
+            timeout_s=self.timeout_s if timeout_s is None else timeout_s,
+            thread=thread,
+            on_filed=on_filed,
+        )
+
     def ask(
         self,
         question: str,
@@ -416,18 +649,24 @@ class QuestionAsker:
         timeout_s: float | None = None,
         on_filed: Callable[[Request], None] | None = None,
     ) -> Reply:
-        free = (not options) if free_text is None else free_text
-        ending = self.asker.ask(
-            Kind.QUESTION,
-            QuestionBinding(question=question, options=options or None, free_text=free),
-            title="wisp: a question for you",
-            body=lambda rid: f"{question} — wisp questions answer {rid} TEXT",
-            timeout_s=self.timeout_s if timeout_s is None else timeout_s,
+        """Ask the person and wait for the reply."""
+        request = self.file(
+            question,
+            options=options,
+            free_text=free_text,
             thread=thread,
+            timeout_s=timeout_s,
             on_filed=on_filed,
         )
+        ending = self.asker.wait(request.id)
+        assert ending is not None  # no wait limit: only an ending returns
+        return self.reply(ending)
+
+    @staticmethod
+    def reply(ending: Ending) -> Reply:
+        """The reply an ended question gives."""
         if ending.outcome is Outcome.ANSWERED:
-            if ending.decision == "decline":
+            if ending.decision == Decision.DECLINE:
                 return Reply(outcome="declined", request_id=ending.request.id)
             text = ending.answer.text if ending.answer else None
             return Reply(outcome="answered", text=text, request_id=ending.request.id)

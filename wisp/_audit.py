@@ -12,6 +12,7 @@ import json
 import os
 import sys
 from collections.abc import Mapping
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -32,16 +33,45 @@ _APPEND_FLAGS = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CL
 _warned = False
 
 
+class AuditEvent(StrEnum):
+    """Every kind of audit record (docs/cli.md, "The audit log")."""
+
+    APPROVAL_PENDING = "approval.pending"
+    APPROVAL_ANSWERED = "approval.answered"
+    APPROVAL_SETTLED = "approval.settled"
+    APPROVAL_WITHDRAWN = "approval.withdrawn"
+    APPROVAL_GRANTED = "approval.granted"
+    APPROVAL_REVOKED = "approval.revoked"
+    FACT_SCOPE_CHANGED = "fact.scope.changed"
+    NOTIFICATION = "notification"
+    HOST_HELLO = "host.hello"
+    WATCH_WARNING = "watch.warning"
+
+
+class EntryPoint(StrEnum):
+    """Where an action came from: the face or command group that made it."""
+
+    APPROVALS = "approvals"
+    FACTS = "facts"
+    QUESTIONS = "questions"
+    PENDING = "pending"
+    NOTIFY = "notify"
+    CONFIG = "config"
+    MCP = "mcp"
+    TUI = "tui"
+    RELAY = "relay"
+
+
 def audit_path(home: Path) -> Path:
     return home / LOGS_DIR / AUDIT_FILE
 
 
 def audit(
     home: Path,
-    event: str,
+    event: AuditEvent,
     fields: Mapping[str, Any] | None = None,
     *,
-    entry_point: str,
+    entry_point: EntryPoint | str,
     clock: Clock = SYSTEM_CLOCK,
 ) -> bool:
     """Append one audit record (``None`` fields left out); True if it was written."""

@@ -20,6 +20,7 @@ from typing import Any
 import attrs
 
 from pending import SYSTEM_CLOCK, Clock, format_time, parse_time, record_time
+from wisp._audit import AuditEvent, EntryPoint, audit
 from wisp._store import JsonStore, StoreError
 
 GRANTS_FILE = "grants.json"
@@ -83,6 +84,7 @@ def is_grant_id(text: str) -> bool:
 class GrantStore:
     def __init__(self, home: Path, *, clock: Clock = SYSTEM_CLOCK) -> None:
         self.clock = clock
+        self.home = home
         self._store: JsonStore[Grant] = JsonStore(
             home, GRANTS_FILE, "grants", load=_grant_from, dump=Grant.to_json
         )
@@ -111,15 +113,30 @@ class GrantStore:
             self._store.write(home_fd, [*self._store.read(home_fd), grant])
         return grant
 
-    def revoke(self, grant_id: str) -> Grant | None:
-        """Remove a grant; the one removed, or None if there was none by that ID."""
+    def revoke(
+        self, grant_id: str, *, entry_point: EntryPoint | str = EntryPoint.APPROVALS
+    ) -> Grant | None:
+        """Remove a grant (audited); the one removed, or None if there was none by that ID."""
         with self._store.locked() as home_fd:
             grants = self._store.read(home_fd)
             kept = [g for g in grants if g.id != grant_id]
             if len(kept) == len(grants):
                 return None
             self._store.write(home_fd, kept)
-            return next(g for g in grants if g.id == grant_id)
+            removed = next(g for g in grants if g.id == grant_id)
+        audit(
+            self.home,
+            AuditEvent.APPROVAL_REVOKED,
+            {
+                "grant": removed.id,
+                "scope": removed.scope,
+                "command": removed.command,
+                "project": removed.project,
+            },
+            entry_point=entry_point,
+            clock=self.clock,
+        )
+        return removed
 
 
 def _grant_from(item: Any) -> Grant:

@@ -34,7 +34,7 @@ from typing import Any
 import attrs
 
 from pending import SYSTEM_CLOCK, Clock
-from wisp._audit import audit
+from wisp._audit import AuditEvent, audit
 
 TITLE_MAX = 64
 SUBTITLE_MAX = 64
@@ -260,7 +260,7 @@ class Notifier:
             result = Result(posted=False, reason=f"the notifier failed ({exc})")
         audit(
             self.home,
-            "notification",
+            AuditEvent.NOTIFICATION,
             {
                 **(about or {}),
                 "title": notice.title,

@@ -7,31 +7,18 @@ from typing import Annotated
 
 import typer
 
-from pending import (
-    Channel,
-    Delivery,
-    FactBinding,
-    Kind,
-    Outcome,
-    Settled,
-    Status,
-    format_time,
-    wisp_home,
-)
-from wisp._cli_requests import (
-    AskerOutcome,
-    config_or_fail,
-    give_answer,
-    refuse,
-    require_terminal,
-    start_asker,
-)
-from wisp._console import command_group, fail, out, print_json, say, tell
-from wisp._exit import ExitCode
-from wisp._facts import FactKeeper, FactRefused, FactStore, apply_answered
-from wisp._listing import pending_command, show_rows
+from pending import Decision, FactBinding, Kind, Outcome, format_time, wisp_home
+from wisp._answering import AnswerReport, AskerWatch
+from wisp._audit import EntryPoint
+from wisp._factstore import FactRefused, FactStore
+from wisp._keeper import FactKeeper
 from wisp._store import StoreError
 from wisp._text import one_line, visible
+from wisp.cli._answer import answer_from_terminal
+from wisp.cli._ask import asking
+from wisp.cli._common import command_group, config_or_fail, fail, out, print_json, refuse, say, tell
+from wisp.cli._exit import ExitCode
+from wisp.cli._listing import pending_command, show_rows
 
 facts_app = command_group(
     "Permanent facts: only you keep them. Ask from a script; keep or drop from any "
@@ -44,46 +31,30 @@ def _said(binding: FactBinding) -> str:
     return one_line(f"{binding.subject} {binding.name} = {binding.value}", 120)
 
 
-def answer_fact(request_id: str, decision: str) -> None:
-    require_terminal(f"wisp facts {decision}")  # before anything, the store's probe included
-    store = FactStore(wisp_home())
-    if decision == "keep":
-        try:
-            store.check_writable()  # fail before answering, so the request keeps waiting
-        except StoreError as exc:
-            fail(f"{exc} The request still waits; nothing was written.")
-    request, settled = give_answer(
-        f"wisp facts {decision}",
-        request_id,
-        Kind.FACT,
-        decision,
-        unwatched=lambda channel, status: _apply_here(channel, status, store),
-    )
-    assert isinstance(request.binding, FactBinding)
-    _report(request_id, decision, request.binding, settled)
+def answer_fact(request_id: str, decision: Decision) -> None:
+    answer_from_terminal(f"wisp facts {decision}", request_id, Kind.FACT, decision, render=_report)
 
 
-def _apply_here(channel: Channel, status: Status, store: FactStore) -> Settled:
-    """No asker is watching: this process applies the answer (delivery: applied)."""
-    try:
-        return apply_answered(
-            channel, status, store=store, delivery=Delivery.APPLIED, by="cli", entry_point="facts"
-        )
-    except StoreError as exc:
-        fail(
-            f"your answer is recorded, but {exc} It will be applied once the store can be "
-            "written: run `wisp pending sweep` then."
-        )
-
-
-def _report(request_id: str, decision: str, binding: FactBinding, settled: AskerOutcome) -> None:
-    said = _said(binding)
-    if not isinstance(settled, Settled):
+def _report(report: AnswerReport) -> None:
+    binding = report.request.binding
+    assert isinstance(binding, FactBinding)
+    decision, request_id, said = report.answer.decision, report.request.id, _said(binding)
+    settled = report.settled
+    if settled is None:
+        if report.apply_error is not None:
+            fail(
+                f"your answer is recorded, but {report.apply_error.rstrip('.')}. It will be "
+                "applied once the store can be written: run `wisp pending sweep` then."
+            )
+        if report.asker is AskerWatch.GONE:
+            say(f"{decision} {said} ({request_id}); nobody applied it yet: `wisp pending sweep`.")
+            return
         say(
             f"{decision} {said} ({request_id}); the program that asked will apply "
             "it. `wisp facts list` shows it once kept."
         )
         return
+    again = " (your earlier answer, applied now)" if report.applied and not report.won else ""
     if settled.outcome is not Outcome.ANSWERED:
         reason = f": {settled.reason}" if settled.reason else ""
         say(
@@ -91,22 +62,22 @@ def _report(request_id: str, decision: str, binding: FactBinding, settled: Asker
             f"{reason}. Nothing was kept."
         )
         raise typer.Exit(int(ExitCode.NO))
-    if decision == "keep":
-        say(f"kept {said} as permanent fact {settled.result} ({request_id})")
+    if decision == Decision.KEEP:
+        say(f"kept {said} as permanent fact {settled.result} ({request_id}){again}")
     else:
-        say(f"dropped {said} ({request_id}); it stays where it was, not permanent")
+        say(f"dropped {said} ({request_id}); it stays where it was, not permanent{again}")
 
 
 @facts_app.command("keep")
 def keep(request_id: Annotated[str, typer.Argument(metavar="ID")]) -> None:
     """Keep a fact as permanent (yours). Only from a terminal."""
-    answer_fact(request_id, "keep")
+    answer_fact(request_id, Decision.KEEP)
 
 
 @facts_app.command("drop")
 def drop(request_id: Annotated[str, typer.Argument(metavar="ID")]) -> None:
     """Drop a fact request: the fact stays where it was. Only from a terminal."""
-    answer_fact(request_id, "drop")
+    answer_fact(request_id, Decision.DROP)
 
 
 facts_app.command("pending")(
@@ -157,9 +128,7 @@ def request_fact(
     """Ask the person to keep a fact as permanent; returns at once, printing the request ID.
     The request waits, with no time limit, until they keep or drop it."""
     config = config_or_fail()
-    asker = start_asker("facts", config)
-    keeper = None
-    try:
+    with asking(EntryPoint.FACTS, config) as asker:
         keeper = FactKeeper(asker)
         try:
             asked = keeper.request(
@@ -172,11 +141,8 @@ def request_fact(
             )
         except (FactRefused, StoreError) as exc:
             refuse(str(exc))
-    finally:
-        if keeper is not None:
+        finally:
             keeper.close()
-        asker.close()
-        asker.channel.close()
     if as_json:
         print_json(
             {

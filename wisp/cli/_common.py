@@ -11,8 +11,9 @@ from rich.console import Console
 from rich.text import Text
 
 from pending import Channel, PendingError, wisp_home
-from wisp._exit import ExitCode
+from wisp._config import Config, ConfigError, load_config
 from wisp._text import visible
+from wisp.cli._exit import ExitCode
 
 out = Console(highlight=False, soft_wrap=False)
 err = Console(stderr=True, highlight=False, soft_wrap=True)  # never break a fix command
@@ -62,3 +63,25 @@ def open_channel() -> Channel:
 
 def print_json(value: Any) -> None:
     sys.stdout.write(json.dumps(value, ensure_ascii=False) + "\n")
+
+
+def refuse(message: str) -> NoReturn:
+    """A refusal: nothing was written (exit 1)."""
+    fail(message, ExitCode.NO)
+
+
+def config_or_fail() -> Config:
+    try:
+        return load_config(wisp_home())
+    except ConfigError as exc:
+        fail(str(exc))
+
+
+def require_terminal(command: str) -> None:
+    """Answers are taken only from a terminal: a speed bump for an agent's shell tool."""
+    if not sys.stdin.isatty():
+        fail(
+            f"`{command}` takes answers only from a terminal, and standard input is not one. "
+            "This keeps an agent's shell tool from answering for you: run it yourself, in a "
+            "terminal. Nothing was written."
+        )

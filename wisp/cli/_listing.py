@@ -9,11 +9,12 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from pending import Kind, State
-from wisp._console import open_channel, out, print_json, tell
-from wisp._facts import apply_awaiting
+from pending import Kind, State, Via
+from wisp._answering import Answerer
+from wisp._audit import EntryPoint
 from wisp._render import age, asked, state_text, status_json, who
 from wisp._text import visible
+from wisp.cli._common import open_channel, out, print_json, tell
 
 WAITING = (State.FILED, State.ANSWERED, State.HANDED_OVER)
 # What a listing shows by default: what waits, and what went stale (with why) before the
@@ -23,11 +24,13 @@ LISTED = (*WAITING, State.STALE)
 
 def list_requests(kinds: list[Kind] | None, show_all: bool, as_json: bool) -> None:
     with open_channel() as channel:
-        listing = channel.listing(kinds=kinds, states=None if show_all else LISTED)
+        answerer = Answerer(channel, via=Via.CLI, entry_point=EntryPoint.PENDING, wait_s=0)
+        listing = answerer.listing(
+            kinds=kinds,
+            states=None if show_all else LISTED,
+            on_problem=lambda problem: tell(f"wisp: {problem}"),
+        )
         now = channel.clock.now()
-        # After listing, so a request gone stale is shown once as stale.
-        for problem in apply_awaiting(channel, channel.sweep().awaiting):
-            tell(f"wisp: {problem}")
     if not as_json and listing.problems:
         count = len(listing.problems)
         tell(

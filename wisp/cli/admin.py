@@ -1,4 +1,4 @@
-"""`wisp notify` and `wisp config`."""
+"""`wisp doctor`, `wisp notify` and `wisp config`."""
 
 from __future__ import annotations
 
@@ -7,11 +7,13 @@ from typing import Annotated
 
 import typer
 
-from pending import wisp_home
+from pending import Channel, PendingError, wisp_home
 from wisp._config import SETTINGS, ConfigError, load_config, parse_value, set_setting
-from wisp._console import command_group, fail, out, print_json, say
-from wisp._exit import ExitCode
+from wisp._doctor import diagnose
 from wisp._notify import ROUTES, Notifier
+from wisp._text import visible
+from wisp.cli._common import command_group, fail, out, print_json, say
+from wisp.cli._exit import ExitCode
 
 config_app = command_group(
     "Settings in $WISP_HOME/config.json: list them, get one, set one (types checked).",
@@ -92,3 +94,53 @@ def config_set(
     except ConfigError as exc:
         fail(str(exc), ExitCode.NO)
     out.print(f"{key} = {json.dumps(stored)}", highlight=False)
+
+
+def doctor(
+    as_json: Annotated[bool, typer.Option("--json", help="The findings as JSON.")] = False,
+) -> None:
+    """Check the channel (directory, watching, askers, what waits, skipped entries) and say
+    which notification route would be taken here, and why the others would be skipped."""
+    home = wisp_home()
+    try:
+        channel = Channel.open(home)
+    except PendingError as exc:
+        if as_json:
+            print_json({"channel": str(home / "pending"), "ok": False, "error": str(exc)})
+        fail(str(exc))
+    with channel:
+        findings = diagnose(channel)
+    notification = findings["notification"]
+    routes = notification.pop("routes")
+    route = notification["route"]
+    watching = findings["watching"]
+    path = findings["channel"]
+    problems = findings["problems"]
+    if as_json:
+        print_json(findings)
+    else:
+        say(f"channel   {path} (mode {findings['mode']}, owner uid {findings['owner']}): ok")
+        limits = ", ".join(f"{k} {v}" for k, v in watching["limits"].items())
+        say(
+            f"watching  {watching['backend']}"
+            + (f" ({watching['note']})" if watching["note"] else "")
+            + (f"; inotify {limits}" if limits else "")
+        )
+        say(f"servers   {findings['liveServers']} alive with waiting requests")
+        say(
+            "requests  "
+            + (", ".join(f"{n} {state}" for state, n in findings["states"].items() if n) or "none")
+        )
+        say(f"notify    would post via {route}" if route else "notify    no route would post")
+        for r, why in routes:
+            if why is not None:
+                say(f"          {r}: skipped, {why}")
+        for problem in problems:
+            say(f"skipped   {visible(problem['name'])}: {problem['reason']}")
+        if problems:
+            say(
+                "          Skipped entries are never acted on. Remove them if you did not put "
+                "them there."
+            )
+    if problems:
+        raise typer.Exit(int(ExitCode.NO))

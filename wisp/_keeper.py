@@ -1,4 +1,4 @@
-"""Permanent facts: the person's store, and the keeper that asks them to add to it.
+"""The fact keeper: asks the person to keep a thread or session fact as permanent.
 
 A caller asks; only the person keeps (seed ADR 0048). :class:`FactKeeper` files a fact request
 and returns at once: it never waits for the person. Its watch settles the answer when it comes
@@ -10,213 +10,28 @@ store is keyed by request, so applying twice keeps once.
 
 from __future__ import annotations
 
-import secrets
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from datetime import datetime
-from pathlib import Path
-from typing import Any
 
 import attrs
 
 from pending import (
-    SYSTEM_CLOCK,
-    Channel,
-    Clock,
     Delivery,
     FactBinding,
     Kind,
-    Outcome,
     Request,
-    Settled,
     State,
     Status,
     Transition,
-    answer_problem,
     format_time,
     make_request,
-    parse_time,
-    record_time,
 )
+from wisp._answering import apply_answered
 from wisp._asking import Asker
-from wisp._audit import audit, request_fields
-from wisp._store import JsonStore, StoreError
-
-FACTS_FILE = "facts.json"
-KEPT_BY_PERSON = "person"
-
-
-class FactRefused(Exception):
-    """A fact the keeper will not ask about; the message says why and what to do."""
-
-
-@attrs.frozen(kw_only=True)
-class Fact:
-    """A permanent fact: the person's."""
-
-    id: str  # p…
-    subject: str
-    name: str
-    value: str
-    source: str
-    kept_by: str
-    kept_at: datetime
-    request: str
-    via: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "subject": self.subject,
-            "name": self.name,
-            "value": self.value,
-            "source": self.source,
-            "keptBy": self.kept_by,
-            "keptAt": format_time(self.kept_at),
-            "request": self.request,
-            "via": self.via,
-        }
-
-    def says(self, subject: str, name: str, value: str) -> bool:
-        return (self.subject, self.name, self.value) == (subject, name, value)
-
-
-def _fact_from(item: Any) -> Fact:
-    fields = ("id", "subject", "name", "value", "source", "keptBy", "keptAt", "request", "via")
-    if not isinstance(item, dict) or not all(isinstance(item.get(f), str) for f in fields):
-        raise TypeError("a fact needs " + ", ".join(fields) + " as strings")
-    return Fact(
-        id=item["id"],
-        subject=item["subject"],
-        name=item["name"],
-        value=item["value"],
-        source=item["source"],
-        kept_by=item["keptBy"],
-        kept_at=parse_time(item["keptAt"]),
-        request=item["request"],
-        via=item["via"],
-    )
-
-
-class FactStore:
-    """`$WISP_HOME/facts.json`: the person's permanent facts."""
-
-    def __init__(self, home: Path, *, clock: Clock = SYSTEM_CLOCK) -> None:
-        self.clock = clock
-        self._store: JsonStore[Fact] = JsonStore(
-            home, FACTS_FILE, "facts", load=_fact_from, dump=Fact.to_json
-        )
-        self.path = self._store.path
-
-    def list(self) -> list[Fact]:
-        return self._store.items()
-
-    def holding(self, subject: str, name: str, value: str) -> Fact | None:
-        return next((f for f in self.list() if f.says(subject, name, value)), None)
-
-    def check_writable(self) -> None:
-        self._store.check_writable()
-
-    def keep(self, binding: FactBinding, *, request: str, via: str) -> tuple[Fact, bool]:
-        """Admit a fact as the person's. Keyed by request: a second keep of the same request
-        returns the fact the first one kept. Returns the fact and whether it is new."""
-        with self._store.locked() as home_fd:
-            facts = self._store.read(home_fd)
-            for fact in facts:
-                if fact.request == request:
-                    return fact, False
-            fact = Fact(
-                id="p" + secrets.token_hex(4),
-                subject=binding.subject,
-                name=binding.name,
-                value=binding.value,
-                source=binding.source,
-                kept_by=KEPT_BY_PERSON,
-                kept_at=record_time(self.clock),
-                request=request,
-                via=via,
-            )
-            self._store.write(home_fd, [*facts, fact])
-            return fact, True
-
-
-def apply_answered(
-    channel: Channel,
-    status: Status,
-    *,
-    store: FactStore,
-    delivery: Delivery,
-    by: str,
-    entry_point: str,
-    still_shown: Callable[[Request], str | None] | None = None,
-) -> Settled:
-    """Apply a fact request's answer (keep or drop) and settle it, first outcome wins.
-
-    Keep admits the fact only if the request still says what the person was shown (and, with
-    *still_shown*, the asking server's own view agrees: it returns why not, or None);
-    otherwise it ends `failed` and the store is untouched. Raises :class:`StoreError` if the
-    store cannot be written: the answer stays in its slot, to be applied when it can.
-    """
-    request, answer = status.request, status.answer
-    assert answer is not None and request.kind is Kind.FACT
-    binding = request.binding
-    assert isinstance(binding, FactBinding)
-    fields = request_fields(request)
-    problem = answer_problem(request, answer)
-    if problem is None and answer.decision == "keep" and still_shown is not None:
-        problem = still_shown(request)
-    if problem is not None:
-        result = channel.settle(
-            request,
-            Outcome.FAILED,
-            by=by,
-            decision=answer.decision,
-            reason=problem,
-            delivery=delivery,
-        )
-    elif answer.decision == "keep":
-        fact, new = store.keep(binding, request=request.id, via=answer.via)
-        result = channel.settle(
-            request, Outcome.ANSWERED, by=by, decision="keep", result=fact.id, delivery=delivery
-        )
-        if new:
-            audit(
-                channel.home,
-                "fact.scope.changed",
-                {
-                    **fields,
-                    "fact": binding.fact_id,
-                    "permanent": fact.id,
-                    "from": _scope_of(binding.fact_id),
-                    "to": "permanent",
-                    "by": KEPT_BY_PERSON,
-                },
-                entry_point=entry_point,
-            )
-    else:
-        result = channel.settle(
-            request, Outcome.ANSWERED, by=by, decision=answer.decision, delivery=delivery
-        )
-    settled = result.settled
-    if result.won:
-        audit(
-            channel.home,
-            "approval.settled",
-            {
-                **fields,
-                "outcome": settled.outcome.value,
-                "decision": settled.decision,
-                "result": settled.result,
-                "outcomeReason": settled.reason,
-                "delivery": delivery.value,
-            },
-            entry_point=entry_point,
-        )
-    return settled
-
-
-def _scope_of(fact_id: str) -> str:
-    return {"c": "thread", "s": "session"}.get(fact_id[:1], "unknown")
+from wisp._audit import AuditEvent, audit, request_fields
+from wisp._factstore import Fact, FactRefused, FactStore
+from wisp._store import StoreError
 
 
 @attrs.frozen(kw_only=True)
@@ -318,7 +133,7 @@ class FactKeeper:
         self.channel.file(request)
         audit(
             self.asker.home,
-            "approval.pending",
+            AuditEvent.APPROVAL_PENDING,
             request_fields(request),
             entry_point=self.asker.entry_point,
         )
@@ -415,7 +230,7 @@ class FactKeeper:
         for request in left:
             audit(
                 self.asker.home,
-                "approval.settled",
+                AuditEvent.APPROVAL_SETTLED,
                 {**request_fields(request), "outcome": "handed-over"},
                 entry_point=self.asker.entry_point,
             )
@@ -423,24 +238,3 @@ class FactKeeper:
 
 def _uri(fact_id: str) -> str:
     return f"wisp://facts/{fact_id}"
-
-
-def apply_awaiting(channel: Channel, awaiting: Iterable[Status]) -> list[str]:
-    """Answered facts whose applier died: applied by the process at hand (idempotent).
-    Returns what could not be applied, for the caller to say."""
-    store = FactStore(channel.home)
-    problems = []
-    for status in awaiting:
-        if status.kind is Kind.FACT and status.state is State.ANSWERED:
-            try:
-                apply_answered(
-                    channel,
-                    status,
-                    store=store,
-                    delivery=Delivery.APPLIED,
-                    by="sweep",
-                    entry_point="facts",
-                )
-            except StoreError as exc:
-                problems.append(f"could not apply answered fact {status.id}: {exc}")
-    return problems

@@ -1,0 +1,517 @@
+"""The answering side: one path for every face (CLI, TUI, relay, MCP elicitation).
+
+:class:`Answerer` answers a request as the person: it checks the answer against the request
+(as it is now, and as the person was shown it), publishes it first-wins, audits it, then waits
+— for that one request only — for the asker's outcome. When no asker lives to apply it (a fact
+request handed over, or one whose server died before settling), it applies the answer here
+(`delivery: applied`). It returns an :class:`AnswerReport`; faces only render that.
+
+:class:`Inbox` is the live view every face shows: what waits now, then each transition.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Collection, Iterable
+from enum import StrEnum
+from pathlib import Path
+from typing import TypeVar
+
+import attrs
+
+from pending import (
+    AlreadyAnswered,
+    Answer,
+    Channel,
+    Decision,
+    Delivery,
+    FactBinding,
+    Kind,
+    Listing,
+    Outcome,
+    Request,
+    RequestWatch,
+    Settled,
+    SettleResult,
+    State,
+    Status,
+    Subscription,
+    SweepReport,
+    Transition,
+    Via,
+    Watcher,
+    answer_problem,
+)
+from wisp._audit import AuditEvent, EntryPoint, audit, request_fields
+from wisp._config import ConfigError, load_config
+from wisp._factstore import KEPT_BY_PERSON, FactStore
+from wisp._store import StoreError
+
+T = TypeVar("T")
+
+# How long an answering face waits for the asker to settle, unless config says otherwise.
+ANSWER_WAIT_S = 5.0
+# Server death makes no file event: while waiting for an outcome, liveness is re-checked this
+# often (a clean stop removes the lock file, which wakes the wait at once).
+LIVENESS_RECHECK_S = 1.0
+
+
+class AskerWatch(StrEnum):
+    """What became of an answer once published, from the answerer's side."""
+
+    SETTLED = "settled"  # its outcome is written (by the asker, or here)
+    GONE = "gone"  # no asker lives to settle it, and it was not applied here
+    LATE = "late"  # the asker lives, but had not settled it within the wait
+
+
+@attrs.frozen(kw_only=True)
+class AnswerReport:
+    """What answering did: who won the slot, and what became of the answer."""
+
+    request: Request
+    won: bool  # this answer holds the slot; else ``answer`` is the earlier one that does
+    answer: Answer
+    settled: Settled | None
+    asker: AskerWatch
+    applied: bool = False  # this process applied it (no asker was watching)
+    apply_error: str | None = None  # why a handed-over answer could not be applied here
+
+    @property
+    def outcome(self) -> Outcome | None:
+        return self.settled.outcome if self.settled else None
+
+
+def wait_until(
+    check: Callable[[], T | None],
+    wake: Callable[[float | None], object],
+    *,
+    timeout_s: float | None,
+    monotonic: Callable[[], float],
+    recheck_s: float | None = None,
+) -> T | None:
+    """Re-run *check* after each *wake* until it gives a result, or *timeout_s* passes (None:
+    never). *wake(seconds)* blocks until an event or the seconds pass; events are only hints,
+    so *check* re-reads. *recheck_s* bounds each wake (for what makes no event: a crash)."""
+    deadline = None if timeout_s is None else monotonic() + timeout_s
+    while True:
+        result = check()
+        if result is not None:
+            return result
+        remaining = None if deadline is None else deadline - monotonic()
+        if remaining is not None and remaining <= 0:
+            return None
+        if recheck_s is not None:
+            remaining = recheck_s if remaining is None else min(remaining, recheck_s)
+        wake(remaining)
+
+
+class Answerer:
+    """The person's answers, from one face (*via*), checked, audited, awaited and applied."""
+
+    def __init__(
+        self,
+        channel: Channel,
+        *,
+        via: Via,
+        entry_point: EntryPoint | str,
+        wait_s: float | None = None,
+        store: FactStore | None = None,
+        liveness_recheck_s: float = LIVENESS_RECHECK_S,
+    ) -> None:
+        self.channel = channel
+        self.home: Path = channel.home
+        self.via = via
+        self.entry_point = entry_point
+        self.wait_s = _configured_wait(channel.home) if wait_s is None else wait_s
+        self.store = store or FactStore(channel.home, clock=channel.clock)
+        self._liveness_recheck_s = liveness_recheck_s
+
+    # --- answering -----------------------------------------------------------------------
+
+    def answer(
+        self,
+        request_id: str,
+        decision: Decision | str,
+        *,
+        kind: Kind | None = None,
+        text: str | None = None,
+        reason: str | None = None,
+        shown: Request | None = None,
+        wait_s: float | None = None,
+    ) -> AnswerReport:
+        """Answer *request_id* with *decision*, as the kind *kind* (the kind the person meant;
+        None: whatever it is). A refusal raises a :class:`pending.PendingError` (or
+        :class:`StoreError` for a keep the facts store cannot take) with nothing written.
+        Losing the race is not an error: the report says who won."""
+        status = self.channel.status(request_id)  # checks the ID; Unknown/Unreadable raise
+        request = status.request
+        asked_as = request.kind if kind is None else kind
+        if request.kind is Kind.FACT and decision == Decision.KEEP and asked_as is Kind.FACT:
+            self.store.check_writable()  # before answering, so the request keeps waiting
+        return self._publish_and_wait(
+            request,
+            decision,
+            asked_as,
+            text=text,
+            reason=reason,
+            shown=shown,
+            wait_s=self.wait_s if wait_s is None else wait_s,
+        )
+
+    def _publish_and_wait(
+        self,
+        request: Request,
+        decision: Decision | str,
+        kind: Kind,
+        *,
+        text: str | None,
+        reason: str | None,
+        shown: Request | None,
+        wait_s: float,
+    ) -> AnswerReport:
+        # Watch before answering: the asker's outcome cannot slip in between.
+        watch = RequestWatch(self.channel, request.id, request.server.id).start()
+        try:
+            try:
+                result = self.channel.answer(
+                    request.id,
+                    str(decision),
+                    kind=kind,
+                    via=self.via,
+                    text=text,
+                    reason=reason,
+                    shown=shown,
+                )
+            except AlreadyAnswered as exc:
+                return self._lost(request, exc.answer)
+            if not result.won:
+                return self._lost(request, result.answer)
+            self._audit(
+                AuditEvent.APPROVAL_ANSWERED,
+                request,
+                via=self.via.value,
+                decision=str(decision),
+                answerText=text,
+                answerReason=reason,
+            )
+            outcome = wait_until(
+                lambda: self._outcome(request),
+                watch.wait,
+                timeout_s=wait_s,
+                monotonic=self.channel.clock.monotonic,
+                recheck_s=self._liveness_recheck_s,
+            )
+        finally:
+            watch.stop()
+        if outcome is None:
+            return AnswerReport(
+                request=request,
+                won=True,
+                answer=result.answer,
+                settled=None,
+                asker=AskerWatch.LATE,
+            )
+        settled, _alive = outcome
+        if settled is not None:
+            return AnswerReport(
+                request=request,
+                won=True,
+                answer=result.answer,
+                settled=settled,
+                asker=AskerWatch.SETTLED,
+            )
+        return self._unwatched(request, result.answer)
+
+    def _outcome(self, request: Request) -> tuple[Settled | None, bool] | None:
+        """(outcome, alive) once settled or the asker is gone; None while it may yet settle."""
+        status = self.channel.status(request.id)
+        if status.settled is not None:
+            return status.settled, True
+        if not self.channel.server_alive(request.server.id):
+            return None, False
+        return None
+
+    def _lost(self, request: Request, winner: Answer) -> AnswerReport:
+        """An earlier answer holds the slot. If it is a fact answer that nobody lives to apply
+        (the answering process died after publishing it), it is the person's own: apply it."""
+        status = self.channel.status(request.id)
+        if status.settled is not None:
+            return AnswerReport(
+                request=request,
+                won=False,
+                answer=winner,
+                settled=status.settled,
+                asker=AskerWatch.SETTLED,
+            )
+        if (
+            status.state is State.ANSWERED
+            and request.kind is Kind.FACT
+            and not self.channel.server_alive(request.server.id)
+            and not _process_alive(winner.pid)  # else its own process is applying it now
+        ):
+            applied = self._unwatched(request, winner)
+            return attrs.evolve(applied, won=False)
+        return AnswerReport(
+            request=request, won=False, answer=winner, settled=None, asker=AskerWatch.LATE
+        )
+
+    def _unwatched(self, request: Request, answer: Answer) -> AnswerReport:
+        """No asker lives to settle it: a fact is applied here; nothing acts on a command or
+        a question (the sweep settles it `stale`)."""
+        gone = AnswerReport(
+            request=request, won=True, answer=answer, settled=None, asker=AskerWatch.GONE
+        )
+        if request.kind is not Kind.FACT:
+            return gone
+        try:
+            result = apply_answered(
+                self.channel,
+                self.channel.status(request.id),
+                store=self.store,
+                delivery=Delivery.APPLIED,
+                by=self.via,
+                entry_point=self.entry_point,
+            )
+        except StoreError as exc:
+            return attrs.evolve(gone, apply_error=str(exc))
+        return AnswerReport(
+            request=request,
+            won=True,
+            answer=answer,
+            settled=result.settled,
+            asker=AskerWatch.SETTLED,
+            applied=result.won,
+        )
+
+    def _audit(self, event: AuditEvent, request: Request, **fields: object) -> None:
+        audit(
+            self.home,
+            event,
+            {**request_fields(request), **fields},
+            entry_point=self.entry_point,
+            clock=self.channel.clock,
+        )
+
+    # --- reading -------------------------------------------------------------------------
+
+    def status(self, request_id: str) -> Status:
+        """One request's state (raises UnknownRequest or UnreadableRequest)."""
+        return self.channel.status(request_id)
+
+    def listing(
+        self,
+        *,
+        kinds: Collection[Kind] | None = None,
+        states: Collection[State] | None = None,
+        on_problem: Callable[[str], None] | None = None,
+    ) -> Listing:
+        """What the channel holds, then a sweep: stale requests settled, answered facts whose
+        applier died applied here. *on_problem* hears what could not be applied."""
+        listing = self.channel.listing(kinds=kinds, states=states)
+        # After listing, so a request gone stale is shown once as stale.
+        self.sweep(on_problem=on_problem)
+        return listing
+
+    def sweep(self, *, on_problem: Callable[[str], None] | None = None) -> SweepReport:
+        """Tidy the channel, and apply answered facts nobody lives to apply."""
+        report = self.channel.sweep()
+        for problem in apply_awaiting(
+            self.channel, report.awaiting, by=Via.SWEEP, entry_point=self.entry_point
+        ):
+            if on_problem is not None:
+                on_problem(problem)
+        return report
+
+
+class Inbox:
+    """What waits for the person, live: a snapshot, then each transition as it happens."""
+
+    def __init__(
+        self,
+        channel: Channel,
+        *,
+        entry_point: EntryPoint | str,
+        on_warning: Callable[[str], None] | None = None,
+        liveness_recheck_s: float = LIVENESS_RECHECK_S,
+    ) -> None:
+        self.channel = channel
+        self.entry_point = entry_point
+        self._on_warning = on_warning
+
+        def warn(message: str) -> None:
+            audit(
+                channel.home,
+                AuditEvent.WATCH_WARNING,
+                {"message": message},
+                entry_point=entry_point,
+            )
+            if on_warning is not None:
+                on_warning(message)
+
+        self._watcher = Watcher(channel, on_warning=warn, liveness_recheck_s=liveness_recheck_s)
+        self._started = False
+
+    def start(self) -> Inbox:
+        if not self._started:
+            self._watcher.start()
+            self._started = True
+        return self
+
+    @property
+    def backend(self) -> str | None:
+        """`native` (inotify, FSEvents) or `polling`, once started."""
+        return self._watcher.backend.value if self._watcher.backend else None
+
+    def subscribe(self, backlog: int = 256) -> tuple[Subscription[Transition], list[Status]]:
+        """A bounded subscription (a slow reader loses the oldest and reads a
+        :class:`pending.Missed`), and the statuses known when it began."""
+        self.start()
+        return self._watcher.subscribe(backlog)
+
+    def unsubscribe(self, subscription: Subscription[Transition]) -> None:
+        self._watcher.unsubscribe(subscription)
+
+    def statuses(self, *, kinds: Collection[Kind] | None = None) -> list[Status]:
+        return self._watcher.statuses(kinds=kinds)
+
+    def close(self) -> None:
+        self._watcher.stop()
+
+    def __enter__(self) -> Inbox:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _process_alive(pid: int) -> bool:
+    """Whether a process with this pid exists (a reused pid reads as alive: then the answer
+    is left for a sweep to apply, never applied twice)."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _configured_wait(home: Path) -> float:
+    try:
+        return float(load_config(home)["answer.waitSeconds"])
+    except ConfigError:
+        return ANSWER_WAIT_S
+
+
+def apply_answered(
+    channel: Channel,
+    status: Status,
+    *,
+    store: FactStore,
+    delivery: Delivery,
+    by: Via | str,
+    entry_point: EntryPoint | str,
+    still_shown: Callable[[Request], str | None] | None = None,
+) -> SettleResult:
+    """Apply a fact request's answer (keep or drop) and settle it, first outcome wins (the
+    result says whether this call's outcome won).
+
+    Keep admits the fact only if the request still says what the person was shown (and, with
+    *still_shown*, the asking server's own view agrees: it returns why not, or None);
+    otherwise it ends `failed` and the store is untouched. Raises :class:`StoreError` if the
+    store cannot be written: the answer stays in its slot, to be applied when it can.
+    """
+    request, answer = status.request, status.answer
+    assert answer is not None and request.kind is Kind.FACT
+    binding = request.binding
+    assert isinstance(binding, FactBinding)
+    fields = request_fields(request)
+    problem = answer_problem(request, answer)
+    if problem is None and answer.decision == Decision.KEEP and still_shown is not None:
+        problem = still_shown(request)
+    if problem is not None:
+        result = channel.settle(
+            request,
+            Outcome.FAILED,
+            by=by,
+            decision=answer.decision,
+            reason=problem,
+            delivery=delivery,
+        )
+    elif answer.decision == Decision.KEEP:
+        fact, new = store.keep(binding, request=request.id, via=answer.via)
+        result = channel.settle(
+            request,
+            Outcome.ANSWERED,
+            by=by,
+            decision=Decision.KEEP,
+            result=fact.id,
+            delivery=delivery,
+        )
+        if new:
+            audit(
+                channel.home,
+                AuditEvent.FACT_SCOPE_CHANGED,
+                {
+                    **fields,
+                    "fact": binding.fact_id,
+                    "permanent": fact.id,
+                    "from": _scope_of(binding.fact_id),
+                    "to": "permanent",
+                    "by": KEPT_BY_PERSON,
+                },
+                entry_point=entry_point,
+            )
+    else:
+        result = channel.settle(
+            request, Outcome.ANSWERED, by=by, decision=answer.decision, delivery=delivery
+        )
+    settled = result.settled
+    if result.won:
+        audit(
+            channel.home,
+            AuditEvent.APPROVAL_SETTLED,
+            {
+                **fields,
+                "outcome": settled.outcome.value,
+                "decision": settled.decision,
+                "result": settled.result,
+                "outcomeReason": settled.reason,
+                "delivery": delivery.value,
+            },
+            entry_point=entry_point,
+        )
+    return result
+
+
+def _scope_of(fact_id: str) -> str:
+    return {"c": "thread", "s": "session"}.get(fact_id[:1], "unknown")
+
+
+def apply_awaiting(
+    channel: Channel,
+    awaiting: Iterable[Status],
+    *,
+    by: Via = Via.SWEEP,
+    entry_point: EntryPoint | str = EntryPoint.FACTS,
+) -> list[str]:
+    """Answered facts whose applier died: applied by the process at hand (idempotent).
+    Returns what could not be applied, for the caller to say."""
+    store = FactStore(channel.home)
+    problems = []
+    for status in awaiting:
+        if status.kind is Kind.FACT and status.state is State.ANSWERED:
+            try:
+                apply_answered(
+                    channel,
+                    status,
+                    store=store,
+                    delivery=Delivery.APPLIED,
+                    by=by,
+                    entry_point=entry_point,
+                )
+            except StoreError as exc:
+                problems.append(f"could not apply answered fact {status.id}: {exc}")
+    return problems

@@ -1,0 +1,115 @@
+"""The person's permanent facts: `$WISP_HOME/facts.json`.
+
+Only the person keeps a fact (seed ADR 0048): a fact enters the store when the person answers
+`keep` to a fact request, applied by the asker watching it or by the process the person
+answered in. The store is keyed by request, so applying one answer twice keeps once.
+"""
+
+from __future__ import annotations
+
+import secrets
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from pending import SYSTEM_CLOCK, Clock, FactBinding, format_time, parse_time, record_time
+from wisp._store import JsonStore
+
+FACTS_FILE = "facts.json"
+KEPT_BY_PERSON = "person"
+
+
+class FactRefused(Exception):
+    """A fact the keeper will not ask about; the message says why and what to do."""
+
+
+@attrs.frozen(kw_only=True)
+class Fact:
+    """A permanent fact: the person's."""
+
+    id: str  # p…
+    subject: str
+    name: str
+    value: str
+    source: str
+    kept_by: str
+    kept_at: datetime
+    request: str
+    via: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "subject": self.subject,
+            "name": self.name,
+            "value": self.value,
+            "source": self.source,
+            "keptBy": self.kept_by,
+            "keptAt": format_time(self.kept_at),
+            "request": self.request,
+            "via": self.via,
+        }
+
+    def says(self, subject: str, name: str, value: str) -> bool:
+        return (self.subject, self.name, self.value) == (subject, name, value)
+
+
+def _fact_from(item: Any) -> Fact:
+    fields = ("id", "subject", "name", "value", "source", "keptBy", "keptAt", "request", "via")
+    if not isinstance(item, dict) or not all(isinstance(item.get(f), str) for f in fields):
+        raise TypeError("a fact needs " + ", ".join(fields) + " as strings")
+    return Fact(
+        id=item["id"],
+        subject=item["subject"],
+        name=item["name"],
+        value=item["value"],
+        source=item["source"],
+        kept_by=item["keptBy"],
+        kept_at=parse_time(item["keptAt"]),
+        request=item["request"],
+        via=item["via"],
+    )
+
+
+class FactStore:
+    """`$WISP_HOME/facts.json`: the person's permanent facts."""
+
+    def __init__(self, home: Path, *, clock: Clock = SYSTEM_CLOCK) -> None:
+        self.clock = clock
+        self._store: JsonStore[Fact] = JsonStore(
+            home, FACTS_FILE, "facts", load=_fact_from, dump=Fact.to_json
+        )
+        self.path = self._store.path
+
+    def list(self) -> list[Fact]:
+        return self._store.items()
+
+    def holding(self, subject: str, name: str, value: str) -> Fact | None:
+        return next((f for f in self.list() if f.says(subject, name, value)), None)
+
+    def check_writable(self) -> None:
+        self._store.check_writable()
+
+    def keep(self, binding: FactBinding, *, request: str, via: str) -> tuple[Fact, bool]:
+        """Admit a fact as the person's. Keyed by request: a second keep of the same request
+        returns the fact the first one kept. Returns the fact and whether it is new."""
+        with self._store.locked() as home_fd:
+            facts = self._store.read(home_fd)
+            for fact in facts:
+                if fact.request == request:
+                    return fact, False
+            fact = Fact(
+                id="p" + secrets.token_hex(4),
+                subject=binding.subject,
+                name=binding.name,
+                value=binding.value,
+                source=binding.source,
+                kept_by=KEPT_BY_PERSON,
+                kept_at=record_time(self.clock),
+                request=request,
+                via=via,
+            )
+            self._store.write(home_fd, [*facts, fact])
+            return fact, True

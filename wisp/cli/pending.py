@@ -1,0 +1,136 @@
+"""`wisp pending …`: what waits for you across every kind; watch it live, or sweep it."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Annotated, Any
+
+import typer
+
+from pending import Kind, Missed, PendingError, Via
+from wisp._answering import Answerer, Inbox
+from wisp._audit import EntryPoint
+from wisp._render import transition_json, transition_line
+from wisp.cli._common import command_group, fail, open_channel, out, print_json, safe, tell
+from wisp.cli._listing import WAITING, list_requests
+
+pending_app = command_group(
+    "List what waits for you across every kind; watch or sweep the channel."
+)
+
+
+@pending_app.callback(invoke_without_command=True)
+def pending(
+    ctx: typer.Context,
+    kind: Annotated[
+        list[Kind] | None, typer.Option("--kind", "-k", help="Only this kind (repeatable).")
+    ] = None,
+    show_all: Annotated[
+        bool, typer.Option("--all", "-a", help="Also ended and stale requests.")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="A JSON array on stdout.")] = False,
+) -> None:
+    """Everything waiting for you, across kinds (oldest first)."""
+    if ctx.invoked_subcommand is None:
+        list_requests(kind, show_all, as_json)
+
+
+@pending_app.command("sweep")
+def sweep(
+    as_json: Annotated[bool, typer.Option("--json", help="The report as JSON.")] = False,
+) -> None:
+    """Tidy the channel: settle stale requests, remove old ended ones and crashed writers' files."""
+    with open_channel() as channel:
+        answerer = Answerer(channel, via=Via.CLI, entry_point=EntryPoint.PENDING, wait_s=0)
+        report = answerer.sweep(on_problem=lambda problem: tell(f"wisp: {problem}"))
+    summary = {
+        "stale": list(report.stale),
+        "finished": list(report.finished),
+        "removed": list(report.removed),
+        "tempFiles": report.temp_files,
+        "locks": report.locks,
+        "awaiting": [s.id for s in report.awaiting],
+    }
+    if as_json:
+        print_json(summary)
+        return
+    out.print(
+        f"swept: {len(report.stale)} stale, {len(report.finished)} finished, "
+        f"{len(report.removed)} removed, {report.temp_files} temp files, "
+        f"{report.locks} dead servers' locks"
+    )
+    if report.awaiting:
+        out.print(
+            f"{len(report.awaiting)} answered fact request(s) wait to be applied: "
+            + ", ".join(s.id for s in report.awaiting)
+        )
+
+
+@pending_app.command("watch")
+def watch(
+    kind: Annotated[
+        list[Kind] | None, typer.Option("--kind", "-k", help="Only this kind (repeatable).")
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="One JSON object per line on stdout.")
+    ] = False,
+) -> None:
+    """What waits now, then one line per transition as it happens. Ctrl-C stops."""
+    channel = open_channel()
+    inbox = Inbox(channel, entry_point=EntryPoint.PENDING, on_warning=lambda m: tell(f"wisp: {m}"))
+    try:
+        Answerer(channel, via=Via.CLI, entry_point=EntryPoint.PENDING, wait_s=0).sweep()
+        inbox.start()
+    except (OSError, PendingError) as exc:
+        channel.close()
+        fail(f"cannot watch {channel.path}: {exc}. Check it with `wisp doctor`.")
+    kinds = set(kind) if kind else None
+    try:
+        subscription, snapshot = inbox.subscribe()
+        backend = "inotify" if inbox.backend == "native" else "polling"
+        tell(f"wisp: watching {channel.path} ({backend}); Ctrl-C to stop")
+        for status in snapshot:
+            if status.state in WAITING and (kinds is None or status.kind in kinds):
+                emit_transition(
+                    "waiting",
+                    status,
+                    status.id,
+                    status.kind.value,
+                    status.request.filed_at,
+                    as_json,
+                )
+        for item in subscription:
+            if isinstance(item, Missed):
+                tell(
+                    f"wisp: missed {item.count} event(s): this terminal fell behind. "
+                    "Run `wisp pending` for the current state."
+                )
+                continue
+            if kinds is None or item.kind in kinds:
+                emit_transition(
+                    item.event.value, item.status, item.id, item.kind.value, item.ts, as_json
+                )
+    except KeyboardInterrupt:
+        pass
+    except BrokenPipeError:
+        # The reader went away (`| head`): stop quietly, and keep Python from complaining.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    finally:
+        inbox.close()
+        channel.close()
+
+
+def emit_transition(
+    event: str, status: Any, request_id: str, kind: str, ts: Any, as_json: bool
+) -> None:
+    if as_json:
+        line = json.dumps(
+            transition_json(event, status, request_id=request_id, kind=kind, ts=ts),
+            ensure_ascii=False,
+        )
+    else:
+        line = safe(transition_line(event, status, request_id=request_id, kind=kind, ts=ts))
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
