@@ -13,6 +13,7 @@ from wisp._asking import Approval, ApprovalGate, Asker, Cancel, Ending, Question
 from wisp._audit import AuditEvent, EntryPoint
 from wisp._factstore import Fact, FactRefused, FactStore
 from wisp._grants import Grant, GrantStore
+from wisp._home import current_user, open_channel, wisp_home
 from wisp._keeper import FactKeeper, KeepRequest
 from wisp._notify import Notifier
 from wisp._store import StoreError
@@ -46,5 +47,8 @@ __all__ = [
     "Reply",
     "StoreError",
     "__version__",
+    "current_user",
+    "open_channel",
     "wait_until",
+    "wisp_home",
 ]

@@ -40,7 +40,6 @@ from pending import (
     Via,
     Watcher,
     answer_problem,
-    current_user,
     format_time,
     make_request,
     record_time,
@@ -48,6 +47,7 @@ from pending import (
 from wisp._audit import AuditEvent, EntryPoint, audit, request_fields
 from wisp._config import ConfigError, load_config
 from wisp._grants import Grant, GrantStore
+from wisp._home import current_user
 from wisp._notify import Notifier
 from wisp._store import StoreError
 

@@ -10,8 +10,10 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from pending import Channel, PendingError, wisp_home
+from pending import Channel, PendingError
 from wisp._config import Config, ConfigError, load_config
+from wisp._home import open_channel as open_home_channel
+from wisp._home import wisp_home
 from wisp._text import visible
 from wisp.cli._exit import ExitCode
 
@@ -56,7 +58,7 @@ def fail(message: str, code: ExitCode = ExitCode.ERROR) -> NoReturn:
 
 def open_channel() -> Channel:
     try:
-        return Channel.open(wisp_home())
+        return open_home_channel()
     except PendingError as exc:
         fail(str(exc))
 

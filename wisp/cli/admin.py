@@ -7,9 +7,10 @@ from typing import Annotated
 
 import typer
 
-from pending import Channel, PendingError, wisp_home
+from pending import PendingError
 from wisp._config import SETTINGS, ConfigError, load_config, parse_value, set_setting
 from wisp._doctor import diagnose
+from wisp._home import open_channel, wisp_home
 from wisp._notify import ROUTES, Notifier
 from wisp._text import visible
 from wisp.cli._common import command_group, fail, out, print_json, say
@@ -103,7 +104,7 @@ def doctor(
     which notification route would be taken here, and why the others would be skipped."""
     home = wisp_home()
     try:
-        channel = Channel.open(home)
+        channel = open_channel(home)
     except PendingError as exc:
         if as_json:
             print_json({"channel": str(home / "pending"), "ok": False, "error": str(exc)})

@@ -16,11 +16,11 @@ from pending import (
     PendingError,
     Request,
     format_time,
-    wisp_home,
 )
 from wisp._asking import ApprovalGate
 from wisp._audit import EntryPoint
 from wisp._grants import GrantsError, GrantStore, is_grant_id
+from wisp._home import wisp_home
 from wisp._store import StoreError
 from wisp._text import one_line, visible
 from wisp.cli._answer import answer_from_terminal, render_command_or_question

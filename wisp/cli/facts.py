@@ -7,10 +7,11 @@ from typing import Annotated
 
 import typer
 
-from pending import Decision, FactBinding, Kind, Outcome, format_time, wisp_home
+from pending import Decision, FactBinding, Kind, Outcome, format_time
 from wisp._answering import AnswerReport, AskerWatch
 from wisp._audit import EntryPoint
 from wisp._factstore import FactRefused, FactStore
+from wisp._home import wisp_home
 from wisp._keeper import FactKeeper
 from wisp._store import StoreError
 from wisp._text import one_line, visible
