@@ -41,7 +41,8 @@ from pending._errors import (
     UnreadableRequest,
     WrongKind,
 )
-from pending._fsio import MAX_RECORD_BYTES, open_private_dir
+from pending._fsio import MAX_RECORD_BYTES, Unreadable, open_private_dir
+from pending._fsio import read_bytes as read_private_file
 from pending._ids import is_valid_id, new_id, validate_id
 from pending._kinds import (
     APPROVALS,
@@ -145,6 +146,7 @@ __all__ = [
     "SystemClock",
     "Transition",
     "UnknownRequest",
+    "Unreadable",
     "UnreadableRequest",
     "Via",
     "Watcher",
@@ -162,6 +164,7 @@ __all__ = [
     "new_id",
     "open_private_dir",
     "parse_time",
+    "read_private_file",
     "record_time",
     "to_json",
     "validate_id",

@@ -299,7 +299,7 @@ class TestAudit:
             posted["outcome"],
             posted["route"],
         ) == ("Title", "Body", "watch", "posted", "terminal")
-        assert posted["skipped"] == ["host: no front end (not under wisp chat --json)"]
+        assert posted["skipped"] == ["host: no front end declared notify (only under `wisp relay`)"]
         assert (refused["outcome"], refused.get("route"), refused["source"]) == (
             "not shown",
             None,

@@ -32,6 +32,7 @@ from pending import (
     PendingError,
     QuestionBinding,
     Request,
+    Scope,
     Server,
     Settled,
     Status,
@@ -582,10 +583,10 @@ class ApprovalGate:
 
     def _remember(self, scope: str, command: str, cwd: str, ending: Ending) -> Grant | None:
         user = ending.answer.user if ending.answer else current_user()
-        if scope == "session":
+        if scope == Scope.SESSION:
             grant = Grant(
                 id="session",
-                scope="session",
+                scope=Scope.SESSION,
                 command=command,
                 project=None,
                 granted_at=record_time(self.asker.clock),
@@ -594,7 +595,7 @@ class ApprovalGate:
             )
             self._session[command] = grant
             return grant
-        if scope in ("project", "always"):
+        if scope in (Scope.PROJECT, Scope.ALWAYS):
             return self.grants.add(
                 scope=scope, command=command, cwd=cwd, request=ending.request.id, user=user
             )

@@ -10,8 +10,7 @@ from typing import Any
 
 import attrs
 
-from pending import DecodeError, loads_strict
-from pending._fsio import Unreadable, read_bytes
+from pending import DecodeError, Unreadable, loads_strict, read_private_file
 from wisp._store import StoreError, locked_home, write_atomically
 
 CONFIG_FILE = "config.json"
@@ -117,7 +116,7 @@ def load_config(home: Path) -> Config:
     except OSError as exc:
         raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
     try:
-        data = read_bytes(fd, CONFIG_FILE)
+        data = read_private_file(fd, CONFIG_FILE)
     except Unreadable as exc:
         raise ConfigError(f"cannot use {path}: {exc}. Fix or remove it.") from None
     finally:
@@ -165,7 +164,7 @@ def set_setting(home: Path, key: str, value: Any) -> Any:
     try:
         with locked_home(home, CONFIG_FILE) as home_fd:
             try:
-                data = read_bytes(home_fd, CONFIG_FILE)
+                data = read_private_file(home_fd, CONFIG_FILE)
                 tree = loads_strict(data) if data is not None else {}
             except (Unreadable, DecodeError) as exc:
                 raise ConfigError(f"{path} cannot be read ({exc}); fix or remove it.") from None

@@ -19,12 +19,12 @@ from typing import Any
 
 import attrs
 
-from pending import SYSTEM_CLOCK, Clock, format_time, parse_time, record_time
+from pending import SYSTEM_CLOCK, Clock, Scope, format_time, parse_time, record_time
 from wisp._audit import AuditEvent, EntryPoint, audit
 from wisp._store import JsonStore, StoreError
 
 GRANTS_FILE = "grants.json"
-STORED_SCOPES = ("project", "always")
+STORED_SCOPES = (Scope.PROJECT, Scope.ALWAYS)  # a session grant lives in its server only
 _GRANT_ID_RE = re.compile(r"g[0-9a-f]{8}")
 
 
@@ -34,7 +34,7 @@ GrantsError = StoreError  # the grants store cannot be used; the message says wh
 @attrs.frozen(kw_only=True)
 class Grant:
     id: str
-    scope: str  # session | project | always
+    scope: Scope  # session | project | always
     command: str
     project: str | None  # for `project`: the project directory
     granted_at: datetime
@@ -44,7 +44,7 @@ class Grant:
     def covers(self, command: str, cwd: str) -> bool:
         if command != self.command:
             return False
-        if self.scope == "project":
+        if self.scope is Scope.PROJECT:
             return self.project is not None and _within(cwd, self.project)
         return True
 
@@ -97,14 +97,14 @@ class GrantStore:
         """The stored grant that covers this command here, if any."""
         return next((g for g in self.list() if g.covers(command, cwd)), None)
 
-    def add(self, *, scope: str, command: str, cwd: str, request: str, user: str) -> Grant:
+    def add(self, *, scope: Scope | str, command: str, cwd: str, request: str, user: str) -> Grant:
         if scope not in STORED_SCOPES:
             raise ValueError(f"{scope!r} grants are not stored")
         grant = Grant(
             id=new_grant_id(),
-            scope=scope,
+            scope=Scope(scope),
             command=command,
-            project=project_of(cwd) if scope == "project" else None,
+            project=project_of(cwd) if scope == Scope.PROJECT else None,
             granted_at=record_time(self.clock),
             request=request,
             user=user,
@@ -147,14 +147,14 @@ def _grant_from(item: Any) -> Grant:
     if not all(isinstance(v, str) for v in fields.values()):
         raise TypeError("grant fields must be strings")
     project = item.get("project")
-    if scope == "project" and not isinstance(project, str):
+    if scope == Scope.PROJECT and not isinstance(project, str):
         raise TypeError("a project grant needs its project")
     granted_at = item["grantedAt"]
     if not isinstance(granted_at, str):
         raise TypeError("grantedAt must be a timestamp")
     return Grant(
         id=str(fields["id"]),
-        scope=str(scope),
+        scope=Scope(scope),
         command=str(fields["command"]),
         project=project if isinstance(project, str) else None,
         granted_at=parse_time(granted_at),

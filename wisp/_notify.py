@@ -28,6 +28,7 @@ import threading
 import unicodedata
 from collections import deque
 from collections.abc import Callable, Mapping
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -41,8 +42,28 @@ SUBTITLE_MAX = 64
 MESSAGE_MAX = 256
 RATE_WINDOW_S = 60.0
 ROUTE_TIMEOUT_S = 5.0  # a route's helper program that hangs is given up on, never waited on
-ROUTES = ("host", "terminal", "app", "osascript", "desktop")
-FACES = ("terminal", "json", "mcp")
+
+
+class Route(StrEnum):
+    """The ways a notification reaches the person, in their default order."""
+
+    HOST = "host"  # a front end that declared `notify` (the relay's `notify` line)
+    TERMINAL = "terminal"  # OSC 9 / OSC 99 to /dev/tty
+    APP = "app"  # macOS: the terminal app, by bundle id
+    OSASCRIPT = "osascript"  # macOS: attributed to Script Editor
+    DESKTOP = "desktop"  # Linux: notify-send on a session bus
+
+
+class Face(StrEnum):
+    """What the posting process is to the person: which routes it may use."""
+
+    TERMINAL = "terminal"  # a command in the person's terminal
+    JSON = "json"  # a JSON-lines front end owns stdout (the relay): the host route
+    MCP = "mcp"  # an MCP server: stdout is the protocol, the client owns the terminal
+
+
+ROUTES: tuple[str, ...] = tuple(Route)
+FACES: tuple[str, ...] = tuple(Face)
 
 # Terminals that post a notification for an escape sequence, by TERM_PROGRAM (else TERM).
 OSC9_TERMINALS = {"ghostty": "Ghostty", "iterm.app": "iTerm2", "wezterm": "WezTerm"}
@@ -147,7 +168,7 @@ class Notifier:
         self,
         home: Path,
         *,
-        face: str = "terminal",
+        face: Face | str = Face.TERMINAL,
         host: Callable[[dict[str, Any]], None] | None = None,
         environ: Mapping[str, str] | None = None,
         platform: str = sys.platform,
@@ -161,7 +182,7 @@ class Notifier:
         if face not in FACES:
             raise ValueError(f"face must be one of {FACES}")
         self.home = home
-        self.face = face
+        self.face = Face(face)
         self.host = host  # set when a front end's hello declared `notify`
         self.environ = dict(os.environ if environ is None else environ)
         self.platform = platform
@@ -179,7 +200,7 @@ class Notifier:
 
     def order(self) -> list[str]:
         if self._terminal_name()[0] == "iTerm2":
-            return ["host", "app", "terminal", "osascript", "desktop"]
+            return [Route.HOST, Route.APP, Route.TERMINAL, Route.OSASCRIPT, Route.DESKTOP]
         return list(ROUTES)
 
     def _terminal_name(self) -> tuple[str | None, str]:
@@ -195,14 +216,14 @@ class Notifier:
     def why_not(self, route: str, *, forced: bool = False) -> str | None:
         """Why *route* cannot post here, or None if it can be tried."""
         env = self.environ
-        if route == "host":
-            if self.face != "json":
-                return "no front end (not under wisp chat --json)"
+        if route == Route.HOST:
+            if self.face is not Face.JSON:
+                return "no front end declared notify (only under `wisp relay`)"
             return None if self.host is not None else "the front end did not declare notify"
-        if route == "terminal":
-            if self.face == "json":
+        if route == Route.TERMINAL:
+            if self.face is Face.JSON:
                 return "the front end owns the terminal"
-            if self.face == "mcp":
+            if self.face is Face.MCP:
                 return "the MCP client owns the terminal"
             if env.get("TMUX"):
                 return "tmux does not pass notification sequences through"
@@ -211,10 +232,10 @@ class Notifier:
                 shown = kind or "unset"
                 return f"TERM_PROGRAM/TERM {shown!r} names no terminal with a notification sequence"
             return None
-        if route in ("app", "osascript"):
+        if route in (Route.APP, Route.OSASCRIPT):
             if self.platform != "darwin":
                 return "not macOS"
-            if route == "app":
+            if route == Route.APP:
                 if not env.get("__CFBundleIdentifier"):
                     return "no terminal app bundle identifier (__CFBundleIdentifier unset)"
                 if not forced and not self._setting("notifications.viaTerminalApp", True):
@@ -222,7 +243,7 @@ class Notifier:
             if not os.access(self.osascript, os.X_OK):
                 return f"{self.osascript} is not there"
             return None
-        if route == "desktop":
+        if route == Route.DESKTOP:
             if not self.platform.startswith("linux"):
                 return "not Linux"
             if not env.get("DBUS_SESSION_BUS_ADDRESS"):
@@ -305,7 +326,7 @@ class Notifier:
     def _try(self, route: str, notice: Notice) -> str | None:
         """Post through *route*; None if it took it, else why it failed."""
         try:
-            if route == "host":
+            if route == Route.HOST:
                 assert self.host is not None
                 self.host(
                     {
@@ -317,9 +338,9 @@ class Notifier:
                     }
                 )
                 return None
-            if route == "terminal":
+            if route == Route.TERMINAL:
                 return self._write_tty(notice)
-            if route == "app":
+            if route == Route.APP:
                 return self._run(
                     [
                         self.osascript,
@@ -331,7 +352,7 @@ class Notifier:
                         self.environ["__CFBundleIdentifier"],
                     ]
                 )
-            if route == "osascript":
+            if route == Route.OSASCRIPT:
                 return self._run(
                     [
                         self.osascript,
@@ -342,7 +363,7 @@ class Notifier:
                         notice.subtitle,
                     ]
                 )
-            if route == "desktop":
+            if route == Route.DESKTOP:
                 send = self._notify_send()
                 assert send is not None
                 summary = notice.title + (f" — {notice.subtitle}" if notice.subtitle else "")

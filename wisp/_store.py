@@ -17,8 +17,14 @@ from contextlib import AbstractContextManager, contextmanager, suppress
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from pending import DecodeError, PendingError, loads_strict, open_private_dir
-from pending._fsio import Unreadable, read_bytes
+from pending import (
+    DecodeError,
+    PendingError,
+    Unreadable,
+    loads_strict,
+    open_private_dir,
+    read_private_file,
+)
 
 T = TypeVar("T")
 
@@ -100,7 +106,7 @@ class JsonStore(Generic[T]):
 
     def read(self, home_fd: int) -> list[T]:
         try:
-            data = read_bytes(home_fd, self.name)
+            data = read_private_file(home_fd, self.name)
         except Unreadable as exc:
             raise StoreError(f"cannot use {self.path}: {exc}. Fix it or move it aside.") from None
         if data is None:
