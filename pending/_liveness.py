@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import weakref
 from types import TracebackType
 
 from pending._ids import lock_name, new_id
@@ -17,6 +18,22 @@ from pending._records import Server
 
 _LOCK_FLAGS = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
 _PROBE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+
+# Every lock held in this process. A forked child (a multiprocessing worker) inherits the
+# descriptor, and a flock lives as long as *any* descriptor of its open file: the child would
+# keep a killed asker alive. So children close theirs at once (closing, not unlocking: the
+# lock belongs to the parent's open file and must stay held for the parent). Exec'd children
+# never get it: it is opened O_CLOEXEC.
+_HELD: weakref.WeakSet[ServerLock] = weakref.WeakSet()
+
+
+def _forget_in_child() -> None:
+    for lock in list(_HELD):
+        lock._drop_in_child()
+    _HELD.clear()
+
+
+os.register_at_fork(after_in_child=_forget_in_child)
 
 
 class ServerLock:
@@ -51,7 +68,16 @@ class ServerLock:
             os.ftruncate(fd, 0)
             os.write(fd, f"{os.getpid()}\n".encode())  # for people; liveness is the lock
             self._fd = fd
+            _HELD.add(self)
             return self
+
+    def _drop_in_child(self) -> None:
+        """In a forked child: close the inherited descriptor, leaving the file and the
+        parent's lock alone. The child's copy of this lock is no longer held."""
+        if self._fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._fd)
+            self._fd = None
 
     def release(self) -> None:
         """A clean stop: remove the lock file (watchers see it at once), then let go."""
@@ -61,6 +87,7 @@ class ServerLock:
             os.unlink(self._name, dir_fd=self._servers_fd)
         os.close(self._fd)
         self._fd = None
+        _HELD.discard(self)
 
     def record(
         self,

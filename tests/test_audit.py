@@ -43,3 +43,38 @@ class TestAudit:
         home.mkdir(mode=0o700)
         (home / "logs").write_text("not a directory")
         assert audit(home, "x", entry_point="test") is False
+
+
+class TestFullDisk:
+    def test_a_full_disk_never_leaves_half_a_record(self, tmp_path: Path) -> None:
+        """On a real 64 KiB tmpfs: records are appended until the disk is full; the one that
+        did not fit leaves nothing behind, so after space is freed every line still parses."""
+        import subprocess
+
+        import pytest
+
+        mount = tmp_path / "small"
+        mount.mkdir()
+        mounted = subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=64k,mode=0700", "tmpfs", str(mount)],
+            capture_output=True,
+        )
+        if mounted.returncode != 0:
+            pytest.skip(f"cannot mount a small tmpfs here: {mounted.stderr.decode().strip()}")
+        try:
+            home = mount / "home"
+            written = 0
+            while audit(home, "test.line", {"n": written, "pad": "x" * 1500}, entry_point="t"):
+                written += 1
+                assert written < 1000, "the 64 KiB disk never filled"
+            filler = sorted(mount.rglob("*.jsonl"))
+            assert filler, "nothing was written before the disk filled"
+            lines = audit_path(home).read_text().splitlines()
+            assert [json.loads(line)["n"] for line in lines] == list(range(written))
+            # Free space by cutting the log to its first record; the next record lands whole.
+            audit_path(home).write_text(lines[0] + "\n")
+            assert audit(home, "test.line", {"n": "after"}, entry_point="t")
+            after = [json.loads(line) for line in audit_path(home).read_text().splitlines()]
+            assert [r["n"] for r in after] == [0, "after"]
+        finally:
+            subprocess.run(["umount", "-l", str(mount)], check=False)

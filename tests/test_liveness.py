@@ -88,3 +88,42 @@ class TestRequestsOfAStoppedServer:
                 channel.file(req)
         states = [channel.status(r.id).state for r in made]
         assert states == [State.STALE, State.HANDED_OVER, State.STALE]
+
+
+_FORKING_ASKER = r"""
+import os, sys
+from pending import Channel
+channel = Channel.open(sys.argv[1])
+lock = channel.server().acquire()
+child = os.fork()
+if child == 0:  # a worker that outlives its parent: blocks until the test closes stdin
+    os.write(1, f"child {os.getpid()}\n".encode())  # one write: lines never interleave
+    os.read(0, 1)
+    os._exit(0)
+os.write(1, f"lock {lock.id} {child}\n".encode())
+os.read(0, 1)
+"""
+
+
+class TestForkedChildren:
+    def test_a_forked_child_does_not_keep_a_killed_asker_alive(self, home: Path) -> None:
+        """An asker forks a worker and is then SIGKILLed: its lock is free at once although
+        the worker still runs (the child closed its copy of the descriptor)."""
+        Channel.open(home).close()
+        asker = subprocess.Popen(
+            [sys.executable, "-c", _FORKING_ASKER, str(home)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert asker.stdout is not None and asker.stdin is not None
+        lines = [asker.stdout.readline().split() for _ in range(2)]
+        words = dict((line[0], line[1:]) for line in lines)
+        lock_id, child_pid = words["lock"][0], int(words["child"][0])
+        with Channel.open(home) as channel:
+            assert channel.server_alive(lock_id)
+            asker.kill()
+            asker.wait(10)
+            assert os.path.exists(f"/proc/{child_pid}")  # the worker lives on
+            assert not channel.server_alive(lock_id)
+        asker.stdin.close()  # the worker may go now

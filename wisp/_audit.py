@@ -7,6 +7,8 @@ the action it records: a log that cannot be written is reported on stderr, once 
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import fcntl
 import json
 import os
@@ -95,13 +97,30 @@ def audit(
             os.close(logs_fd)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
-            os.write(fd, line)
+            _append_whole(fd, line)
         finally:
             os.close(fd)  # releases the lock
     except (OSError, PendingError) as exc:
         _warn_once(f"wisp: could not write the audit log {audit_path(home)}: {exc}")
         return False
     return True
+
+
+def _append_whole(fd: int, line: bytes) -> None:
+    """Append *line* whole, or not at all. A short write (a full disk) would leave half a
+    record for the next one to be glued to; so the file is cut back to where it was."""
+    start = os.fstat(fd).st_size  # under the lock, so nobody else appends in between
+    try:
+        written = os.write(fd, line)
+        while written < len(line):
+            more = os.write(fd, line[written:])
+            if more == 0:
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+            written += more
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.ftruncate(fd, start)
+        raise
 
 
 def _warn_once(message: str) -> None:
