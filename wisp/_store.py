@@ -61,8 +61,20 @@ def locked_home(home: Path, name: str) -> Iterator[int]:
         os.close(home_fd)
 
 
+def _sweep_leftovers(home_fd: int, name: str) -> None:
+    """Remove temp files of *name* that crashed writers left. Called under the document's
+    lock, so no living writer of it is mid-write: every one of them is a leftover."""
+    prefix = f"{name}."
+    for entry in os.listdir(home_fd):
+        if entry.startswith(prefix) and entry.endswith(".tmp"):
+            with suppress(OSError):
+                os.unlink(entry, dir_fd=home_fd)
+
+
 def write_atomically(home_fd: int, name: str, data: bytes, *, shown: Path) -> None:
-    """Replace document *name*: temp file, fsync, rename over it, fsync the directory."""
+    """Replace document *name*: temp file, fsync, rename over it, fsync the directory.
+    The caller holds the document's lock (:func:`locked_home`)."""
+    _sweep_leftovers(home_fd, name)
     tmp = f"{name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
     try:
         fd = os.open(tmp, _CREATE, 0o600, dir_fd=home_fd)
