@@ -10,17 +10,21 @@ import pytest
 from pending import (
     Answer,
     CommandBinding,
+    Delivery,
     Group,
     Kind,
     Outcome,
     Request,
     Server,
     Settled,
+    Settlement,
     State,
     answer_problem,
     binding_digest,
     derive_status,
+    ending_of,
     make_request,
+    settlement_for,
 )
 from pending._kinds import BINDING_TYPES
 from pending._state import needs_liveness
@@ -54,12 +58,19 @@ def request(kind: Kind, expires_in_s: float | None = 600) -> Request:
     )
 
 
-def answer(req: Request, decision: str, via: str = "cli", text: str | None = None) -> Answer:
+def answer(
+    req: Request,
+    decision: str,
+    via: str = "cli",
+    text: str | None = None,
+    reason: str | None = None,
+) -> Answer:
     return Answer(
         id=req.id,
         kind=req.kind,
         decision=decision,
         text=text,
+        reason=reason,
         binding_digest=binding_digest(req.binding),
         answered_at=NOW,
         via=via,
@@ -165,3 +176,77 @@ class TestAnswerProblem:
         q = request(Kind.QUESTION)
         assert "not one of" in (answer_problem(q, answer(q, "answer", text="c")) or "")
         assert answer_problem(q, answer(q, "answer", text="b")) is None
+
+
+class TestSettlementFor:
+    @pytest.mark.parametrize("tomb", ["timed-out", "withdrawn", "stale"])
+    def test_a_tombstone_settles_as_its_outcome(self, tomb: str) -> None:
+        """A tombstone settles as the outcome of its name, its reason kept, no decision."""
+        req = request(Kind.COMMAND)
+        got = settlement_for(req, answer(req, tomb, via="asker", reason="why"))
+        assert got == Settlement(outcome=Outcome(tomb), reason="why")
+
+    @pytest.mark.parametrize(
+        ("kind", "decision", "text"),
+        [
+            (Kind.COMMAND, "session", None),
+            (Kind.FACT, "drop", None),
+            (Kind.QUESTION, "answer", "a"),
+        ],
+    )
+    def test_a_valid_answer_settles_answered(
+        self, kind: Kind, decision: str, text: str | None
+    ) -> None:
+        """A person's valid answer settles `answered` with its decision and the delivery."""
+        req = request(kind)
+        ans = answer(req, decision, text=text)
+        assert settlement_for(req, ans) == Settlement(
+            outcome=Outcome.ANSWERED, decision=decision, delivery=Delivery.WATCHED
+        )
+        applied = settlement_for(req, ans, delivery=Delivery.APPLIED)
+        assert applied.delivery is Delivery.APPLIED
+
+    def test_an_answer_that_must_not_be_applied_fails(self) -> None:
+        """Bound to a binding that changed, or not a decision of the kind: `failed`, with why."""
+        req = request(Kind.COMMAND)
+        changed = attrs.evolve(req, binding=CommandBinding(command="rm -rf /", cwd="/"))
+        got = settlement_for(changed, answer(req, "always"))
+        assert (got.outcome, got.decision, got.delivery) == (Outcome.FAILED, "always", None)
+        assert got.reason is not None and "changed" in got.reason
+        wrong = settlement_for(req, answer(req, "keep"))
+        assert wrong.outcome is Outcome.FAILED and "not an answer" in (wrong.reason or "")
+
+    def test_it_agrees_with_the_state_a_tombstone_reads_as(self) -> None:
+        """What a tombstone settles as is what its status already says (one rule, not two)."""
+        req = request(Kind.QUESTION)
+        for tomb in ("timed-out", "withdrawn", "stale"):
+            ans = answer(req, tomb, via="sweep", reason="r")
+            status = derive_status(
+                Group(id=req.id, request=req, answer=ans), now=NOW, server_alive=None
+            )
+            got = settlement_for(req, ans)
+            assert status is not None and (status.outcome, status.reason) == (
+                got.outcome,
+                got.reason,
+            )
+
+
+class TestEndingOf:
+    def test_a_tombstone_is_an_ending_before_its_outcome_is_written(self) -> None:
+        """The ending carries the tombstone's outcome, reason, time and writer."""
+        req = request(Kind.COMMAND)
+        ending = ending_of(answer(req, "withdrawn", via="asker", reason="thread closed"))
+        assert ending == Settled(
+            id=req.id,
+            kind=Kind.COMMAND,
+            outcome=Outcome.WITHDRAWN,
+            settled_at=NOW,
+            by="asker",
+            reason="thread closed",
+        )
+
+    def test_a_persons_answer_is_not_an_ending(self) -> None:
+        """A person's answer ends only once applied: asking for its ending is a ValueError."""
+        req = request(Kind.FACT)
+        with pytest.raises(ValueError, match="not an ending"):
+            ending_of(answer(req, "keep"))
