@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import attrs
 from hypothesis import strategies as st
 
 from pending import (
@@ -11,6 +12,7 @@ from pending import (
     CommandBinding,
     Delivery,
     FactBinding,
+    Group,
     Kind,
     Outcome,
     QuestionBinding,
@@ -114,3 +116,15 @@ settleds = st.builds(
     delivery=st.none() | st.sampled_from(Delivery),
     extra=extras,
 )
+
+
+@st.composite
+def groups(draw: st.DrawFn) -> Group:
+    """One ID's files as a reader could find them: any of the three may be missing, and the
+    answer and outcome share the request's ID and kind (a slot's contents are otherwise free)."""
+    request = draw(st.none() | requests())
+    request_id = request.id if request is not None else draw(ids)
+    kind = request.kind if request is not None else draw(st.sampled_from(Kind))
+    answer = draw(st.none() | answers.map(lambda a: attrs.evolve(a, id=request_id, kind=kind)))
+    settled = draw(st.none() | settleds.map(lambda s: attrs.evolve(s, id=request_id, kind=kind)))
+    return Group(id=request_id, request=request, answer=answer, settled=settled)
