@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import pwd
+import stat
 import threading
 from collections.abc import Collection, Mapping
 from datetime import timedelta
@@ -597,7 +598,7 @@ class Channel:
             finished=tuple(done[SweepStep.SETTLE]),
             removed=tuple(done[SweepStep.REMOVE]),
             temp_files=self._sweep_dir(self.tmp_fd, now.timestamp() - stale_tmp_after_s),
-            locks=sum(remove_if_free(self.servers_fd, n) for n in list_dir(self.servers_fd)),
+            locks=self._sweep_locks(),
             awaiting=tuple(awaiting),
             problems=tuple(skipped),
         )
@@ -627,6 +628,20 @@ class Channel:
             remove(self.dir_fd, request_name(request_id, kind))
         remove(self.dir_fd, answer_name(request_id))
         remove(self.dir_fd, settled_name(request_id))
+
+    def _sweep_locks(self) -> int:
+        """Remove the lock files of servers that died; anything else there is left alone."""
+        count = 0
+        for name in list_dir(self.servers_fd):
+            try:
+                st = os.stat(name, dir_fd=self.servers_fd, follow_symlinks=False)
+                # Only a plain file can be a lock an asker made; a directory or a FIFO there
+                # is someone else's, and not the sweep's to remove.
+                if stat.S_ISREG(st.st_mode):
+                    count += remove_if_free(self.servers_fd, name)
+            except OSError:  # gone meanwhile, or refused: leave it
+                continue
+        return count
 
     @staticmethod
     def _sweep_dir(dir_fd: int, older_than: float) -> int:

@@ -395,3 +395,16 @@ class TestSweep:
         assert slot.read_bytes() == b'{"id": '
         assert not (channel.path / f"{blocked.id}.settled.json").exists()
         assert channel.status(blocked.id).state is State.STALE
+
+    def test_odd_entries_among_the_locks_stop_nothing(
+        self, clocked: tuple[Channel, FakeClock]
+    ) -> None:
+        """A directory or a FIFO where a lock file would be is left alone, the sweep goes on."""
+        channel, _ = clocked
+        servers = channel.path / ".servers"
+        (servers / "0d0d0d0d.lock").mkdir()
+        os.mkfifo(servers / "0f0f0f0f.lock", 0o600)
+        (servers / "deadbeef.lock").write_text("1\n")
+        assert channel.sweep().locks == 1
+        assert (servers / "0d0d0d0d.lock").is_dir()
+        assert (servers / "0f0f0f0f.lock").exists()
