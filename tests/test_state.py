@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import attrs
 import pytest
 
+import pending
 from pending import (
     Answer,
     CommandBinding,
@@ -31,6 +36,10 @@ from pending._state import needs_liveness
 from pending.testing import FakeClock
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
+# Records, names and rules: no module of these may reach the filesystem or a watcher.
+PURE_MODULES = ("_bindings", "_clock", "_kinds", "_errors", "_ids", "_records", "_convert")
+PURE_MODULES += ("_state", "_sweep")  # the rules
+IO_MODULES = frozenset({"pending._fsio", "pending._liveness", "pending._channel", "pending._watch"})
 SERVER = Server(id="5e5e5e5e", pid=4242)
 BINDING_ARGS = {
     Kind.COMMAND: {"command": "ls", "cwd": "/"},
@@ -250,3 +259,34 @@ class TestEndingOf:
         req = request(Kind.FACT)
         with pytest.raises(ValueError, match="not an ending"):
             ending_of(answer(req, "keep"))
+
+
+class TestPureModules:
+    """The rules are pure, and pending's modules import without a circle."""
+
+    def test_each_module_imports_alone(self) -> None:
+        """Each private module, imported first (the package's __init__ bypassed), loads: no
+        import circle among them; and the pure ones and the rules pull in no I/O module."""
+        package = str(Path(pending.__file__).parent)
+        names = sorted(p.stem for p in Path(package).glob("_*.py") if p.stem != "__init__")
+        code = f"""
+import importlib, json, sys, types
+loaded = {{}}
+for name in {names!r}:
+    for key in [k for k in sys.modules if k == "pending" or k.startswith("pending.")]:
+        del sys.modules[key]
+    stub = types.ModuleType("pending")
+    stub.__path__ = [{package!r}]
+    sys.modules["pending"] = stub
+    importlib.import_module("pending." + name)
+    loaded[name] = sorted(k for k in sys.modules if k.startswith("pending."))
+print(json.dumps(loaded))
+"""
+        out = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=False
+        )
+        assert out.returncode == 0, out.stderr
+        loaded = json.loads(out.stdout)
+        assert set(loaded) == set(names) and set(PURE_MODULES) <= set(names)
+        for name in PURE_MODULES:
+            assert not IO_MODULES & set(loaded[name]), (name, loaded[name])
