@@ -562,7 +562,11 @@ class Channel:
         claimed is settled; ended groups past *settled_grace_s* are removed; temp files and
         lock files crashed processes left are removed. A fact request that no outcome ended is
         never removed; an answered one whose server is gone is returned in ``awaiting`` for
-        the answering face to apply.
+        the answering face to apply. A group with a file that cannot be read is left alone
+        and reported in ``problems``, as is one that changed into such a file mid-sweep.
+
+        What to do is decided by :func:`pending.plan_sweep` (pure); this method reads the
+        groups, probes liveness for the plan, and carries the plan out.
         """
         now = self.clock.now()
         groups, problems = self.scan()
