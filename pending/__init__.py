@@ -7,13 +7,11 @@ stores, notifications or command lines: those are built on it in :mod:`wisp`.
 
 from pending._bindings import Binding, CommandBinding, FactBinding, QuestionBinding
 from pending._channel import (
-    SETTLED_GRACE_S,
     STALE_TMP_AFTER_S,
     Channel,
     Listing,
     SweepReport,
     current_user,
-    ending_of,
     make_request,
     wisp_home,
 )
@@ -74,8 +72,9 @@ from pending._records import (
     SettleResult,
     Status,
 )
-from pending._state import answer_problem, derive_status
+from pending._state import Settlement, answer_problem, derive_status, ending_of, settlement_for
 from pending._subscribe import SUBSCRIBER_BACKLOG, Missed, Subscription, SubscriptionClosed
+from pending._sweep import SETTLED_GRACE_S, SweepAction, SweepStep, plan_sweep
 from pending._watch import (
     LIVENESS_RECHECK_S,
     POLLING_INTERVAL_S,
@@ -137,12 +136,15 @@ __all__ = [
     "ServerLock",
     "SettleResult",
     "Settled",
+    "Settlement",
     "StaleRequest",
     "State",
     "Status",
     "Subscription",
     "SubscriptionClosed",
+    "SweepAction",
     "SweepReport",
+    "SweepStep",
     "SystemClock",
     "Transition",
     "UnknownRequest",
@@ -164,8 +166,10 @@ __all__ = [
     "new_id",
     "open_private_dir",
     "parse_time",
+    "plan_sweep",
     "read_private_file",
     "record_time",
+    "settlement_for",
     "to_json",
     "validate_id",
     "watching",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import pwd
+import stat
 import threading
 from collections.abc import Collection, Mapping
 from datetime import timedelta
@@ -29,6 +30,8 @@ from pending._errors import (
     AlreadySettled,
     IdCollision,
     InvalidDecision,
+    InvalidId,
+    PendingError,
     RequestChanged,
     StaleRequest,
     UnknownRequest,
@@ -77,7 +80,15 @@ from pending._records import (
     SettleResult,
     Status,
 )
-from pending._state import DIES_WITH_SERVER, decision_problem, derive_status, needs_liveness
+from pending._state import (
+    Settlement,
+    decision_problem,
+    derive_status,
+    ending_of,
+    needs_liveness,
+    settlement_for,
+)
+from pending._sweep import SETTLED_GRACE_S, SweepAction, SweepStep, plan_sweep
 
 R = TypeVar("R", Request, Answer, Settled)
 
@@ -86,9 +97,6 @@ PENDING_DIR = "pending"
 TMP_DIR = ".tmp"  # staging for publication: outside what watchers see, never read as a request
 SERVERS_DIR = ".servers"
 
-# How long an ended request's files stay, so a late answerer is told how it ended rather than
-# that it never existed, and a list of recent requests can show it.
-SETTLED_GRACE_S = 24 * 3600.0
 # Parsed requests kept for re-reading by identity (a watcher re-reads one on every event).
 REQUEST_CACHE_SIZE = 4096
 # A writer holds a temp file for milliseconds; one an hour old belongs to a crashed writer.
@@ -136,18 +144,6 @@ def make_request(
     )
 
 
-def ending_of(answer: Answer) -> Settled:
-    """The outcome a tombstone in the slot stands for, before its settled file is written."""
-    return Settled(
-        id=answer.id,
-        kind=answer.kind,
-        outcome=TOMBSTONES[answer.decision],
-        settled_at=answer.answered_at,
-        by=answer.via,
-        reason=answer.reason,
-    )
-
-
 @attrs.frozen(kw_only=True)
 class Listing:
     """What the channel holds: a status per readable request, and every entry it skipped."""
@@ -159,11 +155,12 @@ class Listing:
 @attrs.frozen(kw_only=True)
 class SweepReport:
     stale: tuple[str, ...] = ()  # waiting requests found stale, claimed and settled `stale`
-    finished: tuple[str, ...] = ()  # slots claimed by a crashed process, now settled
+    finished: tuple[str, ...] = ()  # decided slots (a crashed claimer's, a dead asker's) settled
     removed: tuple[str, ...] = ()  # ended groups past the grace period, removed
     temp_files: int = 0  # staged files a crashed writer left
     locks: int = 0  # lock files of servers that died
     awaiting: tuple[Status, ...] = ()  # answered facts whose server is gone: the answerer applies
+    problems: tuple[Problem, ...] = ()  # entries left alone because they could not be read
 
 
 class Channel:
@@ -227,7 +224,12 @@ class Channel:
         return ServerLock(self.servers_fd, server_id)
 
     def server_alive(self, server_id: str) -> bool:
-        return server_alive(self.servers_fd, server_id)
+        """Whether the server with this ID holds its lock. False for a string that is not an
+        ID: no lock can be named after it, so nobody can hold one."""
+        try:
+            return server_alive(self.servers_fd, server_id)
+        except InvalidId:
+            return False
 
     # --- reading -------------------------------------------------------------------------
 
@@ -270,12 +272,22 @@ class Channel:
                 self._requests[name] = (key, record)
         return record
 
-    def _read_group(
+    def read_group(
         self,
         request_id: str,
         names: Collection[str] | None = None,
-        kinds: Collection[Kind] = tuple(Kind),
-    ) -> tuple[Group, list[Problem]]:
+        kinds: Collection[Kind] | None = None,
+    ) -> tuple[Group, tuple[Problem, ...]]:
+        """The files of one ID as they are now, and the ones that could not be read.
+
+        *names*, if given, are the only file names to try (those a listing of the directory
+        found); *kinds* are the request kinds to look for (default: all; ``()`` reads only the
+        answer and outcome slots, for a caller that already holds the request). A file that
+        cannot be read is left out of the group and reported as a :class:`Problem`; this never
+        raises for what is on disk. Raises :class:`InvalidId` for an ID that is not one.
+        """
+        validate_id(request_id)
+        kinds = tuple(Kind) if kinds is None else kinds
         problems: list[Problem] = []
         found: dict[str, Any] = {}
 
@@ -310,9 +322,12 @@ class Channel:
                 )
             requests = []
         found["request"] = requests[0] if requests else None
-        return Group(id=request_id, **found), problems
+        return Group(id=request_id, **found), tuple(problems)
 
-    def _derive(self, group: Group, alive_cache: dict[str, bool] | None = None) -> Status | None:
+    def derive(self, group: Group, alive_cache: dict[str, bool] | None = None) -> Status | None:
+        """*group*'s state now (None if it has no request), probing its server's lock only if
+        the state depends on it. *alive_cache* (server ID to liveness) spares repeated probes
+        across one pass over many groups: it is read and filled in."""
         alive: bool | None = None
         if needs_liveness(group):
             assert group.request is not None
@@ -320,32 +335,28 @@ class Channel:
             if alive_cache is not None and sid in alive_cache:
                 alive = alive_cache[sid]
             else:
-                alive = self._alive_or_dead(sid)
+                alive = self.server_alive(sid)
                 if alive_cache is not None:
                     alive_cache[sid] = alive
         return derive_status(group, now=self.clock.now(), server_alive=alive)
 
-    def _alive_or_dead(self, server_id: str) -> bool:
-        try:
-            return self.server_alive(server_id)
-        except ValueError:  # an invalid server id in a request: nobody can hold its lock
-            return False
-
     def read(self, request_id: str) -> Group:
         """The files of one ID as they are now (unreadable ones left out)."""
-        return self._read_group(validate_id(request_id))[0]
+        return self.read_group(validate_id(request_id))[0]
 
     def status(self, request_id: str) -> Status:
         """The derived state of one request; raises UnknownRequest or UnreadableRequest."""
-        group, problems = self._read_group(validate_id(request_id))
-        status = self._derive(group)
+        group, problems = self.read_group(validate_id(request_id))
+        status = self.derive(group)
         if status is None:
             if problems:
                 raise UnreadableRequest(request_id, problems[0].reason)
             raise UnknownRequest(request_id)
         return status
 
-    def _scan(self) -> tuple[list[Group], list[Problem]]:
+    def scan(self) -> tuple[tuple[Group, ...], tuple[Problem, ...]]:
+        """Every ID's group as it is now, and every entry that could not be read (a name that
+        does not parse, a file refused): one listing of the directory, one read per file."""
         names_by_id: dict[str, set[str]] = {}
         problems: list[Problem] = []
         for name in sorted(list_dir(self.dir_fd)):
@@ -359,10 +370,10 @@ class Channel:
             names_by_id.setdefault(parsed.id, set()).add(name)
         groups: list[Group] = []
         for request_id, names in names_by_id.items():
-            group, group_problems = self._read_group(request_id, names)
+            group, group_problems = self.read_group(request_id, names)
             problems.extend(group_problems)
             groups.append(group)
-        return groups, problems
+        return tuple(groups), tuple(problems)
 
     def listing(
         self,
@@ -371,13 +382,13 @@ class Channel:
         states: Collection[State] | None = None,
     ) -> Listing:
         """Every readable request with its state, oldest first; skipped entries as problems."""
-        groups, problems = self._scan()
+        groups, problems = self.scan()
         alive_cache: dict[str, bool] = {}
         statuses = []
         for group in groups:
             if kinds is not None and (group.request is None or group.request.kind not in kinds):
                 continue
-            status = self._derive(group, alive_cache)
+            status = self.derive(group, alive_cache)
             if status is None or (states is not None and status.state not in states):
                 continue
             statuses.append(status)
@@ -455,7 +466,7 @@ class Channel:
         refused). *shown* is the request as the person saw it, if a face kept it: an answer is
         refused if the request changed since. Returns who won; a refusal raises.
         """
-        group, problems = self._read_group(validate_id(request_id))
+        group, problems = self.read_group(validate_id(request_id))
         request = group.request
         if request is None:
             if problems:
@@ -468,7 +479,7 @@ class Channel:
             raise InvalidDecision(request_id, *problem)
         if shown is not None and binding_digest(shown.binding) != request.binding_digest:
             raise RequestChanged(request_id)
-        status = self._derive(group)
+        status = self.derive(group)
         assert status is not None
         if status.state is State.SETTLED:
             settled = status.settled or ending_of(status.answer)  # type: ignore[arg-type]
@@ -522,6 +533,21 @@ class Channel:
             return SettleResult(won=True, settled=settled)
         return SettleResult(won=False, settled=self._read_winner(name, Settled, request.id))
 
+    def settle_with(
+        self, request: Request, settlement: Settlement, *, by: str, result: str | None = None
+    ) -> SettleResult:
+        """:meth:`settle` with what :func:`pending.settlement_for` (or a sweep plan) decided,
+        plus the *result* applying it made, if any."""
+        return self.settle(
+            request,
+            settlement.outcome,
+            by=by,
+            decision=settlement.decision,
+            result=result,
+            reason=settlement.reason,
+            delivery=settlement.delivery,
+        )
+
     # --- sweeping ------------------------------------------------------------------------
 
     def sweep(
@@ -536,72 +562,69 @@ class Channel:
         claimed is settled; ended groups past *settled_grace_s* are removed; temp files and
         lock files crashed processes left are removed. A fact request that no outcome ended is
         never removed; an answered one whose server is gone is returned in ``awaiting`` for
-        the answering face to apply.
+        the answering face to apply. A group with a file that cannot be read is left alone
+        and reported in ``problems``, as is one that changed into such a file mid-sweep.
+
+        What to do is decided by :func:`pending.plan_sweep` (pure); this method reads the
+        groups, probes liveness for the plan, and carries the plan out.
         """
         now = self.clock.now()
-        grace = timedelta(seconds=settled_grace_s)
-        stale: list[str] = []
-        finished: list[str] = []
-        removed: list[str] = []
-        awaiting: list[Status] = []
-        groups, _ = self._scan()
+        groups, problems = self.scan()
         alive_cache: dict[str, bool] = {}
-        for group in groups:
-            request = group.request
-            if group.settled is not None or request is None:
-                newest = group.settled.settled_at if group.settled else None
-                if newest is None and group.answer is not None:
-                    newest = group.answer.answered_at  # an orphaned answer
-                if newest is not None and now - newest >= grace:
-                    self._remove_group(group.id)
-                    removed.append(group.id)
-                continue
-            answer = group.answer
-            if answer is not None and answer.is_tombstone:
-                self.settle(
-                    request, TOMBSTONES[answer.decision], by=VIA_SWEEP, reason=answer.reason
-                )
-                finished.append(group.id)
-            elif answer is not None:
-                sid = request.server.id
-                if sid not in alive_cache:
-                    alive_cache[sid] = self._alive_or_dead(sid)
-                if alive_cache[sid]:
-                    continue
-                if request.kind in DIES_WITH_SERVER:
-                    self.settle(
-                        request,
-                        Outcome.STALE,
-                        by=VIA_SWEEP,
-                        decision=answer.decision,
-                        reason="the program that asked stopped before acting on the answer",
-                    )
-                    finished.append(group.id)
-                else:
-                    status = derive_status(group, now=now, server_alive=False)
-                    assert status is not None
-                    awaiting.append(status)
-            else:
-                status = self._derive(group, alive_cache)
-                if status is None or status.state is not State.STALE:
-                    continue
-                claimed = self.claim(request, Outcome.STALE, via=VIA_SWEEP, reason=status.reason)
-                if claimed.answer.is_tombstone:
-                    self.settle(
-                        request,
-                        TOMBSTONES[claimed.answer.decision],
-                        by=VIA_SWEEP,
-                        reason=claimed.answer.reason,
-                    )
-                    stale.append(group.id)
-        return SweepReport(
-            stale=tuple(stale),
-            finished=tuple(finished),
-            removed=tuple(removed),
-            temp_files=self._sweep_dir(self.tmp_fd, now.timestamp() - stale_tmp_after_s),
-            locks=sum(remove_if_free(self.servers_fd, n) for n in list_dir(self.servers_fd)),
-            awaiting=tuple(awaiting),
+
+        def alive(server_id: str) -> bool:
+            if server_id not in alive_cache:
+                alive_cache[server_id] = self.server_alive(server_id)
+            return alive_cache[server_id]
+
+        unreadable = set()
+        for problem in problems:
+            _, parsed = parse_name(problem.name)
+            if parsed is not None:
+                unreadable.add(parsed.id)
+        plan = plan_sweep(
+            groups, now=now, alive=alive, settled_grace_s=settled_grace_s, unreadable=unreadable
         )
+        done: dict[SweepStep, list[str]] = {step: [] for step in SweepStep}
+        awaiting: list[Status] = []
+        skipped = list(problems)
+        for action in plan:
+            try:
+                if self._execute(action):
+                    done[action.step].append(action.id)
+            except PendingError as exc:  # a file changed under us into one we cannot read
+                skipped.append(Problem(name=action.id, reason=str(exc)))
+                continue
+            if action.step is SweepStep.AWAIT and action.status is not None:
+                awaiting.append(action.status)
+        return SweepReport(
+            stale=tuple(done[SweepStep.CLAIM_STALE]),
+            finished=tuple(done[SweepStep.SETTLE]),
+            removed=tuple(done[SweepStep.REMOVE]),
+            temp_files=self._sweep_dir(self.tmp_fd, now.timestamp() - stale_tmp_after_s),
+            locks=self._sweep_locks(),
+            awaiting=tuple(awaiting),
+            problems=tuple(skipped),
+        )
+
+    def _execute(self, action: SweepAction) -> bool:
+        """Carry out one planned step; True if it did what was planned."""
+        request = action.request
+        if action.step is SweepStep.REMOVE:
+            self._remove_group(action.id)
+            return True
+        if action.step is SweepStep.AWAIT or request is None:
+            return False  # the answering process applies it; the channel cannot
+        if action.step is SweepStep.SETTLE:
+            assert action.settlement is not None
+            self.settle_with(request, action.settlement, by=VIA_SWEEP)
+            return True
+        claimed = self.claim(request, Outcome.STALE, via=VIA_SWEEP, reason=action.reason)
+        if not claimed.answer.is_tombstone:
+            return False  # a person's answer got the slot first: it stands
+        # Settle what holds the slot: ours, or another ending that got there first.
+        self.settle_with(request, settlement_for(request, claimed.answer), by=VIA_SWEEP)
+        return True
 
     def _remove_group(self, request_id: str) -> None:
         # The outcome goes last, so a group half removed by a crash still reads as ended.
@@ -609,6 +632,20 @@ class Channel:
             remove(self.dir_fd, request_name(request_id, kind))
         remove(self.dir_fd, answer_name(request_id))
         remove(self.dir_fd, settled_name(request_id))
+
+    def _sweep_locks(self) -> int:
+        """Remove the lock files of servers that died; anything else there is left alone."""
+        count = 0
+        for name in list_dir(self.servers_fd):
+            try:
+                st = os.stat(name, dir_fd=self.servers_fd, follow_symlinks=False)
+                # Only a plain file can be a lock an asker made; a directory or a FIFO there
+                # is someone else's, and not the sweep's to remove.
+                if stat.S_ISREG(st.st_mode):
+                    count += remove_if_free(self.servers_fd, name)
+            except OSError:  # gone meanwhile, or refused: leave it
+                continue
+        return count
 
     @staticmethod
     def _sweep_dir(dir_fd: int, older_than: float) -> int:

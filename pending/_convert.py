@@ -1,14 +1,20 @@
 """The one converter: records to JSON and back, strictly.
 
 JSON keys are camelCase; keys a record does not know are kept in its ``extra`` and written
-back untouched. Decoding is defensive: strict UTF-8, no NaN or Infinity, no duplicate keys, no
-lone surrogates, bounded nesting, and field types checked exactly (``"1"`` is not an int).
+back untouched. Decoding is defensive: strict UTF-8, no NaN or Infinity (nor a number too large
+to be finite), no duplicate keys, no lone surrogates, bounded nesting, and every field checked,
+nested ones included: types exactly (``"1"`` is not an int, ``"ab"`` is not a list), IDs as IDs,
+pids as positive pids, digests as sha256 hex, timestamps zoned and in range. A record that
+fails any check is a :class:`DecodeError`, so the file is skipped and reported like any other
+unreadable one; nothing downstream (a liveness probe building a lock name from a server ID, a
+list of options) ever meets a malformed value.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from collections.abc import Callable, Mapping
 from datetime import datetime
@@ -17,15 +23,22 @@ from typing import Any, TypeVar
 import attrs
 import cattrs
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
+from cattrs.v import format_exception
 
 from pending._bindings import Binding, CommandBinding, FactBinding, QuestionBinding
 from pending._clock import format_time, parse_time
+from pending._ids import is_valid_id
 from pending._kinds import BINDING_TYPES, Delivery, Kind, Outcome
 from pending._records import FORMAT, Answer, Request, Server, Settled
 
 T = TypeVar("T")
 
 MAX_JSON_DEPTH = 16  # records nest 3 deep; anything far deeper is hostile, not a newer format
+# pid_t is a signed 32-bit integer on Linux and macOS; anything outside 1..PID_MAX is no process.
+PID_MAX = 2**31 - 1
+DIGEST_HEX_CHARS = 64  # sha256, as lowercase hex
+
+_DIGEST_RE = re.compile(rf"[0-9a-f]{{{DIGEST_HEX_CHARS}}}")
 
 _SURROGATE_RE = re.compile("[\ud800-\udfff]")
 _SURROGATE_ESCAPE_RE = re.compile(r"\\u[dD][89a-fA-F]")
@@ -33,6 +46,11 @@ _SURROGATE_ESCAPE_RE = re.compile(r"\\u[dD][89a-fA-F]")
 
 class DecodeError(ValueError):
     """A record's bytes are not a record this build will act on. The message says why."""
+
+
+class _Refused(ValueError):
+    """A field's value is the right JSON type but not a value the field takes (its message is
+    shown as it is, with the field's path)."""
 
 
 def camel(name: str) -> str:
@@ -54,6 +72,14 @@ def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 def _refuse_constant(name: str) -> Any:
     raise DecodeError(f"{name} is not a JSON number")
+
+
+def _finite_float(text: str) -> float:
+    # `1e999` is valid JSON that Python reads as infinity, which no record can write back.
+    value = float(text)
+    if not math.isfinite(value):
+        raise DecodeError(f"{text[:20]} is too large to be a finite number")
+    return value
 
 
 def _check_depth(value: Any) -> None:
@@ -88,7 +114,12 @@ def loads_strict(data: bytes) -> Any:
     except UnicodeDecodeError as exc:
         raise DecodeError(f"not UTF-8 (byte {exc.start})") from None
     try:
-        value = json.loads(text, object_pairs_hook=_unique_pairs, parse_constant=_refuse_constant)
+        value = json.loads(
+            text,
+            object_pairs_hook=_unique_pairs,
+            parse_constant=_refuse_constant,
+            parse_float=_finite_float,
+        )
     except RecursionError:
         raise DecodeError("nested too deeply to parse") from None
     except DecodeError:
@@ -142,7 +173,62 @@ def _structure_enum(value: Any, cls: type[Any]) -> Any:
 def _structure_time(value: Any, _: Any) -> datetime:
     if not isinstance(value, str):
         raise TypeError(f"expected a timestamp string, got {type(value).__name__}")
-    return parse_time(value)
+    try:
+        return parse_time(value)
+    except (ValueError, OverflowError) as exc:  # year 1 an hour east of UTC overflows
+        raise _Refused(f"{_shown(value)} is not a zoned timestamp in range ({exc})") from None
+
+
+def _shown(value: str) -> str:
+    return repr(value if len(value) <= 40 else value[:40] + "…")
+
+
+def _structure_id(value: Any, _: Any) -> str:
+    # Checked here, on read, because IDs become file names (a server's lock): a malformed one
+    # must make its record unreadable, never an error where the name is built.
+    if not isinstance(value, str):
+        raise TypeError(f"expected an ID string, got {type(value).__name__}")
+    if not is_valid_id(value):
+        raise _Refused(f"{_shown(value)} is not an ID (8 to 32 lowercase hex characters)")
+    return value
+
+
+def _structure_pid(value: Any, _: Any) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"expected int, got {type(value).__name__}")
+    if not 1 <= value <= PID_MAX:
+        raise _Refused(f"{value if abs(value) < 10**20 else 'a huge number'} is not a pid")
+    return value
+
+
+def _structure_digest(value: Any, _: Any) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"expected a digest string, got {type(value).__name__}")
+    if _DIGEST_RE.fullmatch(value) is None:
+        raise _Refused(f"{_shown(value)} is not a sha256 digest ({DIGEST_HEX_CHARS} hex)")
+    return value
+
+
+def _structure_options(value: Any, _: Any) -> tuple[str, ...] | None:
+    # cattrs would make a tuple of any iterable: "ab" as ("a", "b"), an object as its keys.
+    if value is None:
+        return None
+    if not isinstance(value, list):
+        raise TypeError(f"expected a list of strings, got {type(value).__name__}")
+    for index, item in enumerate(value):
+        if not isinstance(item, str):
+            raise _Refused(f"option {index} is not a string")
+    return tuple(value)
+
+
+# Fields whose values are checked beyond their JSON type, record by record.
+_FIELD_HOOKS: dict[type[Any], dict[str, Callable[[Any, Any], Any]]] = {
+    Server: {"id": _structure_id, "pid": _structure_pid},
+    QuestionBinding: {"options": _structure_options},
+    Request: {"id": _structure_id, "binding_digest": _structure_digest},
+    Answer: {"id": _structure_id, "pid": _structure_pid, "binding_digest": _structure_digest},
+    Settled: {"id": _structure_id},
+}
 
 
 def _make_converter() -> cattrs.Converter:
@@ -162,7 +248,12 @@ def _make_converter() -> cattrs.Converter:
 def _register_record(conv: cattrs.Converter, cls: type[Any], **extra_overrides: Any) -> None:
     """camelCase keys, unknown keys into ``extra`` and back out again."""
     fields = attrs.fields(cls)
-    overrides = {f.name: override(rename=camel(f.name)) for f in fields if f.name != "extra"}
+    hooks = _FIELD_HOOKS.get(cls, {})
+    overrides = {
+        f.name: override(rename=camel(f.name), struct_hook=hooks.get(f.name))
+        for f in fields
+        if f.name != "extra"
+    }
     overrides["extra"] = override(omit=True)
     overrides.update(extra_overrides)
     known = {camel(f.name) for f in fields if f.name != "extra"}
@@ -232,9 +323,15 @@ def from_json(data: Any, cls: type[T]) -> T:
 
 def _explain(exc: BaseException) -> str:
     if isinstance(exc, cattrs.BaseValidationError):
-        lines = cattrs.transform_error(exc, path="record")
+        lines = cattrs.transform_error(exc, path="record", format_exception=_describe)
         return "; ".join(lines[:3])
     return str(exc) or type(exc).__name__
+
+
+def _describe(exc: BaseException, type_: type | None) -> str:
+    if isinstance(exc, _Refused):
+        return str(exc)
+    return format_exception(exc, type_)
 
 
 def binding_digest(binding: Binding) -> str:

@@ -1,14 +1,21 @@
-"""State derivation and answer checking: pure functions of records, a time and liveness."""
+"""The channel's rules as pure functions of records, a time and liveness (no I/O).
+
+State derivation, answer checking, and how what holds the answer slot becomes an outcome
+(:func:`settlement_for`, :func:`ending_of`): the asker, the sweeper and any process applying
+an answer call these, so the rules are written once.
+"""
 
 from __future__ import annotations
 
 from datetime import datetime
 from functools import partial
 
+import attrs
+
 from pending._clock import format_time
 from pending._convert import binding_digest
-from pending._kinds import DECISIONS, KINDS, TOMBSTONES, Kind, State
-from pending._records import Answer, Group, Request, Status
+from pending._kinds import DECISIONS, KINDS, TOMBSTONES, Delivery, Kind, Outcome, State
+from pending._records import Answer, Group, Request, Settled, Status
 
 # Kinds whose request dies with its server: only the asking thread can take their answer.
 DIES_WITH_SERVER = frozenset(kind for kind, spec in KINDS.items() if spec.dies_with_server)
@@ -51,11 +58,9 @@ def derive_status(group: Group, *, now: datetime, server_alive: bool | None) -> 
     if group.answer is not None:
         answer = group.answer
         if answer.is_tombstone:
+            ending = ending_of(answer)
             return make(
-                state=State.SETTLED,
-                answer=answer,
-                outcome=TOMBSTONES[answer.decision],
-                reason=answer.reason,
+                state=State.SETTLED, answer=answer, outcome=ending.outcome, reason=ending.reason
             )
         return make(state=State.ANSWERED, answer=answer)
     if server_alive is None:
@@ -122,3 +127,58 @@ def answer_problem(request: Request, answer: Answer) -> str | None:
     if answer.binding_digest != binding_digest(request.binding):
         return "the request changed after the person answered it (its binding digest differs)"
     return None
+
+
+@attrs.frozen(kw_only=True)
+class Settlement:
+    """What an outcome record is to say: the fields :meth:`pending.Channel.settle` writes
+    (:meth:`pending.Channel.settle_with` takes one whole)."""
+
+    outcome: Outcome
+    decision: str | None = None
+    reason: str | None = None
+    delivery: Delivery | None = None
+
+
+def settlement_for(
+    request: Request, answer: Answer, *, delivery: Delivery = Delivery.WATCHED
+) -> Settlement:
+    """The outcome that what holds *request*'s answer slot decides: the one tombstone-to-settle
+    rule, for the asker, the sweeper and a process applying an answer nobody watches.
+
+    *request* is the request as it is on disk now; *answer* is the record in its slot.
+
+    - A tombstone (``timed-out``, ``withdrawn``, ``stale``) settles as the outcome of the same
+      name, with the tombstone's reason and no decision.
+    - A person's answer that must not be applied (:func:`answer_problem`: another kind, a
+      decision the kind does not take, or bound to a binding that has changed since) settles
+      ``failed``, keeping the decision, with the problem as the reason. (For a command, failed
+      means denied.)
+    - A person's answer that may be applied settles ``answered`` with its decision and
+      *delivery* (``watched`` when the asker applies it, ``applied`` when the answering process
+      does). This is what to write *after* applying it: the caller applies the decision first,
+      adds a ``result`` if applying made one (a kept fact's id), and settles ``failed`` with its
+      own reason instead if applying failed.
+    """
+    if answer.is_tombstone:
+        return Settlement(outcome=TOMBSTONES[answer.decision], reason=answer.reason)
+    problem = answer_problem(request, answer)
+    if problem is not None:
+        return Settlement(outcome=Outcome.FAILED, decision=answer.decision, reason=problem)
+    return Settlement(outcome=Outcome.ANSWERED, decision=answer.decision, delivery=delivery)
+
+
+def ending_of(answer: Answer) -> Settled:
+    """The outcome a tombstone in the slot stands for, before its settled file is written
+    (by whoever claimed the slot, at the time it claimed it). Raises ValueError for a person's
+    answer: that one ends only when it is applied."""
+    if not answer.is_tombstone:
+        raise ValueError(f"{answer.decision!r} is a person's answer, not an ending")
+    return Settled(
+        id=answer.id,
+        kind=answer.kind,
+        outcome=TOMBSTONES[answer.decision],
+        settled_at=answer.answered_at,
+        by=answer.via,
+        reason=answer.reason,
+    )

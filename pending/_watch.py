@@ -309,13 +309,13 @@ class Watcher:
         """Re-read one ID and emit what changed since it was last known (lock held)."""
         known = self._known.get(request_id)
         if known is not None and slot_only:
-            group, _ = self.channel._read_group(request_id, kinds=())
+            group, _ = self.channel.read_group(request_id, kinds=())
             group = attrs.evolve(group, request=known.status.request)
         else:
             # A known request's kind is settled; a full scan still catches a second request.
-            kinds = (known.status.kind,) if known else tuple(Kind)
-            group, _ = self.channel._read_group(request_id, kinds=kinds)
-        status = self.channel._derive(group, alive_cache)
+            kinds = (known.status.kind,) if known else None
+            group, _ = self.channel.read_group(request_id, kinds=kinds)
+        status = self.channel.derive(group, alive_cache)
         self._update(request_id, status, emit=True)
 
     def _update(self, request_id: str, status: Status | None, *, emit: bool) -> None:
@@ -347,12 +347,12 @@ class Watcher:
         )
 
     def _scan(self, *, emit: bool) -> None:
-        groups, _ = self.channel._scan()
+        groups, _ = self.channel.scan()
         alive_cache: dict[str, bool] = {}
         seen = set()
         for group in groups:
             seen.add(group.id)
-            self._update(group.id, self.channel._derive(group, alive_cache), emit=emit)
+            self._update(group.id, self.channel.derive(group, alive_cache), emit=emit)
         for request_id in [i for i in self._known if i not in seen]:
             self._update(request_id, None, emit=emit)
 
@@ -410,7 +410,7 @@ class Watcher:
                 if status.state is State.FILED:  # a handed-over fact's server is already gone
                     sid = status.request.server.id
                     if sid not in alive_cache:
-                        alive_cache[sid] = self.channel._alive_or_dead(sid)
+                        alive_cache[sid] = self.channel.server_alive(sid)
                     if not alive_cache[sid]:
                         self._refresh(status.id, alive_cache)
 

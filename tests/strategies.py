@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import attrs
 from hypothesis import strategies as st
 
 from pending import (
@@ -11,6 +12,7 @@ from pending import (
     CommandBinding,
     Delivery,
     FactBinding,
+    Group,
     Kind,
     Outcome,
     QuestionBinding,
@@ -114,3 +116,158 @@ settleds = st.builds(
     delivery=st.none() | st.sampled_from(Delivery),
     extra=extras,
 )
+
+
+@st.composite
+def groups(draw: st.DrawFn) -> Group:
+    """One ID's files as a reader could find them: any of the three may be missing, and the
+    answer and outcome share the request's ID and kind (a slot's contents are otherwise free)."""
+    request = draw(st.none() | requests())
+    request_id = request.id if request is not None else draw(ids)
+    kind = request.kind if request is not None else draw(st.sampled_from(Kind))
+    answer = draw(st.none() | answers.map(lambda a: attrs.evolve(a, id=request_id, kind=kind)))
+    settled = draw(st.none() | settleds.map(lambda s: attrs.evolve(s, id=request_id, kind=kind)))
+    return Group(id=request_id, request=request, answer=answer, settled=settled)
+
+
+# --- hostile edits of a record's JSON (tests/test_fuzz_records.py) ------------------------
+
+
+@attrs.frozen
+class Raw:
+    """Bytes spliced into a record's JSON text as they are: what `json.dumps` will not write
+    (NaN, an infinite number, a lone surrogate, bytes that are not UTF-8, a 5000-digit int)."""
+
+    data: bytes
+
+
+def _nested(depth: int) -> object:
+    value: object = "bottom"
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+RAW_VALUES = [
+    Raw(b"NaN"),
+    Raw(b"Infinity"),
+    Raw(b"-Infinity"),
+    Raw(b"1e999"),
+    Raw(b"-1e400"),
+    Raw(b"1" + b"0" * 5000),
+    Raw(b'"\xff\xfe"'),
+    Raw(b'"caf\xe9"'),
+    Raw(b'"\\ud800"'),
+    Raw(b'"x\\udfffy"'),
+]
+# Values JSON can carry that a field may or may not take: wrong types, edge numbers, IDs good
+# and bad, zoned and unzoned and out-of-range times, enum spellings, control and bidi text,
+# containers shallow and absurdly deep, and a string over the record size cap.
+JSON_VALUES: list[object] = [
+    None,
+    True,
+    False,
+    0,
+    -1,
+    1,
+    7,
+    2**31 - 1,
+    2**31,
+    2**63,
+    -(2**63),
+    10**30,
+    1.5,
+    -0.0,
+    1e300,
+    "",
+    " ",
+    "x",
+    "0",
+    "a1b2c3d4",
+    "A1B2C3D4",
+    "a1b2c3d4" * 5,
+    "../../etc/passwd",
+    "a1b2c3d4/../x",
+    "\u202egnp.exe",
+    "\x1b]0;owned\x07",
+    "\x00",
+    "é" * 1000,
+    "x" * 70_000,
+    "2026-11-29T12:00:00Z",
+    "2026-11-29T12:00:00",
+    "0001-01-01T00:00:00+01:00",
+    "9999-12-31T23:59:59-01:00",
+    "command",
+    "fact",
+    "question",
+    "answered",
+    "stale",
+    "watched",
+    "once",
+    "0" * 64,
+    "F" * 64,
+    [],
+    [1],
+    ["a"],
+    ["staging", 1],
+    [[["x"]]],
+    {},
+    {"a": 1},
+    {"id": "a1b2c3d4", "pid": 1},
+    _nested(3),
+    _nested(40),
+]
+hostile_values = (
+    st.sampled_from(JSON_VALUES)
+    | st.sampled_from(RAW_VALUES)
+    | st.integers()
+    | texts
+    | st.floats(allow_nan=False, allow_infinity=False)
+)
+
+JsonPath = tuple[str | int, ...]
+
+
+@attrs.frozen
+class Edit:
+    """One change to a record's JSON tree: at *path*, replace the value, delete it (in an
+    object), or add *key* (to an object)."""
+
+    path: JsonPath
+    action: str  # "replace" | "delete" | "add"
+    value: object = None
+    key: str | None = None
+
+
+def paths_of(tree: object, path: JsonPath = ()) -> list[JsonPath]:
+    """Every path into a JSON tree, the root's included."""
+    found = [path]
+    if isinstance(tree, dict):
+        for key, value in tree.items():
+            found.extend(paths_of(value, (*path, key)))
+    elif isinstance(tree, list):
+        for index, value in enumerate(tree):
+            found.extend(paths_of(value, (*path, index)))
+    return found
+
+
+def _at(tree: object, path: JsonPath) -> object:
+    for step in path:
+        tree = tree[step]  # type: ignore[index]
+    return tree
+
+
+@st.composite
+def edits(draw: st.DrawFn, tree: object) -> Edit:
+    """A hostile edit anywhere in *tree*, at any depth."""
+    path = draw(st.sampled_from(paths_of(tree)))
+    actions = ["replace"]
+    if path and isinstance(_at(tree, path[:-1]), dict):
+        actions.append("delete")
+    if isinstance(_at(tree, path), dict):
+        actions.append("add")
+    action = draw(st.sampled_from(actions))
+    if action == "delete":
+        return Edit(path=path, action=action)
+    key = draw(st.sampled_from(["xNew", "extra", "kind", "id"])) if action == "add" else None
+    return Edit(path=path, action=action, value=draw(hostile_values), key=key)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from datetime import UTC, datetime
 
 import attrs
@@ -127,6 +128,8 @@ class TestStrictJson:
             (b"[" * 100000 + b"]" * 100000, "nested"),
             (b'{"a": ', "not valid JSON"),
             (b'{"a": 1' + b"0" * 5000 + b"}", "not valid JSON"),
+            (b'{"a": 1e999}', "finite"),
+            (b'{"a": [-1e400]}', "finite"),
         ],
     )
     def test_hostile_json_is_refused(self, data: bytes, why: str) -> None:
@@ -165,6 +168,104 @@ class TestStrictJson:
         raw.update(change)
         with pytest.raises(DecodeError):
             from_json(raw, Request)
+
+
+def _request_json(**change: object) -> dict[str, object]:
+    binding = {"question": "which?", "options": ["a", "b"], "freeText": False}
+    raw: dict[str, object] = {
+        "id": "a1b2c3d4",
+        "kind": "question",
+        "filedAt": "2026-11-29T12:00:00Z",
+        "expiresAt": None,
+        "server": {"id": "5e5e5e5e", "pid": 7},
+        "title": "t",
+        "body": "b",
+        "binding": binding,
+        "bindingDigest": digest(binding),
+    }
+    raw.update(change)
+    return raw
+
+
+class TestFieldChecks:
+    @pytest.mark.parametrize(
+        ("change", "why"),
+        [
+            ({"server": {"id": "x", "pid": 7}}, "'x' is not an ID"),
+            ({"server": {"id": "5E5E5E5E", "pid": 7}}, "is not an ID"),
+            ({"server": {"id": "5e5e5e5e", "pid": 0}}, "0 is not a pid"),
+            ({"server": {"id": "5e5e5e5e", "pid": -4}}, "-4 is not a pid"),
+            ({"server": {"id": "5e5e5e5e", "pid": 2**31}}, "is not a pid"),
+            ({"server": {"id": "5e5e5e5e", "pid": 10**40}}, "a huge number is not a pid"),
+            ({"server": {"id": "5e5e5e5e", "pid": 7.0}}, "expected int"),
+            ({"server": "5e5e5e5e"}, "expected Server"),
+            ({"id": "../../etc"}, "is not an ID"),
+            ({"bindingDigest": "abc"}, "is not a sha256 digest"),
+            ({"bindingDigest": "A" * 64}, "is not a sha256 digest"),
+            ({"expiresAt": "0001-01-01T00:00:00+01:00"}, "in range"),
+            ({"filedAt": 1764417600}, "expected"),
+        ],
+    )
+    def test_malformed_request_fields_are_refused(
+        self, change: dict[str, object], why: str
+    ) -> None:
+        """Each nested field is checked on read, with its path in the reason."""
+        with pytest.raises(DecodeError, match=re.escape(why)) as caught:
+            from_json(_request_json(**change), Request)
+        assert " @ record." in str(caught.value)
+
+    @pytest.mark.parametrize(
+        ("options", "why"),
+        [
+            ("ab", "expected"),  # a string is iterable; it is not a list of options
+            ({"a": 1}, "expected"),
+            (["a", 1], "option 1 is not a string"),
+            ([["a"]], "option 0 is not a string"),
+        ],
+    )
+    def test_options_must_be_a_list_of_strings(self, options: object, why: str) -> None:
+        """A question's options are a JSON list of strings, nothing else that iterates."""
+        binding = {"question": "which?", "options": options, "freeText": False}
+        raw = _request_json(binding=binding, bindingDigest=digest(binding))
+        with pytest.raises(DecodeError, match=why):
+            from_json(raw, Request)
+
+    @pytest.mark.parametrize(
+        "change",
+        [{"id": "nope"}, {"pid": 0}, {"pid": True}, {"bindingDigest": "0" * 63}, {"via": 3}],
+    )
+    def test_malformed_answers_are_refused(self, change: dict[str, object]) -> None:
+        """An answer's ID, pid and digest are checked like a request's."""
+        raw = {
+            "id": "a1b2c3d4",
+            "kind": "command",
+            "decision": "once",
+            "bindingDigest": "0" * 64,
+            "answeredAt": "2026-11-29T12:00:00Z",
+            "via": "cli",
+            "pid": 7,
+            "user": "ana",
+        }
+        assert from_json(raw, Answer).pid == 7
+        with pytest.raises(DecodeError):
+            from_json({**raw, **change}, Answer)
+
+    @pytest.mark.parametrize(
+        "change",
+        [{"id": "a1b2c3d4x"}, {"settledAt": "9999-12-31T23:59:59-01:00"}, {"delivery": "mail"}],
+    )
+    def test_malformed_outcomes_are_refused(self, change: dict[str, object]) -> None:
+        """An outcome's ID, time and enums are checked."""
+        raw = {
+            "id": "a1b2c3d4",
+            "kind": "command",
+            "outcome": "answered",
+            "settledAt": "2026-11-29T12:00:00Z",
+            "by": "asker",
+        }
+        assert from_json(raw, Settled).outcome == "answered"
+        with pytest.raises(DecodeError):
+            from_json({**raw, **change}, Settled)
 
 
 class TestDigest:

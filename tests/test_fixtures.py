@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from pathlib import Path
@@ -9,7 +10,16 @@ from pathlib import Path
 import pytest
 from helpers import FIXTURES, install_fixture
 
-from pending import Channel, CommandBinding, FactBinding, Kind, Outcome, State
+from pending import (
+    Channel,
+    CommandBinding,
+    FactBinding,
+    InvalidId,
+    Kind,
+    Outcome,
+    State,
+    UnreadableRequest,
+)
 
 GOOD = sorted((FIXTURES / "good").iterdir())
 BAD_REASONS = {
@@ -147,3 +157,78 @@ class TestBadFixtures:
         listing = channel.listing()
         assert listing.statuses == ()
         assert len(listing.problems) == 2
+
+
+class TestPublicReader:
+    """What a watcher or a face reads the channel with: read_group, scan, derive, liveness."""
+
+    def test_read_group_returns_the_files_and_the_problems(self, with_good: Channel) -> None:
+        """A whole group reads; an unreadable file in it is left out and named."""
+        group, problems = with_good.read_group("c3d4e5f6a7")
+        assert problems == ()
+        assert group.request is not None and group.answer is not None
+        assert group.settled is not None and group.settled.outcome is Outcome.ANSWERED
+        install_fixture(with_good, FIXTURES / "bad" / "0badf01a.answer.json")
+        (with_good.path / "0badf01a.answer.json").rename(with_good.path / "c3d4e5f6a7.answer.json")
+        group, problems = with_good.read_group("c3d4e5f6a7")
+        assert group.answer is None and group.request is not None
+        assert [p.name for p in problems] == ["c3d4e5f6a7.answer.json"]
+
+    def test_read_group_can_skip_the_request(self, with_good: Channel) -> None:
+        """`kinds=()` reads only the answer and outcome slots (a holder of the request)."""
+        group, _ = with_good.read_group("c3d4e5f6a7", kinds=())
+        assert group.request is None and group.answer is not None
+        assert with_good.read_group("d4e5f6a7", kinds=(Kind.COMMAND,))[0].request is None
+
+    def test_read_group_refuses_a_malformed_id(self, channel: Channel) -> None:
+        """No path is built from an ID that is not one."""
+        with pytest.raises(InvalidId):
+            channel.read_group("../x")
+
+    def test_scan_and_derive_agree_with_the_listing(self, with_good: Channel) -> None:
+        """A scan's groups, derived, are the listing's statuses; the cache spares probes."""
+        groups, problems = with_good.scan()
+        assert problems == ()
+        cache: dict[str, bool] = {}
+        derived = {g.id: with_good.derive(g, cache) for g in groups}
+        assert {s.id: s for s in with_good.listing().statuses} == derived
+        # One probe per server of a waiting request (not per request, none for the settled).
+        assert cache == {"5e5e5e5e": False, "6f6f6f6f": False, "7a7a7a7a": False}
+        handed_over = next(g for g in groups if g.id == "d4e5f6a7")
+        status = with_good.derive(handed_over, {"7a7a7a7a": True})  # the cache is believed
+        assert status is not None and status.state is State.FILED
+
+    def test_liveness_of_a_string_that_is_no_id_is_false(self, channel: Channel) -> None:
+        """Nobody can hold a lock named after a non-ID: dead, not an error."""
+        assert channel.server_alive("x") is False
+        assert channel.server_alive("../../etc/passwd") is False
+        with channel.server() as lock:
+            assert channel.server_alive(lock.id) is True
+
+    @pytest.mark.parametrize(
+        ("field", "value", "why"),
+        [
+            ("id", "x", "is not an ID"),
+            ("id", "5E5E5E5E", "is not an ID"),
+            ("pid", 0, "is not a pid"),
+            ("pid", -1, "is not a pid"),
+            ("pid", "6161", "expected int"),
+        ],
+    )
+    def test_a_malformed_server_is_a_problem_everywhere(
+        self, with_good: Channel, field: str, value: object, why: str
+    ) -> None:
+        """A request whose server ID or pid is malformed is reported and skipped by a
+        listing, a status and a sweep alike; every other request still reads."""
+        path = with_good.path / "d4e5f6a7.fact.json"
+        raw = json.loads(path.read_bytes())
+        raw["server"][field] = value
+        path.write_text(json.dumps(raw))
+        listing = with_good.listing()
+        reasons = {p.name: p.reason for p in listing.problems}
+        assert why in reasons["d4e5f6a7.fact.json"]
+        assert len(listing.statuses) == 5
+        with pytest.raises(UnreadableRequest, match=why):
+            with_good.status("d4e5f6a7")
+        assert "d4e5f6a7.fact.json" in {p.name for p in with_good.sweep().problems}
+        assert json.loads(path.read_bytes()) == raw  # left as it is

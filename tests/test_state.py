@@ -2,31 +2,44 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import attrs
 import pytest
 
+import pending
 from pending import (
     Answer,
     CommandBinding,
+    Delivery,
     Group,
     Kind,
     Outcome,
     Request,
     Server,
     Settled,
+    Settlement,
     State,
     answer_problem,
     binding_digest,
     derive_status,
+    ending_of,
     make_request,
+    settlement_for,
 )
 from pending._kinds import BINDING_TYPES
 from pending._state import needs_liveness
 from pending.testing import FakeClock
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
+# Records, names and rules: no module of these may reach the filesystem or a watcher.
+PURE_MODULES = ("_bindings", "_clock", "_kinds", "_errors", "_ids", "_records", "_convert")
+PURE_MODULES += ("_state", "_sweep")  # the rules
+IO_MODULES = frozenset({"pending._fsio", "pending._liveness", "pending._channel", "pending._watch"})
 SERVER = Server(id="5e5e5e5e", pid=4242)
 BINDING_ARGS = {
     Kind.COMMAND: {"command": "ls", "cwd": "/"},
@@ -54,12 +67,19 @@ def request(kind: Kind, expires_in_s: float | None = 600) -> Request:
     )
 
 
-def answer(req: Request, decision: str, via: str = "cli", text: str | None = None) -> Answer:
+def answer(
+    req: Request,
+    decision: str,
+    via: str = "cli",
+    text: str | None = None,
+    reason: str | None = None,
+) -> Answer:
     return Answer(
         id=req.id,
         kind=req.kind,
         decision=decision,
         text=text,
+        reason=reason,
         binding_digest=binding_digest(req.binding),
         answered_at=NOW,
         via=via,
@@ -165,3 +185,108 @@ class TestAnswerProblem:
         q = request(Kind.QUESTION)
         assert "not one of" in (answer_problem(q, answer(q, "answer", text="c")) or "")
         assert answer_problem(q, answer(q, "answer", text="b")) is None
+
+
+class TestSettlementFor:
+    @pytest.mark.parametrize("tomb", ["timed-out", "withdrawn", "stale"])
+    def test_a_tombstone_settles_as_its_outcome(self, tomb: str) -> None:
+        """A tombstone settles as the outcome of its name, its reason kept, no decision."""
+        req = request(Kind.COMMAND)
+        got = settlement_for(req, answer(req, tomb, via="asker", reason="why"))
+        assert got == Settlement(outcome=Outcome(tomb), reason="why")
+
+    @pytest.mark.parametrize(
+        ("kind", "decision", "text"),
+        [
+            (Kind.COMMAND, "session", None),
+            (Kind.FACT, "drop", None),
+            (Kind.QUESTION, "answer", "a"),
+        ],
+    )
+    def test_a_valid_answer_settles_answered(
+        self, kind: Kind, decision: str, text: str | None
+    ) -> None:
+        """A person's valid answer settles `answered` with its decision and the delivery."""
+        req = request(kind)
+        ans = answer(req, decision, text=text)
+        assert settlement_for(req, ans) == Settlement(
+            outcome=Outcome.ANSWERED, decision=decision, delivery=Delivery.WATCHED
+        )
+        applied = settlement_for(req, ans, delivery=Delivery.APPLIED)
+        assert applied.delivery is Delivery.APPLIED
+
+    def test_an_answer_that_must_not_be_applied_fails(self) -> None:
+        """Bound to a binding that changed, or not a decision of the kind: `failed`, with why."""
+        req = request(Kind.COMMAND)
+        changed = attrs.evolve(req, binding=CommandBinding(command="rm -rf /", cwd="/"))
+        got = settlement_for(changed, answer(req, "always"))
+        assert (got.outcome, got.decision, got.delivery) == (Outcome.FAILED, "always", None)
+        assert got.reason is not None and "changed" in got.reason
+        wrong = settlement_for(req, answer(req, "keep"))
+        assert wrong.outcome is Outcome.FAILED and "not an answer" in (wrong.reason or "")
+
+    def test_it_agrees_with_the_state_a_tombstone_reads_as(self) -> None:
+        """What a tombstone settles as is what its status already says (one rule, not two)."""
+        req = request(Kind.QUESTION)
+        for tomb in ("timed-out", "withdrawn", "stale"):
+            ans = answer(req, tomb, via="sweep", reason="r")
+            status = derive_status(
+                Group(id=req.id, request=req, answer=ans), now=NOW, server_alive=None
+            )
+            got = settlement_for(req, ans)
+            assert status is not None and (status.outcome, status.reason) == (
+                got.outcome,
+                got.reason,
+            )
+
+
+class TestEndingOf:
+    def test_a_tombstone_is_an_ending_before_its_outcome_is_written(self) -> None:
+        """The ending carries the tombstone's outcome, reason, time and writer."""
+        req = request(Kind.COMMAND)
+        ending = ending_of(answer(req, "withdrawn", via="asker", reason="thread closed"))
+        assert ending == Settled(
+            id=req.id,
+            kind=Kind.COMMAND,
+            outcome=Outcome.WITHDRAWN,
+            settled_at=NOW,
+            by="asker",
+            reason="thread closed",
+        )
+
+    def test_a_persons_answer_is_not_an_ending(self) -> None:
+        """A person's answer ends only once applied: asking for its ending is a ValueError."""
+        req = request(Kind.FACT)
+        with pytest.raises(ValueError, match="not an ending"):
+            ending_of(answer(req, "keep"))
+
+
+class TestPureModules:
+    """The rules are pure, and pending's modules import without a circle."""
+
+    def test_each_module_imports_alone(self) -> None:
+        """Each private module, imported first (the package's __init__ bypassed), loads: no
+        import circle among them; and the pure ones and the rules pull in no I/O module."""
+        package = str(Path(pending.__file__).parent)
+        names = sorted(p.stem for p in Path(package).glob("_*.py") if p.stem != "__init__")
+        code = f"""
+import importlib, json, sys, types
+loaded = {{}}
+for name in {names!r}:
+    for key in [k for k in sys.modules if k == "pending" or k.startswith("pending.")]:
+        del sys.modules[key]
+    stub = types.ModuleType("pending")
+    stub.__path__ = [{package!r}]
+    sys.modules["pending"] = stub
+    importlib.import_module("pending." + name)
+    loaded[name] = sorted(k for k in sys.modules if k.startswith("pending."))
+print(json.dumps(loaded))
+"""
+        out = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=False
+        )
+        assert out.returncode == 0, out.stderr
+        loaded = json.loads(out.stdout)
+        assert set(loaded) == set(names) and set(PURE_MODULES) <= set(names)
+        for name in PURE_MODULES:
+            assert not IO_MODULES & set(loaded[name]), (name, loaded[name])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import os
 import subprocess
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 from helpers import ROOT, Asker, command, events, fact, question, quiet, take, wait_until
 
+import pending._watch
 from pending import (
     Backend,
     Channel,
@@ -311,3 +313,24 @@ class TestSubscriberBacklog:
                 first = slow.get(timeout=5)
                 assert first == Missed(count=6)
                 assert [t.id for t in take(slow, 4)] == [r.id for r in reqs[6:]]
+
+
+class TestPublicReader:
+    def test_the_watcher_reads_the_channel_through_its_public_methods(self) -> None:
+        """No `channel._private` in the watcher's source: it uses read_group, scan, derive
+        and server_alive, which any other reader may use too."""
+        tree = ast.parse(Path(pending._watch.__file__).read_text())
+        private = [
+            f"{ast.unparse(node)} (line {node.lineno})"
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Attribute)
+            and node.attr.startswith("_")
+            and "channel" in ast.unparse(node.value)
+        ]
+        assert private == []
+        used = {
+            node.attr
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Attribute) and ast.unparse(node.value).endswith("channel")
+        }
+        assert {"read_group", "scan", "derive", "server_alive"} <= used

@@ -1,0 +1,137 @@
+"""The sweep, planned: what to do about what the channel holds, as a pure function (no I/O).
+
+:meth:`pending.Channel.sweep` reads every group, asks :func:`plan_sweep` what to do with them,
+and does it. Keeping the decisions here lets them be tested on records alone, and keeps the
+rules (when a request is stale, what a claimed slot settles as, what may be removed, what must
+never be) in one place with the state derivation they build on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterable
+from datetime import datetime, timedelta
+from enum import StrEnum
+
+import attrs
+
+from pending._kinds import Outcome, State
+from pending._records import Group, Request, Status
+from pending._state import (
+    DIES_WITH_SERVER,
+    Settlement,
+    derive_status,
+    settlement_for,
+)
+
+# How long an ended request's files stay, so a late answerer is told how it ended rather than
+# that it never existed, and a list of recent requests can show it.
+SETTLED_GRACE_S = 24 * 3600.0
+
+# Why a person's answer to a command or question ends stale: nobody is left to act on it.
+ABANDONED_REASON = "the program that asked stopped before acting on the answer"
+
+
+class SweepStep(StrEnum):
+    """What a sweep does to one group."""
+
+    CLAIM_STALE = "claim-stale"  # a waiting request is stale: claim its slot `stale`, settle
+    SETTLE = "settle"  # the slot is decided but no outcome written: write the planned one
+    REMOVE = "remove"  # an ended group past the grace period: remove its files
+    AWAIT = "await"  # an answered fact whose server is gone: the answering process applies it
+
+
+@attrs.frozen(kw_only=True)
+class SweepAction:
+    """One planned step for one group."""
+
+    step: SweepStep
+    id: str
+    request: Request | None = None  # every step but REMOVE (whose request may be gone)
+    settlement: Settlement | None = None  # SETTLE: the outcome to write
+    reason: str | None = None  # CLAIM_STALE: why it is stale (the tombstone's reason)
+    status: Status | None = None  # CLAIM_STALE and AWAIT: the status it was planned from
+
+
+def plan_sweep(
+    groups: Iterable[Group],
+    *,
+    now: datetime,
+    alive: Callable[[str], bool],
+    settled_grace_s: float = SETTLED_GRACE_S,
+    unreadable: Collection[str] = (),
+) -> tuple[SweepAction, ...]:
+    """What a sweep at *now* should do with *groups*, in their order.
+
+    *alive* tells whether a server (by ID) holds its lock; it is asked only about the servers
+    of requests whose plan depends on it. *unreadable* are the IDs with a file that could not
+    be read: those groups are left entirely alone, as nothing unreadable is ever acted on (nor
+    removed: the doctor reports it).
+
+    - An ended group (an outcome written, or an answer whose request is gone) past
+      *settled_grace_s* since it ended: REMOVE.
+    - A tombstone in the slot, no outcome yet (its claimer died before settling): SETTLE as
+      :func:`pending.settlement_for` says.
+    - A person's answer, no outcome, its server gone: a command or question SETTLEs ``stale``
+      keeping the decision (nobody is left to act on it); a fact is AWAITed, for the process
+      at hand to apply (a fact outlives its server). While the server lives, its asker settles.
+    - A waiting request that derives stale (server gone, or past ``expiresAt``): CLAIM_STALE.
+    - Anything else (filed, handed over) is left as it is. A fact request that no outcome
+      ended is never removed.
+    """
+    grace = timedelta(seconds=settled_grace_s)
+    skip = frozenset(unreadable)
+    plan: list[SweepAction] = []
+    for group in groups:
+        if group.id in skip:
+            continue
+        request, answer = group.request, group.answer
+        if group.settled is not None or request is None:
+            ended = group.settled.settled_at if group.settled is not None else None
+            if ended is None and answer is not None:
+                ended = answer.answered_at  # an answer whose request was already removed
+            if ended is not None and now - ended >= grace:
+                plan.append(SweepAction(step=SweepStep.REMOVE, id=group.id))
+            continue
+        if answer is not None and answer.is_tombstone:
+            plan.append(
+                SweepAction(
+                    step=SweepStep.SETTLE,
+                    id=group.id,
+                    request=request,
+                    settlement=settlement_for(request, answer),
+                )
+            )
+        elif answer is not None:
+            if alive(request.server.id):
+                continue  # its asker is watching: it settles
+            if request.kind in DIES_WITH_SERVER:
+                settlement = Settlement(
+                    outcome=Outcome.STALE, decision=answer.decision, reason=ABANDONED_REASON
+                )
+                plan.append(
+                    SweepAction(
+                        step=SweepStep.SETTLE, id=group.id, request=request, settlement=settlement
+                    )
+                )
+            else:
+                plan.append(
+                    SweepAction(
+                        step=SweepStep.AWAIT,
+                        id=group.id,
+                        request=request,
+                        status=derive_status(group, now=now, server_alive=False),
+                    )
+                )
+        else:
+            status = derive_status(group, now=now, server_alive=alive(request.server.id))
+            if status is not None and status.state is State.STALE:
+                plan.append(
+                    SweepAction(
+                        step=SweepStep.CLAIM_STALE,
+                        id=group.id,
+                        request=request,
+                        reason=status.reason,
+                        status=status,
+                    )
+                )
+    return tuple(plan)
