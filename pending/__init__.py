@@ -11,9 +11,7 @@ from pending._channel import (
     Channel,
     Listing,
     SweepReport,
-    current_user,
     make_request,
-    wisp_home,
 )
 from pending._clock import (
     SYSTEM_CLOCK,
@@ -155,7 +153,6 @@ __all__ = [
     "WrongKind",
     "answer_problem",
     "binding_digest",
-    "current_user",
     "derive_status",
     "ending_of",
     "format_time",
@@ -173,5 +170,4 @@ __all__ = [
     "to_json",
     "validate_id",
     "watching",
-    "wisp_home",
 ]

@@ -6,7 +6,7 @@ import os
 import pwd
 import stat
 import threading
-from collections.abc import Collection, Mapping
+from collections.abc import Collection
 from datetime import timedelta
 from pathlib import Path
 from types import TracebackType
@@ -92,7 +92,6 @@ from pending._sweep import SETTLED_GRACE_S, SweepAction, SweepStep, plan_sweep
 
 R = TypeVar("R", Request, Answer, Settled)
 
-DEFAULT_HOME = "~/.wisp"
 PENDING_DIR = "pending"
 TMP_DIR = ".tmp"  # staging for publication: outside what watchers see, never read as a request
 SERVERS_DIR = ".servers"
@@ -103,13 +102,8 @@ REQUEST_CACHE_SIZE = 4096
 STALE_TMP_AFTER_S = 3600.0
 
 
-def wisp_home(environ: Mapping[str, str] | None = None) -> Path:
-    """`$WISP_HOME`, or `~/.wisp`."""
-    env = os.environ if environ is None else environ
-    return Path(env.get("WISP_HOME") or DEFAULT_HOME).expanduser()
-
-
-def current_user() -> str:
+def _login_name() -> str:
+    """This process's user, as an answer records it (the uid where no name is known)."""
     try:
         return pwd.getpwuid(os.getuid()).pw_name
     except KeyError:
@@ -169,10 +163,11 @@ class Channel:
     Open it with :meth:`open`; it holds descriptors of its directories until :meth:`close`.
     """
 
-    def __init__(self, home: Path, *, clock: Clock = SYSTEM_CLOCK) -> None:
+    def __init__(self, home: Path, *, clock: Clock = SYSTEM_CLOCK, user: str | None = None) -> None:
         self.home = home
         self.path = home / PENDING_DIR
         self.clock = clock
+        self.user = user if user is not None else _login_name()
         self._fds: list[int] = []
         self._requests: dict[str, tuple[tuple[int, ...], Request]] = {}
         self._cache_lock = threading.Lock()  # a channel is shared by a watcher's threads
@@ -194,9 +189,13 @@ class Channel:
             raise
 
     @classmethod
-    def open(cls, home: Path | str | None = None, *, clock: Clock = SYSTEM_CLOCK) -> Channel:
-        """Open (creating, 0700) the channel under *home* or `$WISP_HOME`, refusing unsafe dirs."""
-        return cls(Path(home) if home is not None else wisp_home(), clock=clock)
+    def open(
+        cls, home: Path | str, *, clock: Clock = SYSTEM_CLOCK, user: str | None = None
+    ) -> Channel:
+        """Open (creating, 0700) the channel `HOME/pending`, refusing unsafe directories.
+        Which home is the application's choice (wisp: `$WISP_HOME`); *user* is the name its
+        answers record (default: this process's login name)."""
+        return cls(Path(home), clock=clock, user=user)
 
     def _keep(self, fd: int) -> int:
         self._fds.append(fd)
@@ -440,7 +439,7 @@ class Channel:
             answered_at=record_time(self.clock),
             via=via,
             pid=os.getpid(),
-            user=current_user(),
+            user=self.user,
         )
 
     def _publish_answer(self, answer: Answer) -> AnswerResult:

@@ -29,9 +29,11 @@ class TestCreate:
         for path in (home, home / "pending", home / "pending/.tmp", home / "pending/.servers"):
             assert mode(path) == 0o700, path
 
-    def test_defaults_to_wisp_home_env(self, home: Path) -> None:
-        """With no argument the channel is `$WISP_HOME/pending`."""
-        with Channel.open() as channel:
+    def test_the_application_opens_wisp_home(self, home: Path) -> None:
+        """The channel library takes a directory; wisp chooses `$WISP_HOME/pending`."""
+        from wisp import open_channel
+
+        with open_channel() as channel:
             assert channel.path == home / "pending"
 
     def test_files_are_0600(self, channel: Channel, server: object) -> None:

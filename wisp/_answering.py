@@ -40,7 +40,7 @@ from pending import (
     Transition,
     Via,
     Watcher,
-    answer_problem,
+    settlement_for,
 )
 from wisp._audit import AuditEvent, EntryPoint, audit, request_fields
 from wisp._config import ConfigError, load_config
@@ -428,28 +428,16 @@ def apply_answered(
     binding = request.binding
     assert isinstance(binding, FactBinding)
     fields = request_fields(request)
-    problem = answer_problem(request, answer)
-    if problem is None and answer.decision == Decision.KEEP and still_shown is not None:
-        problem = still_shown(request)
-    if problem is not None:
-        result = channel.settle(
-            request,
-            Outcome.FAILED,
-            by=by,
-            decision=answer.decision,
-            reason=problem,
-            delivery=delivery,
-        )
-    elif answer.decision == Decision.KEEP:
+    settlement = settlement_for(request, answer, delivery=delivery)
+    if settlement.outcome is Outcome.ANSWERED and answer.decision == Decision.KEEP:
+        changed = still_shown(request) if still_shown is not None else None
+        if changed is not None:  # the server's own view says the fact is not what was shown
+            settlement = attrs.evolve(
+                settlement, outcome=Outcome.FAILED, reason=changed, delivery=delivery
+            )
+    if settlement.outcome is Outcome.ANSWERED and answer.decision == Decision.KEEP:
         fact, new = store.keep(binding, request=request.id, via=answer.via)
-        result = channel.settle(
-            request,
-            Outcome.ANSWERED,
-            by=by,
-            decision=Decision.KEEP,
-            result=fact.id,
-            delivery=delivery,
-        )
+        result = channel.settle_with(request, settlement, by=by, result=fact.id)
         if new:
             audit(
                 channel.home,
@@ -465,9 +453,9 @@ def apply_answered(
                 entry_point=entry_point,
             )
     else:
-        result = channel.settle(
-            request, Outcome.ANSWERED, by=by, decision=answer.decision, delivery=delivery
-        )
+        if settlement.outcome is Outcome.FAILED:
+            settlement = attrs.evolve(settlement, delivery=delivery)
+        result = channel.settle_with(request, settlement, by=by)
     settled = result.settled
     if result.won:
         audit(

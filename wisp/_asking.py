@@ -18,14 +18,12 @@ import attrs
 from pending import (
     KINDS,
     SYSTEM_CLOCK,
-    TOMBSTONES,
     Answer,
     Binding,
     Channel,
     Clock,
     CommandBinding,
     Decision,
-    Delivery,
     FactBinding,
     Kind,
     Outcome,
@@ -40,10 +38,10 @@ from pending import (
     UnknownRequest,
     Via,
     Watcher,
-    answer_problem,
     format_time,
     make_request,
     record_time,
+    settlement_for,
 )
 from wisp._audit import AuditEvent, EntryPoint, audit, request_fields
 from wisp._config import ConfigError, load_config
@@ -338,23 +336,10 @@ class Asker:
         return self._record(ending)
 
     def _settle(self, status: Status) -> Settled:
-        answer, request = status.answer, status.request
-        assert answer is not None
-        if answer.is_tombstone:
-            outcome = TOMBSTONES[answer.decision]
-            return self.channel.settle(request, outcome, by=Via.ASKER, reason=answer.reason).settled
-        problem = answer_problem(request, answer)
-        if problem is not None:
-            return self.channel.settle(
-                request, Outcome.FAILED, by=Via.ASKER, decision=answer.decision, reason=problem
-            ).settled
-        return self.channel.settle(
-            request,
-            Outcome.ANSWERED,
-            by=Via.ASKER,
-            decision=answer.decision,
-            delivery=Delivery.WATCHED,
-        ).settled
+        """Settle what the slot decided, by the one rule (:func:`pending.settlement_for`)."""
+        assert status.answer is not None
+        settlement = settlement_for(status.request, status.answer)
+        return self.channel.settle_with(status.request, settlement, by=Via.ASKER).settled
 
     def _end_unwritten(self, request: Request, reason: str) -> Ending:
         """The channel cannot be written: the request ends `failed` for this process (a

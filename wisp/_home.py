@@ -33,4 +33,6 @@ def open_channel(home: Path | str | None = None, *, clock: Clock | None = None) 
     """The person's pending channel under *home* (default :func:`wisp_home`), created 0700;
     raises :class:`pending.ChannelUnsafe` or :class:`pending.ChannelUnavailable`."""
     path = Path(home) if home is not None else wisp_home()
-    return Channel.open(path) if clock is None else Channel.open(path, clock=clock)
+    if clock is None:
+        return Channel.open(path, user=current_user())
+    return Channel.open(path, clock=clock, user=current_user())
