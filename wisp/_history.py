@@ -1,0 +1,127 @@
+"""What ended lately, read back from the audit log (for the TUI's history view, over the relay).
+
+The log is read as defensively as a request: opened relative to the private home with
+``O_NOFOLLOW``, a regular file of ours, only its last :data:`TAIL_BYTES` read, each line
+decoded strictly and skipped if it is not an audit record of the shape written here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from pending import PendingError, loads_strict, open_private_dir
+from wisp._audit import AUDIT_FILE, LOGS_DIR
+
+TAIL_BYTES = 1 << 20  # the most of the log read for a history: the last MiB holds thousands
+ASKED_MAX = 200  # characters of what was asked kept per entry
+
+_ENDED = ("approval.settled", "approval.withdrawn")
+_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+
+
+@attrs.frozen(kw_only=True)
+class EndedRequest:
+    """One request's ending, as its audit record tells it."""
+
+    ts: str
+    id: str
+    kind: str
+    outcome: str
+    decision: str | None
+    asked: str
+    by: str | None  # who answered (`via` of its answer), when the log shows it
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ts": self.ts,
+            "id": self.id,
+            "kind": self.kind,
+            "outcome": self.outcome,
+            "decision": self.decision,
+            "asked": self.asked,
+            "by": self.by,
+        }
+
+
+def _tail(home: Path) -> bytes:
+    """The last TAIL_BYTES of the audit log (from a line start); empty if there is none."""
+    try:
+        home_fd = open_private_dir(str(home))
+    except (OSError, PendingError):
+        return b""
+    try:
+        try:
+            logs_fd = open_private_dir(str(home / LOGS_DIR), parent_fd=home_fd, name=LOGS_DIR)
+        except (OSError, PendingError):
+            return b""
+        try:
+            fd = os.open(AUDIT_FILE, _READ_FLAGS, dir_fd=logs_fd)
+        except OSError:
+            return b""
+        finally:
+            os.close(logs_fd)
+    finally:
+        os.close(home_fd)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid():
+            return b""
+        start = max(0, st.st_size - TAIL_BYTES)
+        data = os.pread(fd, TAIL_BYTES, start)
+    finally:
+        os.close(fd)
+    if start > 0:  # the first line was cut by where the tail began
+        data = data.partition(b"\n")[2]
+    return data
+
+
+def _asked(record: dict[str, Any]) -> str:
+    text: str
+    if isinstance(record.get("command"), str):
+        text = record["command"]
+    elif all(isinstance(record.get(k), str) for k in ("subject", "name", "value")):
+        text = f"{record['subject']} {record['name']} = {record['value']}"
+    elif isinstance(record.get("question"), str):
+        text = record["question"]
+    else:
+        text = ""
+    return text[:ASKED_MAX]
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def ended_requests(home: Path, limit: int) -> list[EndedRequest]:
+    """Up to *limit* requests that ended, newest first (one entry per request)."""
+    answered_via: dict[str, str] = {}
+    ended: dict[str, EndedRequest] = {}
+    for raw in _tail(home).splitlines():
+        with contextlib.suppress(ValueError):  # DecodeError: a line that is not a record
+            record = loads_strict(raw)
+            if not isinstance(record, dict):
+                continue
+            event, request_id = record.get("event"), _str(record.get("id"))
+            if request_id is None:
+                continue
+            if event == "approval.answered" and isinstance(record.get("via"), str):
+                answered_via[request_id] = record["via"]
+            elif event in _ENDED and isinstance(record.get("outcome"), str):
+                ended.pop(request_id, None)  # the latest record of an ending stands
+                ended[request_id] = EndedRequest(
+                    ts=_str(record.get("ts")) or "",
+                    id=request_id,
+                    kind=_str(record.get("kind")) or "?",
+                    outcome=record["outcome"],
+                    decision=_str(record.get("decision")),
+                    asked=_asked(record),
+                    by=None,
+                )
+    newest = list(ended.values())[::-1][:limit]
+    return [attrs.evolve(e, by=answered_via.get(e.id)) for e in newest]

@@ -1,0 +1,633 @@
+"""`wisp tui`: every waiting request, live, answered in a dialog — a front end over relays.
+
+The TUI never touches the channel. It starts `wisp relay` as a child (and `ssh HOST wisp
+relay` per `--host`), says hello with the effects it carries, and speaks the relay's JSON
+lines (docs/relay.md): requests arrive as `approval` lines, leave as `withdrawn` lines, and
+answers go back as `answer` lines that the relay gives through the application's Answerer with
+`via: "tui"`. So an answer here is checked, audited, waited for and applied exactly as one
+given from the CLI.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import secrets
+from collections import deque
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any, ClassVar
+
+import attrs
+from rich.text import Text
+from textual import events
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.coordinate import Coordinate
+from textual.screen import ModalScreen, Screen
+from textual.widgets import DataTable, Footer, Static
+
+from pending import Kind
+from wisp import __version__
+from wisp._notify import osc9, osc99
+from wisp._text import one_line, visible
+from wisp.relay._protocol import EFFECT_KINDS, NOTIFY, VIA_TUI, TooLong
+from wisp.tui._dialogs import DIALOGS, Choice, Dialog
+from wisp.tui._link import Link, LinkError, describe_exit
+from wisp.tui._model import (
+    LOCAL,
+    Answered,
+    BadLine,
+    Gone,
+    History,
+    Notice,
+    Ready,
+    RelayError,
+    Waiting,
+    age,
+    asked,
+    detail,
+    parse_relay_line,
+    report,
+    who,
+)
+
+# Below this width the table drops the columns a narrow terminal cannot hold.
+NARROW_COLUMNS = 60
+# Ages in the table are re-drawn this often: a display clock, nothing is read or waited on.
+AGE_REDRAW_S = 15.0
+MESSAGES_KEPT = 200
+POSTED_KEPT = 50
+HISTORY_LIMIT = 100
+
+KIND_CYCLE: tuple[Kind | None, ...] = (None, Kind.COMMAND, Kind.FACT, Kind.QUESTION)
+SHORT_KIND = {Kind.COMMAND: "cmd", Kind.FACT: "fact", Kind.QUESTION: "ask"}
+
+
+class RequestsScreen(Screen[None]):
+    """The main view: a summary line, the table, the detail pane, the last message, the keys."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "app.open", "answer", show=True),
+        Binding("f", "app.kind_filter", "kind"),
+        Binding("w", "app.asker_filter", "asker"),
+        Binding("A", "app.answer_all", "all from asker"),
+        Binding("h", "app.history", "history"),
+        Binding("i", "app.toggle_detail", "detail"),
+        Binding("q", "app.quit", "quit"),
+        Binding("ctrl+c", "app.quit", "quit", show=False),
+    ]
+    DEFAULT_CSS = """
+    #summary { height: 1; background: $boost; padding: 0 1; }
+    #requests { height: 1fr; }
+    #detail { height: auto; max-height: 9; border-top: solid $accent; padding: 0 1; }
+    #detail.hidden { display: none; }
+    #status { height: 1; padding: 0 1; color: $text-muted; }
+    """
+
+    def compose(self) -> ComposeResult:
+        yield Static("", id="summary", markup=False)
+        table: DataTable[Any] = DataTable(id="requests", cursor_type="row", zebra_stripes=True)
+        yield table
+        yield Static("", id="detail", markup=False)
+        yield Static("", id="status", markup=False)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#requests", DataTable).focus()
+        app = self.app
+        assert isinstance(app, WispTui)
+        app.begin()
+
+
+class HistoryScreen(ModalScreen[None]):
+    """What ended lately, from each relay's audit log (newest first)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "dismiss", "back"),
+        Binding("h", "dismiss", "back"),
+        Binding("q", "dismiss", "back"),
+    ]
+    DEFAULT_CSS = """
+    HistoryScreen { background: $background; }
+    #history-title { height: 1; background: $boost; padding: 0 1; }
+    #history { height: 1fr; }
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows: list[tuple[str, str, Any]] = []  # (ts, host, entry)
+
+    def compose(self) -> ComposeResult:
+        yield Static(Text("What ended lately (newest first) — Esc: back"), id="history-title")
+        table: DataTable[Any] = DataTable(id="history", cursor_type="row")
+        yield table
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one("#history", DataTable)
+        table.add_columns("WHEN", "HOST", "KIND", "ENDED", "ASKED", "BY")
+        table.focus()
+
+    def add(self, host: str, history: History) -> None:
+        for entry in history.entries:
+            self.rows.append((entry.ts, host, entry))
+        self.rows.sort(key=lambda row: row[0], reverse=True)
+        table = self.query_one("#history", DataTable)
+        table.clear()
+        for ts, where, entry in self.rows:
+            ended = entry.outcome + (f" {entry.decision}" if entry.decision else "")
+            table.add_row(
+                Text(visible(ts[11:19] if len(ts) >= 19 else ts)),
+                Text(visible(where)),
+                Text(visible(entry.kind)),
+                Text(visible(ended)),
+                Text(one_line(entry.asked, 50)),
+                Text(one_line(entry.by or "", 20)),
+            )
+
+
+class WispTui(App[None]):
+    """The application: its relays, what they sent, and the dialog open on one of them."""
+
+    TITLE = "wisp"
+    ENABLE_COMMAND_PALETTE = False
+
+    def __init__(
+        self,
+        relays: Sequence[tuple[str, list[str]]],
+        *,
+        env: Mapping[str, str] | None = None,
+        notify_sequence: str | None = None,
+    ) -> None:
+        """*relays*: (host, argv) per relay; *notify_sequence*: "osc9" or "osc99" when this
+        terminal posts notifications for one (then `notify` is declared), else None."""
+        super().__init__()
+        self.links = [Link(host=host, argv=list(argv), env=env) for host, argv in relays]
+        self.notify_sequence = notify_sequence
+        self.items: dict[str, Waiting] = {}  # row key -> request, every one known
+        self.answering: dict[str, Waiting] = {}  # sent an answer, awaiting `answered`
+        self.hosts: dict[str, str] = {link.host: "starting" for link in self.links}
+        self.kind_filter: Kind | None = None
+        self.asker_filter: str | None = None
+        self.dialog: Dialog | None = None
+        self.dialog_key: str | None = None
+        self.series: deque[str] = deque()  # keys still to ask, answering all from one asker
+        self.series_total = 0
+        self.messages: deque[str] = deque(maxlen=MESSAGES_KEPT)
+        self.posted: deque[bytes] = deque(maxlen=POSTED_KEPT)
+        self.history_screen: HistoryScreen | None = None
+        self.narrow = False
+        self.ready: dict[str, asyncio.Event] = {}
+        self.started = False  # the main screen is composed
+
+    # --- start and stop --------------------------------------------------------------
+
+    def get_default_screen(self) -> Screen[Any]:
+        return RequestsScreen()
+
+    def begin(self) -> None:
+        """The main screen is composed: draw it, and start the relays."""
+        self.narrow = self.size.width < NARROW_COLUMNS
+        self._build_table()
+        self._show_summary()
+        for link in self.links:
+            self.ready[link.host] = asyncio.Event()
+            self.run_worker(self._run_link(link), group="links", exit_on_error=False)
+        self.set_interval(AGE_REDRAW_S, self._redraw_ages)
+        self.started = True
+
+    async def on_unmount(self) -> None:
+        await asyncio.gather(*(link.stop() for link in self.links), return_exceptions=True)
+
+    def hello(self) -> dict[str, Any]:
+        effects = list(EFFECT_KINDS)
+        if self.notify_sequence is not None:
+            effects.append(NOTIFY)
+        return {
+            "type": "hello",
+            "effects": effects,
+            "client": "wisp-tui",
+            "version": __version__,
+            "via": VIA_TUI,
+        }
+
+    async def _run_link(self, link: Link) -> None:
+        try:
+            await link.start()
+        except LinkError as exc:
+            self._host_down(link.host, str(exc))
+            return
+        await link.send(self.hello())
+        async for piece in link.lines():
+            if isinstance(piece, TooLong):
+                self.say(f"{link.host}: skipped a relay line of {piece.size} bytes (over 1 MiB)")
+                continue
+            try:
+                message = parse_relay_line(link.host, piece)
+            except BadLine as exc:
+                self.say(f"{link.host}: skipped a relay line: {exc}")
+                continue
+            if message is not None:
+                try:
+                    self._handle(link, message)
+                except Exception as exc:  # a bug here must not stop this relay's stream
+                    self.log.error(f"handling {message!r}: {exc!r}")
+                    self.say(f"{link.host}: could not show a relay line ({exc!r})")
+        code, last = await link.ended()
+        self._host_down(link.host, describe_exit(code, last))
+
+    def _host_down(self, host: str, why: str) -> None:
+        self.hosts[host] = "down"
+        self.ready.setdefault(host, asyncio.Event()).set()
+        self.say(f"{host}: relay ended ({one_line(why, 120)}); its requests are not shown")
+        for key in [k for k, item in self.items.items() if item.host == host]:
+            self._forget(key, closing=f"{host}'s relay ended")
+        self._show_summary()
+
+    # --- what relays send ------------------------------------------------------------
+
+    def _handle(self, link: Link, message: Any) -> None:
+        host = link.host
+        if isinstance(message, Waiting):
+            self._arrived(message)
+        elif isinstance(message, Gone):
+            self._gone(host, message)
+        elif isinstance(message, Answered):
+            self._answered(host, message)
+        elif isinstance(message, RelayError):
+            self._error(host, message)
+        elif isinstance(message, Notice):
+            self._post(message)
+        elif isinstance(message, Ready):
+            self.hosts[host] = "ready"
+            self.ready[host].set()
+            self._show_summary()
+        elif isinstance(message, History) and self.history_screen is not None:
+            self.history_screen.add(host, message)
+
+    def _arrived(self, item: Waiting) -> None:
+        key = item.key
+        known = key in self.items
+        self.items[key] = item
+        if key in self.answering:
+            return  # our answer is on its way; the relay's report decides
+        if known:
+            self._update_row(item)
+        elif self._passes(item):
+            self._table().add_row(*self._cells(item), key=key)
+            if self._table().row_count == 1:
+                self._show_detail()
+        self._show_summary()
+
+    def _gone(self, host: str, gone: Gone) -> None:
+        key = f"{host}/{gone.id}"
+        item = self.items.get(key)
+        if item is None:
+            return
+        why = one_line(gone.reason, 100)
+        if gone.state == "stale":
+            # A dead asker's command or question turns stale in place: shown, not answerable.
+            self.items[key] = item = _with_state(item, "stale")
+            self._update_row(item)
+            self._close_dialog(key, f"{gone.id} went {why}")
+            self._show_summary()
+            return
+        self._forget(key, closing=f"{gone.id} was {why}")
+        self.say(f"{gone.id}: {why}")
+
+    def _answered(self, host: str, message: Answered) -> None:
+        key = f"{host}/{message.id}"
+        item = self.answering.pop(key, None) or self.items.get(key)
+        self.say(report(item, message))
+        self._forget(key, closing=None)
+
+    def _error(self, host: str, error: RelayError) -> None:
+        text = f"{host}: {one_line(error.message, 160)}"
+        if error.id is not None:
+            key = f"{host}/{error.id}"
+            item = self.answering.pop(key, None)
+            if item is not None:  # our answer was refused: it still waits, as it was
+                self.items[key] = item
+                self._update_row(item)
+        if error.fatal:
+            self.hosts[host] = "down"
+            self._show_summary()
+        self.say(text)
+
+    def _post(self, notice: Notice) -> None:
+        """A notification, between frames: written through the driver, which writes frames
+        whole, so the sequence never lands inside one. Sanitised by the notifier's rules."""
+        if self.notify_sequence == "osc99":
+            data = osc99(notice.title, notice.subtitle, notice.body, secrets.token_hex(4))
+        elif self.notify_sequence == "osc9":
+            data = osc9(notice.title, notice.subtitle, notice.body)
+        else:
+            return
+        self.posted.append(data)
+        if self._driver is not None:
+            self._driver.write(data.decode())
+
+    # --- the table -------------------------------------------------------------------
+
+    def _table(self) -> DataTable[Any]:
+        return self.screen_stack[0].query_one("#requests", DataTable)
+
+    def _columns(self) -> list[tuple[str, str, int]]:
+        width = self.size.width
+        many_hosts = len(self.links) > 1
+        if self.narrow:
+            fixed = 4 + 3 + 3 * 2 + 2
+            return [("kind", "KIND", 4), ("age", "AGE", 3), ("asked", "ASKED", width - fixed)]
+        by, host, state = 18, 10 if many_hosts else 0, 11
+        fixed = 8 + 4 + by + host + state + (6 if many_hosts else 5) * 2 + 2
+        columns = [("kind", "KIND", 8), ("age", "AGE", 4), ("asked", "ASKED", width - fixed)]
+        columns.append(("by", "BY", by))
+        if many_hosts:
+            columns.append(("host", "HOST", host))
+        columns.append(("state", "STATE", state))
+        return columns
+
+    def _cells(self, item: Waiting) -> list[Text]:
+        now = datetime.now(UTC)
+        cells = []
+        for key, _label, width in self._columns():
+            if key == "kind":
+                text = SHORT_KIND[item.kind] if self.narrow else item.kind.value
+            elif key == "age":
+                text = age(item.filed_at, now)
+            elif key == "asked":
+                text = one_line(asked(item), max(8, width))
+            elif key == "by":
+                text = one_line(who(item), 18)
+            elif key == "host":
+                text = one_line(item.host, 10)
+            else:
+                text = self._state_of(item)
+            cells.append(Text(text, style="dim" if not item.answerable else ""))
+        return cells
+
+    def _state_of(self, item: Waiting) -> str:
+        return "answering…" if item.key in self.answering else visible(item.state)
+
+    def _build_table(self) -> None:
+        table = self._table()
+        selected = self.selected()
+        table.clear(columns=True)
+        for key, label, width in self._columns():
+            table.add_column(label, key=key, width=width)
+        rows = [item for item in self.items.values() if self._passes(item)]
+        for item in rows:
+            table.add_row(*self._cells(item), key=item.key)
+        if selected is not None and selected.key in table.rows:
+            table.move_cursor(row=table.get_row_index(selected.key))
+        self._show_detail()
+
+    def _update_row(self, item: Waiting) -> None:
+        table = self._table()
+        if item.key not in table.rows:
+            if self._passes(item):
+                table.add_row(*self._cells(item), key=item.key)
+            return
+        if not self._passes(item):
+            table.remove_row(item.key)
+            return
+        for (column, _label, _width), cell in zip(self._columns(), self._cells(item), strict=True):
+            table.update_cell(item.key, column, cell)
+        if self.selected() is item:
+            self._show_detail()
+
+    def _forget(self, key: str, *, closing: str | None) -> None:
+        """A request is no longer answerable here: its row goes, and its dialog with it."""
+        self.items.pop(key, None)
+        self.answering.pop(key, None)
+        with contextlib.suppress(ValueError):
+            self.series.remove(key)
+        table = self._table()
+        if key in table.rows:
+            table.remove_row(key)
+        if closing is not None:
+            self._close_dialog(key, closing)
+        self._show_detail()
+        self._show_summary()
+
+    def _passes(self, item: Waiting) -> bool:
+        if self.kind_filter is not None and item.kind is not self.kind_filter:
+            return False
+        return self.asker_filter is None or item.asker_key == self.asker_filter
+
+    def _redraw_ages(self) -> None:
+        table = self._table()
+        now = datetime.now(UTC)
+        for key in list(table.rows):
+            item = self.items.get(str(key.value))
+            if item is not None:
+                table.update_cell(key, "age", Text(age(item.filed_at, now)))
+
+    def on_resize(self, event: events.Resize) -> None:
+        narrow = event.size.width < NARROW_COLUMNS
+        if self.started:
+            self.narrow = narrow
+            self._build_table()
+            self._show_summary()
+
+    def selected(self) -> Waiting | None:
+        table = self._table()
+        if table.row_count == 0:
+            return None
+        try:
+            row_key = table.coordinate_to_cell_key(Coordinate(table.cursor_row, 0)).row_key
+        except Exception:  # the cursor sits past the last row while rows go
+            return None
+        return self.items.get(str(row_key.value))
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.data_table.id == "requests":
+            self._show_detail()
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        if event.data_table.id == "requests":
+            event.stop()
+            self.action_open()
+
+    # --- the lines around the table --------------------------------------------------
+
+    def say(self, text: str) -> None:
+        """The status line (and the log the tests read): always shown through visible()."""
+        shown = visible(text)
+        self.messages.append(shown)
+        if self.screen_stack:
+            self.screen_stack[0].query_one("#status", Static).update(Text(shown))
+
+    def _show_detail(self) -> None:
+        pane = self.screen_stack[0].query_one("#detail", Static)
+        item = self.selected()
+        if item is None:
+            pane.update(Text("Nothing waits for you." if not self.items else ""))
+            return
+        out = Text()
+        for label, value in detail(item, datetime.now(UTC)):
+            out.append(f"{label:>9}  ", style="bold")
+            out.append(value + "\n")
+        out.rstrip()
+        pane.update(out)
+
+    def _show_summary(self) -> None:
+        counts = {kind: 0 for kind in Kind}
+        for item in self.items.values():
+            if item.answerable:
+                counts[item.kind] += 1
+        total = sum(counts.values())
+        parts = [f"{total} waiting"]
+        if not self.narrow:
+            parts[0] += " (" + ", ".join(f"{n} {k.value}" for k, n in counts.items()) + ")"
+        shown = [self.kind_filter.value] if self.kind_filter else []
+        if self.asker_filter:
+            shown.append("asker " + one_line(self.asker_filter.split("/", 1)[0], 12))
+        parts.append("showing " + (" ".join(shown) if shown else "all"))
+        if len(self.links) > 1 or any(s != "ready" for s in self.hosts.values()):
+            parts.append(
+                " ".join(
+                    f"{visible(h)}{'' if s == 'ready' else ' ' + s}" for h, s in self.hosts.items()
+                )
+            )
+        self.screen_stack[0].query_one("#summary", Static).update(Text(" · ".join(parts)))
+
+    # --- keys ------------------------------------------------------------------------
+
+    def action_open(self) -> None:
+        item = self.selected()
+        if item is None:
+            self.say("nothing to answer")
+            return
+        self.series.clear()
+        self._ask(item)
+
+    def _ask(self, item: Waiting, series: str | None = None) -> None:
+        if not item.answerable or item.key in self.answering:
+            state = self._state_of(item)
+            self.say(f"{item.id} is {state}: it takes no answer here")
+            return
+        dialog = DIALOGS[item.kind](item, series=series)
+        self.dialog, self.dialog_key = dialog, item.key
+        self.push_screen(dialog, callback=lambda choice: self._chosen(item.key, choice))
+
+    def _chosen(self, key: str, choice: Choice | None) -> None:
+        if self.dialog_key != key:
+            return  # closed because its request went away; _close_dialog said so
+        self.dialog = self.dialog_key = None
+        item = self.items.get(key)
+        if choice is None:
+            if self.series:  # Esc ends answering all from one asker
+                self.say(f"stopped; {len(self.series)} left waiting")
+                self.series.clear()
+            return
+        if item is None:
+            self.say("that request is gone: nothing was sent")
+        else:
+            self.run_worker(self._send_answer(item, choice), group="answers", exit_on_error=False)
+        self._next_in_series()
+
+    async def _send_answer(self, item: Waiting, choice: Choice) -> None:
+        link = next(link for link in self.links if link.host == item.host)
+        line: dict[str, Any] = {
+            "type": "answer",
+            "id": item.id,
+            "kind": item.kind.value,
+            "decision": choice.decision,
+        }
+        if choice.text is not None:
+            line["text"] = choice.text
+        self.answering[item.key] = item
+        self._update_row(item)
+        if not await link.send(line):
+            self.answering.pop(item.key, None)
+            self._update_row(item)
+            self.say(f"{item.host}: the relay is not taking answers; nothing was sent")
+
+    def _close_dialog(self, key: str, why: str) -> None:
+        """Close the dialog open on a request that can no longer be answered, saying why."""
+        if self.dialog is None or self.dialog_key != key:
+            return
+        dialog, self.dialog, self.dialog_key = self.dialog, None, None
+        if dialog in self.screen_stack:
+            dialog.dismiss(None)  # its callback sees the dialog is no longer ours: no-op
+        self.say(why)
+        self._next_in_series()
+
+    def _next_in_series(self) -> None:
+        while self.series:
+            key = self.series.popleft()
+            item = self.items.get(key)
+            if item is not None and item.answerable and key not in self.answering:
+                done = self.series_total - len(self.series)
+                self._ask(item, series=f"{done} of {self.series_total} from {who(item)}")
+                return
+
+    def action_answer_all(self) -> None:
+        """Answer everything waiting from the selected request's asker, a dialog each."""
+        item = self.selected()
+        if item is None:
+            self.say("nothing to answer")
+            return
+        keys = [
+            key
+            for key, other in self.items.items()
+            if other.asker_key == item.asker_key
+            and other.answerable
+            and key not in self.answering
+            and self._passes(other)
+        ]
+        if not keys:
+            self.say(f"nothing from {who(item)} waits")
+            return
+        self.series = deque(keys)
+        self.series_total = len(keys)
+        self._next_in_series()
+
+    def action_kind_filter(self) -> None:
+        index = KIND_CYCLE.index(self.kind_filter)
+        self.kind_filter = KIND_CYCLE[(index + 1) % len(KIND_CYCLE)]
+        self._build_table()
+        self._show_summary()
+
+    def action_asker_filter(self) -> None:
+        if self.asker_filter is not None:
+            self.asker_filter = None
+        else:
+            item = self.selected()
+            if item is None:
+                self.say("select a request to show only its asker's")
+                return
+            self.asker_filter = item.asker_key
+        self._build_table()
+        self._show_summary()
+
+    def action_toggle_detail(self) -> None:
+        self.screen_stack[0].query_one("#detail", Static).toggle_class("hidden")
+
+    def action_history(self) -> None:
+        screen = HistoryScreen()
+        self.history_screen = screen
+
+        def closed(_result: None) -> None:
+            self.history_screen = None
+
+        self.push_screen(screen, callback=closed)
+        for link in self.links:
+            if self.hosts.get(link.host) == "ready":
+                self.run_worker(
+                    link.send({"type": "history", "limit": HISTORY_LIMIT}),
+                    group="history",
+                    exit_on_error=False,
+                )
+
+
+def _with_state(item: Waiting, state: str) -> Waiting:
+    return attrs.evolve(item, state=state)
+
+
+def default_relays(hosts: Sequence[str], template: str) -> list[tuple[str, list[str]]]:
+    from wisp.tui._link import host_argv, local_argv
+
+    return [(LOCAL, local_argv()), *((host, host_argv(template, host)) for host in hosts)]

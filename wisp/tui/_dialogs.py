@@ -1,0 +1,190 @@
+"""The dialogs: one per kind, each showing the whole request and taking its answers by key.
+
+A dialog dismisses with a :class:`Choice` (the answer to send) or None (closed unanswered:
+the request keeps waiting). Ctrl-C refuses, whatever the kind: `no` for a command, `drop` for
+a fact, `decline` for a question — never an approval. Text from the request reaches the
+screen only as :class:`rich.text.Text` made by :mod:`wisp.tui._model` (visible, no markup).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import attrs
+from rich.text import Text
+from textual import events
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Input, OptionList, Static
+from textual.widgets.option_list import Option
+
+from pending import Decision, Kind
+from wisp._text import visible
+from wisp.tui._model import Waiting, detail
+
+
+@attrs.frozen(kw_only=True)
+class Choice:
+    """An answer the person gave in a dialog."""
+
+    decision: str
+    text: str | None = None
+
+
+def _details(item: Waiting) -> Text:
+    """The whole request, one labelled field a line, wrapped by the terminal, never cut."""
+    out = Text()
+    for label, value in detail(item, datetime.now(UTC)):
+        out.append(f"{label:>9}  ", style="bold")
+        out.append(value)
+        out.append("\n")
+    out.rstrip()
+    return out
+
+
+class Dialog(ModalScreen[Choice | None]):
+    """What every dialog shares: a heading, the request, the keys, and Esc for later."""
+
+    DEFAULT_CSS = """
+    Dialog { align: center middle; }
+    Dialog > Vertical {
+        width: 100%; max-width: 100; height: auto; max-height: 100%;
+        border: round $accent; padding: 0 1; background: $surface;
+    }
+    Dialog .heading { text-style: bold; }
+    Dialog .keys { color: $text-muted; margin-top: 1; }
+    Dialog VerticalScroll { height: auto; max-height: 14; }
+    Dialog.fact > Vertical { border: round $success; }
+    """
+    HEADING = ""
+    KEYS = ""
+
+    def __init__(self, item: Waiting, *, series: str | None = None) -> None:
+        super().__init__()
+        self.item = item
+        self.series = series  # "2 of 5 from …" when answering all from one asker
+
+    def compose(self) -> ComposeResult:
+        heading = self.HEADING + (f"  ({self.series})" if self.series else "")
+        with Vertical():
+            yield Static(Text(heading), classes="heading")
+            with VerticalScroll():
+                yield Static(_details(self.item), id="request")
+            yield from self.compose_answer()
+            yield Static(Text(self.KEYS + "   Esc: later"), classes="keys")
+
+    def compose_answer(self) -> ComposeResult:
+        yield from ()
+
+    def answer(self, decision: str, text: str | None = None) -> None:
+        self.dismiss(Choice(decision=decision, text=text))
+
+    def action_later(self) -> None:
+        self.dismiss(None)
+
+
+class CommandDialog(Dialog):
+    HEADING = "Run this command?"
+    KEYS = "[y]es once  [s]ession  [p]roject  [a]lways  [n]o"
+    BINDINGS = [  # noqa: RUF012 - textual's declared form
+        Binding("y", "answer('once')", "yes once"),
+        Binding("s", "answer('session')", "session"),
+        Binding("p", "answer('project')", "project"),
+        Binding("a", "answer('always')", "always"),
+        Binding("n", "answer('no')", "no"),
+        Binding("ctrl+c", "answer('no')", "no", priority=True),
+        Binding("escape", "later", "later"),
+    ]
+
+    def action_answer(self, decision: str) -> None:
+        self.answer(decision)
+
+
+class FactDialog(Dialog):
+    HEADING = "Keep as a permanent fact?"
+    KEYS = "[k]eep  [d]rop"
+    BINDINGS = [  # noqa: RUF012 - textual's declared form
+        Binding("k", "answer('keep')", "keep"),
+        Binding("d", "answer('drop')", "drop"),
+        # Ctrl-C drops, as it refuses a command: the refusing answer, never the keeping one.
+        Binding("ctrl+c", "answer('drop')", "drop", priority=True),
+        Binding("escape", "later", "later"),
+    ]
+
+    def on_mount(self) -> None:
+        self.add_class("fact")
+        if self.item.state == "handed-over":
+            note = "its asker has stopped: your answer is applied here"
+            self.query_one("#request", Static).border_subtitle = note
+
+    def action_answer(self, decision: str) -> None:
+        self.answer(decision)
+
+
+class QuestionDialog(Dialog):
+    """A question: its options to pick (1-9, or arrows and Enter), and/or a text box."""
+
+    HEADING = "A question for you"
+    BINDINGS = [  # noqa: RUF012 - textual's declared form
+        Binding("ctrl+c", "decline", "decline", priority=True),
+        Binding("escape", "later", "later"),
+    ]
+
+    @property
+    def KEYS(self) -> str:  # type: ignore[override]
+        keys = []
+        if self.item.options:
+            keys.append("1-9 or ↑↓ Enter: pick")
+        if self.item.free_text:
+            keys.append("type, Enter: answer")
+        keys.append("Ctrl-C: decline")
+        return "  ".join(keys)
+
+    def compose_answer(self) -> ComposeResult:
+        if self.item.options:
+            yield OptionList(
+                *(
+                    Option(Text(f"{n}. {visible(option)}"), id=str(n - 1))
+                    for n, option in enumerate(self.item.options, 1)
+                ),
+                id="options",
+            )
+        if self.item.free_text:
+            yield Input(placeholder="your answer", id="text", select_on_focus=False)
+
+    def on_mount(self) -> None:
+        if self.item.free_text:
+            self.query_one("#text", Input).focus()
+        else:
+            self.query_one("#options", OptionList).focus()
+
+    def on_key(self, event: events.Key) -> None:
+        options = self.item.options
+        key = event.key
+        if isinstance(self.focused, OptionList) and key.isdigit() and 1 <= int(key) <= len(options):
+            event.stop()
+            self.answer(Decision.ANSWER, options[int(key) - 1])
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self.answer(Decision.ANSWER, self.item.options[event.option_index])
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        text = event.value
+        if not text.strip():
+            self.query_one("#text", Input).border_subtitle = "type an answer, or Ctrl-C to decline"
+            return
+        self.answer(Decision.ANSWER, text)
+
+    def action_decline(self) -> None:
+        self.answer(Decision.DECLINE)
+
+
+DIALOGS: dict[Kind, type[Dialog]] = {
+    Kind.COMMAND: CommandDialog,
+    Kind.FACT: FactDialog,
+    Kind.QUESTION: QuestionDialog,
+}
