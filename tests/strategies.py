@@ -271,3 +271,10 @@ def edits(draw: st.DrawFn, tree: object) -> Edit:
         return Edit(path=path, action=action)
     key = draw(st.sampled_from(["xNew", "extra", "kind", "id"])) if action == "add" else None
     return Edit(path=path, action=action, value=draw(hostile_values), key=key)
+# The relay's lines: bytes without a newline (some with a trailing CR, some blank), and
+# the points a stream of them is cut at as it arrives.
+relay_lines = st.lists(
+    st.binary(max_size=40).map(lambda b: b.replace(b"\n", b"")) | st.just(b"\r") | st.just(b""),
+    max_size=12,
+)
+chunkings = st.lists(st.integers(0, 10_000), max_size=8)

@@ -245,7 +245,7 @@ def _approval(host: str, value: Mapping[str, Any]) -> Waiting:
         if found is None and key in _REQUIRED[kind]:
             raise BadLine(f"a {kind.value} request needs `{key}`")
         fields[key] = found
-    server = value.get("server") or {}
+    server = value.get("server", {})
     if not isinstance(server, dict):
         raise BadLine("`server` is not an object")
     pid = server.get("pid")

@@ -1,0 +1,186 @@
+"""What the TUI reads from a relay's lines, and how it words them (pure: no terminal)."""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from helpers import BUILDERS
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pending import Kind, ServerLock, State, Status
+from wisp.relay._protocol import approval_line
+from wisp.tui._model import (
+    Answered,
+    BadLine,
+    Gone,
+    History,
+    Notice,
+    Ready,
+    RelayError,
+    Waiting,
+    Winner,
+    asked,
+    detail,
+    parse_relay_line,
+    report,
+)
+
+HIDDEN = {"Cc", "Cf", "Zl", "Zp", "Co", "Cs", "Cn"}
+
+
+def line(**fields: Any) -> bytes:
+    return json.dumps(fields).encode()
+
+
+def approval(**fields: Any) -> bytes:
+    base: dict[str, Any] = {
+        "type": "approval",
+        "kind": "command",
+        "id": "a1b2c3d4",
+        "state": "filed",
+        "title": "t",
+        "body": "b",
+        "filedAt": "2026-11-30T03:00:00.000Z",
+        "expiresAt": None,
+        "command": "make deploy",
+        "cwd": "/srv",
+        "server": {"id": "s1", "pid": 7, "client": "c", "alive": True},
+    }
+    base.update(fields)
+    return json.dumps(base).encode()
+
+
+class TestParseRelayLine:
+    def test_approval(self) -> None:
+        """An approval line becomes a Waiting keyed by host and id."""
+        item = parse_relay_line("alpha", approval())
+        assert isinstance(item, Waiting)
+        assert (item.key, item.kind, item.asker.pid, item.answerable) == (
+            "alpha/a1b2c3d4",
+            Kind.COMMAND,
+            7,
+            True,
+        )
+
+    def test_what_the_relay_writes_reads_back(self, server: ServerLock) -> None:
+        """The relay's own approval_line is read by the TUI, for every kind."""
+        for kind, build in BUILDERS.items():
+            request = build(server)
+            status = Status(id=request.id, kind=kind, state=State.FILED, request=request)
+            item = parse_relay_line("local", json.dumps(approval_line(status)).encode())
+            assert isinstance(item, Waiting)
+            assert (item.kind, item.id, item.asker.id) == (kind, request.id, server.id)
+
+    @pytest.mark.parametrize(
+        ("data", "kind"),
+        [
+            (line(type="withdrawn", id="a1b2c3d4", state="stale", reason="gone"), Gone),
+            (
+                line(
+                    type="answered",
+                    id="a1b2c3d4",
+                    won=False,
+                    decision="once",
+                    answer={"decision": "no", "via": "cli", "user": "bob"},
+                ),
+                Answered,
+            ),
+            (line(type="error", error="busy", message="m", id="zz"), RelayError),
+            (line(type="notify", title="t", subtitle="s", body="b"), Notice),
+            (line(type="ready", effects=["notify"], waiting=3), Ready),
+            (line(type="history", entries=[{"ts": "x", "outcome": "stale"}]), History),
+        ],
+    )
+    def test_each_type(self, data: bytes, kind: type) -> None:
+        """Every line type the relay sends is read as its message."""
+        assert isinstance(parse_relay_line("local", data), kind)
+
+    def test_a_newer_relays_types_are_ignored(self) -> None:
+        """An unknown type is None: skipped quietly, as additive protocol changes need."""
+        assert parse_relay_line("local", line(type="progress", n=1)) is None
+
+    @pytest.mark.parametrize(
+        "data",
+        [
+            b"nope",
+            b"[]",
+            line(kind="command"),
+            approval(id="../../etc"),
+            approval(kind="spell"),
+            approval(command=7),
+            approval(command=None),
+            approval(kind="question", question="q", options="a"),
+            approval(kind="question", question="q", options=[1]),
+            approval(server=[]),
+            approval(filedAt="yesterday"),
+            approval(filedAt="2026-11-30T03:00:00"),
+            line(type="answered", id="a1b2c3d4", won="yes"),
+            line(type="withdrawn", id="a1b2c3d4", answer=[]),
+            line(type="history", entries={}),
+            line(type="ready", waiting=True),
+        ],
+    )
+    def test_bad_lines(self, data: bytes) -> None:
+        """A line that does not fit is refused with a reason, never half-used."""
+        with pytest.raises(BadLine):
+            parse_relay_line("local", data)
+
+    def test_an_error_id_that_is_no_id_is_dropped(self) -> None:
+        """An error's id is kept only if it is a request ID."""
+        error = parse_relay_line("local", line(type="error", error="x", message="m", id="zz"))
+        assert isinstance(error, RelayError) and error.id is None
+
+
+class TestShowing:
+    @given(st.text())
+    def test_nothing_hidden_reaches_the_screen(self, text: str) -> None:
+        """Whatever a request's command holds, what is asked and its detail show no control,
+        bidi or zero-width character."""
+        item = parse_relay_line("local", approval(command=text, cwd=text, reason=text))
+        assert isinstance(item, Waiting)
+        shown = [asked(item)] + [value for _label, value in detail(item, datetime.now(UTC))]
+        for value in shown:
+            assert all(unicodedata.category(c) not in HIDDEN for c in value)
+
+    def test_the_whole_command_is_shown(self) -> None:
+        """The detail never cuts a command, however long."""
+        long = "x" * 5000 + " && rm -rf ~"
+        item = parse_relay_line("local", approval(command=long))
+        assert isinstance(item, Waiting)
+        assert ("command", long) in detail(item, datetime.now(UTC))
+
+    def test_reports(self) -> None:
+        """An answer's report says what happened, a lost one who won."""
+        item = parse_relay_line("local", approval())
+        assert isinstance(item, Waiting)
+        won = Answered(
+            id="a1b2c3d4",
+            won=True,
+            decision="session",
+            answer=None,
+            outcome="answered",
+            result=None,
+            reason=None,
+            asker="settled",
+            applied=False,
+        )
+        assert report(item, won) == "approved session (a1b2c3d4); the asker has it"
+        lost = Answered(
+            id="a1b2c3d4",
+            won=False,
+            decision="once",
+            answer=Winner(decision="no", via="cli", user="bob\x1b[2J", answered_at=None),
+            outcome=None,
+            result=None,
+            reason=None,
+            asker=None,
+            applied=False,
+        )
+        assert (
+            report(item, lost) == "a1b2c3d4: too late, already answered no by bob⟨ESC⟩[2J via cli"
+        )
