@@ -13,9 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from pending import FactBinding, Kind, Request
-from wisp._audit import audit, request_fields
-
-HOST_HELLO = "host.hello"
+from wisp._audit import AuditEvent, EntryPoint, audit, request_fields
 
 
 def hello_heard(
@@ -26,12 +24,12 @@ def hello_heard(
     client: str | None,
     version: str | None,
     via: str,
-    entry_point: str,
+    entry_point: EntryPoint | str,
 ) -> None:
     """Audit a front end's hello: the effects taken, those ignored, who it is."""
     audit(
         home,
-        HOST_HELLO,
+        AuditEvent.HOST_HELLO,
         {
             "effects": sorted(effects),
             "ignored": list(ignored) or None,

@@ -39,6 +39,7 @@ def root(
 def _register() -> None:
     from wisp.cli.admin import config_app, doctor, notify
     from wisp.cli.approvals import approvals_app
+    from wisp.cli.faces import relay, tui
     from wisp.cli.facts import facts_app
     from wisp.cli.pending import pending_app
     from wisp.cli.questions import questions_app
@@ -50,6 +51,8 @@ def _register() -> None:
     app.add_typer(approvals_app, name="approvals")
     app.add_typer(facts_app, name="facts")
     app.add_typer(questions_app, name="questions")
+    app.command("relay")(relay)
+    app.command("tui")(tui)
 
 
 _register()

@@ -1,0 +1,57 @@
+"""`wisp relay` and `wisp tui`: the front-end faces, started from the `wisp` command.
+
+Each imports its face inside the command function, so every other command stays as light as
+it was: `wisp pending` never imports textual.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from wisp.cli._common import fail
+from wisp.cli._exit import ExitCode
+
+TUI_EXTRA = "pip install 'wisp-pending[tui]'"
+
+
+def relay() -> None:
+    """Speak the channel as JSON lines on stdin/stdout, for a front end that runs this as a
+    child (docs/relay.md). Ends when stdin does. Exit 0 at EOF, 2 if the channel cannot be
+    used."""
+    from wisp.relay import main
+
+    raise typer.Exit(main())
+
+
+def tui(
+    host: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--host",
+            metavar="HOST",
+            help="Also answer for HOST, through `ssh HOST wisp relay` (repeatable).",
+        ),
+    ] = None,
+    relay_command: Annotated[
+        str | None,
+        typer.Option(
+            "--relay-command",
+            metavar="COMMAND",
+            help="The command that starts a --host's relay, run without a shell; {host} is "
+            "replaced by the host. Default: ssh -T -o BatchMode=yes -- {host} wisp relay.",
+        ),
+    ] = None,
+) -> None:
+    """Every waiting request, live, answered in a dialog (docs/tui.md). Needs the `tui`
+    extra. Exit 0 when you quit, 2 if it cannot start."""
+    try:
+        from wisp.tui import TuiError, run
+    except ImportError as exc:
+        fail(f"`wisp tui` needs the textual library ({exc.name} is missing): {TUI_EXTRA}")
+    try:
+        code = run(host or [], relay_command)
+    except TuiError as exc:
+        fail(str(exc), ExitCode.ERROR)
+    raise typer.Exit(code)

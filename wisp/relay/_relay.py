@@ -1,0 +1,512 @@
+"""`wisp relay`: the channel as JSON lines, for a front end that runs it as a child.
+
+Three threads, one lock. The main thread reads the front end's lines (stdin) and acts on them;
+the watch thread turns the Inbox's transitions into `approval` and `withdrawn` lines; each
+answer runs in a thread of its own, since the Answerer waits (up to `answer.waitSeconds`) for
+the asker's outcome and the relay must go on relaying meanwhile. Every line out goes through
+:class:`Output`, whole, one at a time.
+
+The relay has no answering code of its own: answers go through :class:`wisp.Answerer`,
+watching through :class:`wisp.Inbox`, the hello's audit through :func:`wisp._hosts.hello_heard`
+and notifications through the :class:`wisp.Notifier`'s `host` route.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import socket
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any, BinaryIO
+
+from pending import (
+    KINDS,
+    AlreadySettled,
+    Channel,
+    InvalidDecision,
+    InvalidId,
+    Kind,
+    Missed,
+    PendingError,
+    Request,
+    RequestChanged,
+    StaleRequest,
+    Status,
+    UnknownRequest,
+    UnreadableRequest,
+    Via,
+    WrongKind,
+)
+from wisp import Answerer, AnswerReport, EntryPoint, Inbox, Notifier, __version__
+from wisp._asking import default_notifier
+from wisp._history import ended_requests
+from wisp._hosts import hello_heard, notice_for
+from wisp._store import StoreError
+from wisp.relay._protocol import (
+    ANSWERABLE,
+    EFFECT_KINDS,
+    NO_HELLO,
+    AnswerLine,
+    Hello,
+    HistoryLine,
+    LineError,
+    LineSplitter,
+    TooLong,
+    approval_line,
+    error_line,
+    parse_line,
+    winner_fields_of,
+    withdrawn_line,
+)
+
+# How long the relay waits for a first line before it serves a front end without a hello
+# (command approvals only). A hello that comes later, as the first line, still counts: the
+# relay then sends what it newly declared and withdraws what it did not.
+HELLO_WAIT_S = 1.0
+READ_CHUNK = 64 * 1024
+INPUT_BACKLOG = 64  # lines read ahead of the main thread; then stdin is left in the pipe
+MAX_IN_FLIGHT = 32  # answers being given at once; more are refused (`busy`)
+# After EOF, how long answers in flight get, beyond answer.waitSeconds, to report.
+DRAIN_GRACE_S = 5.0
+
+_EOF = object()
+
+# Refusals from the Answerer, by the code an `error` line gives them.
+_CODES: list[tuple[type[Exception], str]] = [
+    (InvalidId, "invalid-id"),
+    (UnknownRequest, "unknown-request"),
+    (UnreadableRequest, "unreadable-request"),
+    (WrongKind, "wrong-kind"),
+    (InvalidDecision, "invalid-decision"),
+    (AlreadySettled, "already-settled"),
+    (StaleRequest, "stale"),
+    (RequestChanged, "request-changed"),
+]
+
+
+class Output:
+    """The relay's stdout: one JSON object a line, written whole, from any thread. Once the
+    front end has gone (a broken pipe) every later line is dropped."""
+
+    def __init__(self, stream: BinaryIO) -> None:
+        self._stream = stream
+        self._lock = threading.Lock()
+        self.closed = False
+
+    def send(self, line: dict[str, Any]) -> bool:
+        data = (json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+        with self._lock:
+            if self.closed:
+                return False
+            try:
+                self._stream.write(data)
+                self._stream.flush()
+            except (BrokenPipeError, ConnectionError, ValueError, OSError):
+                self.closed = True
+                return False
+        return True
+
+
+def read_input(fd: int, into: queue.Queue[object]) -> None:
+    """The reader thread: stdin split into lines (over-long ones marked), then _EOF."""
+    splitter = LineSplitter()
+    try:
+        while True:
+            chunk = os.read(fd, READ_CHUNK)
+            for piece in splitter.feed(chunk) if chunk else splitter.end():
+                into.put(piece)
+            if not chunk:
+                break
+    except OSError as exc:
+        sys.stderr.write(f"wisp relay: cannot read standard input: {exc.strerror}\n")
+    into.put(_EOF)
+
+
+class Relay:
+    """One front end's relay over one channel."""
+
+    def __init__(
+        self,
+        channel: Channel,
+        out: Output,
+        *,
+        on_warning: Callable[[str], None],
+        hostname: str | None = None,
+    ) -> None:
+        self.channel = channel
+        self.out = out
+        self.on_warning = on_warning
+        self.hostname = hostname or socket.gethostname()
+        self.hello = NO_HELLO
+        self.heard_first = False  # a first line came: a hello now would not be first
+        self.answerer = self._answerer(NO_HELLO)
+        self.notifier: Notifier | None = None
+        self.sent: dict[str, Status] = {}  # id -> the status sent: what the person is shown
+        self.answering: set[str] = set()
+        self.threads: list[threading.Thread] = []
+        self.lock = threading.RLock()
+        self.inbox: Inbox | None = None
+
+    def _answerer(self, hello: Hello) -> Answerer:
+        via, entry = (
+            (Via.TUI, EntryPoint.TUI) if hello.via == Via.TUI else (Via.RELAY, EntryPoint.RELAY)
+        )
+        return Answerer(self.channel, via=via, entry_point=entry)
+
+    # --- the run ---------------------------------------------------------------------
+
+    def run(self, stdin_fd: int) -> int:
+        lines: queue.Queue[object] = queue.Queue(maxsize=INPUT_BACKLOG)
+        reader = threading.Thread(
+            target=read_input, args=(stdin_fd, lines), name="relay-stdin", daemon=True
+        )
+        with Inbox(self.channel, entry_point=EntryPoint.RELAY, on_warning=self.on_warning) as inbox:
+            self.inbox = inbox
+            subscription, snapshot = inbox.subscribe()
+            reader.start()
+            try:
+                first: object | None = lines.get(timeout=HELLO_WAIT_S)
+            except queue.Empty:
+                first = None
+            hello = self._hello_of(first)
+            if hello is not None:
+                self.heard_first = True
+                self._start(hello, snapshot)
+                first = None
+            else:
+                self._start(NO_HELLO, snapshot, announce_ready=False)
+            watch = threading.Thread(
+                target=self._watch, args=(subscription,), name="relay-watch", daemon=True
+            )
+            watch.start()
+            item = first
+            while True:
+                if item is None:
+                    item = lines.get()
+                if item is _EOF:
+                    break
+                assert isinstance(item, bytes | TooLong)
+                self._take(item)
+                item = None
+            self._drain()
+        watch.join(timeout=DRAIN_GRACE_S)
+        return 0
+
+    @staticmethod
+    def _hello_of(item: object) -> Hello | None:
+        if not isinstance(item, bytes):
+            return None
+        try:
+            line = parse_line(item)
+        except LineError:
+            return None
+        return line if isinstance(line, Hello) else None
+
+    def _start(self, hello: Hello, snapshot: list[Status], *, announce_ready: bool = True) -> None:
+        """Take *hello*'s effects and send what waits of its kinds (then `ready`)."""
+        with self.lock:
+            self._take_hello(hello)
+            for status in snapshot:
+                self._consider(status, new=False)
+            if announce_ready:
+                self._ready()
+
+    def _take_hello(self, hello: Hello) -> None:
+        self.hello = hello
+        self.answerer = self._answerer(hello)
+        self.notifier = None
+        if hello is not NO_HELLO:
+            hello_heard(
+                self.channel.home,
+                effects=hello.effects,
+                ignored=hello.ignored,
+                client=hello.client,
+                version=hello.version,
+                via=hello.via,
+                entry_point=self.answerer_entry,
+            )
+        if hello.notify:
+            # Notifications for new requests go to the front end as `notify` lines (the
+            # notifier's `host` route): never posted from this process, whose terminal (if
+            # any) belongs to the front end.
+            base = default_notifier(self.channel.home, self.answerer_entry)
+            self.notifier = Notifier(
+                self.channel.home,
+                face="json",
+                host=self._to_front_end,
+                settings=base.settings,
+                entry_point=self.answerer_entry,
+            )
+
+    def _to_front_end(self, line: dict[str, Any]) -> None:
+        self.out.send(line)
+
+    @property
+    def answerer_entry(self) -> str:
+        return str(EntryPoint.TUI if self.hello.via == Via.TUI else EntryPoint.RELAY)
+
+    def _ready(self) -> None:
+        self.out.send(
+            {
+                "type": "ready",
+                "effects": sorted(self.hello.effects),
+                "ignored": list(self.hello.ignored),
+                "kinds": sorted(k.value for k in self.hello.kinds),
+                "waiting": len(self.sent),
+                "hostname": self.hostname,
+                "version": __version__,
+            }
+        )
+
+    def _drain(self) -> None:
+        """At EOF: let answers in flight finish (each is bounded by answer.waitSeconds)."""
+        for thread in list(self.threads):
+            thread.join(timeout=self.answerer.wait_s + DRAIN_GRACE_S)
+
+    # --- lines from the front end ------------------------------------------------------
+
+    def _take(self, item: bytes | TooLong) -> None:
+        if isinstance(item, TooLong):
+            self.out.send(
+                error_line(
+                    "too-long",
+                    f"a line of {item.size} bytes (over 1 MiB) was skipped unread; "
+                    "send one JSON object a line, each under 1 MiB.",
+                )
+            )
+            self.heard_first = True
+            return
+        try:
+            line = parse_line(item)
+        except LineError as exc:
+            self.heard_first = True
+            self.out.send(exc.line())
+            return
+        if isinstance(line, Hello):
+            self._late_hello(line)
+        elif isinstance(line, AnswerLine):
+            self.heard_first = True
+            self._answer(line)
+        elif isinstance(line, HistoryLine):
+            self.heard_first = True
+            entries = ended_requests(self.channel.home, line.limit)
+            self.out.send({"type": "history", "entries": [e.to_json() for e in entries]})
+
+    def _late_hello(self, hello: Hello) -> None:
+        """A hello that came after the wait, but still first: change to what it declares."""
+        if self.heard_first:
+            self.out.send(
+                error_line(
+                    "hello-not-first",
+                    "hello must be the first line, and comes once; this one was ignored. "
+                    "Restart the relay to declare other effects.",
+                )
+            )
+            return
+        self.heard_first = True
+        with self.lock:
+            self._take_hello(hello)
+            kinds = hello.kinds
+            for request_id, status in list(self.sent.items()):
+                if status.kind not in kinds and request_id not in self.answering:
+                    del self.sent[request_id]
+                    self.out.send(
+                        {
+                            "type": "withdrawn",
+                            "id": request_id,
+                            "state": "undeclared",
+                            "reason": f"the hello did not declare {_effect_of(status.kind)}",
+                        }
+                    )
+            for status in self.answerer.listing(kinds=kinds, states=ANSWERABLE).statuses:
+                self._consider(status, new=False)
+            self._ready()
+
+    def _answer(self, line: AnswerLine) -> None:
+        with self.lock:
+            if line.id in self.answering:
+                self.out.send(
+                    error_line(
+                        "busy",
+                        f"an answer to {line.id} is already being given; wait for its "
+                        "`answered` line.",
+                        request_id=line.id,
+                    )
+                )
+                return
+            if len(self.answering) >= MAX_IN_FLIGHT:
+                self.out.send(
+                    error_line(
+                        "busy",
+                        f"{MAX_IN_FLIGHT} answers are already being given; send this one "
+                        "again once one has its `answered` line.",
+                        request_id=line.id,
+                    )
+                )
+                return
+            sent = self.sent.get(line.id)
+            kind = line.kind or (sent.kind if sent is not None else Kind.COMMAND)
+            if kind not in self.hello.kinds:
+                self.out.send(
+                    error_line(
+                        "not-declared",
+                        f"this front end did not declare {_effect_of(kind)}, so it cannot "
+                        f"answer {kind.value} requests here; nothing was written.",
+                        request_id=line.id,
+                        allowed=sorted(k.value for k in self.hello.kinds),
+                    )
+                )
+                return
+            self.answering.add(line.id)
+            answerer = self.answerer
+        thread = threading.Thread(
+            target=self._give,
+            args=(answerer, line, kind, sent.request if sent is not None else None),
+            name=f"relay-answer-{line.id}",
+            daemon=True,
+        )
+        self.threads = [t for t in self.threads if t.is_alive()]
+        self.threads.append(thread)
+        thread.start()
+
+    def _give(
+        self, answerer: Answerer, line: AnswerLine, kind: Kind, shown: Request | None
+    ) -> None:
+        """One answer, in its own thread: give it, then report it (or why not)."""
+        try:
+            report = answerer.answer(
+                line.id, line.decision, kind=kind, text=line.text, reason=line.reason, shown=shown
+            )
+        except Exception as exc:
+            self._refused(line, kind, exc)
+            return
+        with self.lock:
+            self.answering.discard(line.id)
+            self.sent.pop(line.id, None)
+            self.out.send(answered_line(line, kind, report))
+
+    def _refused(self, line: AnswerLine, kind: Kind, exc: Exception) -> None:
+        if isinstance(exc, WrongKind):
+            spec = KINDS[exc.kind]
+            message = (
+                f"request {line.id} is a {exc.kind} request, not a {exc.asked_as} request: "
+                f"answer it with kind {exc.kind.value!r} and one of "
+                f"{', '.join(spec.decisions)}. Nothing was written."
+            )
+            error = error_line(
+                "wrong-kind",
+                message,
+                request_id=line.id,
+                kind=exc.kind.value,
+                allowed=list(spec.decisions),
+            )
+        elif isinstance(exc, InvalidDecision):
+            error = error_line(
+                "invalid-decision",
+                f"{exc} Nothing was written.",
+                request_id=line.id,
+                kind=kind.value,
+                allowed=list(KINDS[kind].decisions),
+            )
+        elif isinstance(exc, PendingError):
+            code = next((c for cls, c in _CODES if isinstance(exc, cls)), "channel")
+            error = error_line(code, str(exc), request_id=line.id)
+        elif isinstance(exc, StoreError):
+            error = error_line("store", f"{exc} Nothing was answered.", request_id=line.id)
+        else:  # a bug: say so on stderr with what we know, and keep relaying
+            sys.stderr.write(f"wisp relay: answering {line.id} failed: {exc!r}\n")
+            error = error_line(
+                "internal", f"answering failed ({exc}); see the relay's stderr.", request_id=line.id
+            )
+        with self.lock:
+            self.answering.discard(line.id)
+            self.out.send(error)
+            # The watch held back this request's transitions while we answered: say now if
+            # it went away meanwhile (answered elsewhere, ended), so no dialog stays open.
+            if line.id in self.sent:
+                status = self._status(line.id)
+                if status is None or status.state not in ANSWERABLE:
+                    del self.sent[line.id]
+                    self.out.send(withdrawn_line(line.id, status))
+
+    def _status(self, request_id: str) -> Status | None:
+        try:
+            return self.answerer.status(request_id)
+        except PendingError:
+            return None
+
+    # --- the channel's transitions ---------------------------------------------------
+
+    def _watch(self, subscription: Any) -> None:
+        for item in subscription:
+            if isinstance(item, Missed):
+                self._resync()
+                continue
+            with self.lock:
+                if item.id in self.answering:
+                    continue  # our own answer's `answered` line will end it
+                if item.status is None:
+                    if item.id in self.sent:
+                        del self.sent[item.id]
+                        self.out.send(withdrawn_line(item.id, None))
+                    continue
+                self._consider(item.status, new=True)
+
+    def _consider(self, status: Status, *, new: bool) -> None:
+        """Send what changed about one request (under the lock)."""
+        request_id = status.id
+        if request_id in self.answering:
+            return
+        if status.state in ANSWERABLE:
+            if status.kind not in self.hello.kinds:
+                return
+            before = self.sent.get(request_id)
+            if before is not None and before.state is status.state:
+                return
+            self.sent[request_id] = status
+            self.out.send(approval_line(status))
+            if new and before is None and self.notifier is not None:
+                title, message, subtitle, about, source = notice_for(status.request)
+                self.notifier.post(
+                    title, message, subtitle=subtitle, source=source, about=about, route="host"
+                )
+        elif request_id in self.sent:
+            del self.sent[request_id]
+            self.out.send(withdrawn_line(request_id, status))
+
+    def _resync(self) -> None:
+        """After missed events: compare what was sent with what is, and send the difference."""
+        with self.lock:
+            listing = self.answerer.listing(kinds=self.hello.kinds, states=ANSWERABLE)
+            now = {status.id: status for status in listing.statuses}
+            for request_id in list(self.sent):
+                if request_id not in now and request_id not in self.answering:
+                    del self.sent[request_id]
+                    self.out.send(withdrawn_line(request_id, self._status(request_id)))
+            for status in now.values():
+                self._consider(status, new=False)
+
+
+def _effect_of(kind: Kind) -> str:
+    return next(f"`{effect}`" for effect, k in EFFECT_KINDS.items() if k is kind)
+
+
+def answered_line(line: AnswerLine, kind: Kind, report: AnswerReport) -> dict[str, Any]:
+    settled = report.settled
+    return {
+        "type": "answered",
+        "id": line.id,
+        "kind": kind.value,
+        "decision": line.decision,
+        "won": report.won,
+        "answer": winner_fields_of(report.answer),
+        "outcome": settled.outcome.value if settled is not None else None,
+        "result": settled.result if settled is not None else None,
+        "reason": settled.reason if settled is not None else None,
+        "asker": report.asker.value,
+        "applied": report.applied,
+        "applyError": report.apply_error,
+    }

@@ -1,0 +1,44 @@
+"""`wisp tui`: a terminal UI over relays (docs/tui.md). Needs the optional `textual` extra.
+
+:func:`run` starts it; the application is :class:`wisp.tui._app.WispTui`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+
+from wisp._notify import OSC9_TERMINALS, OSC99_TERMINALS
+from wisp.tui._link import SSH_RELAY, LinkError
+
+__all__ = ["TuiError", "notify_sequence", "run"]
+
+
+class TuiError(Exception):
+    """The TUI cannot start as asked; the message says why and what to do."""
+
+
+def notify_sequence(environ: Mapping[str, str]) -> str | None:
+    """The sequence this terminal posts a notification for (`osc9`, `osc99`), or None — the
+    notifier's own rules: by TERM_PROGRAM (else TERM), never inside tmux, which does not pass
+    it on. Only then does the TUI declare `notify` (seed ADR 0044, "Built")."""
+    if environ.get("TMUX"):
+        return None
+    name = (environ.get("TERM_PROGRAM") or environ.get("TERM") or "").lower()
+    if name in OSC9_TERMINALS:
+        return "osc9"
+    if name in OSC99_TERMINALS:
+        return "osc99"
+    return None
+
+
+def run(hosts: Sequence[str], relay_command: str | None = None) -> int:
+    """Run the TUI over this machine's relay and one per host, until the person quits."""
+    from wisp.tui._app import WispTui, default_relays
+
+    try:
+        relays = default_relays(hosts, relay_command or SSH_RELAY)
+    except LinkError as exc:
+        raise TuiError(str(exc)) from None
+    WispTui(relays, notify_sequence=notify_sequence(os.environ)).run()
+    return 0
