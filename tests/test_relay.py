@@ -1,0 +1,470 @@
+"""`wisp relay` as a real child process: hello and effects, requests filed and withdrawn while
+it runs, answers won and lost (against the CLI under a pseudo-terminal), bad lines, EOF."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pexpect
+import pytest
+from helpers import Asker as AskerProcess
+from helpers import audit_records, command, fact, question, wait_until
+from relayproc import RelayProcess, write_config
+
+from pending import Channel, ServerLock, State
+from wisp import ApprovalGate, Asker, Notifier, QuestionAsker
+from wisp.relay._protocol import MAX_LINE_BYTES
+
+WAIT_S = 3  # answer.waitSeconds in these tests: how long the relay waits for an asker
+
+
+@pytest.fixture
+def home(home: Path) -> Path:
+    write_config(home, answer__waitSeconds=WAIT_S)
+    return home
+
+
+@pytest.fixture
+def relay(home: Path, channel: Channel) -> Iterator[RelayProcess]:
+    with RelayProcess(home) as process:
+        yield process
+
+
+@pytest.fixture
+def asker(channel: Channel) -> Iterator[Asker]:
+    """A real asking server in this process: it settles every answer as it comes."""
+    quiet = Notifier(channel.home, settings={"notifications.enabled": False})
+    with Asker(channel, entry_point="approvals", client="test-asker", notifier=quiet) as asking:
+        yield asking
+
+
+def at_terminal(*args: str) -> pexpect.spawn:
+    """`wisp ARGS` with a pseudo-terminal for stdin and stdout, as a person runs it."""
+    return pexpect.spawn(sys.executable, ["-m", "wisp", *args], encoding="utf-8", timeout=30)
+
+
+def approvals(lines: list[dict[str, object]]) -> list[tuple[object, object]]:
+    return [(line["kind"], line["id"]) for line in lines if line["type"] == "approval"]
+
+
+class TestHello:
+    @pytest.mark.parametrize(
+        ("effects", "kinds"),
+        [
+            (["approve-mcp"], {"command"}),
+            (["keep-facts"], {"fact"}),
+            (["answer-questions"], {"question"}),
+            (["approve-mcp", "keep-facts", "answer-questions"], {"command", "fact", "question"}),
+            ([], set()),
+            (["notify"], set()),
+        ],
+    )
+    def test_each_effect_brings_its_kind(
+        self,
+        relay: RelayProcess,
+        channel: Channel,
+        server: ServerLock,
+        effects: list[str],
+        kinds: set[str],
+    ) -> None:
+        """A request is sent only to a front end that declared its kind's effect; one that
+        declares none of them gets no requests."""
+        for build in (command, fact, question):
+            channel.file(build(server))
+        relay.send({"type": "hello", "effects": effects})
+        lines = relay.until(type="ready")
+        ready = lines[-1]
+        assert {kind for kind, _id in approvals(lines)} == kinds
+        assert ready["kinds"] == sorted(kinds) and ready["waiting"] == len(kinds)
+
+    def test_no_hello_means_commands_only(
+        self, relay: RelayProcess, channel: Channel, server: ServerLock
+    ) -> None:
+        """A front end that says nothing (0.16.0's) is sent command approvals only, and never
+        a `ready` line; requests filed later follow the same rule."""
+        first = command(server)
+        channel.file(fact(server))
+        channel.file(first)
+        assert approvals([relay.expect(type="approval")]) == [("command", first.id)]
+        later_fact, later = fact(server), command(server)
+        channel.file(later_fact)
+        channel.file(later)
+        # Transitions are relayed in order: the fact's would have come before this one.
+        relay.expect(type="approval", id=later.id)
+        assert all(line["type"] == "approval" and line["kind"] == "command" for line in relay.seen)
+
+    def test_unknown_effects_are_ignored_and_the_hello_audited(
+        self, relay: RelayProcess, home: Path
+    ) -> None:
+        """Unknown effects are left out (listed back as ignored); the hello is audited as
+        host.hello by the application, with the effects taken and those ignored."""
+        relay.send_raw(b"")  # nothing: not a line
+        ready = relay.hello(["keep-facts", "show-output"], via="tui")
+        assert ready["effects"] == ["keep-facts"] and ready["ignored"] == ["show-output"]
+        hello = wait_until(
+            lambda: [r for r in audit_records(home) if r["event"] == "host.hello"], what="audit"
+        )
+        assert hello[0]["effects"] == ["keep-facts"]
+        assert hello[0]["ignored"] == ["show-output"]
+        assert (hello[0]["client"], hello[0]["via"], hello[0]["entryPoint"]) == (
+            "test",
+            "tui",
+            "tui",
+        )
+
+    def test_a_late_hello_still_counts_if_first(
+        self, relay: RelayProcess, channel: Channel, server: ServerLock
+    ) -> None:
+        """A hello after the relay's wait, but still its first line, changes what is sent:
+        requests of kinds it left out are withdrawn (`undeclared`), its kinds are sent."""
+        cmd, kept = command(server), fact(server)
+        channel.file(cmd)
+        channel.file(kept)
+        relay.expect(type="approval", id=cmd.id)  # served as a front end without hello
+        relay.send({"type": "hello", "effects": ["keep-facts"]})
+        lines = relay.until(type="ready")
+        assert {"type": "withdrawn", "id": cmd.id, "state": "undeclared"}.items() <= next(
+            line for line in lines if line["type"] == "withdrawn"
+        ).items()
+        assert approvals(lines) == [("fact", kept.id)]
+
+    def test_a_second_hello_is_refused(self, relay: RelayProcess) -> None:
+        """Hello comes once, first; another is refused and changes nothing."""
+        relay.hello(["approve-mcp"])
+        relay.send({"type": "hello", "effects": ["keep-facts"]})
+        error = relay.expect(type="error")
+        assert error["error"] == "hello-not-first" and "first line" in error["message"]
+
+
+class TestWhileItRuns:
+    def test_filed_then_withdrawn_by_its_asker(self, relay: RelayProcess, asker: Asker) -> None:
+        """A request filed while the relay runs is sent at once; when its asker withdraws it,
+        a withdrawn line follows, so no dialog stays open on it."""
+        relay.hello()
+        request = ApprovalGate(asker, timeout_s=60).file("make deploy", "/srv")
+        line = relay.expect(type="approval", id=request.id)
+        assert (line["command"], line["cwd"], line["state"]) == ("make deploy", "/srv", "filed")
+        assert line["server"]["client"] == "test-asker" and line["server"]["alive"] is True
+        asker.withdraw(request.id)
+        gone = relay.expect(type="withdrawn", id=request.id)
+        assert gone["state"] == "withdrawn"
+
+    def test_answered_elsewhere(self, relay: RelayProcess, asker: Asker, home: Path) -> None:
+        """Answered from a terminal (the CLI under a pty): withdrawn, naming who answered."""
+        relay.hello()
+        request = ApprovalGate(asker, timeout_s=60).file("make deploy", "/srv")
+        relay.expect(type="approval", id=request.id)
+        child = at_terminal("approvals", "deny", request.id)
+        child.expect(pexpect.EOF)
+        gone = relay.expect(type="withdrawn", id=request.id)
+        assert gone["answer"]["decision"] == "no" and gone["answer"]["via"] == "cli"
+        assert "by" in gone["reason"] and "via cli" in gone["reason"]
+
+    def test_stale_when_its_asker_dies(self, relay: RelayProcess, home: Path) -> None:
+        """A command whose asker is killed goes stale: withdrawn with state stale."""
+        relay.hello()
+        dying = AskerProcess(home, "command", "question")
+        ids = dying.filed()
+        for request_id in ids:
+            relay.expect(type="approval", id=request_id)
+        dying.kill()
+        for request_id in ids:
+            gone = relay.expect(type="withdrawn", id=request_id)
+            assert gone["state"] == "stale" and "stale" in gone["reason"]
+
+    def test_a_fact_whose_asker_stops_is_handed_over_in_place(
+        self, relay: RelayProcess, channel: Channel
+    ) -> None:
+        """A fact request outlives its asker: it is sent again as handed-over, still
+        answerable, never withdrawn."""
+        relay.hello()
+        lock = channel.server().acquire()
+        request = fact(lock)
+        channel.file(request)
+        assert relay.expect(type="approval", id=request.id)["state"] == "filed"
+        lock.release()
+        line = relay.expect(type="approval", id=request.id)
+        assert line["state"] == "handed-over" and line["server"]["alive"] is False
+        assert not [x for x in relay.seen if x["type"] == "withdrawn"]
+
+    def test_a_burst(self, relay: RelayProcess, channel: Channel, server: ServerLock) -> None:
+        """Two hundred requests filed at once are each sent, once."""
+        relay.hello()
+        ids = []
+        for _ in range(200):
+            request = command(server)
+            channel.file(request)
+            ids.append(request.id)
+        for _ in ids:
+            relay.expect(type="approval")
+        assert sorted(i for _k, i in approvals(relay.seen)) == sorted(ids)
+
+
+class TestAnswers:
+    def test_won_and_settled(self, relay: RelayProcess, asker: Asker, home: Path) -> None:
+        """An answer wins, the asker settles it, and the report says so; it is written with
+        via relay and audited by the application under entry point relay."""
+        relay.hello()
+        request = ApprovalGate(asker, timeout_s=60).file("make deploy", "/srv")
+        relay.expect(type="approval", id=request.id)
+        relay.send({"type": "answer", "id": request.id, "decision": "approve", "scope": "session"})
+        answered = relay.expect(type="answered", id=request.id)
+        assert answered["won"] is True and answered["decision"] == "session"
+        assert (answered["outcome"], answered["asker"]) == ("answered", "settled")
+        assert answered["answer"]["via"] == "relay"
+        ending = asker.wait(request.id, 10)
+        assert ending is not None and ending.decision == "session"
+        records = [r for r in audit_records(home) if r["event"] == "approval.answered"]
+        assert [(r["id"], r["via"], r["entryPoint"]) for r in records] == [
+            (request.id, "relay", "relay")
+        ]
+        assert not [x for x in relay.seen if x["type"] == "withdrawn"]
+
+    def test_via_tui(self, relay: RelayProcess, asker: Asker, channel: Channel) -> None:
+        """A front end that says via tui in its hello answers as the TUI."""
+        relay.hello(via="tui")
+        request = QuestionAsker(asker, timeout_s=60).file("Which?", options=("a", "b"))
+        relay.expect(type="approval", id=request.id)
+        relay.send({"type": "answer", "id": request.id, "decision": "answer", "text": "b"})
+        relay.expect(type="answered", id=request.id)
+        answer = channel.status(request.id).answer
+        assert answer is not None and (answer.via, answer.text) == ("tui", "b")
+
+    def test_lost_to_the_cli(
+        self, relay: RelayProcess, channel: Channel, server: ServerLock, home: Path
+    ) -> None:
+        """The CLI answered first (under a pty); the relay's answer loses and is told who won,
+        with nothing written."""
+        relay.hello()
+        request = command(server)
+        channel.file(request)
+        relay.expect(type="approval", id=request.id)
+        child = at_terminal("approvals", "approve", request.id, "--scope", "project")
+        relay.expect(type="withdrawn", id=request.id)
+        relay.send({"type": "answer", "id": request.id, "decision": "once"})
+        answered = relay.expect(type="answered", id=request.id)
+        assert answered["won"] is False
+        assert (answered["answer"]["decision"], answered["answer"]["via"]) == ("project", "cli")
+        child.expect(pexpect.EOF)
+        child.close()
+        status = channel.status(request.id)
+        assert status.answer is not None and status.answer.via == "cli"
+
+    def test_a_race_with_the_cli_has_one_winner(
+        self, relay: RelayProcess, asker: Asker, channel: Channel, home: Path
+    ) -> None:
+        """Relay and CLI answer at once: exactly one wins, and the loser is told the winner."""
+        relay.hello()
+        request = ApprovalGate(asker, timeout_s=60).file("make deploy", "/srv")
+        relay.expect(type="approval", id=request.id)
+        child = at_terminal("approvals", "deny", request.id)
+        relay.send({"type": "answer", "id": request.id, "decision": "once"})
+        child.expect(pexpect.EOF)
+        cli_said = child.before
+        child.close()
+        reply = relay.expect(
+            lambda line: (
+                line.get("id") == request.id and line["type"] in ("answered", "error", "withdrawn")
+            )
+        )
+        winner = channel.status(request.id).answer
+        assert winner is not None
+        if winner.via == "relay":
+            assert reply["type"] == "answered" and reply["won"] is True
+            assert child.exitstatus == 1 and "via relay" in cli_said
+        else:
+            assert winner.via == "cli" and child.exitstatus == 0
+            if reply["type"] == "withdrawn":  # the relay saw the CLI's answer first
+                reply = relay.expect(lambda line: line.get("id") == request.id)
+            assert reply["type"] in ("answered", "error")
+            if reply["type"] == "answered":
+                assert reply["won"] is False and reply["answer"]["via"] == "cli"
+            else:  # the asker settled the CLI's answer before the relay's came
+                assert reply["error"] == "already-settled"
+
+    def test_a_fact_answered_as_a_command(
+        self, relay: RelayProcess, channel: Channel, server: ServerLock
+    ) -> None:
+        """A fact answered as a command is refused naming the fact's answers; nothing is
+        written and the request still waits."""
+        relay.hello()
+        request = fact(server)
+        channel.file(request)
+        relay.expect(type="approval", id=request.id)
+        relay.send({"type": "answer", "id": request.id, "kind": "command", "decision": "once"})
+        error = relay.expect(type="error", id=request.id)
+        assert error["error"] == "wrong-kind"
+        assert (error["kind"], error["allowed"]) == ("fact", ["keep", "drop"])
+        relay.send({"type": "answer", "id": request.id, "decision": "approve"})  # kind as sent
+        error = relay.expect(type="error", id=request.id)
+        assert error["error"] == "invalid-decision" and error["allowed"] == ["keep", "drop"]
+        assert channel.status(request.id).state is State.FILED
+
+    def test_an_undeclared_kind_cannot_be_answered(
+        self, relay: RelayProcess, channel: Channel, server: ServerLock
+    ) -> None:
+        """A front end answers only the kinds it declared."""
+        relay.hello(["approve-mcp"])
+        request = question(server)
+        channel.file(request)
+        relay.send({"type": "answer", "id": request.id, "kind": "question", "decision": "decline"})
+        error = relay.expect(type="error", id=request.id)
+        assert error["error"] == "not-declared" and error["allowed"] == ["command"]
+        assert channel.status(request.id).answer is None
+
+    def test_a_handed_over_fact_is_kept_here(self, relay: RelayProcess, home: Path) -> None:
+        """A fact whose asker stopped is applied by the relay's own process: kept in
+        facts.json, delivery applied."""
+        relay.hello(["keep-facts"])
+        dead = AskerProcess(home, "fact")
+        (request_id,) = dead.filed()
+        dead.kill()
+        relay.expect(type="approval", id=request_id, state="handed-over")
+        relay.send({"type": "answer", "id": request_id, "decision": "keep"})
+        answered = relay.expect(type="answered", id=request_id)
+        assert answered["won"] and answered["applied"] and answered["outcome"] == "answered"
+        facts = json.loads((home / "facts.json").read_text())["facts"]
+        assert [(f["value"], f["id"], f["via"]) for f in facts] == [
+            ("BLUE HERON", answered["result"], "relay")
+        ]
+
+    def test_the_relay_goes_on_while_an_answer_waits(
+        self, relay: RelayProcess, channel: Channel, server: ServerLock
+    ) -> None:
+        """An answer whose asker lives but never settles waits answer.waitSeconds (reported
+        late); meanwhile new requests are still relayed."""
+        relay.hello()
+        waiting = command(server)
+        channel.file(waiting)
+        relay.expect(type="approval", id=waiting.id)
+        relay.send({"type": "answer", "id": waiting.id, "decision": "once"})
+        meanwhile = command(server)
+        channel.file(meanwhile)
+        relay.expect(type="approval", id=meanwhile.id)
+        assert not [x for x in relay.seen if x["type"] == "answered"]
+        answered = relay.expect(type="answered", id=waiting.id)
+        assert (answered["won"], answered["asker"], answered["outcome"]) == (True, "late", None)
+
+
+class TestLines:
+    def test_bad_lines_get_errors_and_the_relay_goes_on(self, relay: RelayProcess) -> None:
+        """Malformed lines, unknown types and bad fields each get an error line; the relay
+        keeps going."""
+        relay.hello()
+        for raw, code in [
+            (b"garbage\n", "bad-json"),
+            (b"[1]\n", "not-an-object"),
+            (b'{"type":"launch"}\n', "unknown-type"),
+            (b'{"type":"answer","id":"a1b2c3d4","decision":"once","kind":"x"}\n', "bad-field"),
+            (b'{"type":"answer","id":"../etc/passwd","decision":"once"}\n', "invalid-id"),
+            (b'{"type":"answer","id":"a1b2c3d4","decision":"once"}\n', "unknown-request"),
+            (b'{"type":"history","limit":1e400}\n', "bad-field"),
+            (b'{"type":"answer","id":"a1b2c3d4","decision":NaN}\n', "bad-json"),
+        ]:
+            relay.send_raw(raw)
+            error = relay.expect(type="error")
+            assert error["error"] == code, raw
+            assert error["message"]
+        relay.send({"type": "history", "limit": 5})
+        assert relay.expect(type="history")["entries"] == []
+
+    def test_a_line_over_one_mebibyte(self, relay: RelayProcess) -> None:
+        """A line over 1 MiB is skipped unread with an error; the next line is served."""
+        relay.hello()
+        relay.send_raw(b'{"type":"history","pad":"' + b"x" * (MAX_LINE_BYTES + 512 * 1024))
+        relay.send_raw(b'"}\n')
+        error = relay.expect(type="error")
+        assert error["error"] == "too-long" and "1 MiB" in error["message"]
+        relay.send({"type": "history"})
+        relay.expect(type="history")
+
+    def test_eof_ends_it_cleanly(self, relay: RelayProcess) -> None:
+        """EOF on stdin ends the relay with status 0 and nothing on stderr."""
+        relay.hello()
+        assert relay.close() == 0
+        assert relay.stderr() == ""
+
+    def test_eof_lets_an_answer_in_flight_finish(
+        self, relay: RelayProcess, channel: Channel, server: ServerLock
+    ) -> None:
+        """An answer sent just before EOF is given and reported before the relay exits."""
+        relay.hello()
+        request = command(server)
+        channel.file(request)
+        relay.expect(type="approval", id=request.id)
+        relay.send({"type": "answer", "id": request.id, "decision": "no"})
+        assert relay.close() == 0
+        answered = relay.expect(type="answered", id=request.id)
+        assert answered["won"] is True
+        assert channel.status(request.id).answer is not None
+
+    def test_stdout_carries_protocol_lines_only(self, relay: RelayProcess) -> None:
+        """Every byte on stdout is a JSON object line."""
+        relay.hello()
+        relay.send({"type": "history"})
+        relay.expect(type="history")
+        relay.close()
+        assert relay.raw and all(isinstance(json.loads(raw), dict) for raw in relay.raw)
+
+    def test_an_unusable_channel_is_fatal(self, tmp_path: Path) -> None:
+        """A channel the relay must not use ends it with a fatal error line and status 2."""
+        home = tmp_path / "unsafe"
+        (home / "pending").mkdir(parents=True, mode=0o700)
+        home.chmod(0o700)
+        (home / "pending").chmod(0o777)
+        with RelayProcess(home) as relay:
+            error = relay.expect(type="error")
+            assert error["fatal"] is True and "chmod 700" in error["message"]
+            assert relay.close() == 2
+            assert "chmod 700" in relay.stderr()
+
+
+class TestNotify:
+    def test_notify_lines_for_new_requests_only(
+        self, relay: RelayProcess, channel: Channel, server: ServerLock, home: Path
+    ) -> None:
+        """With notify declared, each request filed while the relay runs gets a notify line
+        (those waiting at start do not), audited as a notification by route host."""
+        channel.file(command(server, "echo before"))
+        relay.hello(["approve-mcp", "notify"])
+        request = command(server, "make deploy")
+        channel.file(request)
+        relay.expect(type="approval", id=request.id)
+        notice = relay.expect(type="notify")
+        assert notice["title"] == request.title and notice["body"] == request.body
+        assert [x["type"] for x in relay.seen].count("notify") == 1
+        records = wait_until(
+            lambda: [r for r in audit_records(home) if r["event"] == "notification"],
+            what="the notification's audit",
+        )
+        assert (records[0]["route"], records[0]["id"]) == ("host", request.id)
+
+    def test_without_notify_no_lines(
+        self, relay: RelayProcess, channel: Channel, server: ServerLock
+    ) -> None:
+        """Without notify declared the relay sends no notify line (nor posts one itself)."""
+        relay.hello(["approve-mcp"])
+        first, second = command(server), command(server)
+        channel.file(first)
+        channel.file(second)
+        relay.expect(type="approval", id=second.id)
+        assert "notify" not in [x["type"] for x in relay.seen]
+
+
+class TestHistory:
+    def test_what_ended_is_told(self, relay: RelayProcess, asker: Asker) -> None:
+        """A history line lists what ended, newest first, with who answered."""
+        relay.hello()
+        gate = ApprovalGate(asker, timeout_s=60)
+        request = gate.file("make deploy", "/srv")
+        relay.expect(type="approval", id=request.id)
+        relay.send({"type": "answer", "id": request.id, "decision": "always"})
+        relay.expect(type="answered", id=request.id)
+        relay.send({"type": "history", "limit": 10})
+        entries = relay.expect(type="history")["entries"]
+        assert entries[0]["id"] == request.id
+        assert (entries[0]["outcome"], entries[0]["decision"]) == ("answered", "always")
+        assert (entries[0]["asked"], entries[0]["by"]) == ("make deploy", "relay")
