@@ -501,6 +501,7 @@ def answered_line(line: AnswerLine, kind: Kind, report: AnswerReport) -> dict[st
         "id": line.id,
         "kind": kind.value,
         "decision": line.decision,
+        "text": line.text,
         "won": report.won,
         "answer": winner_fields_of(report.answer),
         "outcome": settled.outcome.value if settled is not None else None,

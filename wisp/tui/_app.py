@@ -334,19 +334,18 @@ class WispTui(App[None]):
         return self.screen_stack[0].query_one("#requests", DataTable)
 
     def _columns(self) -> list[tuple[str, str, int]]:
+        """(key, label, width) per column, fitted to the terminal: ASKED takes what is left
+        after the fixed columns, their padding (2 each) and a scrollbar (2)."""
         width = self.size.width
-        many_hosts = len(self.links) > 1
         if self.narrow:
-            fixed = 4 + 3 + 3 * 2 + 2
-            return [("kind", "KIND", 4), ("age", "AGE", 3), ("asked", "ASKED", width - fixed)]
-        by, host, state = 18, 10 if many_hosts else 0, 11
-        fixed = 8 + 4 + by + host + state + (6 if many_hosts else 5) * 2 + 2
-        columns = [("kind", "KIND", 8), ("age", "AGE", 4), ("asked", "ASKED", width - fixed)]
-        columns.append(("by", "BY", by))
-        if many_hosts:
-            columns.append(("host", "HOST", host))
-        columns.append(("state", "STATE", state))
-        return columns
+            fixed = [("kind", "KIND", 4), ("age", "AGE", 3)]
+        else:
+            fixed = [("kind", "KIND", 8), ("age", "AGE", 3), ("by", "BY", 16)]
+            if len(self.links) > 1:
+                fixed.append(("host", "HOST", 10))
+            fixed.append(("state", "STATE", 11))
+        used = sum(w + 2 for _k, _l, w in fixed) + 2 + 2
+        return [*fixed[:2], ("asked", "ASKED", max(8, width - used)), *fixed[2:]]
 
     def _cells(self, item: Waiting) -> list[Text]:
         now = datetime.now(UTC)
@@ -357,11 +356,11 @@ class WispTui(App[None]):
             elif key == "age":
                 text = age(item.filed_at, now)
             elif key == "asked":
-                text = one_line(asked(item), max(8, width))
+                text = one_line(asked(item), width)
             elif key == "by":
-                text = one_line(who(item), 18)
+                text = one_line(who(item), width)
             elif key == "host":
-                text = one_line(item.host, 10)
+                text = one_line(item.host, width)
             else:
                 text = self._state_of(item)
             cells.append(Text(text, style="dim" if not item.answerable else ""))
@@ -515,11 +514,12 @@ class WispTui(App[None]):
     def _chosen(self, key: str, choice: Choice | None) -> None:
         if self.dialog_key != key:
             return  # closed because its request went away; _close_dialog said so
+        in_series = self.dialog is not None and self.dialog.series is not None
         self.dialog = self.dialog_key = None
         item = self.items.get(key)
         if choice is None:
-            if self.series:  # Esc ends answering all from one asker
-                self.say(f"stopped; {len(self.series)} left waiting")
+            if in_series:  # Esc ends answering all from one asker
+                self.say(f"stopped; {len(self.series) + 1} from this asker left waiting")
                 self.series.clear()
             return
         if item is None:

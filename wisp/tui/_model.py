@@ -113,6 +113,7 @@ class Answered:
     reason: str | None
     asker: str | None
     applied: bool
+    text: str | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -328,6 +329,7 @@ def parse_relay_line(host: str, data: bytes) -> Message | None:
             reason=_opt_str(value, "reason"),
             asker=_opt_str(value, "asker"),
             applied=applied,
+            text=_opt_str(value, "text"),
         )
     if kind == "error":
         fatal = value.get("fatal", False)
@@ -457,6 +459,8 @@ def report(item: Waiting | None, message: Answered) -> str:
         winner = message.answer.describe() if message.answer else "someone else"
         return f"{message.id}: too late, already answered {winner}"
     said = answer_word(kind, message.decision) if kind else visible(message.decision)
+    if message.text is not None:
+        said += f' "{one_line(message.text, 40)}"' if message.decision == Decision.ANSWER else ""
     head = f"{said} ({message.id})"
     if message.outcome and message.outcome != "answered":
         why = f": {one_line(message.reason, 80)}" if message.reason else ""

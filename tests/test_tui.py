@@ -1,0 +1,529 @@
+"""`wisp tui` driven headless with textual's pilot, over real `wisp relay` children: every
+dialog, every key, a request answered elsewhere, an answer lost to another terminal, filters,
+history, hosts, a narrow screen, notifications."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import signal
+import sys
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import Asker as AskerProcess
+from helpers import command, fact, in_terminal, question
+from relayproc import write_config
+
+from pending import Channel, ServerLock, State
+from wisp import ApprovalGate, Asker, Notifier, QuestionAsker
+from wisp.tui import notify_sequence
+from wisp.tui._app import WispTui, default_relays
+from wisp.tui._dialogs import CommandDialog, FactDialog, QuestionDialog
+
+pytest.importorskip("textual")
+
+WAIT_S = 10.0  # every condition below is waited for at most this long
+Body = Callable[[WispTui, Any], Awaitable[None]]
+
+
+@pytest.fixture
+def home(home: Path) -> Path:
+    write_config(home, answer__waitSeconds=3)
+    return home
+
+
+@pytest.fixture
+def asker(channel: Channel) -> Iterator[Asker]:
+    quiet = Notifier(channel.home, settings={"notifications.enabled": False})
+    with Asker(channel, entry_point="approvals", client="agent", notifier=quiet) as asking:
+        yield asking
+
+
+def local(home: Path) -> list[tuple[str, list[str]]]:
+    return [("local", [sys.executable, "-m", "wisp", "relay"])]
+
+
+def tui(
+    home: Path,
+    body: Body,
+    *,
+    size: tuple[int, int] = (80, 24),
+    relays: list[tuple[str, list[str]]] | None = None,
+    notify: str | None = None,
+) -> WispTui:
+    """Run the TUI headless over real relays, wait until each is ready, run *body*."""
+    app = WispTui(
+        relays or local(home),
+        env={**os.environ, "WISP_HOME": str(home)},
+        notify_sequence=notify,
+    )
+
+    async def main() -> None:
+        async with app.run_test(size=size) as pilot:
+            await asyncio.wait_for(
+                asyncio.gather(*(app.ready[link.host].wait() for link in app.links)), WAIT_S
+            )
+            await body(app, pilot)
+
+    asyncio.run(main())
+    return app
+
+
+async def until(pilot: Any, condition: Callable[[], Any], what: str = "condition") -> Any:
+    """Let the app run until *condition* holds, within a bounded deadline."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + WAIT_S
+    while True:
+        value = condition()
+        if value:
+            return value
+        if loop.time() > deadline:
+            raise AssertionError(f"timed out waiting for {what}; messages: {pilot.app.messages}")
+        await pilot.pause(0.02)
+
+
+def said(app: WispTui, text: str) -> bool:
+    return any(text in message for message in app.messages)
+
+
+async def select(app: WispTui, pilot: Any, request_id: str) -> None:
+    """Move the cursor to a request's row."""
+    await until(pilot, lambda: f"local/{request_id}" in app._table().rows, f"row {request_id}")
+    app._table().move_cursor(row=app._table().get_row_index(f"local/{request_id}"))
+    await pilot.pause()
+
+
+def cells(app: WispTui, request_id: str, host: str = "local") -> list[str]:
+    return [str(cell) for cell in app._table().get_row(f"{host}/{request_id}")]
+
+
+class TestMainView:
+    def test_empty(self, home: Path, channel: Channel) -> None:
+        """With nothing waiting it says so, and keeps working."""
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            assert app._table().row_count == 0
+            assert "0 waiting" in str(app.screen.query_one("#summary").render())
+            assert "Nothing waits" in str(app.screen.query_one("#detail").render())
+            await pilot.press("enter", "f", "w", "A", "i")
+            assert said(app, "nothing to answer")
+
+        tui(home, body)
+
+    def test_rows_show_kind_age_asked_who_state(
+        self, home: Path, channel: Channel, server: ServerLock
+    ) -> None:
+        """Each waiting request is a row: kind, age, what is asked, who asks, state; the
+        detail pane shows the selected one whole."""
+        requests = [command(server, "make deploy"), fact(server), question(server)]
+        for request in requests:
+            channel.file(request)
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            await until(pilot, lambda: app._table().row_count == 3)
+            kind, age, asked, who, state = cells(app, requests[0].id)
+            assert (kind, asked, who, state) == (
+                "command",
+                "make deploy",
+                f"test pid {os.getpid()}",
+                "filed",
+            )
+            assert re.fullmatch(r"\d+s", age)
+            assert cells(app, requests[1].id)[2] == "release codename = BLUE HERON"
+            await select(app, pilot, requests[2].id)
+            detail = str(app.screen.query_one("#detail").render())
+            assert "Which environment?" in detail and requests[2].id in detail
+
+        tui(home, body)
+
+    def test_hostile_text_is_shown_visibly(
+        self, home: Path, channel: Channel, server: ServerLock
+    ) -> None:
+        """Control and bidi characters are shown as markers, markup as plain text."""
+        request = command(server, "ls\x1b[2J\u202e [bold]x[/bold]\rrm -rf ~")
+        channel.file(request)
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            await select(app, pilot, request.id)
+            await pilot.press("enter")
+            dialog = await until(
+                pilot, lambda: isinstance(app.screen, CommandDialog) and app.screen
+            )
+            shown = str(dialog.query_one("#request").render())
+            assert "ls⟨ESC⟩[2J⟨U+202E⟩ [bold]x[/bold]⟨CR⟩rm -rf ~" in shown
+            assert "\x1b" not in shown and "\u202e" not in shown
+            await pilot.press("escape")
+
+        tui(home, body)
+
+    def test_stale_in_place(self, home: Path, channel: Channel) -> None:
+        """A command whose asker dies turns stale in its row and takes no answer; a fact
+        whose asker dies is handed over and can still be answered."""
+        dying = AskerProcess(home, "command", "fact")
+        cmd_id, fact_id = dying.filed()
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            await until(pilot, lambda: app._table().row_count == 2)
+            dying.kill()
+            await until(pilot, lambda: cells(app, cmd_id)[-1] == "stale", "stale")
+            await until(pilot, lambda: cells(app, fact_id)[-1] == "handed-over", "handed over")
+            await select(app, pilot, cmd_id)
+            await pilot.press("enter")
+            assert not isinstance(app.screen, CommandDialog)
+            assert said(app, f"{cmd_id} is stale: it takes no answer here")
+            await select(app, pilot, fact_id)
+            await pilot.press("enter")
+            assert isinstance(app.screen, FactDialog)
+
+        tui(home, body)
+
+    def test_a_burst(self, home: Path, channel: Channel, server: ServerLock) -> None:
+        """Three hundred requests arriving at once all show."""
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            for _ in range(300):
+                channel.file(command(server))
+            await until(pilot, lambda: app._table().row_count == 300, "300 rows")
+            assert "300 waiting" in str(app.screen.query_one("#summary").render())
+
+        tui(home, body)
+
+    def test_narrow(self, home: Path, channel: Channel, server: ServerLock) -> None:
+        """At 40 columns the table keeps kind, age and what is asked; dialogs still open."""
+        request = command(server, "make deploy")
+        channel.file(request)
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            await select(app, pilot, request.id)
+            table = app._table()
+            assert [c.label.plain for c in table.ordered_columns] == ["KIND", "AGE", "ASKED"]
+            kind, age, asked = cells(app, request.id)
+            assert (kind, asked) == ("cmd", "make deploy") and re.fullmatch(r"\d+s", age)
+            assert sum(c.get_render_width(table) for c in table.ordered_columns) <= 40
+            await pilot.press("enter")
+            assert isinstance(app.screen, CommandDialog)
+            await pilot.press("escape")
+            await pilot.resize_terminal(100, 30)
+            await until(pilot, lambda: len(app._table().ordered_columns) == 5, "wide columns")
+
+        tui(home, body, size=(40, 24))
+
+
+class TestDialogs:
+    def test_every_command_key(self, home: Path, asker: Asker, channel: Channel) -> None:
+        """y s p a n and Ctrl-C each answer a command as they say, via tui; the asker has it."""
+        gate = ApprovalGate(asker, timeout_s=60)
+        keys = {"y": "once", "s": "session", "p": "project", "a": "always", "n": "no"}
+        keys["ctrl+c"] = "no"
+        requests = {key: gate.file(f"echo {n}", "/srv") for n, key in enumerate(keys)}
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            for key, request in requests.items():
+                await select(app, pilot, request.id)
+                await pilot.press("enter")
+                assert isinstance(app.screen, CommandDialog)
+                await pilot.press(key)
+                await until(pilot, lambda r=request: said(app, f"({r.id}); the asker has it"))
+            assert app._table().row_count == 0
+
+        tui(home, body)
+        for key, request in requests.items():
+            answer = channel.status(request.id).answer
+            assert answer is not None and (answer.decision, answer.via) == (keys[key], "tui")
+
+    def test_fact_keys(self, home: Path, channel: Channel) -> None:
+        """k keeps (applied here, its asker having stopped: facts.json has it), d drops, and
+        Ctrl-C drops as it refuses a command."""
+        dead = AskerProcess(home, "fact", "fact", "fact")
+        kept, dropped, refused = dead.filed()
+        dead.kill()
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            for request_id, key, word in (
+                (kept, "k", "kept"),
+                (dropped, "d", "dropped"),
+                (refused, "ctrl+c", "dropped"),
+            ):
+                await until(pilot, lambda r=request_id: cells(app, r)[-1] == "handed-over")
+                await select(app, pilot, request_id)
+                await pilot.press("enter")
+                assert isinstance(app.screen, FactDialog)
+                await pilot.press(key)
+                await until(pilot, lambda r=request_id, w=word: said(app, f"{w} ({r})"))
+            assert said(app, "applied here")
+
+        tui(home, body)
+        facts = json.loads((home / "facts.json").read_text())["facts"]
+        assert [(f["request"], f["via"]) for f in facts] == [(kept, "tui")]
+        decisions = {i: channel.status(i).settled for i in (kept, dropped, refused)}
+        assert [s.decision if s else None for s in decisions.values()] == ["keep", "drop", "drop"]
+
+    def test_question_keys(self, home: Path, asker: Asker, channel: Channel) -> None:
+        """A question's options are picked by number; free text is typed; an empty answer is
+        not sent; Ctrl-C declines."""
+        ask = QuestionAsker(asker, timeout_s=60)
+        picked = ask.file("Which environment?", options=("staging", "production"))
+        typed = ask.file("Release name?")
+        declined = ask.file("Anything else?")
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            await select(app, pilot, picked.id)
+            await pilot.press("enter")
+            assert isinstance(app.screen, QuestionDialog)
+            await pilot.press("2")
+            await until(pilot, lambda: said(app, f'answered "production" ({picked.id})'))
+            await select(app, pilot, typed.id)
+            await pilot.press("enter", "enter")  # empty: nothing is sent
+            assert isinstance(app.screen, QuestionDialog)
+            await pilot.press(*"blue heron", "enter")
+            await until(pilot, lambda: said(app, f'answered "blue heron" ({typed.id})'))
+            await select(app, pilot, declined.id)
+            await pilot.press("enter", "ctrl+c")
+            await until(pilot, lambda: said(app, f"declined ({declined.id})"))
+
+        tui(home, body)
+        answers = [channel.status(r.id).answer for r in (picked, typed, declined)]
+        assert [(a.decision, a.text) for a in answers if a] == [
+            ("answer", "production"),
+            ("answer", "blue heron"),
+            ("decline", None),
+        ]
+
+    def test_escape_leaves_it_waiting(
+        self, home: Path, channel: Channel, server: ServerLock
+    ) -> None:
+        """Esc closes a dialog without answering."""
+        request = command(server)
+        channel.file(request)
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            await select(app, pilot, request.id)
+            await pilot.press("enter", "escape")
+            assert not isinstance(app.screen, CommandDialog)
+
+        tui(home, body)
+        assert channel.status(request.id).state is State.FILED
+
+    def test_answered_elsewhere_closes_the_dialog(
+        self, home: Path, asker: Asker, channel: Channel
+    ) -> None:
+        """A request answered from another terminal closes its open dialog, saying who."""
+        request = ApprovalGate(asker, timeout_s=60).file("make deploy", "/srv")
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            await select(app, pilot, request.id)
+            await pilot.press("enter")
+            assert isinstance(app.screen, CommandDialog)
+            code, _out = await asyncio.to_thread(in_terminal, "approvals", "deny", request.id)
+            assert code == 0
+            await until(pilot, lambda: not isinstance(app.screen, CommandDialog), "closed")
+            assert said(app, "answered no by") and said(app, "via cli")
+            assert f"local/{request.id}" not in app._table().rows
+
+        tui(home, body)
+
+    def test_an_answer_lost_to_another_terminal(
+        self, home: Path, channel: Channel, server: ServerLock
+    ) -> None:
+        """The person answers here while another terminal has already answered (the relay
+        had not yet heard): the TUI is told it was too late, and by whom."""
+        request = command(server)
+        channel.file(request)
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            await select(app, pilot, request.id)
+            await pilot.press("enter")
+            relay = app.links[0].process
+            assert relay is not None
+            os.kill(relay.pid, signal.SIGSTOP)  # the relay hears nothing until it resumes
+            try:
+                code, _out = await asyncio.to_thread(
+                    in_terminal, "approvals", "approve", request.id, "--scope", "always"
+                )
+                assert code == 0
+                await pilot.press("y")
+            finally:
+                os.kill(relay.pid, signal.SIGCONT)
+            await until(pilot, lambda: said(app, "too late, already answered always by"))
+            assert said(app, "via cli")
+            assert f"local/{request.id}" not in app._table().rows
+
+        tui(home, body)
+        answer = channel.status(request.id).answer
+        assert answer is not None and (answer.decision, answer.via) == ("always", "cli")
+
+
+class TestKeys:
+    def test_filters(self, home: Path, channel: Channel, server: ServerLock) -> None:
+        """f cycles the kinds shown; w shows only the selected request's asker, and again
+        shows all."""
+        other = channel.server().acquire()
+        mine = [command(server), fact(server), question(server)]
+        theirs = command(other)
+        for request in [*mine, theirs]:
+            channel.file(request)
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            table = app._table()
+            await until(pilot, lambda: table.row_count == 4)
+            counts = []
+            for _ in range(4):
+                await pilot.press("f")
+                counts.append(app._table().row_count)
+            assert counts == [2, 1, 1, 4]
+            await select(app, pilot, theirs.id)
+            await pilot.press("w")
+            assert app._table().row_count == 1
+            assert "asker local" in str(app.screen.query_one("#summary").render())
+            await pilot.press("w")
+            assert app._table().row_count == 4
+
+        tui(home, body)
+        other.release()
+
+    def test_answer_all_from_one_asker_asks_each(
+        self, home: Path, asker: Asker, channel: Channel, server: ServerLock
+    ) -> None:
+        """A opens a dialog per request of the selected one's asker, in turn ("1 of 3");
+        Esc stops, leaving the rest waiting."""
+        gate = ApprovalGate(asker, timeout_s=60)
+        ours = [gate.file(f"echo {n}", "/srv") for n in range(3)]
+        stranger = command(server)
+        channel.file(stranger)
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            await select(app, pilot, ours[1].id)
+            await pilot.press("A")
+            assert isinstance(app.screen, CommandDialog) and app.screen.series == (
+                "1 of 3 from agent pid " + str(os.getpid())
+            )
+            await pilot.press("y")
+            await until(
+                pilot,
+                lambda: isinstance(app.screen, CommandDialog) and app.screen.item.id == ours[1].id,
+            )
+            assert app.screen.series is not None and app.screen.series.startswith("2 of 3")
+            await pilot.press("n")
+            await until(
+                pilot,
+                lambda: isinstance(app.screen, CommandDialog) and app.screen.item.id == ours[2].id,
+            )
+            await pilot.press("escape")
+            assert said(app, "stopped")
+            await until(pilot, lambda: app._table().row_count == 2)
+
+        tui(home, body)
+        decisions = [channel.status(r.id).answer for r in ours]
+        assert [a.decision if a else None for a in decisions] == ["once", "no", None]
+        assert channel.status(stranger.id).answer is None
+
+    def test_history_detail_and_quit(self, home: Path, asker: Asker) -> None:
+        """h shows what ended (from the audit log, through the relay); i hides and shows the
+        detail pane; q quits and the relay ends."""
+        request = ApprovalGate(asker, timeout_s=60).file("make deploy", "/srv")
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            await select(app, pilot, request.id)
+            await pilot.press("enter", "a")
+            await until(pilot, lambda: said(app, "the asker has it"))
+            await pilot.press("h")
+            screen = app.history_screen
+            assert screen is not None
+            await until(pilot, lambda: screen.rows, "history")
+            entry = screen.rows[0][2]
+            assert (entry.id, entry.outcome, entry.decision, entry.by) == (
+                request.id,
+                "answered",
+                "always",
+                "tui",
+            )
+            await pilot.press("escape")
+            detail = app.screen.query_one("#detail")
+            await pilot.press("i")
+            assert not detail.display
+            await pilot.press("i")
+            assert detail.display
+            await pilot.press("q")
+
+        app = tui(home, body)
+        process = app.links[0].process
+        assert process is not None and process.returncode == 0
+
+
+class TestHosts:
+    def test_each_host_has_its_relay(
+        self, home: Path, channel: Channel, server: ServerLock, tmp_path: Path
+    ) -> None:
+        """--host runs a relay per host (here a local command stands in for ssh): each
+        request shows its host, and an answer goes to that host's channel."""
+        alpha = tmp_path / "alpha"
+        with Channel.open(alpha) as far, far.server() as far_lock:
+            there = command(far_lock, "make deploy-alpha")
+            far.file(there)
+            here = command(server, "make deploy-here")
+            channel.file(here)
+            template = f"env WISP_HOME={tmp_path}/{{host}} {sys.executable} -m wisp relay"
+            relays = default_relays(["alpha"], template)
+
+            async def body(app: WispTui, pilot: Any) -> None:
+                await until(pilot, lambda: app._table().row_count == 2)
+                assert cells(app, there.id, "alpha")[4] == "alpha"
+                assert cells(app, here.id)[4] == "local"
+                app._table().move_cursor(row=app._table().get_row_index(f"alpha/{there.id}"))
+                await pilot.press("enter", "n")
+                await until(pilot, lambda: said(app, f"denied ({there.id})"))
+
+            tui(home, body, relays=relays)
+            answer = far.status(there.id).answer
+            assert answer is not None and (answer.decision, answer.via) == ("no", "tui")
+            assert channel.status(here.id).answer is None
+
+    def test_a_relay_that_fails(self, home: Path, channel: Channel) -> None:
+        """A host whose relay cannot run is shown down, with why; the rest works."""
+        relays = [
+            *local(home),
+            ("beta", [sys.executable, "-c", "import sys; sys.exit('no route to beta')"]),
+        ]
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            await until(pilot, lambda: app.hosts["beta"] == "down")
+            assert said(app, "beta: relay ended (exited 1: no route to beta)")
+            assert "beta down" in str(app.screen.query_one("#summary").render())
+
+        tui(home, body, relays=relays)
+
+    def test_a_host_name_is_never_an_option(self) -> None:
+        """A host that ssh could read as an option is refused before anything runs."""
+        from wisp.tui._link import LinkError
+
+        with pytest.raises(LinkError):
+            default_relays(["-oProxyCommand=evil"], "ssh -- {host} wisp relay")
+
+
+class TestNotify:
+    def test_new_requests_post_a_sequence_between_frames(self, home: Path, asker: Asker) -> None:
+        """In a terminal with a notification sequence the TUI declares notify, and each new
+        request's notify line is written as OSC 9, sanitised."""
+        gate = ApprovalGate(asker, timeout_s=60)
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            gate.file("make deploy; rm\x07 -rf", "/srv")
+            await until(pilot, lambda: app.posted, "a notification")
+            data = app.posted[0]
+            assert data.startswith(b"\x1b]9;wisp: run a command?") and data.endswith(b"\x07")
+            assert data.count(b"\x07") == 1 and b";" not in data[4:]
+
+        app = tui(home, body, notify="osc9")
+        assert "notify" in app.hello()["effects"]
+
+    def test_which_terminals_get_notify(self) -> None:
+        """notify is declared only where the terminal posts for a sequence, never in tmux."""
+        assert notify_sequence({"TERM_PROGRAM": "ghostty"}) == "osc9"
+        assert notify_sequence({"TERM": "xterm-kitty"}) == "osc99"
+        assert notify_sequence({"TERM_PROGRAM": "ghostty", "TMUX": "/tmp/t"}) is None
+        assert notify_sequence({"TERM_PROGRAM": "Apple_Terminal"}) is None

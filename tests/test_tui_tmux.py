@@ -1,0 +1,98 @@
+"""`wisp tui` in a real terminal: tmux runs it in a pseudo-terminal of 80x24, keys are typed
+with send-keys, and the screen is read back with capture-pane."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from helpers import Asker as AskerProcess
+
+pytest.importorskip("textual")
+
+TMUX = shutil.which("tmux")
+SCREEN_WAIT_S = 20.0
+
+pytestmark = pytest.mark.skipif(
+    TMUX is None, reason="tmux is not installed (apt-get install -y tmux): no real terminal"
+)
+
+
+class Terminal:
+    """One tmux server of our own (its own socket), running one command in an 80x24 pane."""
+
+    def __init__(self, socket: Path, argv: list[str], env: dict[str, str]) -> None:
+        assert TMUX is not None
+        self.base = [TMUX, "-S", str(socket)]
+        settings = [arg for key, value in env.items() for arg in ("-e", f"{key}={value}")]
+        subprocess.run(
+            [*self.base, "new-session", "-d", "-x", "80", "-y", "24", *settings, *argv],
+            check=True,
+            timeout=30,
+        )
+
+    def screen(self) -> str:
+        done = subprocess.run(
+            [*self.base, "capture-pane", "-p"], capture_output=True, text=True, timeout=30
+        )
+        return done.stdout if done.returncode == 0 else ""
+
+    def wait_for(self, text: str) -> str:
+        """The screen once it shows *text* (bounded; the screen is re-read, never slept on)."""
+        deadline = time.monotonic() + SCREEN_WAIT_S
+        while True:
+            screen = self.screen()
+            if text in screen:
+                return screen
+            if time.monotonic() > deadline:
+                raise AssertionError(f"the screen never showed {text!r}:\n{screen}")
+            time.sleep(0.05)
+
+    def keys(self, *keys: str) -> None:
+        subprocess.run([*self.base, "send-keys", *keys], check=True, timeout=30)
+
+    def alive(self) -> bool:
+        done = subprocess.run([*self.base, "has-session"], capture_output=True, timeout=30)
+        return done.returncode == 0
+
+    def close(self) -> None:
+        subprocess.run([*self.base, "kill-server"], capture_output=True, timeout=30)
+
+
+class TestRealTerminal:
+    def test_keep_a_fact(self, home: Path) -> None:
+        """A fact request whose asker has stopped is shown, opened with Enter, kept with k:
+        facts.json holds it, the screen says so, and q leaves the terminal as it was."""
+        dead = AskerProcess(home, "fact")
+        (request_id,) = dead.filed()
+        dead.kill()
+        term = Terminal(
+            home.parent / "tmux.sock",
+            [sys.executable, "-m", "wisp", "tui"],
+            {"WISP_HOME": str(home), "TERM": "xterm-256color"},
+        )
+        try:
+            screen = term.wait_for("release codename = BLUE HERON")
+            assert "1 waiting (0 command, 1 fact, 0 question)" in screen
+            assert "handed-over" in screen
+            term.keys("Enter")
+            dialog = term.wait_for("Keep as a permanent fact?")
+            assert "[k]eep  [d]rop" in dialog and "BLUE HERON" in dialog
+            term.keys("k")
+            term.wait_for(f"kept ({request_id}) as p")
+            facts = json.loads((home / "facts.json").read_text())["facts"]
+            assert [(f["value"], f["request"], f["via"]) for f in facts] == [
+                ("BLUE HERON", request_id, "tui")
+            ]
+            term.keys("q")
+            deadline = time.monotonic() + SCREEN_WAIT_S
+            while term.alive() and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert not term.alive(), "the TUI did not quit on q"
+        finally:
+            term.close()
