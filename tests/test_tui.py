@@ -9,6 +9,7 @@ import json
 import os
 import re
 import signal
+import subprocess
 import sys
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
@@ -527,3 +528,44 @@ class TestNotify:
         assert notify_sequence({"TERM": "xterm-kitty"}) == "osc99"
         assert notify_sequence({"TERM_PROGRAM": "ghostty", "TMUX": "/tmp/t"}) is None
         assert notify_sequence({"TERM_PROGRAM": "Apple_Terminal"}) is None
+
+
+NO_TEXTUAL = """
+import importlib.abc, sys
+class Refuse(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name == "textual" or name.startswith("textual."):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+sys.meta_path.insert(0, Refuse())
+sys.argv = ["wisp", *sys.argv[1:]]
+from wisp.cli import main
+main()
+"""
+
+
+class TestOptional:
+    def test_everyday_commands_never_import_textual(self, home: Path) -> None:
+        """Loading the `wisp` command and the relay imports no textual: only `wisp tui` does."""
+        code = (
+            "import sys, wisp.cli, wisp.relay._relay; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'textual'))"
+        )
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        assert done.returncode == 0 and done.stdout.strip() == "[]", done.stderr
+
+    def test_without_textual_tui_says_how_to_get_it(self, home: Path) -> None:
+        """Where textual is not installed, `wisp tui` says which extra to install (exit 2),
+        and every other command still works."""
+        tui_run = subprocess.run(
+            [sys.executable, "-c", NO_TEXTUAL, "tui"], capture_output=True, text=True, timeout=60
+        )
+        assert tui_run.returncode == 2
+        assert "pip install 'wisp-pending[tui]'" in tui_run.stderr
+        assert "Traceback" not in tui_run.stderr
+        listing = subprocess.run(
+            [sys.executable, "-c", NO_TEXTUAL, "pending"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert listing.returncode == 0 and "Nothing waits" in listing.stdout

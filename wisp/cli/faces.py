@@ -13,8 +13,6 @@ import typer
 from wisp.cli._common import fail
 from wisp.cli._exit import ExitCode
 
-TUI_EXTRA = "pip install 'wisp-pending[tui]'"
-
 
 def relay() -> None:
     """Speak the channel as JSON lines on stdin/stdout, for a front end that runs this as a
@@ -46,10 +44,8 @@ def tui(
 ) -> None:
     """Every waiting request, live, answered in a dialog (docs/tui.md). Needs the `tui`
     extra. Exit 0 when you quit, 2 if it cannot start."""
-    try:
-        from wisp.tui import TuiError, run
-    except ImportError as exc:
-        fail(f"`wisp tui` needs the textual library ({exc.name} is missing): {TUI_EXTRA}")
+    from wisp.tui import TuiError, run
+
     try:
         code = run(host or [], relay_command)
     except TuiError as exc:

@@ -34,7 +34,13 @@ def notify_sequence(environ: Mapping[str, str]) -> str | None:
 
 def run(hosts: Sequence[str], relay_command: str | None = None) -> int:
     """Run the TUI over this machine's relay and one per host, until the person quits."""
-    from wisp.tui._app import WispTui, default_relays
+    try:
+        from wisp.tui._app import WispTui, default_relays
+    except ImportError as exc:  # the optional extra is not installed
+        raise TuiError(
+            f"`wisp tui` needs the textual library ({exc.name} is missing): "
+            "pip install 'wisp-pending[tui]'"
+        ) from None
 
     try:
         relays = default_relays(hosts, relay_command or SSH_RELAY)
