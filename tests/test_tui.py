@@ -339,7 +339,7 @@ class TestDialogs:
         async def body(app: WispTui, pilot: Any) -> None:
             await select(app, pilot, request.id)
             await pilot.press("enter")
-            relay = app.links[0].process
+            relay = app.links[0].popen
             assert relay is not None
             os.kill(relay.pid, signal.SIGSTOP)  # the relay hears nothing until it resumes
             try:
@@ -452,7 +452,7 @@ class TestKeys:
             await pilot.press("q")
 
         app = tui(home, body)
-        process = app.links[0].process
+        process = app.links[0].popen
         assert process is not None and process.returncode == 0
 
 

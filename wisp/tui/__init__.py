@@ -9,7 +9,8 @@ import os
 from collections.abc import Mapping, Sequence
 
 from wisp._notify import OSC9_TERMINALS, OSC99_TERMINALS
-from wisp.tui._link import SSH_RELAY, LinkError
+from wisp.tui._link import SSH_RELAY, Link, LinkError, hello_line, host_argv, local_argv
+from wisp.tui._model import LOCAL
 
 __all__ = ["TuiError", "notify_sequence", "run"]
 
@@ -35,16 +36,23 @@ def notify_sequence(environ: Mapping[str, str]) -> str | None:
 def run(hosts: Sequence[str], relay_command: str | None = None) -> int:
     """Run the TUI over this machine's relay and one per host, until the person quits."""
     try:
-        from wisp.tui._app import WispTui, default_relays
+        links = [Link(host=LOCAL, argv=local_argv())]
+        links += [Link(host=h, argv=host_argv(relay_command or SSH_RELAY, h)) for h in hosts]
+    except LinkError as exc:
+        raise TuiError(str(exc)) from None
+    sequence = notify_sequence(os.environ)
+    # The relays start now, before the UI library loads: the two start-ups overlap.
+    hello = hello_line(notify=sequence is not None)
+    for link in links:
+        link.spawn(hello)
+    try:
+        from wisp.tui._app import WispTui
     except ImportError as exc:  # the optional extra is not installed
+        for link in links:
+            link.abandon()
         raise TuiError(
             f"`wisp tui` needs the textual library ({exc.name} is missing): "
             "pip install 'wisp-pending[tui]'"
         ) from None
-
-    try:
-        relays = default_relays(hosts, relay_command or SSH_RELAY)
-    except LinkError as exc:
-        raise TuiError(str(exc)) from None
-    WispTui(relays, notify_sequence=notify_sequence(os.environ)).run()
+    WispTui(links=links, notify_sequence=sequence).run()
     return 0

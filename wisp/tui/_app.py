@@ -28,12 +28,11 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import DataTable, Footer, Static
 
 from pending import Kind
-from wisp import __version__
 from wisp._notify import osc9, osc99
 from wisp._text import one_line, visible
-from wisp.relay._protocol import EFFECT_KINDS, NOTIFY, VIA_TUI, TooLong
+from wisp.relay._protocol import TooLong
 from wisp.tui._dialogs import DIALOGS, Choice, Dialog
-from wisp.tui._link import Link, LinkError, describe_exit
+from wisp.tui._link import Link, describe_exit, hello_line, host_argv, local_argv
 from wisp.tui._model import (
     LOCAL,
     Answered,
@@ -62,6 +61,23 @@ HISTORY_LIMIT = 100
 
 KIND_CYCLE: tuple[Kind | None, ...] = (None, Kind.COMMAND, Kind.FACT, Kind.QUESTION)
 SHORT_KIND = {Kind.COMMAND: "cmd", Kind.FACT: "fact", Kind.QUESTION: "ask"}
+
+
+class Cell:
+    """A table cell: a :class:`Text` that does not measure itself. The table's columns have
+    fixed widths, so DataTable's measuring of every new cell (5 a row, each building console
+    options) is work thrown away — it was most of the time a 1,000-request start took."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: Text) -> None:
+        self.text = text
+
+    def __rich_console__(self, console: Any, options: Any) -> Any:
+        yield self.text
+
+    def __str__(self) -> str:
+        return self.text.plain
 
 
 class RequestsScreen(Screen[None]):
@@ -155,15 +171,17 @@ class WispTui(App[None]):
 
     def __init__(
         self,
-        relays: Sequence[tuple[str, list[str]]],
+        relays: Sequence[tuple[str, list[str]]] = (),
         *,
         env: Mapping[str, str] | None = None,
         notify_sequence: str | None = None,
+        links: Sequence[Link] = (),
     ) -> None:
-        """*relays*: (host, argv) per relay; *notify_sequence*: "osc9" or "osc99" when this
-        terminal posts notifications for one (then `notify` is declared), else None."""
+        """*relays*: (host, argv) per relay to start, or *links* already started (with
+        :meth:`Link.spawn` and this app's hello); *notify_sequence*: "osc9" or "osc99" when
+        this terminal posts notifications for one (then `notify` is declared), else None."""
         super().__init__()
-        self.links = [Link(host=host, argv=list(argv), env=env) for host, argv in relays]
+        self.links = [*links, *(Link(host=h, argv=list(a), env=env) for h, a in relays)]
         self.notify_sequence = notify_sequence
         self.items: dict[str, Waiting] = {}  # row key -> request, every one known
         self.answering: dict[str, Waiting] = {}  # sent an answer, awaiting `answered`
@@ -180,6 +198,7 @@ class WispTui(App[None]):
         self.narrow = False
         self.ready: dict[str, asyncio.Event] = {}
         self.started = False  # the main screen is composed
+        self._summary_due = False
 
     # --- start and stop --------------------------------------------------------------
 
@@ -201,24 +220,13 @@ class WispTui(App[None]):
         await asyncio.gather(*(link.stop() for link in self.links), return_exceptions=True)
 
     def hello(self) -> dict[str, Any]:
-        effects = list(EFFECT_KINDS)
-        if self.notify_sequence is not None:
-            effects.append(NOTIFY)
-        return {
-            "type": "hello",
-            "effects": effects,
-            "client": "wisp-tui",
-            "version": __version__,
-            "via": VIA_TUI,
-        }
+        return hello_line(notify=self.notify_sequence is not None)
 
     async def _run_link(self, link: Link) -> None:
-        try:
-            await link.start()
-        except LinkError as exc:
-            self._host_down(link.host, str(exc))
+        if link.popen is None and (link.failed is not None or not link.spawn(self.hello())):
+            self._host_down(link.host, link.failed or "it did not start")
             return
-        await link.send(self.hello())
+        await link.attach()
         async for piece in link.lines():
             if isinstance(piece, TooLong):
                 self.say(f"{link.host}: skipped a relay line of {piece.size} bytes (over 1 MiB)")
@@ -347,7 +355,7 @@ class WispTui(App[None]):
         used = sum(w + 2 for _k, _l, w in fixed) + 2 + 2
         return [*fixed[:2], ("asked", "ASKED", max(8, width - used)), *fixed[2:]]
 
-    def _cells(self, item: Waiting) -> list[Text]:
+    def _cells(self, item: Waiting) -> list[Cell]:
         now = datetime.now(UTC)
         cells = []
         for key, _label, width in self._columns():
@@ -363,7 +371,7 @@ class WispTui(App[None]):
                 text = one_line(item.host, width)
             else:
                 text = self._state_of(item)
-            cells.append(Text(text, style="dim" if not item.answerable else ""))
+            cells.append(Cell(Text(text, style="dim" if not item.answerable else "")))
         return cells
 
     def _state_of(self, item: Waiting) -> str:
@@ -421,7 +429,7 @@ class WispTui(App[None]):
         for key in list(table.rows):
             item = self.items.get(str(key.value))
             if item is not None:
-                table.update_cell(key, "age", Text(age(item.filed_at, now)))
+                table.update_cell(key, "age", Cell(Text(age(item.filed_at, now))))
 
     def on_resize(self, event: events.Resize) -> None:
         narrow = event.size.width < NARROW_COLUMNS
@@ -472,6 +480,14 @@ class WispTui(App[None]):
         pane.update(out)
 
     def _show_summary(self) -> None:
+        """Redraw the summary line once the lines at hand are handled: a burst of a thousand
+        requests redraws it once, not a thousand times."""
+        if not self._summary_due:
+            self._summary_due = True
+            self.call_later(self._draw_summary)
+
+    def _draw_summary(self) -> None:
+        self._summary_due = False
         counts = {kind: 0 for kind in Kind}
         for item in self.items.values():
             if item.answerable:
@@ -628,6 +644,5 @@ def _with_state(item: Waiting, state: str) -> Waiting:
 
 
 def default_relays(hosts: Sequence[str], template: str) -> list[tuple[str, list[str]]]:
-    from wisp.tui._link import host_argv, local_argv
-
+    """This machine's relay, and one per host by *template*."""
     return [(LOCAL, local_argv()), *((host, host_argv(template, host)) for host in hosts)]

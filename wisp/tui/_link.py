@@ -11,9 +11,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
 import re
 import shlex
+import subprocess
 import sys
 from collections import deque
 from collections.abc import AsyncIterator, Mapping
@@ -21,7 +21,7 @@ from typing import Any
 
 import attrs
 
-from wisp.relay._protocol import LineSplitter, TooLong
+from wisp.relay._protocol import EFFECT_KINDS, NOTIFY, VIA_TUI, LineSplitter, TooLong
 
 READ_CHUNK = 64 * 1024
 STDERR_LINES = 20  # the last lines of a relay's stderr, kept to say why it ended
@@ -51,8 +51,9 @@ def check_host(host: str) -> str:
 
 
 def local_argv() -> list[str]:
-    """This machine's relay: the same wisp, by the interpreter running the TUI."""
-    return [sys.executable, "-m", "wisp", "relay"]
+    """This machine's relay: the same wisp, by the interpreter running the TUI (as
+    `python -m wisp.relay`, which skips the `wisp` command's own imports)."""
+    return [sys.executable, "-m", "wisp.relay"]
 
 
 def host_argv(template: str, host: str) -> list[str]:
@@ -68,66 +69,124 @@ def host_argv(template: str, host: str) -> list[str]:
     return [word.replace("{host}", host) for word in words]
 
 
+def hello_line(*, notify: bool) -> dict[str, Any]:
+    """What `wisp tui` says first: every request effect, `notify` where its terminal has a
+    sequence, and that its answers are the TUI's (`via: "tui"`)."""
+    from wisp import __version__
+
+    effects = list(EFFECT_KINDS) + ([NOTIFY] if notify else [])
+    return {
+        "type": "hello",
+        "effects": effects,
+        "client": "wisp-tui",
+        "version": __version__,
+        "via": VIA_TUI,
+    }
+
+
+def _encode(line: Mapping[str, Any]) -> bytes:
+    return (json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+
+
 @attrs.define
 class Link:
-    """One relay child and its stream of lines."""
+    """One relay child and its stream of lines.
+
+    :meth:`spawn` starts it and says hello synchronously, so `wisp tui` can start its relays
+    before it loads the UI library and the two start-ups overlap; :meth:`attach` then joins
+    its pipes to the UI's asyncio loop.
+    """
 
     host: str
     argv: list[str]
     env: Mapping[str, str] | None = None
-    process: asyncio.subprocess.Process | None = None
+    popen: subprocess.Popen[bytes] | None = None
+    failed: str | None = None  # why it could not start
     stderr_tail: deque[str] = attrs.field(factory=lambda: deque(maxlen=STDERR_LINES))
+    _stdout: asyncio.StreamReader | None = None
+    _stdin: asyncio.StreamWriter | None = None
     _stderr_task: asyncio.Task[None] | None = None
 
-    async def start(self) -> None:
+    def spawn(self, hello: Mapping[str, Any]) -> bool:
+        """Start the relay (an argv, never a shell) and write the hello; False if it could
+        not start (``failed`` says why)."""
         try:
-            self.process = await asyncio.create_subprocess_exec(
-                *self.argv,
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
+            self.popen = subprocess.Popen(
+                self.argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
                 env=dict(self.env) if self.env is not None else None,
                 # Its own session: the terminal's signals (and the TUI's raw mode) are not its.
                 start_new_session=True,
             )
         except OSError as exc:
-            raise LinkError(
-                f"cannot start {shlex.join(self.argv)}: {exc.strerror or exc}"
-            ) from None
-        self._stderr_task = asyncio.ensure_future(self._read_stderr())
+            self.failed = f"cannot start {shlex.join(self.argv)}: {exc.strerror or exc}"
+            return False
+        assert self.popen.stdin is not None
+        try:  # a few hundred bytes into an empty pipe: never blocks
+            self.popen.stdin.write(_encode(hello))
+            self.popen.stdin.flush()
+        except OSError:
+            pass  # it died at once: its exit status and stderr will say why
+        return True
+
+    def abandon(self) -> None:
+        """Before any loop runs: end a spawned relay (EOF first, then SIGTERM)."""
+        popen = self.popen
+        if popen is None:
+            return
+        for stream in (popen.stdin, popen.stdout, popen.stderr):
+            if stream is not None:
+                stream.close()
+        try:
+            popen.wait(STOP_WAIT_S)
+        except subprocess.TimeoutExpired:
+            popen.terminate()
+            popen.wait()
+
+    async def attach(self) -> None:
+        """Read its stdout and stderr, and write its stdin, on the running loop."""
+        popen = self.popen
+        assert popen is not None and popen.stdout and popen.stderr and popen.stdin
+        loop = asyncio.get_running_loop()
+        stdout = self._stdout = asyncio.StreamReader()
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stdout), popen.stdout)
+        stderr = asyncio.StreamReader()
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stderr), popen.stderr)
+        self._stderr_task = asyncio.ensure_future(self._read_stderr(stderr))
+        transport, protocol = await loop.connect_write_pipe(
+            lambda: asyncio.StreamReaderProtocol(asyncio.StreamReader()), popen.stdin
+        )
+        self._stdin = asyncio.StreamWriter(transport, protocol, None, loop)
 
     async def send(self, line: Mapping[str, Any]) -> bool:
         """Write one line; False if the relay has stopped taking them."""
-        process = self.process
-        if process is None or process.stdin is None or process.stdin.is_closing():
+        stdin = self._stdin
+        if stdin is None or stdin.is_closing():
             return False
-        data = (json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
         try:
-            process.stdin.write(data)
-            await process.stdin.drain()
+            stdin.write(_encode(line))
+            await stdin.drain()
         except (ConnectionError, OSError):
             return False
         return True
 
     async def lines(self) -> AsyncIterator[bytes | TooLong]:
         """The relay's stdout, line by line, until it closes."""
-        process = self.process
-        assert process is not None and process.stdout is not None
+        assert self._stdout is not None
         splitter = LineSplitter()
         while True:
-            chunk = await process.stdout.read(READ_CHUNK)
-            pieces = splitter.feed(chunk) if chunk else splitter.end()
-            for piece in pieces:
+            chunk = await self._stdout.read(READ_CHUNK)
+            for piece in splitter.feed(chunk) if chunk else splitter.end():
                 yield piece
             if not chunk:
                 return
 
-    async def _read_stderr(self) -> None:
-        process = self.process
-        assert process is not None and process.stderr is not None
+    async def _read_stderr(self, stderr: asyncio.StreamReader) -> None:
         splitter = LineSplitter(limit=READ_CHUNK)
         while True:
-            chunk = await process.stderr.read(READ_CHUNK)
+            chunk = await stderr.read(READ_CHUNK)
             for piece in splitter.feed(chunk) if chunk else splitter.end():
                 if isinstance(piece, bytes):
                     self.stderr_tail.append(piece.decode("utf-8", "replace"))
@@ -136,10 +195,9 @@ class Link:
 
     async def ended(self) -> tuple[int | None, str]:
         """Wait for the relay to exit: its exit status and the last line it said on stderr."""
-        process = self.process
-        if process is None:
-            return None, ""
-        code = await process.wait()
+        if self.popen is None:
+            return None, self.failed or ""
+        code = await asyncio.to_thread(self.popen.wait)
         if self._stderr_task is not None:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._stderr_task
@@ -147,23 +205,25 @@ class Link:
 
     async def stop(self) -> None:
         """End the relay: close its stdin (a clean stop), then SIGTERM, then SIGKILL."""
-        process = self.process
-        if process is None or process.returncode is not None:
+        popen = self.popen
+        if popen is None or popen.poll() is not None:
             return
-        if process.stdin is not None and not process.stdin.is_closing():
-            process.stdin.close()
-        for signal_it, wait_s in ((None, STOP_WAIT_S), (process.terminate, KILL_WAIT_S)):
+        if self._stdin is not None:
+            self._stdin.close()
+        elif popen.stdin is not None:
+            popen.stdin.close()
+        for signal_it, wait_s in ((None, STOP_WAIT_S), (popen.terminate, KILL_WAIT_S)):
             if signal_it is not None:
                 with contextlib.suppress(ProcessLookupError):
                     signal_it()
             try:
-                await asyncio.wait_for(process.wait(), wait_s)
+                await asyncio.to_thread(popen.wait, wait_s)
                 return
-            except TimeoutError:
+            except subprocess.TimeoutExpired:
                 continue
         with contextlib.suppress(ProcessLookupError):
-            process.kill()
-        await process.wait()
+            popen.kill()
+        await asyncio.to_thread(popen.wait)
 
 
 def describe_exit(code: int | None, last: str) -> str:
@@ -174,8 +234,3 @@ def describe_exit(code: int | None, last: str) -> str:
     else:
         how = f"exited {code}"
     return how + (f": {last}" if last else "")
-
-
-def relay_env() -> dict[str, str]:
-    """The environment a local relay runs in: the TUI's own."""
-    return dict(os.environ)
