@@ -19,14 +19,13 @@ import pytest
 from helpers import Asker as AskerProcess
 from helpers import command, fact, in_terminal, question
 from relayproc import write_config
+from textual.widgets import DataTable
 
 from pending import Channel, ServerLock, State
 from wisp import ApprovalGate, Asker, Notifier, QuestionAsker
 from wisp.tui import notify_sequence
 from wisp.tui._app import WispTui, default_relays
 from wisp.tui._dialogs import CommandDialog, FactDialog, QuestionDialog
-
-pytest.importorskip("textual")
 
 WAIT_S = 10.0  # every condition below is waited for at most this long
 Body = Callable[[WispTui, Any], Awaitable[None]]
@@ -131,7 +130,7 @@ class TestMainView:
             assert (kind, asked, who, state) == (
                 "command",
                 "make deploy",
-                f"test pid {os.getpid()}",
+                f"test {os.getpid()}",
                 "filed",
             )
             assert re.fullmatch(r"\d+s", age)
@@ -454,6 +453,39 @@ class TestKeys:
         app = tui(home, body)
         process = app.links[0].popen
         assert process is not None and process.returncode == 0
+
+    def test_a_history_that_comes_before_its_screen_is_drawn(self) -> None:
+        """A relay's history may arrive before the history screen is up: it is drawn then."""
+        from wisp.tui._app import HistoryScreen
+        from wisp.tui._model import Ended, History
+
+        entry = Ended(
+            ts="2026-11-30T03:39:16.204Z",
+            id="a1b2c3d4",
+            kind="fact",
+            outcome="answered",
+            decision="keep",
+            asked="release codename = \x1b[2J BLUE HERON",
+            by="tui",
+        )
+        app = WispTui()
+
+        async def main() -> None:
+            async with app.run_test() as pilot:
+                screen = HistoryScreen()
+                screen.add("local", History(entries=(entry,)))
+                await app.push_screen(screen)
+                await pilot.pause()
+                row = [str(c) for c in screen.query_one("#history", DataTable).get_row_at(0)]
+                assert row[1:] == [
+                    "local",
+                    "fact",
+                    "answered keep",
+                    "release codename = ⟨ESC⟩[2J BLUE HERON",
+                    "tui",
+                ]
+
+        asyncio.run(main())
 
 
 class TestHosts:

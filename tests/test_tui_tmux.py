@@ -13,8 +13,6 @@ from pathlib import Path
 import pytest
 from helpers import Asker as AskerProcess
 
-pytest.importorskip("textual")
-
 TMUX = shutil.which("tmux")
 SCREEN_WAIT_S = 20.0
 

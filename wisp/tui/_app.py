@@ -27,7 +27,7 @@ from textual.coordinate import Coordinate
 from textual.screen import ModalScreen, Screen
 from textual.widgets import DataTable, Footer, Static
 
-from pending import Kind
+from pending import Kind, parse_time
 from wisp._notify import osc9, osc99
 from wisp._text import one_line, visible
 from wisp.relay._protocol import TooLong
@@ -80,11 +80,18 @@ class Cell:
         return self.text.plain
 
 
+class RequestTable(DataTable[Any]):
+    """The requests, a row each; Enter opens the selected one's dialog."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "select_cursor", "answer", show=True),
+    ]
+
+
 class RequestsScreen(Screen[None]):
     """The main view: a summary line, the table, the detail pane, the last message, the keys."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter", "app.open", "answer", show=True),
         Binding("f", "app.kind_filter", "kind"),
         Binding("w", "app.asker_filter", "asker"),
         Binding("A", "app.answer_all", "all from asker"),
@@ -103,8 +110,7 @@ class RequestsScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Static("", id="summary", markup=False)
-        table: DataTable[Any] = DataTable(id="requests", cursor_type="row", zebra_stripes=True)
-        yield table
+        yield RequestTable(id="requests", cursor_type="row", zebra_stripes=True)
         yield Static("", id="detail", markup=False)
         yield Static("", id="status", markup=False)
         yield Footer()
@@ -144,17 +150,23 @@ class HistoryScreen(ModalScreen[None]):
         table = self.query_one("#history", DataTable)
         table.add_columns("WHEN", "HOST", "KIND", "ENDED", "ASKED", "BY")
         table.focus()
+        self._draw()
 
     def add(self, host: str, history: History) -> None:
+        """A relay's history (it may come before the screen is up: then it is drawn then)."""
         for entry in history.entries:
             self.rows.append((entry.ts, host, entry))
         self.rows.sort(key=lambda row: row[0], reverse=True)
+        if self.is_mounted:
+            self._draw()
+
+    def _draw(self) -> None:
         table = self.query_one("#history", DataTable)
         table.clear()
         for ts, where, entry in self.rows:
             ended = entry.outcome + (f" {entry.decision}" if entry.decision else "")
             table.add_row(
-                Text(visible(ts[11:19] if len(ts) >= 19 else ts)),
+                Text(_clock(ts)),
                 Text(visible(where)),
                 Text(visible(entry.kind)),
                 Text(visible(ended)),
@@ -366,7 +378,7 @@ class WispTui(App[None]):
             elif key == "asked":
                 text = one_line(asked(item), width)
             elif key == "by":
-                text = one_line(who(item), width)
+                text = one_line(who(item, short=True), width)
             elif key == "host":
                 text = one_line(item.host, width)
             else:
@@ -637,6 +649,14 @@ class WispTui(App[None]):
                     group="history",
                     exit_on_error=False,
                 )
+
+
+def _clock(ts: str) -> str:
+    """An audit time as this machine's wall clock (HH:MM:SS), or as it came if unreadable."""
+    try:
+        return parse_time(ts).astimezone().strftime("%H:%M:%S")
+    except ValueError:
+        return visible(ts)
 
 
 def _with_state(item: Waiting, state: str) -> Waiting:

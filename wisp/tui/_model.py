@@ -379,10 +379,13 @@ def asked(item: Waiting) -> str:
     return visible(fields["question"])
 
 
-def who(item: Waiting) -> str:
+def who(item: Waiting, *, short: bool = False) -> str:
+    """Who asks: the asking program and its pid (`short`: without the word, for the table)."""
     asker = item.asker
     name = one_line(asker.client or asker.entry_point or "?", 20)
-    return f"{name} pid {asker.pid}" if asker.pid is not None else name
+    if asker.pid is None:
+        return name
+    return f"{name} {asker.pid}" if short else f"{name} pid {asker.pid}"
 
 
 def age(moment: datetime | None, now: datetime) -> str:
