@@ -310,11 +310,13 @@ class WispTui(App[None]):
             # A dead asker's command or question turns stale in place: shown, not answerable.
             self.items[key] = item = _with_state(item, "stale")
             self._update_row(item)
-            self._close_dialog(key, f"{gone.id} went {why}")
+            self._close_dialog(key, f"{gone.id}: {why}")
             self._show_summary()
             return
-        self._forget(key, closing=f"{gone.id} was {why}")
-        self.say(f"{gone.id}: {why}")
+        dialog_open = self.dialog_key == key
+        self._forget(key, closing=f"{gone.id}: {why}")
+        if not dialog_open:
+            self.say(f"{gone.id}: {why}")
 
     def _answered(self, host: str, message: Answered) -> None:
         key = f"{host}/{message.id}"
