@@ -148,7 +148,6 @@ class Relay:
         self.answering: set[str] = set()
         self.threads: list[threading.Thread] = []
         self.lock = threading.RLock()
-        self.inbox: Inbox | None = None
 
     def _answerer(self, hello: Hello) -> Answerer:
         via, entry = (
@@ -164,7 +163,6 @@ class Relay:
             target=read_input, args=(stdin_fd, lines), name="relay-stdin", daemon=True
         )
         with Inbox(self.channel, entry_point=EntryPoint.RELAY, on_warning=self.on_warning) as inbox:
-            self.inbox = inbox
             subscription, snapshot = inbox.subscribe()
             reader.start()
             try:
