@@ -271,6 +271,8 @@ def edits(draw: st.DrawFn, tree: object) -> Edit:
         return Edit(path=path, action=action)
     key = draw(st.sampled_from(["xNew", "extra", "kind", "id"])) if action == "add" else None
     return Edit(path=path, action=action, value=draw(hostile_values), key=key)
+
+
 # The relay's lines: bytes without a newline (some with a trailing CR, some blank), and
 # the points a stream of them is cut at as it arrives.
 relay_lines = st.lists(

@@ -361,7 +361,7 @@ class TestLines:
             (b'{"type":"answer","id":"a1b2c3d4","decision":"once","kind":"x"}\n', "bad-field"),
             (b'{"type":"answer","id":"../etc/passwd","decision":"once"}\n', "invalid-id"),
             (b'{"type":"answer","id":"a1b2c3d4","decision":"once"}\n', "unknown-request"),
-            (b'{"type":"history","limit":1e400}\n', "bad-field"),
+            (b'{"type":"history","limit":1e400}\n', "bad-json"),  # not a finite number
             (b'{"type":"answer","id":"a1b2c3d4","decision":NaN}\n', "bad-json"),
         ]:
             relay.send_raw(raw)

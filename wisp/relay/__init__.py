@@ -9,7 +9,8 @@ from __future__ import annotations
 import os
 import sys
 
-from pending import Channel, PendingError, wisp_home
+from pending import PendingError
+from wisp._home import open_channel
 from wisp.relay._protocol import MAX_LINE_BYTES, error_line
 
 __all__ = ["MAX_LINE_BYTES", "main"]
@@ -34,7 +35,7 @@ def main() -> int:
         return EXIT_ERROR
 
     try:
-        channel = Channel.open(wisp_home())
+        channel = open_channel()
     except PendingError as exc:
         return fatal(str(exc))
 
