@@ -454,6 +454,19 @@ class TestKeys:
         process = app.links[0].popen
         assert process is not None and process.returncode == 0
 
+    def test_ctrl_c_quits_from_the_list(self) -> None:
+        """Ctrl-C on the list quits (in a dialog it refuses instead: see TestDialogs)."""
+        app = WispTui()
+
+        async def main() -> None:
+            async with app.run_test() as pilot:
+                await pilot.press("ctrl+c")
+                await pilot.pause()
+                assert not app.is_running
+
+        asyncio.run(main())
+        assert app.return_code == 0
+
     def test_a_history_that_comes_before_its_screen_is_drawn(self) -> None:
         """A relay's history may arrive before the history screen is up: it is drawn then."""
         from wisp.tui._app import HistoryScreen
