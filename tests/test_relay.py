@@ -468,3 +468,89 @@ class TestHistory:
         assert entries[0]["id"] == request.id
         assert (entries[0]["outcome"], entries[0]["decision"]) == ("answered", "always")
         assert (entries[0]["asked"], entries[0]["by"]) == ("make deploy", "relay")
+
+
+class TestEndedRequests:
+    """wisp._history.ended_requests: what the relay's history line is read from."""
+
+    def write(self, home: Path, lines: list[bytes]) -> Path:
+        logs = home / "logs"
+        logs.mkdir(parents=True, mode=0o700, exist_ok=True)
+        path = logs / "audit.jsonl"
+        path.write_bytes(b"".join(line + b"\n" for line in lines))
+        path.chmod(0o600)
+        return path
+
+    def test_bad_lines_are_skipped_and_the_latest_ending_stands(self, home: Path) -> None:
+        """Garbage, non-records and records without an id are skipped; one entry per request,
+        newest first, with who answered."""
+        from wisp._history import ended_requests
+
+        def record(**fields: object) -> bytes:
+            return json.dumps(fields).encode()
+
+        self.write(
+            home,
+            [
+                b"not json",
+                b"[1]",
+                b'{"event":"approval.settled","outcome":"stale","id":NaN}',
+                record(event="approval.settled", outcome="answered"),
+                record(event="approval.answered", id="a1b2c3d4", via="cli"),
+                record(
+                    ts="t1",
+                    event="approval.settled",
+                    id="a1b2c3d4",
+                    kind="command",
+                    outcome="answered",
+                    decision="no",
+                    command="make deploy",
+                ),
+                record(
+                    ts="t2",
+                    event="approval.withdrawn",
+                    id="b1b2c3d4",
+                    kind="question",
+                    outcome="withdrawn",
+                    question="Which?",
+                ),
+                record(
+                    ts="t3",
+                    event="approval.settled",
+                    id="a1b2c3d4",
+                    kind="command",
+                    outcome="answered",
+                    decision="no",
+                    command="make deploy",
+                ),
+            ],
+        )
+        ended = ended_requests(home, 10)
+        assert [(e.id, e.ts, e.outcome, e.by, e.asked) for e in ended] == [
+            ("a1b2c3d4", "t3", "answered", "cli", "make deploy"),
+            ("b1b2c3d4", "t2", "withdrawn", None, "Which?"),
+        ]
+        assert len(ended_requests(home, 1)) == 1
+
+    def test_only_the_tail_is_read(self, home: Path) -> None:
+        """A log over the tail size is read from its end, the cut first line dropped."""
+        from wisp._history import TAIL_BYTES, ended_requests
+
+        old = json.dumps({"event": "approval.settled", "id": "0000000a", "outcome": "stale"})
+        filler = json.dumps({"event": "notification", "pad": "x" * 1000})
+        new = json.dumps({"event": "approval.settled", "id": "0000000b", "outcome": "stale"})
+        count = TAIL_BYTES // len(filler) + 2
+        self.write(home, [old.encode(), *[filler.encode()] * count, new.encode()])
+        assert [e.id for e in ended_requests(home, 10)] == ["0000000b"]
+
+    def test_a_log_that_is_a_symlink_is_not_read(self, home: Path, tmp_path: Path) -> None:
+        """The log is opened without following a symlink: a planted one reads as empty."""
+        from wisp._history import ended_requests
+
+        elsewhere = tmp_path / "elsewhere.jsonl"
+        elsewhere.write_text(
+            json.dumps({"event": "approval.settled", "id": "a1b2c3d4", "outcome": "stale"}) + "\n"
+        )
+        (home / "logs").mkdir(parents=True, mode=0o700, exist_ok=True)
+        (home / "logs" / "audit.jsonl").symlink_to(elsewhere)
+        assert ended_requests(home, 10) == []
