@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -68,6 +69,10 @@ class Inbox:
             m.params.uri for m in self.items if isinstance(m, types.ResourceUpdatedNotification)
         ]
 
+    async def update_after(self, seen: int) -> None:
+        """Wait for a resource update beyond the first *seen*."""
+        await self.wait_for(lambda: len(self.updated()) > seen, "a resource update")
+
     async def wait_for(self, found: Callable[[], Any], what: str) -> Any:
         with anyio.fail_after(BOUND_S):
             while not (value := found()):
@@ -104,6 +109,60 @@ class Wire:
         return json.loads(content.text)
 
 
+ANSWER_ID = re.compile(r"wisp (?:approvals approve|questions answer) ([0-9a-f]{8,32})")
+
+
+class Call:
+    """A tool call in flight: the request it filed (named by its first progress), the
+    progress seen, and its result once it returns."""
+
+    def __init__(self) -> None:
+        self.id = ""
+        self.progress: list[str | None] = []
+        self.result: types.CallToolResult | None = None
+        self.named = anyio.Event()
+        self.done = anyio.Event()
+        self.scope = anyio.CancelScope()
+
+    async def on_progress(self, progress: float, total: float | None, message: str | None) -> None:
+        self.progress.append(message)
+        found = ANSWER_ID.search(message or "")
+        if found and not self.id:
+            self.id = found.group(1)
+            self.named.set()
+
+    async def returned(self) -> types.CallToolResult:
+        with anyio.fail_after(BOUND_S):
+            await self.done.wait()
+        assert self.result is not None, "the call was cancelled"
+        return self.result
+
+    def cancel(self) -> None:
+        """The client cancels the call (the SDK sends notifications/cancelled)."""
+        self.scope.cancel()
+
+
+@asynccontextmanager
+async def in_flight(wire: Wire, tool: str, **arguments: Any) -> AsyncIterator[Call]:
+    """Start a tool call that waits for the person; yields once it names its request."""
+    call = Call()
+
+    async def run() -> None:
+        try:
+            with call.scope:
+                call.result = await wire.call(tool, _progress=call.on_progress, **arguments)
+        finally:
+            call.done.set()
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(run)
+        with anyio.fail_after(BOUND_S):
+            await call.named.wait()
+        yield call
+        with anyio.fail_after(BOUND_S * 3):
+            await call.done.wait()
+
+
 def text_of(result: types.CallToolResult) -> str:
     return "\n".join(c.text for c in result.content if isinstance(c, types.TextContent))
 
@@ -123,7 +182,7 @@ async def wisp_mcp(
     inbox = Inbox()
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "wisp.mcp"],
+        args=["-m", "wisp", "mcp"],
         env=server_env(home, bin_dir, **(env or {})),
     )
     client = Client(
@@ -135,6 +194,9 @@ async def wisp_mcp(
     )
     async with client:
         yield Wire(client, inbox, home)
+    # Nothing but protocol on the server's stdout: a stray line reaches the client as an
+    # exception in place of a message.
+    assert not [m for m in inbox.items if isinstance(m, Exception)], inbox.items
 
 
 def server_pid(home: Path, request_id: str) -> int:

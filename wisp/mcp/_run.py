@@ -10,14 +10,18 @@ for people go to stderr.
 from __future__ import annotations
 
 import logging
+import os
 import signal
+import stat
 import sys
-
-import anyio
+from collections.abc import Callable
+from typing import Any, cast
 
 from wisp.mcp._app import App, StartError
 
 STARTUP_FAILED = 2  # as every `wisp` command that cannot use the channel (ExitCode.ERROR)
+READ_CHUNK_BYTES = 64 * 1024
+SDK_MODULES = ("mcp", "mcp_types", "pydantic", "starlette", "httpx", "anyio")
 
 
 def _say(message: str) -> None:
@@ -25,10 +29,52 @@ def _say(message: str) -> None:
     sys.stderr.flush()
 
 
-async def _serve(app: App) -> None:
-    from wisp.mcp._server import build
+class StdinLines:
+    """The client's lines on stdin, read on the event loop.
+
+    The SDK's own reader blocks a worker thread in `read(2)`, and a stop (SIGTERM, SIGINT)
+    would then wait for the client's next line; waiting for readability on the loop is
+    cancelled at once. Used where stdin can be waited on (a pipe, a socket, a terminal).
+    """
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self._buffer = b""
+
+    @staticmethod
+    def usable(fd: int) -> bool:
+        try:
+            mode = os.fstat(fd).st_mode
+        except OSError:
+            return False
+        return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)
+
+    def __aiter__(self) -> StdinLines:
+        return self
+
+    async def __anext__(self) -> str:
+        import anyio
+
+        while b"\n" not in self._buffer:
+            await anyio.wait_readable(self.fd)
+            chunk = os.read(self.fd, READ_CHUNK_BYTES)  # readable: returns what is there
+            if not chunk:
+                if not self._buffer:
+                    raise StopAsyncIteration
+                line, self._buffer = self._buffer, b""
+                return line.decode("utf-8", errors="replace")
+            self._buffer += chunk
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        return line.decode("utf-8", errors="replace") + "\n"
+
+
+async def _serve(app: App, build: Callable[[App], tuple[Any, Any]]) -> None:
+    import anyio
+    from mcp.server.stdio import stdio_server
 
     server, updates = build(app)
+    lowlevel = server._lowlevel_server  # the SDK's run_stdio_async, with our stdin reader
+    stdin = StdinLines(0) if StdinLines.usable(0) else None
     async with anyio.create_task_group() as group:
 
         async def stop_on_signal() -> None:
@@ -39,7 +85,9 @@ async def _serve(app: App) -> None:
 
         group.start_soon(stop_on_signal)
         group.start_soon(updates.run)
-        await server.run_stdio_async()  # returns when the client closes stdin
+        async with stdio_server(stdin=cast(Any, stdin)) as (read, write):
+            # Returns when the client closes stdin (EOF).
+            await lowlevel.run(read, write, lowlevel.create_initialization_options())
         group.cancel_scope.cancel()
 
 
@@ -49,16 +97,26 @@ def main() -> int:
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
     logging.getLogger("watchdog").setLevel(logging.ERROR)
 
-    def warn(message: str) -> None:
-        _say(message)
+    try:
+        from wisp.mcp._server import build
+    except ImportError as exc:
+        if not (exc.name or "").startswith(SDK_MODULES):
+            raise
+        _say(
+            f"the MCP SDK is not installed ({exc}). Install the extra: "
+            "pip install 'wisp-pending[mcp]'"
+        )
+        return STARTUP_FAILED
 
     try:
-        app = App.start(on_warning=warn)
+        app = App.start(on_warning=_say)
     except StartError as exc:
         _say(str(exc))
         return STARTUP_FAILED
+    import anyio  # installed with the SDK, checked above
+
     try:
-        anyio.run(_serve, app)
+        anyio.run(_serve, app, build)
     except KeyboardInterrupt:  # a second Ctrl-C while stopping: still stop cleanly below
         pass
     finally:

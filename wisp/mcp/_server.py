@@ -12,14 +12,17 @@ import contextlib
 import json
 import math
 import re
+import sys
 import threading
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
 import anyio
 import anyio.from_thread
 import anyio.lowlevel
 import anyio.to_thread
+import attrs
 from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
@@ -29,6 +32,9 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import (
     INVALID_PARAMS,
     CallToolResult,
+    ClientCapabilities,
+    ElicitationCapability,
+    ElicitResult,
     EmptyResult,
     SubscribeRequestParams,
     TextContent,
@@ -36,10 +42,24 @@ from mcp_types import (
 )
 from pydantic import Field
 
-from pending import Kind, Missed, PendingError, State, Transition
+from pending import (
+    CommandBinding,
+    Decision,
+    Kind,
+    Missed,
+    PendingError,
+    QuestionBinding,
+    Request,
+    State,
+    Transition,
+    is_valid_id,
+)
 from wisp import __version__
-from wisp.mcp._app import App, FactRefused, StoreError, UnknownFact, collecting
-from wisp.mcp._threads import Scope
+from wisp._asking import Cancel, Ending
+from wisp._text import visible
+from wisp.mcp import _views as views
+from wisp.mcp._app import App, FactRefused, NotOurs, StoreError, UnknownFact, collecting
+from wisp.mcp._threads import FactScope
 from wisp.mcp._views import fact_said, pending_entry, permanent_fact, request_outcome
 
 # --- bounds: what the tools take ------------------------------------------------------------
@@ -167,7 +187,7 @@ class Updates:
     async def run(self) -> None:
         """Deliver updates until cancelled; watch the channel for changes made elsewhere."""
         self._token = anyio.lowlevel.current_token()
-        self._subscription, _ = self.app.asker.watcher.subscribe(backlog=1024)
+        self._subscription, _ = self.app.inbox.subscribe(backlog=1024)
         self._watch = threading.Thread(target=self._follow, name="mcp-resources", daemon=True)
         self._watch.start()
         try:
@@ -183,7 +203,7 @@ class Updates:
 
     def stop(self) -> None:
         if self._subscription is not None:
-            self.app.asker.watcher.unsubscribe(self._subscription)
+            self.app.inbox.unsubscribe(self._subscription)
             self._subscription = None
 
     def _follow(self) -> None:
@@ -217,6 +237,143 @@ class Updates:
                 if settled is not None and settled.result:
                     uris.append(fact_uri(settled.result))
         return uris
+
+
+# --- waiting for the person ---------------------------------------------------------------
+
+
+@attrs.frozen(kw_only=True)
+class Dialog:
+    """The client's own dialog for a request (elicitation): what it shows, the form it asks
+    for, and the answer a reply gives (None: no answer, as for a dismissed dialog)."""
+
+    message: str
+    schema: dict[str, Any]
+    answer: Callable[[ElicitResult], tuple[Decision, str | None] | None]
+
+
+def command_dialog(request: Request) -> Dialog:
+    """A fieldless accept/decline: accept approves once, decline denies."""
+    binding = request.binding
+    assert isinstance(binding, CommandBinding)
+    why = f"\nwhy: {visible(binding.reason)}" if binding.reason else ""
+    message = (
+        f"Run this command?\n\n{visible(binding.command)}\n\nin {visible(binding.cwd)}{why}\n\n"
+        f"Accept approves it once; decline denies it. (Or from a terminal: "
+        f"wisp approvals approve {request.id})"
+    )
+
+    def answer(reply: ElicitResult) -> tuple[Decision, str | None] | None:
+        if reply.action == "accept":
+            return Decision.ONCE, None
+        if reply.action == "decline":
+            return Decision.NO, None
+        return None
+
+    return Dialog(message=message, schema={"type": "object", "properties": {}}, answer=answer)
+
+
+def question_dialog(request: Request) -> Dialog:
+    """The question's options (or a text field); decline declines to answer."""
+    binding = request.binding
+    assert isinstance(binding, QuestionBinding)
+    options = list(binding.options or ())
+    field: dict[str, Any] = {"type": "string", "title": "Answer"}
+    if options and not binding.free_text:
+        field["enum"] = options
+    elif options:
+        field["description"] = "For example: " + ", ".join(options)
+    message = (
+        f"{visible(binding.question)}\n\n(Or from a terminal: wisp questions answer "
+        f"{request.id} TEXT)"
+    )
+
+    def answer(reply: ElicitResult) -> tuple[Decision, str | None] | None:
+        if reply.action == "decline":
+            return Decision.DECLINE, None
+        text = (reply.content or {}).get("answer") if reply.action == "accept" else None
+        if isinstance(text, str) and text.strip():
+            return Decision.ANSWER, text
+        return None
+
+    schema = {"type": "object", "properties": {"answer": field}, "required": ["answer"]}
+    return Dialog(message=message, schema=schema, answer=answer)
+
+
+def _dialog_for(request: Request, ctx: Context) -> Dialog | None:
+    """The client's dialog, where it has one: it declared elicitation, and this connection
+    lets the server ask mid-call (the handshake era's; a 2026-era call cannot)."""
+    session: ServerSession = ctx.session
+    if not session.can_send_request:
+        return None
+    if not session.check_client_capability(ClientCapabilities(elicitation=ElicitationCapability())):
+        return None
+    return command_dialog(request) if request.kind is Kind.COMMAND else question_dialog(request)
+
+
+async def wait_for_person(
+    app: App, request: Request, wait_s: float, ctx: Context, dialog: Dialog | None
+) -> Ending | None:
+    """Wait at most *wait_s* for the request to end: its answer from any terminal, from the
+    client's dialog if there is one (first answer wins; the loser's dialog is cancelled), or
+    its own deadline. None if it still waits. Progress is reported meanwhile; a call the
+    client cancels stops waiting at once, and the request waits on."""
+    cancel = Cancel()
+    ended: list[Ending | None] = []
+    hint = views.answer_hint(request.kind, request.id)
+    try:
+        async with anyio.create_task_group() as group:
+
+            async def waiter() -> None:
+                ended.append(
+                    await anyio.to_thread.run_sync(
+                        app.wait, request.id, wait_s, cancel, abandon_on_cancel=True
+                    )
+                )
+                group.cancel_scope.cancel()  # the dialog and the progress go with it
+
+            async def progress() -> None:
+                # A heartbeat, not a poll: clients that reset their tool timeout on progress
+                # keep the call open while the person is away. No token: nothing is sent.
+                beat = 0
+                while True:
+                    await ctx.report_progress(beat, None, f"waiting for the person: {hint}")
+                    beat += 1
+                    await anyio.sleep(PROGRESS_EVERY_S)
+
+            async def ask_in_dialog(dialog: Dialog) -> None:
+                session: ServerSession = ctx.session
+                try:
+                    reply = await session.elicit_form(
+                        dialog.message, dialog.schema, related_request_id=ctx.request_id
+                    )
+                except (MCPError, OSError, ValueError):
+                    return  # the client could not show it: the terminal still can
+                given = dialog.answer(reply)
+                if given is None:
+                    return  # dismissed: the request waits on for an answer elsewhere
+                decision, text = given
+                with anyio.CancelScope(shield=True):  # an answer given is published whole
+                    try:
+                        await _off_loop(lambda: app.answer_in_dialog(request, decision, text=text))
+                    except (PendingError, StoreError) as exc:
+                        # Refused (already ended, or the answer does not fit): the waiter
+                        # reports what the request says.
+                        sys.stderr.write(f"wisp mcp: the dialog's answer was not taken: {exc}\n")
+
+            group.start_soon(waiter)
+            group.start_soon(progress)
+            if dialog is not None:
+                group.start_soon(ask_in_dialog, dialog)
+    finally:
+        cancel.cancel()  # the worker thread returns at once if the call was cancelled
+    return ended[0] if ended else None
+
+
+def _ended(app: App, ending: Ending) -> tuple[str, dict[str, Any]]:
+    if ending.request.kind is Kind.COMMAND:
+        return views.approval(ending, app.verdict(ending))
+    return views.reply(ending, app.reply(ending))
 
 
 # --- the server ------------------------------------------------------------------------------
@@ -314,7 +471,7 @@ def build(app: App) -> tuple[MCPServer, Updates]:
         with collecting() as posted:
             try:
                 _text("fact", fact, 64)
-                change = await _off_loop(app.set_scope, fact, Scope(scope))
+                change = await _off_loop(app.set_scope, fact, FactScope(scope))
             except BadArgument as exc:
                 return _refusal(str(exc), posted)
             except (FactRefused, UnknownFact, StoreError) as exc:
@@ -365,6 +522,146 @@ def build(app: App) -> tuple[MCPServer, Updates]:
                 data,
                 posted,
             )
+
+    # --- commands and questions -----------------------------------------------------------
+
+    async def settle(request: Request, wait_s: float, ctx: Context) -> tuple[str, dict[str, Any]]:
+        ending = await wait_for_person(app, request, wait_s, ctx, _dialog_for(request, ctx))
+        if ending is None:
+            return views.still_waiting(request)
+        updates.changed([PENDING_URI])
+        return await _off_loop(_ended, app, ending)
+
+    @server.tool(
+        description=(
+            "Ask the person to approve a shell command before you run it. Waits at most "
+            "wait_seconds (default 45) for the answer, from any terminal (`wisp approvals "
+            "approve ID`) or this client's dialog; if none by then, returns state 'pending' "
+            "with the id: call await_request to wait again. A standing grant approves at once. "
+            "Run the command only if 'approved' is true; no answer is never a yes."
+        )
+    )
+    async def request_approval(
+        command: Annotated[str, Field(description="The command, exactly as it will run.")],
+        ctx: Context,
+        cwd: Annotated[
+            str | None, Field(description="Absolute directory it runs in (default: the server's).")
+        ] = None,
+        reason: Annotated[str | None, Field(description="Why it should run.")] = None,
+        wait_seconds: Annotated[
+            float, Field(description="How long this call waits for the answer, in seconds.")
+        ] = WAIT_DEFAULT_S,
+    ) -> CallToolResult:
+        seen(ctx)
+        with collecting() as posted:
+            try:
+                _text("command", command, COMMAND_MAX_CHARS)
+                where = _text("cwd", cwd, CWD_MAX_CHARS) if cwd is not None else str(Path.cwd())
+                if not Path(where).is_absolute():
+                    raise BadArgument(f"cwd must be an absolute directory, not {where!r}.")
+                if reason is not None:
+                    _text("reason", reason, REASON_MAX_CHARS, required=False)
+                wait_s = _wait(wait_seconds)
+            except BadArgument as exc:
+                return _refusal(str(exc), posted)
+            granted = await _off_loop(app.granted, command, where)
+            if granted is not None:
+                text, data = views.granted(granted, command)
+                return _result(text, data, posted)
+            try:
+                request = await _off_loop(app.file_command, command, where, reason or None)
+            except (OSError, PendingError) as exc:
+                return _refusal(_unfiled(exc), posted)
+            updates.changed([PENDING_URI])
+            text, data = await settle(request, wait_s, ctx)
+            return _result(text, data, posted)
+
+    @server.tool(
+        description=(
+            "Ask the person a question. With options, the answer is one of them (unless "
+            "free_text); without, free text. Waits at most wait_seconds (default 45); if no "
+            "answer by then, returns state 'pending' with the id: call await_request to wait "
+            "again."
+        )
+    )
+    async def ask_person(
+        question: Annotated[str, Field(description="The question, for a person to read.")],
+        ctx: Context,
+        options: Annotated[
+            list[str] | None, Field(description="The answers to choose from.")
+        ] = None,
+        free_text: Annotated[
+            bool | None,
+            Field(description="Whether any text is an answer (default: only without options)."),
+        ] = None,
+        wait_seconds: Annotated[
+            float, Field(description="How long this call waits for the answer, in seconds.")
+        ] = WAIT_DEFAULT_S,
+    ) -> CallToolResult:
+        seen(ctx)
+        with collecting() as posted:
+            try:
+                _text("question", question, QUESTION_MAX_CHARS)
+                choices = tuple(options or ())
+                if len(choices) > OPTIONS_MAX:
+                    raise BadArgument(f"{len(choices)} options; at most {OPTIONS_MAX} are taken.")
+                for choice in choices:
+                    _text("each option", choice, OPTION_MAX_CHARS)
+                if len(set(choices)) != len(choices):
+                    raise BadArgument("options repeat one another: give each once.")
+                if free_text is False and not choices:
+                    raise BadArgument("free_text is false but there are no options to choose.")
+                wait_s = _wait(wait_seconds)
+            except BadArgument as exc:
+                return _refusal(str(exc), posted)
+            try:
+                request = await _off_loop(app.file_question, question, choices or None, free_text)
+            except (OSError, PendingError) as exc:
+                return _refusal(_unfiled(exc), posted)
+            updates.changed([PENDING_URI])
+            text, data = await settle(request, wait_s, ctx)
+            return _result(text, data, posted)
+
+    @server.tool(
+        description=(
+            "Wait again for a request this server filed (request_approval, ask_person), at "
+            "most wait_seconds (default 45): its answer, or state 'pending' still. For a fact "
+            "request (set_fact_scope permanent) it returns where it stands at once."
+        )
+    )
+    async def await_request(
+        id: Annotated[str, Field(description="The request's id, as a result gave it.")],
+        ctx: Context,
+        wait_seconds: Annotated[
+            float, Field(description="How long this call waits for the answer, in seconds.")
+        ] = WAIT_DEFAULT_S,
+    ) -> CallToolResult:
+        seen(ctx)
+        with collecting() as posted:
+            try:
+                if not is_valid_id(id):
+                    raise BadArgument(
+                        f"{id[:40]!r} is not a request id (8 to 32 lowercase hex characters)."
+                    )
+                wait_s = _wait(wait_seconds)
+            except BadArgument as exc:
+                return _refusal(str(exc), posted)
+            try:
+                request = await _off_loop(app.request, id)
+            except NotOurs as exc:
+                try:
+                    status = await _off_loop(app.fact_request, id)
+                except NotOurs:
+                    return _refusal(str(exc), posted)
+                data = request_outcome(status)
+                return _result(
+                    f"fact request {id}: {data['state']} (a fact request does not block: "
+                    "the person answers it with no time limit)",
+                    data,
+                    posted,
+                )
+            text, data = await settle(request, wait_s, ctx)
+            return _result(text, data, posted)
 
     # --- notify ---------------------------------------------------------------------------
 
@@ -499,6 +796,10 @@ def build(app: App) -> tuple[MCPServer, Updates]:
     lowlevel.add_request_handler("resources/unsubscribe", UnsubscribeRequestParams, on_unsubscribe)
 
     return server, updates
+
+
+def _unfiled(exc: Exception) -> str:
+    return f"the request could not be filed: {exc}. Check the channel with `wisp doctor`."
 
 
 def _holding(app: App, subject: str, name: str, value: str) -> list[Any]:

@@ -25,7 +25,7 @@ SESSION_PREFIX = "s"
 PERMANENT_PREFIX = "p"
 
 
-class Scope(StrEnum):
+class FactScope(StrEnum):
     THREAD = "thread"
     SESSION = "session"
     PERMANENT = "permanent"
@@ -40,7 +40,7 @@ class NoteFact:
     """A thread's or the session's fact (not the person's)."""
 
     id: str  # c… or s…
-    scope: Scope
+    scope: FactScope
     subject: str
     name: str
     value: str
@@ -107,7 +107,11 @@ class FactBook:
         with self._lock:
             self._open.discard(thread)
             for fact_id, fact in list(self._facts.items()):
-                if fact.scope is Scope.THREAD and fact.thread == thread and fact.request is None:
+                if (
+                    fact.scope is FactScope.THREAD
+                    and fact.thread == thread
+                    and fact.request is None
+                ):
                     del self._facts[fact_id]
 
     # --- facts -----------------------------------------------------------------------
@@ -118,7 +122,7 @@ class FactBook:
         with self._lock:
             fact = NoteFact(
                 id=f"{THREAD_PREFIX}{next(self._numbers)}",
-                scope=Scope.THREAD,
+                scope=FactScope.THREAD,
                 subject=subject,
                 name=name,
                 value=value,
@@ -151,7 +155,7 @@ class FactBook:
     def visible(self, thread: str, fact_id: str) -> NoteFact:
         """A fact this thread may see: its own, or the session's. Raises :class:`UnknownFact`."""
         fact = self.lookup(fact_id)
-        if fact is None or (fact.scope is Scope.THREAD and fact.thread != thread):
+        if fact is None or (fact.scope is FactScope.THREAD and fact.thread != thread):
             raise UnknownFact(
                 f"no fact {fact_id!r} in this thread or this server's session. Facts this "
                 "thread can use are listed at wisp://facts/proposed and in record_fact's results."
@@ -163,16 +167,18 @@ class FactBook:
         with self._lock:
             is_open = thread in self._open
             facts = list(self._facts.values())
-        return [f for f in facts if f.scope is Scope.SESSION or (is_open and f.thread == thread)]
+        return [
+            f for f in facts if f.scope is FactScope.SESSION or (is_open and f.thread == thread)
+        ]
 
-    def move(self, fact_id: str, scope: Scope, *, thread: str) -> NoteFact:
+    def move(self, fact_id: str, scope: FactScope, *, thread: str) -> NoteFact:
         """Move a fact to this thread or to the session. Its id changes with its scope (`c…`
         for a thread, `s…` for the session); the old id keeps leading to it."""
-        assert scope in (Scope.THREAD, Scope.SESSION)
+        assert scope in (FactScope.THREAD, FactScope.SESSION)
         current = self.visible(thread, fact_id)
-        if current.scope is scope and (scope is Scope.SESSION or current.thread == thread):
+        if current.scope is scope and (scope is FactScope.SESSION or current.thread == thread):
             return current
-        prefix = THREAD_PREFIX if scope is Scope.THREAD else SESSION_PREFIX
+        prefix = THREAD_PREFIX if scope is FactScope.THREAD else SESSION_PREFIX
         with self._lock:
             moved = attrs.evolve(
                 current,
