@@ -8,19 +8,15 @@ No `from __future__ import annotations` here: the SDK reads the tools' signature
 types, the `Context` parameter) at registration.
 """
 
-import contextlib
 import json
 import math
 import re
 import sys
-import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
 import anyio
-import anyio.from_thread
-import anyio.lowlevel
 import anyio.to_thread
 import attrs
 from mcp.server.context import ServerRequestContext
@@ -153,16 +149,14 @@ async def _off_loop(fn: Callable[..., T], *args: Any) -> T:
 class Updates:
     """Tells subscribed clients when a resource changes: handshake-era clients subscribed
     with `resources/subscribe` get `notifications/resources/updated`; 2026-era clients listen
-    with `subscriptions/listen` (the SDK's bus filters by URI)."""
+    with `subscriptions/listen` (the SDK's bus filters by URI). Changes made elsewhere (an
+    answer from a terminal) are heard from the channel, through the application's inbox."""
 
     def __init__(self, app: App, bus: InMemorySubscriptionBus) -> None:
         self.app = app
         self.bus = bus
         self._sessions: dict[str, list[ServerSession]] = {}
         self._send, self._receive = anyio.create_memory_object_stream[str](math.inf)
-        self._token: Any = None
-        self._watch: threading.Thread | None = None
-        self._subscription: Any = None
 
     def subscribe(self, session: ServerSession, uri: str) -> None:
         sessions = self._sessions.setdefault(uri, [])
@@ -175,47 +169,36 @@ class Updates:
             sessions.remove(session)
 
     def changed(self, uris: Iterable[str]) -> None:
-        """On the event loop: these resources changed."""
+        """These resources changed (said on the event loop; delivered in order)."""
         for uri in uris:
             self._send.send_nowait(uri)
 
-    def _changed_from_thread(self, uris: list[str]) -> None:
-        # RuntimeError: the server is stopping, and nobody is left to tell.
-        with contextlib.suppress(RuntimeError, anyio.ClosedResourceError):
-            anyio.from_thread.run_sync(self.changed, uris, token=self._token)
-
     async def run(self) -> None:
-        """Deliver updates until cancelled; watch the channel for changes made elsewhere."""
-        self._token = anyio.lowlevel.current_token()
-        self._subscription, _ = self.app.inbox.subscribe(backlog=1024)
-        self._watch = threading.Thread(target=self._follow, name="mcp-resources", daemon=True)
-        self._watch.start()
+        """Deliver updates, and follow the channel, until cancelled."""
+        async with anyio.create_task_group() as group:
+            group.start_soon(self._deliver)
+            await self._follow()
+
+    async def _deliver(self) -> None:
+        async for uri in self._receive:
+            for session in list(self._sessions.get(uri, ())):
+                try:
+                    await session.send_resource_updated(uri)
+                except Exception:  # a client gone away is told nothing more
+                    self.unsubscribe(session, uri)
+            await self.bus.publish(ResourceUpdated(uri=uri))
+
+    async def _follow(self) -> None:
+        """Channel transitions, as the resources they change."""
+        subscription, _ = self.app.inbox.subscribe(backlog=1024)
         try:
-            async for uri in self._receive:
-                for session in list(self._sessions.get(uri, ())):
-                    try:
-                        await session.send_resource_updated(uri)
-                    except Exception:  # a client gone away: it is told nothing more
-                        self.unsubscribe(session, uri)
-                await self.bus.publish(ResourceUpdated(uri=uri))
+            async for item in subscription:
+                if isinstance(item, Missed):
+                    self.changed(self._everything())
+                elif isinstance(item, Transition):
+                    self.changed(self._touched(item))
         finally:
-            self.stop()
-
-    def stop(self) -> None:
-        if self._subscription is not None:
-            self.app.inbox.unsubscribe(self._subscription)
-            self._subscription = None
-
-    def _follow(self) -> None:
-        """On its own thread: channel transitions, as the resources they change."""
-        subscription = self._subscription
-        if subscription is None:
-            return
-        for item in subscription:
-            if isinstance(item, Missed):
-                self._changed_from_thread(self._everything())
-            elif isinstance(item, Transition):
-                self._changed_from_thread(self._touched(item))
+            self.app.inbox.unsubscribe(subscription)
 
     def _everything(self) -> list[str]:
         facts = [fact_uri(f.id) for f in self.app.book.seen_by(self.app.thread)]
@@ -347,8 +330,9 @@ async def wait_for_person(
                     reply = await session.elicit_form(
                         dialog.message, dialog.schema, related_request_id=ctx.request_id
                     )
-                except (MCPError, OSError, ValueError):
-                    return  # the client could not show it: the terminal still can
+                except Exception as exc:  # the peer's failure: the terminal can still answer
+                    sys.stderr.write(f"wisp mcp: the client's dialog failed: {exc}\n")
+                    return
                 given = dialog.answer(reply)
                 if given is None:
                     return  # dismissed: the request waits on for an answer elsewhere
