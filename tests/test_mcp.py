@@ -439,6 +439,34 @@ class TestElicitation:
         assert data is not None and (data["approved"], data["via"]) == (True, "cli")
 
 
+class TestNewerProtocol:
+    async def test_2026_era_client(self, home: Path, bin_dir: Path) -> None:
+        """A client that settles on the 2026-07-28 protocol (no handshake; no server requests
+        mid-call, so no dialog even with elicitation declared): the terminal answers, and a
+        `subscriptions/listen` stream hears the fact's resource change."""
+        never = elicitation("accept", {})
+        async with wisp_mcp(home, bin_dir, mode="auto", elicit=never) as wire:
+            assert wire.client.protocol_version == "2026-07-28"
+            async with in_flight(wire, "request_approval", command="make", wait_seconds=30) as call:
+                code, output = await terminal("approvals", "approve", call.id)
+                assert code == 0, output
+                result = await call.returned()
+            assert result.structured_content is not None
+            assert (result.structured_content["via"], never.shown) == ("cli", [])
+            fact_id, request_id = await ask_to_keep(wire)
+            uri = f"wisp://facts/{fact_id}"
+            async with wire.client.listen(resource_subscriptions=[uri]) as stream:
+                code, output = await terminal("facts", "keep", request_id)
+                assert code == 0, output
+                heard = []
+                with anyio.fail_after(20):
+                    async for event in stream:  # each event is a hint: read again
+                        heard.append(getattr(event, "uri", None))
+                        if (await wire.read(uri))["request"]["state"] == "kept":
+                            break
+            assert set(heard) == {uri}
+
+
 class TestNotify:
     async def test_posted_via_a_route_never_the_terminal(
         self, wire: Wire, notify_log: Path, home: Path
