@@ -146,6 +146,8 @@ class TestFacts:
         refused = await wire.call("set_fact_scope", fact=fact_id, scope="permanent")
         assert refused.is_error
         assert "dropped" in text_of(refused) and request_id in text_of(refused)
+        awaited = await wire.data("await_request", id=request_id)  # a fact's: at once
+        assert (awaited["id"], awaited["state"], awaited["via"]) == (request_id, "dropped", "cli")
 
     async def test_a_permanent_fact_is_refused_whatever_the_target(
         self, wire: Wire, home: Path
@@ -498,6 +500,29 @@ class TestNotify:
         async with wisp_mcp(home, bin_dir) as wire:
             off = await wire.call("notify", title="t", message="m")
             assert off.is_error and "notifications are off" in text_of(off)
+
+
+class TestStarting:
+    @pytest.mark.parametrize("broken", ["unsafe channel", "broken config"])
+    def test_refuses_to_start_saying_why(self, home: Path, bin_dir: Path, broken: str) -> None:
+        """A channel another user could tamper with, or a config.json that does not parse:
+        exit 2, the reason and the fix on stderr, nothing on stdout, nothing filed."""
+        (home / "pending").mkdir(parents=True)
+        if broken == "unsafe channel":
+            (home / "pending").chmod(0o777)
+        else:
+            (home / "config.json").write_text("{not json")
+        done = subprocess.run(
+            [sys.executable, "-m", "wisp", "mcp"],
+            input=b"",
+            capture_output=True,
+            env=server_env(home, bin_dir),
+            timeout=60,
+        )
+        assert (done.returncode, done.stdout) == (2, b"")
+        said = done.stderr.decode()
+        assert said.startswith("wisp mcp: ") and "Traceback" not in said
+        assert ("chmod 700" in said) if broken == "unsafe channel" else ("config.json" in said)
 
 
 class TestStopping:

@@ -510,7 +510,9 @@ def build(app: App) -> tuple[MCPServer, Updates]:
     # --- commands and questions -----------------------------------------------------------
 
     async def settle(request: Request, wait_s: float, ctx: Context) -> tuple[str, dict[str, Any]]:
-        ending = await wait_for_person(app, request, wait_s, ctx, _dialog_for(request, ctx))
+        # No dialog for a call that will not wait: it would be cancelled as it opened.
+        dialog = _dialog_for(request, ctx) if wait_s > 0 else None
+        ending = await wait_for_person(app, request, wait_s, ctx, dialog)
         if ending is None:
             return views.still_waiting(request)
         updates.changed([PENDING_URI])
