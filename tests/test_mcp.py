@@ -30,7 +30,12 @@ from mcp_harness import (
 from pending import Channel, Outcome, State
 from wisp import FactStore
 
-pytestmark = pytest.mark.anyio
+pytestmark = [
+    pytest.mark.anyio,
+    # Handshake-era subscriptions are what most clients use today; the SDK's client warns
+    # that the 2026 protocol replaces them. We test both on purpose.
+    pytest.mark.filterwarnings("ignore:resources/subscribe is removed:DeprecationWarning"),
+]
 
 
 @pytest.fixture

@@ -97,7 +97,7 @@ def fact_uri(fact_id: str) -> str:
 
 def _text(name: str, value: str, limit: int, *, required: bool = True) -> str:
     if required and not value.strip():
-        raise BadArgument(f"{name} is empty: give the {name.replace('_', ' ')}.")
+        raise BadArgument(f"{name} is empty: it needs some text.")
     if len(value) > limit:
         raise BadArgument(
             f"{name} is {len(value)} characters long; at most {limit} are taken. Shorten it."
@@ -331,7 +331,7 @@ async def wait_for_person(
                         dialog.message, dialog.schema, related_request_id=ctx.request_id
                     )
                 except Exception as exc:  # the peer's failure: the terminal can still answer
-                    sys.stderr.write(f"wisp mcp: the client's dialog failed: {exc}\n")
+                    _say(f"the client's dialog failed: {exc}")
                     return
                 given = dialog.answer(reply)
                 if given is None:
@@ -343,7 +343,7 @@ async def wait_for_person(
                     except (PendingError, StoreError) as exc:
                         # Refused (already ended, or the answer does not fit): the waiter
                         # reports what the request says.
-                        sys.stderr.write(f"wisp mcp: the dialog's answer was not taken: {exc}\n")
+                        _say(f"the dialog's answer was not taken: {exc}")
 
             group.start_soon(waiter)
             group.start_soon(progress)
@@ -352,6 +352,11 @@ async def wait_for_person(
     finally:
         cancel.cancel()  # the worker thread returns at once if the call was cancelled
     return ended[0] if ended else None
+
+
+def _say(message: str) -> None:
+    """A message for people (the client's log of our stderr), never for stdout."""
+    sys.stderr.write(f"wisp mcp: {visible(message)}\n")
 
 
 def _ended(app: App, ending: Ending) -> tuple[str, dict[str, Any]]:
@@ -459,9 +464,9 @@ def build(app: App) -> tuple[MCPServer, Updates]:
             except BadArgument as exc:
                 return _refusal(str(exc), posted)
             except (FactRefused, UnknownFact, StoreError) as exc:
-                return _refusal(str(exc).strip("'\""), posted)
-            except PendingError as exc:
-                return _refusal(f"the request could not be filed: {exc}", posted)
+                return _refusal(str(exc), posted)
+            except (OSError, PendingError) as exc:
+                return _refusal(_unfiled(exc), posted)
             moved = change.fact
             assert moved is not None
             uri = fact_uri(moved.id)
@@ -592,7 +597,7 @@ def build(app: App) -> tuple[MCPServer, Updates]:
                 if len(choices) > OPTIONS_MAX:
                     raise BadArgument(f"{len(choices)} options; at most {OPTIONS_MAX} are taken.")
                 for choice in choices:
-                    _text("each option", choice, OPTION_MAX_CHARS)
+                    _text("an option", choice, OPTION_MAX_CHARS)
                 if len(set(choices)) != len(choices):
                     raise BadArgument("options repeat one another: give each once.")
                 if free_text is False and not choices:
@@ -721,7 +726,7 @@ def build(app: App) -> tuple[MCPServer, Updates]:
     async def pending() -> str:
         try:
             statuses = await _off_loop(app.waiting)
-        except PendingError as exc:
+        except (OSError, PendingError) as exc:
             raise ResourceError(str(exc)) from None
         return _json({"server": app.server_id, "requests": [pending_entry(s) for s in statuses]})
 
@@ -740,7 +745,7 @@ def build(app: App) -> tuple[MCPServer, Updates]:
                 return _json(permanent_fact(kept))
             note = await _off_loop(app.fact, fact_id)
         except UnknownFact as exc:
-            raise ResourceNotFoundError(str(exc).strip("'\"")) from None
+            raise ResourceNotFoundError(str(exc)) from None
         except StoreError as exc:
             raise ResourceError(str(exc)) from None
         view: dict[str, Any] = {**note.to_json(), "uri": fact_uri(note.id)}
