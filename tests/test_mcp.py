@@ -33,8 +33,9 @@ from wisp import FactStore
 pytestmark = [
     pytest.mark.anyio,
     # Handshake-era subscriptions are what most clients use today; the SDK's client warns
-    # that the 2026 protocol replaces them. We test both on purpose.
-    pytest.mark.filterwarnings("ignore:resources/subscribe is removed:DeprecationWarning"),
+    # (MCPDeprecationWarning, a UserWarning) that the 2026 protocol replaces them. We test
+    # both eras on purpose.
+    pytest.mark.filterwarnings("ignore:resources/subscribe is removed:UserWarning"),
 ]
 
 
