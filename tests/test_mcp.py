@@ -16,6 +16,7 @@ import anyio
 import mcp_types as types
 import pytest
 from helpers import audit_records, in_terminal, read_line, wait_until
+from mcp import MCPError
 from mcp_harness import (
     Wire,
     in_flight,
@@ -89,6 +90,8 @@ class TestFacts:
         assert back["id"].startswith("c") and back["was"] == session["id"]
         again = await wire.call("set_fact_scope", fact=back["id"], scope="thread")
         assert not again.is_error and "already a thread fact" in text_of(again)
+        with pytest.raises(MCPError, match="no fact 'c999'"):
+            await wire.read("wisp://facts/c999")
 
     async def test_permanent_returns_at_once_and_is_kept_from_a_terminal(
         self, wire: Wire, home: Path, notify_log: Path
@@ -532,15 +535,17 @@ class TestStarting:
 
 
 class TestStopping:
-    async def test_sigterm_withdraws_commands_and_hands_facts_over(
-        self, home: Path, bin_dir: Path
+    @pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+    async def test_a_signal_withdraws_commands_and_hands_facts_over(
+        self, home: Path, bin_dir: Path, how: signal.Signals
     ) -> None:
-        """SIGTERM: the waiting command is withdrawn, the fact request handed over."""
+        """SIGTERM or SIGINT: the server stops at once (even with the client still
+        connected), its waiting command withdrawn, its fact request handed over."""
         async with wisp_mcp(home, bin_dir) as wire:
             command = await wire.data("request_approval", command="make deploy", wait_seconds=0)
             _, fact_request = await ask_to_keep(wire)
             pid = server_pid(home, command["id"])
-            stop(pid, signal.SIGTERM)
+            stop(pid, how)
             wait_until(lambda: not _alive(pid), what="the server to exit")
         with Channel.open(home) as channel:
             ended = channel.status(command["id"])
