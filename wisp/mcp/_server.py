@@ -28,8 +28,6 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import (
     INVALID_PARAMS,
     CallToolResult,
-    ClientCapabilities,
-    ElicitationCapability,
     ElicitResult,
     EmptyResult,
     SubscribeRequestParams,
@@ -289,8 +287,12 @@ def _dialog_for(request: Request, ctx: Context) -> Dialog | None:
     session: ServerSession = ctx.session
     if not session.can_send_request:
         return None
-    if not session.check_client_capability(ClientCapabilities(elicitation=ElicitationCapability())):
+    declared = session.client_capabilities
+    elicitation = declared.elicitation if declared is not None else None
+    if elicitation is None:
         return None
+    if elicitation.form is None and elicitation.url is not None:
+        return None  # URL mode only: it cannot show a form (an empty declaration means form)
     return command_dialog(request) if request.kind is Kind.COMMAND else question_dialog(request)
 
 
