@@ -41,6 +41,7 @@ def _register() -> None:
     from wisp.cli.approvals import approvals_app
     from wisp.cli.faces import relay, tui
     from wisp.cli.facts import facts_app
+    from wisp.cli.mcp import mcp
     from wisp.cli.pending import pending_app
     from wisp.cli.questions import questions_app
 
@@ -53,6 +54,7 @@ def _register() -> None:
     app.add_typer(questions_app, name="questions")
     app.command("relay")(relay)
     app.command("tui")(tui)
+    app.command("mcp")(mcp)
 
 
 _register()

@@ -1,0 +1,211 @@
+"""Driving `wisp mcp` over the wire: the SDK's own client against a real server process.
+
+Nothing here waits by sleeping: a test waits for a condition (a notification received, a file
+written) within a bounded deadline.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp import Client, StdioServerParameters
+from mcp.client.session import ClientRequestContext
+
+BOUND_S = 20.0  # any single wait in these tests; far beyond what a healthy run needs
+
+ElicitFn = Callable[[ClientRequestContext, types.ElicitRequestParams], Awaitable[Any]]
+
+
+def recorder(tmp_path: Path) -> tuple[Path, Path]:
+    """A bin directory whose `notify-send` records its argv (the desktop route's helper)."""
+    bin_dir, log = tmp_path / "bin", tmp_path / "notify-send.jsonl"
+    bin_dir.mkdir(exist_ok=True)
+    script = bin_dir / "notify-send"
+    script.write_text(
+        f"#!{sys.executable}\nimport json, sys\n"
+        f"open({str(log)!r}, 'a').write(json.dumps(sys.argv[1:]) + '\\n')\n"
+    )
+    script.chmod(0o755)
+    return bin_dir, log
+
+
+def server_env(home: Path, bin_dir: Path, **extra: str) -> dict[str, str]:
+    """The server's environment: its own WISP_HOME; a desktop session whose notify-send
+    records (so routes are real); and Ghostty named as the terminal, which MCP must still
+    never write to."""
+    env = {**os.environ, "WISP_HOME": str(home)}
+    env["PATH"] = f"{bin_dir}:{env.get('PATH', os.defpath)}"
+    env["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=/nonexistent/bus"
+    env["TERM_PROGRAM"] = "ghostty"
+    env.pop("TMUX", None)
+    env.update(extra)
+    return env
+
+
+class Inbox:
+    """The server notifications a client received, with a way to wait for one."""
+
+    def __init__(self) -> None:
+        self.items: list[Any] = []
+        self._changed = anyio.Event()
+
+    async def handler(self, message: Any) -> None:
+        self.items.append(message)
+        self._changed.set()
+        self._changed = anyio.Event()
+
+    def updated(self) -> list[str]:
+        return [
+            m.params.uri for m in self.items if isinstance(m, types.ResourceUpdatedNotification)
+        ]
+
+    async def update_after(self, seen: int) -> None:
+        """Wait for a resource update beyond the first *seen*."""
+        await self.wait_for(lambda: len(self.updated()) > seen, "a resource update")
+
+    async def wait_for(self, found: Callable[[], Any], what: str) -> Any:
+        with anyio.fail_after(BOUND_S):
+            while not (value := found()):
+                await self._changed.wait()
+        return value
+
+
+class Wire:
+    """One client session with a running `wisp mcp`."""
+
+    def __init__(self, client: Client, inbox: Inbox, home: Path) -> None:
+        self.client = client
+        self.inbox = inbox
+        self.home = home
+
+    async def call(self, tool: str, **arguments: Any) -> types.CallToolResult:
+        progress = arguments.pop("_progress", None)
+        with anyio.fail_after(arguments.pop("_bound", BOUND_S * 3)):
+            return await self.client.call_tool(tool, arguments, progress_callback=progress)
+
+    async def data(self, tool: str, **arguments: Any) -> dict[str, Any]:
+        """Call a tool that must succeed; its structured content."""
+        result = await self.call(tool, **arguments)
+        assert not result.is_error, result.content
+        assert result.structured_content is not None
+        return result.structured_content
+
+    async def read(self, uri: str) -> Any:
+        with anyio.fail_after(BOUND_S):
+            result = await self.client.read_resource(uri)
+        content = result.contents[0]
+        assert isinstance(content, types.TextResourceContents), content
+        assert content.mime_type == "application/json"
+        return json.loads(content.text)
+
+
+ANSWER_ID = re.compile(r"wisp (?:approvals approve|questions answer) ([0-9a-f]{8,32})")
+
+
+class Call:
+    """A tool call in flight: the request it filed (named by its first progress), the
+    progress seen, and its result once it returns."""
+
+    def __init__(self) -> None:
+        self.id = ""
+        self.progress: list[str | None] = []
+        self.result: types.CallToolResult | None = None
+        self.named = anyio.Event()
+        self.done = anyio.Event()
+        self.scope = anyio.CancelScope()
+
+    async def on_progress(self, progress: float, total: float | None, message: str | None) -> None:
+        self.progress.append(message)
+        found = ANSWER_ID.search(message or "")
+        if found and not self.id:
+            self.id = found.group(1)
+            self.named.set()
+
+    async def returned(self) -> types.CallToolResult:
+        with anyio.fail_after(BOUND_S):
+            await self.done.wait()
+        assert self.result is not None, "the call was cancelled"
+        return self.result
+
+    def cancel(self) -> None:
+        """The client cancels the call (the SDK sends notifications/cancelled)."""
+        self.scope.cancel()
+
+
+@asynccontextmanager
+async def in_flight(wire: Wire, tool: str, **arguments: Any) -> AsyncIterator[Call]:
+    """Start a tool call that waits for the person; yields once it names its request."""
+    call = Call()
+
+    async def run() -> None:
+        try:
+            with call.scope:
+                call.result = await wire.call(tool, _progress=call.on_progress, **arguments)
+        finally:
+            call.done.set()
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(run)
+        with anyio.fail_after(BOUND_S):
+            await call.named.wait()
+        yield call
+        with anyio.fail_after(BOUND_S * 3):
+            await call.done.wait()
+
+
+def text_of(result: types.CallToolResult) -> str:
+    return "\n".join(c.text for c in result.content if isinstance(c, types.TextContent))
+
+
+@asynccontextmanager
+async def wisp_mcp(
+    home: Path,
+    bin_dir: Path,
+    *,
+    elicit: ElicitFn | None = None,
+    mode: str = "legacy",
+    env: dict[str, str] | None = None,
+) -> AsyncIterator[Wire]:
+    """`wisp mcp` as a real subprocess, and the SDK's client talking to it over stdio.
+    `mode="legacy"` is the initialize handshake most clients use today; `"auto"` lets the
+    SDK settle on the 2026 protocol."""
+    inbox = Inbox()
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "wisp", "mcp"],
+        env=server_env(home, bin_dir, **(env or {})),
+    )
+    client = Client(
+        params,
+        mode=mode,
+        message_handler=inbox.handler,
+        elicitation_callback=elicit,
+        cache=None,
+    )
+    async with client:
+        yield Wire(client, inbox, home)
+    # Nothing but protocol on the server's stdout: a stray line reaches the client as an
+    # exception in place of a message.
+    assert not [m for m in inbox.items if isinstance(m, Exception)], inbox.items
+
+
+def server_pid(home: Path, request_id: str) -> int:
+    """The pid of the server that filed a request (as its record says)."""
+    from pending import Channel
+
+    with Channel.open(home) as channel:
+        return channel.status(request_id).request.server.pid
+
+
+def stop(pid: int, how: int = signal.SIGTERM) -> None:
+    os.kill(pid, how)

@@ -1,0 +1,600 @@
+"""`wisp mcp` over the wire: the SDK's own client against the server as a real subprocess, with
+answers given from real pseudo-terminals (`wisp approvals approve ID`, `wisp facts keep ID`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp_types as types
+import pytest
+from helpers import audit_records, in_terminal, read_line, wait_until
+from mcp import MCPError
+from mcp_harness import (
+    Wire,
+    in_flight,
+    recorder,
+    server_env,
+    server_pid,
+    stop,
+    text_of,
+    wisp_mcp,
+)
+
+from pending import Channel, Outcome, State
+from wisp import FactStore
+
+pytestmark = [
+    pytest.mark.anyio,
+    # Handshake-era subscriptions are what most clients use today; the SDK's client warns
+    # (MCPDeprecationWarning, a UserWarning) that the 2026 protocol replaces them. We test
+    # both eras on purpose.
+    pytest.mark.filterwarnings("ignore:resources/subscribe is removed:UserWarning"),
+]
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def bin_dir(tmp_path: Path) -> Path:
+    return recorder(tmp_path)[0]
+
+
+@pytest.fixture
+def notify_log(tmp_path: Path, bin_dir: Path) -> Path:
+    return tmp_path / "notify-send.jsonl"
+
+
+@pytest.fixture
+async def wire(home: Path, bin_dir: Path) -> AsyncIterator[Wire]:
+    async with wisp_mcp(home, bin_dir) as w:
+        yield w
+
+
+async def terminal(*args: str) -> tuple[int, str]:
+    """`wisp ARGS` in a real pseudo-terminal, as the person runs it, off the event loop."""
+    return await anyio.to_thread.run_sync(lambda: in_terminal(*args))
+
+
+async def ask_to_keep(wire: Wire, value: str = "BLUE HERON") -> tuple[str, str]:
+    """Record a thread fact and ask the person to keep it: (fact id, request id)."""
+    fact = await wire.data("record_fact", subject="release", name="codename", value=value)
+    asked = await wire.data("set_fact_scope", fact=fact["id"], scope="permanent")
+    assert asked["state"] == "pending"
+    return fact["id"], asked["id"]
+
+
+class TestFacts:
+    async def test_record_move_and_read(self, wire: Wire) -> None:
+        """record_fact makes a thread fact (c…); set_fact_scope moves it to the session (s…)
+        and back; wisp://facts/{id} shows it, the old id still leading to it."""
+        fact = await wire.data("record_fact", subject="release", name="codename", value="HERON")
+        assert fact["id"].startswith("c") and fact["scope"] == "thread"
+        assert fact["uri"] == f"wisp://facts/{fact['id']}"
+        assert fact["notifications"] == []
+        session = await wire.data("set_fact_scope", fact=fact["id"], scope="session")
+        assert session["id"].startswith("s") and session["was"] == fact["id"]
+        shown = await wire.read(session["uri"])
+        assert (shown["value"], shown["scope"], shown["request"]) == ("HERON", "session", None)
+        back = await wire.data("set_fact_scope", fact=fact["id"], scope="thread")
+        assert back["id"].startswith("c") and back["was"] == session["id"]
+        again = await wire.call("set_fact_scope", fact=back["id"], scope="thread")
+        assert not again.is_error and "already a thread fact" in text_of(again)
+        with pytest.raises(MCPError, match="no fact 'c999'"):
+            await wire.read("wisp://facts/c999")
+
+    async def test_permanent_returns_at_once_and_is_kept_from_a_terminal(
+        self, wire: Wire, home: Path, notify_log: Path
+    ) -> None:
+        """permanent files a fact request and returns pending at once (no time limit), posting
+        one notification (source approval); asking again returns the same request and posts
+        nothing; `wisp facts keep ID` in a pty keeps it while the server runs, and the fact's
+        resource shows `kept` with the permanent fact's id."""
+        await wire.client.subscribe_resource("wisp://facts/proposed")
+        fact = await wire.data("record_fact", subject="release", name="codename", value="HERON")
+        asked = await wire.data("set_fact_scope", fact=fact["id"], scope="permanent")
+        request_id = asked["id"]
+        assert (asked["state"], asked["uri"], asked["new"]) == ("pending", fact["uri"], True)
+        assert [(n["source"], n["posted"], n["route"]) for n in asked["notifications"]] == [
+            ("approval", True, "desktop")
+        ]
+        with Channel.open(home) as channel:
+            assert channel.status(request_id).request.expires_at is None  # no time limit
+        again = await wire.data("set_fact_scope", fact=fact["id"], scope="permanent")
+        assert (again["id"], again["new"], again["notifications"]) == (request_id, False, [])
+        assert len(notify_log.read_text().splitlines()) == 1
+        proposed = (await wire.read("wisp://facts/proposed"))["proposed"]
+        assert [(p["id"], p["request"]["id"], p["request"]["state"]) for p in proposed] == [
+            (fact["id"], request_id, "pending")
+        ]
+        before = len(wire.inbox.updated())
+        code, output = await terminal("facts", "keep", request_id)
+        assert code == 0, output
+        kept = FactStore(home).list()
+        assert [(k.value, k.request) for k in kept] == [("HERON", request_id)]
+        await wire.inbox.wait_for(
+            lambda: "wisp://facts/proposed" in wire.inbox.updated()[before:], "an update"
+        )
+        shown = await wire.read(fact["uri"])
+        assert shown["request"]["state"] == "kept"
+        assert shown["request"]["permanent"] == kept[0].id
+        assert (await wire.read("wisp://facts/proposed"))["proposed"] == []
+        permanent = await wire.read("wisp://facts/permanent")
+        assert [f["id"] for f in permanent["facts"]] == [kept[0].id]
+        assert (await wire.read(f"wisp://facts/{kept[0].id}"))["value"] == "HERON"
+        settled = [r for r in audit_records(home) if r["event"] == "approval.settled"]
+        assert settled[-1]["delivery"] == "watched" and settled[-1]["entryPoint"] == "mcp"
+
+    async def test_dropped_then_refused_again(self, wire: Wire) -> None:
+        """A drop leaves the fact in its thread and is remembered: asking again is refused
+        with the drop's date and request."""
+        fact_id, request_id = await ask_to_keep(wire)
+        uri = f"wisp://facts/{fact_id}"
+        await wire.client.subscribe_resource(uri)
+        code, output = await terminal("facts", "drop", request_id)
+        assert code == 0, output
+
+        with anyio.fail_after(20):
+            while True:  # each update is a hint: read again
+                seen = len(wire.inbox.updated())
+                shown = await wire.read(uri)
+                if shown["request"]["state"] == "dropped":
+                    break
+                await wire.inbox.update_after(seen)
+        assert (shown["id"], shown["scope"], shown["value"]) == (fact_id, "thread", "BLUE HERON")
+        refused = await wire.call("set_fact_scope", fact=fact_id, scope="permanent")
+        assert refused.is_error
+        assert "dropped" in text_of(refused) and request_id in text_of(refused)
+        awaited = await wire.data("await_request", id=request_id)  # a fact's: at once
+        assert (awaited["id"], awaited["state"], awaited["via"]) == (request_id, "dropped", "cli")
+
+    async def test_a_permanent_fact_is_refused_whatever_the_target(
+        self, wire: Wire, home: Path
+    ) -> None:
+        """p… facts are the person's: every move is refused, saying so."""
+        for scope in ("thread", "session", "permanent"):
+            refused = await wire.call("set_fact_scope", fact="p1a2b3c4", scope=scope)
+            assert refused.is_error
+            assert "person" in text_of(refused) and "terminal" in text_of(refused)
+            assert refused.structured_content is not None
+            assert refused.structured_content["notifications"] == []
+
+    async def test_bad_arguments_are_tool_errors(self, wire: Wire) -> None:
+        """Unknown fact, wrong scope, empty or huge strings: tool errors with a message; the
+        server carries on."""
+        unknown = await wire.call("set_fact_scope", fact="c999", scope="session")
+        assert unknown.is_error and "no fact 'c999'" in text_of(unknown)
+        wrong = await wire.call("set_fact_scope", fact="c1", scope="forever")
+        assert wrong.is_error and "permanent" in text_of(wrong)
+        empty = await wire.call("record_fact", subject=" ", name="n", value="v")
+        assert empty.is_error and "subject is empty" in text_of(empty)
+        huge = await wire.call("record_fact", subject="s", name="n", value="x" * 100_000)
+        assert huge.is_error and "at most 2000" in text_of(huge)
+        fine = await wire.data("record_fact", subject="s", name="n", value="v")
+        assert fine["id"].startswith("c")
+
+
+def elicitation(action: str, content: dict[str, Any] | None = None) -> Any:
+    """A client whose person answers every dialog with *action*; the dialogs it was shown."""
+    shown: list[types.ElicitRequestParams] = []
+
+    async def answer(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        shown.append(params)
+        return types.ElicitResult(action=action, content=content)
+
+    answer.shown = shown  # type: ignore[attr-defined]
+    return answer
+
+
+class TestApprovals:
+    async def test_approved_from_a_terminal(self, wire: Wire, home: Path) -> None:
+        """request_approval waits; `wisp approvals approve ID` in a pty answers; the result
+        says approved once, by whom, via cli; progress named the request meanwhile."""
+        async with in_flight(
+            wire, "request_approval", command="make deploy", cwd="/srv/shop", wait_seconds=30
+        ) as call:
+            code, output = await terminal("approvals", "approve", call.id)
+            assert code == 0, output
+            result = await call.returned()
+        data = result.structured_content
+        assert data is not None and not result.is_error
+        assert (data["id"], data["state"], data["approved"]) == (call.id, "ended", True)
+        assert (data["outcome"], data["decision"], data["scope"]) == ("answered", "once", "once")
+        assert (data["via"], data["answeredBy"]) == (
+            "cli",
+            os.environ.get("USER") or data["answeredBy"],
+        )
+        assert [n["source"] for n in data["notifications"]] == ["approval"]
+        assert "approved (once)" in text_of(result)
+        assert call.progress and f"wisp approvals approve {call.id}" in (call.progress[0] or "")
+
+    async def test_denied_from_a_terminal(self, wire: Wire) -> None:
+        """A denial with a reason: not approved, the reason passed on, told not to run it."""
+        async with in_flight(
+            wire, "request_approval", command="rm -rf build", wait_seconds=30
+        ) as call:
+            code, output = await terminal("approvals", "deny", call.id, "--reason", "not today")
+            assert code == 0, output
+            result = await call.returned()
+        data = result.structured_content
+        assert data is not None
+        assert (data["approved"], data["decision"], data["reason"]) == (False, "no", "not today")
+        assert "Do not run it" in text_of(result)
+
+    async def test_pending_then_awaited_with_progress(self, wire: Wire) -> None:
+        """No answer within wait_seconds: state pending with the id (progress sent while it
+        waited); answered later from a terminal; await_request returns the answer."""
+        progress: list[str | None] = []
+
+        async def seen(value: float, total: float | None, message: str | None) -> None:
+            progress.append(message)
+
+        result = await wire.call(
+            "request_approval", command="make test", wait_seconds=5.5, _progress=seen
+        )
+        data = result.structured_content
+        assert data is not None and not result.is_error
+        assert (data["state"], data["approved"]) == ("pending", False)
+        request_id = data["id"]
+        assert len(progress) >= 2  # one at once, one PROGRESS_EVERY_S later
+        assert "await_request" in text_of(result)
+        waiting = await wire.read("wisp://pending")
+        assert [r["id"] for r in waiting["requests"]] == [request_id]
+        code, output = await terminal("approvals", "approve", request_id, "--scope", "session")
+        assert code == 0, output
+        awaited = await wire.data("await_request", id=request_id, wait_seconds=20)
+        assert (awaited["state"], awaited["approved"], awaited["scope"]) == (
+            "ended",
+            True,
+            "session",
+        )
+        again = await wire.data("await_request", id=request_id, wait_seconds=0)
+        assert again["decision"] == "session"  # an ended request stays known
+        assert (await wire.read("wisp://pending"))["requests"] == []
+
+    async def test_a_cancelled_call_leaves_the_request_waiting(
+        self, wire: Wire, home: Path
+    ) -> None:
+        """The client cancels the call: it stops waiting, the request waits on; once
+        answered, await_request returns the answer."""
+        async with in_flight(
+            wire, "request_approval", command="make lint", wait_seconds=60
+        ) as call:
+            call.cancel()
+        assert call.result is None
+        with Channel.open(home) as channel:
+            assert channel.status(call.id).state is State.FILED
+        code, output = await terminal("approvals", "approve", call.id)
+        assert code == 0, output
+        awaited = await wire.data("await_request", id=call.id, wait_seconds=20)
+        assert (awaited["approved"], awaited["via"]) == (True, "cli")
+
+    async def test_a_grant_answers_at_once(self, wire: Wire, notify_log: Path) -> None:
+        """Approved `always` once; asked again, a grant approves at once without asking
+        (no request filed, no notification)."""
+        async with in_flight(wire, "request_approval", command="make fmt", wait_seconds=30) as call:
+            code, output = await terminal("approvals", "approve", call.id, "--scope", "always")
+            assert code == 0, output
+            first = await call.returned()
+        assert first.structured_content is not None
+        assert first.structured_content["grant"].startswith("g")
+        posted = len(notify_log.read_text().splitlines())
+        again = await wire.data("request_approval", command="make fmt", wait_seconds=30)
+        assert (again["outcome"], again["approved"], again["scope"], again["id"]) == (
+            "granted",
+            True,
+            "always",
+            None,
+        )
+        assert again["notifications"] == [] and len(notify_log.read_text().splitlines()) == posted
+
+    async def test_bad_arguments(self, wire: Wire) -> None:
+        """Empty or huge commands, relative cwd, waits that are negative, too long or not
+        finite, malformed or unknown ids: tool errors, and the server carries on."""
+        cases = [
+            ({"command": "   "}, "command is empty"),
+            ({"command": "x" * 100_000}, "at most 4096"),
+            ({"command": "ls", "cwd": "relative/dir"}, "absolute"),
+            ({"command": "ls", "wait_seconds": -1}, "finite"),
+            ({"command": "ls", "wait_seconds": 1e9}, "at most 3600"),
+            ({"command": "ls", "wait_seconds": "soon"}, "valid number"),
+        ]
+        for arguments, said in cases:
+            result = await wire.call("request_approval", **arguments)
+            assert result.is_error and said in text_of(result), (arguments, text_of(result))
+        for bad_id, said in [("../../etc", "not a request id"), ("0123456789abcdef", "not a")]:
+            result = await wire.call("await_request", id=bad_id)
+            assert result.is_error and said in text_of(result)
+        fine = await wire.data("request_approval", command="ls", wait_seconds=0)
+        assert fine["state"] == "pending"
+
+    async def test_a_non_finite_wait_is_refused(self, wire: Wire) -> None:
+        """A wait that is not a finite number (1e999 overflows to infinity) is refused as a
+        tool error, never a crash. (The SDK's client turns float infinities into null, so
+        they arrive as text here; the raw wire test below sends the number itself.)"""
+        for value in ("1e999", "NaN", "-inf"):
+            result = await wire.call("request_approval", command="ls", wait_seconds=value)
+            assert result.is_error and "finite" in text_of(result), text_of(result)
+        fine = await wire.data("notify", title="still", message="alive")
+        assert fine["posted"] is True
+
+    def test_raw_wire_numbers_and_stdout_holds_only_protocol(
+        self, home: Path, bin_dir: Path
+    ) -> None:
+        """Raw JSON-RPC, as any client may send it: `1e999` as a number is refused; every
+        line the server writes to stdout is a JSON-RPC message."""
+        process = subprocess.Popen(
+            [sys.executable, "-m", "wisp", "mcp"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=server_env(home, bin_dir),
+        )
+        assert process.stdin is not None and process.stdout is not None
+        lines = [
+            '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":'
+            '"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}',
+            '{"jsonrpc":"2.0","method":"notifications/initialized"}',
+            '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"request_approval",'
+            '"arguments":{"command":"ls","wait_seconds":1e999}}}',
+        ]
+        try:
+            process.stdin.write(("\n".join(lines) + "\n").encode())
+            process.stdin.flush()
+            replies = [json.loads(read_line(process.stdout)) for _ in range(2)]
+            process.stdin.close()  # EOF: the server stops
+            rest = process.stdout.read()
+            assert process.wait(timeout=20) == 0
+        finally:
+            process.kill()
+            process.wait()
+        assert [r["id"] for r in replies] == [1, 2]
+        assert all(json.loads(line)["jsonrpc"] == "2.0" for line in rest.splitlines())
+        result = replies[1]["result"]
+        assert result["isError"] is True and "finite" in result["content"][0]["text"]
+
+
+class TestQuestions:
+    async def test_answered_from_a_terminal(self, wire: Wire) -> None:
+        """ask_person with options; `wisp questions answer ID staging` answers it."""
+        async with in_flight(
+            wire, "ask_person", question="Which environment?", options=["staging", "production"]
+        ) as call:
+            code, output = await terminal("questions", "answer", call.id, "staging")
+            assert code == 0, output
+            result = await call.returned()
+        data = result.structured_content
+        assert data is not None
+        assert (data["outcome"], data["answer"], data["via"]) == ("answered", "staging", "cli")
+        assert [n["source"] for n in data["notifications"]] == ["inquiry"]
+
+    async def test_bad_questions(self, wire: Wire) -> None:
+        """Empty question, too many or repeated options: tool errors."""
+        for arguments, said in [
+            ({"question": ""}, "question is empty"),
+            ({"question": "q", "options": [str(i) for i in range(50)]}, "at most 20"),
+            ({"question": "q", "options": ["a", "a"]}, "repeat"),
+        ]:
+            result = await wire.call("ask_person", **arguments)
+            assert result.is_error and said in text_of(result)
+
+
+class TestElicitation:
+    async def test_accepted_in_the_dialog(self, home: Path, bin_dir: Path) -> None:
+        """A client with elicitation gets a fieldless dialog; accept approves once, audited
+        with via elicitation."""
+        accept = elicitation("accept", {})
+        async with wisp_mcp(home, bin_dir, elicit=accept) as wire:
+            data = await wire.data("request_approval", command="make deploy", wait_seconds=30)
+        assert (data["approved"], data["scope"], data["via"]) == (True, "once", "elicitation")
+        (shown,) = accept.shown
+        assert "make deploy" in shown.message and shown.requested_schema["properties"] == {}
+        answered = [r for r in audit_records(home) if r["event"] == "approval.answered"]
+        assert [(r["via"], r["decision"], r["entryPoint"]) for r in answered] == [
+            ("elicitation", "once", "mcp")
+        ]
+
+    async def test_declined_in_the_dialog(self, home: Path, bin_dir: Path) -> None:
+        """Decline denies."""
+        async with wisp_mcp(home, bin_dir, elicit=elicitation("decline")) as wire:
+            data = await wire.data("request_approval", command="make deploy", wait_seconds=30)
+        assert (data["approved"], data["decision"], data["via"]) == (False, "no", "elicitation")
+
+    async def test_a_question_in_the_dialog(self, home: Path, bin_dir: Path) -> None:
+        """A question's options become the dialog's choices; the choice is the answer."""
+        choose = elicitation("accept", {"answer": "production"})
+        async with wisp_mcp(home, bin_dir, elicit=choose) as wire:
+            data = await wire.data(
+                "ask_person", question="Where?", options=["staging", "production"]
+            )
+        assert (data["answer"], data["via"]) == ("production", "elicitation")
+        (shown,) = choose.shown
+        assert shown.requested_schema["properties"]["answer"]["enum"] == ["staging", "production"]
+
+    async def test_lost_to_a_terminal(self, home: Path, bin_dir: Path) -> None:
+        """The person answers at a terminal while the dialog is open: the terminal's answer
+        wins, and the dialog is cancelled."""
+        opened, cancelled = anyio.Event(), anyio.Event()
+
+        async def hold(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+            opened.set()
+            try:
+                await anyio.sleep_forever()
+            except anyio.get_cancelled_exc_class():
+                cancelled.set()
+                raise
+            raise AssertionError("unreachable")
+
+        async with (
+            wisp_mcp(home, bin_dir, elicit=hold) as wire,
+            in_flight(wire, "request_approval", command="make deploy", wait_seconds=30) as call,
+        ):
+            with anyio.fail_after(20):
+                await opened.wait()
+            code, output = await terminal("approvals", "approve", call.id)
+            assert code == 0, output
+            result = await call.returned()
+            with anyio.fail_after(20):
+                await cancelled.wait()
+        data = result.structured_content
+        assert data is not None and (data["approved"], data["via"]) == (True, "cli")
+
+
+class TestNewerProtocol:
+    async def test_2026_era_client(self, home: Path, bin_dir: Path) -> None:
+        """A client that settles on the 2026-07-28 protocol (no handshake; no server requests
+        mid-call, so no dialog even with elicitation declared): the terminal answers, and a
+        `subscriptions/listen` stream hears the fact's resource change."""
+        never = elicitation("accept", {})
+        async with wisp_mcp(home, bin_dir, mode="auto", elicit=never) as wire:
+            assert wire.client.protocol_version == "2026-07-28"
+            async with in_flight(wire, "request_approval", command="make", wait_seconds=30) as call:
+                code, output = await terminal("approvals", "approve", call.id)
+                assert code == 0, output
+                result = await call.returned()
+            assert result.structured_content is not None
+            assert (result.structured_content["via"], never.shown) == ("cli", [])
+            fact_id, request_id = await ask_to_keep(wire)
+            uri = f"wisp://facts/{fact_id}"
+            async with wire.client.listen(resource_subscriptions=[uri]) as stream:
+                code, output = await terminal("facts", "keep", request_id)
+                assert code == 0, output
+                heard = []
+                with anyio.fail_after(20):
+                    async for event in stream:  # each event is a hint: read again
+                        heard.append(getattr(event, "uri", None))
+                        if (await wire.read(uri))["request"]["state"] == "kept":
+                            break
+            assert set(heard) == {uri}
+
+
+class TestNotify:
+    async def test_posted_via_a_route_never_the_terminal(
+        self, wire: Wire, notify_log: Path, home: Path
+    ) -> None:
+        """notify posts through the first route that works (here the desktop's), never the
+        terminal even with Ghostty named; the result lists it."""
+        result = await wire.call("notify", title="Build", message="finished")
+        assert not result.is_error and text_of(result) == "notification posted via desktop"
+        assert result.structured_content is not None
+        assert [n["route"] for n in result.structured_content["notifications"]] == ["desktop"]
+        assert json.loads(notify_log.read_text().splitlines()[0])[-2:] == ["Build", "finished"]
+        note = [r for r in audit_records(home) if r["event"] == "notification"][-1]
+        assert any("MCP client owns the terminal" in s for s in note["skipped"])
+
+    async def test_refusals_say_why(self, home: Path, bin_dir: Path) -> None:
+        """Empty message, the off switch, and the per-minute limit: `error: notification not
+        shown: <reason>`."""
+        (home).mkdir(parents=True, exist_ok=True)
+        (home / "config.json").write_text(json.dumps({"notifications": {"perMinute": 1}}))
+        async with wisp_mcp(home, bin_dir) as wire:
+            empty = await wire.call("notify", title="t", message="  ")
+            assert empty.is_error
+            assert text_of(empty) == "error: notification not shown: the message is empty"
+            first = await wire.call("notify", title="t", message="one")
+            assert not first.is_error
+            second = await wire.call("notify", title="t", message="two")
+            assert second.is_error and "per-minute limit" in text_of(second)
+        (home / "config.json").write_text(json.dumps({"notifications": {"enabled": False}}))
+        async with wisp_mcp(home, bin_dir) as wire:
+            off = await wire.call("notify", title="t", message="m")
+            assert off.is_error and "notifications are off" in text_of(off)
+
+
+class TestStarting:
+    @pytest.mark.parametrize("broken", ["unsafe channel", "broken config"])
+    def test_refuses_to_start_saying_why(self, home: Path, bin_dir: Path, broken: str) -> None:
+        """A channel another user could tamper with, or a config.json that does not parse:
+        exit 2, the reason and the fix on stderr, nothing on stdout, nothing filed."""
+        (home / "pending").mkdir(parents=True)
+        if broken == "unsafe channel":
+            (home / "pending").chmod(0o777)
+        else:
+            (home / "config.json").write_text("{not json")
+        done = subprocess.run(
+            [sys.executable, "-m", "wisp", "mcp"],
+            input=b"",
+            capture_output=True,
+            env=server_env(home, bin_dir),
+            timeout=60,
+        )
+        assert (done.returncode, done.stdout) == (2, b"")
+        said = done.stderr.decode()
+        assert said.startswith("wisp mcp: ") and "Traceback" not in said
+        assert ("chmod 700" in said) if broken == "unsafe channel" else ("config.json" in said)
+
+
+class TestStopping:
+    @pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+    async def test_a_signal_withdraws_commands_and_hands_facts_over(
+        self, home: Path, bin_dir: Path, how: signal.Signals
+    ) -> None:
+        """SIGTERM or SIGINT: the server stops at once (even with the client still
+        connected), its waiting command withdrawn, its fact request handed over."""
+        async with wisp_mcp(home, bin_dir) as wire:
+            command = await wire.data("request_approval", command="make deploy", wait_seconds=0)
+            _, fact_request = await ask_to_keep(wire)
+            pid = server_pid(home, command["id"])
+            stop(pid, how)
+            wait_until(lambda: not _alive(pid), what="the server to exit")
+        with Channel.open(home) as channel:
+            ended = channel.status(command["id"])
+            assert ended.state is State.SETTLED and ended.settled is not None
+            assert ended.settled.outcome is Outcome.WITHDRAWN
+            assert channel.status(fact_request).state is State.HANDED_OVER
+
+    async def test_sigkill_leaves_commands_stale_and_facts_handed_over(
+        self, home: Path, bin_dir: Path
+    ) -> None:
+        """SIGKILL (no chance to withdraw): the command reads stale, the fact request handed
+        over; `wisp facts keep ID` still applies it."""
+        async with wisp_mcp(home, bin_dir) as wire:
+            command = await wire.data("request_approval", command="make deploy", wait_seconds=0)
+            _, fact_request = await ask_to_keep(wire)
+            pid = server_pid(home, command["id"])
+            stop(pid, signal.SIGKILL)
+            wait_until(lambda: not _alive(pid), what="the server to die")
+        with Channel.open(home) as channel:
+            assert channel.status(command["id"]).state is State.STALE
+            assert channel.status(fact_request).state is State.HANDED_OVER
+        code, output = await terminal("facts", "keep", fact_request)
+        assert code == 0, output
+        assert [k.request for k in FactStore(home).list()] == [fact_request]
+
+    async def test_eof_hands_fact_requests_over(self, home: Path, bin_dir: Path) -> None:
+        """The client goes (EOF): the server's fact request stays, handed over, and a later
+        `wisp facts keep ID` from a terminal applies it."""
+        async with wisp_mcp(home, bin_dir) as wire:
+            _, request_id = await ask_to_keep(wire)
+            pid = server_pid(home, request_id)
+        wait_until(lambda: not _alive(pid), what="the server to exit")
+        with Channel.open(home) as channel:
+            assert channel.status(request_id).state is State.HANDED_OVER
+        code, output = await terminal("facts", "keep", request_id)
+        assert code == 0, output
+        assert [k.request for k in FactStore(home).list()] == [request_id]
+        handed = [r for r in audit_records(home) if r.get("outcome") == "handed-over"]
+        assert [r["id"] for r in handed] == [request_id]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie still answers kill(0): it has exited all the same.
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split()[2] != "Z"
+    except FileNotFoundError:
+        return False
