@@ -155,8 +155,9 @@ os.waitpid(pid, 0)
         )
         assert proc.stderr is not None
         try:
-            first = read_line(proc.stderr)
-            second = read_line(proc.stderr)
+            # Wide margins: a loaded machine can take seconds to start the interpreter.
+            first = read_line(proc.stderr, timeout=60)
+            second = read_line(proc.stderr, timeout=60)
         finally:
             os.killpg(proc.pid, signal.SIGINT)
         proc.wait(timeout=30)
