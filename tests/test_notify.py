@@ -78,6 +78,12 @@ class TestLimits:
         assert clean("t" * 70, 64) == "t" * 63 + "…"
         assert len(clean("m" * 300, 256)) == 256
 
+    def test_invisible_characters_are_shown_not_obeyed(self) -> None:
+        """A bidi override or a zero-width space in a banner shows as a marker, as in the
+        terminal: `exe.txt` reversed by U+202E cannot pass for a text file."""
+        assert clean("run \u202etxt.exe", 64) == "run ⟨U+202E⟩txt.exe"
+        assert clean("rm\u200b -rf", 64) == "rm⟨U+200B⟩ -rf"
+
     def test_empty_message_refused(self, home: Path) -> None:
         """An empty (or blank) message is not shown, with that reason."""
         result = notifier(home).post("title", "  \n ")

@@ -36,6 +36,7 @@ import attrs
 
 from pending import SYSTEM_CLOCK, Clock
 from wisp._audit import AuditEvent, audit
+from wisp._text import visible
 
 TITLE_MAX = 64
 SUBTITLE_MAX = 64
@@ -85,8 +86,11 @@ APP_SCRIPT = (
 
 
 def clean(text: str, limit: int) -> str:
-    """Control characters become spaces; cut to *limit* characters with an ellipsis."""
-    cleaned = "".join(" " if unicodedata.category(c) == "Cc" else c for c in text)
+    """Control characters become spaces; bidi overrides, zero-width and other invisible
+    characters are shown as markers (``⟨U+202E⟩``), as everywhere wisp shows request text, so
+    a banner cannot read other than it is; cut to *limit* characters with an ellipsis."""
+    spaced = "".join(" " if unicodedata.category(c) == "Cc" else c for c in text)
+    cleaned = visible(spaced)
     return cleaned if len(cleaned) <= limit else cleaned[: limit - 1] + "…"
 
 
