@@ -11,6 +11,7 @@ from importlib.metadata import version as _version
 from wisp._answering import Answerer, AnswerReport, AskerWatch, Inbox, wait_until
 from wisp._asking import Approval, ApprovalGate, Asker, Cancel, Ending, QuestionAsker, Reply
 from wisp._audit import AuditEvent, EntryPoint
+from wisp._deadlines import DeadlineError
 from wisp._factstore import Fact, FactRefused, FactStore
 from wisp._grants import Grant, GrantStore
 from wisp._home import current_user, open_channel, wisp_home
@@ -32,6 +33,7 @@ __all__ = [
     "AskerWatch",
     "AuditEvent",
     "Cancel",
+    "DeadlineError",
     "Ending",
     "EntryPoint",
     "Fact",

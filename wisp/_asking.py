@@ -45,6 +45,7 @@ from pending import (
 )
 from wisp._audit import AuditEvent, EntryPoint, audit, request_fields
 from wisp._config import ConfigError, load_config
+from wisp._deadlines import check_deadline
 from wisp._grants import Grant, GrantStore
 from wisp._home import current_user
 from wisp._notify import Notifier
@@ -167,7 +168,9 @@ class Asker:
         on_filed: Callable[[Request], None] | None = None,
     ) -> Request:
         """File a request and return at once; its answer is settled when it comes, and its
-        deadline (*timeout_s*, 0 for none) is kept by a timer. *body* gets the request's ID."""
+        deadline (*timeout_s*, 0 for none) is kept by a timer. *body* gets the request's ID.
+        A deadline out of range raises :class:`wisp.DeadlineError`, before anything is filed."""
+        check_deadline(timeout_s, what="timeout_s", zero="waits until answered")
         blank = make_request(
             kind=kind,
             binding=binding,

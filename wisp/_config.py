@@ -11,6 +11,7 @@ from typing import Any
 import attrs
 
 from pending import DecodeError, Unreadable, loads_strict, read_private_file
+from wisp._deadlines import DeadlineError, check_deadline, deadline_range
 from wisp._store import StoreError, locked_home, write_atomically
 
 CONFIG_FILE = "config.json"
@@ -27,18 +28,13 @@ class Setting:
     check: Callable[[Any], bool]
     kind: str  # described for people
     doc: str
+    # A number of seconds something waits: out of range, it is a usage error (exit 2) wherever
+    # it enters, as every bad deadline is.
+    deadline: bool = False
 
 
 def _nonneg_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
-
-
-def _nonneg_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and value >= 0
-
-
-def _positive_number(value: Any) -> bool:
-    return _nonneg_number(value) and value > 0
 
 
 def _positive_int(value: Any) -> bool:
@@ -49,22 +45,39 @@ def _bool(value: Any) -> bool:
     return isinstance(value, bool)
 
 
+def _seconds(*, whole: bool, zero: str | None) -> Callable[[Any], bool]:
+    """A deadline's check: a finite number of seconds in range (see wisp._deadlines)."""
+
+    def check(value: Any) -> bool:
+        if whole and not _nonneg_int(value):
+            return False
+        try:
+            check_deadline(value, what="", zero=zero)
+        except DeadlineError:
+            return False
+        return True
+
+    return check
+
+
 SETTINGS: dict[str, Setting] = {
     s.key: s
     for s in (
         Setting(
             key="approval.timeoutSeconds",
             default=600,
-            check=_nonneg_int,
-            kind="whole seconds, 0 or more",
+            check=_seconds(whole=True, zero="waits forever"),
+            kind=f"whole {deadline_range(zero='waits forever')}",
             doc="How long a command approval or a question waits for you; 0 waits forever.",
+            deadline=True,
         ),
         Setting(
             key="answer.waitSeconds",
             default=3.0,
-            check=_nonneg_number,
-            kind="seconds, 0 or more",
+            check=_seconds(whole=False, zero="does not wait"),
+            kind=deadline_range(zero="does not wait"),
             doc="After you answer, how long the command waits to report the asker's outcome.",
+            deadline=True,
         ),
         Setting(
             key="notifications.enabled",
@@ -90,9 +103,10 @@ SETTINGS: dict[str, Setting] = {
         Setting(
             key="watch.livenessSeconds",
             default=1.0,
-            check=_positive_number,
-            kind="seconds, more than 0",
+            check=_seconds(whole=False, zero=None),
+            kind=deadline_range(zero=None),
             doc="How often a watcher re-checks that askers with waiting requests still live.",
+            deadline=True,
         ),
     )
 }
