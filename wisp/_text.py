@@ -7,6 +7,7 @@ other than it is (`rm -rf ~` hidden behind a carriage return, a right-to-left ov
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 _NAMES = {
@@ -44,3 +45,64 @@ def one_line(text: str, limit: int = 80) -> str:
     """:func:`visible`, cut to *limit* characters with an ellipsis."""
     shown = visible(text)
     return shown if len(shown) <= limit else shown[: limit - 1] + "…"
+
+
+def cell_width(text: str) -> int:
+    """How many terminal cells *text* takes (wide East Asian characters take two, combining
+    marks none)."""
+    return sum(_cells(char) for char in text)
+
+
+def _cells(char: str) -> int:
+    if unicodedata.combining(char):
+        return 0
+    return 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
+
+
+def _fitting(text: str, width: int) -> int:
+    """How many leading characters of *text* fit in *width* cells (at least one)."""
+    used = 0
+    for index, char in enumerate(text):
+        used += _cells(char)
+        if used > width:
+            return max(index, 1)
+    return len(text)
+
+
+_MARKER = re.compile(r"⟨(?:[A-Z]{2,3}|U\+[0-9A-F]{4,6})⟩")
+
+
+def _unsplit(text: str, cut: int) -> int:
+    """*cut* moved off the inside of a marker (``⟨ESC⟩`` is never split across lines)."""
+    for found in _MARKER.finditer(text, max(0, cut - 12), cut + 12):
+        if found.start() < cut < found.end():
+            return found.start() if found.start() > 0 else found.end()
+    return cut
+
+
+def wrap(text: str, width: int, *, then: int | None = None) -> list[str]:
+    """:func:`visible` *text* in lines of at most *width* cells, for a person to read whole.
+
+    Lines break at a space where one is in reach (that one space is the break, as in any
+    wrapped text); a word longer than a line is folded (never inside a marker such as
+    ``⟨ESC⟩``, which may then overrun a line narrower than itself). Nothing else is dropped:
+    every other character is on some line, in order. Lines after the first are *then*
+    cells wide, if given (for a hanging indent).
+    """
+    shown = visible(text)
+    width = max(width, 1)
+    lines: list[str] = []
+    while cell_width(shown) > width:
+        cut = _unsplit(shown, _fitting(shown, width))
+        space = shown.rfind(" ", 0, cut + 1)
+        if space > 0:
+            lines.append(shown[:space])
+            shown = shown[space + 1 :]
+        else:
+            lines.append(shown[:cut])
+            shown = shown[cut:]
+        if then is not None:
+            width = max(then, 1)
+    if shown or not lines:
+        lines.append(shown)
+    return lines
