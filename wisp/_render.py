@@ -1,21 +1,55 @@
-"""How the CLI shows requests: JSON shapes for scripts, rows for people."""
+"""How requests, answers and audit records read: JSON shapes for scripts, words for people.
+
+Faces (the CLI, the relay, the TUI) share these, so a request reads the same everywhere. The
+text returned is not yet made visible: faces pass what they print through
+:func:`wisp._text.visible` (or :func:`wisp._text.wrap`, which does it).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pending import (
+    KINDS,
+    AlreadyAnswered,
+    AlreadySettled,
+    Answer,
     CommandBinding,
     FactBinding,
+    Kind,
+    PendingError,
     QuestionBinding,
     Request,
+    Settled,
     State,
     Status,
+    UnknownRequest,
     format_time,
+    parse_time,
     to_json,
 )
 from wisp._text import one_line
+
+if TYPE_CHECKING:
+    from wisp._answering import AnswerReport
+
+# A few words for what each kind of request asks.
+KIND_NOUN = {
+    Kind.COMMAND: "a command to approve",
+    Kind.FACT: "a fact to keep as permanent",
+    Kind.QUESTION: "a question for you",
+}
+# What each state means for the person.
+STATE_MEANS = {
+    State.FILED: "waiting for your answer",
+    State.HANDED_OVER: "waiting for your answer; the program that asked has stopped, so the "
+    "process you answer in applies it",
+    State.ANSWERED: "answered; the asker has not applied it yet",
+    State.STALE: "stale: it can no longer be answered",
+    State.SETTLED: "ended",
+}
 
 
 def status_json(status: Status) -> dict[str, Any]:
@@ -37,39 +71,68 @@ def status_json(status: Status) -> dict[str, Any]:
         "body": request.body,
         "binding": to_json(request.binding),
         "server": server,
-        "answer": None
-        if answer is None
-        else {
-            "decision": answer.decision,
-            "text": answer.text,
-            "reason": answer.reason,
-            "via": answer.via,
-            "user": answer.user,
-            "pid": answer.pid,
-            "answeredAt": format_time(answer.answered_at),
-        },
+        "answer": None if answer is None else answer_json(answer),
         "settled": None if settled is None else to_json(settled),
     }
 
 
-def asked(request: Request, limit: int = 60) -> str:
-    """What is asked, in one visible line."""
+def answer_json(answer: Answer) -> dict[str, Any]:
+    return {
+        "decision": answer.decision,
+        "text": answer.text,
+        "reason": answer.reason,
+        "via": answer.via,
+        "user": answer.user,
+        "pid": answer.pid,
+        "answeredAt": format_time(answer.answered_at),
+    }
+
+
+def asked_text(request: Request) -> str:
+    """What is asked, whole: the command, the fact, or the question."""
     binding = request.binding
     if isinstance(binding, CommandBinding):
-        text = binding.command
-    elif isinstance(binding, FactBinding):
-        text = f"{binding.subject} {binding.name} = {binding.value}"
-    elif isinstance(binding, QuestionBinding):
-        text = binding.question
-    else:  # pragma: no cover - the binding types are closed
-        text = request.body
-    return one_line(text, limit)
+        return binding.command
+    if isinstance(binding, FactBinding):
+        return f"{binding.subject} {binding.name} = {binding.value}"
+    if isinstance(binding, QuestionBinding):
+        return binding.question
+    return request.body  # pragma: no cover - the binding types are closed
+
+
+def asked(request: Request, limit: int = 60) -> str:
+    """What is asked, in one visible line cut to *limit* (never for what a person approves:
+    only for short mentions, such as telling candidates apart)."""
+    return one_line(asked_text(request), limit)
+
+
+def options_text(binding: QuestionBinding) -> str:
+    """A question's options, numbered as `wisp questions answer ID N` takes them."""
+    return "  ".join(f"{n}) {option}" for n, option in enumerate(binding.options or (), 1))
+
+
+def paragraphs(request: Request) -> list[tuple[str, str]]:
+    """What a listing shows of a request, as (label, text): what it asks first, then where a
+    command would run and why, or a question's options."""
+    binding = request.binding
+    found = [(request.kind.value, asked_text(request))]
+    if isinstance(binding, CommandBinding):
+        found.append(("in", binding.cwd))
+        if binding.reason:
+            found.append(("reason", binding.reason))
+    elif isinstance(binding, QuestionBinding) and binding.options:
+        found.append(("options", options_text(binding)))
+    return found
 
 
 def who(request: Request) -> str:
     server = request.server
-    parts = [one_line(server.client or server.entry_point or "?", 20), f"pid {server.pid}"]
-    return " ".join(parts)
+    return f"{one_line(server.client or server.entry_point or '?', 20)} pid {server.pid}"
+
+
+def by(user: str, me: str | None) -> str:
+    """Who answered, as the person reads it: "you" for their own answers."""
+    return "you" if me is not None and user == me else user
 
 
 def age(moment: datetime, now: datetime) -> str:
@@ -83,6 +146,12 @@ def age(moment: datetime, now: datetime) -> str:
     return f"{seconds // 86400}d"
 
 
+def _relative(moment: datetime, now: datetime) -> str:
+    if moment >= now:
+        return f"in {age(now, moment)}"
+    return f"{age(moment, now)} ago"
+
+
 def state_text(status: Status) -> str:
     if status.state is State.SETTLED and status.outcome is not None:
         decision = ""
@@ -92,6 +161,129 @@ def state_text(status: Status) -> str:
     if status.state is State.ANSWERED and status.answer is not None:
         return f"answered {status.answer.decision}"
     return status.state.value
+
+
+def how_to_answer(status: Status) -> list[str]:
+    """The commands that answer this request, with its whole ID."""
+    spec = KINDS[status.kind]
+    commands = [c.format(id=status.id) for c in spec.answer_commands]
+    if status.kind is Kind.COMMAND:
+        commands[0] += " [--scope once|session|project|always]"
+        commands[1] += " [--reason TEXT]"
+    return commands
+
+
+def details(
+    status: Status, now: datetime, *, me: str | None, differs: Sequence[tuple[str, str]] = ()
+) -> list[tuple[str, str]]:
+    """Everything about one request, as (label, text) lines for `wisp show` (a blank label
+    continues the line above). *differs* lists kept facts (id, "subject name = value") that
+    a fact request's value would contradict."""
+    request, binding = status.request, status.request.binding
+    lines = [("request", f"{status.id}, {KIND_NOUN[status.kind]}")]
+    if isinstance(binding, CommandBinding):
+        lines += [("command", binding.command), ("in", binding.cwd)]
+        if binding.reason:
+            lines.append(("reason", binding.reason))
+    elif isinstance(binding, FactBinding):
+        lines += [
+            ("fact", f"{binding.subject} {binding.name} = {binding.value}"),
+            ("subject", binding.subject),
+            ("name", binding.name),
+            ("value", binding.value),
+            ("source", binding.source),
+            ("proposed", f"by {binding.proposed_by} (fact {binding.fact_id})"),
+        ]
+        for n, (fact_id, said) in enumerate(differs):
+            lines.append(("differs" if n == 0 else "", f"you keep {said} ({fact_id})"))
+    elif isinstance(binding, QuestionBinding):
+        lines.append(("question", binding.question))
+        for n, option in enumerate(binding.options or (), 1):
+            lines.append(("options" if n == 1 else "", f"{n}) {option}"))
+        if binding.options:
+            lines.append(("free text", "taken too" if binding.free_text else "not taken"))
+    lines.append(("state", f"{state_text(status)}: {STATE_MEANS[status.state]}"))
+    if status.reason:
+        lines.append(("why", status.reason))
+    lines.append(("filed", f"{format_time(request.filed_at)} ({_relative(request.filed_at, now)})"))
+    if request.expires_at is None:
+        lines.append(("expires", "never: it waits until it is answered"))
+    else:
+        expires = request.expires_at
+        lines.append(("expires", f"{format_time(expires)} ({_relative(expires, now)})"))
+    lines.append(("asker", _asker(status)))
+    if status.answer is not None:
+        lines.append(("answer", _answer_line(status.answer, me)))
+    if status.settled is not None:
+        lines.append(("outcome", _outcome_line(status.settled)))
+    if status.state in (State.FILED, State.HANDED_OVER):
+        for n, command in enumerate(how_to_answer(status)):
+            lines.append(("answer it" if n == 0 else "", command))
+    return lines
+
+
+def _asker(status: Status) -> str:
+    server = status.request.server
+    parts = [server.client or "an unnamed client", f"pid {server.pid}"]
+    if server.thread:
+        parts.append(f"thread {server.thread}")
+    if server.entry_point:
+        parts.append(f"through {server.entry_point}")
+    alive = {True: "running", False: "stopped", None: "not checked (answered or ended)"}
+    return f"{', '.join(parts)}: {alive[status.server_alive]}"
+
+
+def _answer_line(answer: Answer, me: str | None) -> str:
+    if answer.is_tombstone:
+        said = f"{answer.decision} (claimed by the {answer.via})"
+    else:
+        said = f"{answer.decision} by {by(answer.user, me)} via {answer.via} (pid {answer.pid})"
+    said += f" at {format_time(answer.answered_at)}"
+    if answer.text is not None:
+        said += f"; text: {answer.text}"
+    if answer.reason:
+        said += f"; reason: {answer.reason}"
+    return said
+
+
+def _outcome_line(settled: Settled) -> str:
+    said = settled.outcome.value + (f" {settled.decision}" if settled.decision else "")
+    said += f" at {format_time(settled.settled_at)}, by the {settled.by}"
+    if settled.delivery:
+        said += f" (delivery {settled.delivery})"
+    if settled.result:
+        said += f"; result {settled.result}"
+    if settled.reason:
+        said += f"; {settled.reason}"
+    return said
+
+
+def refusal(exc: PendingError, *, me: str | None) -> str:
+    """A refusal from the channel in the person's words: "by you" for their own answers, and
+    the command that lists the waiting requests."""
+    if isinstance(exc, AlreadyAnswered):
+        answer = exc.answer
+        return (
+            f"request {answer.id} was already answered {answer.decision!r} by "
+            f"{by(answer.user, me)} (via {answer.via}, pid {answer.pid}) at "
+            f"{format_time(answer.answered_at)}. The first answer stands; nothing more to do."
+        )
+    if isinstance(exc, AlreadySettled) and exc.answer is not None and not exc.answer.is_tombstone:
+        settled, answer = exc.settled, exc.answer
+        result = f"; result {settled.result}" if settled.result else ""
+        detail = f" ({settled.reason})" if settled.reason else ""
+        return (
+            f"request {settled.id} was already answered {answer.decision!r} by "
+            f"{by(answer.user, me)} (via {answer.via}) at {format_time(answer.answered_at)}, "
+            f"and has ended ({settled.outcome}{result}){detail} at "
+            f"{format_time(settled.settled_at)}. It takes no more answers; nothing to do."
+        )
+    if isinstance(exc, UnknownRequest):
+        return (
+            f"no request {exc.request_id} in the pending channel. It may have been swept after "
+            "it ended, or the ID is mistyped: `wisp pending` lists the waiting requests."
+        )
+    return str(exc)
 
 
 def transition_json(
@@ -106,18 +298,115 @@ def transition_json(
 
 
 def transition_line(
-    event: str, status: Status | None, *, request_id: str, kind: str, ts: datetime
+    event: str,
+    status: Status | None,
+    *,
+    request_id: str,
+    kind: str,
+    ts: datetime,
+    me: str | None = None,
 ) -> str:
-    """One line of `wisp pending watch` for people."""
+    """One line of `wisp pending watch` for people (what is asked is whole: the terminal
+    wraps it)."""
     clock = ts.astimezone().strftime("%H:%M:%S")
     if status is None:
         return f"{clock}  {event:<11}  {request_id}  {kind}"
     detail = state_text(status) if event == "settled" else ""
     if status.answer is not None and event == "answered":
         answer = status.answer
-        detail = f"{answer.decision} by {one_line(answer.user, 20)} via {answer.via}"
+        detail = f"{answer.decision} by {one_line(by(answer.user, me), 20)} via {answer.via}"
     if status.reason and event in ("stale", "settled"):
         detail += f" ({one_line(status.reason, 60)})"
-    line = f"{clock}  {event:<11}  {request_id}  {kind:<8}  {asked(status.request)}"
+    line = f"{clock}  {event:<11}  {request_id}  {kind:<8}  {asked_text(status.request)}"
     line += f"  [{who(status.request)}]"
     return f"{line}  {detail}".rstrip()
+
+
+def report_json(report: AnswerReport) -> dict[str, Any]:
+    """What an answering command's `--json` prints (documented in docs/cli.md)."""
+    settled = report.settled
+    return {
+        "id": report.request.id,
+        "kind": report.request.kind.value,
+        "won": report.won,
+        "answer": answer_json(report.answer),
+        "asker": report.asker.value,
+        "outcome": settled.outcome.value if settled else None,
+        "settled": to_json(settled) if settled else None,
+        "applied": report.applied,
+        "applyError": report.apply_error,
+    }
+
+
+# --- the audit log ---------------------------------------------------------------------
+
+_LOG_ROUTINE = {"ts", "event", "entryPoint", "pid", "id", "kind", "server"}
+
+
+def _asked_in(record: dict[str, Any]) -> str:
+    for key in ("command", "question"):
+        found = record.get(key)
+        if isinstance(found, str):
+            return found
+    if all(isinstance(record.get(k), str) for k in ("subject", "name", "value")):
+        return f"{record['subject']} {record['name']} = {record['value']}"
+    return ""
+
+
+def _fields(record: dict[str, Any], keys: Sequence[str]) -> str:
+    return ", ".join(f"{k} {record[k]}" for k in keys if record.get(k) not in (None, "", []))
+
+
+def log_summary(record: dict[str, Any]) -> str:
+    """What one audit record says, in a line (not yet made visible)."""
+    event = str(record.get("event"))
+    asked_now = _asked_in(record)
+    if event == "approval.pending":
+        said = f"asked: {asked_now}"
+        if record.get("expiresAt"):
+            said += f" (expires {record['expiresAt']})"
+        return said
+    if event == "approval.answered":
+        said = f"{record.get('decision')} via {record.get('via')}"
+        for key, label in (("answerText", "text"), ("answerReason", "reason")):
+            if record.get(key):
+                said += f", {label} {record[key]}"
+        return f"{said}: {asked_now}" if asked_now else said
+    if event in ("approval.settled", "approval.withdrawn"):
+        said = " ".join(str(record[k]) for k in ("outcome", "decision") if record.get(k))
+        extra = _fields(record, ("result", "outcomeReason", "delivery"))
+        return (
+            f"{said}" + (f" ({extra})" if extra else "") + (f": {asked_now}" if asked_now else "")
+        )
+    if event in ("approval.granted", "approval.revoked"):
+        return f"grant {record.get('grant')} ({record.get('scope')}): {asked_now}"
+    if event == "fact.scope.changed":
+        return (
+            f"{record.get('permanent') or record.get('fact')} {record.get('from')} -> "
+            f"{record.get('to')} by {record.get('by')}: {asked_now}"
+        )
+    if event == "notification":
+        said = f"{record.get('outcome')}"
+        said += f" via {record['route']}" if record.get("route") else ""
+        said += f" ({record['reason']})" if record.get("reason") else ""
+        return f"{said}: {record.get('title')}: {record.get('body')}"
+    if event == "watch.warning":
+        return str(record.get("message"))
+    rest = {k: v for k, v in record.items() if k not in _LOG_ROUTINE}
+    return ", ".join(f"{k} {v}" for k, v in rest.items())
+
+
+def log_line(record: dict[str, Any], *, legacy: bool) -> str:
+    """One audit record for people: local time, event, request, what happened."""
+    ts = record.get("ts")
+    try:
+        shown = parse_time(str(ts)).astimezone().strftime("%Y-%m-%d %H:%M:%S")
+    except ValueError:
+        shown = str(ts)
+    head = f"{shown}  {record.get('event')}" + (" (legacy)" if legacy else "")
+    if isinstance(record.get("id"), str):
+        head += f"  {record['id']}"
+    if isinstance(record.get("kind"), str):
+        head += f"  {record['kind']}"
+    summary = log_summary(record)
+    return f"{head}  {summary}" if summary else head

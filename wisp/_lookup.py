@@ -1,0 +1,170 @@
+"""Finding what a person means from what they type: a request by its ID or a unique prefix of
+it (any case), a kept fact by its ID or prefix, and a question's option by its number.
+
+Typed text is checked to be hex before anything is looked up, and a prefix is matched only
+against the names the channel lists: no path is ever built from it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Collection, Iterable, Sequence
+
+from pending import (
+    Answer,
+    Channel,
+    Kind,
+    PendingError,
+    QuestionBinding,
+    Request,
+    State,
+    Status,
+    UnknownRequest,
+    is_valid_id,
+)
+from wisp._render import asked
+
+# The fewest characters a prefix may have: four hex characters tell 65,536 IDs apart, enough
+# for the handful of requests one person has waiting, and few enough to type on a phone.
+PREFIX_MIN_CHARS = 4
+ID_MAX_CHARS = 32
+# What waits for an answer (what completion offers).
+ANSWERABLE = (State.FILED, State.HANDED_OVER)
+
+_HEX = re.compile(r"[0-9a-f]+")
+
+
+class LookupRefused(Exception):
+    """What was typed names no single request or fact; the message says what to do."""
+
+
+class NotAnId(LookupRefused):
+    def __init__(self, typed: str, *, what: str = "request") -> None:
+        shown = typed if len(typed) <= 40 else typed[:40] + "…"
+        example = "p1a2b3c4d" if what == "fact" else "a1b2c3d4"
+        super().__init__(
+            f"{shown!r} is not a {what} ID: give the ID (like {example}) or at least its first "
+            f"{PREFIX_MIN_CHARS} hex characters. {_LISTS[what]}"
+        )
+        self.typed = typed
+
+
+class NoMatch(LookupRefused):
+    def __init__(self, typed: str, *, what: str = "request") -> None:
+        super().__init__(
+            f"no {what} {typed} here. It may have ended and been swept, or the ID is mistyped: "
+            f"{_LISTS[what]}"
+        )
+        self.typed = typed
+
+
+class Ambiguous(LookupRefused):
+    """A prefix more than one ID starts with; ``candidates`` are those IDs, described."""
+
+    def __init__(self, typed: str, candidates: Sequence[tuple[str, str]]) -> None:
+        listed = "; ".join(f"{cid} ({about})" for cid, about in candidates)
+        super().__init__(
+            f"{typed} is the start of {len(candidates)} IDs: {listed}. Type more of the one "
+            "you mean."
+        )
+        self.typed = typed
+        self.candidates = tuple(cid for cid, _ in candidates)
+
+
+class NotAnOption(LookupRefused):
+    pass
+
+
+_LISTS = {
+    "request": "`wisp pending` lists the waiting requests (`wisp pending --all`, the ended too).",
+    "fact": "`wisp facts list` lists your permanent facts.",
+}
+
+
+def typed_hex(typed: str, *, what: str = "request", lead: str = "") -> str:
+    """*typed* lowercased, if it is *lead* then 4 to 32 hex characters; else :class:`NotAnId`."""
+    text = typed.strip().lower()
+    digits = text.removeprefix(lead) if lead else text
+    if (
+        (lead and not text.startswith(lead))
+        or not PREFIX_MIN_CHARS <= len(digits) <= ID_MAX_CHARS
+        or not _HEX.fullmatch(digits)
+    ):
+        raise NotAnId(typed, what=what)
+    return text
+
+
+def unique(typed: str, ids: Iterable[tuple[str, str]], *, what: str = "request") -> str:
+    """The one ID in *ids* ((id, description) pairs) that *typed* (already lowercased) is or
+    begins; :class:`NoMatch` or :class:`Ambiguous` otherwise."""
+    found = [(cid, about) for cid, about in ids if cid.startswith(typed)]
+    exact = [cid for cid, _ in found if cid == typed]
+    if exact:
+        return exact[0]
+    if not found:
+        raise NoMatch(typed, what=what)
+    if len(found) > 1:
+        raise Ambiguous(typed, sorted(found))
+    return found[0][0]
+
+
+def find_request(channel: Channel, typed: str) -> Status:
+    """The request *typed* names: its whole ID or a unique prefix, in any case. Raises
+    :class:`LookupRefused` (and :class:`pending.UnreadableRequest` for a request whose files
+    cannot be read safely)."""
+    text = typed_hex(typed)
+    if is_valid_id(text):
+        try:
+            return channel.status(text)
+        except UnknownRequest:
+            pass  # a whole-looking ID may still be the start of a longer one
+    statuses = {s.id: s for s in channel.listing().statuses}
+    request_id = unique(text, ((s.id, describe(s)) for s in statuses.values()))
+    return statuses[request_id]
+
+
+def answerable(
+    channel: Channel, *, kinds: Collection[Kind] | None = None, prefix: str = ""
+) -> list[Status]:
+    """What waits for an answer (of *kinds*), whose ID starts with *prefix*; reads only."""
+    start = prefix.lower()
+    listing = channel.listing(kinds=kinds, states=ANSWERABLE)
+    return [s for s in listing.statuses if s.id.startswith(start)]
+
+
+def describe(status: Status) -> str:
+    """A few words telling one request from another (kind, state, and what it asks)."""
+    return f"{status.kind.value}, {status.state.value}: {asked(status.request, 40)}"
+
+
+def option_answer(request: Request, text: str, *, literal: bool = False) -> str:
+    """The answer *text* gives a question: a number picks that option (1 is the first) when
+    the question offers options and the number is not itself one of them; *literal* takes
+    the text as it is. Raises :class:`NotAnOption` for a number with no option."""
+    binding = request.binding
+    if literal or not isinstance(binding, QuestionBinding) or not binding.options:
+        return text
+    options = binding.options
+    if text in options or not text.strip().isdigit():
+        return text
+    number = int(text.strip())
+    if 1 <= number <= len(options):
+        return options[number - 1]
+    raise NotAnOption(
+        f"question {request.id} has options 1 to {len(options)}, not {number}. Give a "
+        f"number from 1 to {len(options)}, or the option's text"
+        + (", or --literal to answer the digits as text." if binding.free_text else ".")
+    )
+
+
+def answer_of_this_process(channel: Channel, request_id: str) -> Answer | None:
+    """The person's answer in *request_id*'s slot if this process wrote it (after an
+    interruption: did the answer get written before it?)."""
+    try:
+        answer = channel.status(request_id).answer
+    except PendingError:
+        return None
+    if answer is None or answer.is_tombstone or answer.pid != os.getpid():
+        return None
+    return answer
