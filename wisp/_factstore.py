@@ -7,6 +7,7 @@ answered in. The store is keyed by request, so applying one answer twice keeps o
 
 from __future__ import annotations
 
+import builtins
 import secrets
 from datetime import datetime
 from pathlib import Path
@@ -15,6 +16,7 @@ from typing import Any
 import attrs
 
 from pending import SYSTEM_CLOCK, Clock, FactBinding, format_time, parse_time, record_time
+from wisp._audit import AuditEvent, EntryPoint, audit
 from wisp._store import JsonStore
 
 FACTS_FILE = "facts.json"
@@ -55,6 +57,14 @@ class Fact:
     def says(self, subject: str, name: str, value: str) -> bool:
         return (self.subject, self.name, self.value) == (subject, name, value)
 
+    def contradicts(self, subject: str, name: str, value: str) -> bool:
+        """Whether this fact gives *subject* *name* a value other than *value*."""
+        return (self.subject, self.name) == (subject, name) and self.value != value
+
+    @property
+    def said(self) -> str:
+        return f"{self.subject} {self.name} = {self.value}"
+
 
 def _fact_from(item: Any) -> Fact:
     fields = ("id", "subject", "name", "value", "source", "keptBy", "keptAt", "request", "via")
@@ -89,8 +99,43 @@ class FactStore:
     def holding(self, subject: str, name: str, value: str) -> Fact | None:
         return next((f for f in self.list() if f.says(subject, name, value)), None)
 
+    def contradicting(self, subject: str, name: str, value: str) -> builtins.list[Fact]:
+        """The kept facts that give *subject* *name* another value than *value*: keeping
+        *value* as well would leave the store saying two things (the person is warned)."""
+        return [f for f in self.list() if f.contradicts(subject, name, value)]
+
     def check_writable(self) -> None:
         self._store.check_writable()
+
+    def forget(self, fact_id: str, *, entry_point: EntryPoint | str) -> Fact | None:
+        """Remove a permanent fact (the person's decision, audited as the fact leaving the
+        permanent scope); the fact removed, or None if there is none by that ID."""
+        with self._store.locked() as home_fd:
+            facts = self._store.read(home_fd)
+            kept = [f for f in facts if f.id != fact_id]
+            if len(kept) == len(facts):
+                return None
+            self._store.write(home_fd, kept)
+        removed = next(f for f in facts if f.id == fact_id)
+        audit(
+            self._store.home,
+            AuditEvent.FACT_SCOPE_CHANGED,
+            {
+                "kind": "fact",
+                "fact": removed.id,
+                "permanent": removed.id,
+                "subject": removed.subject,
+                "name": removed.name,
+                "value": removed.value,
+                "request": removed.request,
+                "from": "permanent",
+                "to": "forgotten",
+                "by": KEPT_BY_PERSON,
+            },
+            entry_point=entry_point,
+            clock=self.clock,
+        )
+        return removed
 
     def keep(self, binding: FactBinding, *, request: str, via: str) -> tuple[Fact, bool]:
         """Admit a fact as the person's. Keyed by request: a second keep of the same request
