@@ -11,6 +11,18 @@ from typing import Any
 
 from pending import Channel, State, Watcher
 from wisp._asking import default_notifier
+from wisp._audit import audit_path
+from wisp._auditlog import AuditLogError, check_writable
+from wisp._config import CONFIG_FILE, ConfigError, load_config
+from wisp._factstore import FactStore
+from wisp._grants import GrantStore
+from wisp._store import StoreError
+
+# Below this much free space in the channel's filesystem, requests, answers and outcomes may
+# soon fail to be written: 4 MiB is 64 requests at the 64 KiB cap, with room for the stores.
+MIN_FREE_BYTES = 4 * 1024 * 1024
+# Likewise for free inodes (each request, answer and outcome is a file), where counted.
+MIN_FREE_INODES = 64
 
 
 def diagnose(channel: Channel) -> dict[str, Any]:
@@ -25,15 +37,17 @@ def diagnose(channel: Channel) -> dict[str, Any]:
         counts[status.state.value] += 1
     routes = default_notifier(channel.home, "doctor").describe()
     route = next((r for r, why in routes if why is None), None)
+    checks = [*check_stores(channel.home), check_space(channel.path)]
     return {
         "channel": str(channel.path),
-        "ok": not listing.problems,
+        "ok": not listing.problems and all(c["ok"] for c in checks),
         "mode": f"{st.st_mode & 0o777:04o}",
         "owner": st.st_uid,
         "watching": _watching(channel),
         "liveServers": len(servers),
         "states": counts,
         "problems": [{"name": p.name, "reason": p.reason} for p in listing.problems],
+        "checks": checks,
         "notification": {
             "route": route,
             "skipped": [f"{r}: {why}" for r, why in routes if why is not None],
@@ -60,3 +74,108 @@ def _watching(channel: Channel) -> dict[str, Any]:
         except (OSError, ValueError):
             continue
     return {"backend": backend, "note": "; ".join(notes) or None, "limits": limits}
+
+
+def _check(
+    name: str, path: Path, detail: str, *, ok: bool, fix: str | None = None
+) -> dict[str, Any]:
+    return {"check": name, "path": str(path), "ok": ok, "detail": detail, "fix": fix}
+
+
+def check_stores(home: Path) -> list[dict[str, Any]]:
+    """Every store and setting wisp reads: config.json, facts.json, grants.json, and whether
+    the audit log can be appended to. Each says ok, or what is wrong and the fix."""
+    checks = []
+    config_path = home / CONFIG_FILE
+    try:
+        values = load_config(home).values
+        detail = f"{len(values)} setting(s) set" if values else "defaults (nothing set)"
+        checks.append(_check("config", config_path, detail, ok=True))
+    except ConfigError as exc:
+        checks.append(
+            _check(
+                "config",
+                config_path,
+                str(exc),
+                ok=False,
+                fix=f"fix {config_path} or move it aside (the defaults then apply); "
+                "`wisp config set KEY VALUE` writes one setting checked",
+            )
+        )
+    facts = FactStore(home)
+    try:
+        facts.check_writable()
+        count = len(facts.list())
+        checks.append(_check("facts", facts.path, f"{count} permanent fact(s)", ok=True))
+    except StoreError as exc:
+        checks.append(
+            _check(
+                "facts",
+                facts.path,
+                str(exc),
+                ok=False,
+                fix=f"fix {facts.path} or move it aside; until then nothing can be kept",
+            )
+        )
+    grants = GrantStore(home)
+    try:
+        count = len(grants.list())
+        checks.append(_check("grants", grants.path, f"{count} standing approval(s)", ok=True))
+    except StoreError as exc:
+        checks.append(
+            _check(
+                "grants",
+                grants.path,
+                str(exc),
+                ok=False,
+                fix=f"fix {grants.path} or move it aside; until then no grant approves anything",
+            )
+        )
+    log = audit_path(home)
+    try:
+        checks.append(_check("audit log", log, f"writable ({check_writable(home)})", ok=True))
+    except AuditLogError as exc:
+        checks.append(
+            _check(
+                "audit log",
+                log,
+                str(exc),
+                ok=False,
+                fix=f"make {log} a regular file of yours that you can write (or move it aside "
+                "and let wisp make a new one); until then nothing is recorded",
+            )
+        )
+    return checks
+
+
+def check_space(path: Path) -> dict[str, Any]:
+    """Free space (and inodes) in the filesystem the channel lives on."""
+    st = os.statvfs(path)
+    free = st.f_bavail * st.f_frsize
+    inodes = st.f_favail if st.f_files else None  # some filesystems count no inodes
+    low = free < MIN_FREE_BYTES or (inodes is not None and inodes < MIN_FREE_INODES)
+    detail = f"{_size(free)} free" + (f", {inodes} inodes free" if inodes is not None else "")
+    return {
+        **_check(
+            "disk",
+            path,
+            detail,
+            ok=not low,
+            fix=None
+            if not low
+            else f"free some space on the filesystem of {path} (wisp needs at least "
+            f"{_size(MIN_FREE_BYTES)} and {MIN_FREE_INODES} inodes): requests, answers and "
+            "outcomes cannot be written when it is full",
+        ),
+        "freeBytes": free,
+        "freeInodes": inodes,
+    }
+
+
+def _size(count: int) -> str:
+    size = float(count)
+    for unit in ("bytes", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{size:.0f} {unit}" if unit == "bytes" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size:.1f} TiB"  # pragma: no cover - the loop returns
