@@ -133,9 +133,9 @@ class TestRefusals:
         [
             (("approvals", "approve", "a1b2c3d4"), "no request a1b2c3d4"),
             (("approvals", "approve", "../etc/passwd"), "is not a request ID"),
-            (("approvals", "deny", "A1B2C3D4"), "is not a request ID"),
+            (("approvals", "deny", "A1B2C3D4"), "no request a1b2c3d4"),  # any case
             (("questions", "answer", "a1b2c3d4", "yes"), "no request a1b2c3d4"),
-            (("approvals", "approve", "a1b2c3d4", "--scope", "forever"), "--scope takes one"),
+            (("approvals", "approve", "a1b2c3d4", "--scope", "forever"), "is not one of 'once'"),
         ],
     )
     def test_unknown_and_malformed(self, home: Path, args: tuple[str, ...], message: str) -> None:

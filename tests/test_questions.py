@@ -20,7 +20,7 @@ class TestQuestions:
             "--option",
             "production",
         )
-        assert "staging, production" in asking.prompt
+        assert "options: 1) staging  2) production" in asking.prompt  # numbered: `answer ID 2`
         code, output = in_terminal("questions", "answer", asking.id, "production")
         assert code == 0 and "the asker has it" in output
         code, out, _ = asking.result()

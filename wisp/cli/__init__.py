@@ -17,6 +17,13 @@ app = command_group(
     "wisp's pending channel: what your agents are waiting on you for, answered from any terminal.",
     name="wisp",
     no_args_is_help=True,
+    add_completion=True,
+    epilog="""Examples:
+  wisp pending                      what waits for you
+  wisp show 3f9c                    all of one request (a unique ID prefix will do)
+  wisp approvals approve 3f9c       approve it (only from a terminal)
+  wisp log -f                       the audit log, as it is written
+  wisp completion bash >> ~/.bashrc complete IDs with Tab""",
 )
 
 
@@ -37,24 +44,32 @@ def root(
 
 
 def _register() -> None:
-    from wisp.cli.admin import config_app, doctor, notify
+    from wisp.cli.admin import NOTIFY_EXAMPLES, config_app, doctor, notify
     from wisp.cli.approvals import approvals_app
+    from wisp.cli.completion import COMPLETION_EXAMPLES, completion
     from wisp.cli.faces import relay, tui
     from wisp.cli.facts import facts_app
+    from wisp.cli.log import LOG_EXAMPLES, log
     from wisp.cli.mcp import mcp
     from wisp.cli.pending import pending_app
     from wisp.cli.questions import questions_app
+    from wisp.cli.show import SHOW_EXAMPLES, show_command
 
     app.add_typer(pending_app, name="pending")
+    app.command("show", epilog=SHOW_EXAMPLES)(show_command())
     app.command("doctor")(doctor)
-    app.command("notify")(notify)
+    app.command("notify", epilog=NOTIFY_EXAMPLES)(notify)
+    app.command("log", epilog=LOG_EXAMPLES)(log)
     app.add_typer(config_app, name="config")
     app.add_typer(approvals_app, name="approvals")
     app.add_typer(facts_app, name="facts")
     app.add_typer(questions_app, name="questions")
-    app.command("relay")(relay)
-    app.command("tui")(tui)
+    app.command("relay", epilog="Example:\n  wisp relay        (a front end runs this; see docs/relay.md)")(relay)
+    app.command(
+        "tui", epilog="Examples:\n  wisp tui\n  wisp tui --host build-box   (also that host's requests)"
+    )(tui)
     app.command("mcp")(mcp)
+    app.command("completion", epilog=COMPLETION_EXAMPLES)(completion)
 
 
 _register()
@@ -66,4 +81,6 @@ def main() -> None:
     watchdog_log = logging.getLogger("watchdog")
     watchdog_log.addHandler(logging.NullHandler())
     watchdog_log.propagate = False
-    app()
+    # One name however it is started (`wisp`, `python -m wisp`): help reads `wisp …`, and
+    # shell completion talks to `wisp` through $_WISP_COMPLETE.
+    app(prog_name="wisp")

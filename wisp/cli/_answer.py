@@ -1,34 +1,97 @@
 """The person's answer from a terminal: one path for approve, deny, answer, decline, keep and
-drop. It parses nothing and decides nothing: :class:`wisp.Answerer` does; this renders."""
+drop. It finds the request the person typed (a unique prefix will do), and leaves deciding to
+:class:`wisp.Answerer`; this renders what came of it."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Annotated, Any
 
 import typer
 
 from pending import KINDS, AlreadyAnswered, Decision, Kind, Outcome, PendingError, Via, WrongKind
 from wisp._answering import Answerer, AnswerReport, AskerWatch
 from wisp._audit import EntryPoint
+from wisp._home import open_channel as open_home_channel
+from wisp._lookup import (
+    LookupRefused,
+    answer_of_this_process,
+    answerable,
+    find_request,
+    option_answer,
+)
+from wisp._render import asked_text, refusal, report_json
 from wisp._store import StoreError
-from wisp.cli._common import config_or_fail, fail, open_channel, refuse, require_terminal, say
+from wisp.cli._ask import ASKING_CLIENT
+from wisp.cli._common import (
+    config_or_fail,
+    fail,
+    me,
+    open_channel,
+    print_json,
+    refuse,
+    require_terminal,
+    say,
+    tell,
+)
 from wisp.cli._exit import ExitCode
+
+# Completion hints may reach a shell that evaluates them (zsh's completion script does):
+# only these characters of a request's text are shown there.
+_HINT_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 .,_/+=@%-")
+HINT_CHARS = 40
+
+
+def complete_ids(*kinds: Kind) -> Callable[[str], list[tuple[str, str]]]:
+    """Shell completion for an ID argument: the waiting requests of *kinds*, each with a
+    short hint. Reads only; says nothing on failure (its output is the completion)."""
+
+    def complete(incomplete: str) -> list[tuple[str, str]]:
+        try:
+            with open_home_channel() as channel:
+                found = answerable(channel, kinds=kinds or None, prefix=incomplete)
+        except Exception:  # a completion must never print an error into the command line
+            return []
+        return [(s.id, _hint(s.kind.value, asked_text(s.request))) for s in found]
+
+    return complete
+
+
+def _hint(kind: str, text: str) -> str:
+    shown = "".join(c if c in _HINT_SAFE else "?" for c in text[:HINT_CHARS])
+    return f"{kind}: {shown}"
+
+
+ID_HELP = "The request's ID, or its first 4 or more characters (any case)."
+
+
+def id_argument(*kinds: Kind) -> Any:
+    """The ID argument of an answering command: completes the waiting IDs of *kinds*."""
+    return typer.Argument(metavar="ID", help=ID_HELP, autocompletion=complete_ids(*kinds))
+
+
+JsonFlag = Annotated[
+    bool, typer.Option("--json", help="What came of the answer, as one JSON object.")
+]
 
 
 def answer_from_terminal(
     command: str,
-    request_id: str,
+    typed_id: str,
     kind: Kind,
     decision: Decision,
     *,
     text: str | None = None,
+    literal: bool = False,
     reason: str | None = None,
+    as_json: bool = False,
     render: Callable[[AnswerReport], None],
-) -> None:
-    """Answer through the application layer; refusals exit 1 (nothing written), a store that
-    cannot take a keep exits 2."""
+) -> AnswerReport:
+    """Answer through the application layer. Refusals exit 1 (nothing written); a store that
+    cannot take a keep exits 2; Ctrl-C says whether the answer was written."""
     require_terminal(command)  # before anything, the store's probe included
     config = config_or_fail()
+    person = me()
     with open_channel() as channel:
         answerer = Answerer(
             channel,
@@ -38,19 +101,66 @@ def answer_from_terminal(
             liveness_recheck_s=config["watch.livenessSeconds"],
         )
         try:
-            report = answerer.answer(request_id, decision, kind=kind, text=text, reason=reason)
+            status = find_request(channel, typed_id)
+            if text is not None:
+                text = option_answer(status.request, text, literal=literal)
+        except LookupRefused as exc:
+            refuse(str(exc))
+        except PendingError as exc:
+            refuse(refusal(exc, me=person))
+        try:
+            report = answerer.answer(
+                status.id,
+                decision,
+                kind=kind,
+                text=text,
+                reason=reason,
+                shown=status.request,
+            )
         except WrongKind as exc:
             refuse(
-                f"request {request_id} is a {exc.kind} request, not a {exc.asked_as} "
-                f"request: answer it with {KINDS[exc.kind].how_to_answer(request_id)}."
+                f"request {status.id} is a {exc.kind} request, not a {exc.asked_as} "
+                f"request: answer it with {KINDS[exc.kind].how_to_answer(status.id)}."
             )
         except PendingError as exc:
-            refuse(str(exc))
+            refuse(refusal(exc, me=person))
         except StoreError as exc:
             fail(f"{exc} The request still waits; nothing was written.")
+        except KeyboardInterrupt:
+            interrupted(answer_of_this_process(channel, status.id) is not None, status.id)
     if not report.won and not report.applied:
-        refuse(str(AlreadyAnswered(report.answer)))
-    render(report)
+        refuse(refusal(AlreadyAnswered(report.answer), me=person))
+    if as_json:
+        print_json(report_json(report))
+    else:
+        render(report)
+    code = exit_code(report)
+    if code is not ExitCode.OK:
+        raise typer.Exit(int(code))
+    return report
+
+
+def interrupted(written: bool, request_id: str) -> None:
+    """Ctrl-C while answering: say whether the answer was written (it then stands)."""
+    if written:
+        tell(
+            f"wisp: interrupted while waiting for the asker; your answer to {request_id} was "
+            f"recorded and stands. `wisp show {request_id}` shows what becomes of it."
+        )
+        raise typer.Exit(int(ExitCode.OK))
+    tell(
+        f"wisp: interrupted before your answer was written; nothing was written and "
+        f"{request_id} still waits."
+    )
+    raise typer.Exit(int(ExitCode.INTERRUPTED))
+
+
+def exit_code(report: AnswerReport) -> ExitCode:
+    if report.apply_error is not None and report.settled is None:
+        return ExitCode.ERROR  # recorded, but the store could not take it: not applied yet
+    if report.settled is not None and report.settled.outcome is not Outcome.ANSWERED:
+        return ExitCode.NO
+    return ExitCode.OK
 
 
 def render_command_or_question(verb: str) -> Callable[[AnswerReport], None]:
@@ -63,7 +173,7 @@ def render_command_or_question(verb: str) -> Callable[[AnswerReport], None]:
             if settled.outcome is not Outcome.ANSWERED:
                 reason_text = f": {settled.reason}" if settled.reason else ""
                 say(f"{said}, but it ended {settled.outcome}{reason_text}.")
-                raise typer.Exit(int(ExitCode.NO))
+                return
             say(f"{said}; the asker has it.")
         elif report.asker is AskerWatch.GONE:
             say(
@@ -73,7 +183,25 @@ def render_command_or_question(verb: str) -> Callable[[AnswerReport], None]:
         else:
             say(
                 f"{said}; the asker has not picked it up yet. It will when it next "
-                "looks; `wisp pending` shows it."
+                f"looks; `wisp show {report.request.id}` shows it."
             )
+        if report.answer.decision == Decision.SESSION:
+            tell(f"wisp: {session_note(report)}")
 
     return render
+
+
+def session_note(report: AnswerReport) -> str:
+    """What a session approval covers, said where it is given (it is easy to expect more)."""
+    server = report.request.server
+    if server.client == ASKING_CLIENT:
+        return (
+            "a session approval lasts as long as the program that asked; this one is a single "
+            "`wisp approvals request`, which ends with your answer, so it approves this request "
+            "only."
+        )
+    return (
+        f"a session approval also lets {server.client or 'the program that asked'} (pid "
+        f"{server.pid}) run this same command again without asking, until it stops; nothing "
+        "else."
+    )

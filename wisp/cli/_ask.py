@@ -1,16 +1,25 @@
 """What every asking command shares (`approvals request`, `questions ask`, `facts request`):
-starting an asker for this process, and stopping it cleanly whatever happens."""
+starting an asker for this process, telling the person how to answer, and stopping cleanly
+whatever happens."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from typing import Annotated
+
+import typer
 
 from pending import PendingError
 from wisp._asking import Asker
 from wisp._audit import EntryPoint
 from wisp._config import Config
-from wisp.cli._common import fail, open_channel, tell
+from wisp._deadlines import DeadlineError, check_deadline, deadline_range
+from wisp._text import wrap
+from wisp.cli._common import err, fail, open_channel, tell
+
+ASKING_CLIENT = "wisp-cli"  # the client the asking commands file requests as
+INDENT = "  "
 
 
 @contextmanager
@@ -22,7 +31,7 @@ def asking(entry_point: EntryPoint, config: Config) -> Iterator[Asker]:
         asker = Asker(
             channel,
             entry_point=entry_point,
-            client="wisp-cli",
+            client=ASKING_CLIENT,
             liveness_recheck_s=config["watch.livenessSeconds"],
             on_warning=lambda message: tell(f"wisp: {message}"),
         )
@@ -38,14 +47,47 @@ def asking(entry_point: EntryPoint, config: Config) -> Iterator[Asker]:
             channel.close()
 
 
+def prompt(head: str, text: str, fields: Sequence[tuple[str, str]], lines: Sequence[str]) -> str:
+    """How the person is told of a request filed: *head*, then what is asked, whole, wrapped
+    to the terminal (never cut: this is what they approve), then *fields* and *lines*."""
+    room = max(err.width - len(INDENT), 20)
+    shown = [head, *(INDENT + part for part in wrap(text, room))]
+    for label, value in fields:
+        shown.extend(INDENT + part for part in wrap(f"{label}: {value}", room))
+    shown.extend(INDENT + line for line in lines)
+    return "\n".join(shown)
+
+
 def waiting_note(timeout_s: float) -> str:
     if not timeout_s:
         return "waiting until you answer (Ctrl-C withdraws it)"
     return f"waiting up to {timeout_s:g} s (Ctrl-C withdraws it)"
 
 
-def timeout_or_fail(timeout: float | None, config: Config) -> float:
+def _checked_timeout(value: float | None) -> float | None:
+    """Refuse a bad --timeout while parsing: a usage error (exit 2), before anything else."""
+    if value is None:
+        return None
+    try:
+        return float(check_deadline(value, what="--timeout", zero="waits until answered"))
+    except DeadlineError as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
+TimeoutOption = Annotated[
+    float | None,
+    typer.Option(
+        "--timeout",
+        metavar="SECONDS",
+        callback=_checked_timeout,
+        help=f"How long to wait: {deadline_range(zero='waits until answered')}. "
+        "Default: approval.timeoutSeconds (600).",
+    ),
+]
+
+
+def timeout_in_effect(timeout: float | None, config: Config) -> float:
+    """The deadline in effect: --timeout (checked while parsing), else the setting (checked
+    when config.json was read)."""
     timeout_s: float = config["approval.timeoutSeconds"] if timeout is None else timeout
-    if timeout_s < 0:
-        fail("--timeout takes seconds, 0 or more (0 waits until answered).")
     return timeout_s

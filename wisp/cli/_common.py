@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
+from collections.abc import Iterable, Mapping
 from typing import Any, NoReturn
 
 import typer
@@ -12,25 +14,54 @@ from rich.text import Text
 
 from pending import Channel, PendingError
 from wisp._config import Config, ConfigError, load_config
+from wisp._home import current_user, wisp_home
 from wisp._home import open_channel as open_home_channel
-from wisp._home import wisp_home
 from wisp._text import visible
 from wisp.cli._exit import ExitCode
+from wisp.cli._help import WispGroup, WispTyper
 
-out = Console(highlight=False, soft_wrap=False)
-err = Console(stderr=True, highlight=False, soft_wrap=True)  # never break a fix command
+
+def colour_allowed(environ: Mapping[str, str] | None = None) -> bool:
+    """Whether any styling may be written: not when NO_COLOR is set to anything non-empty
+    (no-color.org), which rich honours for colours only, not for bold."""
+    env = os.environ if environ is None else environ
+    return not env.get("NO_COLOR")
+
+
+_STYLE: dict[str, Any] = {} if colour_allowed() else {"color_system": None, "no_color": True}
+out = Console(highlight=False, soft_wrap=False, **_STYLE)
+err = Console(stderr=True, highlight=False, soft_wrap=True, **_STYLE)  # never break a fix command
 
 
 def command_group(help: str, **settings: Any) -> typer.Typer:
-    """A `wisp` command group, set up as every group is: plain help text (no rich markup in
-    request-derived text), no shell-completion commands, plain tracebacks for bugs."""
-    return typer.Typer(
+    """A `wisp` command group, set up as every group is: help in words (see
+    :mod:`wisp.cli._help`), plain text (no rich markup in request-derived text), plain
+    tracebacks for bugs. Only the root offers shell completion."""
+    settings.setdefault("add_completion", False)
+    settings.setdefault("context_settings", {"help_option_names": ["-h", "--help"]})
+    return WispTyper(
         help=help,
-        add_completion=False,
+        cls=WispGroup,
         rich_markup_mode=None,
         pretty_exceptions_enable=False,
         **settings,
     )
+
+
+def width() -> int:
+    """The columns output is laid out in: the terminal's, else $COLUMNS, else 80."""
+    return max(out.width, 1)
+
+
+def emit(lines: Iterable[str], *, style: str | None = None) -> None:
+    """Lines already laid out (and made visible) to stdout, as they are."""
+    for line in lines:
+        out.print(Text(line, style=style or ""), soft_wrap=True)
+
+
+def me() -> str:
+    """The person running this command (answers they gave read "by you")."""
+    return current_user()
 
 
 def safe(text: str) -> str:

@@ -1,4 +1,4 @@
-"""Listing: what waits, as a table for people or JSON for scripts; one command per kind."""
+"""Listing: what waits, laid out for the terminal's width, or JSON for scripts."""
 
 from __future__ import annotations
 
@@ -6,20 +6,31 @@ from collections.abc import Callable, Sequence
 from typing import Annotated, Any
 
 import typer
-from rich.table import Table
-from rich.text import Text
 
 from pending import Kind, State, Via
 from wisp._answering import Answerer
 from wisp._audit import EntryPoint
-from wisp._render import age, asked, state_text, status_json, who
-from wisp._text import visible
-from wisp.cli._common import open_channel, out, print_json, tell
+from wisp._render import age, paragraphs, state_text, status_json, who
+from wisp.cli._common import emit, open_channel, print_json, say, tell, width
+from wisp.cli._layout import TABLE_PARAGRAPH_LINES, Cell, Column, Line, Role, layout
 
 WAITING = (State.FILED, State.ANSWERED, State.HANDED_OVER)
 # What a listing shows by default: what waits, and what went stale (with why) before the
 # sweep that follows the listing settles it.
 LISTED = (*WAITING, State.STALE)
+
+REQUEST_COLUMNS = (
+    Column(header="ID", role=Role.KEY),
+    Column(header="KIND"),
+    Column(header="AGE"),
+    Column(header="ASKED", role=Role.FLEX),
+    Column(header="BY", role=Role.FIELD, label="by"),
+    Column(header="STATE"),
+)
+
+
+def cut_pointer(request_id: str) -> str:
+    return f"{request_id} is cut short above: `wisp show {request_id}` prints all of it."
 
 
 def list_requests(kinds: list[Kind] | None, show_all: bool, as_json: bool) -> None:
@@ -40,53 +51,63 @@ def list_requests(kinds: list[Kind] | None, show_all: bool, as_json: bool) -> No
     what = " and ".join(k.value for k in kinds) if kinds else "anything"
     show_rows(
         [status_json(s) for s in listing.statuses],
+        REQUEST_COLUMNS,
         [
             (
                 s.id,
                 s.kind.value,
                 age(s.request.filed_at, now),
-                asked(s.request),
+                paragraphs(s.request),
                 who(s.request),
                 state_text(s),
             )
             for s in listing.statuses
         ],
-        columns=("ID", "KIND", "AGE", "ASKED", "BY", "STATE"),
-        wrap="ASKED",
         empty=f"Nothing waits for you ({what}).",
         as_json=as_json,
+        pointer=cut_pointer,
     )
 
 
 def show_rows(
     as_objects: list[Any],
-    rows: Sequence[Sequence[str]],
+    columns: Sequence[Column],
+    rows: Sequence[Sequence[Cell]],
     *,
-    columns: Sequence[str],
     empty: str,
     as_json: bool,
-    wrap: str | None = None,
+    pointer: Callable[[str], str] | None = None,
 ) -> None:
-    """A JSON array for scripts, or a table for people (cells are shown as plain text)."""
+    """A JSON array for scripts, or rows laid out for people (cells shown as plain text).
+    Without a *pointer* (a command that shows a row whole), nothing is ever cut."""
     if as_json:
         print_json(as_objects)
         return
     if not rows:
-        out.print(empty, highlight=False)
+        say(empty)
         return
-    table = Table(box=None, pad_edge=False, header_style="bold")
-    for column in columns:
-        table.add_column(column, no_wrap=wrap is not None and column != wrap, overflow="fold")
-    for row in rows:
-        table.add_row(*(Text(visible(cell)) for cell in row))
-    out.print(table)
+    lines = layout(
+        columns,
+        rows,
+        width(),
+        pointer=pointer or (lambda key: key),
+        limit=TABLE_PARAGRAPH_LINES if pointer else None,
+    )
+    print_lines(lines)
+
+
+def print_lines(lines: Sequence[Line]) -> None:
+    for line in lines:
+        emit([line.text], style="bold" if line.header else None)
 
 
 def pending_command(kind: Kind, doc: str) -> Callable[..., None]:
     """`wisp approvals|facts|questions pending`: the one listing, narrowed to *kind*."""
 
     def pending(
-        show_all: Annotated[bool, typer.Option("--all", "-a", help="Also ended ones.")] = False,
+        show_all: Annotated[
+            bool, typer.Option("--all", "-a", help="Also requests that have ended.")
+        ] = False,
         as_json: Annotated[bool, typer.Option("--json", help="A JSON array on stdout.")] = False,
     ) -> None:
         list_requests([kind], show_all, as_json)

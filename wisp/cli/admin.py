@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from enum import StrEnum
 from typing import Annotated
 
 import typer
@@ -13,35 +14,59 @@ from wisp._doctor import diagnose
 from wisp._home import open_channel, wisp_home
 from wisp._notify import ROUTES, Notifier
 from wisp._text import visible
-from wisp.cli._common import command_group, fail, out, print_json, say
+from wisp.cli._common import command_group, emit, fail, out, print_json, say, width
 from wisp.cli._exit import ExitCode
+from wisp.cli._layout import labelled
 
 config_app = command_group(
-    "Settings in $WISP_HOME/config.json: list them, get one, set one (types checked).",
+    "Settings in $WISP_HOME/config.json: list them, get one, set one (values checked).",
     invoke_without_command=True,
 )
 
+Route = StrEnum("Route", {route.upper(): route for route in ROUTES})  # type: ignore[misc]
+
+NOTIFY_EXAMPLES = """Examples:
+  wisp notify "probe"                       (the message alone: titled "wisp")
+  wisp notify "Build" "finished in 4 min"
+  wisp notify --route terminal "probe"      (try the terminal route alone)"""
+
 
 def notify(
-    title: Annotated[str, typer.Argument(metavar="TITLE")],
-    message: Annotated[str, typer.Argument(metavar="MESSAGE")],
-    subtitle: Annotated[str, typer.Option("--subtitle", help="A line under the title.")] = "",
+    words: Annotated[
+        list[str],
+        typer.Argument(
+            metavar="[TITLE] MESSAGE",
+            help='The message, after a title if you give two (one alone is titled "wisp").',
+        ),
+    ],
+    subtitle: Annotated[
+        str, typer.Option("--subtitle", metavar="TEXT", help="A line under the title.")
+    ] = "",
     route: Annotated[
-        str | None,
-        typer.Option("--route", help=f"Try this route alone, to probe it: {', '.join(ROUTES)}."),
+        Route | None,
+        typer.Option(
+            "--route",
+            help="Try this route alone, to probe it (app is tried even with "
+            "notifications.viaTerminalApp off).",
+        ),
     ] = None,
 ) -> None:
     """Post a notification through the first route that works here (or --route alone).
-    Exit 0 posted, 1 not shown (the reason is printed)."""
-    if route is not None and route not in ROUTES:
-        fail(f"--route takes one of {', '.join(ROUTES)}, not {route!r}.")
+
+    Exit 0 posted, 1 not shown (the reason is printed), 2 usage error."""
+    if len(words) > 2:
+        fail(
+            f"wisp notify takes a message, or a title and a message; not {len(words)} "
+            'arguments. Quote a message that has spaces: wisp notify "Build" "all green".'
+        )
+    title, message = ("wisp", words[0]) if len(words) == 1 else (words[0], words[1])
     home = wisp_home()
     try:
         settings = load_config(home).values
     except ConfigError as exc:
         fail(str(exc))
     result = Notifier(home, settings=settings, entry_point="notify").post(
-        title, message, subtitle=subtitle, source="user", route=route
+        title, message, subtitle=subtitle, source="user", route=route.value if route else None
     )
     say(str(result))
     for skipped in result.skipped:
@@ -70,8 +95,17 @@ def config_list(
         say(f"{key} = {json.dumps(config[key])}{mark}\n    {setting.doc} Takes {setting.kind}.")
 
 
-@config_app.command("get")
-def config_get(key: Annotated[str, typer.Argument(metavar="KEY")]) -> None:
+def _complete_key(incomplete: str) -> list[tuple[str, str]]:
+    return [(key, s.doc) for key, s in SETTINGS.items() if key.startswith(incomplete)]
+
+
+@config_app.command("get", epilog="Example:\n  wisp config get approval.timeoutSeconds")
+def config_get(
+    key: Annotated[
+        str,
+        typer.Argument(metavar="KEY", help="A setting's name.", autocompletion=_complete_key),
+    ],
+) -> None:
     """Print one setting's value (JSON)."""
     if key not in SETTINGS:
         fail(f"no setting {key!r}: `wisp config` lists them.", ExitCode.NO)
@@ -82,26 +116,47 @@ def config_get(key: Annotated[str, typer.Argument(metavar="KEY")]) -> None:
     print_json(value)
 
 
-@config_app.command("set")
+@config_app.command(
+    "set",
+    epilog="""Examples:
+  wisp config set approval.timeoutSeconds 300
+  wisp config set notifications.enabled false
+  wisp config set answer.waitSeconds -- -5   (a value that begins with '-' goes after --)""",
+)
 def config_set(
-    key: Annotated[str, typer.Argument(metavar="KEY")],
+    key: Annotated[
+        str,
+        typer.Argument(
+            metavar="KEY",
+            help="A setting's name (`wisp config` lists them).",
+            autocompletion=_complete_key,
+        ),
+    ],
     value: Annotated[str, typer.Argument(metavar="VALUE", help="JSON (true, 5, 1.5) or text.")],
 ) -> None:
-    """Set one setting; its type is checked before anything is written."""
+    """Set one setting; its value is checked before anything is written.
+
+    Exit 0 set; 1 unknown key or wrong value (nothing written); 2 a deadline out of range
+    (nothing written), as every bad deadline is, or config.json cannot be used."""
     if key not in SETTINGS:
         fail(f"no setting {key!r}: `wisp config` lists them. Nothing was written.", ExitCode.NO)
+    setting = SETTINGS[key]
     try:
         stored = set_setting(wisp_home(), key, parse_value(value))
     except ConfigError as exc:
-        fail(str(exc), ExitCode.NO)
+        fail(str(exc), ExitCode.ERROR if setting.deadline else ExitCode.NO)
     out.print(f"{key} = {json.dumps(stored)}", highlight=False)
 
 
 def doctor(
     as_json: Annotated[bool, typer.Option("--json", help="The findings as JSON.")] = False,
 ) -> None:
-    """Check the channel (directory, watching, askers, what waits, skipped entries) and say
-    which notification route would be taken here, and why the others would be skipped."""
+    """Check the channel, the stores and settings it reads, and the notification routes.
+
+    The channel's directory, watching, askers and what waits; skipped entries; config.json,
+    facts.json and grants.json readable; the audit log writable; free space where the channel
+    lives; and which notification route would be taken here. Exit 0 healthy, 1 something
+    needs your attention (each says its fix), 2 the channel cannot be used."""
     home = wisp_home()
     try:
         channel = open_channel(home)
@@ -120,28 +175,37 @@ def doctor(
     if as_json:
         print_json(findings)
     else:
-        say(f"channel   {path} (mode {findings['mode']}, owner uid {findings['owner']}): ok")
+        lines = [
+            ("channel", f"{path} (mode {findings['mode']}, owner uid {findings['owner']}): ok")
+        ]
         limits = ", ".join(f"{k} {v}" for k, v in watching["limits"].items())
-        say(
-            f"watching  {watching['backend']}"
-            + (f" ({watching['note']})" if watching["note"] else "")
-            + (f"; inotify {limits}" if limits else "")
-        )
-        say(f"servers   {findings['liveServers']} alive with waiting requests")
-        say(
-            "requests  "
-            + (", ".join(f"{n} {state}" for state, n in findings["states"].items() if n) or "none")
-        )
-        say(f"notify    would post via {route}" if route else "notify    no route would post")
-        for r, why in routes:
-            if why is not None:
-                say(f"          {r}: skipped, {why}")
-        for problem in problems:
-            say(f"skipped   {visible(problem['name'])}: {problem['reason']}")
-        if problems:
-            say(
-                "          Skipped entries are never acted on. Remove them if you did not put "
-                "them there."
+        lines.append(
+            (
+                "watching",
+                watching["backend"]
+                + (f" ({watching['note']})" if watching["note"] else "")
+                + (f"; inotify {limits}" if limits else ""),
             )
-    if problems:
+        )
+        lines.append(("servers", f"{findings['liveServers']} alive with waiting requests"))
+        counted = [f"{n} {state}" for state, n in findings["states"].items() if n]
+        lines.append(("requests", ", ".join(counted) or "none"))
+        for check in findings["checks"]:
+            verdict = "ok" if check["ok"] else "NEEDS ATTENTION"
+            lines.append((check["check"], f"{check['path']}: {verdict}, {check['detail']}"))
+            if check["fix"]:
+                lines.append(("", f"fix: {check['fix']}"))
+        lines.append(("notify", f"would post via {route}" if route else "no route would post"))
+        lines.extend(("", f"{r}: skipped, {why}") for r, why in routes if why is not None)
+        lines.extend(("skipped", f"{visible(p['name'])}: {p['reason']}") for p in problems)
+        if problems:
+            lines.append(
+                (
+                    "",
+                    "Skipped entries are never acted on. Remove them if you did not put "
+                    "them there.",
+                )
+            )
+        emit(labelled([(label, visible(text)) for label, text in lines], width()))
+    if not findings["ok"]:
         raise typer.Exit(int(ExitCode.NO))

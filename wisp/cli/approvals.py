@@ -15,6 +15,7 @@ from pending import (
     Outcome,
     PendingError,
     Request,
+    Scope,
     format_time,
 )
 from wisp._asking import ApprovalGate
@@ -22,55 +23,88 @@ from wisp._audit import EntryPoint
 from wisp._grants import GrantsError, GrantStore, is_grant_id
 from wisp._home import wisp_home
 from wisp._store import StoreError
-from wisp._text import one_line, visible
-from wisp.cli._answer import answer_from_terminal, render_command_or_question
-from wisp.cli._ask import asking, timeout_or_fail, waiting_note
+from wisp._text import visible
+from wisp.cli._answer import JsonFlag, answer_from_terminal, id_argument, render_command_or_question
+from wisp.cli._ask import TimeoutOption, asking, prompt, timeout_in_effect, waiting_note
 from wisp.cli._common import command_group, config_or_fail, fail, out, print_json, refuse, say, tell
 from wisp.cli._exit import ExitCode
+from wisp.cli._layout import Column, Role
 from wisp.cli._listing import pending_command, show_rows
+from wisp.cli.show import SHOW_EXAMPLES, show_command
 
 approvals_app = command_group(
     "Command approvals: ask from a script; approve or deny from any terminal.",
     no_args_is_help=True,
 )
 
+SCOPE_HELP = (
+    "once: this request only. session: also the same command from the same asking program, "
+    "while it runs (for `wisp approvals request`, which asks once, that is this request "
+    "only). project: the same command anywhere in this project, kept. always: the same "
+    "command anywhere, kept. Default: once."
+)
 
-@approvals_app.command("approve")
+
+@approvals_app.command(
+    "approve",
+    epilog="""Examples:
+  wisp approvals approve 3f9c0a1b2c3d4e5f
+  wisp approvals approve 3f9c                   (a unique prefix)
+  wisp approvals approve 3f9c --scope project   (and the same command in this project)""",
+)
 def approve(
-    request_id: Annotated[str, typer.Argument(metavar="ID", help="The request's ID.")],
-    scope: Annotated[
-        str, typer.Option("--scope", help="once | session | project | always")
-    ] = "once",
+    request_id: Annotated[str, id_argument(Kind.COMMAND)],
+    scope: Annotated[Scope, typer.Option("--scope", help=SCOPE_HELP)] = Scope.ONCE,
+    as_json: JsonFlag = False,
 ) -> None:
-    """Approve a command: once, or with a standing scope. Only from a terminal."""
-    if scope not in APPROVALS:
-        fail(f"--scope takes one of {', '.join(APPROVALS)}, not {scope!r}.")
+    """Approve a command, once or with a standing scope.
+
+    Only from a terminal. After answering, waits up to answer.waitSeconds for the asker and
+    says what it made of the answer. Exit 0 answered, 1 refused (nothing written) or the
+    request ended otherwise, 2 error."""
     answer_from_terminal(
         "wisp approvals approve",
         request_id,
         Kind.COMMAND,
-        Decision(scope),
-        render=render_command_or_question(f"approved {scope}"),
+        Decision(scope.value),
+        as_json=as_json,
+        render=render_command_or_question(f"approved {scope.value}"),
     )
 
 
-@approvals_app.command("deny")
+@approvals_app.command(
+    "deny",
+    epilog="""Examples:
+  wisp approvals deny 3f9c0a1b2c3d4e5f
+  wisp approvals deny 3f9c --reason "not on a Friday\"""",
+)
 def deny(
-    request_id: Annotated[str, typer.Argument(metavar="ID", help="The request's ID.")],
-    reason: Annotated[str | None, typer.Option("--reason", help="Told to the asker.")] = None,
+    request_id: Annotated[str, id_argument(Kind.COMMAND)],
+    reason: Annotated[
+        str | None, typer.Option("--reason", metavar="TEXT", help="Told to the asker.")
+    ] = None,
+    as_json: JsonFlag = False,
 ) -> None:
-    """Deny a command. Only from a terminal."""
+    """Deny a command.
+
+    Only from a terminal. Exit 0 answered, 1 refused (nothing written), 2 error."""
     answer_from_terminal(
         "wisp approvals deny",
         request_id,
         Kind.COMMAND,
         Decision.NO,
         reason=reason,
+        as_json=as_json,
         render=render_command_or_question("denied"),
     )
 
 
-approvals_app.command("pending")(pending_command(Kind.COMMAND, "Command approvals waiting."))
+approvals_app.command(
+    "pending", epilog="Examples:\n  wisp approvals pending\n  wisp approvals pending --json"
+)(pending_command(Kind.COMMAND, "Command approvals waiting for you."))
+approvals_app.command("show", epilog=SHOW_EXAMPLES.replace("wisp show", "wisp approvals show"))(
+    show_command(Kind.COMMAND)
+)
 
 
 # --- grants ----------------------------------------------------------------------------
@@ -87,25 +121,34 @@ def grants(
         fail(str(exc))
     show_rows(
         [g.to_json() for g in found],
+        (
+            Column(header="GRANT", role=Role.KEY),
+            Column(header="SCOPE"),
+            Column(header="COMMAND", role=Role.FLEX),
+            Column(header="WHERE", role=Role.FIELD, label="where"),
+            Column(header="GRANTED", role=Role.FIELD, label="granted"),
+        ),
         [
             (
                 g.id,
                 g.scope,
-                visible(g.command),
-                visible(g.project or "anywhere"),
+                [("command", g.command)],
+                g.project or "anywhere",
                 format_time(g.granted_at),
             )
             for g in found
         ],
-        columns=("GRANT", "SCOPE", "COMMAND", "WHERE", "GRANTED"),
         empty="No standing approvals.",
         as_json=as_json,
     )
 
 
-@approvals_app.command("revoke")
+@approvals_app.command("revoke", epilog="Example:\n  wisp approvals revoke g1a2b3c4")
 def revoke(
-    grant_id: Annotated[str, typer.Argument(metavar="GRANT_ID", help="From `grants`.")],
+    grant_id: Annotated[
+        str,
+        typer.Argument(metavar="GRANT_ID", help="The grant's ID, from `wisp approvals grants`."),
+    ],
 ) -> None:
     """Remove a standing approval: that command will be asked about again."""
     if not is_grant_id(grant_id):
@@ -119,38 +162,55 @@ def revoke(
     say(f"revoked {removed.id}: {visible(removed.command)} will be asked about again.")
 
 
-@approvals_app.command("request", context_settings={"allow_interspersed_args": False})
+@approvals_app.command(
+    "request",
+    context_settings={"allow_interspersed_args": False},
+    epilog="""Examples:
+  wisp approvals request -- make deploy
+  wisp approvals request --reason "ship 1.4" --timeout 300 -- make deploy
+  wisp approvals request --json -- 'rm -rf build'   (one argument: a shell line)""",
+)
 def request_approval(
     command: Annotated[
         list[str],
         typer.Argument(
-            metavar="COMMAND",
-            help="The command to approve, after -- (one argument: a shell line as it is).",
+            metavar="-- COMMAND...",
+            help="The command to approve, after -- (one argument is a shell line, as it is; "
+            "several are joined as a shell would quote them).",
         ),
     ],
-    cwd: Annotated[Path | None, typer.Option("--cwd", help="Where it would run.")] = None,
-    reason: Annotated[str | None, typer.Option("--reason", help="Why it should run.")] = None,
-    timeout: Annotated[
-        float | None,
-        typer.Option(
-            "--timeout", help="Seconds to wait (default approval.timeoutSeconds; 0 forever)."
-        ),
+    cwd: Annotated[
+        Path | None,
+        typer.Option("--cwd", metavar="DIR", help="Where it would run (default: here)."),
     ] = None,
+    reason: Annotated[
+        str | None, typer.Option("--reason", metavar="TEXT", help="Why it should run (shown).")
+    ] = None,
+    timeout: TimeoutOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="The verdict as JSON.")] = False,
 ) -> None:
-    """Ask the person to approve a command, and wait. Exit 0 approved, 1 denied or withdrawn,
-    124 timed out, 2 error."""
+    """Ask the person to approve a command, and wait.
+
+    Tells you on stderr how to answer it; stdout gets the verdict. Exit 0 approved, 1 denied
+    or withdrawn (Ctrl-C withdraws), 124 timed out, 2 error (a bad --timeout included)."""
     config = config_or_fail()
-    timeout_s = timeout_or_fail(timeout, config)
+    timeout_s = timeout_in_effect(timeout, config)
     text = command[0] if len(command) == 1 else shlex.join(command)
     where = str((cwd or Path.cwd()).resolve())
 
     def filed(request: Request) -> None:
         tell(
-            f"wisp: asking you to approve: {one_line(text, 200)}  (in {visible(where)})\n"
-            f"  approve: wisp approvals approve {request.id} [--scope {'|'.join(APPROVALS)}]\n"
-            f"  deny:    wisp approvals deny {request.id} [--reason TEXT]\n"
-            f"  {waiting_note(timeout_s)}"
+            prompt(
+                f"wisp: asking you to approve (in {visible(where)}):",
+                text,
+                [("reason", reason)] if reason else [],
+                [
+                    f"approve: wisp approvals approve {request.id} [--scope {'|'.join(APPROVALS)}]",
+                    f"deny:    wisp approvals deny {request.id} [--reason TEXT]",
+                    f"see it:  wisp show {request.id}",
+                    waiting_note(timeout_s),
+                ],
+            )
         )
 
     with asking(EntryPoint.APPROVALS, config) as asker:
@@ -187,6 +247,8 @@ def request_approval(
         out.print(f"{how} {scope}" if outcome != "granted" else f"approved {scope} ({how})")
         if verdict_reason:
             tell(f"wisp: {verdict_reason}")
+        if scope == Decision.SESSION and outcome != "granted":
+            tell("wisp: a session approval lasts as long as this command: this request only.")
     else:
         word = {"answered": "denied", "timed-out": "timed out"}.get(outcome, outcome)
         say(word + (f": {verdict_reason}" if verdict_reason else ""))

@@ -1,4 +1,4 @@
-"""`wisp facts …`: ask to keep a fact, and keep or drop it from any terminal."""
+"""`wisp facts …`: ask to keep a fact, keep or drop it from any terminal, forget a kept one."""
 
 from __future__ import annotations
 
@@ -7,19 +7,33 @@ from typing import Annotated
 
 import typer
 
-from pending import Decision, FactBinding, Kind, Outcome, format_time
+from pending import Decision, FactBinding, Kind, Outcome, PendingError, format_time
 from wisp._answering import AnswerReport, AskerWatch
 from wisp._audit import EntryPoint
-from wisp._factstore import FactRefused, FactStore
+from wisp._factstore import Fact, FactRefused, FactStore
 from wisp._home import wisp_home
 from wisp._keeper import FactKeeper
+from wisp._lookup import LookupRefused, find_request, typed_hex, unique
 from wisp._store import StoreError
 from wisp._text import one_line, visible
-from wisp.cli._answer import answer_from_terminal
+from wisp.cli._answer import JsonFlag, answer_from_terminal, id_argument
 from wisp.cli._ask import asking
-from wisp.cli._common import command_group, config_or_fail, fail, out, print_json, refuse, say, tell
-from wisp.cli._exit import ExitCode
+from wisp.cli._common import (
+    command_group,
+    config_or_fail,
+    fail,
+    me,
+    open_channel,
+    out,
+    print_json,
+    refuse,
+    require_terminal,
+    say,
+    tell,
+)
+from wisp.cli._layout import Column, Role
 from wisp.cli._listing import pending_command, show_rows
+from wisp.cli.show import SHOW_EXAMPLES, show_command
 
 facts_app = command_group(
     "Permanent facts: only you keep them. Ask from a script; keep or drop from any "
@@ -29,11 +43,37 @@ facts_app = command_group(
 
 
 def _said(binding: FactBinding) -> str:
-    return one_line(f"{binding.subject} {binding.name} = {binding.value}", 120)
+    return visible(f"{binding.subject} {binding.name} = {binding.value}")
 
 
-def answer_fact(request_id: str, decision: Decision) -> None:
-    answer_from_terminal(f"wisp facts {decision}", request_id, Kind.FACT, decision, render=_report)
+def answer_fact(request_id: str, decision: Decision, as_json: bool) -> None:
+    differs = _contradicting(request_id) if decision == Decision.KEEP else []
+    report = answer_from_terminal(
+        f"wisp facts {decision}", request_id, Kind.FACT, decision, as_json=as_json, render=_report
+    )
+    settled = report.settled
+    kept = settled is not None and settled.outcome is Outcome.ANSWERED
+    if decision == Decision.KEEP and kept:
+        for fact in differs:
+            tell(
+                f"wisp: note: you also keep {visible(fact.said)} ({fact.id}), which says "
+                f"otherwise. If it no longer holds: wisp facts forget {fact.id}"
+            )
+
+
+def _contradicting(typed_id: str) -> list[Fact]:
+    """The kept facts a keep of this request would contradict (read before answering, so a
+    warning can follow; the answer itself decides nothing here)."""
+    try:
+        with open_channel() as channel:
+            binding = find_request(channel, typed_id).request.binding
+            if not isinstance(binding, FactBinding):
+                return []
+            return FactStore(channel.home).contradicting(
+                binding.subject, binding.name, binding.value
+            )
+    except (LookupRefused, PendingError, StoreError):
+        return []  # answering says what is wrong, in its own words
 
 
 def _report(report: AnswerReport) -> None:
@@ -43,10 +83,11 @@ def _report(report: AnswerReport) -> None:
     settled = report.settled
     if settled is None:
         if report.apply_error is not None:
-            fail(
-                f"your answer is recorded, but {report.apply_error.rstrip('.')}. It will be "
-                "applied once the store can be written: run `wisp pending sweep` then."
+            tell(
+                f"wisp: your answer is recorded, but {report.apply_error.rstrip('.')}. It will "
+                "be applied once the store can be written: run `wisp pending sweep` then."
             )
+            return
         if report.asker is AskerWatch.GONE:
             say(f"{decision} {said} ({request_id}); nobody applied it yet: `wisp pending sweep`.")
             return
@@ -62,30 +103,54 @@ def _report(report: AnswerReport) -> None:
             f"{decision} {said} ({request_id}), but it ended {settled.outcome}"
             f"{reason}. Nothing was kept."
         )
-        raise typer.Exit(int(ExitCode.NO))
+        return
     if decision == Decision.KEEP:
         say(f"kept {said} as permanent fact {settled.result} ({request_id}){again}")
     else:
         say(f"dropped {said} ({request_id}); it stays where it was, not permanent{again}")
 
 
-@facts_app.command("keep")
-def keep(request_id: Annotated[str, typer.Argument(metavar="ID")]) -> None:
-    """Keep a fact as permanent (yours). Only from a terminal."""
-    answer_fact(request_id, Decision.KEEP)
+@facts_app.command(
+    "keep", epilog="Examples:\n  wisp facts keep 9d1c2b3a4f5e6d7c\n  wisp facts keep 9d1c"
+)
+def keep(
+    request_id: Annotated[str, id_argument(Kind.FACT)],
+    as_json: JsonFlag = False,
+) -> None:
+    """Keep a fact as permanent (yours).
+
+    Only from a terminal. If you already keep another value for the same subject and name,
+    you are told so (both are then kept: `wisp facts forget` removes one). Exit 0 answered,
+    1 refused (nothing written) or failed, 2 error (the store cannot be used)."""
+    answer_fact(request_id, Decision.KEEP, as_json)
 
 
-@facts_app.command("drop")
-def drop(request_id: Annotated[str, typer.Argument(metavar="ID")]) -> None:
-    """Drop a fact request: the fact stays where it was. Only from a terminal."""
-    answer_fact(request_id, Decision.DROP)
+@facts_app.command("drop", epilog="Example:\n  wisp facts drop 9d1c")
+def drop(
+    request_id: Annotated[str, id_argument(Kind.FACT)],
+    as_json: JsonFlag = False,
+) -> None:
+    """Drop a fact request: the fact stays where it was.
+
+    Only from a terminal. Exit 0 answered, 1 refused (nothing written), 2 error."""
+    answer_fact(request_id, Decision.DROP, as_json)
 
 
-facts_app.command("pending")(
+facts_app.command("pending", epilog="Examples:\n  wisp facts pending\n  wisp facts pending --json")(
     pending_command(
         Kind.FACT, "Fact requests waiting for you (handed-over ones too: no time limit)."
     )
 )
+facts_app.command("show", epilog=SHOW_EXAMPLES.replace("wisp show", "wisp facts show"))(
+    show_command(Kind.FACT)
+)
+
+
+def _stored_facts() -> list[Fact]:
+    try:
+        return FactStore(wisp_home()).list()
+    except StoreError as exc:
+        fail(str(exc))
 
 
 @facts_app.command("list")
@@ -93,41 +158,95 @@ def list_facts(
     as_json: Annotated[bool, typer.Option("--json", help="A JSON array on stdout.")] = False,
 ) -> None:
     """Your permanent facts."""
-    try:
-        facts = FactStore(wisp_home()).list()
-    except StoreError as exc:
-        fail(str(exc))
+    facts = _stored_facts()
     show_rows(
         [f.to_json() for f in facts],
+        (
+            Column(header="FACT", role=Role.KEY),
+            Column(header="SUBJECT"),
+            Column(header="NAME"),
+            Column(header="VALUE", role=Role.FLEX),
+            Column(header="SOURCE", role=Role.FIELD, label="source"),
+            Column(header="KEPT", role=Role.FIELD, label="kept"),
+        ),
         [
-            (
-                f.id,
-                visible(f.subject),
-                visible(f.name),
-                visible(f.value),
-                visible(f.source),
-                format_time(f.kept_at),
-            )
+            (f.id, f.subject, f.name, [("value", f.value)], f.source, format_time(f.kept_at))
             for f in facts
         ],
-        columns=("FACT", "SUBJECT", "NAME", "VALUE", "SOURCE", "KEPT"),
         empty="No permanent facts yet.",
         as_json=as_json,
     )
 
 
-@facts_app.command("request")
+@facts_app.command(
+    "forget",
+    epilog="Examples:\n  wisp facts forget p3e8a91c0\n  wisp facts forget p3e8   (a unique prefix)",
+)
+def forget(
+    fact_id: Annotated[
+        str,
+        typer.Argument(
+            metavar="FACT_ID",
+            help="The permanent fact's ID (from `wisp facts list`), or its first 4 or more "
+            "characters after the p.",
+            autocompletion=lambda incomplete: _fact_ids(incomplete),
+        ),
+    ],
+    as_json: Annotated[
+        bool, typer.Option("--json", help="The fact removed, as one JSON object.")
+    ] = False,
+) -> None:
+    """Remove one of your permanent facts.
+
+    Only from a terminal: only you keep facts, and only you forget them. Recorded in the
+    audit log (fact.scope.changed, to "forgotten"). Exit 0 forgotten, 1 refused (nothing
+    written), 2 error (the store cannot be used)."""
+    require_terminal("wisp facts forget")
+    try:
+        typed = typed_hex(fact_id, what="fact", lead="p")
+        chosen = unique(
+            typed, ((f.id, visible(one_line(f.said, 40))) for f in _stored_facts()), what="fact"
+        )
+    except LookupRefused as exc:
+        refuse(str(exc))
+    try:
+        removed = FactStore(wisp_home()).forget(chosen, entry_point=EntryPoint.FACTS)
+    except StoreError as exc:
+        fail(f"{exc} Nothing was removed.")
+    if removed is None:  # removed by someone else since it was listed
+        refuse(f"no fact {chosen} any more: `wisp facts list` lists your permanent facts.")
+    if as_json:
+        print_json(removed.to_json())
+        return
+    say(f"forgot {removed.id}: {visible(removed.said)} is no longer a permanent fact.")
+
+
+def _fact_ids(incomplete: str) -> list[tuple[str, str]]:
+    try:
+        facts = FactStore(wisp_home()).list()
+    except Exception:  # a completion must never print an error into the command line
+        return []
+    return [(f.id, "fact") for f in facts if f.id.startswith(incomplete.lower())]
+
+
+@facts_app.command(
+    "request",
+    epilog='Examples:\n  wisp facts request release codename "BLUE HERON"\n'
+    "  wisp facts request --source README.md shop database postgres",
+)
 def request_fact(
-    subject: Annotated[str, typer.Argument(metavar="SUBJECT")],
-    name: Annotated[str, typer.Argument(metavar="NAME")],
-    value: Annotated[str, typer.Argument(metavar="VALUE")],
+    subject: Annotated[str, typer.Argument(metavar="SUBJECT", help="What the fact is about.")],
+    name: Annotated[str, typer.Argument(metavar="NAME", help="Which of its properties.")],
+    value: Annotated[str, typer.Argument(metavar="VALUE", help="Its value.")],
     source: Annotated[
-        str, typer.Option("--source", help="Where the fact comes from.")
+        str, typer.Option("--source", metavar="TEXT", help="Where the fact comes from.")
     ] = "wisp facts request",
     as_json: Annotated[bool, typer.Option("--json", help="The result as JSON.")] = False,
 ) -> None:
     """Ask the person to keep a fact as permanent; returns at once, printing the request ID.
-    The request waits, with no time limit, until they keep or drop it."""
+
+    The request waits, with no time limit, until they keep or drop it. Exit 0 asked (or
+    already kept), 1 refused, 2 error."""
     config = config_or_fail()
     with asking(EntryPoint.FACTS, config) as asker:
         keeper = FactKeeper(asker)
@@ -155,17 +274,18 @@ def request_fact(
             }
         )
         return
+    said = visible(f"{subject} {name} = {value}")
     if asked.state == "kept" and asked.fact is not None:
-        tell(
-            f"wisp: {one_line(subject)} {one_line(name)} = {one_line(value)} is "
-            f"already a permanent fact ({asked.fact.id}); nothing to ask."
-        )
+        tell(f"wisp: {said} is already a permanent fact ({asked.fact.id}); nothing to ask.")
         out.print(asked.fact.id)
         return
     again = "" if asked.new else " (already waiting: the same request)"
     tell(
-        f"wisp: asked you to keep {one_line(subject)} {one_line(name)} = {one_line(value)}"
-        f"{again}\n  keep: wisp facts keep {asked.request_id}\n"
-        f"  drop: wisp facts drop {asked.request_id}\n  it waits with no time limit"
+        f"wisp: asked you to keep {said}{again}\n  keep: wisp facts keep {asked.request_id}\n"
+        f"  drop: wisp facts drop {asked.request_id}\n  see it: wisp show {asked.request_id}\n"
+        "  it waits with no time limit"
     )
     out.print(asked.request_id)
+
+
+_ = me  # the person, for messages that name them

@@ -5,15 +5,17 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Iterable
 from typing import Annotated, Any
 
 import typer
 
-from pending import Kind, Missed, PendingError, Via
-from wisp._answering import Answerer, Inbox
+from pending import Kind, Missed, PendingError, Status, Transition, Via
+from wisp._answering import Answerer
 from wisp._audit import EntryPoint
+from wisp._live import ChannelBack, LiveInbox
 from wisp._render import transition_json, transition_line
-from wisp.cli._common import command_group, fail, open_channel, out, print_json, safe, tell
+from wisp.cli._common import command_group, fail, me, open_channel, out, print_json, safe, tell
 from wisp.cli._listing import WAITING, list_requests
 
 pending_app = command_group(
@@ -68,7 +70,10 @@ def sweep(
         )
 
 
-@pending_app.command("watch")
+@pending_app.command(
+    "watch",
+    epilog="Examples:\n  wisp pending watch\n  wisp pending watch --kind command --json",
+)
 def watch(
     kind: Annotated[
         list[Kind] | None, typer.Option("--kind", "-k", help="Only this kind (repeatable).")
@@ -77,21 +82,26 @@ def watch(
         bool, typer.Option("--json", help="One JSON object per line on stdout.")
     ] = False,
 ) -> None:
-    """What waits now, then one line per transition as it happens. Ctrl-C stops."""
+    """What waits now, then one line per transition as it happens.
+
+    Ctrl-C stops (exit 0). If the channel directory is removed, it says so and waits for it
+    to be made again, then goes on there. Exit 2 if the channel cannot be used."""
     channel = open_channel()
-    inbox = Inbox(channel, entry_point=EntryPoint.PENDING, on_warning=lambda m: tell(f"wisp: {m}"))
+    live = LiveInbox(
+        channel.home, entry_point=EntryPoint.PENDING, on_warning=lambda m: tell(f"wisp: {m}")
+    )
     try:
         Answerer(channel, via=Via.CLI, entry_point=EntryPoint.PENDING, wait_s=0).sweep()
-        inbox.start()
+        snapshot = live.start(channel)
     except (OSError, PendingError) as exc:
+        live.close()
         channel.close()
         fail(f"cannot watch {channel.path}: {exc}. Check it with `wisp doctor`.")
     kinds = set(kind) if kind else None
-    try:
-        subscription, snapshot = inbox.subscribe()
-        backend = "inotify" if inbox.backend == "native" else "polling"
-        tell(f"wisp: watching {channel.path} ({backend}); Ctrl-C to stop")
-        for status in snapshot:
+    person = me()
+
+    def waiting(statuses: Iterable[Status]) -> None:
+        for status in statuses:
             if status.state in WAITING and (kinds is None or status.kind in kinds):
                 emit_transition(
                     "waiting",
@@ -100,17 +110,30 @@ def watch(
                     status.kind.value,
                     status.request.filed_at,
                     as_json,
+                    person,
                 )
-        for item in subscription:
+
+    try:
+        backend = "inotify" if live.backend == "native" else "polling"
+        tell(f"wisp: watching {channel.path} ({backend}); Ctrl-C to stop")
+        waiting(snapshot)
+        for item in live:
             if isinstance(item, Missed):
                 tell(
                     f"wisp: missed {item.count} event(s): this terminal fell behind. "
                     "Run `wisp pending` for the current state."
                 )
-                continue
-            if kinds is None or item.kind in kinds:
+            elif isinstance(item, ChannelBack):
+                waiting(item.statuses)
+            elif isinstance(item, Transition) and (kinds is None or item.kind in kinds):
                 emit_transition(
-                    item.event.value, item.status, item.id, item.kind.value, item.ts, as_json
+                    item.event.value,
+                    item.status,
+                    item.id,
+                    item.kind.value,
+                    item.ts,
+                    as_json,
+                    person,
                 )
     except KeyboardInterrupt:
         pass
@@ -118,12 +141,11 @@ def watch(
         # The reader went away (`| head`): stop quietly, and keep Python from complaining.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     finally:
-        inbox.close()
-        channel.close()
+        live.close()
 
 
 def emit_transition(
-    event: str, status: Any, request_id: str, kind: str, ts: Any, as_json: bool
+    event: str, status: Any, request_id: str, kind: str, ts: Any, as_json: bool, person: str
 ) -> None:
     if as_json:
         line = json.dumps(
@@ -131,6 +153,8 @@ def emit_transition(
             ensure_ascii=False,
         )
     else:
-        line = safe(transition_line(event, status, request_id=request_id, kind=kind, ts=ts))
+        line = safe(
+            transition_line(event, status, request_id=request_id, kind=kind, ts=ts, me=person)
+        )
     sys.stdout.write(line + "\n")
     sys.stdout.flush()

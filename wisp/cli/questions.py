@@ -11,12 +11,12 @@ from pending import Decision, Kind, Outcome, PendingError, Request
 from wisp._asking import QuestionAsker
 from wisp._audit import EntryPoint
 from wisp._store import StoreError
-from wisp._text import one_line
-from wisp.cli._answer import answer_from_terminal, render_command_or_question
-from wisp.cli._ask import asking, timeout_or_fail, waiting_note
+from wisp.cli._answer import JsonFlag, answer_from_terminal, id_argument, render_command_or_question
+from wisp.cli._ask import TimeoutOption, asking, prompt, timeout_in_effect, waiting_note
 from wisp.cli._common import command_group, config_or_fail, fail, print_json, tell
 from wisp.cli._exit import ExitCode
 from wisp.cli._listing import pending_command
+from wisp.cli.show import SHOW_EXAMPLES, show_command
 
 questions_app = command_group(
     "Questions to you: ask from a script; answer or decline from any terminal.",
@@ -24,72 +24,116 @@ questions_app = command_group(
 )
 
 
-@questions_app.command("answer")
+@questions_app.command(
+    "answer",
+    epilog="""Examples:
+  wisp questions answer 3f9c0a1b2c3d4e5f production
+  wisp questions answer 3f9c 2            (the second option)
+  wisp questions answer 3f9c 2 --literal  (the text "2", where free text is taken)""",
+)
 def answer(
-    request_id: Annotated[str, typer.Argument(metavar="ID", help="The question's ID.")],
-    text: Annotated[str, typer.Argument(metavar="TEXT", help="Your answer.")],
+    request_id: Annotated[str, id_argument(Kind.QUESTION)],
+    text: Annotated[
+        str,
+        typer.Argument(
+            metavar="TEXT",
+            help="Your answer: one of the options (or its number: 1 is the first), or any "
+            "text where the question takes free text.",
+        ),
+    ],
+    literal: Annotated[
+        bool,
+        typer.Option("--literal", help="Take TEXT as it is, even if it is an option's number."),
+    ] = False,
+    as_json: JsonFlag = False,
 ) -> None:
-    """Answer a question (one of its options, if it has them). Only from a terminal."""
+    """Answer a question.
+
+    Only from a terminal. Exit 0 answered, 1 refused (nothing written; not one of the
+    options, for one), 2 error."""
     answer_from_terminal(
         "wisp questions answer",
         request_id,
         Kind.QUESTION,
         Decision.ANSWER,
         text=text,
+        literal=literal,
+        as_json=as_json,
         render=render_command_or_question("answered"),
     )
 
 
-@questions_app.command("decline")
+@questions_app.command("decline", epilog="Example:\n  wisp questions decline 3f9c")
 def decline(
-    request_id: Annotated[str, typer.Argument(metavar="ID", help="The question's ID.")],
+    request_id: Annotated[str, id_argument(Kind.QUESTION)],
+    as_json: JsonFlag = False,
 ) -> None:
-    """Decline to answer a question. Only from a terminal."""
+    """Decline to answer a question.
+
+    Only from a terminal. Exit 0 answered, 1 refused (nothing written), 2 error."""
     answer_from_terminal(
         "wisp questions decline",
         request_id,
         Kind.QUESTION,
         Decision.DECLINE,
+        as_json=as_json,
         render=render_command_or_question("declined"),
     )
 
 
-questions_app.command("pending")(pending_command(Kind.QUESTION, "Questions waiting for you."))
+questions_app.command(
+    "pending", epilog="Examples:\n  wisp questions pending\n  wisp questions pending --json"
+)(pending_command(Kind.QUESTION, "Questions waiting for you, with their options."))
+questions_app.command("show", epilog=SHOW_EXAMPLES.replace("wisp show", "wisp questions show"))(
+    show_command(Kind.QUESTION)
+)
 
 
-@questions_app.command("ask")
+@questions_app.command(
+    "ask",
+    epilog="""Examples:
+  wisp questions ask "Which environment?" --option staging --option production
+  env=$(wisp questions ask "Deploy where?" --option staging --option production)
+  wisp questions ask --timeout 0 "What is the release codename?"   (waits until answered)""",
+)
 def ask_question(
     question: Annotated[str, typer.Argument(metavar="QUESTION", help="What to ask.")],
     option: Annotated[
         list[str] | None,
         typer.Option(
-            "--option", help="An answer to offer (repeatable); then only these are taken."
+            "--option",
+            metavar="TEXT",
+            help="An answer to offer (repeat it for each); then only these are taken.",
         ),
     ] = None,
     free_text: Annotated[
         bool, typer.Option("--free-text", help="With --option: also take any other text.")
     ] = False,
-    timeout: Annotated[
-        float | None,
-        typer.Option(
-            "--timeout", help="Seconds to wait (default approval.timeoutSeconds; 0 forever)."
-        ),
-    ] = None,
+    timeout: TimeoutOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="The reply as JSON.")] = False,
 ) -> None:
-    """Ask the person a question, and wait; the answer alone goes to stdout. Exit 0 answered,
-    1 declined or withdrawn, 124 timed out, 2 error."""
+    """Ask the person a question, and wait.
+
+    The answer alone goes to stdout. Exit 0 answered, 1 declined or withdrawn (Ctrl-C
+    withdraws), 124 timed out, 2 error (a bad --timeout included)."""
     config = config_or_fail()
-    timeout_s = timeout_or_fail(timeout, config)
+    timeout_s = timeout_in_effect(timeout, config)
     options = tuple(option) if option else None
 
     def filed(request: Request) -> None:
-        offered = f"  options: {', '.join(one_line(o, 40) for o in options)}\n" if options else ""
+        offered = [("options", "  ".join(f"{n}) {o}" for n, o in enumerate(options or (), 1)))]
         tell(
-            f"wisp: asking you: {one_line(question, 200)}\n{offered}"
-            f"  answer:  wisp questions answer {request.id} TEXT\n"
-            f"  decline: wisp questions decline {request.id}\n"
-            f"  {waiting_note(timeout_s)}"
+            prompt(
+                "wisp: asking you:",
+                question,
+                offered if options else [],
+                [
+                    f"answer:  wisp questions answer {request.id} TEXT"
+                    + (" (or an option's number)" if options else ""),
+                    f"decline: wisp questions decline {request.id}",
+                    waiting_note(timeout_s),
+                ],
+            )
         )
 
     with asking(EntryPoint.QUESTIONS, config) as asker:

@@ -1,0 +1,156 @@
+"""Help as a person reads it: what each argument and option takes, in words (never a Python
+type name such as ``<list[str]>``), every choice listed, examples kept as written, command
+summaries never cut; a group named alone shows its help and exits 0.
+
+Typer draws help from the parameters' Python types; these classes draw it from the metavars
+and help texts the commands give instead.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+import typer
+from typer._click import Context, HelpFormatter, Parameter, echo
+from typer._click.exceptions import NoSuchOption
+from typer.core import TyperCommand, TyperGroup
+
+
+def _choices(param: Parameter) -> list[str] | None:
+    descriptor = getattr(param, "type_descriptor", None)
+    if descriptor is None or not descriptor.is_choice or not descriptor.choices:
+        return None
+    return [str(getattr(choice, "value", choice)) for choice in descriptor.choices]
+
+
+def _value_name(param: Parameter) -> str:
+    """How an argument or an option's value is named in help: its metavar, or its choices."""
+    if param.metavar:
+        return param.metavar
+    choices = _choices(param)
+    if choices:
+        return "|".join(choices)
+    return (param.name or "value").upper()
+
+
+def _usage_pieces(command: Any, ctx: Context) -> list[str]:
+    pieces = [command.options_metavar] if command.options_metavar else []
+    for param in command.get_params(ctx):
+        if param.param_type_name != "argument":
+            continue
+        name = _value_name(param)
+        if param.metavar is None and param.nargs != 1:
+            name += "..."
+        pieces.append(name if param.required or name.startswith("[") else f"[{name}]")
+    return pieces
+
+
+Records = list[tuple[str, str]]
+
+
+def _help_records(command: Any, ctx: Context) -> tuple[Records, Records]:
+    arguments: Records = []
+    options: Records = []
+    for param in command.get_params(ctx):
+        if getattr(param, "hidden", False):
+            continue
+        help_text = inspect.cleandoc(getattr(param, "help", None) or "")
+        if param.param_type_name == "argument":
+            arguments.append((_value_name(param), help_text))
+            continue
+        names = ", ".join([*param.opts, *param.secondary_opts])
+        if not getattr(param, "is_flag", False):
+            names += f" {_value_name(param)}"
+        options.append((names, help_text))
+    return arguments, options
+
+
+def _write_sections(command: Any, ctx: Context, formatter: HelpFormatter) -> None:
+    arguments, options = _help_records(command, ctx)
+    if arguments:
+        with formatter.section("Arguments"):
+            formatter.write_dl(arguments)
+    if options:
+        with formatter.section("Options"):
+            formatter.write_dl(options)
+
+
+def _write_epilog(command: Any, formatter: HelpFormatter) -> None:
+    """Examples and notes exactly as written: each line kept, never re-flowed."""
+    if not command.epilog:
+        return
+    formatter.write_paragraph()
+    for line in command.epilog.strip("\n").splitlines():
+        formatter.write(f"{line}\n")
+
+
+def _hint_dash(ctx: Context, exc: NoSuchOption) -> NoSuchOption:
+    """A value that begins with a dash reads as an option; say how to give it."""
+    name = exc.option_name
+    if name[1:2].isdigit() or name[1:2] == ".":
+        exc.message += (
+            f". A value that begins with '-' goes after `--`, so that it is not read as an "
+            f"option: {ctx.command_path} ... -- {name}"
+        )
+    return exc
+
+
+class WispCommand(TyperCommand):
+    def collect_usage_pieces(self, ctx: Context) -> list[str]:
+        return _usage_pieces(self, ctx)
+
+    def format_options(self, ctx: Context, formatter: HelpFormatter) -> None:
+        _write_sections(self, ctx, formatter)
+
+    def format_epilog(self, ctx: Context, formatter: HelpFormatter) -> None:
+        _write_epilog(self, formatter)
+
+    def parse_args(self, ctx: Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except NoSuchOption as exc:
+            raise _hint_dash(ctx, exc) from None
+
+
+class WispGroup(TyperGroup):
+    def collect_usage_pieces(self, ctx: Context) -> list[str]:
+        return [*_usage_pieces(self, ctx), self.subcommand_metavar]
+
+    def format_options(self, ctx: Context, formatter: HelpFormatter) -> None:
+        _write_sections(self, ctx, formatter)
+        self.format_commands(ctx, formatter)
+
+    def format_epilog(self, ctx: Context, formatter: HelpFormatter) -> None:
+        _write_epilog(self, formatter)
+
+    def format_commands(self, ctx: Context, formatter: HelpFormatter) -> None:
+        """Each command with its first line of help, whole (the formatter wraps it)."""
+        rows = []
+        for name in self.list_commands(ctx):
+            command = self.get_command(ctx, name)
+            if command is None or command.hidden:
+                continue
+            summary = command.short_help or inspect.cleandoc(command.help or "")
+            rows.append((name, summary.split("\n\n")[0].replace("\n", " ")))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+    def parse_args(self, ctx: Context, args: list[str]) -> list[str]:
+        if not args and self.no_args_is_help and not ctx.resilient_parsing:
+            # Named alone, a group shows what it does: that is an answer, not an error.
+            echo(ctx.get_help(), color=ctx.color)
+            ctx.exit(0)
+        try:
+            return super().parse_args(ctx, args)
+        except NoSuchOption as exc:
+            raise _hint_dash(ctx, exc) from None
+
+
+class WispTyper(typer.Typer):
+    """A typer app whose commands and groups are :class:`WispCommand` and :class:`WispGroup`."""
+
+    def command(self, *args: Any, **kwargs: Any) -> Any:
+        kwargs.setdefault("cls", WispCommand)
+        return super().command(*args, **kwargs)
