@@ -85,7 +85,8 @@ def wrap(text: str, width: int, *, then: int | None = None) -> list[str]:
 
     Lines break at a space where one is in reach (that one space is the break, as in any
     wrapped text); a word longer than a line is folded (never inside a marker such as
-    ``⟨ESC⟩``, which may then overrun a line narrower than itself). Nothing else is dropped:
+    ``⟨ESC⟩``, which, like a wide character, may then overrun a line narrower than itself).
+    Nothing else is dropped:
     every other character is on some line, in order. Lines after the first are *then*
     cells wide, if given (for a hanging indent).
     """

@@ -51,10 +51,12 @@ def prompt(head: str, text: str, fields: Sequence[tuple[str, str]], lines: Seque
     """How the person is told of a request filed: *head*, then what is asked, whole, wrapped
     to the terminal (never cut: this is what they approve), then *fields* and *lines*."""
     room = max(err.width - len(INDENT), 20)
-    shown = [head, *(INDENT + part for part in wrap(text, room))]
+    shown = [*wrap(head, err.width), *(INDENT + part for part in wrap(text, room))]
     for label, value in fields:
         shown.extend(INDENT + part for part in wrap(f"{label}: {value}", room))
-    shown.extend(INDENT + line for line in lines)
+    for line in lines:  # how to answer: commands to copy, wrapped at spaces, never cut
+        parts = wrap(line, room, then=room - len(INDENT))
+        shown.extend([INDENT + parts[0], *(INDENT * 2 + part for part in parts[1:])])
     return "\n".join(shown)
 
 

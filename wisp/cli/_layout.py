@@ -161,8 +161,11 @@ def _stacked(columns: Sequence[Column], rows: Sequence[Sequence[Cell]], width: i
             else:
                 fields.append((column.label or column.header.lower(), _text(row[index])))
         heading = GAP.join(first)
-        # The key is never folded: on a terminal narrower than an ID, the terminal wraps it.
-        parts = wrap(heading, width) if cell_width(first[0]) <= width else [heading]
+        parts = wrap(heading, width)
+        if cell_width(first[0]) > width:
+            # The key is never folded: on a terminal narrower than it, it has a line of its
+            # own (which the terminal wraps).
+            parts = [first[0], *wrap(GAP.join(first[1:]), width)]
         lines.extend(Line(text=t, header=n == 0) for n, t in enumerate(parts))
         lines.extend(Line(text=t) for t in labelled(fields, width, indent=2))
     return lines

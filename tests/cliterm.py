@@ -1,0 +1,63 @@
+"""Driving `wisp` in a real pseudo-terminal of a given width, as a person at a terminal does.
+
+Output read from a pty has its lines ended by CR LF; :func:`lines` gives them back plain.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from typing import Any
+
+import pexpect
+
+from wisp._text import cell_width
+
+WIDTHS = (40, 80, 200)
+ROWS = 50
+
+
+def spawn(*args: str, cols: int, env: dict[str, str] | None = None, timeout: float = 30) -> Any:
+    """`wisp ARGS` running under a pty *cols* wide (stdin, stdout and stderr all on it)."""
+    environ = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "NO_COLOR")}
+    environ.update(env or {})
+    return pexpect.spawn(
+        sys.executable,
+        ["-m", "wisp", *args],
+        encoding="utf-8",
+        timeout=timeout,
+        dimensions=(ROWS, cols),
+        env=environ,
+    )
+
+
+SGR = re.compile(r"\x1b\[[0-9;]*m")  # bold and colours: styling, taking no cells
+
+
+def run(
+    *args: str, cols: int, env: dict[str, str] | None = None, styled: bool = False
+) -> tuple[int, str]:
+    """Run `wisp ARGS` to its end in a pty *cols* wide: (exit code, all it printed, without
+    its styling unless *styled*)."""
+    child = spawn(*args, cols=cols, env=env)
+    child.expect(pexpect.EOF)
+    child.close()
+    output = (child.before or "").replace("\r\n", "\n")
+    code = child.exitstatus if child.exitstatus is not None else 128 + (child.signalstatus or 0)
+    return code, output if styled else SGR.sub("", output)
+
+
+def lines(output: str) -> list[str]:
+    return output.rstrip("\n").split("\n")
+
+
+def overflowing(output: str, cols: int) -> list[str]:
+    """The lines of *output* wider than *cols* (a layout that fits has none)."""
+    return [line for line in lines(output) if cell_width(line) > cols]
+
+
+def unwrapped(output: str) -> str:
+    """*output* with every line break and indentation removed: what was wrapped, whole again
+    (with the spaces at the breaks gone too)."""
+    return "".join(part.strip() for part in output.split("\n"))
