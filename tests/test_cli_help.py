@@ -41,12 +41,13 @@ class TestHelp:
     @pytest.mark.parametrize("cols", WIDTHS)
     def test_no_python_types_and_nothing_cut(self, cols: int) -> None:
         """Every command's help, at each width: no Python type names, no summary cut
-        short with an ellipsis, every line within the width."""
+        short with an ellipsis, and examples."""
         runner = CliRunner()
         for path in PATHS:
             result = runner.invoke(app, [*path, "--help"], terminal_width=cols, prog_name="wisp")
             assert result.exit_code == 0, (path, result.output)
             assert not PYTHON_TYPES.search(result.output), (path, result.output)
+            assert re.search(r"^Examples?:$", result.output, re.M), (path, result.output)
             assert "..." not in result.output.replace("COMMAND...", "").replace("[ARGS]...", ""), (
                 path,
                 result.output,

@@ -3,8 +3,13 @@ that outlives its directory, and docs that name only commands this build has."""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
+import signal
+import subprocess
+import sys
+import tempfile
 from pathlib import Path
 
 import pexpect
@@ -99,3 +104,105 @@ class TestDocs:
         for words in sorted(shown):
             result = runner.invoke(app, [*words.split(), "--help"], prog_name="wisp")
             assert result.exit_code == 0, (words, result.output)
+
+
+def console_output(doc: Path, command: str) -> list[str]:
+    """The lines a console block in *doc* shows after `$ COMMAND` (up to the next `$` line or
+    the block's end)."""
+    lines = doc.read_text().splitlines()
+    start = next(
+        i for i, line in enumerate(lines) if line.split("  #")[0].strip() == f"$ {command}"
+    )
+    shown = []
+    for line in lines[start + 1 :]:
+        if line.startswith(("$ ", "```")):
+            break
+        shown.append(line)
+    return shown
+
+
+class TestReadmeShowsWhatIsPrinted:
+    def test_the_prompt(self, home: Path) -> None:
+        """The README's `wisp approvals request -- make deploy` is what it prints (its ID and
+        directory aside)."""
+        # A short directory, as the README's, so that its first line is not wrapped either.
+        shop = Path(tempfile.mkdtemp(prefix="shop", dir="/tmp"))
+        process = subprocess.Popen(
+            [sys.executable, "-m", "wisp", "approvals", "request", "--", "make", "deploy"],
+            cwd=shop,
+            stderr=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            text=True,
+            env={**os.environ, "COLUMNS": "80"},
+        )
+        assert process.stderr is not None
+        printed = []
+        for line in process.stderr:
+            printed.append(line.rstrip("\n"))
+            if "Ctrl-C withdraws it" in line:
+                break
+        process.send_signal(signal.SIGINT)
+        process.communicate(timeout=30)
+        shop.rmdir()
+        request_id = re.search(r"approve ([0-9a-f]{16})", "\n".join(printed)).group(1)  # type: ignore[union-attr]
+        shown = console_output(ROOT / "README.md", "wisp approvals request -- make deploy")
+        expected = [
+            line.replace("3f9c0a1b2c3d4e5f", request_id).replace("/home/you/src/shop", str(shop))
+            for line in shown
+        ]
+        assert printed == expected
+
+    def test_the_listings(self) -> None:
+        """The README's listings are what the layout prints at 80 columns for them."""
+        from wisp.cli._layout import Column, Role, layout
+        from wisp.cli._listing import REQUEST_COLUMNS
+
+        readme = ROOT / "README.md"
+        cases = [
+            (
+                "wisp approvals pending",
+                REQUEST_COLUMNS,
+                (
+                    "3f9c0a1b2c3d4e5f",
+                    "command",
+                    "4s",
+                    [("command", "make deploy"), ("in", "/home/you/src/shop")],
+                    "wisp-cli pid 41732",
+                    "filed",
+                ),
+            ),
+            (
+                "wisp facts pending",
+                REQUEST_COLUMNS,
+                (
+                    "9d1c2b3a4f5e6d7c",
+                    "fact",
+                    "5s",
+                    [("fact", "release codename = BLUE HERON")],
+                    "wisp-cli pid 41790",
+                    "handed-over",
+                ),
+            ),
+            (
+                "wisp facts list",
+                (
+                    Column(header="FACT", role=Role.KEY),
+                    Column(header="SUBJECT"),
+                    Column(header="NAME"),
+                    Column(header="VALUE", role=Role.FLEX),
+                    Column(header="SOURCE", role=Role.FIELD, label="source"),
+                    Column(header="KEPT", role=Role.FIELD, label="kept"),
+                ),
+                (
+                    "p3e8a91c0",
+                    "release",
+                    "codename",
+                    [("value", "BLUE HERON")],
+                    "wisp facts request",
+                    "2026-11-29T20:50:05.323Z",
+                ),
+            ),
+        ]
+        for shown, columns, row in cases:
+            printed = [line.text for line in layout(columns, [row], 80, pointer=str)]
+            assert console_output(readme, shown) == printed, shown

@@ -168,9 +168,13 @@ def how_to_answer(status: Status) -> list[str]:
     spec = KINDS[status.kind]
     commands = [c.format(id=status.id) for c in spec.answer_commands]
     if status.kind is Kind.COMMAND:
-        commands[0] += " [--scope once|session|project|always]"
+        commands[0] += " [--scope SCOPE]"
         commands[1] += " [--reason TEXT]"
+        commands.append(SCOPES_LINE)
     return commands
+
+
+SCOPES_LINE = "SCOPE: once (the default), session, project or always"
 
 
 def details(

@@ -44,7 +44,7 @@ def root(
 
 
 def _register() -> None:
-    from wisp.cli.admin import NOTIFY_EXAMPLES, config_app, doctor, notify
+    from wisp.cli.admin import DOCTOR_EXAMPLES, NOTIFY_EXAMPLES, config_app, doctor, notify
     from wisp.cli.approvals import approvals_app
     from wisp.cli.completion import COMPLETION_EXAMPLES, completion
     from wisp.cli.faces import relay, tui
@@ -57,7 +57,7 @@ def _register() -> None:
 
     app.add_typer(pending_app, name="pending")
     app.command("show", epilog=SHOW_EXAMPLES)(show_command())
-    app.command("doctor")(doctor)
+    app.command("doctor", epilog=DOCTOR_EXAMPLES)(doctor)
     app.command("notify", epilog=NOTIFY_EXAMPLES)(notify)
     app.command("log", epilog=LOG_EXAMPLES)(log)
     app.add_typer(config_app, name="config")

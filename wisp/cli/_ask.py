@@ -71,7 +71,7 @@ def _checked_timeout(value: float | None) -> float | None:
     if value is None:
         return None
     try:
-        return float(check_deadline(value, what="--timeout", zero="waits until answered"))
+        return float(check_deadline(value, what="it", zero="waits until answered"))
     except DeadlineError as exc:
         raise typer.BadParameter(str(exc)) from None
 

@@ -90,7 +90,7 @@ def _table(
         natural = max(
             [cell_width(columns[flex[0]].header)]
             + [
-                cell_width(visible(text if n == 0 else f"{label} {text}"))
+                cell_width(visible(text if n == 0 else f"{label}: {text}"))
                 for row in rows
                 for n, (label, text) in enumerate(_paragraphs(row[flex[0]]))
             ]
@@ -129,7 +129,7 @@ def _flex_cell(cell: Cell, width: int, limit: int | None) -> tuple[list[str], bo
     lines: list[str] = []
     cut = False
     for n, (label, text) in enumerate(_paragraphs(cell)):
-        wrapped = wrap(text if n == 0 else f"{label} {text}", width)
+        wrapped = wrap(text if n == 0 else f"{label}: {text}", width)
         if limit is not None and len(wrapped) > limit:
             wrapped = wrapped[:limit]
             last = wrapped[-1]
@@ -160,15 +160,28 @@ def _stacked(columns: Sequence[Column], rows: Sequence[Sequence[Cell]], width: i
                 fields.extend(_paragraphs(row[index]))
             else:
                 fields.append((column.label or column.header.lower(), _text(row[index])))
-        heading = GAP.join(first)
-        parts = wrap(heading, width)
-        if cell_width(first[0]) > width:
-            # The key is never folded: on a terminal narrower than it, it has a line of its
-            # own (which the terminal wraps).
-            parts = [first[0], *wrap(GAP.join(first[1:]), width)]
-        lines.extend(Line(text=t, header=n == 0) for n, t in enumerate(parts))
+        parts = _packed(first, width)
+        lines.append(Line(text=parts[0], header=True))
+        lines.extend(Line(text=GAP + t, header=True) for t in parts[1:])
         lines.extend(Line(text=t) for t in labelled(fields, width, indent=2))
     return lines
+
+
+def _packed(cells: Sequence[str], width: int) -> list[str]:
+    """A block's first line: its key, then whole cells while they fit, the rest on further
+    lines (indented). The key is never folded: on a terminal narrower than it, it has a line
+    of its own, which the terminal wraps."""
+    parts = [cells[0]]
+    room = width - len(GAP)
+    for cell in cells[1:]:
+        joined = parts[-1] + GAP + cell
+        if cell_width(joined) <= (width if len(parts) == 1 else room):
+            parts[-1] = joined
+        elif cell_width(cell) <= room:
+            parts.append(cell)
+        else:
+            parts.extend(wrap(cell, room))
+    return parts
 
 
 def labelled(fields: Sequence[tuple[str, str]], width: int, *, indent: int = 0) -> list[str]:

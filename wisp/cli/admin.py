@@ -21,7 +21,15 @@ from wisp.cli._layout import labelled
 config_app = command_group(
     "Settings in $WISP_HOME/config.json: list them, get one, set one (values checked).",
     invoke_without_command=True,
+    epilog="""Examples:
+  wisp config                                   every setting, its value, what it takes
+  wisp config --json
+  wisp config set approval.timeoutSeconds 300""",
 )
+
+DOCTOR_EXAMPLES = """Examples:
+  wisp doctor
+  wisp doctor --json | jq '.checks[] | select(.ok | not)'"""
 
 Route = StrEnum("Route", {route.upper(): route for route in ROUTES})  # type: ignore[misc]
 

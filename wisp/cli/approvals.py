@@ -9,7 +9,6 @@ from typing import Annotated
 import typer
 
 from pending import (
-    APPROVALS,
     Decision,
     Kind,
     Outcome,
@@ -22,6 +21,7 @@ from wisp._asking import ApprovalGate
 from wisp._audit import EntryPoint
 from wisp._grants import GrantsError, GrantStore, is_grant_id
 from wisp._home import wisp_home
+from wisp._render import SCOPES_LINE
 from wisp._store import StoreError
 from wisp._text import visible
 from wisp.cli._answer import JsonFlag, answer_from_terminal, id_argument, render_command_or_question
@@ -35,6 +35,10 @@ from wisp.cli.show import SHOW_EXAMPLES, show_command
 approvals_app = command_group(
     "Command approvals: ask from a script; approve or deny from any terminal.",
     no_args_is_help=True,
+    epilog="""Examples:
+  wisp approvals pending
+  wisp approvals approve 3f9c
+  wisp approvals request -- make deploy""",
 )
 
 SCOPE_HELP = (
@@ -110,7 +114,9 @@ approvals_app.command("show", epilog=SHOW_EXAMPLES.replace("wisp show", "wisp ap
 # --- grants ----------------------------------------------------------------------------
 
 
-@approvals_app.command("grants")
+@approvals_app.command(
+    "grants", epilog="Examples:\n  wisp approvals grants\n  wisp approvals grants --json"
+)
 def grants(
     as_json: Annotated[bool, typer.Option("--json", help="A JSON array on stdout.")] = False,
 ) -> None:
@@ -205,9 +211,10 @@ def request_approval(
                 text,
                 [("reason", reason)] if reason else [],
                 [
-                    f"approve: wisp approvals approve {request.id} [--scope {'|'.join(APPROVALS)}]",
+                    f"approve: wisp approvals approve {request.id} [--scope SCOPE]",
                     f"deny:    wisp approvals deny {request.id} [--reason TEXT]",
                     f"see it:  wisp show {request.id}",
+                    SCOPES_LINE,
                     waiting_note(timeout_s),
                 ],
             )

@@ -39,6 +39,11 @@ facts_app = command_group(
     "Permanent facts: only you keep them. Ask from a script; keep or drop from any "
     "terminal, even after the asking program has stopped.",
     no_args_is_help=True,
+    epilog="""Examples:
+  wisp facts pending
+  wisp facts keep 9d1c
+  wisp facts list
+  wisp facts forget p3e8""",
 )
 
 
@@ -153,7 +158,7 @@ def _stored_facts() -> list[Fact]:
         fail(str(exc))
 
 
-@facts_app.command("list")
+@facts_app.command("list", epilog="Examples:\n  wisp facts list\n  wisp facts list --json")
 def list_facts(
     as_json: Annotated[bool, typer.Option("--json", help="A JSON array on stdout.")] = False,
 ) -> None:

@@ -19,7 +19,12 @@ from wisp.cli._common import command_group, fail, me, open_channel, out, print_j
 from wisp.cli._listing import WAITING, list_requests
 
 pending_app = command_group(
-    "List what waits for you across every kind; watch or sweep the channel."
+    "List what waits for you across every kind; watch or sweep the channel.",
+    epilog="""Examples:
+  wisp pending                       what waits, for people (fits any width)
+  wisp pending --kind fact --all     fact requests, the ended ones too
+  wisp pending --json
+  wisp pending watch""",
 )
 
 
@@ -39,7 +44,7 @@ def pending(
         list_requests(kind, show_all, as_json)
 
 
-@pending_app.command("sweep")
+@pending_app.command("sweep", epilog="Examples:\n  wisp pending sweep\n  wisp pending sweep --json")
 def sweep(
     as_json: Annotated[bool, typer.Option("--json", help="The report as JSON.")] = False,
 ) -> None:

@@ -21,6 +21,10 @@ from wisp.cli.show import SHOW_EXAMPLES, show_command
 questions_app = command_group(
     "Questions to you: ask from a script; answer or decline from any terminal.",
     no_args_is_help=True,
+    epilog="""Examples:
+  wisp questions pending
+  wisp questions answer 3f9c 2
+  wisp questions ask "Which environment?" --option staging --option production""",
 )
 
 
