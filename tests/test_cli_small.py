@@ -82,6 +82,22 @@ class TestWatchOutlivesItsDirectory:
         assert child.exitstatus == 0
 
 
+    def test_wisp_home_removed_ends_it_saying_so(self, home: Path) -> None:
+        """With WISP_HOME itself removed nothing can tell when it is back: the watch says
+        so and exits 2, rather than going silently deaf."""
+        Channel.open(home).close()
+        child = spawn("pending", "watch", cols=80)
+        try:
+            child.expect("Ctrl-C to stop")
+            shutil.rmtree(home)
+            child.expect(r"nothing\s+left\s+to\s+watch")
+            child.expect(pexpect.EOF)
+        finally:
+            child.close()
+        assert child.exitstatus == 2
+        assert not home.exists()  # nothing (the audit log included) made it again
+
+
 class TestDocs:
     def test_no_command_this_build_lacks(self) -> None:
         """Docs, README and messages never send a person to `wisp chat`."""

@@ -54,23 +54,32 @@ class ChannelBack:
 
 
 @attrs.frozen(kw_only=True)
+class HomeGone:
+    """`$WISP_HOME` itself was removed: nothing here can tell when it is made again, so the
+    view ends (the last item)."""
+
+    path: Path
+
+
+@attrs.frozen(kw_only=True)
 class _Look:
     """A hint that the channel directory may have changed under its name."""
 
 
-Item = Transition | Missed | ChannelGone | ChannelBack
+Item = Transition | Missed | ChannelGone | ChannelBack | HomeGone
 
 
 class _HomeEvents(FileSystemEventHandler):
-    def __init__(self, on_hint: Callable[[], None]) -> None:
+    def __init__(self, home: Path, on_hint: Callable[[], None]) -> None:
+        self._home = home
         self._on_hint = on_hint
 
     def on_any_event(self, event: FileSystemEvent) -> None:
-        names = {Path(os.fsdecode(event.src_path)).name}
+        paths = [Path(os.fsdecode(event.src_path))]
         dest = getattr(event, "dest_path", "")
         if dest:
-            names.add(Path(os.fsdecode(dest)).name)
-        if PENDING_DIR in names:
+            paths.append(Path(os.fsdecode(dest)))
+        if any(p.name == PENDING_DIR or p == self._home for p in paths):
             self._on_hint()
 
 
@@ -105,7 +114,7 @@ class LiveInbox:
         return self._follow(channel)
 
     def _watch_home(self) -> BaseObserver:
-        handler = _HomeEvents(lambda: self._items.put(_Look()))
+        handler = _HomeEvents(self.home, lambda: self._items.put(_Look()))
         try:
             from watchdog.observers import Observer
 
@@ -164,7 +173,10 @@ class LiveInbox:
     def __iter__(self) -> Iterator[Item]:
         for item in self._items:
             if isinstance(item, _Look):
-                yield from self._look()
+                for found in self._look():
+                    yield found
+                    if isinstance(found, HomeGone):
+                        return
             else:
                 yield item
 
@@ -181,6 +193,13 @@ class LiveInbox:
 
     def _look(self) -> Iterator[Item]:
         if self._same_directory():
+            return
+        if not self.home.exists():
+            # Not audited: writing the log would make the home again.
+            self._drop()
+            if self._on_warning is not None:
+                self._on_warning(f"{self.home} (WISP_HOME) was removed; stopped watching")
+            yield HomeGone(path=self.home)
             return
         if self._channel is not None:
             self._drop()

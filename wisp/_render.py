@@ -250,9 +250,21 @@ def _answer_line(answer: Answer, me: str | None) -> str:
     return said
 
 
+# Who wrote an outcome (`by`), as a person reads it.
+SETTLED_BY = {
+    "asker": "the asker",
+    "sweep": "a sweep",
+    "cli": "the wisp command you answered with",
+    "tui": "the TUI",
+    "relay": "the relay",
+    "mcp": "the MCP server",
+}
+
+
 def _outcome_line(settled: Settled) -> str:
     said = settled.outcome.value + (f" {settled.decision}" if settled.decision else "")
-    said += f" at {format_time(settled.settled_at)}, by the {settled.by}"
+    said += f" at {format_time(settled.settled_at)}, settled by "
+    said += SETTLED_BY.get(settled.by, settled.by)
     if settled.delivery:
         said += f" (delivery {settled.delivery})"
     if settled.result:
@@ -377,7 +389,8 @@ def log_summary(record: dict[str, Any]) -> str:
                 said += f", {label} {record[key]}"
         return f"{said}: {asked_now}" if asked_now else said
     if event in ("approval.settled", "approval.withdrawn"):
-        said = " ".join(str(record[k]) for k in ("outcome", "decision") if record.get(k))
+        shown = [record.get("outcome"), record.get("decision")]
+        said = " ".join(str(s) for s in shown if s and s != "answer")
         extra = _fields(record, ("result", "outcomeReason", "delivery"))
         return (
             f"{said}" + (f" ({extra})" if extra else "") + (f": {asked_now}" if asked_now else "")

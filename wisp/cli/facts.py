@@ -52,6 +52,7 @@ def _said(binding: FactBinding) -> str:
 
 
 def answer_fact(request_id: str, decision: Decision, as_json: bool) -> None:
+    require_terminal(f"wisp facts {decision}")  # before anything is read
     differs = _contradicting(request_id) if decision == Decision.KEEP else []
     report = answer_from_terminal(
         f"wisp facts {decision}", request_id, Kind.FACT, decision, as_json=as_json, render=_report

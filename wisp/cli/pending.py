@@ -13,7 +13,7 @@ import typer
 from pending import Kind, Missed, PendingError, Status, Transition, Via
 from wisp._answering import Answerer
 from wisp._audit import EntryPoint
-from wisp._live import ChannelBack, LiveInbox
+from wisp._live import ChannelBack, HomeGone, LiveInbox
 from wisp._render import transition_json, transition_line
 from wisp.cli._common import command_group, fail, me, open_channel, out, print_json, safe, tell
 from wisp.cli._listing import WAITING, list_requests
@@ -130,6 +130,11 @@ def watch(
                 )
             elif isinstance(item, ChannelBack):
                 waiting(item.statuses)
+            elif isinstance(item, HomeGone):
+                fail(
+                    f"{item.path} was removed, so there is nothing left to watch. Run `wisp "
+                    "pending watch` again once it is back (any wisp command makes it)."
+                )
             elif isinstance(item, Transition) and (kinds is None or item.kind in kinds):
                 emit_transition(
                     item.event.value,
