@@ -81,7 +81,6 @@ class TestWatchOutlivesItsDirectory:
                 child.close()
         assert child.exitstatus == 0
 
-
     def test_wisp_home_removed_ends_it_saying_so(self, home: Path) -> None:
         """With WISP_HOME itself removed nothing can tell when it is back: the watch says
         so and exits 2, rather than going silently deaf."""

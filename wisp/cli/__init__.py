@@ -43,6 +43,15 @@ def root(
     """wisp's pending channel: what your agents are waiting on you for."""
 
 
+RELAY_EXAMPLES = """Example:
+  wisp relay                  (a front end runs this as its child: docs/relay.md)"""
+TUI_EXAMPLES = """Examples:
+  wisp tui
+  wisp tui --host build-box   (that host's requests too, over ssh)"""
+MCP_EXAMPLES = """Example:
+  claude mcp add wisp -- wisp mcp   (an MCP client starts it: docs/mcp.md)"""
+
+
 def _register() -> None:
     from wisp.cli.admin import DOCTOR_EXAMPLES, NOTIFY_EXAMPLES, config_app, doctor, notify
     from wisp.cli.approvals import approvals_app
@@ -64,11 +73,9 @@ def _register() -> None:
     app.add_typer(approvals_app, name="approvals")
     app.add_typer(facts_app, name="facts")
     app.add_typer(questions_app, name="questions")
-    app.command("relay", epilog="Example:\n  wisp relay        (a front end runs this; see docs/relay.md)")(relay)
-    app.command(
-        "tui", epilog="Examples:\n  wisp tui\n  wisp tui --host build-box   (also that host's requests)"
-    )(tui)
-    app.command("mcp")(mcp)
+    app.command("relay", epilog=RELAY_EXAMPLES)(relay)
+    app.command("tui", epilog=TUI_EXAMPLES)(tui)
+    app.command("mcp", epilog=MCP_EXAMPLES)(mcp)
     app.command("completion", epilog=COMPLETION_EXAMPLES)(completion)
 
 
