@@ -130,19 +130,21 @@ class TestSaid:
         code, output = run("approvals", "approve", request.id, cols=cols)
         assert code == 1 and "already answered 'no' by you (via tui" in " ".join(output.split())
 
-    def test_session_scope_says_what_it_covers(self, home: Path, asker: Asker) -> None:
+    @pytest.mark.parametrize("cols", WIDTHS)
+    def test_session_scope_says_what_it_covers(self, home: Path, asker: Asker, cols: int) -> None:
         """A session approval says what it covers: for `wisp approvals request` (which asks
         once) this request only; for a long-lived asker, the same command while it runs."""
         one_shot = AskingCommand("approvals", "request", "--timeout", "60", "--", "ls")
-        code, output = run("approvals", "approve", one_shot.id, "--scope", "session", cols=80)
+        code, output = run("approvals", "approve", one_shot.id, "--scope", "session", cols=cols)
         flat = " ".join(output.split())
         assert code == 0 and "so it approves this request only" in flat
         code, out, err = one_shot.result()
         assert (code, out.strip()) == (0, "approved session")
         assert "this request only" in err
         request = ApprovalGate(asker, timeout_s=60).file("make test", "/srv")
-        code, output = run("approvals", "approve", request.id, "--scope", "session", cols=80)
-        assert "lets agent (pid" in " ".join(output.split()) and "until it stops" in output
+        code, output = run("approvals", "approve", request.id, "--scope", "session", cols=cols)
+        flat = " ".join(output.split())
+        assert code == 0 and "lets agent (pid" in flat and "until it stops" in flat
 
     @pytest.mark.parametrize("cols", WIDTHS)
     def test_ctrl_c_while_the_answer_waits(

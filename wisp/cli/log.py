@@ -6,6 +6,7 @@ import json
 import os
 import sys
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -147,7 +148,7 @@ def _print(record: dict[str, Any], as_json: bool) -> None:
     sys.stdout.flush()
 
 
-def _follow(home: Any, where: LogFilter, as_json: bool) -> None:
+def _follow(home: Path, where: LogFilter, as_json: bool) -> None:
     follower = LogFollower(home, on_warning=lambda message: tell(f"wisp: {message}"))
     try:
         follower.start()
