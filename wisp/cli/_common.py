@@ -49,7 +49,7 @@ def command_group(help: str, **settings: Any) -> typer.Typer:
 
 
 def width() -> int:
-    """The columns output is laid out in: the terminal's, else $COLUMNS, else 80."""
+    """The columns output is laid out in: $COLUMNS if set, else the terminal's, else 80."""
     return max(out.width, 1)
 
 
