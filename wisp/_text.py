@@ -99,6 +99,11 @@ def wrap(text: str, width: int, *, then: int | None = None) -> list[str]:
         if space > 0:
             lines.append(shown[:space])
             shown = shown[space + 1 :]
+        elif space == 0 and cut > 1:
+            # A leading space before a word that does not fit after it: the space keeps a
+            # line of its own, and the word is not split.
+            lines.append(shown[:1])
+            shown = shown[1:]
         else:
             lines.append(shown[:cut])
             shown = shown[cut:]
