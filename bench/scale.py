@@ -1,0 +1,334 @@
+"""Listings at scale: `wisp pending --json`, the `wisp pending` table, `wisp facts pending`,
+`wisp pending sweep` and a watcher's memory, at 0, 1,000 and 10,000 waiting requests.
+
+Waiting requests are written with the library (`make_request` + `Channel.file`), exactly as an
+asker files them. Command requests name a server whose lock a helper process holds for the
+whole run, so they read as `filed` and no sweep touches them; fact requests name a server that
+is gone, so they read as `handed-over` (a fact waits for its answer forever). Nothing a
+command does changes either channel, so every repetition sees the same one.
+
+Each command runs as a new process, its output to a file (the table at COLUMNS=160), and is
+checked (the JSON array has every request, the table a row for each). The watcher figure is a
+process that starts `pending.Watcher` on the channel and reports its resident memory once the
+watcher's first scan is done. Also measured in this process: `Channel.listing()` on a freshly
+opened channel (no cached parses), the library's share of a listing.
+
+The 1k -> 10k ratio is given twice: whole commands, and the work above the empty channel's
+time (the command's start-up subtracted), which is what scales with the requests.
+
+Run:  python bench/scale.py [--quick] [--json] [--sizes 0,1000,10000] [--reps N]
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from _common import Report, bench_home, child_env, machine, ms, parser, run_timed, wisp_argv
+
+from pending import (
+    Channel,
+    CommandBinding,
+    FactBinding,
+    Kind,
+    Server,
+    make_request,
+    new_id,
+)
+
+SIZES = (0, 1000, 10000)
+REPS = 5
+QUICK_REPS = 1
+# Issue 11's targets, at 10,000 waiting (seconds, MB) and for 1k -> 10k (ratio).
+TARGET_S = {"pending --json": 0.6, "pending table": 1.0}
+TARGET_RATIO = 11.0
+TARGET_WATCHER_MB = 80.0
+ID_ROW = re.compile(r"^[0-9a-f]{16}\s", re.MULTILINE)
+
+# Holds a server lock until its stdin closes, so requests naming it read as alive.
+HOLDER = """\
+import sys
+from pending import Channel
+with Channel.open(sys.argv[1]) as channel, channel.server() as lock:
+    print(lock.id, flush=True)
+    sys.stdin.read()
+"""
+
+# Starts a watcher on the channel and reports its memory once the first scan is done.
+WATCHER_PROBE = """\
+import json, resource, sys, time
+from pending import Channel, Watcher
+with Channel.open(sys.argv[1]) as channel:
+    t0 = time.perf_counter()
+    watcher = Watcher(channel).start()
+    started = time.perf_counter() - t0
+    known = len(watcher.statuses())
+    status = dict(
+        line.split(":", 1) for line in open("/proc/self/status").read().splitlines() if ":" in line
+    )
+    kb = lambda key: int(status[key].split()[0])
+    found = {
+        "known": known,
+        "start_s": started,
+        "vmrss_kb": kb("VmRSS"),
+        "vmhwm_kb": kb("VmHWM"),
+        "ru_maxrss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+    }
+    watcher.stop()
+print(json.dumps(found))
+"""
+
+
+class Population:
+    """Two channels growing to each size: waiting commands (server alive), waiting facts
+    (server gone)."""
+
+    def __init__(self, commands_home: Path, facts_home: Path) -> None:
+        self.commands_home = commands_home
+        self.facts_home = facts_home
+        self.size = 0
+        Channel.open(facts_home).close()
+        self.holder = subprocess.Popen(
+            [sys.executable, "-c", HOLDER, str(commands_home)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert self.holder.stdout is not None
+        server_id = self.holder.stdout.readline().strip()
+        if not server_id:
+            raise SystemExit("the lock holder did not start")
+        self.live = Server(
+            id=server_id, pid=self.holder.pid, client="bench", entry_point="approvals"
+        )
+        self.gone = Server(id=new_id(), pid=self.holder.pid, client="bench", entry_point="facts")
+
+    def grow(self, size: int) -> None:
+        with Channel.open(self.commands_home) as commands, Channel.open(self.facts_home) as facts:
+            for i in range(self.size, size):
+                commands.file(
+                    make_request(
+                        kind=Kind.COMMAND,
+                        binding=CommandBinding(command=f"make deploy-{i}", cwd="/srv/shop"),
+                        title="wisp: run a command?",
+                        body=f"make deploy-{i}",
+                        server=self.live,
+                    )
+                )
+                facts.file(
+                    make_request(
+                        kind=Kind.FACT,
+                        binding=FactBinding(
+                            fact_id=f"s{i:08x}",
+                            subject="release",
+                            name=f"codename {i}",
+                            value="BLUE HERON",
+                            source="bench",
+                            proposed_by="bench",
+                        ),
+                        title="wisp: keep as a permanent fact?",
+                        body=f"release codename {i} = BLUE HERON",
+                        server=self.gone,
+                    )
+                )
+        self.size = size
+
+    def close(self) -> None:
+        assert self.holder.stdin is not None
+        self.holder.stdin.close()
+        self.holder.wait(timeout=30)
+
+
+def rows_check(n: int) -> Callable[[str], str | None]:
+    def check(out: str) -> str | None:
+        if n == 0:
+            return None if "Nothing waits" in out else "no 'Nothing waits' line"
+        found = len(ID_ROW.findall(out))
+        return None if found == n else f"{found} rows for {n} requests"
+
+    return check
+
+
+def json_check(n: int) -> Callable[[str], str | None]:
+    def check(out: str) -> str | None:
+        found = len(json.loads(out))
+        return None if found == n else f"{found} objects for {n} requests"
+
+    return check
+
+
+def sweep_check(out: str) -> str | None:
+    return None if out.startswith("swept: 0 stale, 0 finished, 0 removed") else "it changed things"
+
+
+def timed_command(
+    argv: list[str], env: dict[str, str], check: Callable[[str], str | None], tmp: Path
+) -> tuple[float, float, int]:
+    """Wall s, CPU s, peak RSS KB of one run, its output checked."""
+    out_path = tmp / "out.txt"
+    with out_path.open("w") as out:
+        run = run_timed(argv, env=env, stdout=out)
+    problem = check(out_path.read_text())
+    if problem:
+        raise SystemExit(f"{' '.join(argv[1:])}: {problem}")
+    return run.wall_s, run.cpu_s, run.maxrss_kb
+
+
+def watcher_probe(home: Path, n: int) -> dict[str, Any]:
+    done = subprocess.run(
+        [sys.executable, "-c", WATCHER_PROBE, str(home)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    found = json.loads(done.stdout)
+    if found["known"] != n:
+        raise SystemExit(f"the watcher knew {found['known']} of {n} requests")
+    return found
+
+
+def library_listing(home: Path, n: int) -> float:
+    """Seconds for Channel.listing() on a freshly opened channel (nothing cached)."""
+    with Channel.open(home) as channel:
+        t0 = time.perf_counter()
+        listing = channel.listing()
+        took = time.perf_counter() - t0
+    if len(listing.statuses) != n:
+        raise SystemExit(f"the listing had {len(listing.statuses)} of {n} requests")
+    return took
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = parser(__doc__, quick_help="one repetition per figure (about 35 s)")
+    p.add_argument("--sizes", help="waiting requests, comma-separated (default 0,1000,10000)")
+    p.add_argument("--reps", type=int, help=f"repetitions per figure (default {REPS})")
+    args = p.parse_args(argv)
+    sizes = sorted({int(s) for s in args.sizes.split(",")}) if args.sizes else list(SIZES)
+    reps = args.reps or (QUICK_REPS if args.quick else REPS)
+    report = Report("scale", args.json)
+    wisp = wisp_argv()
+    commands: dict[str, tuple[list[str], str]] = {
+        "pending --json": ([*wisp, "pending", "--json"], "commands"),
+        "pending table": ([*wisp, "pending"], "commands"),
+        "facts pending": ([*wisp, "facts", "pending"], "facts"),
+        "pending sweep": ([*wisp, "pending", "sweep"], "commands"),
+    }
+    medians: dict[str, dict[int, float]] = {name: {} for name in [*commands, "library listing"]}
+    with (
+        bench_home() as commands_home,
+        bench_home() as facts_home,
+        tempfile.TemporaryDirectory(prefix="wisp-bench-out-") as tmp_dir,
+    ):
+        tmp = Path(tmp_dir)
+        envs = {
+            "commands": child_env(commands_home, COLUMNS="160"),
+            "facts": child_env(facts_home, COLUMNS="160"),
+        }
+        report.machine(machine(commands_home))
+        population = Population(commands_home, facts_home)
+        try:
+            for size in sizes:
+                t0 = time.perf_counter()
+                population.grow(size)
+                report.note(f"[{size} waiting: filed in {time.perf_counter() - t0:.1f} s]")
+                checks: dict[str, Callable[[str], str | None]] = {
+                    "pending --json": json_check(size),
+                    "pending table": rows_check(size),
+                    "facts pending": rows_check(size),
+                    "pending sweep": sweep_check,
+                }
+                runs: dict[str, list[tuple[float, float, int]]] = {n: [] for n in commands}
+                library: list[float] = []
+                probes = []
+                for _ in range(reps):
+                    for name, (cmd, which) in commands.items():
+                        runs[name].append(timed_command(cmd, envs[which], checks[name], tmp))
+                    library.append(library_listing(commands_home, size))
+                    probes.append(watcher_probe(commands_home, size))
+                for name, got in runs.items():
+                    wall = statistics.median(r[0] for r in got)
+                    medians[name][size] = wall
+                    fields: dict[str, Any] = {
+                        "command": f"wisp {name}",
+                        "waiting": size,
+                        "n": len(got),
+                        "median_s": round(wall, 3),
+                        "min_s": round(min(r[0] for r in got), 3),
+                        "cpu_median_s": round(statistics.median(r[1] for r in got), 3),
+                        "maxrss_mb": round(max(r[2] for r in got) / 1024, 1),
+                    }
+                    if name in TARGET_S and size == 10000:
+                        fields["target_s"] = TARGET_S[name]
+                        fields["met"] = wall <= TARGET_S[name]
+                    report.line(
+                        f"{name} @ {size}",
+                        fields,
+                        f"{size:>6} waiting  wisp {name:15} median {fields['median_s']:7.3f} s "
+                        f"(cpu {fields['cpu_median_s']:.3f} s, peak {fields['maxrss_mb']} MB)"
+                        + _verdict(fields, lambda f: f"<= {f['target_s']:g} s"),
+                    )
+                lib = statistics.median(library)
+                medians["library listing"][size] = lib
+                report.line(
+                    f"library listing @ {size}",
+                    {"waiting": size, "n": len(library), "median_s": round(lib, 4)},
+                    f"{size:>6} waiting  Channel.listing()    median {lib:7.3f} s (in process)",
+                )
+                rss = max(pr["vmrss_kb"] for pr in probes) / 1024
+                fields = {
+                    "waiting": size,
+                    "n": len(probes),
+                    "vmrss_mb": round(rss, 1),
+                    "vmhwm_mb": round(max(pr["vmhwm_kb"] for pr in probes) / 1024, 1),
+                    "ru_maxrss_mb": round(max(pr["ru_maxrss_kb"] for pr in probes) / 1024, 1),
+                    "start_ms": ms(statistics.median(pr["start_s"] for pr in probes)),
+                }
+                if size == 10000:
+                    fields["target_mb"] = TARGET_WATCHER_MB
+                    fields["met"] = fields["ru_maxrss_mb"] <= TARGET_WATCHER_MB
+                report.line(
+                    f"watcher rss @ {size}",
+                    fields,
+                    f"{size:>6} waiting  watcher              RSS {fields['vmrss_mb']} MB "
+                    f"(peak {fields['ru_maxrss_mb']} MB), started in {fields['start_ms']} ms"
+                    + _verdict(fields, lambda f: f"peak <= {f['target_mb']:g} MB"),
+                )
+        finally:
+            population.close()
+    if len(sizes) >= 2:
+        low, high = sizes[-2], sizes[-1]
+        for name, by_size in medians.items():
+            ratio = by_size[high] / by_size[low]
+            fields = {"figure_of": name, "from": low, "to": high, "ratio": round(ratio, 2)}
+            if 0 in by_size and low != 0:
+                above = (by_size[high] - by_size[0]) / max(by_size[low] - by_size[0], 1e-9)
+                fields["work_ratio"] = round(above, 2)
+            if (low, high) == (1000, 10000) and name in commands:
+                fields["target_ratio"] = TARGET_RATIO
+                fields["met"] = fields.get("work_ratio", ratio) <= TARGET_RATIO
+            report.line(
+                f"{name} ratio",
+                fields,
+                f"{name:16} {low} -> {high}: {ratio:5.2f}x whole"
+                + (f", {fields['work_ratio']:5.2f}x above empty" if "work_ratio" in fields else "")
+                + _verdict(fields, lambda f: f"<= {f['target_ratio']:g}x"),
+            )
+    return 0
+
+
+def _verdict(fields: dict[str, Any], target: Callable[[dict[str, Any]], str]) -> str:
+    if "met" not in fields:
+        return ""
+    return f"  (target {target(fields)}: {'met' if fields['met'] else 'NOT met'})"
+
+
+if __name__ == "__main__":
+    sys.exit(main())
