@@ -131,6 +131,60 @@ def bench_home(work_dir: Path | None = None) -> Iterator[Path]:
         yield home
 
 
+# Holds a server lock until its stdin closes, so requests naming it read as alive (`filed`).
+_HOLDER = """\
+import sys
+from pending import Channel
+with Channel.open(sys.argv[1]) as channel, channel.server() as lock:
+    print(lock.id, flush=True)
+    sys.stdin.read()
+"""
+
+
+class LockHolder:
+    """A process holding an asking server's lock on *home*'s channel until :meth:`close`:
+    requests naming :attr:`server` read as waiting (`filed`), and no sweep touches them."""
+
+    def __init__(self, home: Path) -> None:
+        from pending import Server
+
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", _HOLDER, str(home)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert self.process.stdout is not None
+        server_id = self.process.stdout.readline().strip()
+        if not server_id:
+            raise SystemExit("the lock holder did not start")
+        self.server = Server(
+            id=server_id, pid=self.process.pid, client="bench", entry_point="approvals"
+        )
+
+    def close(self) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        self.process.wait(timeout=30)
+
+
+def file_commands(home: Path, server: Any, first: int, end: int) -> None:
+    """File command requests number *first* to *end* - 1 for *server*, as an asker does."""
+    from pending import Channel, CommandBinding, Kind, make_request
+
+    with Channel.open(home) as channel:
+        for i in range(first, end):
+            channel.file(
+                make_request(
+                    kind=Kind.COMMAND,
+                    binding=CommandBinding(command=f"make deploy-{i}", cwd="/srv/shop"),
+                    title="wisp: run a command?",
+                    body=f"make deploy-{i}",
+                    server=server,
+                )
+            )
+
+
 def child_env(home: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("WISP_")}
     env["WISP_HOME"] = str(home)

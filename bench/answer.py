@@ -8,9 +8,10 @@ taken only from a terminal); the clock stops when the asker process exits. Both 
 results are checked: the asker exits 0 saying `approved once`, the approver exits 0.
 
 Also reported: when the approving command itself finished (it waits for the asker's outcome
-before it returns).
+before it returns). With `--waiting N`, N other requests wait in the channel throughout (their
+asker alive), as on a busy day: what the answering command reads beyond its one request.
 
-Run:  python bench/answer.py [--quick] [--json] [--rounds N]
+Run:  python bench/answer.py [--quick] [--json] [--rounds N] [--waiting N]
 """
 
 from __future__ import annotations
@@ -24,9 +25,11 @@ from pathlib import Path
 
 import pexpect
 from _common import (
+    LockHolder,
     Report,
     bench_home,
     child_env,
+    file_commands,
     machine,
     parser,
     spread,
@@ -107,32 +110,43 @@ def one_round(env: dict[str, str], n: int) -> tuple[float, float]:
 def main(argv: list[str] | None = None) -> int:
     p = parser(__doc__, quick_help=f"{QUICK_ROUNDS} rounds (about 15 s)")
     p.add_argument("--rounds", type=int, help=f"rounds (default {ROUNDS}; {QUICK_ROUNDS} quick)")
+    p.add_argument(
+        "--waiting", type=int, default=0, help="other requests waiting meanwhile (default 0)"
+    )
     args = p.parse_args(argv)
     rounds = args.rounds or (QUICK_ROUNDS if args.quick else ROUNDS)
     report = Report("answer", args.json)
     with bench_home() as home:
         env = child_env(home, COLUMNS="200", TERM="xterm")
         report.machine(machine(Path(home)))
-        one_round(env, -1)  # warm-up: page cache, .pyc files; not counted
-        to_asker: list[float] = []
-        to_approver: list[float] = []
-        for n in range(rounds):
-            asker_s, approver_s = one_round(env, n)
-            to_asker.append(asker_s)
-            to_approver.append(approver_s)
+        holder = LockHolder(home) if args.waiting else None
+        try:
+            if holder is not None:
+                file_commands(home, holder.server, 0, args.waiting)
+            one_round(env, -1)  # warm-up: page cache, .pyc files; not counted
+            to_asker: list[float] = []
+            to_approver: list[float] = []
+            for n in range(rounds):
+                asker_s, approver_s = one_round(env, n)
+                to_asker.append(asker_s)
+                to_approver.append(approver_s)
+        finally:
+            if holder is not None:
+                holder.close()
     trip = spread(to_asker)
     met = trip["p50_ms"] <= TARGET_P50_MS
     report.line(
         "approve to asker exit",
-        {**trip, "target_p50_ms": TARGET_P50_MS, "met": met},
+        {**trip, "waiting": args.waiting, "target_p50_ms": TARGET_P50_MS, "met": met},
         f"approve -> asker exits    n={trip['n']:<3} p50 {trip['p50_ms']:7.1f} ms  "
         f"p90 {trip['p90_ms']:7.1f} ms  max {trip['max_ms']:7.1f} ms  "
-        f"(target p50 <= {TARGET_P50_MS:g} ms: {'met' if met else 'NOT met'})",
+        f"(target p50 <= {TARGET_P50_MS:g} ms: {'met' if met else 'NOT met'}); "
+        f"{args.waiting} other requests waiting",
     )
     own = spread(to_approver)
     report.line(
         "approve command's own exit",
-        own,
+        {**own, "waiting": args.waiting},
         f"approve -> approver exits n={own['n']:<3} p50 {own['p50_ms']:7.1f} ms  "
         f"p90 {own['p90_ms']:7.1f} ms  max {own['max_ms']:7.1f} ms",
     )
