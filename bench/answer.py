@@ -43,6 +43,7 @@ QUICK_ROUNDS = 10
 # synchronisation: the asker subscribes before it files, so an earlier answer is not missed.
 PERSON_READS_S = 0.3
 STEP_TIMEOUT_S = 30.0
+POLLING = "falling back to polling"
 ANSWER_LINE = re.compile(r"wisp approvals approve ([0-9a-f]{16})")
 
 
@@ -103,6 +104,10 @@ def one_round(env: dict[str, str], n: int) -> tuple[float, float]:
     said = (child.before or "").replace("\r\n", "\n")
     if child.exitstatus != 0 or "the asker has it" not in said:
         raise SystemExit(f"the approver exited {child.exitstatus}: {said!r}")
+    if POLLING in said or POLLING in asker.prompt:
+        # No inotify instance was left for this user (other programs hold them): the trip
+        # would measure the polling interval, not wisp.
+        raise SystemExit(f"a watcher fell back to polling; rerun: {said!r} {asker.prompt!r}")
     assert asker.exited_at is not None
     return asker.exited_at - t0, approver_done - t0
 

@@ -72,6 +72,7 @@ with Channel.open(sys.argv[1]) as channel:
     )
     kb = lambda key: int(status[key].split()[0])
     found = {
+        "backend": str(watcher.backend),
         "known": known,
         "start_s": started,
         "vmrss_kb": kb("VmRSS"),
@@ -165,6 +166,8 @@ def watcher_probe(home: Path, n: int) -> dict[str, Any]:
         check=True,
     )
     found = json.loads(done.stdout)
+    if found["backend"] != "native":
+        raise SystemExit(f"the watcher fell back to {found['backend']}: no inotify; rerun")
     if found["known"] != n:
         raise SystemExit(f"the watcher knew {found['known']} of {n} requests")
     return found

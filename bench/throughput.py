@@ -139,6 +139,7 @@ def answerer_main(
             won.append(request_id)
 
     with Watcher(channel) as watcher:
+        backend = str(watcher.backend)
         subscription, snapshot = watcher.subscribe()
         for status in snapshot:
             consider(status.id, status.kind, status.state)
@@ -146,7 +147,7 @@ def answerer_main(
         threading.Thread(
             target=lambda: (stop.wait(), watcher.unsubscribe(subscription)), daemon=True
         ).start()
-        ready.put(("answerer", index, how))
+        ready.put(("answerer", index, f"{how}|{backend}"))
         cpu0 = time.process_time()
         try:
             for item in subscription:
@@ -192,7 +193,7 @@ def asker_main(
     try:
         for _ in range(WARMUP_ROUND_TRIPS):
             warmup.append(ask()[:3])
-        ready.put(("asker", index, None))
+        ready.put(("asker", index, str(asker.watcher.backend)))
         go.wait()
         end = time.monotonic() + seconds
         while time.monotonic() < end:
@@ -279,14 +280,15 @@ def run(askers: int, answerers: int, seconds: float, race: bool, home: Path) -> 
     ]
     for p in procs:
         p.start()
-    hows = {how for _, _, how in collect(ready, answerers, "answerers ready")}
+    hows = [how for _, _, how in collect(ready, answerers, "answerers ready")]
+    backends = Counter(how.split("|")[1] for how in hows)
     askers_procs = [
         ctx.Process(target=asker_main, args=(str(home), i, seconds, ready, go, results))
         for i in range(askers)
     ]
     for p in askers_procs:
         p.start()
-    collect(ready, askers, "askers ready")
+    backends.update(backend for _, _, backend in collect(ready, askers, "askers ready"))
     started = time.monotonic()
     go.set()
     asked = collect(results, askers, "askers")
@@ -319,7 +321,10 @@ def run(askers: int, answerers: int, seconds: float, race: bool, home: Path) -> 
         "askers": askers,
         "answerers": answerers,
         "race": race,
-        "answering": sorted(hows),
+        "answering": sorted({how.split("|")[0] for how in hows}),
+        # A process that fell back to polling (no inotify instance left for this user) would
+        # measure the polling interval, not wisp: such a run is not a figure.
+        "watchers": dict(backends),
         "seconds": round(ended - started, 2),
         "round_trips": len(trips),
         "per_s": round(rate, 1),
@@ -347,8 +352,11 @@ def main(argv: list[str] | None = None) -> int:
     with bench_home() as home:
         report.machine(machine(home))
         result = run(args.askers, args.answerers, seconds, args.race, home)
+    if set(result["watchers"]) != {"native"}:
+        report.note(f"WARNING: not every watcher was native: {result['watchers']}; rerun")
     met = (
-        result["per_s"] >= TARGET_RATE
+        set(result["watchers"]) == {"native"}
+        and result["per_s"] >= TARGET_RATE
         and result["p99_ms"] <= TARGET_P99_MS
         and result["check"]["ok"]
     )
