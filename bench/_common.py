@@ -213,7 +213,11 @@ def child_env(home: Path, **extra: str) -> dict[str, str]:
 
 
 class Run:
-    """One finished child process: wall time, CPU time (user + system), peak RSS, exit code."""
+    """One finished child process: wall time, CPU time (user + system), peak RSS, exit code.
+
+    The peak RSS is ru_maxrss, which Linux carries across exec(2): it is never less than the
+    size of the process that started the child, so it means something only for a small parent.
+    """
 
     def __init__(self, wall_s: float, cpu_s: float, maxrss_kb: int, code: int) -> None:
         self.wall_s = wall_s

@@ -60,7 +60,7 @@ SIZES = (0, 1000, 10000)
 # Quick: the same tenfold step at half the size, for iterating (filing 22,000 requests takes
 # 10 s on a quiet machine, and fsyncs queue behind everyone else's on a busy one).
 QUICK_SIZES = (0, 500, 5000)
-REPS = 5
+REPS = 7
 QUICK_REPS = 1
 # Issue 11's targets, at 10,000 waiting (seconds, MB) and for 1k -> 10k (ratio).
 TARGET_S = {"pending --json": 0.6, "pending table": 1.0}
@@ -70,9 +70,11 @@ NOISE_S = 0.005  # work above the empty channel smaller than this makes no ratio
 TARGET_WATCHER_MB = 80.0
 ID_ROW = re.compile(r"^[0-9a-f]{16}\s", re.MULTILINE)
 
-# Starts a watcher on the channel and reports its memory once the first scan is done.
+# Starts a watcher on the channel and reports its memory once the first scan is done. The peak
+# is VmHWM, not ru_maxrss: Linux carries ru_maxrss across exec(2), so a child of this (large)
+# process would report this process's size as its own.
 WATCHER_PROBE = """\
-import json, resource, sys, time
+import json, sys, time
 from pending import Channel, Watcher
 with Channel.open(sys.argv[1]) as channel:
     t0 = time.perf_counter()
@@ -89,7 +91,6 @@ with Channel.open(sys.argv[1]) as channel:
         "start_s": started,
         "vmrss_kb": kb("VmRSS"),
         "vmhwm_kb": kb("VmHWM"),
-        "ru_maxrss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
     }
     watcher.stop()
 print(json.dumps(found))
@@ -253,7 +254,6 @@ def main(argv: list[str] | None = None) -> int:
                 "median_s": round(wall[name][size], 3),
                 "min_s": round(min(r[0] for r in got), 3),
                 "cpu_median_s": round(cpu[name][size], 3),
-                "maxrss_mb": round(max(r[2] for r in got) / 1024, 1),
             }
             if name in TARGET_S and size == 10000:
                 fields["target_s"] = TARGET_S[name]
@@ -262,7 +262,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"{name} @ {size}",
                 fields,
                 f"{size:>6} waiting  wisp {name:15} median {fields['median_s']:7.3f} s "
-                f"(cpu {fields['cpu_median_s']:.3f} s, peak {fields['maxrss_mb']} MB)"
+                f"(cpu {fields['cpu_median_s']:.3f} s)"
                 + _verdict(fields, lambda f: f"<= {f['target_s']:g} s"),
             )
         lib = statistics.median(library[size])
@@ -278,17 +278,16 @@ def main(argv: list[str] | None = None) -> int:
             "n": len(found),
             "vmrss_mb": round(max(pr["vmrss_kb"] for pr in found) / 1024, 1),
             "vmhwm_mb": round(max(pr["vmhwm_kb"] for pr in found) / 1024, 1),
-            "ru_maxrss_mb": round(max(pr["ru_maxrss_kb"] for pr in found) / 1024, 1),
             "start_ms": ms(statistics.median(pr["start_s"] for pr in found)),
         }
         if size == 10000:
             fields["target_mb"] = TARGET_WATCHER_MB
-            fields["met"] = fields["ru_maxrss_mb"] <= TARGET_WATCHER_MB
+            fields["met"] = fields["vmhwm_mb"] <= TARGET_WATCHER_MB
         report.line(
             f"watcher rss @ {size}",
             fields,
             f"{size:>6} waiting  watcher              RSS {fields['vmrss_mb']} MB "
-            f"(peak {fields['ru_maxrss_mb']} MB), started in {fields['start_ms']} ms"
+            f"(peak {fields['vmhwm_mb']} MB), started in {fields['start_ms']} ms"
             + _verdict(fields, lambda f: f"peak <= {f['target_mb']:g} MB"),
         )
     if len(sizes) >= 2:
