@@ -27,6 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # hundreds of requests (each is still audited as "not shown"; nothing else changes).
 BENCH_CONFIG = {"notifications": {"enabled": False}}
 FILING_THREADS = 8
+PRODUCT = ("pending", "wisp", "pyproject.toml")  # what a change to is a change of what is measured
 
 
 def parser(doc: str | None, *, quick_help: str) -> argparse.ArgumentParser:
@@ -67,24 +68,29 @@ def _filesystem(path: Path) -> str | None:
     return fstype
 
 
-def _commit() -> str | None:
-    """The commit measured (with ``+dirty`` if the tree has uncommitted changes)."""
+def _git(*args: str) -> str:
+    return subprocess.run(
+        ["git", "-C", str(ROOT), *args], capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
+def _commits() -> dict[str, str | None]:
+    """The commit measured (``+dirty`` if tracked files have uncommitted changes), and the
+    last commit that changed the product code (pending/, wisp/, pyproject.toml): runs on two
+    bench commits over the same product code measure the same thing."""
     try:
-        head = subprocess.run(
-            ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
+        dirty = "+dirty" if _git("status", "--porcelain", "--untracked-files=no") else ""
+        code_dirty = (
+            "+dirty"
+            if _git("status", "--porcelain", "--untracked-files=no", "--", *PRODUCT)
+            else ""
+        )
+        return {
+            "commit": _git("rev-parse", "--short", "HEAD") + dirty,
+            "code_commit": _git("log", "-1", "--format=%h", "--", *PRODUCT) + code_dirty,
+        }
     except (OSError, subprocess.CalledProcessError):
-        return None
-    return head + ("+dirty" if dirty else "")
+        return {"commit": None, "code_commit": None}
 
 
 def machine(work_dir: Path | None = None) -> dict[str, Any]:
@@ -99,7 +105,7 @@ def machine(work_dir: Path | None = None) -> dict[str, Any]:
         "kernel": f"{platform.system()} {platform.release()}",
         "load_1m": round(load[0], 2),
         "filesystem": _filesystem(work_dir or Path(tempfile.gettempdir())),
-        "commit": _commit(),
+        **_commits(),
         "date": time.strftime("%Y-%m-%d"),
     }
 
@@ -108,7 +114,8 @@ def machine_line(m: Mapping[str, Any]) -> str:
     return (
         f"machine: {m['cpus']} cpus ({m['cpu_model']}, {m['arch']}), "
         f"{m['implementation']} {m['python']}, {m['kernel']}, load {m['load_1m']}, "
-        f"bench dir on {m['filesystem']}, commit {m['commit']}, {m['date']}"
+        f"bench dir on {m['filesystem']}, commit {m['commit']} (code {m['code_commit']}), "
+        f"{m['date']}"
     )
 
 
