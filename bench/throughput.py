@@ -73,15 +73,17 @@ def answering(channel: Channel) -> tuple[str, Callable[[str], str]]:
     """How this process answers one request `once`: "won", "lost" (another answer got the
     slot first) or "refused" (already answered or settled when checked)."""
     try:
-        from wisp import Answerer  # type: ignore[attr-defined]
-    except ImportError:
-        Answerer = None  # not on this branch yet: answer as the CLI does
+        from wisp import Answerer
+    except ImportError:  # before wisp.Answerer (461d010): answer as the CLI did then
+        Answerer = None
     if Answerer is not None:
-        from pending import Decision, Via  # type: ignore[attr-defined]
-        from wisp import EntryPoint  # type: ignore[attr-defined]
+        from pending import Decision, Via
+        from wisp import EntryPoint
 
         answerer = Answerer(channel, via=Via.CLI, entry_point=EntryPoint.APPROVALS)
 
+        # wait_s=0: an answering process here does not wait for the asker's outcome (the
+        # asker's own round trip measures that), so it can answer the next request at once.
         def through_answerer(request_id: str) -> str:
             try:
                 report = answerer.answer(request_id, Decision.ONCE, kind=Kind.COMMAND, wait_s=0)
@@ -91,7 +93,7 @@ def answering(channel: Channel) -> tuple[str, Callable[[str], str]]:
 
         return "wisp.Answerer", through_answerer
 
-    # Before wisp.Answerer: what `wisp approvals approve` does, less its terminal and its wait.
+    # Before wisp.Answerer: what `wisp approvals approve` did, less its terminal and its wait.
     from wisp._audit import audit, request_fields
 
     def as_the_cli_does(request_id: str) -> str:
