@@ -1,0 +1,306 @@
+"""What the benchmarks share: the machine they ran on, timed child processes, percentiles,
+a disposable wisp home, and output as human text or JSON lines.
+
+Not a benchmark itself. Each script imports it from its own directory (``python bench/X.py``
+puts ``bench/`` first on ``sys.path``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# The bench home's config.json: no desktop or terminal notifications while a benchmark files
+# hundreds of requests (each is still audited as "not shown"; nothing else changes).
+BENCH_CONFIG = {"notifications": {"enabled": False}}
+FILING_THREADS = 8
+PRODUCT = ("pending", "wisp", "pyproject.toml")  # what a change to is a change of what is measured
+
+
+def parser(doc: str | None, *, quick_help: str) -> argparse.ArgumentParser:
+    """The options every benchmark takes: ``--json`` and ``--quick``."""
+    summary = (doc or "").strip().split("\n\n")[0]
+    p = argparse.ArgumentParser(description=summary)
+    p.add_argument("--json", action="store_true", help="JSON lines on stdout (one per figure)")
+    p.add_argument("--quick", action="store_true", help=quick_help)
+    return p
+
+
+# --- the machine -------------------------------------------------------------------------
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.lower().startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _filesystem(path: Path) -> str | None:
+    """The type of the filesystem holding *path* (ext4, tmpfs, ...): fsync costs differ."""
+    try:
+        mounts = [line.split() for line in Path("/proc/mounts").read_text().splitlines()]
+    except OSError:
+        return None
+    best, fstype = "", None
+    resolved = str(path.resolve())
+    for fields in mounts:
+        point = fields[1]
+        inside = resolved == point or resolved.startswith(point.rstrip("/") + "/")
+        if inside and len(point) > len(best):
+            best, fstype = point, fields[2]
+    return fstype
+
+
+def _git(*args: str) -> str:
+    return subprocess.run(
+        ["git", "-C", str(ROOT), *args], capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
+def _commits() -> dict[str, str | None]:
+    """The commit measured (``+dirty`` if tracked files have uncommitted changes), and the
+    last commit that changed the product code (pending/, wisp/, pyproject.toml): runs on two
+    bench commits over the same product code measure the same thing."""
+    try:
+        dirty = "+dirty" if _git("status", "--porcelain", "--untracked-files=no") else ""
+        code_dirty = (
+            "+dirty"
+            if _git("status", "--porcelain", "--untracked-files=no", "--", *PRODUCT)
+            else ""
+        )
+        return {
+            "commit": _git("rev-parse", "--short", "HEAD") + dirty,
+            "code_commit": _git("log", "-1", "--format=%h", "--", *PRODUCT) + code_dirty,
+        }
+    except (OSError, subprocess.CalledProcessError):
+        return {"commit": None, "code_commit": None}
+
+
+def machine(work_dir: Path | None = None) -> dict[str, Any]:
+    """What a figure means nothing without: cores, CPU, Python, kernel, load, filesystem."""
+    load = os.getloadavg() if hasattr(os, "getloadavg") else (0.0, 0.0, 0.0)
+    return {
+        "cpus": os.cpu_count(),
+        "cpu_model": _cpu_model(),
+        "arch": platform.machine(),
+        "python": platform.python_version(),
+        "implementation": platform.python_implementation(),
+        "kernel": f"{platform.system()} {platform.release()}",
+        "load_1m": round(load[0], 2),
+        "filesystem": _filesystem(work_dir or Path(tempfile.gettempdir())),
+        **_commits(),
+        "date": time.strftime("%Y-%m-%d"),
+    }
+
+
+def machine_line(m: Mapping[str, Any]) -> str:
+    return (
+        f"machine: {m['cpus']} cpus ({m['cpu_model']}, {m['arch']}), "
+        f"{m['implementation']} {m['python']}, {m['kernel']}, load {m['load_1m']}, "
+        f"bench dir on {m['filesystem']}, commit {m['commit']} (code {m['code_commit']}), "
+        f"{m['date']}"
+    )
+
+
+# --- the command under test --------------------------------------------------------------
+
+
+def wisp_argv() -> list[str]:
+    """How a person runs `wisp`: the console script installed beside this interpreter."""
+    script = Path(sys.executable).parent / "wisp"
+    if script.exists():
+        return [str(script)]
+    return [sys.executable, "-m", "wisp"]
+
+
+@contextmanager
+def bench_home(work_dir: Path | None = None) -> Iterator[Path]:
+    """A disposable `$WISP_HOME` (0700) with notifications off; removed afterwards."""
+    with tempfile.TemporaryDirectory(prefix="wisp-bench-", dir=work_dir) as tmp:
+        home = Path(tmp) / "home"
+        home.mkdir(mode=0o700)
+        (home / "config.json").write_text(json.dumps(BENCH_CONFIG))
+        yield home
+
+
+# Holds a server lock until its stdin closes, so requests naming it read as alive (`filed`).
+_HOLDER = """\
+import sys
+from pending import Channel
+with Channel.open(sys.argv[1]) as channel, channel.server() as lock:
+    print(lock.id, flush=True)
+    sys.stdin.read()
+"""
+
+
+class LockHolder:
+    """A process holding an asking server's lock on *home*'s channel until :meth:`close`:
+    requests naming :attr:`server` read as waiting (`filed`), and no sweep touches them."""
+
+    def __init__(self, home: Path) -> None:
+        from pending import Server
+
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", _HOLDER, str(home)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert self.process.stdout is not None
+        server_id = self.process.stdout.readline().strip()
+        if not server_id:
+            raise SystemExit("the lock holder did not start")
+        self.server = Server(
+            id=server_id, pid=self.process.pid, client="bench", entry_point="approvals"
+        )
+
+    def close(self) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        self.process.wait(timeout=30)
+
+
+def file_requests(home: Path, make: Callable[[int], Any], first: int, end: int) -> None:
+    """File the requests ``make(i)`` for *first* <= i < *end* with ``Channel.file``, as an
+    asker does (fsync and all), from FILING_THREADS threads: fsync releases the GIL, so their
+    waits overlap (on a busy disk, one thread alone takes 2 ms a request)."""
+    from pending import Channel
+
+    with Channel.open(home) as channel:
+
+        def file_slice(start: int) -> None:
+            for i in range(start, end, FILING_THREADS):
+                channel.file(make(i))
+
+        with ThreadPoolExecutor(FILING_THREADS) as pool:
+            for done in [pool.submit(file_slice, first + t) for t in range(FILING_THREADS)]:
+                done.result()
+
+
+def file_commands(home: Path, server: Any, first: int, end: int) -> None:
+    """File command requests number *first* to *end* - 1 for *server*."""
+    from pending import CommandBinding, Kind, make_request
+
+    file_requests(
+        home,
+        lambda i: make_request(
+            kind=Kind.COMMAND,
+            binding=CommandBinding(command=f"make deploy-{i}", cwd="/srv/shop"),
+            title="wisp: run a command?",
+            body=f"make deploy-{i}",
+            server=server,
+        ),
+        first,
+        end,
+    )
+
+
+def child_env(home: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WISP_")}
+    env["WISP_HOME"] = str(home)
+    env.update(extra)
+    return env
+
+
+class Run:
+    """One finished child process: wall time, CPU time (user + system), peak RSS, exit code.
+
+    The peak RSS is ru_maxrss, which Linux carries across exec(2): it is never less than the
+    size of the process that started the child, so it means something only for a small parent.
+    """
+
+    def __init__(self, wall_s: float, cpu_s: float, maxrss_kb: int, code: int) -> None:
+        self.wall_s = wall_s
+        self.cpu_s = cpu_s
+        self.maxrss_kb = maxrss_kb
+        self.code = code
+
+
+def run_timed(
+    argv: Sequence[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    stdout: Any = subprocess.DEVNULL,
+    stderr: Any = subprocess.DEVNULL,
+    check: bool = True,
+) -> Run:
+    """Run *argv* to its end; its own rusage comes from wait4(2), so nothing else is counted."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(
+        list(argv), env=dict(env) if env is not None else None, stdout=stdout, stderr=stderr
+    )
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
+    if check and proc.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)} exited {proc.returncode}")
+    return Run(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss, proc.returncode)
+
+
+# --- statistics --------------------------------------------------------------------------
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The nearest-rank percentile *q* (0-100) of *values*."""
+    ordered = sorted(values)
+    if not ordered:
+        raise ValueError("no values")
+    rank = max(0, min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1))))
+    return ordered[rank]
+
+
+def ms(seconds: float) -> float:
+    return round(seconds * 1000, 1)
+
+
+def spread(seconds: Sequence[float]) -> dict[str, float]:
+    """n, median, p90, p99 and max of *seconds*, in milliseconds."""
+    return {
+        "n": len(seconds),
+        "p50_ms": ms(percentile(seconds, 50)),
+        "p90_ms": ms(percentile(seconds, 90)),
+        "p99_ms": ms(percentile(seconds, 99)),
+        "max_ms": ms(max(seconds)),
+    }
+
+
+# --- output ------------------------------------------------------------------------------
+
+
+class Report:
+    """Collects a benchmark's figures; prints them as JSON lines or as text for people."""
+
+    def __init__(self, bench: str, as_json: bool) -> None:
+        self.bench = bench
+        self.as_json = as_json
+
+    def line(self, figure: str, fields: Mapping[str, Any], text: str | Callable[[], str]) -> None:
+        """One figure: a JSON line ``{"bench", "figure", ...fields}`` or its human *text*."""
+        if self.as_json:
+            print(json.dumps({"bench": self.bench, "figure": figure, **fields}), flush=True)
+        else:
+            print(text() if callable(text) else text, flush=True)
+
+    def machine(self, m: Mapping[str, Any]) -> None:
+        self.line("machine", dict(m), machine_line(m))
+
+    def note(self, text: str) -> None:
+        """Progress for people, on stderr (never mixed into JSON lines)."""
+        print(text, file=sys.stderr, flush=True)

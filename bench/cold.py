@@ -1,0 +1,143 @@
+"""Cold start: `wisp approvals pending` (empty channel) and `wisp --help`, against a minimal
+one-command typer app, in the same run.
+
+Each round runs every variant once, as a new process, in a rotating order (so a burst of load
+on the shared machine falls on all of them alike); the figures are medians over the rounds,
+and the ratio is wisp's median over the minimal app's. "Cold" is a new interpreter each time;
+the files themselves are in the page cache after the warm-up rounds (dropping it needs root).
+
+The reference variants: the minimal app importing just wisp's declared dependencies (typer,
+attrs, cattrs, rich.table) — what any typer CLI with these dependencies pays — and a bare
+interpreter, the floor under everything.
+
+Run:  python bench/cold.py [--quick] [--json] [--rounds N]
+"""
+
+from __future__ import annotations
+
+import statistics
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from _common import Report, bench_home, child_env, machine, ms, run_timed, wisp_argv
+
+# The targets of issue 11, as ratios of medians over the minimal app in the same run.
+TARGET_RATIO = 1.4
+ROUNDS = 30
+QUICK_ROUNDS = 10
+WARMUP_ROUNDS = 2  # fills the page cache and writes .pyc files; not counted
+
+MINIMAL_APP = '''\
+"""A minimal one-command typer app: what any typer CLI costs to start."""
+import typer
+
+app = typer.Typer(add_completion=False)
+
+
+@app.command()
+def pending() -> None:
+    """List nothing."""
+    print("Nothing waits for you.")
+
+
+if __name__ == "__main__":
+    app()
+'''
+
+# The same app importing just what wisp declares and uses on every command.
+DEPS_APP = MINIMAL_APP.replace(
+    "import typer\n",
+    "import typer\nimport attrs  # noqa: F401\nimport cattrs  # noqa: F401\n"
+    "import rich.table  # noqa: F401\n",
+)
+
+
+def variants(tmp: Path) -> dict[str, list[str]]:
+    minimal = tmp / "minimal_app.py"
+    minimal.write_text(MINIMAL_APP)
+    deps = tmp / "minimal_deps_app.py"
+    deps.write_text(DEPS_APP)
+    wisp = wisp_argv()
+    return {
+        "wisp approvals pending": [*wisp, "approvals", "pending"],
+        "wisp --help": [*wisp, "--help"],
+        "wisp --version": [*wisp, "--version"],
+        "minimal typer app": [sys.executable, str(minimal)],
+        "minimal app + declared deps": [sys.executable, str(deps)],
+        "bare python": [sys.executable, "-c", "pass"],
+    }
+
+
+def check_output(argv: Sequence[str], env: dict[str, str], expect: str) -> None:
+    """Once, before timing: the command does what it should (an empty channel says so)."""
+    done = subprocess.run(list(argv), env=env, capture_output=True, text=True, check=False)
+    if done.returncode != 0 or expect not in done.stdout:
+        raise SystemExit(
+            f"{' '.join(argv)} exited {done.returncode} without {expect!r}:\n"
+            f"{done.stdout}{done.stderr}"
+        )
+
+
+def main(argv: list[str] | None = None) -> int:
+    from _common import parser
+
+    p = parser(__doc__, quick_help=f"{QUICK_ROUNDS} rounds (about 20 s)")
+    p.add_argument("--rounds", type=int, help=f"rounds (default {ROUNDS}; {QUICK_ROUNDS} quick)")
+    args = p.parse_args(argv)
+    rounds = args.rounds or (QUICK_ROUNDS if args.quick else ROUNDS)
+    report = Report("cold", args.json)
+
+    with bench_home() as home, tempfile.TemporaryDirectory(prefix="wisp-bench-app-") as tmp:
+        env = child_env(home, COLUMNS="120")
+        commands = variants(Path(tmp))
+        check_output(commands["wisp approvals pending"], env, "Nothing waits for you")
+        check_output(commands["wisp --help"], env, "approvals")
+        check_output(commands["minimal typer app"], env, "Nothing waits for you")
+        check_output(commands["minimal app + declared deps"], env, "Nothing waits for you")
+        report.machine(machine(home))
+        names = list(commands)
+        wall: dict[str, list[float]] = {n: [] for n in names}
+        cpu: dict[str, list[float]] = {n: [] for n in names}
+        for r in range(WARMUP_ROUNDS + rounds):
+            shift = r % len(names)
+            for name in names[shift:] + names[:shift]:  # rotate who goes first
+                run = run_timed(commands[name], env=env)
+                if r >= WARMUP_ROUNDS:
+                    wall[name].append(run.wall_s)
+                    cpu[name].append(run.cpu_s)
+
+    base = statistics.median(wall["minimal typer app"])
+    base_cpu = statistics.median(cpu["minimal typer app"])
+    for name in names:
+        med, med_cpu = statistics.median(wall[name]), statistics.median(cpu[name])
+        fields = {
+            "command": name,
+            "n": len(wall[name]),
+            "median_ms": ms(med),
+            "min_ms": ms(min(wall[name])),
+            "cpu_median_ms": ms(med_cpu),
+            "ratio": round(med / base, 2),
+            "cpu_ratio": round(med_cpu / base_cpu, 2),
+        }
+        if name == "wisp approvals pending":
+            fields["target_ratio"] = TARGET_RATIO
+            fields["met"] = fields["ratio"] <= TARGET_RATIO
+        report.line(
+            name,
+            fields,
+            f"{name:28} median {ms(med):7.1f} ms (min {ms(min(wall[name])):6.1f}, "
+            f"cpu {ms(med_cpu):6.1f})  {fields['ratio']:.2f}x the minimal app"
+            + (
+                f"  (target <= {TARGET_RATIO}x: {'met' if fields['met'] else 'NOT met'})"
+                if "met" in fields
+                else ""
+            ),
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
