@@ -50,9 +50,12 @@ class TestWispFacade:
 
         names = [n for n in wisp.__all__ if n != "__version__"]
         assert names == sorted(names)
+        for name in wisp.__all__:  # each loads on first use
+            assert getattr(wisp, name) is not None
         public = {
             name
             for name, value in vars(wisp).items()
             if not name.startswith("_") and not isinstance(value, type(wisp))
         }
         assert public == set(names)
+        assert set(dir(wisp)) >= set(wisp.__all__)

@@ -5,24 +5,68 @@ For programs that need a person: :class:`Asker` (one asking server), :class:`App
 The `wisp` command is :mod:`wisp.cli`.
 """
 
-from importlib.metadata import PackageNotFoundError as _NotInstalled
-from importlib.metadata import version as _version
+import importlib as _importlib
+import typing as _typing
 
-from wisp._answering import Answerer, AnswerReport, AskerWatch, Inbox, wait_until
-from wisp._asking import Approval, ApprovalGate, Asker, Cancel, Ending, QuestionAsker, Reply
-from wisp._audit import AuditEvent, EntryPoint
-from wisp._deadlines import DeadlineError
-from wisp._factstore import Fact, FactRefused, FactStore
-from wisp._grants import Grant, GrantStore
-from wisp._home import current_user, open_channel, wisp_home
-from wisp._keeper import FactKeeper, KeepRequest
-from wisp._notify import Notifier
-from wisp._store import StoreError
+from wisp._version import __version__
 
-try:
-    __version__ = _version("wisp-pending")
-except _NotInstalled:  # running from a source tree that was never installed
-    __version__ = "0+unknown"
+# Where each public name lives. Loaded on first use (PEP 562), so that `wisp --version` or a
+# listing pays for no watcher, no asyncio and no metadata scan it does not use.
+_HOMES = {
+    "AnswerReport": "wisp._answering",
+    "Answerer": "wisp._answering",
+    "Approval": "wisp._asking",
+    "ApprovalGate": "wisp._asking",
+    "Asker": "wisp._asking",
+    "AskerWatch": "wisp._answering",
+    "AuditEvent": "wisp._audit",
+    "Cancel": "wisp._asking",
+    "DeadlineError": "wisp._deadlines",
+    "Ending": "wisp._asking",
+    "EntryPoint": "wisp._audit",
+    "Fact": "wisp._factstore",
+    "FactKeeper": "wisp._keeper",
+    "FactRefused": "wisp._factstore",
+    "FactStore": "wisp._factstore",
+    "Grant": "wisp._grants",
+    "GrantStore": "wisp._grants",
+    "Inbox": "wisp._answering",
+    "KeepRequest": "wisp._keeper",
+    "Notifier": "wisp._notify",
+    "QuestionAsker": "wisp._asking",
+    "Reply": "wisp._asking",
+    "StoreError": "wisp._store",
+    "current_user": "wisp._home",
+    "open_channel": "wisp._home",
+    "wait_until": "wisp._answering",
+    "wisp_home": "wisp._home",
+}
+
+if _typing.TYPE_CHECKING:
+    from wisp._answering import Answerer, AnswerReport, AskerWatch, Inbox, wait_until
+    from wisp._asking import Approval, ApprovalGate, Asker, Cancel, Ending, QuestionAsker, Reply
+    from wisp._audit import AuditEvent, EntryPoint
+    from wisp._deadlines import DeadlineError
+    from wisp._factstore import Fact, FactRefused, FactStore
+    from wisp._grants import Grant, GrantStore
+    from wisp._home import current_user, open_channel, wisp_home
+    from wisp._keeper import FactKeeper, KeepRequest
+    from wisp._notify import Notifier
+    from wisp._store import StoreError
+
+
+def __getattr__(name: str) -> _typing.Any:
+    if name in _HOMES:
+        value: _typing.Any = getattr(_importlib.import_module(_HOMES[name]), name)
+    else:
+        raise AttributeError(f"module 'wisp' has no attribute {name!r}")
+    globals()[name] = value  # once loaded, an ordinary attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
 
 __all__ = [
     "AnswerReport",
