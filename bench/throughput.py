@@ -314,7 +314,9 @@ def run(askers: int, answerers: int, seconds: float, race: bool, home: Path) -> 
     # CPU per round trip, both sides, every process, start-up and imports left out: on a
     # shared machine, the figure the load does not change much (2 idle cores give at most
     # 2000 / cpu_ms_per_trip round trips a second).
-    cpu = sum(r[4] for r in asked) + sum(r[4] for r in answered)
+    asking_cpu = sum(r[4] for r in asked)
+    answering_cpu = sum(r[4] for r in answered)
+    cpu = asking_cpu + answering_cpu
     check = check_channel(home, ids, won)
     lost = sum(n for (outcome, _), n in outcomes.items() if outcome != "answered")
     check["ok"] = check["ok"] and lost == 0 and len(ids) == len(trips) + len(warm)
@@ -335,6 +337,8 @@ def run(askers: int, answerers: int, seconds: float, race: bool, home: Path) -> 
         "p99_ms": round(percentile(latencies, 99) * 1000, 1),
         "max_ms": round(max(latencies) * 1000, 1),
         "cpu_ms_per_trip": round(cpu / max(len(ids), 1) * 1000, 2),
+        "cpu_ms_per_trip_askers": round(asking_cpu / max(len(ids), 1) * 1000, 2),
+        "cpu_ms_per_trip_answerers": round(answering_cpu / max(len(ids), 1) * 1000, 2),
         "outcomes": {f"{o}/{s}": n for (o, s), n in outcomes.items()},
         "lost": lost,
         "answer_attempts": dict(tallies),
@@ -372,7 +376,9 @@ def main(argv: list[str] | None = None) -> int:
             f"{shape} ({', '.join(result['answering'])}): {result['round_trips']} round trips "
             f"in {result['seconds']} s = {result['per_s']}/s; latency p50 {result['p50_ms']} ms, "
             f"p90 {result['p90_ms']} ms, p99 {result['p99_ms']} ms, max {result['max_ms']} ms; "
-            f"{result['cpu_ms_per_trip']} ms CPU per round trip (all processes)\n"
+            f"{result['cpu_ms_per_trip']} ms CPU per round trip (askers "
+            f"{result['cpu_ms_per_trip_askers']}, "
+            f"answerers {result['cpu_ms_per_trip_answerers']})\n"
             f"  check: {check['requests']} requests, files {check['files']}, "
             f"{result['lost']} lost, {check['won_twice']} won twice, "
             f"{check['won_by_none']} won by none, {check['not_settled_answered_once']} not "
