@@ -12,6 +12,7 @@ SIGHUP are passed on to the command; the exit status is the command's.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import signal
@@ -23,10 +24,8 @@ from types import FrameType
 
 def _forward_to(pid: int) -> None:
     def forward(signum: int, _frame: FrameType | None) -> None:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signum)
-        except ProcessLookupError:
-            pass
 
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(signum, forward)

@@ -118,9 +118,7 @@ class TestHello:
         )
         assert ready["via"] == "relay"
 
-    def test_only_the_command_line_makes_a_relay_the_tuis(
-        self, home: Path, asker: Asker
-    ) -> None:
+    def test_only_the_command_line_makes_a_relay_the_tuis(self, home: Path, asker: Asker) -> None:
         """`wisp relay --via tui` (as `wisp tui` starts it) answers and audits as tui; a
         hello saying `via: tui` to a plain relay does not (above)."""
         with RelayProcess(home, args=("--via", "tui")) as relay:

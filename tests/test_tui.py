@@ -8,6 +8,7 @@ import asyncio
 import json
 import os
 import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -18,7 +19,7 @@ from typing import Any
 import pytest
 from helpers import Asker as AskerProcess
 from helpers import command, fact, in_terminal, question
-from relayproc import write_config
+from relayproc import with_terminal, write_config
 from textual.widgets import DataTable
 
 from pending import Channel, ServerLock, State
@@ -29,6 +30,7 @@ from wisp.tui._dialogs import CommandDialog, FactDialog, QuestionDialog
 
 WAIT_S = 10.0  # every condition below is waited for at most this long
 Body = Callable[[WispTui, Any], Awaitable[None]]
+RELAY_ARGS = [sys.executable, "-m", "wisp", "relay", "--via", "tui"]  # as `wisp tui` runs it
 
 
 @pytest.fixture
@@ -45,7 +47,21 @@ def asker(channel: Channel) -> Iterator[Asker]:
 
 
 def local(home: Path) -> list[tuple[str, list[str]]]:
-    return [("local", [sys.executable, "-m", "wisp", "relay"])]
+    """This machine's relay as `wisp tui` starts it (`--via tui`), with a real controlling
+    terminal as the person's would be (tests/ctty.py): without one it takes no answers."""
+    return [("local", with_terminal(RELAY_ARGS))]
+
+
+def relay_pid(app: WispTui, host: str = "local") -> int:
+    """The relay process itself (under tests/ctty.py's session): the last descendant."""
+    link = next(link for link in app.links if link.host == host)
+    assert link.popen is not None
+    pid = link.popen.pid
+    while True:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        if not children:
+            return pid
+        pid = int(children[-1])
 
 
 def tui(
@@ -338,9 +354,8 @@ class TestDialogs:
         async def body(app: WispTui, pilot: Any) -> None:
             await select(app, pilot, request.id)
             await pilot.press("enter")
-            relay = app.links[0].popen
-            assert relay is not None
-            os.kill(relay.pid, signal.SIGSTOP)  # the relay hears nothing until it resumes
+            relay = relay_pid(app)
+            os.kill(relay, signal.SIGSTOP)  # the relay hears nothing until it resumes
             try:
                 code, _out = await asyncio.to_thread(
                     in_terminal, "approvals", "approve", request.id, "--scope", "always"
@@ -348,7 +363,7 @@ class TestDialogs:
                 assert code == 0
                 await pilot.press("y")
             finally:
-                os.kill(relay.pid, signal.SIGCONT)
+                os.kill(relay, signal.SIGCONT)
             await until(pilot, lambda: said(app, "too late, already answered always by"))
             assert said(app, "via cli")
             assert f"local/{request.id}" not in app._table().rows
@@ -513,7 +528,9 @@ class TestHosts:
             far.file(there)
             here = command(server, "make deploy-here")
             channel.file(here)
-            template = f"env WISP_HOME={tmp_path}/{{host}} {sys.executable} -m wisp relay"
+            template = shlex.join(
+                with_terminal(["env", f"WISP_HOME={tmp_path}/{{host}}", *RELAY_ARGS])
+            )
             relays = default_relays(["alpha"], template)
 
             async def body(app: WispTui, pilot: Any) -> None:
@@ -528,6 +545,36 @@ class TestHosts:
             answer = far.status(there.id).answer
             assert answer is not None and (answer.decision, answer.via) == ("no", "tui")
             assert channel.status(here.id).answer is None
+
+    def test_a_host_through_a_terminal_like_ssh_tt(
+        self, home: Path, channel: Channel, tmp_path: Path
+    ) -> None:
+        """As `ssh -tt HOST wisp relay --via tui` runs it (tests/fakessh.py stands in for
+        ssh and sshd: the relay's stdin, stdout and controlling terminal are a pty), the far
+        relay sets its terminal raw, its lines arrive whole, it takes the TUI's answer, and
+        it ends when the TUI quits."""
+        far_home = tmp_path / "far"
+        with Channel.open(far_home) as far, far.server() as far_lock:
+            there = command(far_lock, "make deploy-far")
+            far.file(there)
+            fake_ssh = str(Path(__file__).with_name("fakessh.py"))
+            template = shlex.join(
+                [sys.executable, fake_ssh, "{host}", "env", f"WISP_HOME={far_home}", *RELAY_ARGS]
+            )
+            relays = [*local(home), *default_relays(["far"], template)[1:]]
+
+            async def body(app: WispTui, pilot: Any) -> None:
+                await until(pilot, lambda: f"far/{there.id}" in app._table().rows)
+                app._table().move_cursor(row=app._table().get_row_index(f"far/{there.id}"))
+                await pilot.press("enter", "y")
+                await until(pilot, lambda: said(app, f"approved once ({there.id})"))
+
+            app = tui(home, body, relays=relays)
+            answer = far.status(there.id).answer
+            assert answer is not None and (answer.decision, answer.via) == ("once", "tui")
+            assert not [m for m in app.messages if "skipped a relay line" in m]
+            far_link = next(link for link in app.links if link.host == "far")
+            assert far_link.popen is not None and far_link.popen.returncode == 0
 
     def test_a_relay_that_fails(self, home: Path, channel: Channel) -> None:
         """A host whose relay cannot run is shown down, with why; the rest works."""

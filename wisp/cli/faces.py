@@ -50,7 +50,8 @@ def tui(
             "--relay-command",
             metavar="COMMAND",
             help="The command that starts a --host's relay, run without a shell; {host} is "
-            "replaced by the host. Default: ssh -T -o BatchMode=yes -- {host} wisp relay.",
+            "replaced by the host. Default: "
+            "ssh -tt -o BatchMode=yes -- {host} wisp relay --via tui.",
         ),
     ] = None,
 ) -> None:
