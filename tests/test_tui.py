@@ -373,6 +373,80 @@ class TestDialogs:
         assert answer is not None and (answer.decision, answer.via) == ("always", "cli")
 
 
+LONG_COMMAND = "echo " + "A" * 2000 + " ; rm -rf ~"
+
+
+class TestLongRequests:
+    """A request longer than the screen (finding 3): nothing is approved unseen, and the
+    detail pane never cuts without saying so."""
+
+    @pytest.mark.parametrize("size", [(80, 24), (40, 24)])
+    def test_yes_waits_until_the_whole_command_was_seen(
+        self, home: Path, asker: Asker, channel: Channel, size: tuple[int, int]
+    ) -> None:
+        """A 2,000-character command ending in `; rm -rf ~`: the dialog says there is more,
+        refuses y (and s, p, a) until the person has scrolled to the end, where the tail, the
+        directory, the asker and the ID are; then y approves. n is never held back."""
+        request = ApprovalGate(asker, timeout_s=60).file(LONG_COMMAND, "/srv/shop")
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            await select(app, pilot, request.id)
+            await pilot.press("enter")
+            dialog = await until(
+                pilot, lambda: isinstance(app.screen, CommandDialog) and app.screen
+            )
+            scroll = dialog.query_one("#scroll")
+            await until(pilot, lambda: scroll.max_scroll_y > 0, "an overflowing request")
+            assert "more below" in str(dialog.query_one("#more").render())
+            for key in ("y", "s", "p", "a"):
+                await pilot.press(key)
+                assert app.screen is dialog, key
+            assert "not yet: scroll to the end" in str(dialog.query_one("#more").render())
+            assert channel.status(request.id).state is State.FILED
+            shown = str(dialog.query_one("#request").render())
+            assert "; rm -rf ~" in shown.replace("\n", "")
+            for part in ("/srv/shop", "asked by", request.id):
+                assert part in shown
+            await pilot.press("end")
+            await until(pilot, lambda: scroll.scroll_y >= scroll.max_scroll_y, "the end")
+            await pilot.press("y")
+            await until(pilot, lambda: said(app, f"approved once ({request.id})"))
+
+        tui(home, body, size=size)
+        answer = channel.status(request.id).answer
+        assert answer is not None and answer.decision == "once"
+
+    def test_no_is_never_held_back(self, home: Path, asker: Asker, channel: Channel) -> None:
+        """Refusing needs no scrolling: n answers at once, however long the command."""
+        request = ApprovalGate(asker, timeout_s=60).file(LONG_COMMAND, "/srv/shop")
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            await select(app, pilot, request.id)
+            await pilot.press("enter", "n")
+            await until(pilot, lambda: said(app, f"denied ({request.id})"))
+
+        tui(home, body)
+
+    @pytest.mark.parametrize("size", [(80, 24), (40, 24)])
+    def test_the_detail_pane_marks_a_cut(
+        self, home: Path, asker: Asker, size: tuple[int, int]
+    ) -> None:
+        """The detail pane shows a long command's head with a marker saying how much more
+        there is and that Enter shows it whole — and still the request's ID."""
+        request = ApprovalGate(asker, timeout_s=60).file(LONG_COMMAND, "/srv/shop")
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            await select(app, pilot, request.id)
+            pane = app.screen.query_one("#detail")
+            text = str(pane.render())
+            assert "more characters: Enter shows the whole request" in text
+            assert "rm -rf" not in text  # cut, and said so
+            assert request.id in text or "cut here: Enter shows the whole request" in text
+            assert len(text.splitlines()) <= 10
+
+        tui(home, body, size=size)
+
+
 class TestKeys:
     def test_filters(self, home: Path, channel: Channel, server: ServerLock) -> None:
         """f cycles the kinds shown; w shows only the selected request's asker, and again

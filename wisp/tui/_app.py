@@ -58,6 +58,13 @@ AGE_REDRAW_S = 15.0
 MESSAGES_KEPT = 200
 POSTED_KEPT = 50
 HISTORY_LIMIT = 100
+# The detail pane: lines it shows (its border aside; the CSS's max-height is one more), and
+# lines one long value may take there before it is cut — always with a marker saying so and
+# that Enter shows the request whole, in its dialog.
+DETAIL_MAX_LINES = 10
+DETAIL_VALUE_LINES = 2
+DETAIL_LABEL = 11  # "  command  ": the label column and its gap
+CUT_MARK = " … +{n} more characters: Enter shows the whole request"
 
 KIND_CYCLE: tuple[Kind | None, ...] = (None, Kind.COMMAND, Kind.FACT, Kind.QUESTION)
 SHORT_KIND = {Kind.COMMAND: "cmd", Kind.FACT: "fact", Kind.QUESTION: "ask"}
@@ -103,7 +110,7 @@ class RequestsScreen(Screen[None]):
     DEFAULT_CSS = """
     #summary { height: 1; background: $boost; padding: 0 1; }
     #requests { height: 1fr; }
-    #detail { height: auto; max-height: 9; border-top: solid $accent; padding: 0 1; }
+    #detail { height: auto; max-height: 11; border-top: solid $accent; padding: 0 1; }
     #detail.hidden { display: none; }
     #status { height: 1; padding: 0 1; color: $text-muted; }
     """
@@ -486,11 +493,22 @@ class WispTui(App[None]):
         if item is None:
             pane.update(Text("Nothing waits for you." if not self.items else ""))
             return
+        width = max(20, (pane.size.width or self.size.width) - 2)  # its padding
+        cap = max(20, (width - DETAIL_LABEL) * DETAIL_VALUE_LINES)
         out = Text()
         for label, value in detail(item, datetime.now(UTC)):
             out.append(f"{label:>9}  ", style="bold")
-            out.append(value + "\n")
+            if len(value) > cap:
+                kept = max(8, cap - len(CUT_MARK.format(n=f"{len(value):,}")))
+                out.append(value[:kept])
+                out.append(CUT_MARK.format(n=f"{len(value) - kept:,}") + "\n", style="bold reverse")
+            else:
+                out.append(value + "\n")
         out.rstrip()
+        lines = out.wrap(self.console, width)
+        if len(lines) > DETAIL_MAX_LINES:  # a narrow screen: cut the whole, and say so
+            out = Text("\n").join(lines[: DETAIL_MAX_LINES - 1])
+            out.append("\n… cut here: Enter shows the whole request", style="bold reverse")
         pane.update(out)
 
     def _show_summary(self) -> None:
