@@ -195,6 +195,56 @@ class TestMainView:
             await select(app, pilot, fact_id)
             await pilot.press("enter")
             assert isinstance(app.screen, FactDialog)
+            # Its dialog says the answer is applied here (finding 9: the note was never drawn).
+            note = str(app.screen.query_one("#note").render())
+            assert "its asker has stopped: your answer is applied here" in note
+
+        tui(home, body)
+
+    def test_a_resize_fits_the_columns_to_the_new_width(
+        self, home: Path, channel: Channel, server: ServerLock
+    ) -> None:
+        """After a resize the columns fit the new width, not the one before (finding 4)."""
+        request = command(server, "make deploy")
+        channel.file(request)
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            await select(app, pilot, request.id)
+            table = app._table()
+            for width in (70, 120, 64):
+                await pilot.resize_terminal(width, 24)
+                await until(
+                    pilot,
+                    lambda w=width: (
+                        sum(c.get_render_width(table) for c in table.ordered_columns) == w - 2
+                    ),
+                    f"columns fitted to {width}",
+                )
+
+        tui(home, body, size=(100, 24))
+
+    def test_home_and_end_move_the_selection(
+        self, home: Path, channel: Channel, server: ServerLock
+    ) -> None:
+        """Home and End select the first and the last row, so Enter then opens that one
+        (finding 5)."""
+        requests = [command(server, f"echo {n}") for n in range(3)]
+        for request in requests:
+            channel.file(request)
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            await until(pilot, lambda: app._table().row_count == 3)
+            rows = [str(key.value) for key in app._table().rows]
+            await select(app, pilot, requests[1].id)
+            await pilot.press("end")
+            assert app.selected() is app.items[rows[-1]]
+            await pilot.press("home")
+            assert app.selected() is app.items[rows[0]]
+            await pilot.press("enter")
+            dialog = await until(
+                pilot, lambda: isinstance(app.screen, CommandDialog) and app.screen
+            )
+            assert dialog.item.key == rows[0]
 
         tui(home, body)
 
@@ -447,6 +497,72 @@ class TestLongRequests:
         tui(home, body, size=size)
 
 
+# A relay that sends what an old or hostile one might: a question with neither options nor
+# free text (finding 2). It reports each answer it is sent as won.
+ODD_RELAY = """
+import json, sys
+def out(line):
+    sys.stdout.write(json.dumps(line) + "\\n"); sys.stdout.flush()
+sys.stdin.readline()
+out({"type": "approval", "kind": "question", "id": "aaaaaaaaaaaaaaa2", "state": "filed",
+     "question": "pick?", "options": None, "freeText": False,
+     "server": {"id": "s1", "pid": 1, "client": "odd", "alive": True}})
+out({"type": "ready", "effects": [], "waiting": 1})
+for line in sys.stdin:
+    got = json.loads(line)
+    if got.get("type") == "answer":
+        out({"type": "answered", "id": got["id"], "won": True, "applied": False,
+             "decision": got["decision"], "text": got.get("text"), "asker": "settled"})
+"""
+
+
+class TestOddRelays:
+    def test_a_question_with_neither_options_nor_free_text(self, home: Path) -> None:
+        """A question line with no options and freeText false (or null) opens a dialog with
+        a text box, and the answer goes back; nothing crashes."""
+        relays = [("odd", [sys.executable, "-c", ODD_RELAY])]
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            await until(pilot, lambda: "odd/aaaaaaaaaaaaaaa2" in app._table().rows)
+            await pilot.press("enter")
+            dialog = await until(
+                pilot, lambda: isinstance(app.screen, QuestionDialog) and app.screen
+            )
+            assert dialog.query("#text") and not dialog.query("#options")
+            await pilot.press("x", "enter")
+            await until(pilot, lambda: said(app, 'answered "x" (aaaaaaaaaaaaaaa2)'))
+
+        app = tui(home, body, relays=relays)
+        assert app.return_code in (0, None)
+
+    def test_a_crash_exits_2_with_a_message(
+        self, home: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """Should the application stop on an error of its own, `wisp tui` exits 2 with a
+        message saying what to do — never 0."""
+        from wisp.tui import EXIT_CRASHED, exit_status
+
+        def boom() -> None:
+            raise RuntimeError("a bug")
+
+        app = WispTui(local(home), env={**os.environ, "WISP_HOME": str(home)})
+
+        async def main() -> None:
+            async with app.run_test(size=(80, 24)) as pilot:
+                app.call_later(boom)
+                await pilot.pause(0.5)
+
+        with pytest.raises(RuntimeError):
+            asyncio.run(main())
+        assert exit_status(app) == EXIT_CRASHED
+        assert "stopped on an internal error" in capsys.readouterr().err
+
+        async def quit_at_once(app: WispTui, pilot: Any) -> None:
+            await pilot.press("q")
+
+        assert exit_status(tui(home, quit_at_once)) == 0
+
+
 class TestKeys:
     def test_filters(self, home: Path, channel: Channel, server: ServerLock) -> None:
         """f cycles the kinds shown; w shows only the selected request's asker, and again
@@ -649,6 +765,48 @@ class TestHosts:
             assert not [m for m in app.messages if "skipped a relay line" in m]
             far_link = next(link for link in app.links if link.host == "far")
             assert far_link.popen is not None and far_link.popen.returncode == 0
+
+    def test_a_relay_that_dies_can_be_started_again(
+        self, home: Path, channel: Channel, server: ServerLock
+    ) -> None:
+        """A relay killed under the TUI: it says so, with what to do (r), and r starts it
+        again, which brings its requests back."""
+        request = command(server, "make deploy")
+        channel.file(request)
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            await until(pilot, lambda: f"local/{request.id}" in app._table().rows)
+            os.kill(relay_pid(app), signal.SIGKILL)
+            await until(pilot, lambda: app.hosts["local"] == "down", "the relay down")
+            assert said(app, "Press r to start it again")
+            assert f"local/{request.id}" not in app._table().rows
+            await pilot.press("r")
+            await until(pilot, lambda: app.hosts["local"] == "ready", "the relay again")
+            await until(pilot, lambda: f"local/{request.id}" in app._table().rows, "its row")
+
+        tui(home, body)
+
+    @pytest.mark.parametrize(
+        ("hosts", "says"),
+        [
+            (["local"], "names this machine's relay"),
+            (["alpha", "alpha"], "--host alpha is given twice"),
+        ],
+    )
+    def test_local_or_a_repeated_host_is_refused(
+        self, home: Path, hosts: list[str], says: str
+    ) -> None:
+        """`--host local` (this machine's own label) or a host given twice would make two
+        rows of one label, answers going to the first: refused before anything runs."""
+        argv = [arg for host in hosts for arg in ("--host", host)]
+        done = subprocess.run(
+            [sys.executable, "-m", "wisp", "tui", *argv, "--relay-command", "false {host}"],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "WISP_HOME": str(home)},
+            timeout=60,
+        )
+        assert done.returncode == 2 and says in done.stderr, done.stderr
 
     def test_a_relay_that_fails(self, home: Path, channel: Channel) -> None:
         """A host whose relay cannot run is shown down, with why; the rest works."""

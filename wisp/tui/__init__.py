@@ -11,7 +11,15 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from wisp._notify import OSC9_TERMINALS, OSC99_TERMINALS
-from wisp.tui._link import SSH_RELAY, Link, LinkError, hello_line, host_argv, local_argv
+from wisp.tui._link import (
+    SSH_RELAY,
+    Link,
+    LinkError,
+    check_hosts,
+    hello_line,
+    host_argv,
+    local_argv,
+)
 from wisp.tui._model import LOCAL
 
 __all__ = ["EXIT_CRASHED", "TuiError", "exit_status", "notify_sequence", "run"]
@@ -41,7 +49,9 @@ def run(hosts: Sequence[str], relay_command: str | None = None) -> int:
     """Run the TUI over this machine's relay and one per host, until the person quits."""
     try:
         links = [Link(host=LOCAL, argv=local_argv())]
-        links += [Link(host=h, argv=host_argv(relay_command or SSH_RELAY, h)) for h in hosts]
+        links += [
+            Link(host=h, argv=host_argv(relay_command or SSH_RELAY, h)) for h in check_hosts(hosts)
+        ]
     except LinkError as exc:
         raise TuiError(str(exc)) from None
     sequence = notify_sequence(os.environ)

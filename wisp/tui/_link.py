@@ -16,12 +16,13 @@ import shlex
 import subprocess
 import sys
 from collections import deque
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 import attrs
 
 from wisp.relay._protocol import EFFECT_KINDS, NOTIFY, VIA_TUI, LineSplitter, TooLong
+from wisp.tui._model import LOCAL
 
 READ_CHUNK = 64 * 1024
 STDERR_LINES = 20  # the last lines of a relay's stderr, kept to say why it ended
@@ -52,6 +53,24 @@ def check_host(host: str) -> str:
             "not starting with -)."
         )
     return host
+
+
+def check_hosts(hosts: Sequence[str]) -> list[str]:
+    """The --host values, each a host name, none `local` (this machine's own relay, always
+    shown) and none twice: each host is one relay and one label, so an answer goes where
+    its row says."""
+    seen: list[str] = []
+    for host in hosts:
+        check_host(host)
+        if host == LOCAL:
+            raise LinkError(
+                f"--host {LOCAL} names this machine's relay, which `wisp tui` always runs: "
+                "leave it out, or give another machine by its ssh name."
+            )
+        if host in seen:
+            raise LinkError(f"--host {host} is given twice: give each host once.")
+        seen.append(host)
+    return seen
 
 
 def local_argv() -> list[str]:
