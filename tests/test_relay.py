@@ -598,8 +598,13 @@ class TestHistory:
         relay.expect(type="approval", id=request.id)
         relay.send({"type": "answer", "id": request.id, "decision": "always"})
         relay.expect(type="answered", id=request.id)
-        relay.send({"type": "history", "limit": 10})
-        entries = relay.expect(type="history")["entries"]
+
+        def told() -> list[dict[str, object]]:
+            # The asker audits the settling just after writing it: ask until it is logged.
+            relay.send({"type": "history", "limit": 10})
+            return relay.expect(type="history")["entries"]  # type: ignore[no-any-return]
+
+        entries = wait_until(told, what="the settled request in the history")
         assert entries[0]["id"] == request.id
         assert (entries[0]["outcome"], entries[0]["decision"]) == ("answered", "always")
         assert (entries[0]["asked"], entries[0]["by"]) == ("make deploy", "relay")

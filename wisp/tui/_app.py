@@ -115,7 +115,7 @@ class RequestsScreen(Screen[None]):
         Binding("A", "app.answer_all", "all from asker"),
         Binding("h", "app.history", "history"),
         Binding("i", "app.toggle_detail", "detail"),
-        Binding("r", "app.restart", "restart relay"),
+        Binding("r", "app.restart", "restart", show=False),  # said when a relay ends
         Binding("q", "app.quit", "quit"),
         Binding("ctrl+c", "app.quit", "quit", show=False),
     ]

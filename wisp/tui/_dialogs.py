@@ -89,7 +89,9 @@ class Dialog(ModalScreen[Choice | None]):
             with VerticalScroll(id="scroll"):
                 yield Static(_details(self.item), id="request")
             yield Static("", id="more", markup=False)
-            yield Static(Text(self.note()), id="note")
+            note = Static(Text(self.note()), id="note")
+            note.display = bool(self.note())
+            yield note
             yield from self.compose_answer()
             yield Static(Text(self.KEYS + "   Esc: later"), classes="keys")
 
@@ -125,16 +127,20 @@ class Dialog(ModalScreen[Choice | None]):
             return
         if self._at_end():
             self.seen_end = True
-        self.query_one("#more", Static).update("" if self.seen_end else self.MORE)
+        more = self.query_one("#more", Static)
+        more.update("" if self.seen_end else self.MORE)
+        more.display = not self.seen_end
 
     def answer(self, decision: str, text: str | None = None) -> None:
         if decision in self.APPROVING:
             self._mark()
             if not self.seen_end:
-                self.query_one("#more", Static).update(
+                more = self.query_one("#more", Static)
+                more.update(
                     "▼ not yet: scroll to the end (↓ PgDn End) first — the whole request "
                     "must be seen before it is approved"
                 )
+                more.display = True
                 self.query_one("#scroll", VerticalScroll).focus()
                 return
         self.dismiss(Choice(decision=decision, text=text))
