@@ -15,6 +15,17 @@ from typing import Any
 
 ALL_EFFECTS = ["approve-mcp", "keep-facts", "answer-questions"]
 LINE_WAIT_S = 15.0
+CTTY = str(Path(__file__).with_name("ctty.py"))
+
+
+def with_terminal(argv: list[str], terminal: str = "background") -> list[str]:
+    """*argv* run with a real controlling terminal (tests/ctty.py): `background` as `wisp
+    tui` runs its relay (answers taken), `foreground` as an agent's shell tool would run it
+    in the person's terminal (refused); `none` as it is (the test process may have none)."""
+    if terminal == "none":
+        return argv
+    flags = ["--foreground"] if terminal == "foreground" else []
+    return [sys.executable, CTTY, *flags, "--", *argv]
 
 
 def write_config(home: Path, **settings: Any) -> None:
@@ -33,14 +44,25 @@ def write_config(home: Path, **settings: Any) -> None:
 class RelayProcess:
     """One `wisp relay`: lines written to its stdin, its stdout read by a thread into a queue."""
 
-    def __init__(self, home: Path, *, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        home: Path,
+        *,
+        env: dict[str, str] | None = None,
+        terminal: str = "background",
+        args: tuple[str, ...] = (),
+        new_session: bool = False,
+    ) -> None:
+        """*terminal*: see :func:`with_terminal`; *new_session*: started with setsid, so it
+        has no controlling terminal at all (with ``terminal="none"``)."""
         self.home = home
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "wisp", "relay"],
+            with_terminal([sys.executable, "-m", "wisp", "relay", *args], terminal),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             env={**os.environ, "WISP_HOME": str(home), **(env or {})},
+            start_new_session=new_session,
         )
         self._lines: queue.Queue[dict[str, Any] | None] = queue.Queue()
         self.seen: list[dict[str, Any]] = []  # every line read, in order

@@ -305,6 +305,8 @@ class TestApprovals:
             ({"command": "   "}, "command is empty"),
             ({"command": "x" * 100_000}, "at most 4096"),
             ({"command": "ls", "cwd": "relative/dir"}, "absolute"),
+            ({"command": "ls", "cwd": "/tmp\u0000x"}, "cwd holds a NUL"),
+            ({"command": "ls\u0000; rm -rf ~"}, "command holds a NUL"),
             ({"command": "ls", "wait_seconds": -1}, "finite"),
             ({"command": "ls", "wait_seconds": 1e9}, "at most 3600"),
             ({"command": "ls", "wait_seconds": "soon"}, "valid number"),
@@ -420,6 +422,19 @@ class TestElicitation:
         assert (data["answer"], data["via"]) == ("production", "elicitation")
         (shown,) = choose.shown
         assert shown.requested_schema["properties"]["answer"]["enum"] == ["staging", "production"]
+
+    async def test_no_dialog_for_a_request_that_has_ended(self, home: Path, bin_dir: Path) -> None:
+        """await_request on a request the person already answered elsewhere returns its
+        answer and opens no dialog on it (finding 6)."""
+        accept = elicitation("accept", {})
+        async with wisp_mcp(home, bin_dir, elicit=accept) as wire:
+            filed = await wire.data("request_approval", command="make x", wait_seconds=0)
+            assert filed["state"] == "pending" and accept.shown == []
+            code, output = await terminal("approvals", "deny", filed["id"])
+            assert code == 0, output
+            awaited = await wire.data("await_request", id=filed["id"], wait_seconds=20)
+        assert (awaited["approved"], awaited["via"]) == (False, "cli")
+        assert accept.shown == []
 
     async def test_lost_to_a_terminal(self, home: Path, bin_dir: Path) -> None:
         """The person answers at a terminal while the dialog is open: the terminal's answer

@@ -4,6 +4,7 @@ it runs, answers won and lost (against the CLI under a pseudo-terminal), bad lin
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -109,11 +110,26 @@ class TestHello:
         )
         assert hello[0]["effects"] == ["keep-facts"]
         assert hello[0]["ignored"] == ["show-output"]
+        # The hello's own `via` is a front end's word about itself: not taken (finding 16).
         assert (hello[0]["client"], hello[0]["via"], hello[0]["entryPoint"]) == (
             "test",
-            "tui",
-            "tui",
+            "relay",
+            "relay",
         )
+        assert ready["via"] == "relay"
+
+    def test_only_the_command_line_makes_a_relay_the_tuis(self, home: Path, asker: Asker) -> None:
+        """`wisp relay --via tui` (as `wisp tui` starts it) answers and audits as tui; a
+        hello saying `via: tui` to a plain relay does not (above)."""
+        with RelayProcess(home, args=("--via", "tui")) as relay:
+            assert relay.hello()["via"] == "tui"
+            request = ApprovalGate(asker, timeout_s=60).file("make deploy", "/srv")
+            relay.expect(type="approval", id=request.id)
+            relay.send({"type": "answer", "id": request.id, "decision": "once"})
+            answered = relay.expect(type="answered", id=request.id)
+            assert answered["won"] and answered["answer"]["via"] == "tui"
+        entries = [r for r in audit_records(home) if r["event"] == "host.hello"]
+        assert (entries[0]["via"], entries[0]["entryPoint"]) == ("tui", "tui")
 
     def test_a_late_hello_still_counts_if_first(
         self, relay: RelayProcess, channel: Channel, server: ServerLock
@@ -223,15 +239,18 @@ class TestAnswers:
         ]
         assert not [x for x in relay.seen if x["type"] == "withdrawn"]
 
-    def test_via_tui(self, relay: RelayProcess, asker: Asker, channel: Channel) -> None:
-        """A front end that says via tui in its hello answers as the TUI."""
-        relay.hello(via="tui")
-        request = QuestionAsker(asker, timeout_s=60).file("Which?", options=("a", "b"))
-        relay.expect(type="approval", id=request.id)
-        relay.send({"type": "answer", "id": request.id, "decision": "answer", "text": "b"})
-        relay.expect(type="answered", id=request.id)
-        answer = channel.status(request.id).answer
-        assert answer is not None and (answer.via, answer.text) == ("tui", "b")
+    def test_via_tui(self, home: Path, asker: Asker, channel: Channel) -> None:
+        """A relay started `--via tui` (as `wisp tui` starts it) answers as the TUI; one
+        whose front end only says so in its hello answers as the relay."""
+        for args, hello_via, via in (((), "tui", "relay"), (("--via", "tui"), None, "tui")):
+            with RelayProcess(home, args=args) as relay:
+                relay.hello(**({"via": hello_via} if hello_via else {}))
+                request = QuestionAsker(asker, timeout_s=60).file("Which?", options=("a", "b"))
+                relay.expect(type="approval", id=request.id)
+                relay.send({"type": "answer", "id": request.id, "decision": "answer", "text": "b"})
+                relay.expect(type="answered", id=request.id)
+            answer = channel.status(request.id).answer
+            assert answer is not None and (answer.via, answer.text) == (via, "b")
 
     def test_lost_to_the_cli(
         self, relay: RelayProcess, channel: Channel, server: ServerLock, home: Path
@@ -349,6 +368,117 @@ class TestAnswers:
         assert (answered["won"], answered["asker"], answered["outcome"]) == (True, "late", None)
 
 
+class TestTerminal:
+    """Answers only from a front end the person runs in a terminal (finding 1): the relay's
+    speed bump, as `wisp approvals approve` has one."""
+
+    @pytest.mark.parametrize(
+        ("terminal", "new_session", "why"),
+        [
+            ("none", True, "no controlling terminal"),  # `setsid wisp relay`
+            ("foreground", False, "foreground"),  # `printf … | wisp relay` in your terminal
+        ],
+    )
+    def test_an_agents_relay_takes_no_answer(
+        self,
+        home: Path,
+        asker: Asker,
+        channel: Channel,
+        terminal: str,
+        new_session: bool,
+        why: str,
+    ) -> None:
+        """A relay with no controlling terminal (setsid), or in its terminal's foreground
+        with a pipe for input, still lists requests but refuses every answer — `always`
+        too — with `not-a-terminal`, saying why and what to do; nothing is written."""
+        request = ApprovalGate(asker, timeout_s=60).file("rm -rf /important", "/srv")
+        with RelayProcess(home, terminal=terminal, new_session=new_session) as relay:
+            ready = relay.hello(["approve-mcp"])
+            assert ready["answers"] is False
+            assert approvals(relay.seen) == [("command", request.id)]
+            relay.send({"type": "answer", "id": request.id, "decision": "always"})
+            error = relay.expect(type="error", id=request.id)
+            assert error["error"] == "not-a-terminal"
+            assert why in error["message"] and "Nothing was written" in error["message"]
+            assert "wisp tui" in error["message"]
+            assert relay.close() == 0
+        assert channel.status(request.id).state is State.FILED
+        assert not (home / "grants.json").exists()
+        assert not [r for r in audit_records(home) if r["event"] == "approval.answered"]
+
+    def test_a_relay_in_the_background_of_a_terminal_answers(
+        self, relay: RelayProcess, asker: Asker
+    ) -> None:
+        """As `wisp tui` runs it — a process group of its own in the person's terminal
+        session — the relay takes answers (and says so in `ready`)."""
+        assert relay.hello()["answers"] is True
+        request = ApprovalGate(asker, timeout_s=60).file("make deploy", "/srv")
+        relay.expect(type="approval", id=request.id)
+        relay.send({"type": "answer", "id": request.id, "decision": "once"})
+        assert relay.expect(type="answered", id=request.id)["won"] is True
+
+    def test_a_terminal_for_stdin_is_set_raw(
+        self, home: Path, asker: Asker, channel: Channel
+    ) -> None:
+        """With a terminal for its stdin and stdout (as `ssh -tt HOST wisp relay` gives it),
+        the relay takes answers, sets the terminal raw so JSON lines pass unchanged and are
+        never echoed back, ends at Ctrl-D, and leaves the terminal as it found it."""
+        request = ApprovalGate(asker, timeout_s=60).file("make deploy", "/srv")
+        child = pexpect.spawn(
+            sys.executable,
+            ["-m", "wisp", "relay"],
+            env={**os.environ, "WISP_HOME": str(home)},
+            timeout=30,
+            echo=False,
+        )
+        try:
+            hello = {"type": "hello", "effects": ["approve-mcp"], "client": "ssh-test"}
+            child.send(json.dumps(hello) + "\n")
+            seen = []
+            while not seen or seen[-1]["type"] != "ready":
+                child.expect(b"\n")
+                seen.append(json.loads(child.before))
+            assert seen[-1]["answers"] is True
+            assert "hello" not in [line["type"] for line in seen]  # never echoed
+            answer = {"type": "answer", "id": request.id, "decision": "once", "reason": "é ✓"}
+            child.send(json.dumps(answer, ensure_ascii=False) + "\n")
+            while seen[-1]["type"] != "answered":
+                child.expect(b"\n")
+                assert not child.before.endswith(b"\r")  # no output processing
+                seen.append(json.loads(child.before))
+            assert seen[-1]["won"] is True and seen[-1]["id"] == request.id
+            assert "answer" not in [line["type"] for line in seen]
+            child.send("\x04")  # Ctrl-D: the end of input on a raw terminal
+            child.expect(pexpect.EOF)
+            child.close()
+            assert child.exitstatus == 0
+        finally:
+            child.close(force=True)
+        assert channel.status(request.id).state in (State.ANSWERED, State.SETTLED)
+
+    def test_the_terminal_is_restored(self, home: Path) -> None:
+        """A terminal the relay set raw is given back as it was when the relay ends."""
+        import termios
+
+        child = pexpect.spawn(
+            "/bin/sh",
+            ["-c", f"{sys.executable} -m wisp relay; stty -a; sleep 30"],
+            env={**os.environ, "WISP_HOME": str(home)},
+            timeout=30,
+        )
+        try:
+            child.send(json.dumps({"type": "hello", "effects": []}) + "\n")
+            child.expect(b'"type":"ready"')
+            raw = termios.tcgetattr(child.child_fd)
+            assert not raw[3] & (termios.ECHO | termios.ICANON | termios.ISIG)
+            child.send("\x04")
+            child.expect(b"speed")  # stty -a, once the relay has ended
+            flags = termios.tcgetattr(child.child_fd)
+            assert flags[3] & termios.ECHO and flags[3] & termios.ICANON
+        finally:
+            child.close(force=True)
+
+
 class TestLines:
     def test_bad_lines_get_errors_and_the_relay_goes_on(self, relay: RelayProcess) -> None:
         """Malformed lines, unknown types and bad fields each get an error line; the relay
@@ -368,6 +498,11 @@ class TestLines:
             error = relay.expect(type="error")
             assert error["error"] == code, raw
             assert error["message"]
+        # An id far too long is not echoed back (finding 13): not in `id`, not in the text.
+        relay.send({"type": "answer", "id": "a" * 2000, "decision": "once"})
+        error = relay.expect(type="error")
+        assert error["error"] == "invalid-id" and "id" not in error
+        assert len(json.dumps(error)) < 600
         relay.send({"type": "history", "limit": 5})
         assert relay.expect(type="history")["entries"] == []
 
@@ -463,8 +598,13 @@ class TestHistory:
         relay.expect(type="approval", id=request.id)
         relay.send({"type": "answer", "id": request.id, "decision": "always"})
         relay.expect(type="answered", id=request.id)
-        relay.send({"type": "history", "limit": 10})
-        entries = relay.expect(type="history")["entries"]
+
+        def told() -> list[dict[str, object]]:
+            # The asker audits the settling just after writing it: ask until it is logged.
+            relay.send({"type": "history", "limit": 10})
+            return relay.expect(type="history")["entries"]  # type: ignore[no-any-return]
+
+        entries = wait_until(told, what="the settled request in the history")
         assert entries[0]["id"] == request.id
         assert (entries[0]["outcome"], entries[0]["decision"]) == ("answered", "always")
         assert (entries[0]["asked"], entries[0]["by"]) == ("make deploy", "relay")

@@ -8,6 +8,7 @@ import asyncio
 import json
 import os
 import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -18,7 +19,7 @@ from typing import Any
 import pytest
 from helpers import Asker as AskerProcess
 from helpers import command, fact, in_terminal, question
-from relayproc import write_config
+from relayproc import with_terminal, write_config
 from textual.widgets import DataTable
 
 from pending import Channel, ServerLock, State
@@ -29,6 +30,7 @@ from wisp.tui._dialogs import CommandDialog, FactDialog, QuestionDialog
 
 WAIT_S = 10.0  # every condition below is waited for at most this long
 Body = Callable[[WispTui, Any], Awaitable[None]]
+RELAY_ARGS = [sys.executable, "-m", "wisp", "relay", "--via", "tui"]  # as `wisp tui` runs it
 
 
 @pytest.fixture
@@ -45,7 +47,21 @@ def asker(channel: Channel) -> Iterator[Asker]:
 
 
 def local(home: Path) -> list[tuple[str, list[str]]]:
-    return [("local", [sys.executable, "-m", "wisp", "relay"])]
+    """This machine's relay as `wisp tui` starts it (`--via tui`), with a real controlling
+    terminal as the person's would be (tests/ctty.py): without one it takes no answers."""
+    return [("local", with_terminal(RELAY_ARGS))]
+
+
+def relay_pid(app: WispTui, host: str = "local") -> int:
+    """The relay process itself (under tests/ctty.py's session): the last descendant."""
+    link = next(link for link in app.links if link.host == host)
+    assert link.popen is not None
+    pid = link.popen.pid
+    while True:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        if not children:
+            return pid
+        pid = int(children[-1])
 
 
 def tui(
@@ -179,6 +195,56 @@ class TestMainView:
             await select(app, pilot, fact_id)
             await pilot.press("enter")
             assert isinstance(app.screen, FactDialog)
+            # Its dialog says the answer is applied here (finding 9: the note was never drawn).
+            note = str(app.screen.query_one("#note").render())
+            assert "its asker has stopped: your answer is applied here" in note
+
+        tui(home, body)
+
+    def test_a_resize_fits_the_columns_to_the_new_width(
+        self, home: Path, channel: Channel, server: ServerLock
+    ) -> None:
+        """After a resize the columns fit the new width, not the one before (finding 4)."""
+        request = command(server, "make deploy")
+        channel.file(request)
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            await select(app, pilot, request.id)
+            table = app._table()
+            for width in (70, 120, 64):
+                await pilot.resize_terminal(width, 24)
+                await until(
+                    pilot,
+                    lambda w=width: (
+                        sum(c.get_render_width(table) for c in table.ordered_columns) == w - 2
+                    ),
+                    f"columns fitted to {width}",
+                )
+
+        tui(home, body, size=(100, 24))
+
+    def test_home_and_end_move_the_selection(
+        self, home: Path, channel: Channel, server: ServerLock
+    ) -> None:
+        """Home and End select the first and the last row, so Enter then opens that one
+        (finding 5)."""
+        requests = [command(server, f"echo {n}") for n in range(3)]
+        for request in requests:
+            channel.file(request)
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            await until(pilot, lambda: app._table().row_count == 3)
+            rows = [str(key.value) for key in app._table().rows]
+            await select(app, pilot, requests[1].id)
+            await pilot.press("end")
+            assert app.selected() is app.items[rows[-1]]
+            await pilot.press("home")
+            assert app.selected() is app.items[rows[0]]
+            await pilot.press("enter")
+            dialog = await until(
+                pilot, lambda: isinstance(app.screen, CommandDialog) and app.screen
+            )
+            assert dialog.item.key == rows[0]
 
         tui(home, body)
 
@@ -338,9 +404,8 @@ class TestDialogs:
         async def body(app: WispTui, pilot: Any) -> None:
             await select(app, pilot, request.id)
             await pilot.press("enter")
-            relay = app.links[0].popen
-            assert relay is not None
-            os.kill(relay.pid, signal.SIGSTOP)  # the relay hears nothing until it resumes
+            relay = relay_pid(app)
+            os.kill(relay, signal.SIGSTOP)  # the relay hears nothing until it resumes
             try:
                 code, _out = await asyncio.to_thread(
                     in_terminal, "approvals", "approve", request.id, "--scope", "always"
@@ -348,7 +413,7 @@ class TestDialogs:
                 assert code == 0
                 await pilot.press("y")
             finally:
-                os.kill(relay.pid, signal.SIGCONT)
+                os.kill(relay, signal.SIGCONT)
             await until(pilot, lambda: said(app, "too late, already answered always by"))
             assert said(app, "via cli")
             assert f"local/{request.id}" not in app._table().rows
@@ -356,6 +421,146 @@ class TestDialogs:
         tui(home, body)
         answer = channel.status(request.id).answer
         assert answer is not None and (answer.decision, answer.via) == ("always", "cli")
+
+
+LONG_COMMAND = "echo " + "A" * 2000 + " ; rm -rf ~"
+
+
+class TestLongRequests:
+    """A request longer than the screen (finding 3): nothing is approved unseen, and the
+    detail pane never cuts without saying so."""
+
+    @pytest.mark.parametrize("size", [(80, 24), (40, 24)])
+    def test_yes_waits_until_the_whole_command_was_seen(
+        self, home: Path, asker: Asker, channel: Channel, size: tuple[int, int]
+    ) -> None:
+        """A 2,000-character command ending in `; rm -rf ~`: the dialog says there is more,
+        refuses y (and s, p, a) until the person has scrolled to the end, where the tail, the
+        directory, the asker and the ID are; then y approves. n is never held back."""
+        request = ApprovalGate(asker, timeout_s=60).file(LONG_COMMAND, "/srv/shop")
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            await select(app, pilot, request.id)
+            await pilot.press("enter")
+            dialog = await until(
+                pilot, lambda: isinstance(app.screen, CommandDialog) and app.screen
+            )
+            scroll = dialog.query_one("#scroll")
+            await until(pilot, lambda: scroll.max_scroll_y > 0, "an overflowing request")
+            assert "more below" in str(dialog.query_one("#more").render())
+            for key in ("y", "s", "p", "a"):
+                await pilot.press(key)
+                assert app.screen is dialog, key
+            assert "not yet: scroll to the end" in str(dialog.query_one("#more").render())
+            assert channel.status(request.id).state is State.FILED
+            shown = str(dialog.query_one("#request").render())
+            assert "; rm -rf ~" in shown.replace("\n", "")
+            for part in ("/srv/shop", "asked by", request.id):
+                assert part in shown
+            await pilot.press("end")
+            await until(pilot, lambda: scroll.scroll_y >= scroll.max_scroll_y, "the end")
+            await pilot.press("y")
+            await until(pilot, lambda: said(app, f"approved once ({request.id})"))
+
+        tui(home, body, size=size)
+        answer = channel.status(request.id).answer
+        assert answer is not None and answer.decision == "once"
+
+    def test_no_is_never_held_back(self, home: Path, asker: Asker, channel: Channel) -> None:
+        """Refusing needs no scrolling: n answers at once, however long the command."""
+        request = ApprovalGate(asker, timeout_s=60).file(LONG_COMMAND, "/srv/shop")
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            await select(app, pilot, request.id)
+            await pilot.press("enter", "n")
+            await until(pilot, lambda: said(app, f"denied ({request.id})"))
+
+        tui(home, body)
+
+    @pytest.mark.parametrize("size", [(80, 24), (40, 24)])
+    def test_the_detail_pane_marks_a_cut(
+        self, home: Path, asker: Asker, size: tuple[int, int]
+    ) -> None:
+        """The detail pane shows a long command's head with a marker saying how much more
+        there is and that Enter shows it whole — and still the request's ID."""
+        request = ApprovalGate(asker, timeout_s=60).file(LONG_COMMAND, "/srv/shop")
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            await select(app, pilot, request.id)
+            pane = app.screen.query_one("#detail")
+            text = str(pane.render())
+            assert "more characters: Enter shows the whole request" in text
+            assert "rm -rf" not in text  # cut, and said so
+            assert request.id in text or "cut here: Enter shows the whole request" in text
+            assert len(text.splitlines()) <= 10
+
+        tui(home, body, size=size)
+
+
+# A relay that sends what an old or hostile one might: a question with neither options nor
+# free text (finding 2). It reports each answer it is sent as won.
+ODD_RELAY = """
+import json, sys
+def out(line):
+    sys.stdout.write(json.dumps(line) + "\\n"); sys.stdout.flush()
+sys.stdin.readline()
+out({"type": "approval", "kind": "question", "id": "aaaaaaaaaaaaaaa2", "state": "filed",
+     "question": "pick?", "options": None, "freeText": False,
+     "server": {"id": "s1", "pid": 1, "client": "odd", "alive": True}})
+out({"type": "ready", "effects": [], "waiting": 1})
+for line in sys.stdin:
+    got = json.loads(line)
+    if got.get("type") == "answer":
+        out({"type": "answered", "id": got["id"], "won": True, "applied": False,
+             "decision": got["decision"], "text": got.get("text"), "asker": "settled"})
+"""
+
+
+class TestOddRelays:
+    def test_a_question_with_neither_options_nor_free_text(self, home: Path) -> None:
+        """A question line with no options and freeText false (or null) opens a dialog with
+        a text box, and the answer goes back; nothing crashes."""
+        relays = [("odd", [sys.executable, "-c", ODD_RELAY])]
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            await until(pilot, lambda: "odd/aaaaaaaaaaaaaaa2" in app._table().rows)
+            await pilot.press("enter")
+            dialog = await until(
+                pilot, lambda: isinstance(app.screen, QuestionDialog) and app.screen
+            )
+            assert dialog.query("#text") and not dialog.query("#options")
+            await pilot.press("x", "enter")
+            await until(pilot, lambda: said(app, 'answered "x" (aaaaaaaaaaaaaaa2)'))
+
+        app = tui(home, body, relays=relays)
+        assert app.return_code in (0, None)
+
+    def test_a_crash_exits_2_with_a_message(
+        self, home: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """Should the application stop on an error of its own, `wisp tui` exits 2 with a
+        message saying what to do — never 0."""
+        from wisp.tui import EXIT_CRASHED, exit_status
+
+        def boom() -> None:
+            raise RuntimeError("a bug")
+
+        app = WispTui(local(home), env={**os.environ, "WISP_HOME": str(home)})
+
+        async def main() -> None:
+            async with app.run_test(size=(80, 24)) as pilot:
+                app.call_later(boom)
+                await pilot.pause(0.5)
+
+        with pytest.raises(RuntimeError):
+            asyncio.run(main())
+        assert exit_status(app) == EXIT_CRASHED
+        assert "stopped on an internal error" in capsys.readouterr().err
+
+        async def quit_at_once(app: WispTui, pilot: Any) -> None:
+            await pilot.press("q")
+
+        assert exit_status(tui(home, quit_at_once)) == 0
 
 
 class TestKeys:
@@ -513,7 +718,9 @@ class TestHosts:
             far.file(there)
             here = command(server, "make deploy-here")
             channel.file(here)
-            template = f"env WISP_HOME={tmp_path}/{{host}} {sys.executable} -m wisp relay"
+            template = shlex.join(
+                with_terminal(["env", f"WISP_HOME={tmp_path}/{{host}}", *RELAY_ARGS])
+            )
             relays = default_relays(["alpha"], template)
 
             async def body(app: WispTui, pilot: Any) -> None:
@@ -528,6 +735,78 @@ class TestHosts:
             answer = far.status(there.id).answer
             assert answer is not None and (answer.decision, answer.via) == ("no", "tui")
             assert channel.status(here.id).answer is None
+
+    def test_a_host_through_a_terminal_like_ssh_tt(
+        self, home: Path, channel: Channel, tmp_path: Path
+    ) -> None:
+        """As `ssh -tt HOST wisp relay --via tui` runs it (tests/fakessh.py stands in for
+        ssh and sshd: the relay's stdin, stdout and controlling terminal are a pty), the far
+        relay sets its terminal raw, its lines arrive whole, it takes the TUI's answer, and
+        it ends when the TUI quits."""
+        far_home = tmp_path / "far"
+        with Channel.open(far_home) as far, far.server() as far_lock:
+            there = command(far_lock, "make deploy-far")
+            far.file(there)
+            fake_ssh = str(Path(__file__).with_name("fakessh.py"))
+            template = shlex.join(
+                [sys.executable, fake_ssh, "{host}", "env", f"WISP_HOME={far_home}", *RELAY_ARGS]
+            )
+            relays = [*local(home), *default_relays(["far"], template)[1:]]
+
+            async def body(app: WispTui, pilot: Any) -> None:
+                await until(pilot, lambda: f"far/{there.id}" in app._table().rows)
+                app._table().move_cursor(row=app._table().get_row_index(f"far/{there.id}"))
+                await pilot.press("enter", "y")
+                await until(pilot, lambda: said(app, f"approved once ({there.id})"))
+
+            app = tui(home, body, relays=relays)
+            answer = far.status(there.id).answer
+            assert answer is not None and (answer.decision, answer.via) == ("once", "tui")
+            assert not [m for m in app.messages if "skipped a relay line" in m]
+            far_link = next(link for link in app.links if link.host == "far")
+            assert far_link.popen is not None and far_link.popen.returncode == 0
+
+    def test_a_relay_that_dies_can_be_started_again(
+        self, home: Path, channel: Channel, server: ServerLock
+    ) -> None:
+        """A relay killed under the TUI: it says so, with what to do (r), and r starts it
+        again, which brings its requests back."""
+        request = command(server, "make deploy")
+        channel.file(request)
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            await until(pilot, lambda: f"local/{request.id}" in app._table().rows)
+            os.kill(relay_pid(app), signal.SIGKILL)
+            await until(pilot, lambda: app.hosts["local"] == "down", "the relay down")
+            assert said(app, "Press r to start it again")
+            assert f"local/{request.id}" not in app._table().rows
+            await pilot.press("r")
+            await until(pilot, lambda: app.hosts["local"] == "ready", "the relay again")
+            await until(pilot, lambda: f"local/{request.id}" in app._table().rows, "its row")
+
+        tui(home, body)
+
+    @pytest.mark.parametrize(
+        ("hosts", "says"),
+        [
+            (["local"], "names this machine's relay"),
+            (["alpha", "alpha"], "--host alpha is given twice"),
+        ],
+    )
+    def test_local_or_a_repeated_host_is_refused(
+        self, home: Path, hosts: list[str], says: str
+    ) -> None:
+        """`--host local` (this machine's own label) or a host given twice would make two
+        rows of one label, answers going to the first: refused before anything runs."""
+        argv = [arg for host in hosts for arg in ("--host", host)]
+        done = subprocess.run(
+            [sys.executable, "-m", "wisp", "tui", *argv, "--relay-command", "false {host}"],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "WISP_HOME": str(home)},
+            timeout=60,
+        )
+        assert done.returncode == 2 and says in done.stderr, done.stderr
 
     def test_a_relay_that_fails(self, home: Path, channel: Channel) -> None:
         """A host whose relay cannot run is shown down, with why; the rest works."""

@@ -14,13 +14,25 @@ from wisp.cli._common import fail
 from wisp.cli._exit import ExitCode
 
 
-def relay() -> None:
+def relay(
+    via: Annotated[
+        str,
+        typer.Option(
+            "--via",
+            metavar="relay|tui",
+            help="Whom answers are given as (a label in the audit log, not authentication): "
+            "`tui` is what `wisp tui` starts its relays with.",
+        ),
+    ] = "relay",
+) -> None:
     """Speak the channel as JSON lines on stdin/stdout, for a front end that runs this as a
-    child (docs/relay.md). Ends when stdin does. Exit 0 at EOF, 2 if the channel cannot be
-    used."""
-    from wisp.relay import main
+    child (docs/relay.md). Takes answers only from a front end the person runs in a terminal.
+    Ends when stdin does. Exit 0 at EOF, 2 if the channel cannot be used."""
+    from wisp.relay import VIAS, main
 
-    raise typer.Exit(main())
+    if via not in VIAS:
+        fail(f"--via takes relay or tui, not {via[:40]!r}.", ExitCode.ERROR)
+    raise typer.Exit(main(via))
 
 
 def tui(
@@ -38,7 +50,8 @@ def tui(
             "--relay-command",
             metavar="COMMAND",
             help="The command that starts a --host's relay, run without a shell; {host} is "
-            "replaced by the host. Default: ssh -T -o BatchMode=yes -- {host} wisp relay.",
+            "replaced by the host. Default: "
+            "ssh -tt -o BatchMode=yes -- {host} wisp relay --via tui.",
         ),
     ] = None,
 ) -> None:

@@ -517,6 +517,11 @@ def build(app: App) -> tuple[MCPServer, Updates]:
     # --- commands and questions -----------------------------------------------------------
 
     async def settle(request: Request, wait_s: float, ctx: Context) -> tuple[str, dict[str, Any]]:
+        # A request that has already ended is reported as it ended: no dialog is opened on
+        # it (await_request after the person answered elsewhere).
+        ended = await _off_loop(app.wait, request.id, 0, Cancel())
+        if ended is not None:
+            return await _off_loop(_ended, app, ended)
         # No dialog for a call that will not wait: it would be cancelled as it opened.
         dialog = _dialog_for(request, ctx) if wait_s > 0 else None
         ending = await wait_for_person(app, request, wait_s, ctx, dialog)
@@ -550,6 +555,12 @@ def build(app: App) -> tuple[MCPServer, Updates]:
             try:
                 _text("command", command, COMMAND_MAX_CHARS)
                 where = _text("cwd", cwd, CWD_MAX_CHARS) if cwd is not None else str(Path.cwd())
+                for name, value in (("command", command), ("cwd", where)):
+                    if "\x00" in value:
+                        raise BadArgument(
+                            f"{name} holds a NUL character, which no command line or path "
+                            "can: send it as it will really run."
+                        )
                 if not Path(where).is_absolute():
                     raise BadArgument(f"cwd must be an absolute directory, not {where!r}.")
                 if reason is not None:

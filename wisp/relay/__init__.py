@@ -11,18 +11,30 @@ import sys
 
 from pending import PendingError
 from wisp._home import open_channel
-from wisp.relay._protocol import MAX_LINE_BYTES, error_line
+from wisp.relay._protocol import MAX_LINE_BYTES, VIA_RELAY, VIAS, error_line
 
-__all__ = ["MAX_LINE_BYTES", "main"]
+__all__ = ["MAX_LINE_BYTES", "VIAS", "main", "via_from_argv"]
 
 EXIT_OK = 0
 EXIT_ERROR = 2
 EXIT_INTERRUPTED = 130
 
 
-def main() -> int:
-    """Run the relay until its standard input ends; the exit status."""
+def via_from_argv(argv: list[str]) -> str | None:
+    """`python -m wisp.relay [--via relay|tui]`: the via asked for, or None if the arguments
+    are not that."""
+    if not argv:
+        return VIA_RELAY
+    if len(argv) == 2 and argv[0] == "--via" and argv[1] in VIAS:
+        return argv[1]
+    return None
+
+
+def main(via: str = VIA_RELAY) -> int:
+    """Run the relay until its standard input ends; the exit status. *via*: whom its answers
+    are given as — `tui` only for `wisp tui`'s own relay child (`--via tui`)."""
     from wisp.relay._relay import Output, Relay
+    from wisp.relay._terminal import raw_input, why_no_terminal
 
     # Only protocol lines may reach stdout: it is kept on a private descriptor, and fd 1 is
     # pointed at stderr, so a stray print from anywhere lands among the diagnostics.
@@ -42,9 +54,13 @@ def main() -> int:
     def warn(message: str) -> None:
         sys.stderr.write(f"wisp relay: {message}\n")
 
-    with channel:
+    stdin = sys.stdin.fileno()
+    with channel, raw_input(stdin):
         try:
-            return Relay(channel, out, on_warning=warn).run(sys.stdin.fileno())
+            relay = Relay(
+                channel, out, on_warning=warn, via=via, terminal=lambda: why_no_terminal(stdin)
+            )
+            return relay.run(stdin)
         except KeyboardInterrupt:
             return EXIT_INTERRUPTED
         except (OSError, PendingError) as exc:

@@ -48,6 +48,10 @@ VIA_RELAY = "relay"
 VIA_TUI = "tui"
 VIAS = (VIA_RELAY, VIA_TUI)
 
+# An `error` line names the request it concerns only when the id is at most this long (a
+# valid one is 8-32 characters): a hostile front end's megabyte "id" is not echoed back.
+MAX_ID_ECHO = 64
+
 HISTORY_DEFAULT = 50
 HISTORY_MAX = 500
 
@@ -200,7 +204,7 @@ def _text(value: Mapping[str, Any], key: str, *, required: bool = False) -> str 
 
 def _id_of(value: Mapping[str, Any]) -> str | None:
     found = value.get("id")
-    return found if isinstance(found, str) and len(found) <= 64 else None
+    return found if isinstance(found, str) and len(found) <= MAX_ID_ECHO else None
 
 
 def _hello(value: Mapping[str, Any]) -> Hello:
@@ -279,8 +283,8 @@ def error_line(
     code: str, message: str, *, request_id: str | None = None, **extra: Any
 ) -> dict[str, Any]:
     line: dict[str, Any] = {"type": "error", "error": code, "message": message}
-    if request_id is not None:
-        line["id"] = request_id
+    if request_id is not None and len(request_id) <= MAX_ID_ECHO:
+        line["id"] = request_id  # a longer one is no ID: never echoed back whole
     line.update({k: v for k, v in extra.items() if v is not None})
     return line
 

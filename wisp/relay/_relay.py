@@ -49,6 +49,8 @@ from wisp.relay._protocol import (
     ANSWERABLE,
     EFFECT_KINDS,
     NO_HELLO,
+    VIA_RELAY,
+    VIA_TUI,
     AnswerLine,
     Hello,
     HistoryLine,
@@ -73,6 +75,7 @@ MAX_IN_FLIGHT = 32  # answers being given at once; more are refused (`busy`)
 DRAIN_GRACE_S = 5.0
 
 _EOF = object()
+END_BYTES = (b"\x04", b"\x03")  # Ctrl-D, Ctrl-C: the end of input on a raw terminal
 
 # Refusals from the Answerer, by the code an `error` line gives them.
 _CODES: list[tuple[type[Exception], str]] = [
@@ -111,11 +114,19 @@ class Output:
 
 
 def read_input(fd: int, into: queue.Queue[object]) -> None:
-    """The reader thread: stdin split into lines (over-long ones marked), then _EOF."""
+    """The reader thread: stdin split into lines (over-long ones marked), then _EOF. A byte
+    Ctrl-D or Ctrl-C (which no JSON line holds raw) ends the input as EOF does: a terminal set
+    raw (`ssh -tt`) has no other end of input."""
     splitter = LineSplitter()
     try:
         while True:
             chunk = os.read(fd, READ_CHUNK)
+            cut = min((i for i in (chunk.find(b) for b in END_BYTES) if i >= 0), default=-1)
+            if cut >= 0:
+                chunk = chunk[:cut]
+                for piece in [*splitter.feed(chunk), *splitter.end()]:
+                    into.put(piece)
+                break
             for piece in splitter.feed(chunk) if chunk else splitter.end():
                 into.put(piece)
             if not chunk:
@@ -135,23 +146,32 @@ class Relay:
         *,
         on_warning: Callable[[str], None],
         hostname: str | None = None,
+        via: str = VIA_RELAY,
+        terminal: Callable[[], str | None] = lambda: None,
     ) -> None:
+        """*via*: whom answers are given as (`tui` only for `wisp tui`'s own relay child, by
+        its command line); *terminal*: None while answers may be taken, else why not (see
+        :mod:`wisp.relay._terminal`)."""
         self.channel = channel
         self.out = out
+        self.via = via
+        self.terminal = terminal
         self.on_warning = on_warning
         self.hostname = hostname or socket.gethostname()
         self.hello = NO_HELLO
         self.heard_first = False  # a first line came: a hello now would not be first
-        self.answerer = self._answerer(NO_HELLO)
+        self.answerer = self._answerer()
         self.notifier: Notifier | None = None
         self.sent: dict[str, Status] = {}  # id -> the status sent: what the person is shown
         self.answering: set[str] = set()
         self.threads: list[threading.Thread] = []
         self.lock = threading.RLock()
 
-    def _answerer(self, hello: Hello) -> Answerer:
+    def _answerer(self) -> Answerer:
+        # The relay's own `via` (from its command line), never the hello's: a front end's
+        # word about itself is not taken as who answers (docs/relay.md, "via").
         via, entry = (
-            (Via.TUI, EntryPoint.TUI) if hello.via == Via.TUI else (Via.RELAY, EntryPoint.RELAY)
+            (Via.TUI, EntryPoint.TUI) if self.via == VIA_TUI else (Via.RELAY, EntryPoint.RELAY)
         )
         return Answerer(self.channel, via=via, entry_point=entry)
 
@@ -214,7 +234,6 @@ class Relay:
 
     def _take_hello(self, hello: Hello) -> None:
         self.hello = hello
-        self.answerer = self._answerer(hello)
         self.notifier = None
         if hello is not NO_HELLO:
             hello_heard(
@@ -223,7 +242,7 @@ class Relay:
                 ignored=hello.ignored,
                 client=hello.client,
                 version=hello.version,
-                via=hello.via,
+                via=self.via,
                 entry_point=self.answerer_entry,
             )
         if hello.notify:
@@ -244,7 +263,7 @@ class Relay:
 
     @property
     def answerer_entry(self) -> str:
-        return str(EntryPoint.TUI if self.hello.via == Via.TUI else EntryPoint.RELAY)
+        return str(EntryPoint.TUI if self.via == VIA_TUI else EntryPoint.RELAY)
 
     def _ready(self) -> None:
         self.out.send(
@@ -256,6 +275,8 @@ class Relay:
                 "waiting": len(self.sent),
                 "hostname": self.hostname,
                 "version": __version__,
+                "via": self.via,
+                "answers": self.terminal() is None,
             }
         )
 
@@ -324,6 +345,19 @@ class Relay:
             self._ready()
 
     def _answer(self, line: AnswerLine) -> None:
+        refused = self.terminal()
+        if refused is not None:
+            self.out.send(
+                error_line(
+                    "not-a-terminal",
+                    f"answers are taken only from a front end the person runs in a terminal, "
+                    f"and {refused}: this keeps an agent's shell tool from answering for you. "
+                    "Answer in `wisp tui`, or with `wisp approvals approve ID` (or `wisp facts "
+                    "keep ID`, `wisp questions answer ID`) in your terminal. Nothing was written.",
+                    request_id=line.id,
+                )
+            )
+            return
         with self.lock:
             if line.id in self.answering:
                 self.out.send(

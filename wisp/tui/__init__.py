@@ -6,13 +6,25 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from wisp._notify import OSC9_TERMINALS, OSC99_TERMINALS
-from wisp.tui._link import SSH_RELAY, Link, LinkError, hello_line, host_argv, local_argv
+from wisp.tui._link import (
+    SSH_RELAY,
+    Link,
+    LinkError,
+    check_hosts,
+    hello_line,
+    host_argv,
+    local_argv,
+)
 from wisp.tui._model import LOCAL
 
-__all__ = ["TuiError", "notify_sequence", "run"]
+__all__ = ["EXIT_CRASHED", "TuiError", "exit_status", "notify_sequence", "run"]
+
+EXIT_CRASHED = 2  # the TUI stopped on an error of its own (never 0: nothing was done)
 
 
 class TuiError(Exception):
@@ -37,7 +49,9 @@ def run(hosts: Sequence[str], relay_command: str | None = None) -> int:
     """Run the TUI over this machine's relay and one per host, until the person quits."""
     try:
         links = [Link(host=LOCAL, argv=local_argv())]
-        links += [Link(host=h, argv=host_argv(relay_command or SSH_RELAY, h)) for h in hosts]
+        links += [
+            Link(host=h, argv=host_argv(relay_command or SSH_RELAY, h)) for h in check_hosts(hosts)
+        ]
     except LinkError as exc:
         raise TuiError(str(exc)) from None
     sequence = notify_sequence(os.environ)
@@ -54,5 +68,19 @@ def run(hosts: Sequence[str], relay_command: str | None = None) -> int:
             f"`wisp tui` needs the textual library ({exc.name} is missing): "
             "pip install 'wisp-pending[tui]'"
         ) from None
-    WispTui(links=links, notify_sequence=sequence).run()
-    return 0
+    app = WispTui(links=links, notify_sequence=sequence)
+    app.run()
+    return exit_status(app)
+
+
+def exit_status(app: Any) -> int:
+    """0 when the person quit; :data:`EXIT_CRASHED`, with a message saying what to do, when
+    the application stopped on an error (textual prints its traceback itself)."""
+    if not app.return_code:
+        return 0
+    sys.stderr.write(
+        "wisp tui: stopped on an internal error (its traceback is above); this is a bug, "
+        "please report it. Nothing was answered by the crash: the requests still wait. "
+        "Start `wisp tui` again, or answer from a terminal (`wisp pending` lists them).\n"
+    )
+    return EXIT_CRASHED

@@ -32,7 +32,7 @@ from wisp._notify import osc9, osc99
 from wisp._text import one_line, visible
 from wisp.relay._protocol import TooLong
 from wisp.tui._dialogs import DIALOGS, Choice, Dialog
-from wisp.tui._link import Link, describe_exit, hello_line, host_argv, local_argv
+from wisp.tui._link import Link, check_hosts, describe_exit, hello_line, host_argv, local_argv
 from wisp.tui._model import (
     LOCAL,
     Answered,
@@ -58,6 +58,13 @@ AGE_REDRAW_S = 15.0
 MESSAGES_KEPT = 200
 POSTED_KEPT = 50
 HISTORY_LIMIT = 100
+# The detail pane: lines it shows (its border aside; the CSS's max-height is one more), and
+# lines one long value may take there before it is cut — always with a marker saying so and
+# that Enter shows the request whole, in its dialog.
+DETAIL_MAX_LINES = 10
+DETAIL_VALUE_LINES = 2
+DETAIL_LABEL = 11  # "  command  ": the label column and its gap
+CUT_MARK = " … +{n} more characters: Enter shows the whole request"
 
 KIND_CYCLE: tuple[Kind | None, ...] = (None, Kind.COMMAND, Kind.FACT, Kind.QUESTION)
 SHORT_KIND = {Kind.COMMAND: "cmd", Kind.FACT: "fact", Kind.QUESTION: "ask"}
@@ -85,7 +92,18 @@ class RequestTable(DataTable[Any]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "select_cursor", "answer", show=True),
+        Binding("home", "first_row", "first", show=False),
+        Binding("end", "last_row", "last", show=False),
     ]
+
+    def action_first_row(self) -> None:
+        """Home selects the first row (not only scrolls to it): Enter then opens that one."""
+        if self.row_count:
+            self.move_cursor(row=0)
+
+    def action_last_row(self) -> None:
+        if self.row_count:
+            self.move_cursor(row=self.row_count - 1)
 
 
 class RequestsScreen(Screen[None]):
@@ -97,13 +115,14 @@ class RequestsScreen(Screen[None]):
         Binding("A", "app.answer_all", "all from asker"),
         Binding("h", "app.history", "history"),
         Binding("i", "app.toggle_detail", "detail"),
+        Binding("r", "app.restart", "restart", show=False),  # said when a relay ends
         Binding("q", "app.quit", "quit"),
         Binding("ctrl+c", "app.quit", "quit", show=False),
     ]
     DEFAULT_CSS = """
     #summary { height: 1; background: $boost; padding: 0 1; }
     #requests { height: 1fr; }
-    #detail { height: auto; max-height: 9; border-top: solid $accent; padding: 0 1; }
+    #detail { height: auto; max-height: 11; border-top: solid $accent; padding: 0 1; }
     #detail.hidden { display: none; }
     #status { height: 1; padding: 0 1; color: $text-muted; }
     """
@@ -208,6 +227,7 @@ class WispTui(App[None]):
         self.posted: deque[bytes] = deque(maxlen=POSTED_KEPT)
         self.history_screen: HistoryScreen | None = None
         self.narrow = False
+        self.width = 80  # the terminal's, as last laid out (a resize says the new one)
         self.ready: dict[str, asyncio.Event] = {}
         self.started = False  # the main screen is composed
         self._summary_due = False
@@ -219,7 +239,8 @@ class WispTui(App[None]):
 
     def begin(self) -> None:
         """The main screen is composed: draw it, and start the relays."""
-        self.narrow = self.size.width < NARROW_COLUMNS
+        self.width = self.size.width
+        self.narrow = self.width < NARROW_COLUMNS
         self._build_table()
         self._show_summary()
         for link in self.links:
@@ -260,7 +281,10 @@ class WispTui(App[None]):
     def _host_down(self, host: str, why: str) -> None:
         self.hosts[host] = "down"
         self.ready.setdefault(host, asyncio.Event()).set()
-        self.say(f"{host}: relay ended ({one_line(why, 120)}); its requests are not shown")
+        self.say(
+            f"{host}: relay ended ({one_line(why, 120)}); its requests are not shown here. "
+            "Press r to start it again (or answer them from a terminal on that machine)."
+        )
         for key in [k for k, item in self.items.items() if item.host == host]:
             self._forget(key, closing=f"{host}'s relay ended")
         self._show_summary()
@@ -358,7 +382,7 @@ class WispTui(App[None]):
     def _columns(self) -> list[tuple[str, str, int]]:
         """(key, label, width) per column, fitted to the terminal: ASKED takes what is left
         after the fixed columns, their padding (2 each) and a scrollbar (2)."""
-        width = self.size.width
+        width = self.width
         if self.narrow:
             fixed = [("kind", "KIND", 4), ("age", "AGE", 3)]
         else:
@@ -446,8 +470,10 @@ class WispTui(App[None]):
                 table.update_cell(key, "age", Cell(Text(age(item.filed_at, now))))
 
     def on_resize(self, event: events.Resize) -> None:
+        # The event's size, not self.size: the columns are fitted to the new width.
         narrow = event.size.width < NARROW_COLUMNS
         if self.started:
+            self.width = event.size.width
             self.narrow = narrow
             self._build_table()
             self._show_summary()
@@ -486,11 +512,22 @@ class WispTui(App[None]):
         if item is None:
             pane.update(Text("Nothing waits for you." if not self.items else ""))
             return
+        width = max(20, (pane.size.width or self.size.width) - 2)  # its padding
+        cap = max(20, (width - DETAIL_LABEL) * DETAIL_VALUE_LINES)
         out = Text()
         for label, value in detail(item, datetime.now(UTC)):
             out.append(f"{label:>9}  ", style="bold")
-            out.append(value + "\n")
+            if len(value) > cap:
+                kept = max(8, cap - len(CUT_MARK.format(n=f"{len(value):,}")))
+                out.append(value[:kept])
+                out.append(CUT_MARK.format(n=f"{len(value) - kept:,}") + "\n", style="bold reverse")
+            else:
+                out.append(value + "\n")
         out.rstrip()
+        lines = out.wrap(self.console, width)
+        if len(lines) > DETAIL_MAX_LINES:  # a narrow screen: cut the whole, and say so
+            out = Text("\n").join(lines[: DETAIL_MAX_LINES - 1])
+            out.append("\n… cut here: Enter shows the whole request", style="bold reverse")
         pane.update(out)
 
     def _show_summary(self) -> None:
@@ -633,6 +670,21 @@ class WispTui(App[None]):
         self._build_table()
         self._show_summary()
 
+    def action_restart(self) -> None:
+        """Start again every relay that has ended (the person's r, after it said so)."""
+        down = [link for link in self.links if self.hosts.get(link.host) == "down"]
+        if not down:
+            self.say("every relay is running: nothing to restart")
+            return
+        for link in down:
+            fresh = Link(host=link.host, argv=link.argv, env=link.env)
+            self.links[self.links.index(link)] = fresh
+            self.hosts[link.host] = "starting"
+            self.ready[link.host] = asyncio.Event()
+            self.run_worker(self._run_link(fresh), group="links", exit_on_error=False)
+            self.say(f"{link.host}: starting its relay again")
+        self._show_summary()
+
     def action_toggle_detail(self) -> None:
         self.screen_stack[0].query_one("#detail", Static).toggle_class("hidden")
 
@@ -667,4 +719,5 @@ def _with_state(item: Waiting, state: str) -> Waiting:
 
 def default_relays(hosts: Sequence[str], template: str) -> list[tuple[str, list[str]]]:
     """This machine's relay, and one per host by *template*."""
-    return [(LOCAL, local_argv()), *((host, host_argv(template, host)) for host in hosts)]
+    checked = check_hosts(hosts)
+    return [(LOCAL, local_argv()), *((host, host_argv(template, host)) for host in checked)]

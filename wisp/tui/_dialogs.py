@@ -1,8 +1,13 @@
 """The dialogs: one per kind, each showing the whole request and taking its answers by key.
 
 A dialog dismisses with a :class:`Choice` (the answer to send) or None (closed unanswered:
-the request keeps waiting). Ctrl-C refuses, whatever the kind: `no` for a command, `drop` for
-a fact, `decline` for a question — never an approval. Text from the request reaches the
+the request keeps waiting). The request is shown whole — wrapped, never cut — in a scrolling
+area as tall as the screen allows; when it does not all fit, the approving keys (`y s p a` for
+a command, `k` for a fact) are refused until the person has scrolled to its end, so nothing
+is approved unseen (a long command's tail, its directory, who asks, its ID).
+
+Ctrl-C refuses, whatever the kind: `no` for a command, `drop` for a fact, `decline` for a
+question — never an approval. Text from the request reaches the
 screen only as :class:`rich.text.Text` made by :mod:`wisp.tui._model` (visible, no markup).
 """
 
@@ -55,9 +60,20 @@ class Dialog(ModalScreen[Choice | None]):
     }
     Dialog .heading { text-style: bold; }
     Dialog .keys { color: $text-muted; margin-top: 1; }
-    Dialog VerticalScroll { height: auto; max-height: 14; }
+    Dialog #more { color: $warning; text-style: bold; }
+    Dialog #note { color: $warning; }
+    Dialog VerticalScroll { height: auto; }
     Dialog.fact > Vertical { border: round $success; }
     """
+    # Screen lines the dialog keeps for itself around the request: the border (2), the
+    # heading, the "more" line, the note, an answer box (3), the keys and their margin (2).
+    CHROME_LINES = 10
+    # Keys that approve (say yes): refused until the whole request has been on screen.
+    APPROVING: frozenset[str] = frozenset()
+    MORE = (
+        "▼ more below — scroll to the end (↓ PgDn End) before answering yes: "
+        "the whole request must be seen"
+    )
     HEADING = ""
     KEYS = ""
 
@@ -70,15 +86,63 @@ class Dialog(ModalScreen[Choice | None]):
         heading = self.HEADING + (f"  ({self.series})" if self.series else "")
         with Vertical():
             yield Static(Text(heading), classes="heading")
-            with VerticalScroll():
+            with VerticalScroll(id="scroll"):
                 yield Static(_details(self.item), id="request")
+            yield Static("", id="more", markup=False)
+            note = Static(Text(self.note()), id="note")
+            note.display = bool(self.note())
+            yield note
             yield from self.compose_answer()
             yield Static(Text(self.KEYS + "   Esc: later"), classes="keys")
+
+    def note(self) -> str:
+        return ""
 
     def compose_answer(self) -> ComposeResult:
         yield from ()
 
+    def on_mount(self) -> None:
+        self.seen_end = False  # the end of the request has been on screen
+        scroll = self.query_one("#scroll", VerticalScroll)
+        self._fit()
+        self.watch(scroll, "scroll_y", lambda _y: self._mark(), init=False)
+        self.call_after_refresh(self._mark)
+
+    def on_resize(self, _event: events.Resize) -> None:
+        self._fit()
+        self.call_after_refresh(self._mark)
+
+    def _fit(self) -> None:
+        """The request takes every line the screen has beyond the dialog's own."""
+        scroll = self.query_one("#scroll", VerticalScroll)
+        scroll.styles.max_height = max(3, self.app.size.height - self.CHROME_LINES)
+
+    def _at_end(self) -> bool:
+        scroll = self.query_one("#scroll", VerticalScroll)
+        return scroll.max_scroll_y == 0 or scroll.scroll_y >= scroll.max_scroll_y
+
+    def _mark(self) -> None:
+        """Remember once the end has been seen; say "more below" until then."""
+        if not self.is_mounted:
+            return
+        if self._at_end():
+            self.seen_end = True
+        more = self.query_one("#more", Static)
+        more.update("" if self.seen_end else self.MORE)
+        more.display = not self.seen_end
+
     def answer(self, decision: str, text: str | None = None) -> None:
+        if decision in self.APPROVING:
+            self._mark()
+            if not self.seen_end:
+                more = self.query_one("#more", Static)
+                more.update(
+                    "▼ not yet: scroll to the end (↓ PgDn End) first — the whole request "
+                    "must be seen before it is approved"
+                )
+                more.display = True
+                self.query_one("#scroll", VerticalScroll).focus()
+                return
         self.dismiss(Choice(decision=decision, text=text))
 
     def action_later(self) -> None:
@@ -97,6 +161,11 @@ class CommandDialog(Dialog):
         Binding("ctrl+c", "answer('no')", "no", priority=True),
         Binding("escape", "later", "later"),
     ]
+    APPROVING = frozenset({"once", "session", "project", "always"})
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.query_one("#scroll", VerticalScroll).focus()  # ↓ PgDn End scroll the request
 
     def action_answer(self, decision: str) -> None:
         self.answer(decision)
@@ -113,11 +182,17 @@ class FactDialog(Dialog):
         Binding("escape", "later", "later"),
     ]
 
-    def on_mount(self) -> None:
-        self.add_class("fact")
+    APPROVING = frozenset({"keep"})
+
+    def note(self) -> str:
         if self.item.state == "handed-over":
-            note = "its asker has stopped: your answer is applied here"
-            self.query_one("#request", Static).border_subtitle = note
+            return "its asker has stopped: your answer is applied here"
+        return ""
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.add_class("fact")
+        self.query_one("#scroll", VerticalScroll).focus()
 
     def action_answer(self, decision: str) -> None:
         self.answer(decision)
@@ -155,9 +230,10 @@ class QuestionDialog(Dialog):
             yield Input(placeholder="your answer", id="text", select_on_focus=False)
 
     def on_mount(self) -> None:
+        super().on_mount()
         if self.item.free_text:
             self.query_one("#text", Input).focus()
-        else:
+        elif self.item.options:
             self.query_one("#options", OptionList).focus()
 
     def on_key(self, event: events.Key) -> None:

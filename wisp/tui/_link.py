@@ -16,22 +16,27 @@ import shlex
 import subprocess
 import sys
 from collections import deque
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 import attrs
 
 from wisp.relay._protocol import EFFECT_KINDS, NOTIFY, VIA_TUI, LineSplitter, TooLong
+from wisp.tui._model import LOCAL
 
 READ_CHUNK = 64 * 1024
 STDERR_LINES = 20  # the last lines of a relay's stderr, kept to say why it ended
 STOP_WAIT_S = 3.0  # after closing its stdin, how long a relay is given to end before SIGTERM
 KILL_WAIT_S = 2.0
+END_OF_INPUT = b"\x04"  # Ctrl-D: what ends a relay's input, on a pipe or a raw terminal
 
-# The relay on another machine. BatchMode: ssh must never prompt for a password on the TUI's
-# screen (it would fight the TUI for the terminal); keys or an agent are needed. `--` ends
-# ssh's options, so a host can never be read as one.
-SSH_RELAY = "ssh -T -o BatchMode=yes -- {host} wisp relay"
+# The relay on another machine. -tt: the remote relay gets a terminal (sshd's pty), so it
+# takes answers — a relay without one refuses them (the speed bump against an agent's shell
+# tool, docs/relay.md); it sets that terminal raw, so JSON lines pass unchanged. BatchMode:
+# ssh must never prompt for a password on the TUI's screen (it would fight the TUI for the
+# terminal); keys or an agent are needed. `--` ends ssh's options, so a host can never be
+# read as one.
+SSH_RELAY = "ssh -tt -o BatchMode=yes -- {host} wisp relay --via tui"
 
 # A host name as ssh takes it: user@host, a name, an address; never an option.
 _HOST_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.@%:\[\]-]{0,252}")
@@ -50,10 +55,28 @@ def check_host(host: str) -> str:
     return host
 
 
+def check_hosts(hosts: Sequence[str]) -> list[str]:
+    """The --host values, each a host name, none `local` (this machine's own relay, always
+    shown) and none twice: each host is one relay and one label, so an answer goes where
+    its row says."""
+    seen: list[str] = []
+    for host in hosts:
+        check_host(host)
+        if host == LOCAL:
+            raise LinkError(
+                f"--host {LOCAL} names this machine's relay, which `wisp tui` always runs: "
+                "leave it out, or give another machine by its ssh name."
+            )
+        if host in seen:
+            raise LinkError(f"--host {host} is given twice: give each host once.")
+        seen.append(host)
+    return seen
+
+
 def local_argv() -> list[str]:
     """This machine's relay: the same wisp, by the interpreter running the TUI (as
     `python -m wisp.relay`, which skips the `wisp` command's own imports)."""
-    return [sys.executable, "-m", "wisp.relay"]
+    return [sys.executable, "-m", "wisp.relay", "--via", VIA_TUI]
 
 
 def host_argv(template: str, host: str) -> list[str]:
@@ -70,22 +93,18 @@ def host_argv(template: str, host: str) -> list[str]:
 
 
 def hello_line(*, notify: bool) -> dict[str, Any]:
-    """What `wisp tui` says first: every request effect, `notify` where its terminal has a
-    sequence, and that its answers are the TUI's (`via: "tui"`)."""
+    """What `wisp tui` says first: every request effect, and `notify` where its terminal has
+    a sequence. (That its answers are the TUI's is said on the relay's command line.)"""
     from wisp import __version__
 
     effects = list(EFFECT_KINDS) + ([NOTIFY] if notify else [])
-    return {
-        "type": "hello",
-        "effects": effects,
-        "client": "wisp-tui",
-        "version": __version__,
-        "via": VIA_TUI,
-    }
+    return {"type": "hello", "effects": effects, "client": "wisp-tui", "version": __version__}
 
 
 def _encode(line: Mapping[str, Any]) -> bytes:
-    return (json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+    # ASCII only (\\u escapes): a relay behind `ssh -tt` reads through a terminal, where a
+    # DEL or a stray byte could be taken as a key before the relay has set it raw.
+    return (json.dumps(line, ensure_ascii=True, separators=(",", ":")) + "\n").encode()
 
 
 @attrs.define
@@ -117,8 +136,11 @@ class Link:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 env=dict(self.env) if self.env is not None else None,
-                # Its own session: the terminal's signals (and the TUI's raw mode) are not its.
-                start_new_session=True,
+                # Its own process group, in the person's terminal session: the terminal's
+                # signals are not its (they go to the foreground group, the TUI's), and it
+                # keeps the terminal as its controlling one — a relay without one takes no
+                # answers (docs/relay.md).
+                process_group=0,
             )
         except OSError as exc:
             self.failed = f"cannot start {shlex.join(self.argv)}: {exc.strerror or exc}"
@@ -204,13 +226,21 @@ class Link:
         return code, self.stderr_tail[-1] if self.stderr_tail else ""
 
     async def stop(self) -> None:
-        """End the relay: close its stdin (a clean stop), then SIGTERM, then SIGKILL."""
+        """End the relay: Ctrl-D and close its stdin (a clean stop), then SIGTERM, then
+        SIGKILL. The Ctrl-D byte is the end for a relay behind `ssh -tt`, which reads a
+        terminal that never ends by itself; a relay on a pipe takes it the same way."""
         popen = self.popen
         if popen is None or popen.poll() is not None:
             return
         if self._stdin is not None:
+            with contextlib.suppress(ConnectionError, OSError):
+                self._stdin.write(END_OF_INPUT)
+                await asyncio.wait_for(self._stdin.drain(), STOP_WAIT_S)
             self._stdin.close()
         elif popen.stdin is not None:
+            with contextlib.suppress(OSError):
+                popen.stdin.write(END_OF_INPUT)
+                popen.stdin.flush()
             popen.stdin.close()
         for signal_it, wait_s in ((None, STOP_WAIT_S), (popen.terminate, KILL_WAIT_S)):
             if signal_it is not None:

@@ -67,7 +67,9 @@ class Waiting:
 
     @property
     def free_text(self) -> bool:
-        return bool(self.fields.get("freeText", not self.options))
+        """Whether any text is an answer: as the relay says, and always for a question with
+        no options (a line with neither — an old or hostile relay's — still takes text)."""
+        return self.fields.get("freeText") is True or not self.options
 
     @property
     def answerable(self) -> bool:
