@@ -5,13 +5,17 @@ Each command group lives in its own module; exit codes are :class:`wisp.cli._exi
 
 from __future__ import annotations
 
+import importlib
 import logging
 from typing import Annotated
 
+import attrs
 import typer
+from typer._click import Command, Context, HelpFormatter
 
-from wisp import __version__
+from wisp._version import __version__
 from wisp.cli._common import command_group, out
+from wisp.cli._help import WispGroup, WispTyper
 
 app = command_group(
     "wisp's pending channel: what your agents are waiting on you for, answered from any terminal.",
@@ -43,43 +47,133 @@ def root(
     """wisp's pending channel: what your agents are waiting on you for."""
 
 
-RELAY_EXAMPLES = """Example:
-  wisp relay                  (a front end runs this as its child: docs/relay.md)"""
-TUI_EXAMPLES = """Examples:
-  wisp tui
-  wisp tui --host build-box   (that host's requests too, over ssh)"""
-MCP_EXAMPLES = """Example:
-  claude mcp add wisp -- wisp mcp   (an MCP client starts it: docs/mcp.md)"""
+@attrs.frozen
+class _Entry:
+    """One command of the root: where it lives, and how `wisp --help` summarises it."""
+
+    module: str
+    attr: str  # a Typer group, a command function, or a factory of one (`show_command`)
+    summary: str
+    epilog: str | None = None  # a name in *module* holding the examples, for a command
+    factory: bool = False
 
 
-def _register() -> None:
-    from wisp.cli.admin import DOCTOR_EXAMPLES, NOTIFY_EXAMPLES, config_app, doctor, notify
-    from wisp.cli.approvals import approvals_app
-    from wisp.cli.completion import COMPLETION_EXAMPLES, completion
-    from wisp.cli.faces import relay, tui
-    from wisp.cli.facts import facts_app
-    from wisp.cli.log import LOG_EXAMPLES, log
-    from wisp.cli.mcp import mcp
-    from wisp.cli.pending import pending_app
-    from wisp.cli.questions import questions_app
-    from wisp.cli.show import SHOW_EXAMPLES, show_command
+# Every command of the root, in the order `wisp --help` lists them. A command is imported and
+# built only when it is the one run (or completed): `wisp approvals pending` loads no TUI, no
+# MCP server, no audit-log reader, and typer builds one group, not thirty commands.
+_COMMANDS: dict[str, _Entry] = {
+    "pending": _Entry(
+        "wisp.cli.pending",
+        "pending_app",
+        "What waits for you, across every kind; watch it or sweep it.",
+    ),
+    "show": _Entry(
+        "wisp.cli.show",
+        "show_command",
+        "Everything about one request: the whole command or question, who asks, its state.",
+        "SHOW_EXAMPLES",
+        factory=True,
+    ),
+    "doctor": _Entry(
+        "wisp.cli.admin",
+        "doctor",
+        "Check the channel, the stores, the audit log and free space; name the fix.",
+        "DOCTOR_EXAMPLES",
+    ),
+    "notify": _Entry(
+        "wisp.cli.admin",
+        "notify",
+        "Post a notification through the first route that works here.",
+        "NOTIFY_EXAMPLES",
+    ),
+    "log": _Entry(
+        "wisp.cli.log",
+        "log",
+        "Read the audit log: filter by request, kind, event or time; follow it.",
+        "LOG_EXAMPLES",
+    ),
+    "config": _Entry(
+        "wisp.cli.admin",
+        "config_app",
+        "Settings in $WISP_HOME/config.json: list, get, set (types checked).",
+    ),
+    "approvals": _Entry(
+        "wisp.cli.approvals",
+        "approvals_app",
+        "Command approvals: ask from a script; approve or deny from any terminal.",
+    ),
+    "facts": _Entry(
+        "wisp.cli.facts",
+        "facts_app",
+        "Permanent facts: only you keep them, even after the asking program stopped.",
+    ),
+    "questions": _Entry(
+        "wisp.cli.questions",
+        "questions_app",
+        "Questions to you: ask from a script; answer or decline from any terminal.",
+    ),
+    "relay": _Entry(
+        "wisp.cli.faces",
+        "relay",
+        "JSON lines for a front end (its child process): docs/relay.md.",
+        "RELAY_EXAMPLES",
+    ),
+    "tui": _Entry(
+        "wisp.cli.faces",
+        "tui",
+        "A terminal UI that shows what waits, live, and answers every kind.",
+        "TUI_EXAMPLES",
+    ),
+    "mcp": _Entry(
+        "wisp.cli.mcp",
+        "mcp",
+        "An MCP server over stdio: any MCP client's agent asks you through it.",
+        "MCP_EXAMPLES",
+    ),
+    "completion": _Entry(
+        "wisp.cli.completion",
+        "completion",
+        "A shell completion script (bash, zsh, fish) that completes waiting IDs.",
+        "COMPLETION_EXAMPLES",
+    ),
+}
 
-    app.add_typer(pending_app, name="pending")
-    app.command("show", epilog=SHOW_EXAMPLES)(show_command())
-    app.command("doctor", epilog=DOCTOR_EXAMPLES)(doctor)
-    app.command("notify", epilog=NOTIFY_EXAMPLES)(notify)
-    app.command("log", epilog=LOG_EXAMPLES)(log)
-    app.add_typer(config_app, name="config")
-    app.add_typer(approvals_app, name="approvals")
-    app.add_typer(facts_app, name="facts")
-    app.add_typer(questions_app, name="questions")
-    app.command("relay", epilog=RELAY_EXAMPLES)(relay)
-    app.command("tui", epilog=TUI_EXAMPLES)(tui)
-    app.command("mcp", epilog=MCP_EXAMPLES)(mcp)
-    app.command("completion", epilog=COMPLETION_EXAMPLES)(completion)
+
+class _LazyRoot(WispGroup):
+    """The root group: lists every command from :data:`_COMMANDS`, builds one on demand."""
+
+    def list_commands(self, ctx: Context) -> list[str]:
+        return [*super().list_commands(ctx), *(n for n in _COMMANDS if n not in self.commands)]
+
+    def get_command(self, ctx: Context, cmd_name: str) -> Command | None:
+        command = super().get_command(ctx, cmd_name)
+        if command is None and cmd_name in _COMMANDS:
+            command = _build(cmd_name, _COMMANDS[cmd_name])
+            self.commands[cmd_name] = command
+        return command
+
+    def format_commands(self, ctx: Context, formatter: HelpFormatter) -> None:
+        rows = [(name, entry.summary) for name, entry in _COMMANDS.items()]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
 
 
-_register()
+def _build(name: str, entry: _Entry) -> Command:
+    module = importlib.import_module(entry.module)
+    target = getattr(module, entry.attr)
+    if isinstance(target, typer.Typer):
+        command = typer.main.get_command(target)
+    else:
+        holder = WispTyper(add_completion=False, rich_markup_mode=None)
+        function = target() if entry.factory else target
+        epilog = getattr(module, entry.epilog) if entry.epilog else None
+        holder.command(name, epilog=epilog)(function)
+        command = typer.main.get_command(holder)
+    command.name = name
+    return command
+
+
+app.info.cls = _LazyRoot
 
 
 def main() -> None:

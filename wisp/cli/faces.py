@@ -13,6 +13,12 @@ import typer
 from wisp.cli._common import fail
 from wisp.cli._exit import ExitCode
 
+RELAY_EXAMPLES = """Example:
+  wisp relay                  (a front end runs this as its child: docs/relay.md)"""
+TUI_EXAMPLES = """Examples:
+  wisp tui
+  wisp tui --host build-box   (that host's requests too, over ssh)"""
+
 
 def relay(
     via: Annotated[

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import typer
 
+MCP_EXAMPLES = """Example:
+  claude mcp add wisp -- wisp mcp   (an MCP client starts it: docs/mcp.md)"""
+
 
 def mcp() -> None:
     """Serve MCP over stdio: tools through which an agent asks you (approvals, questions,
