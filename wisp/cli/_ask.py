@@ -6,17 +6,19 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from pending import PendingError
-from wisp._asking import Asker
 from wisp._audit import EntryPoint
 from wisp._config import Config
 from wisp._deadlines import DeadlineError, check_deadline, deadline_range
 from wisp._text import wrap
 from wisp.cli._common import err, fail, open_channel, tell
+
+if TYPE_CHECKING:
+    from wisp._asking import Asker
 
 ASKING_CLIENT = "wisp-cli"  # the client the asking commands file requests as
 INDENT = "  "
@@ -27,6 +29,8 @@ def asking(entry_point: EntryPoint, config: Config) -> Iterator[Asker]:
     """An asker for this command's life: on the way out (an error, Ctrl-C, or done) what it
     still waits on is withdrawn, its lock released and the channel closed."""
     channel = open_channel()
+    from wisp._asking import Asker  # loaded when a command asks, never for a listing
+
     try:
         asker = Asker(
             channel,

@@ -6,11 +6,9 @@ import json
 import os
 import sys
 from collections.abc import Iterable, Mapping
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
-from rich.console import Console
-from rich.text import Text
 
 from pending import Channel, PendingError
 from wisp._config import Config, ConfigError, load_config
@@ -20,6 +18,16 @@ from wisp._text import visible
 from wisp.cli._exit import ExitCode
 from wisp.cli._help import WispGroup, WispTyper
 
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.text import Text
+
+
+def _text(text: str, style: str = "") -> Text:
+    from rich.text import Text
+
+    return Text(text, style=style)
+
 
 def colour_allowed(environ: Mapping[str, str] | None = None) -> bool:
     """Whether any styling may be written: not when NO_COLOR is set to anything non-empty
@@ -28,9 +36,27 @@ def colour_allowed(environ: Mapping[str, str] | None = None) -> bool:
     return not env.get("NO_COLOR")
 
 
-_STYLE: dict[str, Any] = {} if colour_allowed() else {"color_system": None, "no_color": True}
-out = Console(highlight=False, soft_wrap=False, **_STYLE)
-err = Console(stderr=True, highlight=False, soft_wrap=True, **_STYLE)  # never break a fix command
+class _Console:
+    """A rich Console made on first use: a command that prints JSON, or nothing, never loads
+    rich (a good part of a cold start)."""
+
+    def __init__(self, **settings: Any) -> None:
+        self._settings = settings
+        self._console: Console | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._console is None:
+            from rich.console import Console
+
+            style: dict[str, Any] = (
+                {} if colour_allowed() else {"color_system": None, "no_color": True}
+            )
+            self._console = Console(**self._settings, **style)
+        return getattr(self._console, name)
+
+
+out: Console = _Console(highlight=False, soft_wrap=False)  # type: ignore[assignment]
+err: Console = _Console(stderr=True, highlight=False, soft_wrap=True)  # type: ignore[assignment]
 
 
 def command_group(help: str, **settings: Any) -> typer.Typer:
@@ -56,7 +82,7 @@ def width() -> int:
 def emit(lines: Iterable[str], *, style: str | None = None) -> None:
     """Lines already laid out (and made visible) to stdout, as they are."""
     for line in lines:
-        out.print(Text(line, style=style or ""), soft_wrap=True)
+        out.print(_text(line, style=style or ""), soft_wrap=True)
 
 
 def me() -> str:
@@ -73,12 +99,12 @@ def safe(text: str) -> str:
 
 def say(text: str) -> None:
     """A message for people on stdout: never hard-wrapped (the terminal wraps it)."""
-    out.print(Text(safe(text)), soft_wrap=True)
+    out.print(_text(safe(text)), soft_wrap=True)
 
 
 def tell(text: str) -> None:
     """A message for people on stderr (progress, warnings, how to answer)."""
-    err.print(Text(safe(text)))
+    err.print(_text(safe(text)))
 
 
 def fail(message: str, code: ExitCode = ExitCode.ERROR) -> NoReturn:

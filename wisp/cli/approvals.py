@@ -17,7 +17,6 @@ from pending import (
     Scope,
     format_time,
 )
-from wisp._asking import ApprovalGate
 from wisp._audit import EntryPoint
 from wisp._grants import GrantsError, GrantStore, is_grant_id
 from wisp._home import wisp_home
@@ -219,6 +218,8 @@ def request_approval(
                 ],
             )
         )
+
+    from wisp._asking import ApprovalGate  # the asking side loads only when it asks
 
     with asking(EntryPoint.APPROVALS, config) as asker:
         try:

@@ -12,7 +12,6 @@ from wisp._answering import AnswerReport, AskerWatch
 from wisp._audit import EntryPoint
 from wisp._factstore import Fact, FactRefused, FactStore
 from wisp._home import wisp_home
-from wisp._keeper import FactKeeper
 from wisp._lookup import LookupRefused, find_request, typed_hex, unique
 from wisp._store import StoreError
 from wisp._text import one_line, visible
@@ -254,6 +253,8 @@ def request_fact(
     The request waits, with no time limit, until they keep or drop it. Exit 0 asked (or
     already kept), 1 refused, 2 error."""
     config = config_or_fail()
+    from wisp._keeper import FactKeeper  # the asking side loads only when it asks
+
     with asking(EntryPoint.FACTS, config) as asker:
         keeper = FactKeeper(asker)
         try:

@@ -8,7 +8,6 @@ from typing import Annotated
 import typer
 
 from pending import Decision, Kind, Outcome, PendingError, Request
-from wisp._asking import QuestionAsker
 from wisp._audit import EntryPoint
 from wisp._store import StoreError
 from wisp.cli._answer import JsonFlag, answer_from_terminal, id_argument, render_command_or_question
@@ -139,6 +138,8 @@ def ask_question(
                 ],
             )
         )
+
+    from wisp._asking import QuestionAsker  # the asking side loads only when it asks
 
     with asking(EntryPoint.QUESTIONS, config) as asker:
         try:
