@@ -27,6 +27,7 @@ from pending._errors import (
     AlreadySettled,
     ChannelUnavailable,
     ChannelUnsafe,
+    ChannelUnwritable,
     IdCollision,
     InvalidDecision,
     InvalidId,
@@ -56,10 +57,12 @@ from pending._kinds import (
     State,
     Via,
 )
-from pending._liveness import ServerLock
+from pending._liveness import Liveness, ServerLock
 from pending._onewatch import RequestWatch
 from pending._records import (
     FORMAT,
+    UNKNOWN_PID,
+    UNKNOWN_SERVER_ID,
     Answer,
     AnswerResult,
     Group,
@@ -70,7 +73,14 @@ from pending._records import (
     SettleResult,
     Status,
 )
-from pending._state import Settlement, answer_problem, derive_status, ending_of, settlement_for
+from pending._state import (
+    LIVE_EXPIRY_GRACE_S,
+    Settlement,
+    answer_problem,
+    derive_status,
+    ending_of,
+    settlement_for,
+)
 from pending._subscribe import SUBSCRIBER_BACKLOG, Missed, Subscription, SubscriptionClosed
 from pending._sweep import SETTLED_GRACE_S, SweepAction, SweepStep, plan_sweep
 from pending._watch import (
@@ -89,6 +99,7 @@ __all__ = [
     "FORMAT",
     "KINDS",
     "LIVENESS_RECHECK_S",
+    "LIVE_EXPIRY_GRACE_S",
     "MAX_RECORD_BYTES",
     "POLLING_INTERVAL_S",
     "SETTLED_GRACE_S",
@@ -96,6 +107,8 @@ __all__ = [
     "SUBSCRIBER_BACKLOG",
     "SYSTEM_CLOCK",
     "TOMBSTONES",
+    "UNKNOWN_PID",
+    "UNKNOWN_SERVER_ID",
     "VIA_ASKER",
     "VIA_SWEEP",
     "AlreadyAnswered",
@@ -107,6 +120,7 @@ __all__ = [
     "Channel",
     "ChannelUnavailable",
     "ChannelUnsafe",
+    "ChannelUnwritable",
     "Clock",
     "CommandBinding",
     "Decision",
@@ -121,6 +135,7 @@ __all__ = [
     "Kind",
     "KindSpec",
     "Listing",
+    "Liveness",
     "Missed",
     "Outcome",
     "PendingError",

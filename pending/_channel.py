@@ -7,7 +7,7 @@ import pwd
 import stat
 import threading
 from collections.abc import Collection
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
@@ -22,12 +22,15 @@ from pending._convert import (
     digest,
     dumps_record,
     from_json,
+    is_legacy,
+    legacy_request,
     loads_strict,
     to_json,
 )
 from pending._errors import (
     AlreadyAnswered,
     AlreadySettled,
+    ChannelUnwritable,
     IdCollision,
     InvalidDecision,
     InvalidId,
@@ -68,7 +71,13 @@ from pending._kinds import (
     Outcome,
     State,
 )
-from pending._liveness import ServerLock, remove_if_free, server_alive
+from pending._liveness import (
+    Liveness,
+    ServerLock,
+    remove_if_free,
+    request_liveness,
+    server_alive,
+)
 from pending._records import (
     Answer,
     AnswerResult,
@@ -148,13 +157,22 @@ class Listing:
 
 @attrs.frozen(kw_only=True)
 class SweepReport:
+    """What a sweep did, and what it left for someone else."""
+
     stale: tuple[str, ...] = ()  # waiting requests found stale, claimed and settled `stale`
     finished: tuple[str, ...] = ()  # decided slots (a crashed claimer's, a dead asker's) settled
     removed: tuple[str, ...] = ()  # ended groups past the grace period, removed
     temp_files: int = 0  # staged files a crashed writer left
     locks: int = 0  # lock files of servers that died
-    awaiting: tuple[Status, ...] = ()  # answered facts whose server is gone: the answerer applies
+    # Answered facts whose server is gone, still to be applied. The channel applies nothing:
+    # the application's sweep applies them, moves each it applied to `applied`, and leaves
+    # here only those it could not.
+    awaiting: tuple[Status, ...] = ()
+    applied: tuple[str, ...] = ()  # answered facts applied (kept or dropped) by this sweep
     problems: tuple[Problem, ...] = ()  # entries left alone because they could not be read
+    # Writes that failed (a full disk, a read-only mount, …), each message naming the path and
+    # what to do. The sweep stops writing at the first: what it left is done by a later one.
+    errors: tuple[str, ...] = ()
 
 
 class Channel:
@@ -220,7 +238,7 @@ class Channel:
 
     def server(self, server_id: str | None = None) -> ServerLock:
         """A lock for an asking process; hold it (``with``) for as long as it may be answered."""
-        return ServerLock(self.servers_fd, server_id)
+        return ServerLock(self.servers_fd, server_id, shown=str(self.path / SERVERS_DIR))
 
     def server_alive(self, server_id: str) -> bool:
         """Whether the server with this ID holds its lock. False for a string that is not an
@@ -229,6 +247,24 @@ class Channel:
             return server_alive(self.servers_fd, server_id)
         except InvalidId:
             return False
+
+    def liveness(self, request: Request) -> Liveness:
+        """Whether the process that filed *request* lives: its lock is held; for a legacy
+        request without a lock, its pid exists (a reused pid errs towards alive); for one
+        naming neither, :attr:`Liveness.UNKNOWN`."""
+        return request_liveness(self.servers_fd, request)
+
+    def request_alive(self, request: Request) -> bool:
+        """Whether *request*'s asker may still act on it: alive, or (a legacy request
+        naming no asker) not known to be gone. Nothing is given up on a guess."""
+        return self.liveness(request) is not Liveness.GONE
+
+    @staticmethod
+    def alive_key(request: Request) -> str:
+        """The key of *request*'s liveness in a cache of :meth:`derive`'s: its server's ID;
+        for a legacy request (judged otherwise), its server and pid marked as such."""
+        server = request.server
+        return f"legacy:{server.id}:{server.pid}" if request.legacy else server.id
 
     # --- reading -------------------------------------------------------------------------
 
@@ -252,7 +288,12 @@ class Channel:
             os.close(fd)
         try:
             raw = loads_strict(data)
-            record = from_json(raw, cls)
+            record: R
+            if cls is Request and is_legacy(raw):
+                legacy: Any = self._legacy(raw, name, st)  # R is Request here
+                record = legacy
+            else:
+                record = from_json(raw, cls)
         except DecodeError as exc:
             raise Unreadable(str(exc)) from None
         if record.id != request_id:
@@ -270,6 +311,17 @@ class Channel:
                     self._requests.pop(next(iter(self._requests)))
                 self._requests[name] = (key, record)
         return record
+
+    @staticmethod
+    def _legacy(raw: Any, name: str, st: os.stat_result) -> Request:
+        """An earlier build's request (no `format`), read leniently: its kind from its name,
+        its filing time from the file's."""
+        _, parsed = parse_name(name)
+        if parsed is None or parsed.kind is None:
+            raise DecodeError("its name is not a request's")
+        return legacy_request(
+            raw, kind=parsed.kind, file_time=datetime.fromtimestamp(st.st_mtime, UTC)
+        )
 
     def read_group(
         self,
@@ -325,18 +377,18 @@ class Channel:
 
     def derive(self, group: Group, alive_cache: dict[str, bool] | None = None) -> Status | None:
         """*group*'s state now (None if it has no request), probing its server's lock only if
-        the state depends on it. *alive_cache* (server ID to liveness) spares repeated probes
-        across one pass over many groups: it is read and filled in."""
+        the state depends on it. *alive_cache* (server ID to liveness; see :meth:`alive_key`)
+        spares repeated probes across one pass over many groups: it is read and filled in."""
         alive: bool | None = None
         if needs_liveness(group):
             assert group.request is not None
-            sid = group.request.server.id
-            if alive_cache is not None and sid in alive_cache:
-                alive = alive_cache[sid]
+            key = self.alive_key(group.request)
+            if alive_cache is not None and key in alive_cache:
+                alive = alive_cache[key]
             else:
-                alive = self.server_alive(sid)
+                alive = self.request_alive(group.request)
                 if alive_cache is not None:
-                    alive_cache[sid] = alive
+                    alive_cache[key] = alive
         return derive_status(group, now=self.clock.now(), server_alive=alive)
 
     def read(self, request_id: str) -> Group:
@@ -400,7 +452,8 @@ class Channel:
         """Publish a request. Its ID must be new."""
         name = request_name(request.id, request.kind)
         taken = any(self._exists(request.id + suffix) for suffix in REQUEST_SUFFIX.values())
-        if taken or not publish(self.dir_fd, self.tmp_fd, name, dumps_record(to_json(request))):
+        data = dumps_record(to_json(request))
+        if taken or not publish(self.dir_fd, self.tmp_fd, name, data, shown=str(self.path)):
             raise IdCollision(request.id)
 
     def _exists(self, name: str) -> bool:
@@ -435,7 +488,9 @@ class Channel:
             decision=decision,
             text=text,
             reason=reason,
-            binding_digest=binding_digest(request.binding),
+            # The digest of the binding as it is on disk (for a legacy request, as read): the
+            # one an earlier build's asker will compare with.
+            binding_digest=request.binding_digest,
             answered_at=record_time(self.clock),
             via=via,
             pid=os.getpid(),
@@ -444,7 +499,9 @@ class Channel:
 
     def _publish_answer(self, answer: Answer) -> AnswerResult:
         name = answer_name(answer.id)
-        if publish(self.dir_fd, self.tmp_fd, name, dumps_record(to_json(answer))):
+        if publish(
+            self.dir_fd, self.tmp_fd, name, dumps_record(to_json(answer)), shown=str(self.path)
+        ):
             return AnswerResult(won=True, answer=answer)
         return AnswerResult(won=False, answer=self._read_winner(name, Answer, answer.id))
 
@@ -471,12 +528,16 @@ class Channel:
             if problems:
                 raise UnreadableRequest(request_id, problems[0].reason)
             raise UnknownRequest(request_id)
+        if problems:  # junk in its answer or outcome slot: the slot can take no answer
+            raise UnreadableRequest(request_id, f"{problems[0].name}: {problems[0].reason}")
         if request.kind is not kind:
             raise WrongKind(request_id, request.kind, kind, DECISIONS[request.kind])
         problem = decision_problem(request, decision, text)
         if problem is not None:
             raise InvalidDecision(request_id, *problem)
-        if shown is not None and binding_digest(shown.binding) != request.binding_digest:
+        if shown is not None and (
+            shown.binding_digest != request.binding_digest or shown.binding != request.binding
+        ):
             raise RequestChanged(request_id)
         status = self.derive(group)
         assert status is not None
@@ -528,7 +589,9 @@ class Channel:
             by=by,
         )
         name = settled_name(request.id)
-        if publish(self.dir_fd, self.tmp_fd, name, dumps_record(to_json(settled))):
+        if publish(
+            self.dir_fd, self.tmp_fd, name, dumps_record(to_json(settled)), shown=str(self.path)
+        ):
             return SettleResult(won=True, settled=settled)
         return SettleResult(won=False, settled=self._read_winner(name, Settled, request.id))
 
@@ -569,12 +632,14 @@ class Channel:
         """
         now = self.clock.now()
         groups, problems = self.scan()
-        alive_cache: dict[str, bool] = {}
+        alive_cache: dict[str, Liveness] = {}
 
-        def alive(server_id: str) -> bool:
-            if server_id not in alive_cache:
-                alive_cache[server_id] = self.server_alive(server_id)
-            return alive_cache[server_id]
+        def alive(request: Request) -> bool | None:
+            key = self.alive_key(request)
+            if key not in alive_cache:
+                alive_cache[key] = self.liveness(request)
+            found = alive_cache[key]
+            return None if found is Liveness.UNKNOWN else found is Liveness.ALIVE
 
         unreadable = set()
         for problem in problems:
@@ -587,23 +652,36 @@ class Channel:
         done: dict[SweepStep, list[str]] = {step: [] for step in SweepStep}
         awaiting: list[Status] = []
         skipped = list(problems)
+        errors: list[str] = []
+        left = 0
         for action in plan:
+            if action.step is SweepStep.AWAIT:
+                if action.status is not None:
+                    awaiting.append(action.status)
+                continue
+            if errors:  # the directory cannot be written: leave the rest for a later sweep
+                left += 1
+                continue
             try:
                 if self._execute(action):
                     done[action.step].append(action.id)
+            except ChannelUnwritable as exc:
+                errors.append(str(exc))
             except PendingError as exc:  # a file changed under us into one we cannot read
                 skipped.append(Problem(name=action.id, reason=str(exc)))
-                continue
-            if action.step is SweepStep.AWAIT and action.status is not None:
-                awaiting.append(action.status)
+        if left:
+            errors.append(f"{left} more sweep step(s) were left for a later sweep.")
         return SweepReport(
             stale=tuple(done[SweepStep.CLAIM_STALE]),
             finished=tuple(done[SweepStep.SETTLE]),
             removed=tuple(done[SweepStep.REMOVE]),
-            temp_files=self._sweep_dir(self.tmp_fd, now.timestamp() - stale_tmp_after_s),
+            temp_files=self._sweep_dir(
+                self.tmp_fd, now.timestamp() - stale_tmp_after_s, str(self.path / TMP_DIR)
+            ),
             locks=self._sweep_locks(),
             awaiting=tuple(awaiting),
             problems=tuple(skipped),
+            errors=tuple(errors),
         )
 
     def _execute(self, action: SweepAction) -> bool:
@@ -612,8 +690,8 @@ class Channel:
         if action.step is SweepStep.REMOVE:
             self._remove_group(action.id)
             return True
-        if action.step is SweepStep.AWAIT or request is None:
-            return False  # the answering process applies it; the channel cannot
+        if request is None:
+            return False
         if action.step is SweepStep.SETTLE:
             assert action.settlement is not None
             self.settle_with(request, action.settlement, by=VIA_SWEEP)
@@ -627,10 +705,11 @@ class Channel:
 
     def _remove_group(self, request_id: str) -> None:
         # The outcome goes last, so a group half removed by a crash still reads as ended.
+        shown = str(self.path)
         for kind in Kind:
-            remove(self.dir_fd, request_name(request_id, kind))
-        remove(self.dir_fd, answer_name(request_id))
-        remove(self.dir_fd, settled_name(request_id))
+            remove(self.dir_fd, request_name(request_id, kind), shown=shown)
+        remove(self.dir_fd, answer_name(request_id), shown=shown)
+        remove(self.dir_fd, settled_name(request_id), shown=shown)
 
     def _sweep_locks(self) -> int:
         """Remove the lock files of servers that died; anything else there is left alone."""
@@ -647,16 +726,16 @@ class Channel:
         return count
 
     @staticmethod
-    def _sweep_dir(dir_fd: int, older_than: float) -> int:
+    def _sweep_dir(dir_fd: int, older_than: float, shown: str) -> int:
         count = 0
         for name in list_dir(dir_fd):
             try:
                 st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-            except FileNotFoundError:
+            except OSError:
                 continue
             try:
-                if st.st_mtime < older_than and remove(dir_fd, name):
+                if st.st_mtime < older_than and remove(dir_fd, name, shown=shown):
                     count += 1
-            except OSError:  # not a file we staged (a directory someone made): leave it
+            except ChannelUnwritable:  # a directory someone made, or an unwritable disk
                 continue
         return count

@@ -29,7 +29,15 @@ from pending._bindings import Binding, CommandBinding, FactBinding, QuestionBind
 from pending._clock import format_time, parse_time
 from pending._ids import is_valid_id
 from pending._kinds import BINDING_TYPES, Delivery, Kind, Outcome
-from pending._records import FORMAT, Answer, Request, Server, Settled
+from pending._records import (
+    FORMAT,
+    UNKNOWN_PID,
+    UNKNOWN_SERVER_ID,
+    Answer,
+    Request,
+    Server,
+    Settled,
+)
 
 T = TypeVar("T")
 
@@ -231,6 +239,10 @@ _FIELD_HOOKS: dict[type[Any], dict[str, Callable[[Any, Any], Any]]] = {
 }
 
 
+# Record fields that are not JSON keys: the unknown keys kept, and a request's legacy mark.
+_INTERNAL = frozenset({"extra", "legacy"})
+
+
 def _make_converter() -> cattrs.Converter:
     conv = cattrs.Converter(forbid_extra_keys=False)  # unknown keys go to `extra`
     for kind in (str, int, bool):
@@ -252,11 +264,11 @@ def _register_record(conv: cattrs.Converter, cls: type[Any], **extra_overrides: 
     overrides = {
         f.name: override(rename=camel(f.name), struct_hook=hooks.get(f.name))
         for f in fields
-        if f.name != "extra"
+        if f.name not in _INTERNAL
     }
-    overrides["extra"] = override(omit=True)
+    overrides.update({f.name: override(omit=True) for f in fields if f.name in _INTERNAL})
     overrides.update(extra_overrides)
-    known = {camel(f.name) for f in fields if f.name != "extra"}
+    known = {camel(f.name) for f in fields if f.name not in _INTERNAL}
     structure = make_dict_structure_fn(cls, conv, **overrides)  # type: ignore[arg-type]
     unstructure = make_dict_unstructure_fn(cls, conv, **overrides)  # type: ignore[arg-type]
 
@@ -319,6 +331,85 @@ def from_json(data: Any, cls: type[T]) -> T:
         return converter.structure(data, cls)
     except (cattrs.BaseValidationError, ValueError, TypeError, KeyError) as exc:
         raise DecodeError(_explain(exc)) from None
+
+
+# --- legacy records ------------------------------------------------------------------------
+
+# What an earlier build's request is titled, where it left the title out (as wisp titles its
+# own requests of each kind).
+LEGACY_TITLES = {
+    Kind.COMMAND: "wisp: run a command?",
+    Kind.FACT: "wisp: keep as a permanent fact?",
+    Kind.QUESTION: "wisp: a question for you",
+}
+# A fact binding's `proposedBy` where an earlier build left it out (the seeds name none).
+LEGACY_PROPOSER = "unknown"
+# Placeholders that pass the strict field checks while the rest of a legacy record is
+# structured; the record then holds UNKNOWN_SERVER_ID / UNKNOWN_PID in their place.
+_PLACEHOLDER_SERVER_ID = "00000000"
+_PLACEHOLDER_PID = 1
+
+
+def is_legacy(raw: Any) -> bool:
+    """Whether a decoded request was written by an earlier build: it has no `format`."""
+    return isinstance(raw, dict) and "format" not in raw
+
+
+def legacy_request(raw: Any, *, kind: Kind, file_time: datetime) -> Request:
+    """An earlier build's request, read leniently but never unsafely; raises DecodeError.
+
+    Only *absence* is forgiven, never a wrong value: every field present is checked as in a
+    current record. What is absent is filled in: `kind` from the file name (*kind*),
+    `filedAt` from the file's time (*file_time*), `expiresAt` as none, `server` (or its `id`
+    or `pid`) as unknown, `title` and `body` from the binding, a fact's `proposedBy` as
+    unknown, and `bindingDigest` as the digest of the binding exactly as read: the digest an
+    answer to it is bound to, and the one the earlier build's asker will compare.
+    """
+    if not isinstance(raw, dict):
+        raise DecodeError(f"expected an object, got {type(raw).__name__}")
+    binding = raw.get("binding")
+    if not isinstance(binding, dict):
+        raise DecodeError("binding: a request needs its binding (an object)")
+    data = dict(raw)
+    data.setdefault("kind", kind.value)
+    data.setdefault("filedAt", format_time(file_time))
+    data.setdefault("expiresAt", None)
+    data.setdefault("bindingDigest", digest(binding))
+    data.setdefault("title", "")
+    data.setdefault("body", "")
+    server = data.setdefault("server", {})
+    if not isinstance(server, dict):
+        raise DecodeError(f"server: expected an object, got {type(server).__name__}")
+    data["server"] = {
+        "id": _PLACEHOLDER_SERVER_ID,
+        "pid": _PLACEHOLDER_PID,
+        **server,
+    }
+    if data["kind"] == Kind.FACT.value:
+        data["binding"] = {"proposedBy": LEGACY_PROPOSER, **binding}
+    request = from_json(data, Request)
+    title = request.title if "title" in raw else LEGACY_TITLES[request.kind]
+    body = request.body if "body" in raw else legacy_body(request.binding)
+    return attrs.evolve(
+        request,
+        title=title,
+        body=body,
+        legacy=True,
+        server=attrs.evolve(
+            request.server,
+            id=request.server.id if "id" in server else UNKNOWN_SERVER_ID,
+            pid=request.server.pid if "pid" in server else UNKNOWN_PID,
+        ),
+    )
+
+
+def legacy_body(binding: Binding) -> str:
+    """What the person is shown of a legacy request that carried no body: its binding."""
+    if isinstance(binding, CommandBinding):
+        return f"{binding.command} (in {binding.cwd})"
+    if isinstance(binding, FactBinding):
+        return f"{binding.subject} {binding.name} = {binding.value}"
+    return binding.question
 
 
 def _explain(exc: BaseException) -> str:

@@ -7,6 +7,8 @@ better one from the attributes (for example the right command for a :class:`Wron
 
 from __future__ import annotations
 
+import errno
+import os
 from typing import TYPE_CHECKING
 
 from pending._clock import format_time
@@ -46,6 +48,51 @@ class ChannelUnavailable(PendingError):
             "Check that the path exists and is writable, or set WISP_HOME to a directory of yours."
         )
         self.path = path
+
+
+class ChannelUnwritable(PendingError):
+    """The channel's directory could not be written: a full disk, a read-only mount, an
+    immutable directory, an I/O error. Raised by publication, removal and locking; nothing
+    is ever left half-written under a final name (a staged copy may stay in `.tmp/`, where
+    readers never look and the next sweep removes it)."""
+
+    def __init__(self, path: str, action: str, error: OSError) -> None:
+        code = error.errno
+        cause = error.strerror or str(error)
+        name = errno.errorcode.get(code, "") if code is not None else ""
+        shown = f"{cause} [{name}]" if name else cause
+        directory = os.path.dirname(path) or path
+        super().__init__(f"could not {action} {path}: {shown}. {remedy_for(code, directory)}")
+        self.path = path
+        self.action = action
+        self.errno = code
+        self.cause = cause
+
+
+def remedy_for(code: int | None, directory: str) -> str:
+    """What to do about a write that failed with *code* in *directory* (one sentence or two)."""
+    if code in (errno.ENOSPC, errno.EDQUOT):
+        return (
+            f"The disk (or your quota) is full: free some space where {directory} lives "
+            f"(`df -h {directory}`), then try again."
+        )
+    if code == errno.EROFS:
+        return (
+            "Its filesystem is mounted read-only: remount it read-write, or set WISP_HOME to "
+            "a directory on a writable disk."
+        )
+    if code in (errno.EPERM, errno.EACCES):
+        return (
+            f"The directory refuses writes: check its permissions and attributes "
+            f"(`ls -ld {directory}`, `lsattr -d {directory}`; an immutable flag is cleared with "
+            f"`chattr -i {directory}`). Hard links must work there too (see docs/channel.md)."
+        )
+    if code == errno.EIO:
+        return (
+            "The disk reported an I/O error: check the system log (`dmesg`) and the disk "
+            "before trusting it again."
+        )
+    return f"Check that {directory} is on a local, writable disk (see `wisp doctor`)."
 
 
 class InvalidId(PendingError):

@@ -6,12 +6,21 @@ so a symlink swapped in after a check cannot redirect a read or a write.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import secrets
 import stat
+from collections.abc import Callable
+from enum import StrEnum
+from functools import partial
+from typing import TypeVar
 
-from pending._errors import ChannelUnavailable, ChannelUnsafe
+import attrs
+
+from pending._errors import ChannelUnavailable, ChannelUnsafe, ChannelUnwritable
+
+T = TypeVar("T")
 
 MAX_RECORD_BYTES = 64 * 1024  # a request's text is for a person to read; 64 KiB is far beyond it
 DIR_MODE = 0o700
@@ -88,32 +97,127 @@ def _check_dir_stat(path: str, st: os.stat_result) -> None:
         )
 
 
-def publish(dir_fd: int, tmp_fd: int, name: str, data: bytes) -> bool:
-    """Publish *data* as *name*, first-wins. True if this call created it.
+class Op(StrEnum):
+    """The channel's own filesystem operations, each a step of the fault-injection seam."""
+
+    CREATE = "create"  # create a staged temp file in .tmp/ (O_EXCL, 0600)
+    WRITE = "write"  # write (part of) its bytes
+    FSYNC = "fsync"  # fsync it
+    LINK = "link"  # link(2) it to its final name: the publication, first-wins
+    UNLINK = "unlink"  # unlink a name: the staged temp, a swept file, a lock file
+    FSYNC_DIR = "fsync-dir"  # fsync the directory once published
+    LOCK = "lock"  # create or open a server's lock file
+
+
+class Phase(StrEnum):
+    BEFORE = "before"
+    AFTER = "after"
+
+
+@attrs.frozen(kw_only=True)
+class IoStep:
+    """One boundary of one operation: *op* on behalf of *name* (the final name it serves:
+    `ID.answer.json` while its temp is staged, written, synced, linked and removed), and
+    whether the operation touches the *staged* temp rather than the name itself."""
+
+    op: Op
+    name: str
+    phase: Phase
+    staged: bool = False
+
+
+IoHook = Callable[[IoStep], None]
+
+# The seam: every filesystem operation the channel performs to change the directory goes
+# through _io(), which tells the hook before and after it. Nothing is installed in normal
+# use; pending.testing installs one to raise an errno, or to end the process, at any step.
+_hook: IoHook | None = None
+
+
+def set_io_hook(hook: IoHook | None) -> IoHook | None:
+    """Install *hook* (None: none) at the seam; returns the one it replaces."""
+    global _hook
+    previous, _hook = _hook, hook
+    return previous
+
+
+def _io(op: Op, name: str, call: Callable[[], T], *, staged: bool = False) -> T:
+    hook = _hook
+    if hook is not None:
+        hook(IoStep(op=op, name=name, phase=Phase.BEFORE, staged=staged))
+    result = call()
+    if hook is not None:
+        hook(IoStep(op=op, name=name, phase=Phase.AFTER, staged=staged))
+    return result
+
+
+def publish(dir_fd: int, tmp_fd: int, name: str, data: bytes, *, shown: str) -> bool:
+    """Publish *data* as *name*, first-wins. True if this call created it, False if another
+    publisher had; raises :class:`ChannelUnwritable` (naming ``shown/name``) if it cannot be
+    written, having left nothing under *name*.
 
     Written to a temp file in the staging directory, fsynced, then ``link(2)``-ed to its name:
     link fails if the name exists, so of racing publishers exactly one wins, and no reader can
-    see a partial file. (Never rename: rename overwrites.)
+    see a partial file. (Never rename: rename overwrites.) A link reported as failed (EEXIST
+    from a retransmitted request, EIO) that in fact took effect is recognised by the inode:
+    the name then holds this call's file, and it won. Once the name is linked, failing to
+    remove the staged copy or to sync the directory does not undo a publication others may
+    already have read: the temp is left for the sweep.
     """
+    path = os.path.join(shown, name)
     tmp_name = f"{name}.{os.getpid()}.{secrets.token_hex(6)}.tmp"
-    fd = os.open(tmp_name, _CREATE_FLAGS, FILE_MODE, dir_fd=tmp_fd)
+    try:
+        fd = _io(
+            Op.CREATE,
+            name,
+            lambda: os.open(tmp_name, _CREATE_FLAGS, FILE_MODE, dir_fd=tmp_fd),
+            staged=True,
+        )
+    except OSError as exc:
+        raise ChannelUnwritable(path, "write", exc) from None
+    linked = False
     try:
         try:
             os.fchmod(fd, FILE_MODE)  # exact, whatever the umask
             view = memoryview(data)
             while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
+                view = view[_io(Op.WRITE, name, partial(os.write, fd, view), staged=True) :]
+            _io(Op.FSYNC, name, lambda: os.fsync(fd), staged=True)
+            staged_as = os.fstat(fd)
         finally:
             os.close(fd)
         try:
-            os.link(tmp_name, name, src_dir_fd=tmp_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
-        except FileExistsError:
-            return False
+            _io(
+                Op.LINK,
+                name,
+                lambda: os.link(
+                    tmp_name, name, src_dir_fd=tmp_fd, dst_dir_fd=dir_fd, follow_symlinks=False
+                ),
+            )
+            linked = True
+        except OSError as exc:
+            linked = _holds(dir_fd, name, staged_as)
+            if not linked:
+                if exc.errno == errno.EEXIST:
+                    return False
+                raise
+    except OSError as exc:
+        raise ChannelUnwritable(path, "write", exc) from None
     finally:
-        os.unlink(tmp_name, dir_fd=tmp_fd)
-    os.fsync(dir_fd)
-    return True
+        with contextlib.suppress(OSError):  # gone already, or left for the sweep
+            _io(Op.UNLINK, name, lambda: os.unlink(tmp_name, dir_fd=tmp_fd), staged=True)
+    with contextlib.suppress(OSError):
+        _io(Op.FSYNC_DIR, name, lambda: os.fsync(dir_fd))
+    return linked
+
+
+def _holds(dir_fd: int, name: str, staged: os.stat_result) -> bool:
+    """Whether *name* is the very file staged (its link took effect, whatever was said)."""
+    try:
+        st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except OSError:
+        return False
+    return (st.st_dev, st.st_ino) == (staged.st_dev, staged.st_ino)
 
 
 def open_checked(
@@ -204,10 +308,13 @@ def list_dir(dir_fd: int) -> list[str]:
         os.close(fd)
 
 
-def remove(dir_fd: int, name: str) -> bool:
-    """Unlink *name*; False if it was already gone."""
+def remove(dir_fd: int, name: str, *, shown: str) -> bool:
+    """Unlink *name*; False if it was already gone. Raises :class:`ChannelUnwritable`
+    (naming ``shown/name``) if it cannot be removed."""
     try:
-        os.unlink(name, dir_fd=dir_fd)
+        _io(Op.UNLINK, name, lambda: os.unlink(name, dir_fd=dir_fd))
     except FileNotFoundError:
         return False
+    except OSError as exc:
+        raise ChannelUnwritable(os.path.join(shown, name), "remove", exc) from None
     return True

@@ -3,18 +3,27 @@
 The kernel releases a flock when the last descriptor of its open file closes, which a killed
 process cannot prevent; a PID can be reused by an unrelated process, which a kill(pid, 0)
 check cannot tell apart. So "is the server alive" is "is its lock held".
+
+A legacy request (one an earlier build wrote, with no `format`) may name no lock that anyone
+holds: its liveness falls back to its recorded pid (:func:`request_alive`). A reused pid can
+make a dead asker look alive, never the reverse; and a request that names no pid at all is
+taken as alive, so that nothing is ever swept on a guess.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import os
 import weakref
+from enum import StrEnum
 from types import TracebackType
 
-from pending._ids import lock_name, new_id
-from pending._records import Server
+from pending._errors import ChannelUnwritable
+from pending._fsio import Op, _io
+from pending._ids import is_valid_id, lock_name, new_id
+from pending._records import Request, Server
 
 _LOCK_FLAGS = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
 _PROBE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
@@ -39,10 +48,14 @@ os.register_at_fork(after_in_child=_forget_in_child)
 class ServerLock:
     """The asker's lock: held from :meth:`acquire` until :meth:`release` or process death."""
 
-    def __init__(self, servers_fd: int, server_id: str | None = None) -> None:
+    def __init__(
+        self, servers_fd: int, server_id: str | None = None, *, shown: str = ".servers"
+    ) -> None:
+        """*shown* is the servers directory's path, for messages."""
         self._servers_fd = servers_fd
         self.id = server_id or new_id()
         self._name = lock_name(self.id)
+        self._shown = shown
         self._fd: int | None = None
 
     @property
@@ -50,8 +63,17 @@ class ServerLock:
         return self._fd is not None
 
     def acquire(self) -> ServerLock:
+        """Take the lock; raises :class:`ChannelUnwritable` if its file cannot be made."""
         while True:
-            fd = os.open(self._name, _LOCK_FLAGS, 0o600, dir_fd=self._servers_fd)
+            try:
+                fd = _io(
+                    Op.LOCK,
+                    self._name,
+                    lambda: os.open(self._name, _LOCK_FLAGS, 0o600, dir_fd=self._servers_fd),
+                )
+            except OSError as exc:
+                path = os.path.join(self._shown, self._name)
+                raise ChannelUnwritable(path, "create the lock", exc) from None
             fcntl.flock(fd, fcntl.LOCK_EX)
             # A sweeper may have unlinked a free lock file between our open and our flock;
             # holding a lock on an unlinked inode would look dead to everyone. Check the name
@@ -65,8 +87,11 @@ class ServerLock:
             if (on_disk.st_dev, on_disk.st_ino) != (held.st_dev, held.st_ino):
                 os.close(fd)
                 continue
-            os.ftruncate(fd, 0)
-            os.write(fd, f"{os.getpid()}\n".encode())  # for people; liveness is the lock
+            # The pid is for people (and earlier builds); liveness is the lock, so a disk too
+            # full to take the pid's few bytes does not stop an asker.
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, 0)
+                os.write(fd, f"{os.getpid()}\n".encode())
             self._fd = fd
             _HELD.add(self)
             return self
@@ -83,8 +108,10 @@ class ServerLock:
         """A clean stop: remove the lock file (watchers see it at once), then let go."""
         if self._fd is None:
             return
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(self._name, dir_fd=self._servers_fd)
+        # A lock file that cannot be removed (a read-only disk) is harmless: closing below
+        # frees the lock, and a sweep removes the file once it can.
+        with contextlib.suppress(OSError):
+            _io(Op.UNLINK, self._name, lambda: os.unlink(self._name, dir_fd=self._servers_fd))
         os.close(self._fd)
         self._fd = None
         _HELD.discard(self)
@@ -115,17 +142,69 @@ class ServerLock:
 
 def server_alive(servers_fd: int, server_id: str) -> bool:
     """Whether the server's lock is held by a living process."""
+    return bool(lock_held(servers_fd, server_id))
+
+
+def lock_held(servers_fd: int, server_id: str) -> bool | None:
+    """Whether the server's lock is held; None if there is no lock file to hold (a clean
+    stop, a sweep, or an asker that never made one), or none we would trust."""
     try:
         fd = os.open(lock_name(server_id), _PROBE_FLAGS, dir_fd=servers_fd)
     except OSError:
-        return False  # no lock file (a clean stop, or swept), or not one we would trust
+        return None
     try:
         fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
     except BlockingIOError:
         return True
+    except OSError:  # not a file flock can judge (a FIFO on some systems): no lock to hold
+        return None
     finally:
         os.close(fd)  # also releases the shared lock we may have taken
     return False
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this pid exists here. A pid reused by an unrelated process
+    reads as alive: that errs towards waiting, never towards giving a request up."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError as exc:  # EPERM: it exists, and is someone else's
+        return exc.errno == errno.EPERM
+    return True
+
+
+class Liveness(StrEnum):
+    """Whether the process that filed a request lives, as far as can be told."""
+
+    ALIVE = "alive"
+    GONE = "gone"
+    # A legacy request that names neither a lock nor a pid: nothing to judge by. Nothing is
+    # ever given up on this (it is never swept stale but once it expires), and an answer to
+    # it that nobody applies is, after a wait, applied by the process at hand.
+    UNKNOWN = "unknown"
+
+
+def request_liveness(servers_fd: int, request: Request) -> Liveness:
+    """Whether the process that filed *request* lives.
+
+    A current request: its server's lock is held (no lock file: it stopped). A legacy request
+    (no `format`): its lock decides where it has a lock file; otherwise its recorded pid does
+    (a reused pid errs towards alive); one that names neither is :attr:`Liveness.UNKNOWN`.
+    """
+    server = request.server
+    if not request.legacy:
+        return Liveness.ALIVE if server_alive(servers_fd, server.id) else Liveness.GONE
+    if is_valid_id(server.id):
+        held = lock_held(servers_fd, server.id)
+        if held is not None:
+            return Liveness.ALIVE if held else Liveness.GONE
+    if server.pid > 0:
+        return Liveness.ALIVE if pid_alive(server.pid) else Liveness.GONE
+    return Liveness.UNKNOWN
 
 
 def remove_if_free(servers_fd: int, name: str) -> bool:
@@ -140,7 +219,7 @@ def remove_if_free(servers_fd: int, name: str) -> bool:
         os.close(fd)
         return False
     try:
-        os.unlink(name, dir_fd=servers_fd)
+        _io(Op.UNLINK, name, lambda: os.unlink(name, dir_fd=servers_fd))
     except FileNotFoundError:
         pass
     finally:

@@ -18,7 +18,7 @@ from watchdog.observers.api import BaseObserver
 from watchdog.observers.polling import PollingObserver
 
 from pending._channel import SERVERS_DIR, Channel
-from pending._ids import validate_id
+from pending._ids import is_valid_id, validate_id
 from pending._watch import _CHANGES, POLLING_INTERVAL_S
 
 
@@ -44,7 +44,7 @@ class RequestWatch:
 
     def __init__(self, channel: Channel, request_id: str, server_id: str | None = None) -> None:
         prefixes = [validate_id(request_id) + "."]
-        if server_id is not None:
+        if server_id is not None and is_valid_id(server_id):  # a legacy request may name none
             prefixes.append(server_id + ".lock")
         self._woken = threading.Event()
         self._handler = _Matcher(tuple(prefixes), self._woken)

@@ -18,6 +18,12 @@ from pending._kinds import TOMBSTONES, Delivery, Kind, Outcome, State
 
 FORMAT = 1  # the on-disk format this build writes and understands
 
+# What a legacy request (no `format`: an earlier build's) holds where it named no server, or
+# a server without its id or pid: nothing to probe. Its liveness is then judged by what it
+# does name (pending._liveness.request_alive), and, naming nothing, it is taken as alive.
+UNKNOWN_SERVER_ID = ""
+UNKNOWN_PID = 0
+
 
 def _no_extra() -> Mapping[str, Any]:
     return {}
@@ -50,6 +56,9 @@ class Request:
     binding: Binding
     binding_digest: str
     extra: Mapping[str, Any] = attrs.field(factory=_no_extra)
+    # Written by an earlier build (no `format`), and read leniently: fields it left out were
+    # filled in (see docs/channel.md, "Legacy records"). Never written to disk.
+    legacy: bool = False
 
 
 @attrs.frozen(kw_only=True)

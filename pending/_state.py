@@ -7,18 +7,26 @@ an answer call these, so the rules are written once.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from functools import partial
 
 import attrs
 
 from pending._clock import format_time
-from pending._convert import binding_digest
 from pending._kinds import DECISIONS, KINDS, TOMBSTONES, Delivery, Kind, Outcome, State
 from pending._records import Answer, Group, Request, Settled, Status
 
 # Kinds whose request dies with its server: only the asking thread can take their answer.
 DIES_WITH_SERVER = frozenset(kind for kind, spec in KINDS.items() if spec.dies_with_server)
+
+# How long past its `expiresAt` a request whose asker still lives is left to that asker.
+# The asker keeps its deadline on its own monotonic clock, from the moment its request was
+# published (a little after `expiresAt` was computed), and claims the slot `timed-out`
+# itself: a sweeper that called it stale first would turn a plain time-out into `stale`.
+# The grace also absorbs a timer delayed by a busy machine and a wall clock stepped forward
+# by up to this much. Past it, a live asker's request reads stale too (an asker that is hung
+# must not hold its request open forever).
+LIVE_EXPIRY_GRACE_S = 60.0
 
 
 def is_expired(request: Request, now: datetime) -> bool:
@@ -30,12 +38,20 @@ def needs_liveness(group: Group) -> bool:
     return group.request is not None and group.settled is None and group.answer is None
 
 
-def derive_status(group: Group, *, now: datetime, server_alive: bool | None) -> Status | None:
+def derive_status(
+    group: Group,
+    *,
+    now: datetime,
+    server_alive: bool | None,
+    live_grace_s: float = LIVE_EXPIRY_GRACE_S,
+) -> Status | None:
     """A request's state by the design's precedence, first match wins.
 
     1. settled: its outcome is written (or a tombstone holds the slot: it reads as its outcome);
     2. answered: a person's answer holds the slot;
-    3. stale: a command or question whose server is gone, or any request past ``expiresAt``;
+    3. stale: a command or question whose server is gone, or any request past ``expiresAt``
+       (if its server lives: *live_grace_s* past it, for until then its asker's own deadline
+       decides, see :data:`LIVE_EXPIRY_GRACE_S`);
     4. handed-over: a fact request whose server is gone (it waits for the person, unbounded);
     5. filed.
 
@@ -65,11 +81,16 @@ def derive_status(group: Group, *, now: datetime, server_alive: bool | None) -> 
         return make(state=State.ANSWERED, answer=answer)
     if server_alive is None:
         raise ValueError("deriving a waiting request's state needs its server's liveness")
-    if request.expires_at is not None and is_expired(request, now):
+    expires_at = request.expires_at
+    if expires_at is not None and (
+        now >= expires_at + timedelta(seconds=live_grace_s)
+        if server_alive
+        else is_expired(request, now)
+    ):
         return make(
             state=State.STALE,
             server_alive=server_alive,
-            reason=f"it expired at {format_time(request.expires_at)}",
+            reason=f"it expired at {format_time(expires_at)}",
         )
     if not server_alive:
         if request.kind in DIES_WITH_SERVER:
@@ -124,7 +145,7 @@ def answer_problem(request: Request, answer: Answer) -> str | None:
     problem = decision_problem(request, answer.decision, answer.text)
     if problem is not None:
         return problem[0]
-    if answer.binding_digest != binding_digest(request.binding):
+    if answer.binding_digest != request.binding_digest:
         return "the request changed after the person answered it (its binding digest differs)"
     return None
 

@@ -18,6 +18,7 @@ from pending._kinds import Outcome, State
 from pending._records import Group, Request, Status
 from pending._state import (
     DIES_WITH_SERVER,
+    LIVE_EXPIRY_GRACE_S,
     Settlement,
     derive_status,
     settlement_for,
@@ -56,16 +57,21 @@ def plan_sweep(
     groups: Iterable[Group],
     *,
     now: datetime,
-    alive: Callable[[str], bool],
+    alive: Callable[[Request], bool | None],
     settled_grace_s: float = SETTLED_GRACE_S,
     unreadable: Collection[str] = (),
+    live_grace_s: float = LIVE_EXPIRY_GRACE_S,
 ) -> tuple[SweepAction, ...]:
     """What a sweep at *now* should do with *groups*, in their order.
 
-    *alive* tells whether a server (by ID) holds its lock; it is asked only about the servers
-    of requests whose plan depends on it. *unreadable* are the IDs with a file that could not
-    be read: those groups are left entirely alone, as nothing unreadable is ever acted on (nor
-    removed: the doctor reports it).
+    *alive* tells whether a request's asker lives (its lock is held; for a legacy request,
+    its pid exists), or None where that cannot be told (a legacy request naming neither):
+    then nothing is claimed or settled on a guess, but an answered fact is awaited, for
+    the process at hand to apply. It is asked only about the requests whose plan depends
+    on it. *unreadable* are the IDs with a file that could not be read: those groups
+    are left entirely alone, as nothing unreadable is ever acted on (nor removed: the doctor
+    reports it). *live_grace_s* is how long past its expiry a live asker's request is left
+    for that asker to claim `timed-out` (:data:`pending.LIVE_EXPIRY_GRACE_S`).
 
     - An ended group (an outcome written, or an answer whose request is gone) past
       *settled_grace_s* since it ended: REMOVE.
@@ -74,7 +80,8 @@ def plan_sweep(
     - A person's answer, no outcome, its server gone: a command or question SETTLEs ``stale``
       keeping the decision (nobody is left to act on it); a fact is AWAITed, for the process
       at hand to apply (a fact outlives its server). While the server lives, its asker settles.
-    - A waiting request that derives stale (server gone, or past ``expiresAt``): CLAIM_STALE.
+    - A waiting request that derives stale (server gone, or past ``expiresAt``; its server
+      alive, past it by *live_grace_s*): CLAIM_STALE.
     - Anything else (filed, handed over) is left as it is. A fact request that no outcome
       ended is never removed.
     """
@@ -102,9 +109,12 @@ def plan_sweep(
                 )
             )
         elif answer is not None:
-            if alive(request.server.id):
+            verdict = alive(request)
+            if verdict:
                 continue  # its asker is watching: it settles
             if request.kind in DIES_WITH_SERVER:
+                if verdict is None:
+                    continue  # an asker we cannot judge may yet act on it: never on a guess
                 settlement = Settlement(
                     outcome=Outcome.STALE, decision=answer.decision, reason=ABANDONED_REASON
                 )
@@ -123,7 +133,12 @@ def plan_sweep(
                     )
                 )
         else:
-            status = derive_status(group, now=now, server_alive=alive(request.server.id))
+            status = derive_status(
+                group,
+                now=now,
+                server_alive=alive(request) is not False,  # unknown: as alive
+                live_grace_s=live_grace_s,
+            )
             if status is not None and status.state is State.STALE:
                 plan.append(
                     SweepAction(

@@ -118,12 +118,16 @@ class _Handler(FileSystemEventHandler):
 
     def on_any_event(self, event: FileSystemEvent) -> None:
         for path in (event.src_path, getattr(event, "dest_path", "")):
-            if path:
+            if not path:
+                continue
+            try:
                 self._watcher._hint(
                     os.fsdecode(path),
                     is_directory=event.is_directory,
                     deleted=event.event_type == "deleted",
                 )
+            except OSError as exc:  # a read failed (EIO): never kill the observer's thread
+                self._watcher.request_rescan(f"a read failed ({exc.strerror or exc})")
 
 
 class _OverflowSpotter(logging.Handler):
@@ -408,10 +412,10 @@ class Watcher:
                     self._refresh(status.id, alive_cache)
                     continue
                 if status.state is State.FILED:  # a handed-over fact's server is already gone
-                    sid = status.request.server.id
-                    if sid not in alive_cache:
-                        alive_cache[sid] = self.channel.server_alive(sid)
-                    if not alive_cache[sid]:
+                    key = Channel.alive_key(status.request)
+                    if key not in alive_cache:
+                        alive_cache[key] = self.channel.request_alive(status.request)
+                    if not alive_cache[key]:
                         self._refresh(status.id, alive_cache)
 
     def _recheck_server(self, server_id: str) -> None:

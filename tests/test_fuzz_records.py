@@ -201,6 +201,8 @@ def readable(name: str, tree: Any, size: int) -> bool:
     if suffix == "settled.json":
         return fits(tree, SETTLED)
     kind = REQUEST_KINDS[suffix]
+    if "format" not in tree:
+        return readable_legacy(kind, tree)
     # A request without `kind` is 0.16.0's: a command.
     if tree.get("kind", "command") != kind or not is_str(tree.get("kind", "command")):
         return False
@@ -215,6 +217,29 @@ def readable(name: str, tree: Any, size: int) -> bool:
         "bindingDigest": (True, is_str),
     }
     return fits(tree, spec) and tree["bindingDigest"] == digest(tree["binding"])
+
+
+def readable_legacy(kind: str, tree: dict[str, Any]) -> bool:
+    """An earlier build's request (no `format`): what it leaves out is forgiven (all but its
+    binding, and a fact's `proposedBy` within it), what it holds is checked as ever."""
+    if not is_str(tree.get("kind", kind)) or tree.get("kind", kind) != kind:
+        return False
+    server: Spec = {**SERVER, "id": (False, is_id), "pid": (False, is_pid)}
+    binding: Spec = dict(BINDINGS[kind])
+    if kind == "fact":
+        binding["proposedBy"] = (False, is_str)
+    spec: Spec = {
+        "filedAt": (False, is_time),
+        "expiresAt": (False, optional(is_time)),
+        "server": (False, lambda v: fits(v, server)),
+        "title": (False, is_str),
+        "body": (False, is_str),
+        "binding": (True, lambda v: fits(v, binding)),
+        "bindingDigest": (False, is_str),
+    }
+    if not fits(tree, spec):
+        return False
+    return bool(tree.get("bindingDigest", digest(tree["binding"])) == digest(tree["binding"]))
 
 
 # --- applying an edit and writing the file --------------------------------------------------

@@ -13,6 +13,7 @@ import pytest
 
 import pending
 from pending import (
+    LIVE_EXPIRY_GRACE_S,
     Answer,
     CommandBinding,
     Delivery,
@@ -67,6 +68,11 @@ def request(kind: Kind, expires_in_s: float | None = 600) -> Request:
     )
 
 
+def resigned(req: Request, binding: CommandBinding) -> Request:
+    """*req* as it reads once its file was rewritten with *binding* (and a matching digest)."""
+    return attrs.evolve(req, binding=binding, binding_digest=binding_digest(binding))
+
+
 def answer(
     req: Request,
     decision: str,
@@ -114,11 +120,29 @@ class TestDeriveStatus:
 
     @pytest.mark.parametrize("kind", list(Kind))
     def test_expired_is_stale_for_every_kind(self, kind: Kind) -> None:
-        """Past expiresAt is stale, even a fact (0.22.0 filed facts with an expiry)."""
+        """Past expiresAt is stale, even a fact (0.22.0 filed facts with an expiry): at once
+        if its server is gone, and past the grace if it lives (its asker's own deadline
+        decides until then)."""
         req = request(kind, expires_in_s=5)
-        status = derive_status(Group(id=req.id, request=req), now=NOW, server_alive=True)
+        group = Group(id=req.id, request=req)
+        status = derive_status(group, now=NOW, server_alive=False)
         assert status is not None and status.state is State.STALE
         assert status.reason is not None and "expired" in status.reason
+        late = NOW + timedelta(seconds=LIVE_EXPIRY_GRACE_S)
+        status = derive_status(group, now=late, server_alive=True)
+        assert status is not None and status.state is State.STALE
+        assert status.reason is not None and "expired" in status.reason
+
+    @pytest.mark.parametrize("kind", list(Kind))
+    def test_a_live_askers_expired_request_is_its_own_within_the_grace(self, kind: Kind) -> None:
+        """Expired, its server alive, within LIVE_EXPIRY_GRACE_S: still filed, for its asker
+        to claim `timed-out` on its own clock (a sweeper must not claim it stale first)."""
+        req = request(kind, expires_in_s=5)
+        assert req.expires_at is not None
+        for past in (0.0, 1.0, LIVE_EXPIRY_GRACE_S - 0.001):
+            now = req.expires_at + timedelta(seconds=past)
+            status = derive_status(Group(id=req.id, request=req), now=now, server_alive=True)
+            assert status is not None and status.state is State.FILED, past
 
     def test_answered_beats_stale(self) -> None:
         """A person's answer in the slot is `answered`, even if the server died or it expired."""
@@ -170,7 +194,7 @@ class TestAnswerProblem:
         """An answer bound to what the person saw is refused if the binding changed since."""
         req = request(Kind.COMMAND)
         ans = answer(req, "always")
-        altered = attrs.evolve(req, binding=CommandBinding(command="rm -rf /", cwd="/"))
+        altered = resigned(req, CommandBinding(command="rm -rf /", cwd="/"))
         problem = answer_problem(altered, ans)
         assert problem is not None and "changed" in problem
 
@@ -218,7 +242,7 @@ class TestSettlementFor:
     def test_an_answer_that_must_not_be_applied_fails(self) -> None:
         """Bound to a binding that changed, or not a decision of the kind: `failed`, with why."""
         req = request(Kind.COMMAND)
-        changed = attrs.evolve(req, binding=CommandBinding(command="rm -rf /", cwd="/"))
+        changed = resigned(req, CommandBinding(command="rm -rf /", cwd="/"))
         got = settlement_for(changed, answer(req, "always"))
         assert (got.outcome, got.decision, got.delivery) == (Outcome.FAILED, "always", None)
         assert got.reason is not None and "changed" in got.reason

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from strategies import groups, ids
 
 from pending import (
+    LIVE_EXPIRY_GRACE_S,
     SETTLED_GRACE_S,
     STALE_TMP_AFTER_S,
     Answer,
@@ -88,9 +89,9 @@ class Liveness:
         self.alive = set(alive)
         self.asked: list[str] = []
 
-    def __call__(self, server_id: str) -> bool:
-        self.asked.append(server_id)
-        return server_id in self.alive
+    def __call__(self, request: Request) -> bool:
+        self.asked.append(request.server.id)
+        return request.server.id in self.alive
 
 
 def plan(
@@ -127,10 +128,29 @@ class TestPlanSweep:
         assert plan(*(Group(id=r.id, request=r) for r in map(req, Kind))) == []
 
     def test_expiry_is_stale_even_with_a_live_server(self) -> None:
-        """Past expiresAt, a live server's request (even a fact's) is claimed stale."""
+        """Past expiresAt by the grace, a live server's request (even a fact's) is claimed
+        stale: an asker that never claimed its own time-out does not hold it open forever."""
         r = req(Kind.FACT, LIVE, expires_in_s=5)
-        [action] = plan(Group(id=r.id, request=r))
+        [action] = plan_sweep(
+            [Group(id=r.id, request=r)],
+            now=NOW + timedelta(seconds=LIVE_EXPIRY_GRACE_S),
+            alive=Liveness(LIVE),
+        )
         assert action.step is SweepStep.CLAIM_STALE and "expired" in (action.reason or "")
+
+    @pytest.mark.parametrize("kind", list(Kind))
+    def test_a_live_askers_expired_request_is_left_to_it_within_the_grace(self, kind: Kind) -> None:
+        """Just past expiresAt, its asker alive: no claim. The asker's own deadline runs from
+        when it published the request, a little after expiresAt was set; a sweep claiming it
+        `stale` in that gap would turn the asker's plain time-out (exit 124) into stale (1).
+        A dead asker's expired request is claimed at once."""
+        r = req(kind, LIVE, expires_in_s=5)
+        assert r.expires_at is not None
+        for past in (0.0, 0.5, LIVE_EXPIRY_GRACE_S / 2, LIVE_EXPIRY_GRACE_S - 0.001):
+            now = r.expires_at + timedelta(seconds=past)
+            assert plan_sweep([Group(id=r.id, request=r)], now=now, alive=Liveness(LIVE)) == ()
+        dead = plan_sweep([Group(id=r.id, request=r)], now=r.expires_at, alive=Liveness())
+        assert [a.step for a in dead] == [SweepStep.CLAIM_STALE]
 
     def test_a_tombstone_without_outcome_is_settled_as_it_says(self) -> None:
         """A crashed claimer's tombstone: settled with its own outcome and reason, no probe."""
@@ -218,7 +238,7 @@ class TestPlanSweep:
         by_id = {g.id: g for g in found}
         found = list(by_id.values())
         actions = plan_sweep(
-            found, now=NOW, alive=lambda sid: sid in alive_ids, unreadable=unreadable
+            found, now=NOW, alive=lambda r: r.server.id in alive_ids, unreadable=unreadable
         )
         assert len({a.id for a in actions}) == len(actions)
         for action in actions:
@@ -285,12 +305,15 @@ class TestSweep:
             assert channel.status(req.id).state is State.FILED
 
     def test_expired_requests_are_settled_stale(self, clocked: tuple[Channel, FakeClock]) -> None:
-        """Past expiresAt, even with a live server, a request is swept stale."""
+        """Past expiresAt, even with a live server, a request is swept stale: once its asker
+        had the grace to claim its own time-out."""
         channel, clock = clocked
         with channel.server() as lock:
             req = command(lock, clock=clock, expires_in_s=60)
             channel.file(req)
             clock.advance(61)
+            assert channel.sweep().stale == ()
+            clock.advance(LIVE_EXPIRY_GRACE_S)
             assert channel.sweep().stale == (req.id,)
 
     def test_ended_groups_are_removed_after_the_grace_period(

@@ -10,6 +10,7 @@ import pytest
 from helpers import BUILDERS, command, fact, question
 
 from pending import (
+    LIVE_EXPIRY_GRACE_S,
     AlreadyAnswered,
     AlreadySettled,
     Channel,
@@ -218,7 +219,7 @@ class TestRefusals:
                 expires_in_s=60,
             )
             channel.file(req)
-            clock.advance(61)
+            clock.advance(61 + LIVE_EXPIRY_GRACE_S)  # its asker lives: past the grace
             with pytest.raises(StaleRequest, match="expired at"):
                 channel.answer(req.id, "keep", kind=Kind.FACT, via="cli")
 
