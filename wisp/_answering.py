@@ -23,12 +23,15 @@ from pending import (
     AlreadyAnswered,
     Answer,
     Channel,
+    ChannelUnwritable,
     Decision,
     Delivery,
     FactBinding,
     Kind,
     Listing,
+    Liveness,
     Outcome,
+    PendingError,
     Request,
     RequestWatch,
     Settled,
@@ -203,6 +206,9 @@ class Answerer:
             )
         finally:
             watch.stop()
+        if outcome is None and self._nobody_known_to_apply(request):
+            # A legacy fact naming no asker: after the wait, nothing shows one applying it.
+            return self._unwatched(request, result.answer)
         if outcome is None:
             return AnswerReport(
                 request=request,
@@ -227,9 +233,15 @@ class Answerer:
         status = self.channel.status(request.id)
         if status.settled is not None:
             return status.settled, True
-        if not self.channel.server_alive(request.server.id):
+        if not self.channel.request_alive(request):
             return None, False
         return None
+
+    def _nobody_known_to_apply(self, request: Request) -> bool:
+        """Whether a fact's answer has no asker known to be applying it: its asker is gone,
+        or (a legacy request naming none) cannot be judged. Settling is first-wins and the
+        store is keyed by request, so an earlier build's asker applying it too keeps once."""
+        return request.kind is Kind.FACT and self.channel.liveness(request) is not Liveness.ALIVE
 
     def _lost(self, request: Request, winner: Answer) -> AnswerReport:
         """An earlier answer holds the slot. If it is a fact answer that nobody lives to apply
@@ -245,8 +257,7 @@ class Answerer:
             )
         if (
             status.state is State.ANSWERED
-            and request.kind is Kind.FACT
-            and not self.channel.server_alive(request.server.id)
+            and self._nobody_known_to_apply(request)
             and not _process_alive(winner.pid)  # else its own process is applying it now
         ):
             applied = self._unwatched(request, winner)
@@ -272,7 +283,8 @@ class Answerer:
                 by=self.via,
                 entry_point=self.entry_point,
             )
-        except StoreError as exc:
+        except (StoreError, ChannelUnwritable) as exc:
+            # The answer holds the slot; applying it is left for a later sweep (idempotent).
             return attrs.evolve(gone, apply_error=str(exc))
         return AnswerReport(
             request=request,
@@ -306,21 +318,32 @@ class Answerer:
         on_problem: Callable[[str], None] | None = None,
     ) -> Listing:
         """What the channel holds, then a sweep: stale requests settled, answered facts whose
-        applier died applied here. *on_problem* hears what could not be applied."""
+        applier died applied here. *on_problem* hears what could not be done: a sweep that
+        could not write (the listing itself is whole: it only reads) or a fact not applied."""
         listing = self.channel.listing(kinds=kinds, states=states)
         # After listing, so a request gone stale is shown once as stale.
         self.sweep(on_problem=on_problem)
         return listing
 
     def sweep(self, *, on_problem: Callable[[str], None] | None = None) -> SweepReport:
-        """Tidy the channel, and apply answered facts nobody lives to apply."""
+        """Tidy the channel, and apply answered facts nobody lives to apply. The report's
+        ``applied`` are the facts applied here; ``awaiting`` only those still to be applied;
+        ``errors`` the writes that failed (each also told to *on_problem*)."""
         report = self.channel.sweep()
-        for problem in apply_awaiting(
+        applied, problems = _apply_all(
             self.channel, report.awaiting, by=Via.SWEEP, entry_point=self.entry_point
-        ):
-            if on_problem is not None:
+        )
+        if on_problem is not None:
+            for error in report.errors:
+                on_problem(f"the channel was not tidied: {error}")
+            for problem in problems:
                 on_problem(problem)
-        return report
+        done = set(applied)
+        return attrs.evolve(
+            report,
+            applied=tuple(applied),
+            awaiting=tuple(s for s in report.awaiting if s.id not in done),
+        )
 
 
 class Inbox:
@@ -487,8 +510,20 @@ def apply_awaiting(
 ) -> list[str]:
     """Answered facts whose applier died: applied by the process at hand (idempotent).
     Returns what could not be applied, for the caller to say."""
+    return _apply_all(channel, awaiting, by=by, entry_point=entry_point)[1]
+
+
+def _apply_all(
+    channel: Channel,
+    awaiting: Iterable[Status],
+    *,
+    by: Via,
+    entry_point: EntryPoint | str,
+) -> tuple[list[str], list[str]]:
+    """:func:`apply_awaiting`, saying also which were applied (their IDs)."""
     store = FactStore(channel.home)
-    problems = []
+    applied: list[str] = []
+    problems: list[str] = []
     for status in awaiting:
         if status.kind is Kind.FACT and status.state is State.ANSWERED:
             try:
@@ -500,6 +535,8 @@ def apply_awaiting(
                     by=by,
                     entry_point=entry_point,
                 )
-            except StoreError as exc:
+            except (StoreError, PendingError) as exc:  # unwritable, or a slot turned to junk
                 problems.append(f"could not apply answered fact {status.id}: {exc}")
-    return problems
+                continue
+            applied.append(status.id)
+    return applied, problems

@@ -21,6 +21,7 @@ from pending import (
     Answer,
     Binding,
     Channel,
+    ChannelUnwritable,
     Clock,
     CommandBinding,
     Decision,
@@ -38,6 +39,7 @@ from pending import (
     UnknownRequest,
     Via,
     Watcher,
+    answer_problem,
     format_time,
     make_request,
     record_time,
@@ -60,6 +62,10 @@ class Ending:
     outcome: Outcome
     answer: Answer | None = None  # the answer in the slot (a person's, or a tombstone)
     reason: str | None = None
+    # Set when the channel could not record how it ended (a full disk, a read-only mount):
+    # the ending holds for this process all the same (a command is not approved), and a
+    # caller that must say so raises it.
+    error: ChannelUnwritable | None = None
 
     @property
     def decision(self) -> str | None:
@@ -264,27 +270,65 @@ class Asker:
 
     def _expire(self, request_id: str) -> None:
         """The deadline passed: claim the slot `timed-out`. A person's answer that got there
-        first stands."""
+        first stands. If the slot cannot be written, the request has timed out all the same
+        for this process (nothing approves it), and the ending says it was not recorded."""
         request = self._waiting.get(request_id)
         if request is None:
             return
         try:
             self.channel.claim(request, Outcome.TIMED_OUT, via=Via.ASKER)
         except (OSError, PendingError) as exc:
-            self._end_unwritten(request, f"its time-out could not be recorded: {exc}")
+            self._settle_if_ended(request_id)  # a slot decided before ours failed ends it
+            self._end_unrecorded(
+                request,
+                Outcome.TIMED_OUT,
+                f"it timed out, but that could not be recorded: {exc}",
+                error=exc if isinstance(exc, ChannelUnwritable) else None,
+            )
             return
         self._settle_if_ended(request_id)
 
     def _settle_if_ended(self, request_id: str) -> None:
+        """Finish *request_id* if its slot is decided. Never raises: a channel that cannot be
+        read or written ends it `failed` (a command is then not approved)."""
         request = self._waiting.get(request_id)
         if request is None:
             return
         try:
-            status = self.channel.status(request_id)
-        except PendingError as exc:  # our own request altered or removed under us
-            self._finish(request, None, failure=str(exc))
+            group, problems = self.channel.read_group(request_id, kinds=(request.kind,))
+        except (OSError, PendingError) as exc:
+            self._finish(request, None, failure=f"its files could not be read: {exc}")
             return
-        if status.settled is not None or status.answer is not None:
+        if problems:  # junk in our slots (or our request altered): nothing is acted on
+            problem = problems[0]
+            self._finish(
+                request,
+                None,
+                failure=(
+                    f"{problem.name} cannot be read safely ({problem.reason}), so no answer "
+                    "to it can be taken, and none was acted on. Remove that file if you did "
+                    "not put it there, and ask again."
+                ),
+            )
+            return
+        if group.request is None:
+            self._finish(request, None, failure=f"request {request_id} was removed")
+            return
+        if (group.request.binding_digest, group.request.binding) != (
+            request.binding_digest,
+            request.binding,
+        ):
+            self._finish(
+                request,
+                None,
+                failure=(
+                    f"request {request_id} was changed after it was filed: it no longer says "
+                    "what was asked, so no answer to it is applied"
+                ),
+            )
+            return
+        status = self.channel.derive(group)
+        if status is not None and (status.settled is not None or status.answer is not None):
             self._finish(request, status)
 
     def _take(self, request_id: str) -> bool:
@@ -319,9 +363,17 @@ class Asker:
                 answer = None
             else:
                 answer = status.answer
-                settled = status.settled or self._settle(status)
+                settled = status.settled or self._settle(request, status)
         except (OSError, PendingError) as exc:
-            return self._end_unwritten(request, f"its outcome could not be recorded: {exc}")
+            reason = f"{failure}; and its outcome could not be recorded" if failure else None
+            return self._record(
+                Ending(
+                    request=request,
+                    outcome=Outcome.FAILED,
+                    reason=f"{reason or 'its outcome could not be recorded'}: {exc}",
+                    error=exc if isinstance(exc, ChannelUnwritable) else None,
+                )
+            )
         ending = _ending(request, settled, answer)
         event = (
             AuditEvent.APPROVAL_WITHDRAWN
@@ -338,19 +390,28 @@ class Asker:
         )
         return self._record(ending)
 
-    def _settle(self, status: Status) -> Settled:
-        """Settle what the slot decided, by the one rule (:func:`pending.settlement_for`)."""
+    def _settle(self, request: Request, status: Status) -> Settled:
+        """Settle what the slot decided, by the one rule (:func:`pending.settlement_for`),
+        checking the answer against the request as this asker filed it: what is applied is
+        what it asked, whatever the file says now."""
         assert status.answer is not None
-        settlement = settlement_for(status.request, status.answer)
-        return self.channel.settle_with(status.request, settlement, by=Via.ASKER).settled
+        settlement = settlement_for(request, status.answer)
+        return self.channel.settle_with(request, settlement, by=Via.ASKER).settled
 
-    def _end_unwritten(self, request: Request, reason: str) -> Ending:
-        """The channel cannot be written: the request ends `failed` for this process (a
-        command is then denied), though no outcome could be recorded."""
-        with self._mutex:
-            self._finishing.add(request.id)
-        self._take(request.id)
-        return self._record(Ending(request=request, outcome=Outcome.FAILED, reason=reason))
+    def _end_unrecorded(
+        self,
+        request: Request,
+        outcome: Outcome,
+        reason: str,
+        *,
+        error: ChannelUnwritable | None = None,
+    ) -> Ending | None:
+        """End *request* for this process without an outcome on disk (the channel could not
+        be written), unless another thread has ended it already. A command is then not
+        approved; the request reads stale once this asker stops, and a sweep settles it."""
+        if not self._take(request.id):
+            return None
+        return self._record(Ending(request=request, outcome=outcome, reason=reason, error=error))
 
     def announce(self, request: Request) -> None:
         """Post the notification for a request just filed (source `approval` for commands and
@@ -395,9 +456,15 @@ class Asker:
                     request, Outcome.WITHDRAWN, via=Via.ASKER, reason="the asker stopped waiting"
                 )
             except (OSError, PendingError) as exc:
-                endings.append(self._end_unwritten(request, f"could not withdraw it: {exc}"))
-                continue
-            self._settle_if_ended(request.id)
+                self._settle_if_ended(request.id)  # a slot decided before ours failed ends it
+                self._end_unrecorded(
+                    request,
+                    Outcome.WITHDRAWN,
+                    f"withdrawn, but that could not be recorded: {exc}",
+                    error=exc if isinstance(exc, ChannelUnwritable) else None,
+                )
+            else:
+                self._settle_if_ended(request.id)
             ending = self.wait(request.id)  # settled here, or by the settler thread just now
             if ending is not None:
                 endings.append(ending)
@@ -440,6 +507,22 @@ def _iso(request: Request) -> str | None:
 
 
 def _ending(request: Request, settled: Settled, answer: Answer | None) -> Ending:
+    """How *request* ended, by its outcome record. An outcome `answered` stands only with a
+    person's answer in the slot that fits the request as this asker filed it: otherwise
+    (an outcome written by someone else for something else) it ends `failed`."""
+    if settled.outcome is Outcome.ANSWERED:
+        problem = (
+            "no person's answer holds its slot"
+            if answer is None or answer.is_tombstone
+            else answer_problem(request, answer)
+        )
+        if problem is not None:
+            return Ending(
+                request=request,
+                outcome=Outcome.FAILED,
+                answer=answer,
+                reason=f"its outcome says answered, but {problem}",
+            )
     return Ending(request=request, outcome=settled.outcome, answer=answer, reason=settled.reason)
 
 
@@ -528,7 +611,10 @@ class ApprovalGate:
         timeout_s: float | None = None,
         on_filed: Callable[[Request], None] | None = None,
     ) -> Approval:
-        """Whether *command* may run in *cwd*: a grant, or the person's answer (waits)."""
+        """Whether *command* may run in *cwd*: a grant, or the person's answer (waits).
+        Raises :class:`pending.ChannelUnwritable` if the channel could not record how it
+        ended (it is then not approved); a time-out that could not be recorded is still a
+        time-out (:meth:`verdict` of the ending never raises)."""
         granted = self.granted(command, cwd)
         if granted is not None:
             return granted
@@ -537,6 +623,8 @@ class ApprovalGate:
         )
         ending = self.asker.wait(request.id)
         assert ending is not None  # no wait limit: only an ending returns
+        if ending.error is not None and ending.outcome is not Outcome.TIMED_OUT:
+            raise ending.error  # not approved, and the channel cannot be used: say so
         return self.verdict(ending)
 
     def verdict(self, ending: Ending) -> Approval:
@@ -638,7 +726,8 @@ class QuestionAsker:
         timeout_s: float | None = None,
         on_filed: Callable[[Request], None] | None = None,
     ) -> Reply:
-        """Ask the person and wait for the reply."""
+        """Ask the person and wait for the reply. Raises :class:`pending.ChannelUnwritable`
+        as :meth:`ApprovalGate.request` does."""
         request = self.file(
             question,
             options=options,
@@ -649,6 +738,8 @@ class QuestionAsker:
         )
         ending = self.asker.wait(request.id)
         assert ending is not None  # no wait limit: only an ending returns
+        if ending.error is not None and ending.outcome is not Outcome.TIMED_OUT:
+            raise ending.error  # no reply, and the channel cannot be used: say so
         return self.reply(ending)
 
     @staticmethod

@@ -20,6 +20,7 @@ from pending import (
     Delivery,
     FactBinding,
     Kind,
+    PendingError,
     Request,
     State,
     Status,
@@ -130,7 +131,12 @@ class FactKeeper:
         )
         with self._mutex:
             self._mine[request.id] = request
-        self.channel.file(request)
+        try:
+            self.channel.file(request)
+        except PendingError:  # ChannelUnwritable: nothing was filed; the caller says so
+            with self._mutex:
+                self._mine.pop(request.id, None)
+            raise
         audit(
             self.asker.home,
             AuditEvent.APPROVAL_PENDING,
@@ -172,7 +178,10 @@ class FactKeeper:
         with self._mutex:
             ids = list(self._mine)
         for request_id in ids:
-            status = self.channel.status(request_id)
+            try:
+                status = self.channel.status(request_id)
+            except (OSError, PendingError):  # gone, or unreadable: nothing to apply here
+                continue
             if status.state is State.ANSWERED:
                 self._apply(status)
 
@@ -195,8 +204,10 @@ class FactKeeper:
                 entry_point=self.asker.entry_point,
                 still_shown=self._changed,
             )
-        except StoreError:
-            return  # left answered: the answering process or a later sweep applies it
+        except (StoreError, PendingError, OSError):
+            # Left answered (a store or channel that cannot be written, a slot turned to
+            # junk): the answering process or a later sweep applies it, or the doctor shows it.
+            return
         with self._mutex:
             self._mine.pop(status.id, None)
 

@@ -8,6 +8,7 @@ what to do, until the person fixes it or moves it aside.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import os
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from pending import (
+    ChannelUnwritable,
     DecodeError,
     PendingError,
     Unreadable,
@@ -29,10 +31,18 @@ from pending import (
 T = TypeVar("T")
 
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+# Room a write is checked to have beyond the document's current size: a few more records.
+PROBE_SLACK_BYTES = 16 * 1024
 
 
 class StoreError(Exception):
     """The store cannot be used now; the message names the file and what to do."""
+
+
+def unwritable(path: Path, action: str, exc: OSError) -> StoreError:
+    """A failed write as a StoreError: the path, the cause, and what to do about it (the
+    channel's wording for the same faults)."""
+    return StoreError(str(ChannelUnwritable(str(path), action, exc)))
 
 
 @contextmanager
@@ -51,7 +61,7 @@ def locked_home(home: Path, name: str) -> Iterator[int]:
                 dir_fd=home_fd,
             )
         except OSError as exc:
-            raise StoreError(f"cannot lock {home / name}: {exc.strerror}") from None
+            raise unwritable(home / f"{name}.lock", "lock", exc) from None
         try:
             fcntl.flock(lock_fd, fcntl.LOCK_EX)
             yield home_fd
@@ -74,9 +84,9 @@ def _sweep_leftovers(home_fd: int, name: str) -> None:
 def write_atomically(home_fd: int, name: str, data: bytes, *, shown: Path) -> None:
     """Replace document *name*: temp file, fsync, rename over it, fsync the directory.
     The caller holds the document's lock (:func:`locked_home`)."""
-    _sweep_leftovers(home_fd, name)
     tmp = f"{name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
     try:
+        _sweep_leftovers(home_fd, name)
         fd = os.open(tmp, _CREATE, 0o600, dir_fd=home_fd)
         try:
             view = memoryview(data)
@@ -90,7 +100,7 @@ def write_atomically(home_fd: int, name: str, data: bytes, *, shown: Path) -> No
     except OSError as exc:
         with suppress(OSError):
             os.unlink(tmp, dir_fd=home_fd)
-        raise StoreError(f"cannot write {shown}: {exc.strerror or exc}") from None
+        raise unwritable(shown, "write", exc) from None
 
 
 class JsonStore(Generic[T]):
@@ -147,12 +157,32 @@ class JsonStore(Generic[T]):
             return self.read(home_fd)
 
     def check_writable(self) -> None:
-        """Raise :class:`StoreError` now if a write would fail (damaged, unwritable)."""
+        """Raise :class:`StoreError` now if a write would fail (damaged, unwritable, or no
+        room for the document and a few more records)."""
         with self.locked() as home_fd:
             self.read(home_fd)
             probe = f"{self.name}.{os.getpid()}.probe.tmp"
             try:
-                os.close(os.open(probe, _CREATE, 0o600, dir_fd=home_fd))
-                os.unlink(probe, dir_fd=home_fd)
+                try:
+                    size = os.stat(self.name, dir_fd=home_fd, follow_symlinks=False).st_size
+                except FileNotFoundError:
+                    size = 0
+                fd = os.open(probe, _CREATE, 0o600, dir_fd=home_fd)
+                try:
+                    _reserve(fd, size + PROBE_SLACK_BYTES)
+                finally:
+                    os.close(fd)
+                    os.unlink(probe, dir_fd=home_fd)
             except OSError as exc:
-                raise StoreError(f"cannot write {self.path}: {exc.strerror or exc}") from None
+                raise unwritable(self.path, "write", exc) from None
+
+
+def _reserve(fd: int, size: int) -> None:
+    """Make the filesystem set *size* bytes aside for *fd* (ENOSPC if it cannot): a full
+    disk still takes an empty file, so creating one proves nothing. Where the filesystem
+    cannot reserve space at all, nothing is proved, and nothing is refused."""
+    try:
+        os.posix_fallocate(fd, 0, size)
+    except OSError as exc:
+        if exc.errno not in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
+            raise
