@@ -9,7 +9,17 @@ from typing import Annotated, Any
 
 import typer
 
-from pending import KINDS, AlreadyAnswered, Decision, Kind, Outcome, PendingError, Via, WrongKind
+from pending import (
+    KINDS,
+    AlreadyAnswered,
+    ChannelUnwritable,
+    Decision,
+    Kind,
+    Outcome,
+    PendingError,
+    Via,
+    WrongKind,
+)
 from wisp._answering import Answerer, AnswerReport, AskerWatch
 from wisp._audit import EntryPoint
 from wisp._home import open_channel as open_home_channel
@@ -117,6 +127,8 @@ def answer_from_terminal(
                 reason=reason,
                 shown=status.request,
             )
+        except ChannelUnwritable as exc:  # an error, not a refusal: exit 2
+            fail(f"{exc} Your answer was not recorded; the request still waits.")
         except WrongKind as exc:
             refuse(
                 f"request {status.id} is a {exc.kind} request, not a {exc.asked_as} "

@@ -44,6 +44,8 @@ def asking(entry_point: EntryPoint, config: Config) -> Iterator[Asker]:
         fail(f"cannot ask through {channel.path}: {exc}. Check it with `wisp doctor`.")
     try:
         yield asker
+    except PendingError as exc:  # the channel failed mid-ask (a full disk): exit 2, said
+        fail(f"could not ask: {exc}")
     finally:
         try:
             asker.close()

@@ -42,7 +42,7 @@ def list_requests(kinds: list[Kind] | None, show_all: bool, as_json: bool) -> No
             on_problem=lambda problem: tell(f"wisp: {problem}"),
         )
         now = channel.clock.now()
-    if not as_json and listing.problems:
+    if listing.problems:  # on stderr: with --json too, the array alone stays on stdout
         count = len(listing.problems)
         tell(
             f"wisp: skipped {count} entr{'y' if count == 1 else 'ies'} that cannot "
