@@ -2,15 +2,32 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 
+import attrs
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 
+from pending._fsio import IoHook, IoStep, Op, Phase, set_io_hook
 from pending._watch import Watcher
+
+__all__ = [
+    "FakeClock",
+    "Fault",
+    "IoStep",
+    "Op",
+    "Phase",
+    "Recorder",
+    "end_process_at",
+    "events_lost",
+    "inject_overflow",
+    "io_hook",
+    "raise_at",
+]
 
 
 class FakeClock:
@@ -27,8 +44,104 @@ class FakeClock:
         return self._mono
 
     def advance(self, seconds: float) -> None:
+        """Time passes: both clocks move."""
         self._now += timedelta(seconds=seconds)
         self._mono += seconds
+
+    def jump(self, seconds: float) -> None:
+        """The wall clock is set (forward, or back with a negative number): only it moves,
+        as when a person or NTP steps the system clock; the monotonic clock does not."""
+        self._now += timedelta(seconds=seconds)
+
+
+# --- the fault-injection seam --------------------------------------------------------------
+
+
+@contextmanager
+def io_hook(hook: IoHook) -> Iterator[None]:
+    """Install *hook* at the channel's I/O seam for the block: it is told of every step
+    (:class:`IoStep`: before and after each create, write, fsync, link, unlink, directory
+    fsync and lock the channel performs), in every thread of this process, and may raise or
+    end the process at any of them."""
+    previous = set_io_hook(hook)
+    try:
+        yield
+    finally:
+        set_io_hook(previous)
+
+
+@attrs.frozen(kw_only=True)
+class Fault:
+    """Which step to strike: the *nth* one matching *op*, *phase*, the final name's suffix
+    (or whole name) and, if given, whether the step touches the staged temp; every one that
+    matches if *nth* is None (a disk that stays full)."""
+
+    op: Op
+    phase: Phase = Phase.BEFORE
+    suffix: str = ""
+    staged: bool | None = None
+    nth: int | None = 1
+
+    def matches(self, step: IoStep) -> bool:
+        return (
+            step.op is self.op
+            and step.phase is self.phase
+            and step.name.endswith(self.suffix)
+            and (self.staged is None or step.staged is self.staged)
+        )
+
+
+class Recorder:
+    """An I/O hook that records every step it sees, then calls *then* (if any) with it."""
+
+    def __init__(self, then: IoHook | None = None) -> None:
+        self.steps: list[IoStep] = []
+        self._then = then
+        self._mutex = threading.Lock()
+
+    def __call__(self, step: IoStep) -> None:
+        with self._mutex:
+            self.steps.append(step)
+        if self._then is not None:
+            self._then(step)
+
+
+def _striking(fault: Fault, strike: Callable[[IoStep], None]) -> IoHook:
+    seen = 0
+    mutex = threading.Lock()
+
+    def hook(step: IoStep) -> None:
+        nonlocal seen
+        if not fault.matches(step):
+            return
+        with mutex:
+            seen += 1
+            now = fault.nth is None or seen == fault.nth
+        if now:
+            strike(step)
+
+    return hook
+
+
+def raise_at(fault: Fault, code: int = errno.ENOSPC) -> IoHook:
+    """A hook raising ``OSError(code)`` at the step *fault* names (once: the *nth* match).
+    Before a step, the operation does not happen; after it, it happened but is reported as
+    failed (as NFS or a failing disk can)."""
+
+    def strike(step: IoStep) -> None:
+        raise OSError(code, os.strerror(code), step.name)
+
+    return _striking(fault, strike)
+
+
+def end_process_at(fault: Fault, status: int = 86) -> IoHook:
+    """A hook ending the whole process at once (``os._exit``: no cleanup, no finally, as a
+    SIGKILL would) at the step *fault* names."""
+
+    def strike(step: IoStep) -> None:
+        os._exit(status)
+
+    return _striking(fault, strike)
 
 
 class _Recorder(FileSystemEventHandler):
