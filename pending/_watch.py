@@ -276,12 +276,14 @@ class Watcher:
 
     def _hint(self, path: str, *, is_directory: bool, deleted: bool) -> None:
         directory, name = os.path.split(path)
-        if is_directory or self._stop.is_set():
+        if self._stop.is_set():
             return
         if directory == self._servers_path:
-            if deleted and name.endswith(".lock"):  # a clean stop: re-check its requests now
+            if deleted and name.endswith(".lock") and not is_directory:  # a clean stop
                 self._recheck_server(name.removesuffix(".lock"))
             return
+        # A directory named like a slot is junk in that slot: re-read its group, which reports
+        # it (and ends a live asker's request `failed`); any other directory is nothing.
         verdict, parsed = parse_name(name)
         if verdict is NameVerdict.PARSED and parsed is not None:
             # An answer or outcome appearing for a known request needs no re-read of the

@@ -280,3 +280,46 @@ relay_lines = st.lists(
     max_size=12,
 )
 chunkings = st.lists(st.integers(0, 10_000), max_size=8)
+
+
+# --- hostile directory entries (tests/test_hostile_entries.py) -----------------------------
+
+# What can sit in a slot instead of a record this build wrote: links of every sort, special
+# files, directories, and bytes that are no record.
+ENTRY_KINDS = (
+    "symlink-to-good",  # a symlink to a perfectly good record elsewhere
+    "symlink-dangling",
+    "symlink-loop",
+    "fifo",  # a reader that opened it blocking would hang
+    "directory",
+    "hardlink-other-id",  # a hard link to another request's record (its id disagrees)
+    "hardlink-three",  # a record with three links (one more than publication makes)
+    "garbage",  # bytes that are not JSON
+    "empty",
+    "truncated",  # half a good record
+)
+# Every slot of a group: the three request kinds, the answer, the outcome.
+SLOT_SUFFIXES = (".request.json", ".fact.json", ".question.json", ".answer.json", ".settled.json")
+
+
+@attrs.frozen
+class HostileEntry:
+    """One hostile entry: in the slot *suffix* of the group *target* ("live": a request a
+    live asker waits on; "fresh": an ID nothing else uses), of the sort *kind*."""
+
+    target: str
+    suffix: str
+    kind: str
+
+
+hostile_entries = st.lists(
+    st.builds(
+        HostileEntry,
+        target=st.sampled_from(["live", "fresh-1", "fresh-2"]),
+        suffix=st.sampled_from(SLOT_SUFFIXES),
+        kind=st.sampled_from(ENTRY_KINDS),
+    ).filter(lambda e: (e.target, e.suffix) != ("live", ".request.json")),  # the live one's
+    min_size=1,
+    max_size=6,
+    unique_by=lambda e: (e.target, e.suffix),
+)
