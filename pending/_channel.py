@@ -74,6 +74,7 @@ from pending._kinds import (
 from pending._liveness import (
     Liveness,
     ServerLock,
+    pid_alive,
     remove_if_free,
     request_liveness,
     server_alive,
@@ -117,6 +118,14 @@ def _login_name() -> str:
         return pwd.getpwuid(os.getuid()).pw_name
     except KeyError:
         return str(os.getuid())
+
+
+def _writer_alive(staged: str) -> bool:
+    """Whether the process that staged *staged* (`NAME.PID.TOKEN.tmp`) still lives."""
+    parts = staged.split(".")
+    if len(parts) < 4 or parts[-1] != "tmp" or not parts[-3].isdigit():
+        return False  # not a name publication stages: nobody's
+    return pid_alive(int(parts[-3]))
 
 
 def make_request(
@@ -727,14 +736,19 @@ class Channel:
 
     @staticmethod
     def _sweep_dir(dir_fd: int, older_than: float, shown: str) -> int:
+        """Remove staged files older than *older_than* whose writer is gone. Age alone is a
+        wall-clock judgement (a clock set forward makes a fresh file look old); the writer's
+        pid, in the staged name, keeps a living writer's file (a reused pid only delays it)."""
         count = 0
         for name in list_dir(dir_fd):
             try:
                 st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
             except OSError:
                 continue
+            if st.st_mtime >= older_than or _writer_alive(name):
+                continue
             try:
-                if st.st_mtime < older_than and remove(dir_fd, name, shown=shown):
+                if remove(dir_fd, name, shown=shown):
                     count += 1
             except ChannelUnwritable:  # a directory someone made, or an unwritable disk
                 continue

@@ -19,13 +19,13 @@ from pending._records import Answer, Group, Request, Settled, Status
 # Kinds whose request dies with its server: only the asking thread can take their answer.
 DIES_WITH_SERVER = frozenset(kind for kind, spec in KINDS.items() if spec.dies_with_server)
 
-# How long past its `expiresAt` a request whose asker still lives is left to that asker.
+# How long past its `expiresAt` a request whose asker still lives goes on reading as waiting.
 # The asker keeps its deadline on its own monotonic clock, from the moment its request was
 # published (a little after `expiresAt` was computed), and claims the slot `timed-out`
-# itself: a sweeper that called it stale first would turn a plain time-out into `stale`.
-# The grace also absorbs a timer delayed by a busy machine and a wall clock stepped forward
-# by up to this much. Past it, a live asker's request reads stale too (an asker that is hung
-# must not hold its request open forever).
+# itself; until then a person may still answer it. The grace absorbs that gap, a timer
+# delayed by a busy machine, and a wall clock stepped forward by up to this much. Past it,
+# the request reads stale (an asker that hangs cannot hold it open), though no sweep claims
+# a live asker's request: only its asker, or a sweep once it is gone, ends it.
 LIVE_EXPIRY_GRACE_S = 60.0
 
 

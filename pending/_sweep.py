@@ -70,8 +70,8 @@ def plan_sweep(
     the process at hand to apply. It is asked only about the requests whose plan depends
     on it. *unreadable* are the IDs with a file that could not be read: those groups
     are left entirely alone, as nothing unreadable is ever acted on (nor removed: the doctor
-    reports it). *live_grace_s* is how long past its expiry a live asker's request is left
-    for that asker to claim `timed-out` (:data:`pending.LIVE_EXPIRY_GRACE_S`).
+    reports it). *live_grace_s* is how long past its expiry a request whose asker seems alive
+    still reads as waiting (:data:`pending.LIVE_EXPIRY_GRACE_S`).
 
     - An ended group (an outcome written, or an answer whose request is gone) past
       *settled_grace_s* since it ended: REMOVE.
@@ -80,8 +80,15 @@ def plan_sweep(
     - A person's answer, no outcome, its server gone: a command or question SETTLEs ``stale``
       keeping the decision (nobody is left to act on it); a fact is AWAITed, for the process
       at hand to apply (a fact outlives its server). While the server lives, its asker settles.
-    - A waiting request that derives stale (server gone, or past ``expiresAt``; its server
-      alive, past it by *live_grace_s*): CLAIM_STALE.
+    - A waiting request whose asker holds its lock: left to that asker, which keeps its own
+      deadline on its monotonic clock and claims `timed-out` itself (a sweep that claimed it
+      `stale` would turn a plain time-out, exit 124, into stale, exit 1; and a wall clock
+      set forward would make it expire early). It reads stale to others once
+      *live_grace_s* past ``expiresAt``, but only its asker (or, once it is gone, a sweep)
+      ends it.
+    - A waiting request that derives stale (server gone, or past ``expiresAt``; a legacy
+      request judged alive by its pid, or not judged at all, past it by *live_grace_s*):
+      CLAIM_STALE.
     - Anything else (filed, handed over) is left as it is. A fact request that no outcome
       ended is never removed.
     """
@@ -133,10 +140,15 @@ def plan_sweep(
                     )
                 )
         else:
+            verdict = alive(request)
+            if verdict and not request.legacy:
+                # Its asker holds its lock, and keeps its own deadline on a monotonic clock:
+                # it claims `timed-out` itself, however the wall clock was set meanwhile.
+                continue
             status = derive_status(
                 group,
                 now=now,
-                server_alive=alive(request) is not False,  # unknown: as alive
+                server_alive=verdict is not False,  # unknown: as alive
                 live_grace_s=live_grace_s,
             )
             if status is not None and status.state is State.STALE:

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import errno
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -84,6 +86,13 @@ def assert_names_path(exc: ChannelUnwritable, path: Path, code: int) -> None:
     assert any(
         remedy in text for remedy in ("free some space", "read-only", "chattr -i", "dmesg")
     ), text
+
+
+def dead_pid() -> int:
+    """A pid that was a process a moment ago and is none now."""
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
 
 
 def at(fault: Fault, suffix: str) -> Fault:
@@ -191,11 +200,15 @@ class TestPublicationUnderFaults:
             assert channel.status(req.id).state is State.ANSWERED
             left = temp_files(channel)
             assert len(left) == (1 if fault.op is Op.UNLINK else 0)
-            assert channel.sweep().temp_files == 0  # a writer's own, for all a sweep knows
+            assert channel.sweep().temp_files == 0  # young: a writer's, for all a sweep knows
             clock.advance(STALE_TMP_AFTER_S + 1)
             for name in left:  # (the fake clock is behind the files' real times)
                 old = clock.now().timestamp() - STALE_TMP_AFTER_S - 1
                 os.utime(channel.path / ".tmp" / name, (old, old))
+            assert channel.sweep().temp_files == 0  # old, but its writer (we) lives
+            for name in left:  # as it is once its writer has gone
+                gone = name.replace(f".{os.getpid()}.", f".{dead_pid()}.")
+                os.rename(channel.path / ".tmp" / name, channel.path / ".tmp" / gone)
             assert channel.sweep().temp_files == len(left)
         assert temp_files(channel) == []
         assert violations(channel) == []

@@ -36,6 +36,7 @@ from pending import (
     SweepAction,
     SweepStep,
     binding_digest,
+    derive_status,
     make_request,
     plan_sweep,
 )
@@ -128,15 +129,29 @@ class TestPlanSweep:
         assert plan(*(Group(id=r.id, request=r) for r in map(req, Kind))) == []
 
     def test_expiry_is_stale_even_with_a_live_server(self) -> None:
-        """Past expiresAt by the grace, a live server's request (even a fact's) is claimed
-        stale: an asker that never claimed its own time-out does not hold it open forever."""
+        """Past expiresAt by the grace, a live server's request (even a fact's) reads stale,
+        but no sweep claims it while its asker holds its lock: that asker claims its own
+        time-out. Once the asker is gone, the sweep claims it at once."""
         r = req(Kind.FACT, LIVE, expires_in_s=5)
-        [action] = plan_sweep(
-            [Group(id=r.id, request=r)],
-            now=NOW + timedelta(seconds=LIVE_EXPIRY_GRACE_S),
-            alive=Liveness(LIVE),
-        )
+        late = NOW + timedelta(seconds=LIVE_EXPIRY_GRACE_S)
+        status = derive_status(Group(id=r.id, request=r), now=late, server_alive=True)
+        assert status is not None and status.state is State.STALE
+        assert plan_sweep([Group(id=r.id, request=r)], now=late, alive=Liveness(LIVE)) == ()
+        [action] = plan_sweep([Group(id=r.id, request=r)], now=late, alive=Liveness())
         assert action.step is SweepStep.CLAIM_STALE and "expired" in (action.reason or "")
+
+    def test_a_legacy_request_alive_by_its_pid_is_claimed_past_the_grace(self) -> None:
+        """An earlier build's request judged alive by a pid (which may be reused), or not
+        judged at all: claimed once past expiresAt and the grace, never before."""
+        r = attrs.evolve(req(Kind.COMMAND, LIVE, expires_in_s=5), legacy=True)
+        assert r.expires_at is not None
+        group = Group(id=r.id, request=r)
+        for verdict in (True, None):
+            just = r.expires_at + timedelta(seconds=LIVE_EXPIRY_GRACE_S - 1)
+            assert plan_sweep([group], now=just, alive=lambda _, v=verdict: v) == ()
+            late = r.expires_at + timedelta(seconds=LIVE_EXPIRY_GRACE_S)
+            [action] = plan_sweep([group], now=late, alive=lambda _, v=verdict: v)
+            assert action.step is SweepStep.CLAIM_STALE
 
     @pytest.mark.parametrize("kind", list(Kind))
     def test_a_live_askers_expired_request_is_left_to_it_within_the_grace(self, kind: Kind) -> None:
@@ -305,16 +320,16 @@ class TestSweep:
             assert channel.status(req.id).state is State.FILED
 
     def test_expired_requests_are_settled_stale(self, clocked: tuple[Channel, FakeClock]) -> None:
-        """Past expiresAt, even with a live server, a request is swept stale: once its asker
-        had the grace to claim its own time-out."""
+        """Past expiresAt, a request is swept stale once its asker is gone; while the asker
+        holds its lock, it ends its request itself (however far the clock went)."""
         channel, clock = clocked
         with channel.server() as lock:
             req = command(lock, clock=clock, expires_in_s=60)
             channel.file(req)
-            clock.advance(61)
+            clock.advance(61 + LIVE_EXPIRY_GRACE_S)
+            assert channel.status(req.id).state is State.STALE
             assert channel.sweep().stale == ()
-            clock.advance(LIVE_EXPIRY_GRACE_S)
-            assert channel.sweep().stale == (req.id,)
+        assert channel.sweep().stale == (req.id,)
 
     def test_ended_groups_are_removed_after_the_grace_period(
         self, clocked: tuple[Channel, FakeClock]
@@ -376,18 +391,25 @@ class TestSweep:
     def test_crashed_writers_temp_files_are_removed(
         self, clocked: tuple[Channel, FakeClock]
     ) -> None:
-        """Old staged files go; one being written now stays."""
+        """Old staged files of writers that are gone go; one being written now stays, and
+        so does an old one whose writer lives (its age may be a clock set forward)."""
         channel, clock = clocked
         tmp = channel.path / ".tmp"
-        old, fresh = tmp / "a1b2c3d4.answer.json.1.x.tmp", tmp / "b1b2c3d4.answer.json.2.y.tmp"
-        old.write_text("{")
-        fresh.write_text("{")
+        gone = 2**31 - 2  # no process can have this pid
+        old, fresh = (
+            tmp / f"a1b2c3d4.answer.json.{gone}.x.tmp",
+            tmp / "b1b2c3d4.answer.json.2.y.tmp",
+        )
+        living = tmp / f"c1b2c3d4.answer.json.{os.getpid()}.z.tmp"
+        for path in (old, fresh, living):
+            path.write_text("{")
         past = clock.now().timestamp() - STALE_TMP_AFTER_S - 1
         os.utime(old, (past, past))
+        os.utime(living, (past, past))
         now = clock.now().timestamp()
         os.utime(fresh, (now, now))
         assert channel.sweep().temp_files == 1
-        assert not old.exists() and fresh.exists()
+        assert not old.exists() and fresh.exists() and living.exists()
 
     def test_dead_servers_locks_are_removed(self, clocked: tuple[Channel, FakeClock]) -> None:
         """A lock file nobody holds is removed; a held one stays."""
