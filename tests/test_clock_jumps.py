@@ -1,0 +1,128 @@
+"""The wall clock set forward and back: nothing expires or revives wrongly.
+
+An asker's deadline runs on the monotonic clock from the moment it published its request, so
+setting the wall clock (by hand, or NTP stepping it) neither ends a request early nor keeps
+it waiting late; no sweep claims a request whose asker lives; a request the wall clock says
+expired reads as waiting for LIVE_EXPIRY_GRACE_S (a small step forward does not end it); and
+what ended stays ended when the clock goes back, as the ending is a file, not a time.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from figures import note
+from helpers import command, fact
+from invariants import violations
+
+from pending import LIVE_EXPIRY_GRACE_S, Channel, Kind, Outcome, State
+from pending.testing import FakeClock
+from wisp._asking import ApprovalGate, Asker
+from wisp._notify import Notifier
+
+DEADLINE_S = 0.6  # the asker's own deadline in these tests (real, monotonic seconds)
+DAY_S = 86400.0
+
+
+@pytest.fixture
+def clocked(home: Path) -> Iterator[tuple[Channel, FakeClock]]:
+    clock = FakeClock()
+    with Channel.open(home, clock=clock) as channel:
+        yield channel, clock
+
+
+def quiet(home: Path) -> Notifier:
+    return Notifier(home, settings={"notifications.enabled": False}, entry_point="test")
+
+
+class TestClockJumps:
+    @pytest.mark.parametrize("jump_s", [DAY_S, -DAY_S, LIVE_EXPIRY_GRACE_S / 2, -3600.0])
+    def test_the_askers_deadline_is_its_own(
+        self, clocked: tuple[Channel, FakeClock], jump_s: float
+    ) -> None:
+        """Filed, then the wall clock is set forward or back: a sweep (by that clock) claims
+        nothing, the request is still waiting a moment later, and the asker times out on its
+        own clock, no sooner and not much later: timed-out, as the slot says (exit 124)."""
+        channel, clock = clocked
+        with Asker(channel, entry_point="approvals", notifier=quiet(channel.home)) as asker:
+            gate = ApprovalGate(asker, timeout_s=DEADLINE_S)
+            started = time.monotonic()
+            request = gate.file("make deploy", "/srv")
+            clock.jump(jump_s)
+            assert channel.sweep().stale == ()
+            assert channel.read(request.id).answer is None
+            assert [r.id for r in asker.waiting()] == [request.id]
+            ending = asker.wait(request.id, 30)
+            waited = time.monotonic() - started
+        assert ending is not None and ending.outcome is Outcome.TIMED_OUT
+        assert DEADLINE_S <= waited < DEADLINE_S + 10
+        slot = channel.read(request.id).answer
+        assert slot is not None and slot.decision == "timed-out"
+        assert not gate.verdict(ending).approved
+        assert violations(channel) == []
+        note("clock-jumps", jump_s=jump_s)
+
+    def test_a_small_step_forward_leaves_it_answerable(
+        self, clocked: tuple[Channel, FakeClock]
+    ) -> None:
+        """Stepped past expiresAt by less than the grace, with its asker alive: still filed,
+        and a person's answer then is the one applied."""
+        channel, clock = clocked
+        with Asker(channel, entry_point="approvals", notifier=quiet(channel.home)) as asker:
+            gate = ApprovalGate(asker, timeout_s=600)
+            request = gate.file("make deploy", "/srv")
+            clock.jump(600 + LIVE_EXPIRY_GRACE_S / 2)
+            assert channel.status(request.id).state is State.FILED
+            channel.answer(request.id, "once", kind=Kind.COMMAND, via="cli")
+            ending = asker.wait(request.id, 10)
+            assert ending is not None and gate.verdict(ending).approved
+
+    def test_a_large_step_forward_reads_stale_but_only_its_asker_ends_it(
+        self, clocked: tuple[Channel, FakeClock]
+    ) -> None:
+        """Far past expiresAt by the wall clock while its asker waits: it reads stale (no
+        answer is taken), yet no sweep writes its ending; the asker, on its own clock, does."""
+        channel, clock = clocked
+        with Asker(channel, entry_point="approvals", notifier=quiet(channel.home)) as asker:
+            request = ApprovalGate(asker, timeout_s=DEADLINE_S).file("make deploy", "/srv")
+            clock.jump(DAY_S)
+            assert channel.status(request.id).state is State.STALE
+            assert channel.sweep().stale == ()
+            ending = asker.wait(request.id, 30)
+        assert ending is not None and ending.outcome is Outcome.TIMED_OUT
+
+    @pytest.mark.parametrize("ending", [Outcome.TIMED_OUT, Outcome.STALE, Outcome.WITHDRAWN])
+    def test_nothing_ended_revives_when_the_clock_goes_back(
+        self, clocked: tuple[Channel, FakeClock], ending: Outcome
+    ) -> None:
+        """An ending is a file in the slot: setting the clock back a day (or a year) changes
+        nothing about it."""
+        channel, clock = clocked
+        with channel.server() as lock:
+            request = command(lock, clock=clock, expires_in_s=60)
+            channel.file(request)
+            channel.claim(request, ending, via="asker")
+            for back in (-DAY_S, -365 * DAY_S):
+                clock.jump(back)
+                status = channel.status(request.id)
+                assert (status.state, status.outcome) == (State.SETTLED, ending)
+        assert channel.sweep().finished == (request.id,)
+        assert channel.status(request.id).outcome is ending
+
+    def test_a_dead_askers_expired_fact_is_swept_and_stays_ended(
+        self, clocked: tuple[Channel, FakeClock]
+    ) -> None:
+        """A 0.22.0-style fact (with an expiry) whose asker is gone: stale by the wall clock,
+        claimed by the sweep; the clock set back then does not bring it back."""
+        channel, clock = clocked
+        with channel.server() as lock:
+            request = fact(lock, clock=clock, expires_in_s=60)
+            channel.file(request)
+        assert channel.status(request.id).state is State.HANDED_OVER
+        clock.jump(61)
+        assert channel.sweep().stale == (request.id,)
+        clock.jump(-DAY_S)
+        assert channel.status(request.id).outcome is Outcome.STALE
