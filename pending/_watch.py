@@ -369,9 +369,17 @@ class Watcher:
 
     # --- the slow timer: liveness, expiry, the observer's health -------------------------
 
+    def _recheck_every_s(self) -> float:
+        """How often the timer re-checks. Polling, a lock file made and removed between two
+        snapshots makes no event at all, so liveness is re-checked as often as the directory
+        is polled (a probe per live server: far cheaper than the poll itself)."""
+        if self.backend is Backend.POLLING:
+            return min(self._liveness_recheck_s, self._polling_interval_s)
+        return self._liveness_recheck_s
+
     def _run_timer(self) -> None:
         while not self._stop.is_set():
-            self._wake.wait(self._liveness_recheck_s)
+            self._wake.wait(self._recheck_every_s())
             self._wake.clear()
             if self._stop.is_set():
                 return
