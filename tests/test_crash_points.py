@@ -207,7 +207,8 @@ def keep_watched(home: Path, fault: Fault | None) -> list[dict[str, Any]]:
             what="the keeper to settle, or to be ended",
         )
         if process.is_alive():
-            conn.send("done")
+            with suppress(OSError):  # (it may be ending at its step just now)
+                conn.send("done")
         steps = conn.recv() if fault is None else []
         code = ended(process)
     finish(home)  # the keeper died: the sweep applies its answer (keyed: kept once)
