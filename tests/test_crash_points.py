@@ -10,6 +10,8 @@ cleanup). Recovery is what a person and the next process do: retry the answer, r
 After it, every promise holds (tests/invariants.py): no partial file under a final name, no
 request in two states, an outcome only after a decision, a kept fact kept exactly once, and
 every temp file removed.
+
+``WISP_FAULT_TRIALS`` runs every kill that many times.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import attrs
 import crash_children
 import pytest
 from crash_children import KILLED, sweeper_clock
-from figures import note
+from figures import TRIALS, note
 from helpers import command, fact, wait_until
 from invariants import kept_facts, temp_files, violations
 
@@ -293,6 +295,13 @@ class TestKilledAtEveryStep:
         steps = run(tmp_path / "recorded", None)
         assert {suffix(s["name"]) for s in steps} >= KILL_AT[transition]
         points = [f for f in boundaries(steps) if f.suffix in KILL_AT[transition]]
-        for index, fault in enumerate(points):
-            run(tmp_path / f"killed-{index}", fault)
-        note("crash-points", transition=transition, steps=len(steps), kills=len(points))
+        for trial in range(TRIALS):  # more than once: the askers' threads race their steps
+            for index, fault in enumerate(points):
+                run(tmp_path / f"killed-{trial}-{index}", fault)
+        note(
+            "crash-points",
+            transition=transition,
+            steps=len(steps),
+            boundaries=len(points),
+            kills=len(points) * TRIALS,
+        )

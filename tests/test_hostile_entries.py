@@ -5,7 +5,7 @@ Whatever sits there, the channel still lists (reporting each entry), watches, an
 request and lets a new asker file; the hostile entry is never acted on, never removed, never
 a traceback and never a hang. A live asker whose slot fills with junk ends `failed` cleanly.
 
-Examples: ``WISP_HOSTILE_EXAMPLES`` (default 40).
+Examples: ``WISP_HOSTILE_EXAMPLES`` (default 40 times ``WISP_FAULT_TRIALS``).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from figures import note
+from figures import note, scaled
 from helpers import FIXTURES, AskingCommand, command, in_terminal, read_line, run_wisp
 from hypothesis import HealthCheck, given, settings
 from strategies import ENTRY_KINDS, SLOT_SUFFIXES, HostileEntry, hostile_entries
@@ -41,7 +41,7 @@ from wisp._answering import Answerer
 from wisp._asking import ApprovalGate, Asker
 from wisp._notify import Notifier
 
-EXAMPLES = int(os.environ.get("WISP_HOSTILE_EXAMPLES", "40"))
+EXAMPLES = scaled("WISP_HOSTILE_EXAMPLES", 40)
 GOOD_RECORD = FIXTURES / "good" / "d4e5f6a7.fact.json"
 FRESH = {"fresh-1": "feed0001", "fresh-2": "feed0002"}
 

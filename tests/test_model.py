@@ -19,7 +19,8 @@ threads stop, writing nothing more. (Real kills, at every step boundary, are in
 tests/test_crash_points.py.) Deadlines are its deadline timer's own callback, called when
 the model says so, so runs are deterministic.
 
-Examples: ``WISP_MODEL_EXAMPLES`` (default 40), steps per example ``WISP_MODEL_STEPS`` (20).
+Examples: ``WISP_MODEL_EXAMPLES`` (default 40 times ``WISP_FAULT_TRIALS``), steps per example
+``WISP_MODEL_STEPS`` (20).
 Choices never depend on the random request IDs (requests are drawn in the order filed), so
 hypothesis can replay and shrink a failing run.
 """
@@ -34,7 +35,7 @@ from contextlib import suppress
 from pathlib import Path
 
 import attrs
-from figures import note
+from figures import note, scaled
 from helpers import wait_until
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
@@ -62,7 +63,7 @@ from wisp._asking import ApprovalGate, Asker, Ending, QuestionAsker
 from wisp._keeper import FactKeeper
 from wisp._notify import Notifier
 
-EXAMPLES = int(os.environ.get("WISP_MODEL_EXAMPLES", "40"))
+EXAMPLES = scaled("WISP_MODEL_EXAMPLES", 40)
 STEPS = int(os.environ.get("WISP_MODEL_STEPS", "20"))
 TIMEOUT_S = 600.0  # each request's deadline (its timer is fired by the model, never by time)
 SETTLE_WAIT_S = 15.0  # for a live asker to settle what its slot decided (events: ms)
