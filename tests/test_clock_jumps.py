@@ -9,13 +9,14 @@ what ended stays ended when the clock goes back, as the ending is a file, not a 
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from figures import note
-from helpers import command, fact
+from helpers import command, fact, run_wisp
 from invariants import violations
 
 from pending import LIVE_EXPIRY_GRACE_S, Channel, Kind, Outcome, State
@@ -126,3 +127,53 @@ class TestClockJumps:
         assert channel.sweep().stale == (request.id,)
         clock.jump(-DAY_S)
         assert channel.status(request.id).outcome is Outcome.STALE
+
+
+class TestABusySweeper:
+    """The issue's case: a sweep near a deadline once claimed a plain time-out `stale`."""
+
+    def test_a_sweeper_never_beats_the_askers_own_time_out(self, channel: Channel) -> None:
+        """Ten requests time out while another thread sweeps without pause: each ends
+        `timed-out` by its asker (exit 124), none `stale`."""
+        stop = threading.Event()
+        sweeps = 0
+
+        def sweep() -> None:
+            nonlocal sweeps
+            with Channel.open(channel.home) as other:
+                while not stop.is_set():
+                    other.sweep()
+                    sweeps += 1
+
+        sweeper = threading.Thread(target=sweep)
+        sweeper.start()
+        try:
+            with Asker(channel, entry_point="approvals", notifier=quiet(channel.home)) as asker:
+                gate = ApprovalGate(asker, timeout_s=0.2)
+                verdicts = [gate.request(f"make t{n}", "/srv") for n in range(10)]
+        finally:
+            stop.set()
+            sweeper.join(30)
+        assert [v.outcome for v in verdicts] == ["timed-out"] * 10
+        assert sweeps > 10
+        note("busy-sweeper", requests=len(verdicts), sweeps=sweeps)
+
+    def test_from_the_command_line(self, home: Path) -> None:
+        """`wisp approvals request --timeout 0.5` beside a busy sweeper exits 124."""
+        stop = threading.Event()
+
+        def sweep() -> None:
+            with Channel.open(home) as other:
+                while not stop.is_set():
+                    other.sweep()
+
+        Channel.open(home).close()
+        sweeper = threading.Thread(target=sweep)
+        sweeper.start()
+        try:
+            done = run_wisp("approvals", "request", "--json", "--timeout", "0.5", "--", "ls")
+        finally:
+            stop.set()
+            sweeper.join(30)
+        assert done.returncode == 124, done.stderr
+        assert '"outcome": "timed-out"' in done.stdout
