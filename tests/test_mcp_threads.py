@@ -105,8 +105,8 @@ class TestViews:
 
 class TestImports:
     def test_everyday_commands_never_load_the_sdk(self, home: Path) -> None:
-        """`wisp pending` (every command group registered) imports neither mcp nor
-        mcp_types: only `wisp mcp` does, inside its command."""
+        """`wisp pending` imports neither mcp nor mcp_types, nor `wisp mcp --help`: only
+        running `wisp mcp` does, inside its command."""
         done = subprocess.run(
             [sys.executable, "-X", "importtime", "-m", "wisp", "pending", "--json"],
             capture_output=True,
@@ -116,5 +116,14 @@ class TestImports:
         assert done.returncode == 0, done.stderr
         loaded = re.findall(r"\|\s+(mcp(?:_types)?(?:\.\S+)?)\s*$", done.stderr, re.MULTILINE)
         assert loaded == []
-        # The command is registered (its module loaded), its SDK not.
-        assert re.search(r"\|\s+wisp\.cli\.mcp\s*$", done.stderr, re.MULTILINE)
+        # Its help loads the command's module (the lazy root builds it), never its SDK.
+        helped = subprocess.run(
+            [sys.executable, "-X", "importtime", "-m", "wisp", "mcp", "--help"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert helped.returncode == 0, helped.stderr
+        assert re.search(r"\|\s+wisp\.cli\.mcp\s*$", helped.stderr, re.MULTILINE)
+        sdk = re.findall(r"\|\s+(mcp(?:_types)?(?:\.\S+)?)\s*$", helped.stderr, re.MULTILINE)
+        assert sdk == []
