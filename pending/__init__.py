@@ -5,93 +5,201 @@ and first-wins; every state is derived by re-reading. This package knows nothing
 stores, notifications or command lines: those are built on it in :mod:`wisp`.
 """
 
-from pending._bindings import Binding, CommandBinding, FactBinding, QuestionBinding
-from pending._channel import (
-    STALE_TMP_AFTER_S,
-    Channel,
-    Listing,
-    SweepReport,
-    make_request,
-)
-from pending._clock import (
-    SYSTEM_CLOCK,
-    Clock,
-    SystemClock,
-    format_time,
-    parse_time,
-    record_time,
-)
-from pending._convert import DecodeError, binding_digest, from_json, loads_strict, to_json
-from pending._errors import (
-    AlreadyAnswered,
-    AlreadySettled,
-    ChannelUnavailable,
-    ChannelUnsafe,
-    ChannelUnwritable,
-    IdCollision,
-    InvalidDecision,
-    InvalidId,
-    PendingError,
-    RequestChanged,
-    StaleRequest,
-    UnknownRequest,
-    UnreadableRequest,
-    WrongKind,
-)
-from pending._fsio import MAX_RECORD_BYTES, Unreadable, open_private_dir
-from pending._fsio import read_bytes as read_private_file
-from pending._ids import is_valid_id, new_id, validate_id
-from pending._kinds import (
-    APPROVALS,
-    DECISIONS,
-    KINDS,
-    TOMBSTONES,
-    VIA_ASKER,
-    VIA_SWEEP,
-    Decision,
-    Delivery,
-    Kind,
-    KindSpec,
-    Outcome,
-    Scope,
-    State,
-    Via,
-)
-from pending._liveness import Liveness, ServerLock
-from pending._onewatch import RequestWatch
-from pending._records import (
-    FORMAT,
-    UNKNOWN_PID,
-    UNKNOWN_SERVER_ID,
-    Answer,
-    AnswerResult,
-    Group,
-    Problem,
-    Request,
-    Server,
-    Settled,
-    SettleResult,
-    Status,
-)
-from pending._state import (
-    LIVE_EXPIRY_GRACE_S,
-    Settlement,
-    answer_problem,
-    derive_status,
-    ending_of,
-    settlement_for,
-)
-from pending._subscribe import SUBSCRIBER_BACKLOG, Missed, Subscription, SubscriptionClosed
-from pending._sweep import SETTLED_GRACE_S, SweepAction, SweepStep, plan_sweep
-from pending._watch import (
-    LIVENESS_RECHECK_S,
-    POLLING_INTERVAL_S,
-    Backend,
-    Event,
-    Transition,
-    Watcher,
-    watching,
-)
+import importlib as _importlib
+import typing as _typing
+
+# Where each public name lives. Loaded on first use (PEP 562): a listing reads files and never
+# pays for watchdog or asyncio; a watcher loads them when it is first asked for.
+_HOMES: dict[str, tuple[str, str]] = {
+    "APPROVALS": ("pending._kinds", "APPROVALS"),
+    "AlreadyAnswered": ("pending._errors", "AlreadyAnswered"),
+    "AlreadySettled": ("pending._errors", "AlreadySettled"),
+    "Answer": ("pending._records", "Answer"),
+    "AnswerResult": ("pending._records", "AnswerResult"),
+    "Backend": ("pending._watch", "Backend"),
+    "Binding": ("pending._bindings", "Binding"),
+    "Channel": ("pending._channel", "Channel"),
+    "ChannelUnavailable": ("pending._errors", "ChannelUnavailable"),
+    "ChannelUnsafe": ("pending._errors", "ChannelUnsafe"),
+    "ChannelUnwritable": ("pending._errors", "ChannelUnwritable"),
+    "Clock": ("pending._clock", "Clock"),
+    "CommandBinding": ("pending._bindings", "CommandBinding"),
+    "DECISIONS": ("pending._kinds", "DECISIONS"),
+    "Decision": ("pending._kinds", "Decision"),
+    "DecodeError": ("pending._convert", "DecodeError"),
+    "Delivery": ("pending._kinds", "Delivery"),
+    "Event": ("pending._watch", "Event"),
+    "FORMAT": ("pending._records", "FORMAT"),
+    "FactBinding": ("pending._bindings", "FactBinding"),
+    "Group": ("pending._records", "Group"),
+    "IdCollision": ("pending._errors", "IdCollision"),
+    "InvalidDecision": ("pending._errors", "InvalidDecision"),
+    "InvalidId": ("pending._errors", "InvalidId"),
+    "KINDS": ("pending._kinds", "KINDS"),
+    "Kind": ("pending._kinds", "Kind"),
+    "KindSpec": ("pending._kinds", "KindSpec"),
+    "LIVENESS_RECHECK_S": ("pending._watch", "LIVENESS_RECHECK_S"),
+    "LIVE_EXPIRY_GRACE_S": ("pending._state", "LIVE_EXPIRY_GRACE_S"),
+    "Listing": ("pending._channel", "Listing"),
+    "Liveness": ("pending._liveness", "Liveness"),
+    "MAX_RECORD_BYTES": ("pending._fsio", "MAX_RECORD_BYTES"),
+    "Missed": ("pending._subscribe", "Missed"),
+    "Outcome": ("pending._kinds", "Outcome"),
+    "POLLING_INTERVAL_S": ("pending._watch", "POLLING_INTERVAL_S"),
+    "PendingError": ("pending._errors", "PendingError"),
+    "Problem": ("pending._records", "Problem"),
+    "QuestionBinding": ("pending._bindings", "QuestionBinding"),
+    "Request": ("pending._records", "Request"),
+    "RequestChanged": ("pending._errors", "RequestChanged"),
+    "RequestWatch": ("pending._onewatch", "RequestWatch"),
+    "SETTLED_GRACE_S": ("pending._sweep", "SETTLED_GRACE_S"),
+    "STALE_TMP_AFTER_S": ("pending._channel", "STALE_TMP_AFTER_S"),
+    "SUBSCRIBER_BACKLOG": ("pending._subscribe", "SUBSCRIBER_BACKLOG"),
+    "SYSTEM_CLOCK": ("pending._clock", "SYSTEM_CLOCK"),
+    "Scope": ("pending._kinds", "Scope"),
+    "Server": ("pending._records", "Server"),
+    "ServerLock": ("pending._liveness", "ServerLock"),
+    "SettleResult": ("pending._records", "SettleResult"),
+    "Settled": ("pending._records", "Settled"),
+    "Settlement": ("pending._state", "Settlement"),
+    "StaleRequest": ("pending._errors", "StaleRequest"),
+    "State": ("pending._kinds", "State"),
+    "Status": ("pending._records", "Status"),
+    "Subscription": ("pending._subscribe", "Subscription"),
+    "SubscriptionClosed": ("pending._subscribe", "SubscriptionClosed"),
+    "SweepAction": ("pending._sweep", "SweepAction"),
+    "SweepReport": ("pending._channel", "SweepReport"),
+    "SweepStep": ("pending._sweep", "SweepStep"),
+    "SystemClock": ("pending._clock", "SystemClock"),
+    "TOMBSTONES": ("pending._kinds", "TOMBSTONES"),
+    "Transition": ("pending._watch", "Transition"),
+    "UNKNOWN_PID": ("pending._records", "UNKNOWN_PID"),
+    "UNKNOWN_SERVER_ID": ("pending._records", "UNKNOWN_SERVER_ID"),
+    "UnknownRequest": ("pending._errors", "UnknownRequest"),
+    "Unreadable": ("pending._fsio", "Unreadable"),
+    "UnreadableRequest": ("pending._errors", "UnreadableRequest"),
+    "VIA_ASKER": ("pending._kinds", "VIA_ASKER"),
+    "VIA_SWEEP": ("pending._kinds", "VIA_SWEEP"),
+    "Via": ("pending._kinds", "Via"),
+    "Watcher": ("pending._watch", "Watcher"),
+    "WrongKind": ("pending._errors", "WrongKind"),
+    "answer_problem": ("pending._state", "answer_problem"),
+    "binding_digest": ("pending._convert", "binding_digest"),
+    "derive_status": ("pending._state", "derive_status"),
+    "ending_of": ("pending._state", "ending_of"),
+    "format_time": ("pending._clock", "format_time"),
+    "from_json": ("pending._convert", "from_json"),
+    "is_valid_id": ("pending._ids", "is_valid_id"),
+    "loads_strict": ("pending._convert", "loads_strict"),
+    "make_request": ("pending._channel", "make_request"),
+    "new_id": ("pending._ids", "new_id"),
+    "open_private_dir": ("pending._fsio", "open_private_dir"),
+    "parse_time": ("pending._clock", "parse_time"),
+    "plan_sweep": ("pending._sweep", "plan_sweep"),
+    "read_private_file": ("pending._fsio", "read_bytes"),
+    "record_time": ("pending._clock", "record_time"),
+    "settlement_for": ("pending._state", "settlement_for"),
+    "to_json": ("pending._convert", "to_json"),
+    "validate_id": ("pending._ids", "validate_id"),
+    "watching": ("pending._watch", "watching"),
+}
+
+if _typing.TYPE_CHECKING:
+    from pending._bindings import Binding, CommandBinding, FactBinding, QuestionBinding
+    from pending._channel import STALE_TMP_AFTER_S, Channel, Listing, SweepReport, make_request
+    from pending._clock import (
+        SYSTEM_CLOCK,
+        Clock,
+        SystemClock,
+        format_time,
+        parse_time,
+        record_time,
+    )
+    from pending._convert import DecodeError, binding_digest, from_json, loads_strict, to_json
+    from pending._errors import (
+        AlreadyAnswered,
+        AlreadySettled,
+        ChannelUnavailable,
+        ChannelUnsafe,
+        ChannelUnwritable,
+        IdCollision,
+        InvalidDecision,
+        InvalidId,
+        PendingError,
+        RequestChanged,
+        StaleRequest,
+        UnknownRequest,
+        UnreadableRequest,
+        WrongKind,
+    )
+    from pending._fsio import MAX_RECORD_BYTES, Unreadable, open_private_dir
+    from pending._fsio import read_bytes as read_private_file
+    from pending._ids import is_valid_id, new_id, validate_id
+    from pending._kinds import (
+        APPROVALS,
+        DECISIONS,
+        KINDS,
+        TOMBSTONES,
+        VIA_ASKER,
+        VIA_SWEEP,
+        Decision,
+        Delivery,
+        Kind,
+        KindSpec,
+        Outcome,
+        Scope,
+        State,
+        Via,
+    )
+    from pending._liveness import Liveness, ServerLock
+    from pending._onewatch import RequestWatch
+    from pending._records import (
+        FORMAT,
+        UNKNOWN_PID,
+        UNKNOWN_SERVER_ID,
+        Answer,
+        AnswerResult,
+        Group,
+        Problem,
+        Request,
+        Server,
+        Settled,
+        SettleResult,
+        Status,
+    )
+    from pending._state import (
+        LIVE_EXPIRY_GRACE_S,
+        Settlement,
+        answer_problem,
+        derive_status,
+        ending_of,
+        settlement_for,
+    )
+    from pending._subscribe import SUBSCRIBER_BACKLOG, Missed, Subscription, SubscriptionClosed
+    from pending._sweep import SETTLED_GRACE_S, SweepAction, SweepStep, plan_sweep
+    from pending._watch import (
+        LIVENESS_RECHECK_S,
+        POLLING_INTERVAL_S,
+        Backend,
+        Event,
+        Transition,
+        Watcher,
+        watching,
+    )
+
+
+def __getattr__(name: str) -> _typing.Any:
+    if name not in _HOMES:
+        raise AttributeError(f"module 'pending' has no attribute {name!r}")
+    module, real = _HOMES[name]
+    value = getattr(_importlib.import_module(module), real)
+    globals()[name] = value  # once loaded, an ordinary attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
 
 __all__ = [
     "APPROVALS",

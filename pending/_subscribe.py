@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import threading
 from collections import deque
-from typing import Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 import attrs
+
+if TYPE_CHECKING:  # only async consumers (the MCP server, the TUI) load asyncio
+    import asyncio
 
 T = TypeVar("T")
 
@@ -106,6 +108,8 @@ class Subscription(Generic[T]):
         return self
 
     async def __anext__(self) -> T | Missed:
+        import asyncio
+
         loop = asyncio.get_running_loop()
         while True:
             with self._cond:

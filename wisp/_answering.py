@@ -15,7 +15,7 @@ import os
 from collections.abc import Callable, Collection, Iterable
 from enum import StrEnum
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 import attrs
 
@@ -33,22 +33,21 @@ from pending import (
     Outcome,
     PendingError,
     Request,
-    RequestWatch,
     Settled,
     SettleResult,
     State,
     Status,
-    Subscription,
     SweepReport,
-    Transition,
     Via,
-    Watcher,
     settlement_for,
 )
 from wisp._audit import AuditEvent, EntryPoint, audit, request_fields
 from wisp._config import ConfigError, load_config
 from wisp._factstore import KEPT_BY_PERSON, FactStore
 from wisp._store import StoreError
+
+if TYPE_CHECKING:
+    from pending import Subscription, Transition
 
 T = TypeVar("T")
 
@@ -57,6 +56,22 @@ ANSWER_WAIT_S = 5.0
 # Server death makes no file event: while waiting for an outcome, liveness is re-checked this
 # often (a clean stop removes the lock file, which wakes the wait at once).
 LIVENESS_RECHECK_S = 1.0
+
+
+class _Wake(Protocol):
+    def wait(self, timeout: float | None) -> bool: ...
+
+    def stop(self) -> None: ...
+
+
+class _NoWake:
+    """The wake of a caller that does not wait: nothing to watch, nothing to stop."""
+
+    def wait(self, timeout: float | None) -> bool:
+        return False
+
+    def stop(self) -> None:
+        return None
 
 
 class AskerWatch(StrEnum):
@@ -172,8 +187,13 @@ class Answerer:
         shown: Request | None,
         wait_s: float,
     ) -> AnswerReport:
-        # Watch before answering: the asker's outcome cannot slip in between.
-        watch = RequestWatch(self.channel, request.id, request.server.id).start()
+        # Watch before answering: the asker's outcome cannot slip in between. A caller that
+        # will not wait (wait_s 0: a face that follows its own Inbox) needs no watch at all.
+        watch: _Wake = _NoWake()
+        if wait_s > 0:
+            from pending import RequestWatch  # watchdog loads only for a wait
+
+            watch = RequestWatch(self.channel, request.id, request.server.id).start()
         try:
             try:
                 result = self.channel.answer(
@@ -370,6 +390,8 @@ class Inbox:
             )
             if on_warning is not None:
                 on_warning(message)
+
+        from pending import Watcher  # watchdog loads only for a live view
 
         self._watcher = Watcher(channel, on_warning=warn, liveness_recheck_s=liveness_recheck_s)
         self._started = False

@@ -98,13 +98,16 @@ def safe(text: str) -> str:
 
 
 def say(text: str) -> None:
-    """A message for people on stdout: never hard-wrapped (the terminal wraps it)."""
-    out.print(_text(safe(text)), soft_wrap=True)
+    """A message for people on stdout: never hard-wrapped (the terminal wraps it). Plain text
+    needs no rich (as rich would print it with soft wrap: the text and a newline)."""
+    sys.stdout.write(safe(text) + "\n")
+    sys.stdout.flush()
 
 
 def tell(text: str) -> None:
     """A message for people on stderr (progress, warnings, how to answer)."""
-    err.print(_text(safe(text)))
+    sys.stderr.write(safe(text) + "\n")
+    sys.stderr.flush()
 
 
 def fail(message: str, code: ExitCode = ExitCode.ERROR) -> NoReturn:
