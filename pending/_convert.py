@@ -12,18 +12,16 @@ list of options) ever meets a malformed value.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
 import re
 from collections.abc import Callable, Mapping
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
-import cattrs
-from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
-from cattrs.v import format_exception
 
 from pending._bindings import Binding, CommandBinding, FactBinding, QuestionBinding
 from pending._clock import format_time, parse_time
@@ -38,6 +36,9 @@ from pending._records import (
     Server,
     Settled,
 )
+
+if TYPE_CHECKING:  # cattrs loads with the converter: a listing of nothing parses nothing
+    import cattrs
 
 T = TypeVar("T")
 
@@ -244,6 +245,8 @@ _INTERNAL = frozenset({"extra", "legacy"})
 
 
 def _make_converter() -> cattrs.Converter:
+    import cattrs
+
     conv = cattrs.Converter(forbid_extra_keys=False)  # unknown keys go to `extra`
     for kind in (str, int, bool):
         conv.register_structure_hook(kind, _strict(kind))
@@ -259,6 +262,8 @@ def _make_converter() -> cattrs.Converter:
 
 def _register_record(conv: cattrs.Converter, cls: type[Any], **extra_overrides: Any) -> None:
     """camelCase keys, unknown keys into ``extra`` and back out again."""
+    from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
+
     fields = attrs.fields(cls)
     hooks = _FIELD_HOOKS.get(cls, {})
     overrides = {
@@ -290,6 +295,9 @@ def _register_record(conv: cattrs.Converter, cls: type[Any], **extra_overrides: 
 
 def _register_request(conv: cattrs.Converter) -> None:
     """A request's binding type follows its kind; a 0.16.0 request has no kind: a command."""
+    import cattrs
+    from cattrs.gen import override
+
     _register_record(
         conv,
         Request,
@@ -312,12 +320,15 @@ def _register_request(conv: cattrs.Converter) -> None:
     conv.register_structure_hook(Request, structure_request)
 
 
-converter = _make_converter()
+@functools.cache
+def _converter() -> cattrs.Converter:
+    """The one converter, built on first use (it costs more to build than most commands)."""
+    return _make_converter()
 
 
 def to_json(record: Any) -> dict[str, Any]:
     """A record's JSON object (unknown keys it carried included)."""
-    data: dict[str, Any] = converter.unstructure(record)
+    data: dict[str, Any] = _converter().unstructure(record)
     return data
 
 
@@ -327,8 +338,11 @@ def from_json(data: Any, cls: type[T]) -> T:
         version = data.get("format", FORMAT)
         if version != FORMAT:
             raise DecodeError(f"format {version!r} is not one this build understands ({FORMAT})")
+    conv = _converter()
+    import cattrs  # loaded by the converter
+
     try:
-        return converter.structure(data, cls)
+        return conv.structure(data, cls)
     except (cattrs.BaseValidationError, ValueError, TypeError, KeyError) as exc:
         raise DecodeError(_explain(exc)) from None
 
@@ -413,6 +427,8 @@ def legacy_body(binding: Binding) -> str:
 
 
 def _explain(exc: BaseException) -> str:
+    import cattrs
+
     if isinstance(exc, cattrs.BaseValidationError):
         lines = cattrs.transform_error(exc, path="record", format_exception=_describe)
         return "; ".join(lines[:3])
@@ -420,6 +436,8 @@ def _explain(exc: BaseException) -> str:
 
 
 def _describe(exc: BaseException, type_: type | None) -> str:
+    from cattrs.v import format_exception
+
     if isinstance(exc, _Refused):
         return str(exc)
     return format_exception(exc, type_)
