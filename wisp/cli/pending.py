@@ -15,7 +15,8 @@ from wisp._answering import Answerer
 from wisp._audit import EntryPoint
 from wisp._live import ChannelBack, HomeGone, LiveInbox
 from wisp._render import transition_json, transition_line
-from wisp.cli._common import command_group, fail, me, open_channel, out, print_json, safe, tell
+from wisp.cli._common import command_group, fail, me, open_channel, print_json, safe, say, tell
+from wisp.cli._exit import ExitCode
 from wisp.cli._listing import WAITING, list_requests
 
 pending_app = command_group(
@@ -58,21 +59,39 @@ def sweep(
         "removed": list(report.removed),
         "tempFiles": report.temp_files,
         "locks": report.locks,
+        "applied": list(report.applied),
         "awaiting": [s.id for s in report.awaiting],
+        "skipped": [{"name": p.name, "reason": p.reason} for p in report.problems],
+        "errors": list(report.errors),
     }
     if as_json:
         print_json(summary)
-        return
-    out.print(
-        f"swept: {len(report.stale)} stale, {len(report.finished)} finished, "
-        f"{len(report.removed)} removed, {report.temp_files} temp files, "
-        f"{report.locks} dead servers' locks"
-    )
-    if report.awaiting:
-        out.print(
-            f"{len(report.awaiting)} answered fact request(s) wait to be applied: "
-            + ", ".join(s.id for s in report.awaiting)
+    else:
+        say(
+            f"swept: {len(report.stale)} stale, {len(report.finished)} finished, "
+            f"{len(report.removed)} removed, {report.temp_files} temp files, "
+            f"{report.locks} dead servers' locks"
         )
+        if report.applied:
+            say(
+                f"applied {len(report.applied)} answered fact request(s) whose asker had "
+                "stopped: " + ", ".join(report.applied)
+            )
+        if report.awaiting:
+            say(
+                f"{len(report.awaiting)} answered fact request(s) still wait to be applied: "
+                + ", ".join(s.id for s in report.awaiting)
+            )
+        if report.problems:
+            say(
+                f"left alone {len(report.problems)} entr"
+                f"{'y' if len(report.problems) == 1 else 'ies'} that cannot be read safely: "
+                "`wisp doctor` lists them."
+            )
+    for error in report.errors:
+        tell(f"wisp: {error}")
+    if report.errors:  # the sweep could not write: what it left, a later sweep finishes
+        raise typer.Exit(int(ExitCode.ERROR))
 
 
 @pending_app.command(
