@@ -6,6 +6,7 @@ import os
 import pwd
 import stat
 import threading
+from collections import OrderedDict
 from collections.abc import Collection
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -52,7 +53,10 @@ from pending._fsio import (
     remove,
 )
 from pending._ids import (
+    ANSWER_SUFFIX,
+    KIND_BY_SUFFIX,
     REQUEST_SUFFIX,
+    SETTLED_SUFFIX,
     NameVerdict,
     answer_name,
     new_id,
@@ -101,12 +105,17 @@ from pending._state import (
 from pending._sweep import SETTLED_GRACE_S, SweepAction, SweepStep, plan_sweep
 
 R = TypeVar("R", Request, Answer, Settled)
+# One pass over the directory: every ID's group, and every entry that could not be read.
+Scanned = tuple[tuple[Group, ...], tuple[Problem, ...]]
 
 PENDING_DIR = "pending"
 TMP_DIR = ".tmp"  # staging for publication: outside what watchers see, never read as a request
 SERVERS_DIR = ".servers"
 
-# Parsed requests kept for re-reading by identity (a watcher re-reads one on every event).
+# Parsed requests kept for re-reading by identity (a watcher re-reads one on every event): at
+# least this many, and room for every ID the last scan found besides, so that a second pass
+# over a large channel (a watcher's, a sweep's) finds them all rather than evicting each
+# before it is asked for again.
 REQUEST_CACHE_SIZE = 4096
 # A writer holds a temp file for milliseconds; one an hour old belongs to a crashed writer.
 STALE_TMP_AFTER_S = 3600.0
@@ -196,7 +205,8 @@ class Channel:
         self.clock = clock
         self.user = user if user is not None else _login_name()
         self._fds: list[int] = []
-        self._requests: dict[str, tuple[tuple[int, ...], Request]] = {}
+        self._requests: OrderedDict[str, tuple[tuple[int, ...], Request]] = OrderedDict()
+        self._cache_limit = REQUEST_CACHE_SIZE
         self._cache_lock = threading.Lock()  # a channel is shared by a watcher's threads
         try:
             home_fd = self._keep(open_private_dir(str(home)))
@@ -290,8 +300,9 @@ class Channel:
         try:
             with self._cache_lock:
                 cached = self._requests.get(name) if cls is Request else None
-            if cached is not None and cached[0] == key:
-                return cached[1]  # type: ignore[return-value]
+                if cached is not None and cached[0] == key:
+                    self._requests.move_to_end(name)  # least recently used goes first
+                    return cached[1]  # type: ignore[return-value]
             data = read_fd(fd)
         finally:
             os.close(fd)
@@ -308,17 +319,18 @@ class Channel:
         if record.id != request_id:
             raise Unreadable(f"its id {record.id!r} does not match its name")
         if isinstance(record, Request):
-            _, parsed = parse_name(name)
-            if parsed is None or record.kind is not parsed.kind:
+            # The name was built from (or parsed as) the validated ID and a request suffix.
+            if KIND_BY_SUFFIX.get(name[len(request_id) :]) is not record.kind:
                 raise Unreadable(f"its kind {record.kind!r} does not match its name")
             if record.binding_digest != digest(raw["binding"]):
                 raise Unreadable(
                     "its binding does not match its bindingDigest: altered after filing"
                 )
             with self._cache_lock:
-                if len(self._requests) >= REQUEST_CACHE_SIZE:
-                    self._requests.pop(next(iter(self._requests)))
                 self._requests[name] = (key, record)
+                self._requests.move_to_end(name)
+                while len(self._requests) > self._cache_limit:
+                    self._requests.popitem(last=False)
         return record
 
     @staticmethod
@@ -346,7 +358,16 @@ class Channel:
         cannot be read is left out of the group and reported as a :class:`Problem`; this never
         raises for what is on disk. Raises :class:`InvalidId` for an ID that is not one.
         """
-        validate_id(request_id)
+        return self._read_group(validate_id(request_id), names, kinds)
+
+    def _read_group(
+        self,
+        request_id: str,
+        names: Collection[str] | None = None,
+        kinds: Collection[Kind] | None = None,
+    ) -> tuple[Group, tuple[Problem, ...]]:
+        """:meth:`read_group` for an ID already validated (names are built without checking
+        it again: a listing of 10,000 requests would check each ID some 20 times)."""
         kinds = tuple(Kind) if kinds is None else kinds
         problems: list[Problem] = []
         found: dict[str, Any] = {}
@@ -364,19 +385,19 @@ class Channel:
         # goes in publication order (request, answer, outcome). Then a reader racing either
         # never sees a group go backwards: an outcome seen means ended; no outcome seen and
         # a request seen means the request was not being removed yet.
-        found["settled"] = read(settled_name(request_id), Settled)
-        found["answer"] = read(answer_name(request_id), Answer)
+        found["settled"] = read(request_id + SETTLED_SUFFIX, Settled)
+        found["answer"] = read(request_id + ANSWER_SUFFIX, Answer)
         slot_problems = len(problems)
         requests = [
             request
             for kind in kinds
-            if (request := read(request_name(request_id, kind), Request)) is not None
+            if (request := read(request_id + REQUEST_SUFFIX[kind], Request)) is not None
         ]
         if len(requests) + len(problems) - slot_problems > 1:
             for request in requests:
                 problems.append(
                     Problem(
-                        name=request_name(request_id, request.kind),
+                        name=request_id + REQUEST_SUFFIX[request.kind],
                         reason="another request file has the same ID",
                     )
                 )
@@ -414,7 +435,7 @@ class Channel:
             raise UnknownRequest(request_id)
         return status
 
-    def scan(self) -> tuple[tuple[Group, ...], tuple[Problem, ...]]:
+    def scan(self) -> Scanned:
         """Every ID's group as it is now, and every entry that could not be read (a name that
         does not parse, a file refused): one listing of the directory, one read per file."""
         names_by_id: dict[str, set[str]] = {}
@@ -428,9 +449,12 @@ class Channel:
                 problems.append(Problem(name=name, reason=reason))
                 continue
             names_by_id.setdefault(parsed.id, set()).add(name)
+        with self._cache_lock:
+            self._cache_limit = max(self._cache_limit, REQUEST_CACHE_SIZE + len(names_by_id))
         groups: list[Group] = []
         for request_id, names in names_by_id.items():
-            group, group_problems = self.read_group(request_id, names)
+            # Each ID was validated when its name was parsed.
+            group, group_problems = self._read_group(request_id, names)
             problems.extend(group_problems)
             groups.append(group)
         return tuple(groups), tuple(problems)
@@ -440,9 +464,13 @@ class Channel:
         *,
         kinds: Collection[Kind] | None = None,
         states: Collection[State] | None = None,
+        scanned: Scanned | None = None,
     ) -> Listing:
-        """Every readable request with its state, oldest first; skipped entries as problems."""
-        groups, problems = self.scan()
+        """Every readable request with its state, oldest first; skipped entries as problems.
+
+        *scanned*, if given, is a :meth:`scan` just taken, to read from instead of scanning
+        again (a listing followed by its sweep reads the channel once)."""
+        groups, problems = self.scan() if scanned is None else scanned
         alive_cache: dict[str, bool] = {}
         statuses = []
         for group in groups:
@@ -454,6 +482,20 @@ class Channel:
             statuses.append(status)
         statuses.sort(key=lambda s: (s.request.filed_at, s.id))
         return Listing(statuses=tuple(statuses), problems=tuple(problems))
+
+    def listing_and_sweep(
+        self,
+        *,
+        kinds: Collection[Kind] | None = None,
+        states: Collection[State] | None = None,
+    ) -> tuple[Listing, SweepReport]:
+        """:meth:`listing`, then :meth:`sweep`, from one scan of the directory. The listing
+        shows the channel as it was before the sweep (a request gone stale is shown once, as
+        stale); the sweep plans from the same groups (its every step is first-wins)."""
+        scanned = self.scan()
+        return self.listing(kinds=kinds, states=states, scanned=scanned), self.sweep(
+            scanned=scanned
+        )
 
     # --- transitions ---------------------------------------------------------------------
 
@@ -626,6 +668,7 @@ class Channel:
         *,
         settled_grace_s: float = SETTLED_GRACE_S,
         stale_tmp_after_s: float = STALE_TMP_AFTER_S,
+        scanned: Scanned | None = None,
     ) -> SweepReport:
         """Tidy the channel; cheap enough to run on every listing and start.
 
@@ -637,10 +680,12 @@ class Channel:
         and reported in ``problems``, as is one that changed into such a file mid-sweep.
 
         What to do is decided by :func:`pending.plan_sweep` (pure); this method reads the
-        groups, probes liveness for the plan, and carries the plan out.
+        groups, probes liveness for the plan, and carries the plan out. *scanned*, if given,
+        is a :meth:`scan` just taken (the one a listing showed), planned from instead of
+        scanning again: every step is first-wins, so a group that moved on since is safe.
         """
         now = self.clock.now()
-        groups, problems = self.scan()
+        groups, problems = self.scan() if scanned is None else scanned
         alive_cache: dict[str, Liveness] = {}
 
         def alive(request: Request) -> bool | None:

@@ -135,7 +135,9 @@ def loads_strict(data: bytes) -> Any:
         raise
     except ValueError as exc:  # json.JSONDecodeError, and int digits over the limit
         raise DecodeError(f"not valid JSON ({exc})") from None
-    if isinstance(value, (dict, list)):
+    # Each level of nesting opens with a `{` or `[` byte, so bytes with no more of them than
+    # the limit cannot nest deeper: the walk is spared for every real record.
+    if isinstance(value, (dict, list)) and data.count(b"{") + data.count(b"[") > MAX_JSON_DEPTH:
         _check_depth(value)
     # Strict UTF-8 has no surrogates: a lone one can only come from a \\uD800-style escape.
     if _SURROGATE_ESCAPE_RE.search(text):

@@ -34,7 +34,7 @@ REQUEST_SUFFIX: dict[Kind, str] = {kind: spec.suffix for kind, spec in KINDS.ite
 ANSWER_SUFFIX = ".answer.json"
 SETTLED_SUFFIX = ".settled.json"
 
-_KIND_BY_SUFFIX = {suffix: kind for kind, suffix in REQUEST_SUFFIX.items()}
+KIND_BY_SUFFIX = {suffix: kind for kind, suffix in REQUEST_SUFFIX.items()}
 
 
 def is_valid_id(text: str) -> bool:
@@ -97,9 +97,9 @@ def parse_name(name: str) -> tuple[NameVerdict, ParsedName | None]:
     if not dot or not is_valid_id(request_id):
         return NameVerdict.BAD, None
     suffix = "." + rest
-    if suffix in _KIND_BY_SUFFIX:
+    if suffix in KIND_BY_SUFFIX:
         return NameVerdict.PARSED, ParsedName(
-            id=request_id, slot=Slot.REQUEST, kind=_KIND_BY_SUFFIX[suffix]
+            id=request_id, slot=Slot.REQUEST, kind=KIND_BY_SUFFIX[suffix]
         )
     if suffix == ANSWER_SUFFIX:
         return NameVerdict.PARSED, ParsedName(id=request_id, slot=Slot.ANSWER)

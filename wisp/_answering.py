@@ -340,16 +340,23 @@ class Answerer:
         """What the channel holds, then a sweep: stale requests settled, answered facts whose
         applier died applied here. *on_problem* hears what could not be done: a sweep that
         could not write (the listing itself is whole: it only reads) or a fact not applied."""
-        listing = self.channel.listing(kinds=kinds, states=states)
-        # After listing, so a request gone stale is shown once as stale.
-        self.sweep(on_problem=on_problem)
+        # One scan serves both. Listed before sweeping, so a request gone stale is shown
+        # once as stale.
+        listing, swept = self.channel.listing_and_sweep(kinds=kinds, states=states)
+        self.sweep(on_problem=on_problem, swept=swept)
         return listing
 
-    def sweep(self, *, on_problem: Callable[[str], None] | None = None) -> SweepReport:
+    def sweep(
+        self,
+        *,
+        on_problem: Callable[[str], None] | None = None,
+        swept: SweepReport | None = None,
+    ) -> SweepReport:
         """Tidy the channel, and apply answered facts nobody lives to apply. The report's
         ``applied`` are the facts applied here; ``awaiting`` only those still to be applied;
-        ``errors`` the writes that failed (each also told to *on_problem*)."""
-        report = self.channel.sweep()
+        ``errors`` the writes that failed (each also told to *on_problem*). *swept*: the
+        channel's sweep, if one was just done (by :meth:`pending.Channel.listing_and_sweep`)."""
+        report = self.channel.sweep() if swept is None else swept
         applied, problems = _apply_all(
             self.channel, report.awaiting, by=Via.SWEEP, entry_point=self.entry_point
         )
