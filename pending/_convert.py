@@ -71,12 +71,15 @@ def camel(name: str) -> str:
 
 
 def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
+    result = dict(pairs)
+    if len(result) == len(pairs):  # no key twice (checked in C; the loop only to name it)
+        return result
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
             raise DecodeError(f"duplicate key {key!r}")
-        result[key] = value
-    return result
+        seen.add(key)
+    raise AssertionError("unreachable: a shorter dict has a repeated key")
 
 
 def _refuse_constant(name: str) -> Any:
@@ -116,6 +119,14 @@ def _check_surrogates(value: Any) -> None:
             raise DecodeError("a string holds a lone surrogate")
 
 
+# One decoder for every record (json.loads would build one per call when given hooks).
+_DECODER = json.JSONDecoder(
+    object_pairs_hook=_unique_pairs,
+    parse_constant=_refuse_constant,
+    parse_float=_finite_float,
+)
+
+
 def loads_strict(data: bytes) -> Any:
     """Decode JSON bytes as the channel accepts them, or raise :class:`DecodeError`."""
     try:
@@ -123,12 +134,7 @@ def loads_strict(data: bytes) -> Any:
     except UnicodeDecodeError as exc:
         raise DecodeError(f"not UTF-8 (byte {exc.start})") from None
     try:
-        value = json.loads(
-            text,
-            object_pairs_hook=_unique_pairs,
-            parse_constant=_refuse_constant,
-            parse_float=_finite_float,
-        )
+        value = _DECODER.decode(text)
     except RecursionError:
         raise DecodeError("nested too deeply to parse") from None
     except DecodeError:
@@ -275,7 +281,7 @@ def _register_record(conv: cattrs.Converter, cls: type[Any], **extra_overrides: 
     }
     overrides.update({f.name: override(omit=True) for f in fields if f.name in _INTERNAL})
     overrides.update(extra_overrides)
-    known = {camel(f.name) for f in fields if f.name not in _INTERNAL}
+    known = frozenset(camel(f.name) for f in fields if f.name not in _INTERNAL)
     structure = make_dict_structure_fn(cls, conv, **overrides)  # type: ignore[arg-type]
     unstructure = make_dict_unstructure_fn(cls, conv, **overrides)  # type: ignore[arg-type]
 
@@ -283,8 +289,10 @@ def _register_record(conv: cattrs.Converter, cls: type[Any], **extra_overrides: 
         if not isinstance(data, dict):
             raise TypeError(f"expected an object, got {type(data).__name__}")
         record = structure(data, cls)
+        if data.keys() <= known:  # the common case, checked in C: nothing to keep
+            return record
         unknown = {key: value for key, value in data.items() if key not in known}
-        return attrs.evolve(record, extra=unknown) if unknown else record
+        return attrs.evolve(record, extra=unknown)
 
     def unstructure_with_extra(record: Any) -> dict[str, Any]:
         data = {key: value for key, value in record.extra.items() if key not in known}

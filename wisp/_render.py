@@ -22,6 +22,7 @@ from pending import (
     PendingError,
     QuestionBinding,
     Request,
+    Server,
     Settled,
     State,
     Status,
@@ -52,11 +53,31 @@ STATE_MEANS = {
 }
 
 
+# Servers whose JSON was made lately: the requests of one listing mostly share a few.
+SERVER_JSON_CACHE_SIZE = 256
+
+
+def _server_json(server: Server) -> dict[str, Any]:
+    """*server*'s JSON (a shared copy: the caller copies it before adding to it). Memoised
+    by value, for a server with no unknown keys (a record holding those is not hashable)."""
+    if server.extra:
+        return to_json(server)
+    key = (server.id, server.pid, server.client, server.thread, server.entry_point)
+    found = _SERVER_JSON.get(key)
+    if found is None:
+        if len(_SERVER_JSON) >= SERVER_JSON_CACHE_SIZE:
+            _SERVER_JSON.clear()
+        found = _SERVER_JSON[key] = to_json(server)
+    return found
+
+
+_SERVER_JSON: dict[tuple[object, ...], dict[str, Any]] = {}
+
+
 def status_json(status: Status) -> dict[str, Any]:
     """One request as `wisp pending --json` prints it (documented in docs/cli.md)."""
     request = status.request
-    server = to_json(request.server)
-    server["alive"] = status.server_alive
+    server = {**_server_json(request.server), "alive": status.server_alive}
     answer = status.answer
     settled = status.settled
     return {

@@ -11,13 +11,22 @@ from pending import Kind, State, Via
 from wisp._answering import Answerer
 from wisp._audit import EntryPoint
 from wisp._render import age, paragraphs, state_text, status_json, who
-from wisp.cli._common import emit, open_channel, print_json, say, tell, width
+from wisp.cli._common import emit, open_channel, out, print_json, say, tell, width
 from wisp.cli._layout import TABLE_PARAGRAPH_LINES, Cell, Column, Line, Role, layout
 
 WAITING = (State.FILED, State.ANSWERED, State.HANDED_OVER)
 # What a listing shows by default: what waits, and what went stale (with why) before the
 # sweep that follows the listing settles it.
 LISTED = (*WAITING, State.STALE)
+
+# Rows a listing shows people when its output is not a terminal (a file, a pipe): a screenful
+# of a common terminal. On a terminal, as many as its height leaves room for (at least
+# ROWS_MIN). The rest are counted on a closing line; `--json` always holds every request.
+ROWS_NOT_TERMINAL = 50
+ROWS_MIN = 10
+# Lines of a terminal a listing leaves for its header, its closing line and the next prompt.
+ROWS_RESERVED_LINES = 3
+LIMIT_HELP = "Show at most N requests, the newest (0: all). Default: what fits the terminal."
 
 REQUEST_COLUMNS = (
     Column(header="ID", role=Role.KEY),
@@ -33,7 +42,38 @@ def cut_pointer(request_id: str) -> str:
     return f"{request_id} is cut short above: `wisp show {request_id}` prints all of it."
 
 
-def list_requests(kinds: list[Kind] | None, show_all: bool, as_json: bool) -> None:
+def screenful() -> int:
+    """How many rows a listing shows people by default (see :data:`ROWS_NOT_TERMINAL`)."""
+    if not out.is_terminal:
+        return ROWS_NOT_TERMINAL
+    return max(out.size.height - ROWS_RESERVED_LINES, ROWS_MIN)
+
+
+def shown_rows(count: int, limit: int | None) -> int:
+    """How many of *count* rows to show for *limit* (None: a screenful; 0: all)."""
+    if limit is None:
+        limit = screenful()
+    return count if limit <= 0 else min(count, limit)
+
+
+def more_line(left: int, oldest: str, command: str) -> str:
+    """The closing line of a listing that left *left* older requests out."""
+    return (
+        f"… and {left:,} older request{'' if left == 1 else 's'} not shown (the oldest "
+        f"filed {oldest} ago): `{command} --limit N` shows the newest N, `--limit 0` all, "
+        "`--json` all of them for scripts."
+    )
+
+
+def list_requests(
+    kinds: list[Kind] | None,
+    show_all: bool,
+    as_json: bool,
+    limit: int | None = None,
+    command: str = "wisp pending",
+) -> None:
+    """The listing of *kinds* (None: all), as JSON (every request) or for people (the newest
+    that fit, see :func:`shown_rows`, and a line saying how many more and how to see them)."""
     with open_channel() as channel:
         answerer = Answerer(channel, via=Via.CLI, entry_point=EntryPoint.PENDING, wait_s=0)
         listing = answerer.listing(
@@ -49,8 +89,14 @@ def list_requests(kinds: list[Kind] | None, show_all: bool, as_json: bool) -> No
             "be read safely; run `wisp doctor` to see them."
         )
     what = " and ".join(k.value for k in kinds) if kinds else "anything"
+    if as_json:
+        print_json([status_json(s) for s in listing.statuses])
+        return
+    statuses = listing.statuses
+    # Oldest first, so the newest are the last: a person's screen shows those, in order.
+    shown = statuses[len(statuses) - shown_rows(len(statuses), limit) :]
     show_rows(
-        [status_json(s) for s in listing.statuses],
+        [],
         REQUEST_COLUMNS,
         [
             (
@@ -61,12 +107,14 @@ def list_requests(kinds: list[Kind] | None, show_all: bool, as_json: bool) -> No
                 who(s.request),
                 state_text(s),
             )
-            for s in listing.statuses
+            for s in shown
         ],
         empty=f"Nothing waits for you ({what}).",
-        as_json=as_json,
+        as_json=False,
         pointer=cut_pointer,
     )
+    if len(shown) < len(statuses):
+        say(more_line(len(statuses) - len(shown), age(statuses[0].request.filed_at, now), command))
 
 
 def show_rows(
@@ -101,6 +149,10 @@ def print_lines(lines: Sequence[Line]) -> None:
         emit([line.text], style="bold" if line.header else None)
 
 
+# The command group whose `pending` lists each kind (for the closing line's example).
+GROUP_OF_KIND = {Kind.COMMAND: "approvals", Kind.FACT: "facts", Kind.QUESTION: "questions"}
+
+
 def pending_command(kind: Kind, doc: str) -> Callable[..., None]:
     """`wisp approvals|facts|questions pending`: the one listing, narrowed to *kind*."""
 
@@ -109,8 +161,11 @@ def pending_command(kind: Kind, doc: str) -> Callable[..., None]:
             bool, typer.Option("--all", "-a", help="Also requests that have ended.")
         ] = False,
         as_json: Annotated[bool, typer.Option("--json", help="A JSON array on stdout.")] = False,
+        limit: Annotated[
+            int | None, typer.Option("--limit", "-n", metavar="N", help=LIMIT_HELP)
+        ] = None,
     ) -> None:
-        list_requests([kind], show_all, as_json)
+        list_requests([kind], show_all, as_json, limit, f"wisp {GROUP_OF_KIND[kind]} pending")
 
     pending.__doc__ = doc
     return pending

@@ -17,7 +17,7 @@ from wisp._live import ChannelBack, HomeGone, LiveInbox
 from wisp._render import transition_json, transition_line
 from wisp.cli._common import command_group, fail, me, open_channel, print_json, safe, say, tell
 from wisp.cli._exit import ExitCode
-from wisp.cli._listing import WAITING, list_requests
+from wisp.cli._listing import LIMIT_HELP, WAITING, list_requests
 
 pending_app = command_group(
     "List what waits for you across every kind; watch or sweep the channel.",
@@ -39,10 +39,13 @@ def pending(
         bool, typer.Option("--all", "-a", help="Also ended and stale requests.")
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="A JSON array on stdout.")] = False,
+    limit: Annotated[
+        int | None, typer.Option("--limit", "-n", metavar="N", help=LIMIT_HELP)
+    ] = None,
 ) -> None:
     """Everything waiting for you, across kinds (oldest first)."""
     if ctx.invoked_subcommand is None:
-        list_requests(kind, show_all, as_json)
+        list_requests(kind, show_all, as_json, limit)
 
 
 @pending_app.command("sweep", epilog="Examples:\n  wisp pending sweep\n  wisp pending sweep --json")
