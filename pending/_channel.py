@@ -7,7 +7,7 @@ import pwd
 import stat
 import threading
 from collections import OrderedDict
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import TracebackType
@@ -207,6 +207,9 @@ class Channel:
         self._fds: list[int] = []
         self._requests: OrderedDict[str, tuple[tuple[int, ...], Request]] = OrderedDict()
         self._cache_limit = REQUEST_CACHE_SIZE
+        # The IDs this Channel object filed (added before each is published), so that an
+        # asker's watcher can follow its own requests and ignore everyone else's.
+        self.filed_ids: set[str] = set()
         self._cache_lock = threading.Lock()  # a channel is shared by a watcher's threads
         try:
             home_fd = self._keep(open_private_dir(str(home)))
@@ -435,9 +438,10 @@ class Channel:
             raise UnknownRequest(request_id)
         return status
 
-    def scan(self) -> Scanned:
+    def scan(self, only: Callable[[str], bool] | None = None) -> Scanned:
         """Every ID's group as it is now, and every entry that could not be read (a name that
-        does not parse, a file refused): one listing of the directory, one read per file."""
+        does not parse, a file refused): one listing of the directory, one read per file.
+        *only*, if given, picks the IDs to read (the rest are not read, nor reported)."""
         names_by_id: dict[str, set[str]] = {}
         problems: list[Problem] = []
         for name in sorted(list_dir(self.dir_fd)):
@@ -448,7 +452,8 @@ class Channel:
                 reason = entry_problem(self.dir_fd, name) or "its name is not ID.KIND.json"
                 problems.append(Problem(name=name, reason=reason))
                 continue
-            names_by_id.setdefault(parsed.id, set()).add(name)
+            if only is None or only(parsed.id):
+                names_by_id.setdefault(parsed.id, set()).add(name)
         with self._cache_lock:
             self._cache_limit = max(self._cache_limit, REQUEST_CACHE_SIZE + len(names_by_id))
         groups: list[Group] = []
@@ -502,6 +507,7 @@ class Channel:
     def file(self, request: Request) -> None:
         """Publish a request. Its ID must be new."""
         name = request_name(request.id, request.kind)
+        self.filed_ids.add(request.id)  # before it can be seen: its first event is followed
         taken = any(self._exists(request.id + suffix) for suffix in REQUEST_SUFFIX.values())
         data = dumps_record(to_json(request))
         if taken or not publish(self.dir_fd, self.tmp_fd, name, data, shown=str(self.path)):

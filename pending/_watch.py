@@ -157,8 +157,13 @@ class Watcher:
         liveness_recheck_s: float = LIVENESS_RECHECK_S,
         polling_interval_s: float = POLLING_INTERVAL_S,
         on_warning: Callable[[str], None] | None = None,
+        only: Callable[[str], bool] | None = None,
     ) -> None:
+        """*only*, if given, picks the request IDs to follow: events, scans and re-checks of
+        any other ID are ignored without reading it (an asker follows its own requests only:
+        it would otherwise re-read every other process's request on every event)."""
         self.channel = channel
+        self._only = only
         self.requested_backend = Backend(backend)
         self.backend: Backend | None = None  # the one in use, once started
         self._liveness_recheck_s = liveness_recheck_s
@@ -286,6 +291,8 @@ class Watcher:
         # it (and ends a live asker's request `failed`); any other directory is nothing.
         verdict, parsed = parse_name(name)
         if verdict is NameVerdict.PARSED and parsed is not None:
+            if self._only is not None and not self._only(parsed.id):
+                return  # not one this watcher follows: not even read
             # An answer or outcome appearing for a known request needs no re-read of the
             # request: published files are never edited, and an edit or removal of the
             # request file is an event of its own, which takes the full path.
@@ -353,7 +360,7 @@ class Watcher:
         )
 
     def _scan(self, *, emit: bool) -> None:
-        groups, _ = self.channel.scan()
+        groups, _ = self.channel.scan(self._only)
         alive_cache: dict[str, bool] = {}
         seen = set()
         for group in groups:

@@ -339,3 +339,26 @@ class TestPublicReader:
             if isinstance(node, ast.Attribute) and ast.unparse(node.value).endswith("channel")
         }
         assert {"read_group", "scan", "derive", "request_alive"} <= used
+
+
+class TestFollowingOnly:
+    def test_only_followed_ids_are_read_and_reported(self, home: Path) -> None:
+        """A watcher told to follow only its channel's own filings reports their transitions
+        and never reads (nor reports, nor knows) a request another channel filed."""
+        with Channel.open(home) as mine, Channel.open(home) as theirs, mine.server() as lock:
+            before = command(lock, text="make before")
+            theirs.file(before)  # there at the start: the first scan leaves it unread
+            with Watcher(mine, only=mine.filed_ids.__contains__, **FAST) as watcher:
+                subscription, known = watcher.subscribe()
+                assert known == []
+                other = command(lock, text="make other")
+                theirs.file(other)
+                own = command(lock, text="make own")
+                mine.file(own)
+                seen = take(subscription, 1)
+                assert events(seen) == [("filed", own.id)]
+                theirs.answer(other.id, "once", kind=Kind.COMMAND, via="test")
+                theirs.answer(own.id, "once", kind=Kind.COMMAND, via="test")
+                assert events(take(subscription, 1)) == [("answered", own.id)]
+                quiet(subscription)
+                assert {s.id for s in watcher.statuses()} == {own.id}

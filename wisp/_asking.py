@@ -35,10 +35,8 @@ from pending import (
     Server,
     Settled,
     Status,
-    Transition,
     UnknownRequest,
     Via,
-    Watcher,
     answer_problem,
     format_time,
     make_request,
@@ -135,9 +133,17 @@ class Asker:
         self._finishing: set[str] = set()  # taken by one thread to settle, not yet recorded
         self._mutex = threading.Lock()
         self._changed = threading.Condition(self._mutex)
+        # Imported here: a command that only lists or answers loads no watchdog.
+        from pending import Watcher
+
         try:
+            # It follows only the requests filed through this channel (ours, and a
+            # FactKeeper's on this asker): everyone else's events are not even read.
             self.watcher = Watcher(
-                channel, liveness_recheck_s=liveness_recheck_s, on_warning=on_warning
+                channel,
+                liveness_recheck_s=liveness_recheck_s,
+                on_warning=on_warning,
+                only=channel.filed_ids.__contains__,
             ).start()
         except BaseException:
             self._lock.release()
@@ -260,6 +266,8 @@ class Asker:
 
     def _follow(self) -> None:
         """Settle each of our requests as soon as its slot is decided (events are hints)."""
+        from pending import Transition
+
         for item in self._subscription:
             if isinstance(item, Transition):
                 if item.id in self._waiting:
