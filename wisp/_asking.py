@@ -25,7 +25,6 @@ from pending import (
     Clock,
     CommandBinding,
     Decision,
-    FactBinding,
     Kind,
     Outcome,
     PendingError,
@@ -48,6 +47,7 @@ from wisp._config import ConfigError, load_config
 from wisp._deadlines import check_deadline
 from wisp._grants import Grant, GrantStore
 from wisp._home import current_user
+from wisp._hosts import notice_for
 from wisp._notify import Notifier
 from wisp._store import StoreError
 
@@ -424,19 +424,8 @@ class Asker:
     def announce(self, request: Request) -> None:
         """Post the notification for a request just filed (source `approval` for commands and
         facts, `inquiry` for questions). A notifier that cannot post changes nothing."""
-        server = request.server
-        who = [server.client or "wisp"]
-        if isinstance(request.binding, FactBinding):
-            who.insert(0, f"proposed by {request.binding.proposed_by}")
-        if server.thread:
-            who.append(f"thread {server.thread}")
-        self.notifier.post(
-            request.title,
-            request.body,
-            subtitle=" · ".join(who),
-            source="inquiry" if request.kind is Kind.QUESTION else "approval",
-            about=request_fields(request),
-        )
+        title, message, subtitle, about, source = notice_for(request)  # worded in one place
+        self.notifier.post(title, message, subtitle=subtitle, source=source, about=about)
 
     def _server(self, thread: str | None) -> Server:
         return self._lock.record(client=self.client, thread=thread, entry_point=self.entry_point)
