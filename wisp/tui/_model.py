@@ -15,6 +15,7 @@ from typing import Any
 import attrs
 
 from pending import KINDS, Decision, DecodeError, Kind, is_valid_id, loads_strict, parse_time
+from wisp._render import age as render_age
 from wisp._text import one_line, visible
 
 LOCAL = "local"  # the host label of the relay on this machine
@@ -391,16 +392,8 @@ def who(item: Waiting, *, short: bool = False) -> str:
 
 
 def age(moment: datetime | None, now: datetime) -> str:
-    if moment is None:
-        return "?"
-    seconds = max(0, int((now - moment).total_seconds()))
-    if seconds < 60:
-        return f"{seconds}s"
-    if seconds < 3600:
-        return f"{seconds // 60}m"
-    if seconds < 86400:
-        return f"{seconds // 3600}h"
-    return f"{seconds // 86400}d"
+    """How long ago, as every listing says it (`4s`, `3m`, `2h`, `5d`); `?` when unknown."""
+    return "?" if moment is None else render_age(moment, now)
 
 
 def detail(item: Waiting, now: datetime) -> list[tuple[str, str]]:
