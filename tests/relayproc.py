@@ -72,9 +72,12 @@ class RelayProcess:
 
     def _read(self) -> None:
         assert self.process.stdout is not None
-        for raw in self.process.stdout:
-            self.raw.append(raw)
-            self._lines.put(json.loads(raw))
+        try:
+            for raw in self.process.stdout:
+                self.raw.append(raw)
+                self._lines.put(json.loads(raw))
+        except (ValueError, OSError):  # the test closed the pipe while this thread read it
+            pass
         self._lines.put(None)
 
     def send(self, line: dict[str, Any]) -> None:
