@@ -72,12 +72,15 @@ class RelayProcess:
 
     def _read(self) -> None:
         assert self.process.stdout is not None
-        try:
-            for raw in self.process.stdout:
-                self.raw.append(raw)
-                self._lines.put(json.loads(raw))
-        except (ValueError, OSError):  # the test closed the pipe while this thread read it
-            pass
+        while True:
+            try:
+                raw = self.process.stdout.readline()
+            except (ValueError, OSError):  # the test closed the pipe while this thread read it
+                break
+            if not raw:
+                break
+            self.raw.append(raw)
+            self._lines.put(json.loads(raw))  # a line that is not JSON fails the test loudly
         self._lines.put(None)
 
     def send(self, line: dict[str, Any]) -> None:
