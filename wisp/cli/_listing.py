@@ -93,8 +93,9 @@ def list_requests(
         print_json([status_json(s) for s in listing.statuses])
         return
     statuses = listing.statuses
-    # Oldest first, so the newest are the last: a person's screen shows those, in order.
-    shown = statuses[len(statuses) - shown_rows(len(statuses), limit) :]
+    # Oldest first, so the newest are the last: a person's screen shows those, in order. (No
+    # rows, no screen to measure: an empty listing never loads rich.)
+    shown = statuses[len(statuses) - shown_rows(len(statuses), limit) :] if statuses else ()
     show_rows(
         [],
         REQUEST_COLUMNS,
