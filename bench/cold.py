@@ -54,12 +54,25 @@ DEPS_APP = MINIMAL_APP.replace(
     "import rich.table  # noqa: F401\n",
 )
 
+# The minimal app's command with the options `wisp approvals pending` takes: typer (0.29 and
+# later) loads pydantic to coerce parameters, so any command with an option pays this.
+OPTIONS_APP = MINIMAL_APP.replace(
+    "def pending() -> None:",
+    "def pending(\n"
+    '    show_all: bool = typer.Option(False, "--all"),\n'
+    '    as_json: bool = typer.Option(False, "--json"),\n'
+    '    limit: int = typer.Option(0, "--limit"),\n'
+    ") -> None:",
+)
+
 
 def variants(tmp: Path) -> dict[str, list[str]]:
     minimal = tmp / "minimal_app.py"
     minimal.write_text(MINIMAL_APP)
     deps = tmp / "minimal_deps_app.py"
     deps.write_text(DEPS_APP)
+    options = tmp / "minimal_options_app.py"
+    options.write_text(OPTIONS_APP)
     wisp = wisp_argv()
     return {
         "wisp approvals pending": [*wisp, "approvals", "pending"],
@@ -67,6 +80,7 @@ def variants(tmp: Path) -> dict[str, list[str]]:
         "wisp --version": [*wisp, "--version"],
         "minimal typer app": [sys.executable, str(minimal)],
         "minimal app + declared deps": [sys.executable, str(deps)],
+        "minimal app with wisp's options": [sys.executable, str(options)],
         "bare python": [sys.executable, "-c", "pass"],
     }
 
@@ -97,6 +111,7 @@ def main(argv: list[str] | None = None) -> int:
         check_output(commands["wisp --help"], env, "approvals")
         check_output(commands["minimal typer app"], env, "Nothing waits for you")
         check_output(commands["minimal app + declared deps"], env, "Nothing waits for you")
+        check_output(commands["minimal app with wisp's options"], env, "Nothing waits for you")
         report.machine(machine(home))
         names = list(commands)
         wall: dict[str, list[float]] = {n: [] for n in names}
