@@ -80,7 +80,10 @@ def _check_dir_stat(path: str, st: os.stat_result) -> None:
         )
     if not stat.S_ISDIR(st.st_mode):
         raise ChannelUnsafe(
-            path, "it is not a directory", f"move it aside and run again: mv {path} {path}.bak"
+            path,
+            "it is not a directory",
+            "set WISP_HOME to a directory of yours; only if this path is wisp's own and should "
+            f"have been a directory, move it aside and run again: mv {path} {path}.bak",
         )
     if st.st_uid != uid:
         raise ChannelUnsafe(

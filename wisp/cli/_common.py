@@ -127,6 +127,13 @@ def print_json(value: Any) -> None:
     sys.stdout.write(json.dumps(value, ensure_ascii=False) + "\n")
 
 
+def require_text(value: str, what: str, example: str) -> None:
+    """A usage error (exit 2, nothing filed) for text a person could not be asked about: empty,
+    or only spaces."""
+    if not value.strip():
+        fail(f"{what} is empty: there would be nothing to show you. Give it, e.g. {example}.")
+
+
 def refuse(message: str) -> NoReturn:
     """A refusal: nothing was written (exit 1)."""
     fail(message, ExitCode.NO)

@@ -25,7 +25,17 @@ from wisp._store import StoreError
 from wisp._text import visible
 from wisp.cli._answer import JsonFlag, answer_from_terminal, id_argument, render_command_or_question
 from wisp.cli._ask import TimeoutOption, asking, prompt, timeout_in_effect, waiting_note
-from wisp.cli._common import command_group, config_or_fail, fail, out, print_json, refuse, say, tell
+from wisp.cli._common import (
+    command_group,
+    config_or_fail,
+    fail,
+    out,
+    print_json,
+    refuse,
+    require_text,
+    say,
+    tell,
+)
 from wisp.cli._exit import ExitCode
 from wisp.cli._layout import Column, Role
 from wisp.cli._listing import pending_command, show_rows
@@ -148,7 +158,7 @@ def grants(
     )
 
 
-@approvals_app.command("revoke", epilog="Example:\n  wisp approvals revoke g1a2b3c4")
+@approvals_app.command("revoke", epilog="Example:\n  wisp approvals revoke g1a2b3c4d")
 def revoke(
     grant_id: Annotated[
         str,
@@ -157,7 +167,7 @@ def revoke(
 ) -> None:
     """Remove a standing approval: that command will be asked about again."""
     if not is_grant_id(grant_id):
-        refuse(f"{grant_id!r} is not a grant ID (like g1a2b3c4): see `wisp approvals grants`.")
+        refuse(f"{grant_id!r} is not a grant ID (like g1a2b3c4d): see `wisp approvals grants`.")
     try:
         removed = GrantStore(wisp_home()).revoke(grant_id, entry_point=EntryPoint.APPROVALS)
     except GrantsError as exc:
@@ -201,6 +211,7 @@ def request_approval(
     config = config_or_fail()
     timeout_s = timeout_in_effect(timeout, config)
     text = command[0] if len(command) == 1 else shlex.join(command)
+    require_text(text, "the command", "`wisp approvals request -- make deploy`")
     where = str((cwd or Path.cwd()).resolve())
 
     def filed(request: Request) -> None:

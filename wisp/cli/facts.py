@@ -27,6 +27,7 @@ from wisp.cli._common import (
     print_json,
     refuse,
     require_terminal,
+    require_text,
     say,
     tell,
 )
@@ -252,6 +253,8 @@ def request_fact(
 
     The request waits, with no time limit, until they keep or drop it. Exit 0 asked (or
     already kept), 1 refused, 2 error."""
+    for text, what in ((subject, "the subject"), (name, "the name"), (value, "the value")):
+        require_text(text, what, '`wisp facts request release codename "BLUE HERON"`')
     config = config_or_fail()
     from wisp._keeper import FactKeeper  # the asking side loads only when it asks
 

@@ -12,7 +12,7 @@ from wisp._audit import EntryPoint
 from wisp._store import StoreError
 from wisp.cli._answer import JsonFlag, answer_from_terminal, id_argument, render_command_or_question
 from wisp.cli._ask import TimeoutOption, asking, prompt, timeout_in_effect, waiting_note
-from wisp.cli._common import command_group, config_or_fail, fail, print_json, tell
+from wisp.cli._common import command_group, config_or_fail, fail, print_json, require_text, tell
 from wisp.cli._exit import ExitCode
 from wisp.cli._listing import pending_command
 from wisp.cli.show import SHOW_EXAMPLES, show_command
@@ -119,6 +119,9 @@ def ask_question(
 
     The answer alone goes to stdout. Exit 0 answered, 1 declined or withdrawn (Ctrl-C
     withdraws), 124 timed out, 2 error (a bad --timeout included)."""
+    require_text(question, "the question", '`wisp questions ask "Which environment?"`')
+    for offered in option or ():
+        require_text(offered, "an --option", "`--option staging`")
     config = config_or_fail()
     timeout_s = timeout_in_effect(timeout, config)
     options = tuple(option) if option else None
