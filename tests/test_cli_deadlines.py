@@ -44,7 +44,7 @@ class TestFlag:
         """In a terminal of any width: the usage error, whole, and exit 2."""
         code, output = run("approvals", "request", "--timeout", "1e10", "--", "ls", cols=cols)
         assert code == 2 and "Traceback" not in output
-        assert "(30 days), not 1e+10" in " ".join(output.split())
+        assert "(30 days), not 10000000000." in " ".join(output.split())
         assert nothing_filed(home)
 
 

@@ -39,5 +39,7 @@ def check_deadline(value: Any, *, what: str, zero: str | None = "waits until ans
     if isinstance(value, float) and not math.isfinite(value):
         raise DeadlineError(f"{what} takes {accepted}; {value} is not a number of seconds.")
     if value < 0 or (value == 0 and zero is None) or value > MAX_DEADLINE_S:
-        raise DeadlineError(f"{what} takes {accepted}, not {value:g}.")
+        # All the digits a person could have typed: 2592001 is not "2.592e+06", which would
+        # read as inside the limit.
+        raise DeadlineError(f"{what} takes {accepted}, not {value:.15g}.")
     return value

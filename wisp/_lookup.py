@@ -52,10 +52,12 @@ class NotAnId(LookupRefused):
 
 class NoMatch(LookupRefused):
     def __init__(self, typed: str, *, what: str = "request") -> None:
-        super().__init__(
-            f"no {what} {typed} here. It may have ended and been swept, or the ID is mistyped: "
-            f"{_LISTS[what]}"
+        why = (
+            "It may have been forgotten, or the ID is mistyped"
+            if what == "fact"
+            else "It may have ended and been swept, or the ID is mistyped"
         )
+        super().__init__(f"no {what} {typed} here. {why}: {_LISTS[what]}")
         self.typed = typed
 
 

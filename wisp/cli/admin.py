@@ -19,7 +19,8 @@ from wisp.cli._exit import ExitCode
 from wisp.cli._layout import labelled
 
 config_app = command_group(
-    "Settings in $WISP_HOME/config.json: list them, get one, set one (values checked).",
+    "Settings in $WISP_HOME/config.json: `wisp config` lists them; `get KEY` prints one; "
+    "`set KEY VALUE` sets one (values checked).",
     invoke_without_command=True,
     epilog="""Examples:
   wisp config                                   every setting, its value, what it takes

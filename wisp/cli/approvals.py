@@ -270,7 +270,8 @@ def request_approval(
             tell("wisp: a session approval lasts as long as this command: this request only.")
     else:
         word = {"answered": "denied", "timed-out": "timed out"}.get(outcome, outcome)
-        say(word + (f": {verdict_reason}" if verdict_reason else ""))
+        said = verdict_reason if verdict_reason and verdict_reason.startswith(word) else None
+        say(said or word + (f": {verdict_reason}" if verdict_reason else ""))
     if approved:
         return
     raise typer.Exit(int(ExitCode.TIMED_OUT if outcome == "timed-out" else ExitCode.NO))

@@ -167,7 +167,8 @@ def ask_question(
         sys.stdout.write(text + "\n")
     else:
         word = {"timed-out": "timed out"}.get(outcome, outcome)
-        tell(f"wisp: {word}" + (f": {reason}" if reason else ""))
+        said = reason if reason and reason.startswith(word) else None
+        tell(f"wisp: {said or word + (f': {reason}' if reason else '')}")
     if outcome == "answered":
         return
     raise typer.Exit(int(ExitCode.TIMED_OUT if outcome == "timed-out" else ExitCode.NO))
