@@ -13,6 +13,7 @@ import attrs
 
 
 def _no_extra() -> Mapping[str, Any]:
+    """The default of every record's ``extra`` (the keys it did not understand): none."""
     return {}
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import attrs
 
-from pending._bindings import Binding
+from pending._bindings import Binding, _no_extra
 from pending._kinds import TOMBSTONES, Delivery, Kind, Outcome, State
 
 FORMAT = 1  # the on-disk format this build writes and understands
@@ -23,10 +23,6 @@ FORMAT = 1  # the on-disk format this build writes and understands
 # does name (pending._liveness.request_alive), and, naming nothing, it is taken as alive.
 UNKNOWN_SERVER_ID = ""
 UNKNOWN_PID = 0
-
-
-def _no_extra() -> Mapping[str, Any]:
-    return {}
 
 
 @attrs.frozen(kw_only=True)

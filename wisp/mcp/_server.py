@@ -184,6 +184,8 @@ class Updates:
                     await session.send_resource_updated(uri)
                 except Exception:  # a client gone away is told nothing more
                     self.unsubscribe(session, uri)
+            # The SDK's subscription bus (for `subscriptions/listen` clients), not the channel:
+            # nothing here writes a request, an answer or an outcome.
             await self.bus.publish(ResourceUpdated(uri=uri))
 
     async def _follow(self) -> None:
