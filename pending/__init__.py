@@ -94,6 +94,7 @@ _HOMES: dict[str, tuple[str, str]] = {
     "make_request": ("pending._channel", "make_request"),
     "new_id": ("pending._ids", "new_id"),
     "open_private_dir": ("pending._fsio", "open_private_dir"),
+    "pid_alive": ("pending._liveness", "pid_alive"),
     "parse_time": ("pending._clock", "parse_time"),
     "plan_sweep": ("pending._sweep", "plan_sweep"),
     "read_private_file": ("pending._fsio", "read_bytes"),
@@ -151,7 +152,7 @@ if _typing.TYPE_CHECKING:
         State,
         Via,
     )
-    from pending._liveness import Liveness, ServerLock
+    from pending._liveness import Liveness, ServerLock, pid_alive
     from pending._onewatch import RequestWatch
     from pending._records import (
         FORMAT,
@@ -286,6 +287,7 @@ __all__ = [
     "new_id",
     "open_private_dir",
     "parse_time",
+    "pid_alive",
     "plan_sweep",
     "read_private_file",
     "record_time",

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Any
 
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers.api import BaseObserver
@@ -19,7 +18,7 @@ from watchdog.observers.polling import PollingObserver
 
 from pending._channel import SERVERS_DIR, Channel
 from pending._ids import is_valid_id, validate_id
-from pending._watch import _CHANGES, POLLING_INTERVAL_S
+from pending._watch import POLLING_INTERVAL_S, native_observer, start_observer
 
 
 class _Matcher(FileSystemEventHandler):
@@ -54,7 +53,7 @@ class RequestWatch:
 
     def start(self) -> RequestWatch:
         try:
-            self._observer = self._schedule(_native())
+            self._observer = self._schedule(native_observer())
             self.backend = "native"
         except OSError:
             self._observer = self._schedule(PollingObserver(timeout=POLLING_INTERVAL_S))
@@ -62,13 +61,7 @@ class RequestWatch:
         return self
 
     def _schedule(self, observer: BaseObserver) -> BaseObserver:
-        for path in self._paths:
-            observer.schedule(self._handler, path, recursive=False, event_filter=_CHANGES)
-        try:
-            observer.start()
-        except BaseException:
-            observer.stop()
-            raise
+        start_observer(observer, self._handler, self._paths)
         return observer
 
     def wait(self, timeout: float | None) -> bool:
@@ -89,10 +82,3 @@ class RequestWatch:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
-
-
-def _native() -> BaseObserver:
-    from watchdog.observers import Observer
-
-    observer: Any = Observer()
-    return observer  # type: ignore[no-any-return]

@@ -221,7 +221,7 @@ class Watcher:
     def _start_observer(self) -> BaseObserver:
         if self.requested_backend is not Backend.POLLING:
             try:
-                observer = self._schedule(_native_observer())
+                observer = self._schedule(native_observer())
                 self.backend = Backend.NATIVE
                 return observer
             except OSError as exc:
@@ -235,16 +235,8 @@ class Watcher:
         return self._schedule(PollingObserver(timeout=self._polling_interval_s))
 
     def _schedule(self, observer: BaseObserver) -> BaseObserver:
-        # Non-recursive: staging in .tmp/ stays invisible, so a publication is one event.
-        self._watches = [
-            observer.schedule(self._handler, path, recursive=False, event_filter=_CHANGES)
-            for path in (str(self.channel.path), self._servers_path)
-        ]
-        try:
-            observer.start()
-        except BaseException:
-            observer.stop()
-            raise
+        paths = (str(self.channel.path), self._servers_path)
+        self._watches = start_observer(observer, self._handler, paths)
         return observer
 
     # --- subscribing ---------------------------------------------------------------------
@@ -442,7 +434,24 @@ class Watcher:
                     self._refresh(known.status.id)
 
 
-def _native_observer() -> BaseObserver:
+def start_observer(
+    observer: BaseObserver, handler: FileSystemEventHandler, paths: Collection[str]
+) -> list[ObservedWatch]:
+    """Schedule *handler* on each of *paths* for the changes that matter, then start the
+    observer (stopped again if it cannot start). Non-recursive: staging in .tmp/ stays
+    invisible, so a publication is one event."""
+    watches = [
+        observer.schedule(handler, path, recursive=False, event_filter=_CHANGES) for path in paths
+    ]
+    try:
+        observer.start()
+    except BaseException:
+        observer.stop()
+        raise
+    return watches
+
+
+def native_observer() -> BaseObserver:
     from watchdog.observers import Observer
 
     observer: Any = Observer()

@@ -11,7 +11,6 @@ request handed over, or one whose server died before settling), it applies the a
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Collection, Iterable
 from enum import StrEnum
 from pathlib import Path
@@ -39,6 +38,7 @@ from pending import (
     Status,
     SweepReport,
     Via,
+    pid_alive,
     settlement_for,
 )
 from wisp._audit import AuditEvent, EntryPoint, audit, request_fields
@@ -278,7 +278,7 @@ class Answerer:
         if (
             status.state is State.ANSWERED
             and self._nobody_known_to_apply(request)
-            and not _process_alive(winner.pid)  # else its own process is applying it now
+            and not pid_alive(winner.pid)  # else its own process is applying it now
         ):
             applied = self._unwatched(request, winner)
             return attrs.evolve(applied, won=False)
@@ -434,20 +434,6 @@ class Inbox:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _process_alive(pid: int) -> bool:
-    """Whether a process with this pid exists (a reused pid reads as alive: then the answer
-    is left for a sweep to apply, never applied twice)."""
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _configured_wait(home: Path) -> float:
