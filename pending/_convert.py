@@ -13,7 +13,6 @@ list of options) ever meets a malformed value.
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import math
 import re
@@ -160,6 +159,8 @@ def canonical_json(value: Any) -> bytes:
 
 def digest(binding: Mapping[str, Any]) -> str:
     """sha256 (hex) of the canonical JSON of a binding's JSON form."""
+    import hashlib  # here: loading OpenSSL costs a command that reads no request ~2 ms
+
     return hashlib.sha256(canonical_json(binding)).hexdigest()
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import secrets
 import stat
 from collections.abc import Callable
 from enum import StrEnum
@@ -168,7 +167,7 @@ def publish(dir_fd: int, tmp_fd: int, name: str, data: bytes, *, shown: str) -> 
     already have read: the temp is left for the sweep.
     """
     path = os.path.join(shown, name)
-    tmp_name = f"{name}.{os.getpid()}.{secrets.token_hex(6)}.tmp"
+    tmp_name = f"{name}.{os.getpid()}.{os.urandom(6).hex()}.tmp"
     try:
         fd = _io(
             Op.CREATE,
