@@ -5,26 +5,65 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import subprocess
+import sys
 from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
 
 import attrs
 import pytest
-from hypothesis import given
-from strategies import answers, requests, settleds
+from helpers import FIXTURES, command
+from hypothesis import assume, given
+from hypothesis import strategies as st
+from strategies import (
+    JSON_VALUES,
+    Edit,
+    Raw,
+    answers,
+    command_bindings,
+    edits,
+    fact_bindings,
+    paths_of,
+    question_bindings,
+    requests,
+    servers,
+    settleds,
+)
 
 from pending import (
     Answer,
+    Channel,
     CommandBinding,
     DecodeError,
+    FactBinding,
     Kind,
+    QuestionBinding,
     Request,
+    Server,
+    ServerLock,
     Settled,
     binding_digest,
     from_json,
     loads_strict,
     to_json,
 )
-from pending._convert import canonical_json, digest, dumps_record
+from pending._convert import (
+    _PLAIN_FROM_JSON,
+    ANSWER_KEYS,
+    COMMAND_KEYS,
+    FACT_KEYS,
+    QUESTION_KEYS,
+    REQUEST_KEYS,
+    SERVER_KEYS,
+    SETTLED_KEYS,
+    _converter,
+    _NotPlain,
+    camel,
+    canonical_json,
+    digest,
+    dumps_record,
+)
 
 
 def round_trip(record: object, cls: type) -> object:
@@ -287,3 +326,163 @@ class TestDigest:
         one = CommandBinding(command="rm -rf build/", cwd="/srv")
         two = CommandBinding(command="rm -rf build /", cwd="/srv")
         assert binding_digest(one) != binding_digest(two)
+
+
+# --- the plain path --------------------------------------------------------------------------
+
+
+def _without_extras(record: Any) -> Any:
+    """*record* (and the records in it) with no unknown keys: the plain case."""
+    changes: dict[str, Any] = {"extra": {}}
+    for field in ("server", "binding"):
+        if hasattr(record, field):
+            changes[field] = attrs.evolve(getattr(record, field), extra={})
+    return attrs.evolve(record, **changes)
+
+
+def _edit(tree: Any, edit: Edit) -> Any:
+    tree = json.loads(json.dumps(tree))
+    if not edit.path and edit.action == "replace":
+        return edit.value
+    *parents, last = edit.path if edit.action != "add" else (*edit.path, edit.key)
+    holder = tree
+    for step in parents:
+        holder = holder[step]
+    if edit.action == "delete":
+        del holder[last]
+    else:
+        holder[last] = edit.value
+    return tree
+
+
+def _record_class(name: str) -> type | None:
+    for suffix, cls in (
+        (".request.json", Request),
+        (".fact.json", Request),
+        (".question.json", Request),
+        (".answer.json", Answer),
+        (".settled.json", Settled),
+    ):
+        if name.endswith(suffix):
+            return cls
+    return None
+
+
+def _by_converter(data: Any, cls: type) -> Any:
+    """What the converter alone makes of *data*: the record, or the refusal's type."""
+    try:
+        return _converter().structure(data, cls)
+    except Exception as exc:  # any refusal: compared, not swallowed
+        return type(exc)
+
+
+_PLAIN_KEYS = {Request: REQUEST_KEYS, Answer: ANSWER_KEYS, Settled: SETTLED_KEYS}
+GOOD_RECORDS = sorted(
+    p for p in (FIXTURES / "good").iterdir() if p.suffix == ".json" and _record_class(p.name)
+)
+
+
+PLAIN_RECORDS = st.one_of(
+    requests().map(lambda r: (r, Request)),
+    answers.map(lambda a: (a, Answer)),
+    settleds.map(lambda s: (s, Settled)),
+)
+
+
+class TestPlainPath:
+    """The converter's plain path (pending._convert): straight code for the common case,
+    which must make exactly what the converter makes, or hand the record to it."""
+
+    @given(PLAIN_RECORDS)
+    def test_a_plain_record_takes_the_plain_path_and_reads_as_the_converter_reads_it(
+        self, case: tuple[Any, type]
+    ) -> None:
+        """A record with no unknown keys is structured by the plain path, to the record the
+        converter makes of the same JSON."""
+        record, cls = case
+        data = json.loads(dumps_record(to_json(_without_extras(record))))
+        assert _PLAIN_FROM_JSON[cls](data) == _converter().structure(data, cls)
+
+    @given(PLAIN_RECORDS, st.data())
+    def test_an_edited_record_reads_as_the_converter_reads_it_or_goes_to_it(
+        self, case: tuple[Any, type], data: st.DataObject
+    ) -> None:
+        """Any field, at any depth, replaced, deleted or added: the plain path either makes
+        the converter's record or declines (and the converter decides, as from_json does)."""
+        record, cls = case
+        good = json.loads(dumps_record(to_json(record)))
+        edit = data.draw(edits(good))
+        assume(not isinstance(edit.value, Raw))
+        tree = _edit(good, edit)
+        try:
+            plain = _PLAIN_FROM_JSON[cls](tree)
+        except (_NotPlain, KeyError, ValueError, TypeError, OverflowError):
+            return
+        assert plain == _by_converter(tree, cls)
+
+    @pytest.mark.parametrize("fixture", GOOD_RECORDS, ids=lambda p: p.name)
+    def test_every_field_made_hostile_reads_as_the_converter_reads_it(self, fixture: Path) -> None:
+        """Each field of each good fixture, at every depth, replaced by each of the hostile
+        JSON values, or deleted: the plain path makes the converter's record or declines."""
+        good = json.loads(fixture.read_bytes())
+        cls = _record_class(fixture.name)
+        assert cls is not None
+        cases = [Edit(path=path, action="delete") for path in paths_of(good)[1:]]
+        cases += [
+            Edit(path=path, action="replace", value=value)
+            for path in paths_of(good)
+            for value in JSON_VALUES
+        ]
+        taken = 0
+        for edit in cases:
+            tree = _edit(good, edit)
+            try:
+                plain = _PLAIN_FROM_JSON[cls](tree)
+            except (_NotPlain, KeyError, ValueError, TypeError, OverflowError):
+                continue
+            taken += 1
+            assert plain == _by_converter(tree, cls), edit
+        if good.keys() <= _PLAIN_KEYS[cls]:  # some edits (a title's text, say) stay plain
+            assert taken > 0
+
+    @given(st.one_of(servers, command_bindings, fact_bindings, question_bindings))
+    def test_plain_records_are_written_as_the_converter_writes_them(self, record: Any) -> None:
+        """The plain path's JSON of a record with no unknown keys is the converter's."""
+        record = attrs.evolve(record, extra={})
+        assert to_json(record) == _converter().unstructure(record)
+
+    @pytest.mark.parametrize(
+        ("keys", "cls"),
+        [
+            (SERVER_KEYS, Server),
+            (COMMAND_KEYS, CommandBinding),
+            (FACT_KEYS, FactBinding),
+            (QUESTION_KEYS, QuestionBinding),
+            (REQUEST_KEYS, Request),
+            (ANSWER_KEYS, Answer),
+            (SETTLED_KEYS, Settled),
+        ],
+    )
+    def test_the_plain_path_names_every_field(self, keys: frozenset[str], cls: type) -> None:
+        """A field added to a record and not to the plain path would be read as its default:
+        the plain path's keys are exactly the record's JSON keys."""
+        fields = {camel(f.name) for f in attrs.fields(cls) if f.name not in ("extra", "legacy")}
+        assert keys == fields
+
+    def test_a_listing_of_plain_requests_never_builds_the_converter(
+        self, home: Path, channel: Channel, server: ServerLock
+    ) -> None:
+        """`wisp pending --json` over plain requests loads no cattrs (loading it and building
+        the converter cost a cold start ~20 ms): listed in a fresh interpreter."""
+        channel.file(command(server))
+        script = (
+            "import sys\n"
+            "from pending import Channel\n"
+            f"with Channel.open({str(home)!r}) as channel:\n"
+            "    listing = channel.listing()\n"
+            "print(len(listing.statuses), len(listing.problems), 'cattrs' in sys.modules)\n"
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", script], capture_output=True, text=True, check=True
+        )
+        assert done.stdout.split() == ["1", "0", "False"]
