@@ -116,6 +116,7 @@ SERVERS_DIR = ".servers"
 # least this many, and room for every ID the last scan found besides, so that a second pass
 # over a large channel (a watcher's, a sweep's) finds them all rather than evicting each
 # before it is asked for again.
+_ALL_KINDS = tuple(Kind)
 REQUEST_CACHE_SIZE = 4096
 # A writer holds a temp file for milliseconds; one an hour old belongs to a crashed writer.
 STALE_TMP_AFTER_S = 3600.0
@@ -371,7 +372,7 @@ class Channel:
     ) -> tuple[Group, tuple[Problem, ...]]:
         """:meth:`read_group` for an ID already validated (names are built without checking
         it again: a listing of 10,000 requests would check each ID some 20 times)."""
-        kinds = tuple(Kind) if kinds is None else kinds
+        kinds = _ALL_KINDS if kinds is None else kinds
         problems: list[Problem] = []
         found: dict[str, Any] = {}
 
@@ -391,6 +392,11 @@ class Channel:
         found["settled"] = read(request_id + SETTLED_SUFFIX, Settled)
         found["answer"] = read(request_id + ANSWER_SUFFIX, Answer)
         slot_problems = len(problems)
+        if names is not None and len(names) == 1 and kinds is _ALL_KINDS:
+            # A scan's common case, a request alone: its one name says which slot to read.
+            (name,) = names
+            kind = KIND_BY_SUFFIX.get(name[len(request_id) :])
+            kinds = () if kind is None else (kind,)
         requests = [
             request
             for kind in kinds

@@ -5,6 +5,7 @@ Each command group lives in its own module; exit codes are :class:`wisp.cli._exi
 
 from __future__ import annotations
 
+import gc
 import importlib
 import logging
 from typing import Annotated
@@ -182,6 +183,10 @@ def main() -> None:
     watchdog_log = logging.getLogger("watchdog")
     watchdog_log.addHandler(logging.NullHandler())
     watchdog_log.propagate = False
+    # What is loaded by now lives as long as the process: frozen, no collection walks it
+    # again. A listing of 10,000 requests makes ~150,000 objects and so triggers collections
+    # that walked every module's objects each time (~25 ms of `wisp pending --json`).
+    gc.freeze()
     # One name however it is started (`wisp`, `python -m wisp`): help reads `wisp …`, and
     # shell completion talks to `wisp` through $_WISP_COMPLETE.
     app(prog_name="wisp")
