@@ -10,10 +10,9 @@ from typing import Annotated, Any
 
 import typer
 
-from pending import Kind, Missed, PendingError, Status, Transition, Via
+from pending import Kind, PendingError, Status, Via
 from wisp._answering import Answerer
 from wisp._audit import EntryPoint
-from wisp._live import ChannelBack, HomeGone, LiveInbox
 from wisp._render import transition_json, transition_line
 from wisp.cli._common import command_group, fail, me, open_channel, print_json, safe, say, tell
 from wisp.cli._exit import ExitCode
@@ -113,6 +112,10 @@ def watch(
 
     Ctrl-C stops (exit 0). If the channel directory is removed, it says so and waits for it
     to be made again, then goes on there. Exit 2 if the channel cannot be used."""
+    # Here, not at the top: these load watchdog, which a listing or a sweep never needs.
+    from pending import Missed, Transition
+    from wisp._live import ChannelBack, HomeGone, LiveInbox
+
     channel = open_channel()
     live = LiveInbox(
         channel.home, entry_point=EntryPoint.PENDING, on_warning=lambda m: tell(f"wisp: {m}")

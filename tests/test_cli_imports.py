@@ -1,0 +1,100 @@
+"""What an everyday command loads: a listing no watchdog, asyncio or faces; no command a face.
+
+Each command runs in a fresh interpreter, as a person starts it, and reports the modules it
+ended with. Loading one of these costs every run of the command (watchdog and its observer
+~8 ms, asyncio ~10 ms, the MCP SDK or textual far more), so this is the check that keeps the
+person's commands fast from the keystroke (issue 11; bench/cold.py measures it).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from helpers import command
+
+from pending import Channel, ServerLock
+
+# Runs `wisp ARGS` in-process, then prints the loaded modules (the command's exit is caught).
+PROBE = """\
+import json, sys
+sys.argv = ["wisp", *sys.argv[1:]]
+from wisp.cli import main
+try:
+    main()
+except SystemExit:
+    pass
+sys.stdout.flush()
+print("\\nMODULES " + json.dumps(sorted(sys.modules)))
+"""
+
+FACES = ("textual", "mcp", "wisp.tui", "wisp.mcp", "wisp.relay")
+WATCHING = ("watchdog", "asyncio", "pending._watch", "pending._onewatch")
+# A listing reads and shows requests: it neither asks, nor notifies, nor watches.
+LISTING_NEVER = (*FACES, *WATCHING, "wisp._asking", "wisp._notify")
+
+
+def loaded(home: Path, *args: str) -> set[str]:
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**_env(), "WISP_HOME": str(home)},
+        check=False,
+    )
+    marker = done.stdout.rindex("\nMODULES ")
+    return set(json.loads(done.stdout[marker + len("\nMODULES ") :]))
+
+
+def _env() -> dict[str, str]:
+    import os
+
+    return {k: v for k, v in os.environ.items() if not k.startswith("WISP_")}
+
+
+def found(modules: set[str], names: tuple[str, ...]) -> list[str]:
+    return sorted(m for m in modules if any(m == n or m.startswith(n + ".") for n in names))
+
+
+class TestWhatACommandLoads:
+    @pytest.mark.parametrize(
+        "args",
+        [
+            ("pending",),
+            ("pending", "--json"),
+            ("approvals", "pending"),
+            ("facts", "pending"),
+            ("questions", "pending"),
+            ("pending", "sweep"),
+        ],
+        ids=" ".join,
+    )
+    def test_a_listing_loads_no_watching_asking_or_face(
+        self, home: Path, channel: Channel, server: ServerLock, args: tuple[str, ...]
+    ) -> None:
+        """Listing a waiting request (and sweeping) loads no watchdog, asyncio, asking side,
+        notifier or face."""
+        channel.file(command(server))
+        assert found(loaded(home, *args), LISTING_NEVER) == []
+
+    @pytest.mark.parametrize(
+        "args",
+        [("--help",), ("--version",), ("approvals", "--help"), ("doctor",), ("log",)],
+        ids=" ".join,
+    )
+    def test_no_everyday_command_loads_a_face(self, home: Path, args: tuple[str, ...]) -> None:
+        """Help, the version, the doctor and the audit log load no TUI, MCP or relay code."""
+        assert found(loaded(home, *args), FACES) == []
+
+    def test_the_probe_sees_what_a_command_loads(self, home: Path) -> None:
+        """The check can fail: `wisp pending watch` does load watchdog (stopped at once by its
+        channel being unusable: WISP_HOME is a file)."""
+        blocker = home.parent / "not-a-directory"
+        blocker.write_text("")
+        modules = loaded(blocker, "pending", "watch")
+        assert "wisp.cli.pending" in modules
+        assert found(modules, ("watchdog",)) != []
