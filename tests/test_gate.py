@@ -255,3 +255,33 @@ class TestChecks:
         assert (approval.approved, approval.scope, approval.grant) == (True, "always", None)
         assert approval.reason is not None and "not saved" in approval.reason
         assert (asker.home / "grants.json").read_text() == "{oops"
+
+
+class TestDeadlines:
+    def test_one_thread_keeps_every_deadline_in_order(self, asker: Asker, channel: Channel) -> None:
+        """Requests filed with a long deadline, then one with a short one: the short one times
+        out first (a deadline earlier than the one waited for wakes the thread), the long ones
+        are still waiting, and one thread keeps them all."""
+        gate = ApprovalGate(asker, timeout_s=30)
+        waiting = [gate.file(f"make slow-{n}", "/") for n in range(5)]
+        short = gate.file("make quick", "/", timeout_s=0.2)
+        ending = asker.wait(short.id, 10)
+        assert ending is not None and ending.outcome is Outcome.TIMED_OUT
+        assert [channel.status(r.id).state for r in waiting] == [State.FILED] * 5
+        keepers = [t for t in threading.enumerate() if t.name == "asker-deadlines"]
+        assert len(keepers) == 1
+
+    def test_an_answered_request_does_not_time_out(self, asker: Asker, channel: Channel) -> None:
+        """Answered before its deadline: the deadline is forgotten, and nothing claims the slot
+        once it passes (the request stays answered `once`, settled by the asker)."""
+        gate = ApprovalGate(asker, timeout_s=30)
+        thread, hook = answer_when_filed(channel, "once")
+        try:
+            approval = gate.request("make deploy", "/", on_filed=hook, timeout_s=0.3)
+        finally:
+            thread.join(10)
+        assert approval.outcome == "answered"
+        later = gate.file("make later", "/", timeout_s=0.5)  # outlives the first's deadline
+        assert asker.wait(later.id, 10) is not None
+        status = channel.status(approval.request_id)  # type: ignore[arg-type]
+        assert status.outcome is Outcome.ANSWERED and status.answer.decision == "once"  # type: ignore[union-attr]

@@ -9,7 +9,10 @@ program (an MCP server, an agent loop) and back `wisp approvals request` and
 
 from __future__ import annotations
 
+import heapq
+import logging
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -50,6 +53,8 @@ from wisp._home import current_user
 from wisp._hosts import notice_for
 from wisp._notify import Notifier
 from wisp._store import StoreError
+
+logger = logging.getLogger("wisp.asking")
 
 
 @attrs.frozen(kw_only=True)
@@ -98,6 +103,87 @@ class Cancel:
             self._conditions.append(condition)
 
 
+class _Deadlines:
+    """The deadlines of one asker's requests, kept by one thread for them all.
+
+    A thread per request (a ``threading.Timer`` each) costs a thread's start and its wake-ups
+    on every request filed, which at hundreds of requests a second is a good part of filing
+    one (measured: about 0.12 ms of CPU a request). One thread sleeps until the earliest
+    deadline instead; a cancelled one is only forgotten (its heap entry is skipped when it
+    comes up). The thread starts with the first deadline: an asker that sets none has none.
+    """
+
+    def __init__(self, expire: Callable[[str], None]) -> None:
+        self._expire = expire
+        self._due: dict[str, float] = {}  # request ID -> its deadline (monotonic seconds)
+        self._heap: list[tuple[float, str]] = []  # may hold cancelled entries: see _due
+        self._changed = threading.Condition(threading.Lock())
+        self._thread: threading.Thread | None = None
+        self._stopped = False
+
+    def add(self, request_id: str, seconds: float) -> None:
+        """Call *expire(request_id)* once *seconds* have passed, unless cancelled first."""
+        with self._changed:
+            if self._stopped:
+                return
+            due = time.monotonic() + seconds
+            self._due[request_id] = due
+            heapq.heappush(self._heap, (due, request_id))
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._run, name="asker-deadlines", daemon=True
+                )
+                self._thread.start()
+            elif self._heap[0] == (due, request_id):  # earlier than what the thread waits for
+                self._changed.notify()
+
+    def cancel(self, request_id: str) -> None:
+        with self._changed:
+            if self._due.pop(request_id, None) is None:
+                return
+            # Cancelled entries wait in the heap until they come up; if they come to outnumber
+            # the live ones (a long deadline, many requests answered), rebuild it.
+            if len(self._heap) > 2 * len(self._due) + 64:
+                self._heap = [(due, rid) for rid, due in self._due.items()]
+                heapq.heapify(self._heap)
+
+    def stop(self) -> None:
+        """Forget every deadline and end the thread (none fires after this returns, but one
+        already firing may finish)."""
+        with self._changed:
+            self._stopped = True
+            self._due.clear()
+            self._heap.clear()
+            self._changed.notify()
+            thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join()
+
+    def _run(self) -> None:
+        with self._changed:
+            while not self._stopped:
+                heap = self._heap
+                while heap and self._due.get(heap[0][1]) != heap[0][0]:
+                    heapq.heappop(heap)  # cancelled (or set again later)
+                if not heap:
+                    self._changed.wait()
+                    continue
+                due, request_id = heap[0]
+                remaining = due - time.monotonic()
+                if remaining > 0:
+                    self._changed.wait(remaining)
+                    continue
+                heapq.heappop(heap)
+                del self._due[request_id]
+                self._changed.release()  # expiring writes to the channel: not under the lock
+                try:
+                    self._expire(request_id)
+                except Exception:  # one deadline that could not be kept must not end the rest
+                    logger.exception("wisp asker: a request's deadline could not be kept")
+                finally:
+                    self._changed.acquire()
+
+
 class Asker:
     """One asking server: its lock, its watcher, the requests it waits on.
 
@@ -128,7 +214,7 @@ class Asker:
         self.notifier = notifier or default_notifier(channel.home, entry_point)
         self._lock = channel.server().acquire()
         self._waiting: dict[str, Request] = {}
-        self._timers: dict[str, threading.Timer] = {}
+        self._deadlines = _Deadlines(self._expire)
         self._ended: dict[str, Ending] = {}
         self._finishing: set[str] = set()  # taken by one thread to settle, not yet recorded
         self._mutex = threading.Lock()
@@ -197,12 +283,9 @@ class Asker:
         with self._mutex:
             self._waiting[request.id] = request
             if timeout_s:
-                # The timer starts once the request is published: the asker's own deadline
+                # The deadline starts once the request is published: the asker's own deadline
                 # is never earlier than expiresAt, so a sweep can't call it stale first.
-                timer = threading.Timer(timeout_s, self._expire, args=(request.id,))
-                timer.daemon = True
-                self._timers[request.id] = timer
-                timer.start()
+                self._deadlines.add(request.id, timeout_s)
         self._audit(AuditEvent.APPROVAL_PENDING, request, expiresAt=_iso(request))
         if on_filed is not None:
             on_filed(request)
@@ -345,9 +428,7 @@ class Asker:
             if self._waiting.pop(request_id, None) is None:
                 return False
             self._finishing.add(request_id)
-            timer = self._timers.pop(request_id, None)
-        if timer is not None:
-            timer.cancel()
+        self._deadlines.cancel(request_id)
         return True
 
     def _record(self, ending: Ending) -> Ending:
@@ -472,11 +553,7 @@ class Asker:
         try:
             self.withdraw()
         finally:
-            with self._mutex:
-                timers = list(self._timers.values())
-                self._timers.clear()
-            for timer in timers:
-                timer.cancel()
+            self._deadlines.stop()
             self.watcher.unsubscribe(self._subscription)
             self._subscription.close()
             if self._settler is not threading.current_thread():
