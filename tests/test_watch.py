@@ -7,6 +7,7 @@ import asyncio
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -266,6 +267,59 @@ class TestNativeOnly:
                 assert any("restarted" in w for w in warnings)
                 channel.answer(req.id, "drop", kind=Kind.FACT, via="cli")
                 assert events(take(sub, 1)) == [("answered", req.id)]
+
+    def test_events_reach_the_watcher_on_the_inotify_readers_own_thread(
+        self, channel: Channel
+    ) -> None:
+        """On Linux a watcher reads watchdog's inotify instance itself: starting one adds
+        two threads (that reader and the liveness timer), not watchdog's Observer chain
+        (a reader, an emitter per directory and a dispatcher), and each event is handled on
+        the reader's thread, with no hop between threads before it is read."""
+        before = set(threading.enumerate())
+        with Watcher(channel, backend=Backend.NATIVE) as watcher:
+            added = set(threading.enumerate()) - before
+            assert len(added) == 2, sorted(t.name for t in added)
+            handled_on: list[threading.Thread] = []
+            hint = watcher._hint
+
+            def spy(path: str, *, is_directory: bool, deleted: bool) -> None:
+                handled_on.append(threading.current_thread())
+                hint(path, is_directory=is_directory, deleted=deleted)
+
+            watcher._hint = spy  # type: ignore[method-assign]
+            sub, _ = watcher.subscribe()
+            with channel.server() as lock:
+                req = command(lock)
+                channel.file(req)
+                assert events(take(sub, 1)) == [("filed", req.id)]
+            assert handled_on and set(handled_on) <= added
+
+    def test_an_event_that_fails_to_be_handled_is_found_by_a_rescan(self, channel: Channel) -> None:
+        """Handling an event raises (here a bug's RuntimeError): the inotify reader lives on
+        (nothing is restarted), a rescan finds what that event was about, and later events
+        are handled as ever."""
+        with Watcher(channel, backend=Backend.NATIVE, liveness_recheck_s=0.1) as watcher:
+            warnings: list[str] = []
+            watcher._on_warning = warnings.append
+            hint = watcher._hint
+            failures = [RuntimeError("a bug")]
+
+            def failing(path: str, *, is_directory: bool, deleted: bool) -> None:
+                if failures:
+                    raise failures.pop()
+                hint(path, is_directory=is_directory, deleted=deleted)
+
+            watcher._hint = failing  # type: ignore[method-assign]
+            sub, _ = watcher.subscribe()
+            with channel.server() as lock:
+                first, second = command(lock), command(lock)
+                channel.file(first)
+                assert events(take(sub, 1, timeout=5)) == [("filed", first.id)]
+                assert not failures
+                channel.file(second)
+                assert events(take(sub, 1)) == [("filed", second.id)]
+                assert watcher._observer is not None and watcher._observer.is_alive()
+            assert warnings == []
 
     def test_falls_back_to_polling_when_inotify_is_exhausted(self, home: Path) -> None:
         """With every inotify instance of the user taken, the watcher polls, says so once,
