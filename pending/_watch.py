@@ -35,7 +35,7 @@ from watchdog.observers.polling import PollingObserver
 
 from pending._channel import SERVERS_DIR, Channel
 from pending._clock import record_time
-from pending._ids import NameVerdict, Slot, parse_name
+from pending._ids import SETTLED_SUFFIX, NameVerdict, Slot, parse_name
 from pending._kinds import Kind, Outcome, State
 from pending._records import Status
 from pending._subscribe import SUBSCRIBER_BACKLOG, Subscription
@@ -390,10 +390,11 @@ class Watcher:
                 return  # not one this watcher follows: not even read
             # An answer or outcome appearing for a known request needs no re-read of the
             # request: published files are never edited, and an edit or removal of the
-            # request file is an event of its own, which takes the full path.
-            slot_only = parsed.slot is not Slot.REQUEST and not deleted
+            # request file is an event of its own, which takes the full path. (Likewise an
+            # outcome appearing beside an answer already read: see _refresh.)
+            slot = None if deleted or parsed.slot is Slot.REQUEST else parsed.slot
             with self._lock:
-                self._refresh(parsed.id, slot_only=slot_only)
+                self._refresh(parsed.id, slot=slot)
 
     def request_rescan(self, reason: str) -> None:
         """Ask for a full rescan (done on the watcher's own thread, promptly)."""
@@ -412,13 +413,24 @@ class Watcher:
         request_id: str,
         alive_cache: dict[str, bool] | None = None,
         *,
-        slot_only: bool = False,
+        slot: Slot | None = None,
     ) -> None:
-        """Re-read one ID and emit what changed since it was last known (lock held)."""
+        """Re-read one ID and emit what changed since it was last known (lock held). *slot*:
+        the answer or outcome slot whose file appeared, if that is all the event was."""
         known = self._known.get(request_id)
-        if known is not None and slot_only:
-            group, _ = self.channel.read_group(request_id, kinds=())
-            group = attrs.evolve(group, request=known.status.request)
+        if known is not None and slot is not None:
+            answer = known.status.answer
+            if slot is Slot.SETTLED and answer is not None:
+                # The outcome beside an answer already read: only the outcome is new. The
+                # answer is a published file, never edited; its removal is an event of its
+                # own, which takes the full path.
+                group, _ = self.channel.read_group(
+                    request_id, names=(request_id + SETTLED_SUFFIX,), kinds=()
+                )
+                group = attrs.evolve(group, request=known.status.request, answer=answer)
+            else:
+                group, _ = self.channel.read_group(request_id, kinds=())
+                group = attrs.evolve(group, request=known.status.request)
         else:
             # A known request's kind is settled; a full scan still catches a second request.
             kinds = (known.status.kind,) if known else None

@@ -416,3 +416,47 @@ class TestFollowingOnly:
                 assert events(take(subscription, 1)) == [("answered", own.id)]
                 quiet(subscription)
                 assert {s.id for s in watcher.statuses()} == {own.id}
+
+
+class TestRereadingOnlyWhatChanged:
+    def test_an_outcome_beside_a_known_answer_reads_only_the_outcome(
+        self, channel: Channel, watcher: Watcher
+    ) -> None:
+        """An outcome appears for a request whose answer the watcher has read: it reads the
+        outcome file alone (the answer is published, never edited), and the settled status
+        carries that answer. An answer removed first is an event of its own: the answer
+        that then holds the slot is the one the settled status carries."""
+        reads: list[tuple[str, object]] = []
+        read_group = channel.read_group
+
+        def spy(request_id: str, names: object = None, kinds: object = None) -> object:
+            reads.append((request_id, names))
+            return read_group(request_id, names, kinds)  # type: ignore[arg-type]
+
+        channel.read_group = spy  # type: ignore[method-assign]
+        sub, _ = watcher.subscribe()
+        with channel.server() as lock:
+            req = command(lock)
+            channel.file(req)
+            channel.answer(req.id, "once", kind=Kind.COMMAND, via="cli")
+            answered = take(sub, 2)[1]
+            assert answered.event is Event.ANSWERED
+            reads.clear()
+            channel.settle(req, Outcome.ANSWERED, by="asker", decision="once")
+            settled = take(sub, 1)[0]
+            assert settled.event is Event.SETTLED
+            assert settled.status.answer == answered.status.answer
+            assert reads == [(req.id, (req.id + ".settled.json",))]
+
+            other = command(lock, text="make other")
+            channel.file(other)
+            channel.answer(other.id, "no", kind=Kind.COMMAND, via="cli")
+            assert [t.event for t in take(sub, 2)] == [Event.FILED, Event.ANSWERED]
+            (channel.path / f"{other.id}.answer.json").unlink()
+            assert [t.event for t in take(sub, 1)] == [Event.FILED]
+            claimed = channel.claim(other, Outcome.WITHDRAWN, via="asker").answer
+            channel.settle(other, Outcome.WITHDRAWN, by="asker")
+            ended = take(sub, 1)[-1]
+            quiet(sub)
+            assert ended.event is Event.WITHDRAWN
+            assert ended.status.answer == claimed and ended.status.answer.decision == "withdrawn"
