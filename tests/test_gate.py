@@ -285,3 +285,32 @@ class TestDeadlines:
         assert asker.wait(later.id, 10) is not None
         status = channel.status(approval.request_id)  # type: ignore[arg-type]
         assert status.outcome is Outcome.ANSWERED and status.answer.decision == "once"  # type: ignore[union-attr]
+
+
+class TestFollowing:
+    def test_a_transition_that_decides_nothing_is_not_read_again(
+        self, asker: Asker, channel: Channel
+    ) -> None:
+        """The asker's settler re-reads a request's files when the watcher reports an answer
+        or an outcome, not when it reports the request filed (the watcher has just read it,
+        and nothing is in its slot); answered, it is read and settled as ever."""
+        settler_reads: list[str] = []
+        read_group = channel.read_group
+
+        def spy(request_id: str, names: object = None, kinds: object = None) -> object:
+            if threading.current_thread().name == "asker-settle":
+                settler_reads.append(request_id)
+            return read_group(request_id, names, kinds)  # type: ignore[arg-type]
+
+        channel.read_group = spy  # type: ignore[method-assign]
+        gate = ApprovalGate(asker, timeout_s=30)
+        request = gate.file("make deploy", "/")
+        wait_until(lambda: asker.watcher.status(request.id) is not None, what="filed seen")
+        sentinel = gate.file("make sentinel", "/")  # its transition comes after the first's
+        channel.answer(sentinel.id, "no", kind=request.kind, via="cli")
+        assert asker.wait(sentinel.id, 10) is not None
+        assert request.id not in settler_reads
+        channel.answer(request.id, "once", kind=request.kind, via="cli")
+        ending = asker.wait(request.id, 10)
+        assert ending is not None and ending.outcome is Outcome.ANSWERED
+        assert request.id in settler_reads

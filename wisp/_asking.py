@@ -353,7 +353,12 @@ class Asker:
 
         for item in self._subscription:
             if isinstance(item, Transition):
-                if item.id in self._waiting:
+                status = item.status
+                # A status the watcher just derived with nothing in the slot (filed, stale)
+                # decides nothing: re-reading the files to find that again would be the
+                # watcher's read twice. An answer, an outcome or a removal is re-read here.
+                undecided = status is not None and status.answer is None and not status.settled
+                if item.id in self._waiting and not undecided:
                     self._settle_if_ended(item.id)
                 continue
             for request_id in list(self._waiting):  # missed events: look at all of ours
