@@ -122,6 +122,34 @@ class TestGrants:
             GrantStore(asker.home).add(scope="always", command="x", cwd="/", request="a", user="u")
         assert path.read_text() == '{"grants": [oops'
 
+    def test_a_gate_sees_every_change_to_the_grants_at_once(self, home: Path) -> None:
+        """One store asked again and again (it reads grants.json only when the file has
+        changed) sees at once a grant another store added, its revocation, a file damaged
+        in place to the same size, a file removed, and one written back."""
+        asking = GrantStore(home)
+        other = GrantStore(home)
+        assert asking.covering("make deploy", "/") is None
+        grant = other.add(scope="always", command="make deploy", cwd="/", request="r1", user="u")
+        assert asking.covering("make deploy", "/") == grant
+        assert asking.covering("make deploy", "/") == grant  # unchanged: the same answer
+        path = home / "grants.json"
+        good = path.read_bytes()
+        damaged = good.replace(b'"grants"', b'"grantz"')
+        assert len(damaged) == len(good)
+        with path.open("r+b") as f:  # edited in place, same size
+            f.write(damaged)
+        with pytest.raises(GrantsError):
+            asking.covering("make deploy", "/")
+        with path.open("r+b") as f:
+            f.write(good)
+        assert asking.covering("make deploy", "/") == grant
+        assert other.revoke(grant.id) == grant
+        assert asking.covering("make deploy", "/") is None
+        again = other.add(scope="always", command="make deploy", cwd="/", request="r2", user="u")
+        assert asking.covering("make deploy", "/") == again
+        path.unlink()
+        assert asking.covering("make deploy", "/") is None
+
     def test_concurrent_grants_are_all_kept(self, home: Path) -> None:
         """Writers racing on the store lose nothing (temp + fsync + rename under a lock)."""
         store = GrantStore(home)
