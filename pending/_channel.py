@@ -428,6 +428,14 @@ class Channel:
         """The files of one ID as they are now (unreadable ones left out)."""
         return self.read_group(validate_id(request_id))[0]
 
+    def outcome(self, request_id: str) -> Settled | None:
+        """The outcome record of one ID, None while none is written (or one that cannot be
+        read is there): its outcome slot alone, for a process that holds the request and
+        waits for it to be settled. Raises :class:`InvalidId` for an ID that is not one."""
+        request_id = validate_id(request_id)
+        group, _ = self._read_group(request_id, names=(settled_name(request_id),), kinds=())
+        return group.settled
+
     def status(self, request_id: str) -> Status:
         """The derived state of one request; raises UnknownRequest or UnreadableRequest."""
         group, problems = self.read_group(validate_id(request_id))

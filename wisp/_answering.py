@@ -249,10 +249,11 @@ class Answerer:
         return self._unwatched(request, result.answer)
 
     def _outcome(self, request: Request) -> tuple[Settled | None, bool] | None:
-        """(outcome, alive) once settled or the asker is gone; None while it may yet settle."""
-        status = self.channel.status(request.id)
-        if status.settled is not None:
-            return status.settled, True
+        """(outcome, alive) once settled or the asker is gone; None while it may yet settle.
+        Only the outcome slot is read: the request and the answer are known here."""
+        settled = self.channel.outcome(request.id)
+        if settled is not None:
+            return settled, True
         if not self.channel.request_alive(request):
             return None, False
         return None
