@@ -382,12 +382,14 @@ class Watcher:
             if deleted and name.endswith(".lock") and not is_directory:  # a clean stop
                 self._recheck_server(name.removesuffix(".lock"))
             return
+        if self._only is not None and not self._only(name.partition(".")[0]):
+            # Not one this watcher follows (an ID is what comes before the first dot): not
+            # even parsed. An asker's watcher hears every other process's files go by.
+            return
         # A directory named like a slot is junk in that slot: re-read its group, which reports
         # it (and ends a live asker's request `failed`); any other directory is nothing.
         verdict, parsed = parse_name(name)
         if verdict is NameVerdict.PARSED and parsed is not None:
-            if self._only is not None and not self._only(parsed.id):
-                return  # not one this watcher follows: not even read
             # An answer or outcome appearing for a known request needs no re-read of the
             # request: published files are never edited, and an edit or removal of the
             # request file is an event of its own, which takes the full path. (Likewise an
