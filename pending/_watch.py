@@ -261,6 +261,12 @@ class Watcher:
         self._on_warning = on_warning or logger.warning
         self._lock = threading.RLock()
         self._known: dict[str, _Known] = {}
+        # Servers' liveness as probed since the timer last re-checked it (server key, see
+        # Channel.alive_key): a request filed by a server probed alive a moment ago is not
+        # probed again for each of its requests. A crash makes no event either way: the
+        # timer's re-check (every liveness_recheck_s) replaces this with fresh probes, and
+        # a lock file removed (a clean stop) clears it at once.
+        self._alive: dict[str, bool] = {}
         self._subscribers: list[Subscription[Transition]] = []
         self._observer: BaseObserver | _Inotify | None = None
         self._handler = _Handler(self)
@@ -396,7 +402,7 @@ class Watcher:
             # outcome appearing beside an answer already read: see _refresh.)
             slot = None if deleted or parsed.slot is Slot.REQUEST else parsed.slot
             with self._lock:
-                self._refresh(parsed.id, slot=slot)
+                self._refresh(parsed.id, self._alive, slot=slot)
 
     def request_rescan(self, reason: str) -> None:
         """Ask for a full rescan (done on the watcher's own thread, promptly)."""
@@ -477,6 +483,7 @@ class Watcher:
             self._update(group.id, self.channel.derive(group, alive_cache), emit=emit)
         for request_id in [i for i in self._known if i not in seen]:
             self._update(request_id, None, emit=emit)
+        self._alive = alive_cache  # just probed
 
     def rescan(self) -> None:
         """Re-read the whole channel, emitting exactly what changed since it was last known."""
@@ -545,9 +552,11 @@ class Watcher:
                         alive_cache[key] = self.channel.request_alive(status.request)
                     if not alive_cache[key]:
                         self._refresh(status.id, alive_cache)
+            self._alive = alive_cache  # fresh: what earlier probes found is forgotten
 
     def _recheck_server(self, server_id: str) -> None:
         with self._lock:
+            self._alive = {}  # a lock file removed: every server is probed afresh
             for known in list(self._known.values()):
                 if known.status.request.server.id == server_id and known.rank == 1:
                     self._refresh(known.status.id)

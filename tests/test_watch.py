@@ -22,6 +22,7 @@ from pending import (
     Kind,
     Missed,
     Outcome,
+    Request,
     State,
     Transition,
     Watcher,
@@ -460,3 +461,53 @@ class TestRereadingOnlyWhatChanged:
             quiet(sub)
             assert ended.event is Event.WITHDRAWN
             assert ended.status.answer == claimed and ended.status.answer.decision == "withdrawn"
+
+
+class TestLivenessBetweenRechecks:
+    def test_a_live_server_is_probed_once_and_a_clean_stop_is_seen_at_once(
+        self, channel: Channel
+    ) -> None:
+        """Five requests from one live server: its lock is probed once, not per request
+        (the timer re-checks it later). Its lock file removed (a clean stop), its requests
+        read stale at once, as does one filed in its name after that."""
+        probes: list[str] = []
+        request_alive = channel.request_alive
+
+        def spy(request: Request) -> bool:
+            probes.append(request.id)
+            return request_alive(request)
+
+        channel.request_alive = spy  # type: ignore[method-assign]
+        with Watcher(channel, backend=Backend.NATIVE, liveness_recheck_s=30) as watcher:
+            sub, _ = watcher.subscribe()
+            lock = channel.server().acquire()
+            reqs = [command(lock, text=f"make {n}") for n in range(5)]
+            for req in reqs:
+                channel.file(req)
+            assert events(take(sub, 5)) == [("filed", r.id) for r in reqs]
+            assert len(probes) == 1
+            lock.release()
+            assert sorted(events(take(sub, 5))) == sorted(("stale", r.id) for r in reqs)
+            late = command(lock, text="make late")
+            channel.file(late)
+            assert events(take(sub, 2)) == [("filed", late.id), ("stale", late.id)]
+
+    def test_a_crash_is_found_by_the_next_recheck(self, channel: Channel) -> None:
+        """A server dies without removing its lock file (no event): a request of its filed
+        just before is taken as alive until the timer's next re-check, which finds it
+        gone; both its requests then read stale."""
+        with Watcher(channel, backend=Backend.NATIVE, liveness_recheck_s=0.2) as watcher:
+            sub, _ = watcher.subscribe()
+            lock = channel.server().acquire()
+            first = command(lock, text="make first")
+            channel.file(first)
+            assert events(take(sub, 1)) == [("filed", first.id)]
+            assert lock._fd is not None
+            os.close(lock._fd)  # as the kernel ends a process: the flock goes, the file stays
+            lock._fd = None
+            second = command(lock, text="make second")
+            channel.file(second)
+            got = take(sub, 3, timeout=10)
+            assert sorted(events(got)) == sorted(
+                [("filed", second.id), ("stale", first.id), ("stale", second.id)]
+            )
