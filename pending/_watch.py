@@ -268,6 +268,7 @@ class Watcher:
         # a lock file removed (a clean stop) clears it at once.
         self._alive: dict[str, bool] = {}
         self._subscribers: list[Subscription[Transition]] = []
+        self._accept: dict[Subscription[Transition], Callable[[Transition], bool]] = {}
         self._observer: BaseObserver | _Inotify | None = None
         self._handler = _Handler(self)
         self._watches: list[ObservedWatch] = []
@@ -307,6 +308,7 @@ class Watcher:
             for subscription in self._subscribers:
                 subscription.close()
             self._subscribers.clear()
+            self._accept.clear()
 
     def __enter__(self) -> Watcher:
         return self.start() if self._observer is None else self
@@ -348,18 +350,29 @@ class Watcher:
     # --- subscribing ---------------------------------------------------------------------
 
     def subscribe(
-        self, backlog: int = SUBSCRIBER_BACKLOG
+        self,
+        backlog: int = SUBSCRIBER_BACKLOG,
+        *,
+        accept: Callable[[Transition], bool] | None = None,
     ) -> tuple[Subscription[Transition], list[Status]]:
-        """A new subscription, and the statuses known at that instant (nothing falls between)."""
+        """A new subscription, and the statuses known at that instant (nothing falls between).
+
+        *accept*, if given, picks the transitions queued on it: one it refuses is dropped
+        there and then, and never wakes the subscriber. It is called on the watcher's own
+        thread, under its lock, for every transition: keep it quick, and never block in it.
+        """
         subscription: Subscription[Transition] = Subscription(backlog)
         with self._lock:
             self._subscribers.append(subscription)
+            if accept is not None:
+                self._accept[subscription] = accept
             return subscription, self.statuses()
 
     def unsubscribe(self, subscription: Subscription[Transition]) -> None:
         with self._lock:
             if subscription in self._subscribers:
                 self._subscribers.remove(subscription)
+            self._accept.pop(subscription, None)
         subscription.close()
 
     def statuses(self, *, kinds: Collection[Kind] | None = None) -> list[Status]:
@@ -414,7 +427,9 @@ class Watcher:
             event=event, id=request_id, kind=kind, status=status, ts=record_time(self.channel.clock)
         )
         for subscription in self._subscribers:
-            subscription.put(transition)
+            accept = self._accept.get(subscription)
+            if accept is None or accept(transition):
+                subscription.put(transition)
 
     def _refresh(
         self,

@@ -511,3 +511,23 @@ class TestLivenessBetweenRechecks:
             assert sorted(events(got)) == sorted(
                 [("filed", second.id), ("stale", first.id), ("stale", second.id)]
             )
+
+
+class TestAcceptingSubscriptions:
+    def test_only_accepted_transitions_are_queued(self, channel: Channel, watcher: Watcher) -> None:
+        """A subscription with *accept* gets only the transitions it accepts; a subscription
+        without one, on the same watcher, still gets them all."""
+        answered_only, _ = watcher.subscribe(accept=lambda t: t.event is Event.ANSWERED)
+        everything, _ = watcher.subscribe()
+        with channel.server() as lock:
+            reqs = [command(lock, text=f"make {n}") for n in range(3)]
+            for req in reqs:
+                channel.file(req)
+            for req in reqs:
+                channel.answer(req.id, "once", kind=Kind.COMMAND, via="cli")
+            assert sorted(events(take(everything, 6))) == sorted(
+                [("filed", r.id) for r in reqs] + [("answered", r.id) for r in reqs]
+            )
+            got = events(take(answered_only, 3))
+            assert sorted(got) == sorted(("answered", r.id) for r in reqs)
+            quiet(answered_only)
