@@ -7,6 +7,7 @@ import os
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import attrs
 import pytest
@@ -342,3 +343,25 @@ class TestFollowing:
         ending = asker.wait(request.id, 10)
         assert ending is not None and ending.outcome is Outcome.ANSWERED
         assert request.id in settler_reads
+
+    def test_the_settler_is_woken_only_by_what_may_end_a_request(
+        self, asker: Asker, channel: Channel
+    ) -> None:
+        """Of a request's transitions (filed, answered, settled by the asker itself), only the
+        answer is queued for the settler: the others cannot end a waiting request."""
+        queued: list[tuple[str, str]] = []
+        put = asker._subscription.put
+
+        def spy(item: Any) -> None:
+            queued.append((item.event.value, item.id))
+            put(item)
+
+        asker._subscription.put = spy  # type: ignore[method-assign]
+        gate = ApprovalGate(asker, timeout_s=30)
+        approval = ask(gate, channel, "once")
+        assert approval.outcome == "answered" and approval.request_id is not None
+        request_id = approval.request_id
+        wait_until(lambda: channel.status(request_id).state is State.SETTLED, what="settled")
+        later = ask(gate, channel, "no")  # its transitions come after the first's settled one
+        assert later.outcome == "answered"
+        assert [q for q in queued if q[1] == request_id] == [("answered", request_id)]

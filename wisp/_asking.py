@@ -15,6 +15,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import attrs
 
@@ -53,6 +54,9 @@ from wisp._home import current_user
 from wisp._hosts import notice_for
 from wisp._notify import Notifier
 from wisp._store import StoreError
+
+if TYPE_CHECKING:
+    from pending import Transition
 
 logger = logging.getLogger("wisp.asking")
 
@@ -235,7 +239,7 @@ class Asker:
             self._lock.release()
             raise
         # Subscribed before anything is filed, so no answer can slip by unseen.
-        self._subscription, _ = self.watcher.subscribe(backlog=1024)
+        self._subscription, _ = self.watcher.subscribe(backlog=1024, accept=self._may_end)
         self._settler = threading.Thread(target=self._follow, name="asker-settle", daemon=True)
         self._settler.start()
 
@@ -347,18 +351,27 @@ class Asker:
         with self._mutex:
             return list(self._waiting.values())
 
+    def _may_end(self, transition: Transition) -> bool:
+        """Whether *transition* (on the watcher's thread) may end a request this asker waits
+        on: one of its own, still waiting, with something in its slot or gone. The rest
+        (its requests filed, others' and ended ones' transitions) would only wake the settler
+        for nothing. One that comes before file() has registered its request is dropped too:
+        file() looks at the request itself once it has."""
+        if transition.id not in self._waiting:
+            return False
+        status = transition.status
+        return status is None or status.answer is not None or status.settled is not None
+
     def _follow(self) -> None:
         """Settle each of our requests as soon as its slot is decided (events are hints)."""
         from pending import Transition
 
         for item in self._subscription:
             if isinstance(item, Transition):
-                status = item.status
-                # A status the watcher just derived with nothing in the slot (filed, stale)
-                # decides nothing: re-reading the files to find that again would be the
-                # watcher's read twice. An answer, an outcome or a removal is re-read here.
-                undecided = status is not None and status.answer is None and not status.settled
-                if item.id in self._waiting and not undecided:
+                # Only transitions that may end a waiting request come (_may_end): an
+                # answer, an outcome or a removal, re-read here. One with nothing in its slot
+                # (filed, stale) would find nothing the watcher had not just read.
+                if item.id in self._waiting:
                     self._settle_if_ended(item.id)
                 continue
             for request_id in list(self._waiting):  # missed events: look at all of ours
