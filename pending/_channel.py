@@ -562,13 +562,14 @@ class Channel:
             user=self.user,
         )
 
-    def _publish_answer(self, answer: Answer) -> AnswerResult:
+    def _publish_answer(self, answer: Answer, request: Request | None = None) -> AnswerResult:
         name = answer_name(answer.id)
         if publish(
             self.dir_fd, self.tmp_fd, name, dumps_record(to_json(answer)), shown=str(self.path)
         ):
-            return AnswerResult(won=True, answer=answer)
-        return AnswerResult(won=False, answer=self._read_winner(name, Answer, answer.id))
+            return AnswerResult(won=True, answer=answer, request=request)
+        winner = self._read_winner(name, Answer, answer.id)
+        return AnswerResult(won=False, answer=winner, request=request)
 
     def answer(
         self,
@@ -585,7 +586,8 @@ class Channel:
 
         *kind* is the kind the person meant to answer (a fact answered as a command approval is
         refused). *shown* is the request as the person saw it, if a face kept it: an answer is
-        refused if the request changed since. Returns who won; a refusal raises.
+        refused if the request changed since. Returns who won (and the request as checked);
+        a refusal raises.
         """
         group, problems = self.read_group(validate_id(request_id))
         request = group.request
@@ -614,7 +616,7 @@ class Channel:
         if status.state is State.STALE:
             raise StaleRequest(request_id, status.reason or "it can no longer be answered")
         return self._publish_answer(
-            self._new_answer(request, decision, via=via, text=text, reason=reason)
+            self._new_answer(request, decision, via=via, text=text, reason=reason), request
         )
 
     def claim(
@@ -628,7 +630,9 @@ class Channel:
         decision = ending.value
         if decision not in TOMBSTONES:
             raise ValueError(f"{decision!r} is not an ending that claims the slot")
-        return self._publish_answer(self._new_answer(request, decision, via=via, reason=reason))
+        return self._publish_answer(
+            self._new_answer(request, decision, via=via, reason=reason), request
+        )
 
     def settle(
         self,
