@@ -43,6 +43,7 @@ from pending import (
     answer_problem,
     format_time,
     make_request,
+    new_id,
     record_time,
     settlement_for,
 )
@@ -273,16 +274,17 @@ class Asker:
         deadline (*timeout_s*, 0 for none) is kept by a timer. *body* gets the request's ID.
         A deadline out of range raises :class:`wisp.DeadlineError`, before anything is filed."""
         check_deadline(timeout_s, what="timeout_s", zero="waits until answered")
-        blank = make_request(
+        request_id = new_id()  # the body names it: made first, the request is built once
+        request = make_request(
             kind=kind,
             binding=binding,
             title=title,
-            body="",
+            body=body(request_id),
             server=self._server(thread),
             clock=self.clock,
             expires_in_s=timeout_s or None,
+            request_id=request_id,
         )
-        request = attrs.evolve(blank, body=body(blank.id))
         self.channel.file(request)
         with self._mutex:
             self._waiting[request.id] = request
