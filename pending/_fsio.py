@@ -276,15 +276,21 @@ def open_checked(
 
 
 def read_fd(fd: int, *, cap: int = MAX_RECORD_BYTES) -> bytes:
-    """All of an open file, refusing one that grows past *cap* while being read."""
+    """All of an open regular file (:func:`open_checked` makes sure), refusing one that has
+    grown past *cap* by the time it is read."""
     chunks: list[bytes] = []
     total = 0
     while total <= cap:
-        chunk = os.read(fd, cap + 1 - total)
+        want = cap + 1 - total
+        chunk = os.read(fd, want)
         if not chunk:
             break
         chunks.append(chunk)
         total += len(chunk)
+        if len(chunk) < want:
+            # A regular file reads short only at its end: no second call to be told so
+            # (every record a watcher or an answer reads took two before).
+            break
     if total > cap:
         raise Unreadable(f"it grew over the {cap}-byte cap while being read")
     return b"".join(chunks)
