@@ -98,6 +98,10 @@ class _Known:
     status: Status
 
 
+# States a request can leave without a file event (its server dies, it expires).
+_OPEN_STATES = frozenset({State.FILED, State.HANDED_OVER})
+
+
 def _event_of(status: Status) -> Event:
     if status.state is State.SETTLED:
         return Event.WITHDRAWN if status.outcome is Outcome.WITHDRAWN else Event.SETTLED
@@ -261,6 +265,9 @@ class Watcher:
         self._on_warning = on_warning or logger.warning
         self._lock = threading.RLock()
         self._known: dict[str, _Known] = {}
+        # The IDs among them whose state can change without a file event (filed, handed
+        # over): what the timer re-checks, without walking every ended request it knows.
+        self._open: set[str] = set()
         # Servers' liveness as probed since the timer last re-checked it (server key, see
         # Channel.alive_key): a request filed by a server probed alive a moment ago is not
         # probed again for each of its requests. A crash makes no event either way: the
@@ -466,6 +473,7 @@ class Watcher:
         if status is None:
             if previous is not None:
                 del self._known[request_id]
+                self._open.discard(request_id)
                 if emit:
                     self._emit(Event.REMOVED, request_id, previous.status.kind, None)
             return
@@ -488,6 +496,10 @@ class Watcher:
         self._known[request_id] = _Known(
             rank=max(rank, previous.rank if previous else 0), event=current, status=status
         )
+        if status.state in _OPEN_STATES:
+            self._open.add(request_id)
+        else:
+            self._open.discard(request_id)
 
     def _scan(self, *, emit: bool) -> None:
         groups, _ = self.channel.scan(self._only)
@@ -550,11 +562,7 @@ class Watcher:
         """Re-derive requests whose state can change without a file event."""
         now = self.channel.clock.now()
         with self._lock:
-            candidates = [
-                k.status
-                for k in self._known.values()
-                if k.status.state in (State.FILED, State.HANDED_OVER)
-            ]
+            candidates = [self._known[i].status for i in self._open]
             alive_cache: dict[str, bool] = {}
             for status in candidates:
                 expires = status.request.expires_at

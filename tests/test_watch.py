@@ -531,3 +531,39 @@ class TestAcceptingSubscriptions:
             got = events(take(answered_only, 3))
             assert sorted(got) == sorted(("answered", r.id) for r in reqs)
             quiet(answered_only)
+
+
+class TestRecheckingOnlyWhatIsOpen:
+    def test_the_timer_walks_only_requests_that_can_change_without_an_event(
+        self, channel: Channel
+    ) -> None:
+        """The set the timer re-checks holds exactly the filed and handed-over requests,
+        through filing, answering, withdrawing and removal; a fact whose server dies moves
+        to handed-over and stays in it, a command whose server dies goes stale and leaves."""
+        with Watcher(channel, backend=Backend.NATIVE, liveness_recheck_s=0.2) as watcher:
+            sub, _ = watcher.subscribe()
+
+            def open_ids() -> set[str]:
+                return {
+                    s.id for s in watcher.statuses() if s.state in (State.FILED, State.HANDED_OVER)
+                }
+
+            lock = channel.server().acquire()
+            waiting, answered, withdrawn = (command(lock, text=f"make {n}") for n in range(3))
+            kept = fact(lock)
+            for req in (waiting, answered, withdrawn, kept):
+                channel.file(req)
+            take(sub, 4)
+            channel.answer(answered.id, "once", kind=Kind.COMMAND, via="cli")
+            channel.claim(withdrawn, Outcome.WITHDRAWN, via="asker")
+            take(sub, 2)
+            assert watcher._open == open_ids() == {waiting.id, kept.id}
+            lock.release()  # its command goes stale, its fact is handed over
+            got = take(sub, 2)
+            assert sorted(events(got)) == sorted([("stale", waiting.id), ("handed-over", kept.id)])
+            assert watcher._open == open_ids() == {kept.id}
+            for suffix in (".answer.json", ".request.json"):
+                (channel.path / f"{answered.id}{suffix}").unlink(missing_ok=True)
+            (channel.path / f"{kept.id}.fact.json").unlink()
+            wait_until(lambda: watcher.status(kept.id) is None, what="removed")
+            assert watcher._open == open_ids() == set()
