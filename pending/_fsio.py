@@ -204,24 +204,24 @@ def publish(dir_fd: int, tmp_fd: int, name: str, data: bytes, *, shown: str) -> 
             while view:
                 view = view[_io(Op.WRITE, name, partial(os.write, fd, view), staged=True) :]
             _io(Op.FSYNC, name, lambda: os.fsync(fd), staged=True)
-            staged_as = os.fstat(fd)
+            try:
+                _io(
+                    Op.LINK,
+                    name,
+                    lambda: os.link(
+                        tmp_name, name, src_dir_fd=tmp_fd, dst_dir_fd=dir_fd, follow_symlinks=False
+                    ),
+                )
+                linked = True
+            except OSError as exc:
+                # Kept open until here so that only a failed link asks which file it staged.
+                linked = _holds(dir_fd, name, os.fstat(fd))
+                if not linked:
+                    if exc.errno == errno.EEXIST:
+                        return False
+                    raise
         finally:
             os.close(fd)
-        try:
-            _io(
-                Op.LINK,
-                name,
-                lambda: os.link(
-                    tmp_name, name, src_dir_fd=tmp_fd, dst_dir_fd=dir_fd, follow_symlinks=False
-                ),
-            )
-            linked = True
-        except OSError as exc:
-            linked = _holds(dir_fd, name, staged_as)
-            if not linked:
-                if exc.errno == errno.EEXIST:
-                    return False
-                raise
     except OSError as exc:
         raise ChannelUnwritable(path, "write", exc) from None
     finally:
