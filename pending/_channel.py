@@ -516,7 +516,12 @@ class Channel:
         """Publish a request. Its ID must be new."""
         name = request_name(request.id, request.kind)
         self.filed_ids.add(request.id)  # before it can be seen: its first event is followed
-        taken = any(self._exists(request.id + suffix) for suffix in REQUEST_SUFFIX.values())
+        # Another kind's request under this ID; one of the same kind makes the link fail.
+        taken = any(
+            self._exists(request.id + suffix)
+            for kind, suffix in REQUEST_SUFFIX.items()
+            if kind is not request.kind
+        )
         data = dumps_record(to_json(request))
         if taken or not publish(self.dir_fd, self.tmp_fd, name, data, shown=str(self.path)):
             raise IdCollision(request.id)

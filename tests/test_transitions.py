@@ -56,8 +56,9 @@ class TestFile:
         with pytest.raises(IdCollision):
             channel.file(fact(server, request_id=req.id))
         with pytest.raises(IdCollision):
-            channel.file(req)
+            channel.file(req)  # the same kind: its link is refused, and its staged copy removed
         assert channel.status(req.id).request == req
+        assert not list((channel.path / ".tmp").iterdir())
 
 
 class TestAnswer:
