@@ -267,7 +267,9 @@ class Watcher:
         self._known: dict[str, _Known] = {}
         # The IDs among them whose state can change without a file event (filed, handed
         # over): what the timer re-checks, without walking every ended request it knows.
-        self._open: set[str] = set()
+        # A dict for its order: re-checked (and so reported) in the order they were first
+        # known, as when the timer walked everything it knows.
+        self._open: dict[str, None] = {}
         # Servers' liveness as probed since the timer last re-checked it (server key, see
         # Channel.alive_key): a request filed by a server probed alive a moment ago is not
         # probed again for each of its requests. A crash makes no event either way: the
@@ -473,7 +475,7 @@ class Watcher:
         if status is None:
             if previous is not None:
                 del self._known[request_id]
-                self._open.discard(request_id)
+                self._open.pop(request_id, None)
                 if emit:
                     self._emit(Event.REMOVED, request_id, previous.status.kind, None)
             return
@@ -497,9 +499,9 @@ class Watcher:
             rank=max(rank, previous.rank if previous else 0), event=current, status=status
         )
         if status.state in _OPEN_STATES:
-            self._open.add(request_id)
+            self._open[request_id] = None
         else:
-            self._open.discard(request_id)
+            self._open.pop(request_id, None)
 
     def _scan(self, *, emit: bool) -> None:
         groups, _ = self.channel.scan(self._only)

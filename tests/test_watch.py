@@ -557,13 +557,13 @@ class TestRecheckingOnlyWhatIsOpen:
             channel.answer(answered.id, "once", kind=Kind.COMMAND, via="cli")
             channel.claim(withdrawn, Outcome.WITHDRAWN, via="asker")
             take(sub, 2)
-            assert watcher._open == open_ids() == {waiting.id, kept.id}
+            assert set(watcher._open) == open_ids() == {waiting.id, kept.id}
             lock.release()  # its command goes stale, its fact is handed over
             got = take(sub, 2)
             assert sorted(events(got)) == sorted([("stale", waiting.id), ("handed-over", kept.id)])
-            assert watcher._open == open_ids() == {kept.id}
+            assert set(watcher._open) == open_ids() == {kept.id}
             for suffix in (".answer.json", ".request.json"):
                 (channel.path / f"{answered.id}{suffix}").unlink(missing_ok=True)
             (channel.path / f"{kept.id}.fact.json").unlink()
             wait_until(lambda: watcher.status(kept.id) is None, what="removed")
-            assert watcher._open == open_ids() == set()
+            assert set(watcher._open) == open_ids() == set()
