@@ -434,6 +434,14 @@ class Channel:
         """The files of one ID as they are now (unreadable ones left out)."""
         return self.read_group(validate_id(request_id))[0]
 
+    def outcome(self, request_id: str) -> Settled | None:
+        """The outcome record of one ID, None while none is written (or one that cannot be
+        read is there): its outcome slot alone, for a process that holds the request and
+        waits for it to be settled. Raises :class:`InvalidId` for an ID that is not one."""
+        request_id = validate_id(request_id)
+        group, _ = self._read_group(request_id, names=(settled_name(request_id),), kinds=())
+        return group.settled
+
     def status(self, request_id: str) -> Status:
         """The derived state of one request; raises UnknownRequest or UnreadableRequest."""
         group, problems = self.read_group(validate_id(request_id))
@@ -514,7 +522,12 @@ class Channel:
         """Publish a request. Its ID must be new."""
         name = request_name(request.id, request.kind)
         self.filed_ids.add(request.id)  # before it can be seen: its first event is followed
-        taken = any(self._exists(request.id + suffix) for suffix in REQUEST_SUFFIX.values())
+        # Another kind's request under this ID; one of the same kind makes the link fail.
+        taken = any(
+            self._exists(request.id + suffix)
+            for kind, suffix in REQUEST_SUFFIX.items()
+            if kind is not request.kind
+        )
         data = dumps_record(to_json(request))
         if taken or not publish(self.dir_fd, self.tmp_fd, name, data, shown=str(self.path)):
             raise IdCollision(request.id)
@@ -560,13 +573,14 @@ class Channel:
             user=self.user,
         )
 
-    def _publish_answer(self, answer: Answer) -> AnswerResult:
+    def _publish_answer(self, answer: Answer, request: Request | None = None) -> AnswerResult:
         name = answer_name(answer.id)
         if publish(
             self.dir_fd, self.tmp_fd, name, dumps_record(to_json(answer)), shown=str(self.path)
         ):
-            return AnswerResult(won=True, answer=answer)
-        return AnswerResult(won=False, answer=self._read_winner(name, Answer, answer.id))
+            return AnswerResult(won=True, answer=answer, request=request)
+        winner = self._read_winner(name, Answer, answer.id)
+        return AnswerResult(won=False, answer=winner, request=request)
 
     def answer(
         self,
@@ -583,7 +597,8 @@ class Channel:
 
         *kind* is the kind the person meant to answer (a fact answered as a command approval is
         refused). *shown* is the request as the person saw it, if a face kept it: an answer is
-        refused if the request changed since. Returns who won; a refusal raises.
+        refused if the request changed since. Returns who won (and the request as checked);
+        a refusal raises.
         """
         group, problems = self.read_group(validate_id(request_id))
         request = group.request
@@ -612,7 +627,7 @@ class Channel:
         if status.state is State.STALE:
             raise StaleRequest(request_id, status.reason or "it can no longer be answered")
         return self._publish_answer(
-            self._new_answer(request, decision, via=via, text=text, reason=reason)
+            self._new_answer(request, decision, via=via, text=text, reason=reason), request
         )
 
     def claim(
@@ -626,7 +641,9 @@ class Channel:
         decision = ending.value
         if decision not in TOMBSTONES:
             raise ValueError(f"{decision!r} is not an ending that claims the slot")
-        return self._publish_answer(self._new_answer(request, decision, via=via, reason=reason))
+        return self._publish_answer(
+            self._new_answer(request, decision, via=via, reason=reason), request
+        )
 
     def settle(
         self,

@@ -136,6 +136,9 @@ class AnswerResult:
 
     won: bool
     answer: Answer
+    # The request as it was read and checked for this attempt (None where the caller gave
+    # none), so that a caller need not read it again.
+    request: Request | None = None
 
 
 @attrs.frozen(kw_only=True)

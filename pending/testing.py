@@ -13,7 +13,7 @@ import attrs
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 
 from pending._fsio import IoHook, IoStep, Op, Phase, set_io_hook
-from pending._watch import Watcher
+from pending._watch import Watcher, _Inotify
 
 __all__ = [
     "FakeClock",
@@ -152,7 +152,10 @@ class _Recorder(FileSystemEventHandler):
         self.passed = threading.Event()
 
     def on_any_event(self, event: FileSystemEvent) -> None:
-        if os.fsdecode(event.src_path) == self.awaited:
+        self.delivered(os.fsdecode(event.src_path), event.is_directory, False)
+
+    def delivered(self, path: str, is_directory: bool, deleted: bool) -> None:
+        if path == self.awaited:
             self.passed.set()
 
 
@@ -169,9 +172,12 @@ def events_lost(watcher: Watcher, timeout: float = 10.0) -> Iterator[None]:
     observer = watcher._observer
     assert observer is not None, "start the watcher first"
     recorder = _Recorder()
-    for watch in watcher._watches:
-        observer.add_handler_for_watch(recorder, watch)
-        observer.remove_handler_for_watch(watcher._handler, watch)
+    if isinstance(observer, _Inotify):  # events go straight to the watcher: divert them
+        observer.deliver = recorder.delivered
+    else:
+        for watch in watcher._watches:
+            observer.add_handler_for_watch(recorder, watch)
+            observer.remove_handler_for_watch(watcher._handler, watch)
     try:
         yield
         # A sentinel the watcher would ignore (unknown suffix) is dispatched after every
@@ -183,9 +189,12 @@ def events_lost(watcher: Watcher, timeout: float = 10.0) -> Iterator[None]:
             raise TimeoutError(f"the block's events did not pass within {timeout}s")
         sentinel.unlink()
     finally:
-        for watch in watcher._watches:
-            observer.add_handler_for_watch(watcher._handler, watch)
-            observer.remove_handler_for_watch(recorder, watch)
+        if isinstance(observer, _Inotify):
+            observer.deliver = watcher._deliver
+        else:
+            for watch in watcher._watches:
+                observer.add_handler_for_watch(watcher._handler, watch)
+                observer.remove_handler_for_watch(recorder, watch)
 
 
 def inject_overflow(watcher: Watcher) -> None:

@@ -11,10 +11,12 @@ import pytest
 from pending import (
     Channel,
     Decision,
+    InvalidId,
     Kind,
     Outcome,
     ServerLock,
     StaleRequest,
+    UnknownRequest,
     Via,
     WrongKind,
 )
@@ -155,6 +157,37 @@ class TestAnswerer:
             "approval.settled",
         ]
         assert python_trail == cli_trail
+
+    def test_answering_without_waiting_reads_the_request_once(
+        self, channel: Channel, server: ServerLock
+    ) -> None:
+        """Answered as a known kind, without waiting: the request is read once (by the
+        channel's own check, which hands it back for the audit and the report), and every
+        refusal is the one a read first would have given."""
+        reads: list[str] = []
+        read_group = channel.read_group
+
+        def spy(request_id: str, names: Any = None, kinds: Any = None) -> Any:
+            if names is None:  # a whole group (the outcome slot alone is read after)
+                reads.append(request_id)
+            return read_group(request_id, names, kinds)
+
+        channel.read_group = spy  # type: ignore[method-assign]
+        answerer = Answerer(channel, via=Via.CLI, entry_point=EntryPoint.APPROVALS, wait_s=0)
+        request = command(server)
+        channel.file(request)
+        report = answerer.answer(request.id, Decision.ONCE, kind=Kind.COMMAND)
+        assert report.won and report.request == request and reads == [request.id]
+        answered = [r for r in audit_records(channel.home) if r["event"] == "approval.answered"]
+        assert [(r["id"], r["command"]) for r in answered] == [(request.id, "make deploy")]
+        again = answerer.answer(request.id, Decision.NO, kind=Kind.COMMAND)
+        assert not again.won and again.answer.decision == "once" and again.request == request
+        with pytest.raises(WrongKind):
+            answerer.answer(request.id, Decision.KEEP, kind=Kind.FACT)
+        with pytest.raises(UnknownRequest):
+            answerer.answer("0123456789abcdef", Decision.ONCE, kind=Kind.COMMAND)
+        with pytest.raises(InvalidId):
+            answerer.answer("../x", Decision.ONCE, kind=Kind.COMMAND)
 
 
 class TestAsker:

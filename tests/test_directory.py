@@ -1,4 +1,5 @@
-"""Opening the channel: created private, and refused when it cannot be trusted."""
+"""Opening the channel: created private, and refused when it cannot be trusted; reading its
+files whole, within the cap."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from pending import Channel, ChannelUnavailable, ChannelUnsafe
+from pending._fsio import MAX_RECORD_BYTES, Unreadable, read_fd
 
 as_root = pytest.mark.skipif(os.getuid() != 0, reason="chown to another uid needs root")
 OTHER_UID = 4321
@@ -107,3 +109,22 @@ class TestRefuse:
             target = locked / "home"
         with pytest.raises(ChannelUnavailable, match="WISP_HOME"):
             Channel.open(target)
+
+
+class TestReading:
+    @pytest.mark.parametrize("size", [0, 1, 4096, 65536, 65537, 70000])
+    def test_a_file_is_read_whole_or_refused_over_the_cap(self, tmp_path: Path, size: int) -> None:
+        """read_fd gives a file's every byte up to the cap (64 KiB) and refuses one over it,
+        whatever its size against the size of one read."""
+        path = tmp_path / "record.json"
+        data = bytes(i % 251 for i in range(size))
+        path.write_bytes(data)
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            if size <= MAX_RECORD_BYTES:
+                assert read_fd(fd) == data
+            else:
+                with pytest.raises(Unreadable, match="cap"):
+                    read_fd(fd)
+        finally:
+            os.close(fd)

@@ -7,6 +7,7 @@ import os
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import attrs
 import pytest
@@ -121,6 +122,34 @@ class TestGrants:
         with pytest.raises(GrantsError):
             GrantStore(asker.home).add(scope="always", command="x", cwd="/", request="a", user="u")
         assert path.read_text() == '{"grants": [oops'
+
+    def test_a_gate_sees_every_change_to_the_grants_at_once(self, home: Path) -> None:
+        """One store asked again and again (it reads grants.json only when the file has
+        changed) sees at once a grant another store added, its revocation, a file damaged
+        in place to the same size, a file removed, and one written back."""
+        asking = GrantStore(home)
+        other = GrantStore(home)
+        assert asking.covering("make deploy", "/") is None
+        grant = other.add(scope="always", command="make deploy", cwd="/", request="r1", user="u")
+        assert asking.covering("make deploy", "/") == grant
+        assert asking.covering("make deploy", "/") == grant  # unchanged: the same answer
+        path = home / "grants.json"
+        good = path.read_bytes()
+        damaged = good.replace(b'"grants"', b'"grantz"')
+        assert len(damaged) == len(good)
+        with path.open("r+b") as f:  # edited in place, same size
+            f.write(damaged)
+        with pytest.raises(GrantsError):
+            asking.covering("make deploy", "/")
+        with path.open("r+b") as f:
+            f.write(good)
+        assert asking.covering("make deploy", "/") == grant
+        assert other.revoke(grant.id) == grant
+        assert asking.covering("make deploy", "/") is None
+        again = other.add(scope="always", command="make deploy", cwd="/", request="r2", user="u")
+        assert asking.covering("make deploy", "/") == again
+        path.unlink()
+        assert asking.covering("make deploy", "/") is None
 
     def test_concurrent_grants_are_all_kept(self, home: Path) -> None:
         """Writers racing on the store lose nothing (temp + fsync + rename under a lock)."""
@@ -255,3 +284,84 @@ class TestChecks:
         assert (approval.approved, approval.scope, approval.grant) == (True, "always", None)
         assert approval.reason is not None and "not saved" in approval.reason
         assert (asker.home / "grants.json").read_text() == "{oops"
+
+
+class TestDeadlines:
+    def test_one_thread_keeps_every_deadline_in_order(self, asker: Asker, channel: Channel) -> None:
+        """Requests filed with a long deadline, then one with a short one: the short one times
+        out first (a deadline earlier than the one waited for wakes the thread), the long ones
+        are still waiting, and one thread keeps them all."""
+        gate = ApprovalGate(asker, timeout_s=30)
+        waiting = [gate.file(f"make slow-{n}", "/") for n in range(5)]
+        short = gate.file("make quick", "/", timeout_s=0.2)
+        ending = asker.wait(short.id, 10)
+        assert ending is not None and ending.outcome is Outcome.TIMED_OUT
+        assert [channel.status(r.id).state for r in waiting] == [State.FILED] * 5
+        keepers = [t for t in threading.enumerate() if t.name == "asker-deadlines"]
+        assert len(keepers) == 1
+
+    def test_an_answered_request_does_not_time_out(self, asker: Asker, channel: Channel) -> None:
+        """Answered before its deadline: the deadline is forgotten, and nothing claims the slot
+        once it passes (the request stays answered `once`, settled by the asker)."""
+        gate = ApprovalGate(asker, timeout_s=30)
+        thread, hook = answer_when_filed(channel, "once")
+        try:
+            approval = gate.request("make deploy", "/", on_filed=hook, timeout_s=0.3)
+        finally:
+            thread.join(10)
+        assert approval.outcome == "answered"
+        later = gate.file("make later", "/", timeout_s=0.5)  # outlives the first's deadline
+        assert asker.wait(later.id, 10) is not None
+        status = channel.status(approval.request_id)  # type: ignore[arg-type]
+        assert status.outcome is Outcome.ANSWERED and status.answer.decision == "once"  # type: ignore[union-attr]
+
+
+class TestFollowing:
+    def test_a_transition_that_decides_nothing_is_not_read_again(
+        self, asker: Asker, channel: Channel
+    ) -> None:
+        """The asker's settler re-reads a request's files when the watcher reports an answer
+        or an outcome, not when it reports the request filed (the watcher has just read it,
+        and nothing is in its slot); answered, it is read and settled as ever."""
+        settler_reads: list[str] = []
+        read_group = channel.read_group
+
+        def spy(request_id: str, names: object = None, kinds: object = None) -> object:
+            if threading.current_thread().name == "asker-settle":
+                settler_reads.append(request_id)
+            return read_group(request_id, names, kinds)  # type: ignore[arg-type]
+
+        channel.read_group = spy  # type: ignore[method-assign]
+        gate = ApprovalGate(asker, timeout_s=30)
+        request = gate.file("make deploy", "/")
+        wait_until(lambda: asker.watcher.status(request.id) is not None, what="filed seen")
+        sentinel = gate.file("make sentinel", "/")  # its transition comes after the first's
+        channel.answer(sentinel.id, "no", kind=request.kind, via="cli")
+        assert asker.wait(sentinel.id, 10) is not None
+        assert request.id not in settler_reads
+        channel.answer(request.id, "once", kind=request.kind, via="cli")
+        ending = asker.wait(request.id, 10)
+        assert ending is not None and ending.outcome is Outcome.ANSWERED
+        assert request.id in settler_reads
+
+    def test_the_settler_is_woken_only_by_what_may_end_a_request(
+        self, asker: Asker, channel: Channel
+    ) -> None:
+        """Of a request's transitions (filed, answered, settled by the asker itself), only the
+        answer is queued for the settler: the others cannot end a waiting request."""
+        queued: list[tuple[str, str]] = []
+        put = asker._subscription.put
+
+        def spy(item: Any) -> None:
+            queued.append((item.event.value, item.id))
+            put(item)
+
+        asker._subscription.put = spy  # type: ignore[method-assign]
+        gate = ApprovalGate(asker, timeout_s=30)
+        approval = ask(gate, channel, "once")
+        assert approval.outcome == "answered" and approval.request_id is not None
+        request_id = approval.request_id
+        wait_until(lambda: channel.status(request_id).state is State.SETTLED, what="settled")
+        later = ask(gate, channel, "no")  # its transitions come after the first's settled one
+        assert later.outcome == "answered"
+        assert [q for q in queued if q[1] == request_id] == [("answered", request_id)]

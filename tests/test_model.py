@@ -182,10 +182,7 @@ class ChannelModel(RuleBasedStateMachine):
         keeper._thread.join(10)
         asker._settler.join(10)
         asker.watcher.stop()
-        with asker._mutex:
-            timers = list(asker._timers.values())
-        for timer in timers:
-            timer.cancel()
+        asker._deadlines.stop()  # its deadlines die with it
         lock = asker._lock
         assert lock._fd is not None
         os.close(lock._fd)

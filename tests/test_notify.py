@@ -5,15 +5,19 @@ from __future__ import annotations
 import json
 import os
 import sys
+import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from helpers import audit_records, run_wisp
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pending.testing import FakeClock
 from wisp._notify import Notifier, RateLimit, clean, osc9, osc99, terminal_safe
+from wisp._text import visible
 
 HOSTILE = "a\x1bb\x07c\x9cd;e\x00f\x7fg\u009bh" + "x" * 10_000
 
@@ -83,6 +87,15 @@ class TestLimits:
         terminal: `exe.txt` reversed by U+202E cannot pass for a text file."""
         assert clean("run \u202etxt.exe", 64) == "run ⟨U+202E⟩txt.exe"
         assert clean("rm\u200b -rf", 64) == "rm⟨U+200B⟩ -rf"
+
+    @given(st.text(), st.integers(2, 300))
+    def test_printable_text_is_cleaned_as_any_text(self, text: str, limit: int) -> None:
+        """Printable text skips the per-character pass: what it gives is what the full
+        cleaning (controls to spaces, then visible markers, then the cut) gives, for any
+        text at all."""
+        spaced = "".join(" " if unicodedata.category(c) == "Cc" else c for c in text)
+        full = visible(spaced)
+        assert clean(text, limit) == (full if len(full) <= limit else full[: limit - 1] + "…")
 
     def test_empty_message_refused(self, home: Path) -> None:
         """An empty (or blank) message is not shown, with that reason."""

@@ -56,8 +56,9 @@ class TestFile:
         with pytest.raises(IdCollision):
             channel.file(fact(server, request_id=req.id))
         with pytest.raises(IdCollision):
-            channel.file(req)
+            channel.file(req)  # the same kind: its link is refused, and its staged copy removed
         assert channel.status(req.id).request == req
+        assert not list((channel.path / ".tmp").iterdir())
 
 
 class TestAnswer:
@@ -308,3 +309,22 @@ class TestClaimAndSettle:
         assert first.won and not second.won and second.settled == first.settled
         status = channel.status(req.id)
         assert status.state is State.SETTLED and status.settled == first.settled
+
+
+class TestOutcome:
+    def test_the_outcome_slot_alone(self, channel: Channel, server: ServerLock) -> None:
+        """`outcome(id)` is None until an outcome is written, then that record; it reads the
+        outcome slot alone (an answer slot holding junk makes no difference), and an ID
+        that is not one is refused before any path is built."""
+        req = command(server)
+        channel.file(req)
+        assert channel.outcome(req.id) is None
+        channel.answer(req.id, "once", kind=Kind.COMMAND, via="cli")
+        assert channel.outcome(req.id) is None
+        settled = channel.settle(req, Outcome.ANSWERED, by="asker", decision="once").settled
+        answer = channel.path / f"{req.id}.answer.json"
+        answer.unlink()
+        answer.mkdir()  # junk in the answer slot: status() reports it, outcome() never reads it
+        assert channel.outcome(req.id) == settled
+        with pytest.raises(InvalidId):
+            channel.outcome("../etc")

@@ -7,6 +7,7 @@ import asyncio
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from pending import (
     Kind,
     Missed,
     Outcome,
+    Request,
     State,
     Transition,
     Watcher,
@@ -267,6 +269,59 @@ class TestNativeOnly:
                 channel.answer(req.id, "drop", kind=Kind.FACT, via="cli")
                 assert events(take(sub, 1)) == [("answered", req.id)]
 
+    def test_events_reach_the_watcher_on_the_inotify_readers_own_thread(
+        self, channel: Channel
+    ) -> None:
+        """On Linux a watcher reads watchdog's inotify instance itself: starting one adds
+        two threads (that reader and the liveness timer), not watchdog's Observer chain
+        (a reader, an emitter per directory and a dispatcher), and each event is handled on
+        the reader's thread, with no hop between threads before it is read."""
+        before = set(threading.enumerate())
+        with Watcher(channel, backend=Backend.NATIVE) as watcher:
+            added = set(threading.enumerate()) - before
+            assert len(added) == 2, sorted(t.name for t in added)
+            handled_on: list[threading.Thread] = []
+            hint = watcher._hint
+
+            def spy(path: str, *, is_directory: bool, deleted: bool) -> None:
+                handled_on.append(threading.current_thread())
+                hint(path, is_directory=is_directory, deleted=deleted)
+
+            watcher._hint = spy  # type: ignore[method-assign]
+            sub, _ = watcher.subscribe()
+            with channel.server() as lock:
+                req = command(lock)
+                channel.file(req)
+                assert events(take(sub, 1)) == [("filed", req.id)]
+            assert handled_on and set(handled_on) <= added
+
+    def test_an_event_that_fails_to_be_handled_is_found_by_a_rescan(self, channel: Channel) -> None:
+        """Handling an event raises (here a bug's RuntimeError): the inotify reader lives on
+        (nothing is restarted), a rescan finds what that event was about, and later events
+        are handled as ever."""
+        with Watcher(channel, backend=Backend.NATIVE, liveness_recheck_s=0.1) as watcher:
+            warnings: list[str] = []
+            watcher._on_warning = warnings.append
+            hint = watcher._hint
+            failures = [RuntimeError("a bug")]
+
+            def failing(path: str, *, is_directory: bool, deleted: bool) -> None:
+                if failures:
+                    raise failures.pop()
+                hint(path, is_directory=is_directory, deleted=deleted)
+
+            watcher._hint = failing  # type: ignore[method-assign]
+            sub, _ = watcher.subscribe()
+            with channel.server() as lock:
+                first, second = command(lock), command(lock)
+                channel.file(first)
+                assert events(take(sub, 1, timeout=5)) == [("filed", first.id)]
+                assert not failures
+                channel.file(second)
+                assert events(take(sub, 1)) == [("filed", second.id)]
+                assert watcher._observer is not None and watcher._observer.is_alive()
+            assert warnings == []
+
     def test_falls_back_to_polling_when_inotify_is_exhausted(self, home: Path) -> None:
         """With every inotify instance of the user taken, the watcher polls, says so once,
         and still works."""
@@ -362,3 +417,153 @@ class TestFollowingOnly:
                 assert events(take(subscription, 1)) == [("answered", own.id)]
                 quiet(subscription)
                 assert {s.id for s in watcher.statuses()} == {own.id}
+
+
+class TestRereadingOnlyWhatChanged:
+    def test_an_outcome_beside_a_known_answer_reads_only_the_outcome(
+        self, channel: Channel, watcher: Watcher
+    ) -> None:
+        """An outcome appears for a request whose answer the watcher has read: it reads the
+        outcome file alone (the answer is published, never edited), and the settled status
+        carries that answer. An answer removed first is an event of its own: the answer
+        that then holds the slot is the one the settled status carries."""
+        reads: list[tuple[str, object]] = []
+        read_group = channel.read_group
+
+        def spy(request_id: str, names: object = None, kinds: object = None) -> object:
+            reads.append((request_id, names))
+            return read_group(request_id, names, kinds)  # type: ignore[arg-type]
+
+        channel.read_group = spy  # type: ignore[method-assign]
+        sub, _ = watcher.subscribe()
+        with channel.server() as lock:
+            req = command(lock)
+            channel.file(req)
+            channel.answer(req.id, "once", kind=Kind.COMMAND, via="cli")
+            answered = take(sub, 2)[1]
+            assert answered.event is Event.ANSWERED
+            reads.clear()
+            channel.settle(req, Outcome.ANSWERED, by="asker", decision="once")
+            settled = take(sub, 1)[0]
+            assert settled.event is Event.SETTLED
+            assert settled.status.answer == answered.status.answer
+            assert reads == [(req.id, (req.id + ".settled.json",))]
+
+            other = command(lock, text="make other")
+            channel.file(other)
+            channel.answer(other.id, "no", kind=Kind.COMMAND, via="cli")
+            assert [t.event for t in take(sub, 2)] == [Event.FILED, Event.ANSWERED]
+            (channel.path / f"{other.id}.answer.json").unlink()
+            assert [t.event for t in take(sub, 1)] == [Event.FILED]
+            claimed = channel.claim(other, Outcome.WITHDRAWN, via="asker").answer
+            channel.settle(other, Outcome.WITHDRAWN, by="asker")
+            ended = take(sub, 1)[-1]
+            quiet(sub)
+            assert ended.event is Event.WITHDRAWN
+            assert ended.status.answer == claimed and ended.status.answer.decision == "withdrawn"
+
+
+class TestLivenessBetweenRechecks:
+    def test_a_live_server_is_probed_once_and_a_clean_stop_is_seen_at_once(
+        self, channel: Channel
+    ) -> None:
+        """Five requests from one live server: its lock is probed once, not per request
+        (the timer re-checks it later). Its lock file removed (a clean stop), its requests
+        read stale at once, as does one filed in its name after that."""
+        probes: list[str] = []
+        request_alive = channel.request_alive
+
+        def spy(request: Request) -> bool:
+            probes.append(request.id)
+            return request_alive(request)
+
+        channel.request_alive = spy  # type: ignore[method-assign]
+        with Watcher(channel, backend=Backend.NATIVE, liveness_recheck_s=30) as watcher:
+            sub, _ = watcher.subscribe()
+            lock = channel.server().acquire()
+            reqs = [command(lock, text=f"make {n}") for n in range(5)]
+            for req in reqs:
+                channel.file(req)
+            assert events(take(sub, 5)) == [("filed", r.id) for r in reqs]
+            assert len(probes) == 1
+            lock.release()
+            assert sorted(events(take(sub, 5))) == sorted(("stale", r.id) for r in reqs)
+            late = command(lock, text="make late")
+            channel.file(late)
+            assert events(take(sub, 2)) == [("filed", late.id), ("stale", late.id)]
+
+    def test_a_crash_is_found_by_the_next_recheck(self, channel: Channel) -> None:
+        """A server dies without removing its lock file (no event): a request of its filed
+        just before is taken as alive until the timer's next re-check, which finds it
+        gone; both its requests then read stale."""
+        with Watcher(channel, backend=Backend.NATIVE, liveness_recheck_s=0.2) as watcher:
+            sub, _ = watcher.subscribe()
+            lock = channel.server().acquire()
+            first = command(lock, text="make first")
+            channel.file(first)
+            assert events(take(sub, 1)) == [("filed", first.id)]
+            assert lock._fd is not None
+            os.close(lock._fd)  # as the kernel ends a process: the flock goes, the file stays
+            lock._fd = None
+            second = command(lock, text="make second")
+            channel.file(second)
+            got = take(sub, 3, timeout=10)
+            assert sorted(events(got)) == sorted(
+                [("filed", second.id), ("stale", first.id), ("stale", second.id)]
+            )
+
+
+class TestAcceptingSubscriptions:
+    def test_only_accepted_transitions_are_queued(self, channel: Channel, watcher: Watcher) -> None:
+        """A subscription with *accept* gets only the transitions it accepts; a subscription
+        without one, on the same watcher, still gets them all."""
+        answered_only, _ = watcher.subscribe(accept=lambda t: t.event is Event.ANSWERED)
+        everything, _ = watcher.subscribe()
+        with channel.server() as lock:
+            reqs = [command(lock, text=f"make {n}") for n in range(3)]
+            for req in reqs:
+                channel.file(req)
+            for req in reqs:
+                channel.answer(req.id, "once", kind=Kind.COMMAND, via="cli")
+            assert sorted(events(take(everything, 6))) == sorted(
+                [("filed", r.id) for r in reqs] + [("answered", r.id) for r in reqs]
+            )
+            got = events(take(answered_only, 3))
+            assert sorted(got) == sorted(("answered", r.id) for r in reqs)
+            quiet(answered_only)
+
+
+class TestRecheckingOnlyWhatIsOpen:
+    def test_the_timer_walks_only_requests_that_can_change_without_an_event(
+        self, channel: Channel
+    ) -> None:
+        """The set the timer re-checks holds exactly the filed and handed-over requests,
+        through filing, answering, withdrawing and removal; a fact whose server dies moves
+        to handed-over and stays in it, a command whose server dies goes stale and leaves."""
+        with Watcher(channel, backend=Backend.NATIVE, liveness_recheck_s=0.2) as watcher:
+            sub, _ = watcher.subscribe()
+
+            def open_ids() -> set[str]:
+                return {
+                    s.id for s in watcher.statuses() if s.state in (State.FILED, State.HANDED_OVER)
+                }
+
+            lock = channel.server().acquire()
+            waiting, answered, withdrawn = (command(lock, text=f"make {n}") for n in range(3))
+            kept = fact(lock)
+            for req in (waiting, answered, withdrawn, kept):
+                channel.file(req)
+            take(sub, 4)
+            channel.answer(answered.id, "once", kind=Kind.COMMAND, via="cli")
+            channel.claim(withdrawn, Outcome.WITHDRAWN, via="asker")
+            take(sub, 2)
+            assert set(watcher._open) == open_ids() == {waiting.id, kept.id}
+            lock.release()  # its command goes stale, its fact is handed over
+            got = take(sub, 2)
+            assert sorted(events(got)) == sorted([("stale", waiting.id), ("handed-over", kept.id)])
+            assert set(watcher._open) == open_ids() == {kept.id}
+            for suffix in (".answer.json", ".request.json"):
+                (channel.path / f"{answered.id}{suffix}").unlink(missing_ok=True)
+            (channel.path / f"{kept.id}.fact.json").unlink()
+            wait_until(lambda: watcher.status(kept.id) is None, what="removed")
+            assert set(watcher._open) == open_ids() == set()

@@ -161,24 +161,37 @@ class Answerer:
         None: whatever it is). A refusal raises a :class:`pending.PendingError` (or
         :class:`StoreError` for a keep the facts store cannot take) with nothing written.
         Losing the race is not an error: the report says who won."""
+        wait = self.wait_s if wait_s is None else wait_s
+        if (
+            kind is not None
+            and not wait > 0
+            and not (kind is Kind.FACT and decision == Decision.KEEP)
+        ):
+            # Nothing to do before answering (no store to check for room, no watch to start):
+            # the channel's own check reads the request, once, and hands it back.
+            return self._publish_and_wait(
+                request_id, None, decision, kind, text=text, reason=reason, shown=shown, wait_s=0
+            )
         status = self.channel.status(request_id)  # checks the ID; Unknown/Unreadable raise
         request = status.request
         asked_as = request.kind if kind is None else kind
         if request.kind is Kind.FACT and decision == Decision.KEEP and asked_as is Kind.FACT:
             self.store.check_writable()  # before answering, so the request keeps waiting
         return self._publish_and_wait(
+            request.id,
             request,
             decision,
             asked_as,
             text=text,
             reason=reason,
             shown=shown,
-            wait_s=self.wait_s if wait_s is None else wait_s,
+            wait_s=wait,
         )
 
     def _publish_and_wait(
         self,
-        request: Request,
+        request_id: str,
+        read: Request | None,
         decision: Decision | str,
         kind: Kind,
         *,
@@ -187,17 +200,20 @@ class Answerer:
         shown: Request | None,
         wait_s: float,
     ) -> AnswerReport:
+        """Answer, audit, and wait for the outcome. *read*: the request as read before
+        answering, if it was (it must be to wait: the watch needs its server)."""
         # Watch before answering: the asker's outcome cannot slip in between. A caller that
         # will not wait (wait_s 0: a face that follows its own Inbox) needs no watch at all.
         watch: _Wake = _NoWake()
         if wait_s > 0:
             from pending import RequestWatch  # watchdog loads only for a wait
 
-            watch = RequestWatch(self.channel, request.id, request.server.id).start()
+            assert read is not None
+            watch = RequestWatch(self.channel, read.id, read.server.id).start()
         try:
             try:
                 result = self.channel.answer(
-                    request.id,
+                    request_id,
                     str(decision),
                     kind=kind,
                     via=self.via,
@@ -206,7 +222,9 @@ class Answerer:
                     shown=shown,
                 )
             except AlreadyAnswered as exc:
-                return self._lost(request, exc.answer)
+                return self._lost(read or self.channel.status(request_id).request, exc.answer)
+            request = read or result.request
+            assert request is not None  # answer() hands back the request it checked
             if not result.won:
                 return self._lost(request, result.answer)
             self._audit(
@@ -249,10 +267,11 @@ class Answerer:
         return self._unwatched(request, result.answer)
 
     def _outcome(self, request: Request) -> tuple[Settled | None, bool] | None:
-        """(outcome, alive) once settled or the asker is gone; None while it may yet settle."""
-        status = self.channel.status(request.id)
-        if status.settled is not None:
-            return status.settled, True
+        """(outcome, alive) once settled or the asker is gone; None while it may yet settle.
+        Only the outcome slot is read: the request and the answer are known here."""
+        settled = self.channel.outcome(request.id)
+        if settled is not None:
+            return settled, True
         if not self.channel.request_alive(request):
             return None, False
         return None

@@ -108,8 +108,10 @@ def audit(
 
 def _append_whole(fd: int, line: bytes) -> None:
     """Append *line* whole, or not at all. A short write (a full disk) would leave half a
-    record for the next one to be glued to; so the file is cut back to where it was."""
-    start = os.fstat(fd).st_size  # under the lock, so nobody else appends in between
+    record for the next one to be glued to; so the file is cut back to where it was: by what
+    this record wrote, for under the lock nobody else appends in between (so the file's size
+    is asked only when a write failed)."""
+    written = 0
     try:
         written = os.write(fd, line)
         while written < len(line):
@@ -119,7 +121,7 @@ def _append_whole(fd: int, line: bytes) -> None:
             written += more
     except OSError:
         with contextlib.suppress(OSError):
-            os.ftruncate(fd, start)
+            os.ftruncate(fd, os.fstat(fd).st_size - written)
         raise
 
 

@@ -29,6 +29,7 @@ _GRANT_ID_RE = re.compile(r"g[0-9a-f]{8}")
 
 
 GrantsError = StoreError  # the grants store cannot be used; the message says what to do
+FileKey = tuple[int, int, int, int, int]  # device, inode, size, mtime and ctime (ns)
 
 
 @attrs.frozen(kw_only=True)
@@ -89,13 +90,43 @@ class GrantStore:
             home, GRANTS_FILE, "grants", load=_grant_from, dump=Grant.to_json
         )
         self.path = self._store.path
+        # What grants.json held when last read, by the file's identity then (None: absent).
+        self._read: tuple[FileKey | None, tuple[Grant, ...]] | None = None
 
     def list(self) -> list[Grant]:
         return self._store.items()
 
     def covering(self, command: str, cwd: str) -> Grant | None:
         """The stored grant that covers this command here, if any."""
-        return next((g for g in self.list() if g.covers(command, cwd)), None)
+        return next((g for g in self._current() if g.covers(command, cwd)), None)
+
+    def _current(self) -> tuple[Grant, ...]:
+        """The stored grants, read again only if grants.json changed since it was last read.
+
+        A gate asks for every command; reading the file means taking its lock, opening the
+        home and the file, and parsing it (measured: about 40 us a request with no file at
+        all). The file is only ever replaced whole (a rename), so a write is a new inode; an
+        edit in place changes its size or its ctime (which nobody can set back). A file that
+        cannot be read is read (and refused) again every time, as before."""
+        try:
+            st = self.path.lstat()
+            key: FileKey | None = (
+                st.st_dev,
+                st.st_ino,
+                st.st_size,
+                st.st_mtime_ns,
+                st.st_ctime_ns,
+            )
+        except FileNotFoundError:
+            key = None
+        except OSError:
+            return tuple(self.list())  # say why, as reading it says
+        read = self._read
+        if read is not None and read[0] == key:
+            return read[1]
+        grants = tuple(self.list())
+        self._read = (key, grants)
+        return grants
 
     def add(self, *, scope: Scope | str, command: str, cwd: str, request: str, user: str) -> Grant:
         if scope not in STORED_SCOPES:
