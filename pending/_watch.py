@@ -35,7 +35,7 @@ from watchdog.observers.polling import PollingObserver
 
 from pending._channel import SERVERS_DIR, Channel
 from pending._clock import record_time
-from pending._ids import SETTLED_SUFFIX, NameVerdict, Slot, parse_name
+from pending._ids import ANSWER_SUFFIX, SETTLED_SUFFIX, NameVerdict, Slot, parse_name
 from pending._kinds import Kind, Outcome, State
 from pending._records import Status
 from pending._subscribe import SUBSCRIBER_BACKLOG, Subscription
@@ -423,8 +423,9 @@ class Watcher:
             # request file is an event of its own, which takes the full path. (Likewise an
             # outcome appearing beside an answer already read: see _refresh.)
             slot = None if deleted or parsed.slot is Slot.REQUEST else parsed.slot
+            kind = parsed.kind if slot is None and not deleted else None
             with self._lock:
-                self._refresh(parsed.id, self._alive, slot=slot)
+                self._refresh(parsed.id, self._alive, slot=slot, kind=kind)
 
     def request_rescan(self, reason: str) -> None:
         """Ask for a full rescan (done on the watcher's own thread, promptly)."""
@@ -446,9 +447,11 @@ class Watcher:
         alive_cache: dict[str, bool] | None = None,
         *,
         slot: Slot | None = None,
+        kind: Kind | None = None,
     ) -> None:
         """Re-read one ID and emit what changed since it was last known (lock held). *slot*:
-        the answer or outcome slot whose file appeared, if that is all the event was."""
+        the answer or outcome slot whose file appeared, if that is all the event was; *kind*:
+        the kind of the request file whose event this is, if it was one appearing."""
         known = self._known.get(request_id)
         if known is not None and slot is not None:
             answer = known.status.answer
@@ -460,12 +463,22 @@ class Watcher:
                     request_id, names=(request_id + SETTLED_SUFFIX,), kinds=()
                 )
                 group = attrs.evolve(group, request=known.status.request, answer=answer)
+            elif slot is Slot.ANSWER and known.status.settled is None:
+                # The answer to a request not yet ended: only the answer is new. An outcome
+                # is published after its answer, and its event follows this one.
+                group, _ = self.channel.read_group(
+                    request_id, names=(request_id + ANSWER_SUFFIX,), kinds=()
+                )
+                group = attrs.evolve(group, request=known.status.request)
             else:
                 group, _ = self.channel.read_group(request_id, kinds=())
                 group = attrs.evolve(group, request=known.status.request)
         else:
-            # A known request's kind is settled; a full scan still catches a second request.
-            kinds = (known.status.kind,) if known else None
+            # A known request's kind is settled, and so is one first heard of by its own
+            # file's event (a second request under its ID is an event of its own, and then
+            # the ID is known): only that slot is read. A full scan still catches a second
+            # request. (Each name looked up and not there is a lookup in a busy directory.)
+            kinds = (known.status.kind,) if known else (kind,) if kind else None
             group, _ = self.channel.read_group(request_id, kinds=kinds)
         status = self.channel.derive(group, alive_cache)
         self._update(request_id, status, emit=True)

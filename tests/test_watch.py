@@ -462,6 +462,39 @@ class TestRereadingOnlyWhatChanged:
             assert ended.event is Event.WITHDRAWN
             assert ended.status.answer == claimed and ended.status.answer.decision == "withdrawn"
 
+    def test_a_new_request_and_its_answer_read_only_their_own_slots(
+        self, channel: Channel, watcher: Watcher
+    ) -> None:
+        """A request first heard of by its own file's event is read as that kind only (no
+        lookups of the other kinds' names), and its answer appearing reads the answer file
+        alone; the transitions are those the whole group would give."""
+        reads: list[tuple[str, object, object]] = []
+        read_group = channel.read_group
+        me = threading.get_ident()
+
+        def spy(request_id: str, names: object = None, kinds: object = None) -> object:
+            if threading.get_ident() != me:  # the watcher's, not this test's channel calls
+                reads.append((request_id, names, kinds))
+            return read_group(request_id, names, kinds)  # type: ignore[arg-type]
+
+        channel.read_group = spy  # type: ignore[method-assign]
+        sub, _ = watcher.subscribe()
+        with channel.server() as lock:
+            req = fact(lock)
+            channel.file(req)
+            filed = take(sub, 1)[0]
+            assert (filed.event, filed.kind) == (Event.FILED, Kind.FACT)
+            assert reads == [(req.id, None, (Kind.FACT,))]
+            reads.clear()
+            channel.answer(req.id, "keep", kind=Kind.FACT, via="cli")
+            answered = take(sub, 1)[0]
+            assert answered.event is Event.ANSWERED
+            assert answered.status.answer.decision == "keep"
+            assert reads == [(req.id, (req.id + ".answer.json",), ())]
+            channel.settle(req, Outcome.ANSWERED, by="asker", decision="keep")
+            assert take(sub, 1)[0].event is Event.SETTLED
+            quiet(sub)
+
 
 class TestLivenessBetweenRechecks:
     def test_a_live_server_is_probed_once_and_a_clean_stop_is_seen_at_once(
