@@ -35,7 +35,14 @@ from watchdog.observers.polling import PollingObserver
 
 from pending._channel import SERVERS_DIR, Channel
 from pending._clock import record_time
-from pending._ids import ANSWER_SUFFIX, SETTLED_SUFFIX, NameVerdict, Slot, parse_name
+from pending._ids import (
+    ANSWER_SUFFIX,
+    REQUEST_SUFFIX,
+    SETTLED_SUFFIX,
+    NameVerdict,
+    Slot,
+    parse_name,
+)
 from pending._kinds import Kind, Outcome, State
 from pending._records import Status
 from pending._subscribe import SUBSCRIBER_BACKLOG, Subscription
@@ -479,7 +486,12 @@ class Watcher:
             # the ID is known): only that slot is read. A full scan still catches a second
             # request. (Each name looked up and not there is a lookup in a busy directory.)
             kinds = (known.status.kind,) if known else (kind,) if kind else None
-            group, _ = self.channel.read_group(request_id, kinds=kinds)
+            names = None
+            if known is None and kind is not None:
+                # And its file alone: an answer or outcome is published after its request,
+                # so its event follows this one and is read then.
+                names = (request_id + REQUEST_SUFFIX[kind],)
+            group, _ = self.channel.read_group(request_id, names=names, kinds=kinds)
         status = self.channel.derive(group, alive_cache)
         self._update(request_id, status, emit=True)
 

@@ -465,9 +465,10 @@ class TestRereadingOnlyWhatChanged:
     def test_a_new_request_and_its_answer_read_only_their_own_slots(
         self, channel: Channel, watcher: Watcher
     ) -> None:
-        """A request first heard of by its own file's event is read as that kind only (no
-        lookups of the other kinds' names), and its answer appearing reads the answer file
-        alone; the transitions are those the whole group would give."""
+        """A request first heard of by its own file's event is read from that file alone (no
+        lookups of other names: what else its group holds is published after it, and comes
+        as events of its own), and its answer appearing reads the answer file alone; the
+        transitions are those the whole group would give."""
         reads: list[tuple[str, object, object]] = []
         read_group = channel.read_group
         me = threading.get_ident()
@@ -484,7 +485,7 @@ class TestRereadingOnlyWhatChanged:
             channel.file(req)
             filed = take(sub, 1)[0]
             assert (filed.event, filed.kind) == (Event.FILED, Kind.FACT)
-            assert reads == [(req.id, None, (Kind.FACT,))]
+            assert reads == [(req.id, (req.id + ".fact.json",), (Kind.FACT,))]
             reads.clear()
             channel.answer(req.id, "keep", kind=Kind.FACT, via="cli")
             answered = take(sub, 1)[0]
