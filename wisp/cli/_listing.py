@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import gc
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Annotated, Any
 
 import typer
@@ -65,6 +67,25 @@ def more_line(left: int, oldest: str, command: str) -> str:
     )
 
 
+@contextmanager
+def no_collections() -> Iterator[None]:
+    """No garbage collection while a listing is built and shown (then as it was).
+
+    A listing keeps every object it makes until it is printed, so a collection finds nothing
+    to free; but each one walks them all again, and with 10,000 requests (some 150,000
+    objects) the collections made the listing grow faster than the channel: ~12.6x the work
+    for 10x the requests, and ~40 ms at 10,000. (Mercurial's `util.nogc` does the same for
+    its large builds.) The command ends soon after; anything cyclic it leaves goes at exit.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def list_requests(
     kinds: list[Kind] | None,
     show_all: bool,
@@ -74,6 +95,13 @@ def list_requests(
 ) -> None:
     """The listing of *kinds* (None: all), as JSON (every request) or for people (the newest
     that fit, see :func:`shown_rows`, and a line saying how many more and how to see them)."""
+    with no_collections():
+        _list_requests(kinds, show_all, as_json, limit, command)
+
+
+def _list_requests(
+    kinds: list[Kind] | None, show_all: bool, as_json: bool, limit: int | None, command: str
+) -> None:
     with open_channel() as channel:
         answerer = Answerer(channel, via=Via.CLI, entry_point=EntryPoint.PENDING, wait_s=0)
         listing = answerer.listing(
