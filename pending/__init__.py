@@ -90,6 +90,7 @@ _HOMES: dict[str, tuple[str, str]] = {
     "format_time": ("pending._clock", "format_time"),
     "from_json": ("pending._convert", "from_json"),
     "is_valid_id": ("pending._ids", "is_valid_id"),
+    "known_json": ("pending._convert", "known_json"),
     "loads_strict": ("pending._convert", "loads_strict"),
     "make_request": ("pending._channel", "make_request"),
     "new_id": ("pending._ids", "new_id"),
@@ -116,7 +117,14 @@ if _typing.TYPE_CHECKING:
         parse_time,
         record_time,
     )
-    from pending._convert import DecodeError, binding_digest, from_json, loads_strict, to_json
+    from pending._convert import (
+        DecodeError,
+        binding_digest,
+        from_json,
+        known_json,
+        loads_strict,
+        to_json,
+    )
     from pending._errors import (
         AlreadyAnswered,
         AlreadySettled,
@@ -282,6 +290,7 @@ __all__ = [
     "format_time",
     "from_json",
     "is_valid_id",
+    "known_json",
     "loads_strict",
     "make_request",
     "new_id",

@@ -346,6 +346,15 @@ def to_json(record: Any) -> dict[str, Any]:
     return data
 
 
+def known_json(record: Any) -> dict[str, Any]:
+    """A record's JSON object with only the keys this build knows: none of the unknown keys
+    it carried (for a protocol, where such a key could name one of its own fields)."""
+    plain = _PLAIN_TO_JSON.get(type(record))
+    if plain is not None:
+        return plain(record)
+    return to_json(attrs.evolve(record, extra={}))
+
+
 def from_json(data: Any, cls: type[T]) -> T:
     """Structure a decoded JSON value as *cls*, or raise :class:`DecodeError`."""
     if isinstance(data, dict):

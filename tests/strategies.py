@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
+from typing import Any
 
 import attrs
 from hypothesis import strategies as st
@@ -271,6 +273,22 @@ def edits(draw: st.DrawFn, tree: object) -> Edit:
         return Edit(path=path, action=action)
     key = draw(st.sampled_from(["xNew", "extra", "kind", "id"])) if action == "add" else None
     return Edit(path=path, action=action, value=draw(hostile_values), key=key)
+
+
+def apply_edit(tree: Any, edit: Edit) -> Any:
+    """*tree* with *edit* made, as a fresh copy (*tree* is left as it was)."""
+    tree = json.loads(json.dumps(tree))
+    if not edit.path and edit.action == "replace":
+        return edit.value
+    *parents, last = edit.path if edit.action != "add" else (*edit.path, edit.key)
+    holder = tree
+    for step in parents:
+        holder = holder[step]
+    if edit.action == "delete":
+        del holder[last]
+    else:
+        holder[last] = edit.value
+    return tree
 
 
 # The relay's lines: bytes without a newline (some with a trailing CR, some blank), and

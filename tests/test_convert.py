@@ -21,6 +21,7 @@ from strategies import (
     Edit,
     Raw,
     answers,
+    apply_edit,
     command_bindings,
     edits,
     fact_bindings,
@@ -45,6 +46,7 @@ from pending import (
     Settled,
     binding_digest,
     from_json,
+    known_json,
     loads_strict,
     to_json,
 )
@@ -340,21 +342,6 @@ def _without_extras(record: Any) -> Any:
     return attrs.evolve(record, **changes)
 
 
-def _edit(tree: Any, edit: Edit) -> Any:
-    tree = json.loads(json.dumps(tree))
-    if not edit.path and edit.action == "replace":
-        return edit.value
-    *parents, last = edit.path if edit.action != "add" else (*edit.path, edit.key)
-    holder = tree
-    for step in parents:
-        holder = holder[step]
-    if edit.action == "delete":
-        del holder[last]
-    else:
-        holder[last] = edit.value
-    return tree
-
-
 def _record_class(name: str) -> type | None:
     for suffix, cls in (
         (".request.json", Request),
@@ -413,7 +400,7 @@ class TestPlainPath:
         good = json.loads(dumps_record(to_json(record)))
         edit = data.draw(edits(good))
         assume(not isinstance(edit.value, Raw))
-        tree = _edit(good, edit)
+        tree = apply_edit(good, edit)
         try:
             plain = _PLAIN_FROM_JSON[cls](tree)
         except (_NotPlain, KeyError, ValueError, TypeError, OverflowError):
@@ -435,7 +422,7 @@ class TestPlainPath:
         ]
         taken = 0
         for edit in cases:
-            tree = _edit(good, edit)
+            tree = apply_edit(good, edit)
             try:
                 plain = _PLAIN_FROM_JSON[cls](tree)
             except (_NotPlain, KeyError, ValueError, TypeError, OverflowError):
@@ -450,6 +437,12 @@ class TestPlainPath:
         """The plain path's JSON of a record with no unknown keys is the converter's."""
         record = attrs.evolve(record, extra={})
         assert to_json(record) == _converter().unstructure(record)
+
+    @given(st.one_of(servers, command_bindings, fact_bindings, question_bindings, answers))
+    def test_known_json_is_the_record_without_its_unknown_keys(self, record: Any) -> None:
+        """known_json writes what to_json writes, less the unknown keys the record carried."""
+        expected = {k: v for k, v in to_json(record).items() if k not in record.extra}
+        assert known_json(record) == expected == to_json(attrs.evolve(record, extra={}))
 
     @pytest.mark.parametrize(
         ("keys", "cls"),

@@ -29,7 +29,7 @@ import pytest
 from helpers import FIXTURES, command
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
-from strategies import RAW_VALUES, Edit, Raw, edits
+from strategies import RAW_VALUES, Edit, Raw, apply_edit, edits
 
 from pending import (
     MAX_RECORD_BYTES,
@@ -248,17 +248,9 @@ def readable_legacy(kind: str, tree: dict[str, Any]) -> bool:
 def edited(tree: Any, edit: Edit) -> Any:
     """*tree* with *edit* made (a fresh copy); a binding edit re-signs the binding, so that
     the field itself, not the digest, decides whether the request reads."""
-    tree = json.loads(json.dumps(tree))
+    tree = apply_edit(tree, edit)
     if not edit.path and edit.action == "replace":
-        return edit.value
-    *parents, last = edit.path if edit.action != "add" else (*edit.path, edit.key)
-    holder = tree
-    for step in parents:
-        holder = holder[step]
-    if edit.action == "delete":
-        del holder[last]
-    else:
-        holder[last] = edit.value
+        return tree
     touched_binding = edit.path[:1] == ("binding",) and len(edit.path) + (edit.action == "add") > 1
     if touched_binding and isinstance(tree, dict) and not has_raw(tree.get("binding")):
         tree["bindingDigest"] = digest(tree["binding"])

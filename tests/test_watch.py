@@ -419,6 +419,22 @@ class TestFollowingOnly:
                 assert {s.id for s in watcher.statuses()} == {own.id}
 
 
+def watcher_reads(channel: Channel) -> list[tuple[str, object, object]]:
+    """The (ID, names, kinds) of each group read the watcher makes from now on: the real
+    read_group, recorded (reads made by the test's own thread are left out)."""
+    reads: list[tuple[str, object, object]] = []
+    read_group = channel.read_group
+    me = threading.get_ident()
+
+    def recorded(request_id: str, names: object = None, kinds: object = None) -> object:
+        if threading.get_ident() != me:
+            reads.append((request_id, names, kinds))
+        return read_group(request_id, names, kinds)  # type: ignore[arg-type]
+
+    channel.read_group = recorded  # type: ignore[method-assign]
+    return reads
+
+
 class TestRereadingOnlyWhatChanged:
     def test_an_outcome_beside_a_known_answer_reads_only_the_outcome(
         self, channel: Channel, watcher: Watcher
@@ -427,14 +443,7 @@ class TestRereadingOnlyWhatChanged:
         outcome file alone (the answer is published, never edited), and the settled status
         carries that answer. An answer removed first is an event of its own: the answer
         that then holds the slot is the one the settled status carries."""
-        reads: list[tuple[str, object]] = []
-        read_group = channel.read_group
-
-        def spy(request_id: str, names: object = None, kinds: object = None) -> object:
-            reads.append((request_id, names))
-            return read_group(request_id, names, kinds)  # type: ignore[arg-type]
-
-        channel.read_group = spy  # type: ignore[method-assign]
+        reads = watcher_reads(channel)
         sub, _ = watcher.subscribe()
         with channel.server() as lock:
             req = command(lock)
@@ -447,7 +456,7 @@ class TestRereadingOnlyWhatChanged:
             settled = take(sub, 1)[0]
             assert settled.event is Event.SETTLED
             assert settled.status.answer == answered.status.answer
-            assert reads == [(req.id, (req.id + ".settled.json",))]
+            assert reads == [(req.id, (req.id + ".settled.json",), ())]
 
             other = command(lock, text="make other")
             channel.file(other)
@@ -469,16 +478,7 @@ class TestRereadingOnlyWhatChanged:
         lookups of other names: what else its group holds is published after it, and comes
         as events of its own), and its answer appearing reads the answer file alone; the
         transitions are those the whole group would give."""
-        reads: list[tuple[str, object, object]] = []
-        read_group = channel.read_group
-        me = threading.get_ident()
-
-        def spy(request_id: str, names: object = None, kinds: object = None) -> object:
-            if threading.get_ident() != me:  # the watcher's, not this test's channel calls
-                reads.append((request_id, names, kinds))
-            return read_group(request_id, names, kinds)  # type: ignore[arg-type]
-
-        channel.read_group = spy  # type: ignore[method-assign]
+        reads = watcher_reads(channel)
         sub, _ = watcher.subscribe()
         with channel.server() as lock:
             req = fact(lock)

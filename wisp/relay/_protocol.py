@@ -15,15 +15,13 @@ import attrs
 from pending import (
     APPROVALS,
     Answer,
-    CommandBinding,
     DecodeError,
-    FactBinding,
     Kind,
-    QuestionBinding,
     Request,
     State,
     Status,
     format_time,
+    known_json,
     loads_strict,
 )
 
@@ -292,29 +290,7 @@ def error_line(
 def binding_fields(request: Request) -> dict[str, Any]:
     """The binding's own fields, camelCase (never the unknown keys a file carried: they could
     name a protocol field such as `type`)."""
-    binding = request.binding
-    if isinstance(binding, CommandBinding):
-        return {
-            "command": binding.command,
-            "cwd": binding.cwd,
-            "thread": binding.thread,
-            "reason": binding.reason,
-        }
-    if isinstance(binding, FactBinding):
-        return {
-            "factId": binding.fact_id,
-            "subject": binding.subject,
-            "name": binding.name,
-            "value": binding.value,
-            "source": binding.source,
-            "proposedBy": binding.proposed_by,
-        }
-    assert isinstance(binding, QuestionBinding)
-    return {
-        "question": binding.question,
-        "options": list(binding.options) if binding.options is not None else None,
-        "freeText": binding.free_text,
-    }
+    return known_json(request.binding)
 
 
 def approval_line(status: Status) -> dict[str, Any]:
