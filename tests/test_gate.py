@@ -17,6 +17,7 @@ from pending import Channel, Outcome, Request, State, binding_digest, to_json
 from pending._convert import dumps_record
 from wisp._asking import Approval, ApprovalGate, Asker, QuestionAsker
 from wisp._grants import GrantsError, GrantStore, project_of
+from wisp._store import StoreError
 
 
 @pytest.fixture
@@ -150,6 +151,21 @@ class TestGrants:
         assert asking.covering("make deploy", "/") == again
         path.unlink()
         assert asking.covering("make deploy", "/") is None
+
+    def test_a_gate_refuses_grants_once_their_home_is_unsafe(self, home: Path) -> None:
+        """A store that read the grants (and would reuse them, the file unchanged) refuses
+        them once the home is writable by others, as a fresh store does, and trusts them
+        again once it is put right."""
+        asking = GrantStore(home)
+        grant = asking.add(scope="always", command="make deploy", cwd="/", request="r", user="u")
+        assert asking.covering("make deploy", "/") == grant
+        home.chmod(0o777)
+        try:
+            with pytest.raises(StoreError, match="writable"):
+                asking.covering("make deploy", "/")
+        finally:
+            home.chmod(0o700)
+        assert asking.covering("make deploy", "/") == grant
 
     def test_concurrent_grants_are_all_kept(self, home: Path) -> None:
         """Writers racing on the store lose nothing (temp + fsync + rename under a lock)."""

@@ -11,6 +11,7 @@ read is never overwritten: it is reported, and until it is fixed nothing is gran
 
 from __future__ import annotations
 
+import os
 import re
 import secrets
 from datetime import datetime
@@ -19,7 +20,16 @@ from typing import Any
 
 import attrs
 
-from pending import SYSTEM_CLOCK, Clock, Scope, format_time, parse_time, record_time
+from pending import (
+    SYSTEM_CLOCK,
+    Clock,
+    PendingError,
+    Scope,
+    format_time,
+    open_private_dir,
+    parse_time,
+    record_time,
+)
 from wisp._audit import AuditEvent, EntryPoint, audit
 from wisp._store import JsonStore, StoreError
 
@@ -123,10 +133,20 @@ class GrantStore:
             return tuple(self.list())  # say why, as reading it says
         read = self._read
         if read is not None and read[0] == key:
+            self._check_home()  # the file is unchanged; the home it is in is checked all the same
             return read[1]
         grants = tuple(self.list())
         self._read = (key, grants)
         return grants
+
+    def _check_home(self) -> None:
+        """Refuse an unsafe home (writable by others, another's, a symlink) as reading the
+        grants would: a long-lived gate must not keep trusting grants from a home that has
+        become unsafe since it last read them."""
+        try:
+            os.close(open_private_dir(str(self.home)))
+        except PendingError as exc:
+            raise StoreError(str(exc)) from None
 
     def add(self, *, scope: Scope | str, command: str, cwd: str, request: str, user: str) -> Grant:
         if scope not in STORED_SCOPES:
