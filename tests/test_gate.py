@@ -15,7 +15,7 @@ from helpers import audit_records, wait_until
 
 from pending import Channel, Outcome, Request, State, binding_digest, to_json
 from pending._convert import dumps_record
-from wisp._asking import Approval, ApprovalGate, Asker, QuestionAsker
+from wisp._asking import Approval, ApprovalGate, Asker, QuestionAsker, _Deadlines
 from wisp._grants import GrantsError, GrantStore, project_of
 from wisp._store import StoreError
 
@@ -315,6 +315,30 @@ class TestDeadlines:
         assert [channel.status(r.id).state for r in waiting] == [State.FILED] * 5
         keepers = [t for t in threading.enumerate() if t.name == "asker-deadlines"]
         assert len(keepers) == 1
+
+    def test_an_expiry_held_up_holds_up_no_other_deadline(self) -> None:
+        """One expiry stuck (a slow disk, the audit log's lock held elsewhere) does not delay
+        the next request's deadline: each passes on its own."""
+        release = threading.Event()
+        expired: list[str] = []
+        second = threading.Event()
+
+        def expire(request_id: str) -> None:
+            expired.append(request_id)
+            if request_id == "first":
+                release.wait(30)
+            else:
+                second.set()
+
+        deadlines = _Deadlines(expire)
+        try:
+            deadlines.add("first", 0.05)
+            deadlines.add("second", 0.1)
+            assert second.wait(10), "the second deadline waited for the first expiry"
+            assert expired == ["first", "second"]
+        finally:
+            release.set()
+            deadlines.stop()
 
     def test_an_answered_request_does_not_time_out(self, asker: Asker, channel: Channel) -> None:
         """Answered before its deadline: the deadline is forgotten, and nothing claims the slot
