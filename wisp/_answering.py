@@ -222,7 +222,12 @@ class Answerer:
                     shown=shown,
                 )
             except AlreadyAnswered as exc:
-                return self._lost(read or self.channel.status(request_id).request, exc.answer)
+                if read is None:
+                    try:
+                        read = self.channel.status(request_id).request
+                    except PendingError:  # removed since: it was answered, and that is all
+                        raise exc from None
+                return self._lost(read, exc.answer)
             request = read or result.request
             assert request is not None  # answer() hands back the request it checked
             if not result.won:
