@@ -54,8 +54,6 @@ from pending._fsio import (
 )
 from pending._ids import (
     ANSWER_SUFFIX,
-    KIND_BY_SUFFIX,
-    REQUEST_SUFFIX,
     SETTLED_SUFFIX,
     NameVerdict,
     answer_name,
@@ -68,6 +66,9 @@ from pending._ids import (
 from pending._kinds import (
     BINDING_TYPES,
     DECISIONS,
+    KIND_BY_SUFFIX,
+    KINDS,
+    REQUEST_SUFFIX,
     TOMBSTONES,
     VIA_SWEEP,
     Delivery,
@@ -116,7 +117,6 @@ SERVERS_DIR = ".servers"
 # least this many, and room for every ID the last scan found besides, so that a second pass
 # over a large channel (a watcher's, a sweep's) finds them all rather than evicting each
 # before it is asked for again.
-_ALL_KINDS = tuple(Kind)
 REQUEST_CACHE_SIZE = 4096
 # A writer holds a temp file for milliseconds; one an hour old belongs to a crashed writer.
 STALE_TMP_AFTER_S = 3600.0
@@ -372,7 +372,8 @@ class Channel:
     ) -> tuple[Group, tuple[Problem, ...]]:
         """:meth:`read_group` for an ID already validated (names are built without checking
         it again: a listing of 10,000 requests would check each ID some 20 times)."""
-        kinds = _ALL_KINDS if kinds is None else kinds
+        every_kind = kinds is None
+        kinds = tuple(KINDS) if kinds is None else kinds
         problems: list[Problem] = []
         found: dict[str, Any] = {}
 
@@ -392,7 +393,7 @@ class Channel:
         found["settled"] = read(request_id + SETTLED_SUFFIX, Settled)
         found["answer"] = read(request_id + ANSWER_SUFFIX, Answer)
         slot_problems = len(problems)
-        if names is not None and len(names) == 1 and kinds is _ALL_KINDS:
+        if names is not None and len(names) == 1 and every_kind:
             # A scan's common case, a request alone: its one name says which slot to read.
             (name,) = names
             kind = KIND_BY_SUFFIX.get(name[len(request_id) :])
@@ -789,7 +790,7 @@ class Channel:
     def _remove_group(self, request_id: str) -> None:
         # The outcome goes last, so a group half removed by a crash still reads as ended.
         shown = str(self.path)
-        for kind in Kind:
+        for kind in KINDS:
             remove(self.dir_fd, request_name(request_id, kind), shown=shown)
         remove(self.dir_fd, answer_name(request_id), shown=shown)
         remove(self.dir_fd, settled_name(request_id), shown=shown)

@@ -25,7 +25,7 @@ import attrs
 from pending._bindings import Binding, CommandBinding, FactBinding, QuestionBinding
 from pending._clock import format_time, parse_time
 from pending._ids import is_valid_id
-from pending._kinds import BINDING_TYPES, Delivery, Kind, Outcome
+from pending._kinds import BINDING_TYPES, KINDS, Delivery, Kind, Outcome
 from pending._records import (
     FORMAT,
     UNKNOWN_PID,
@@ -263,7 +263,8 @@ def _make_converter() -> cattrs.Converter:
         conv.register_structure_hook(enum, _structure_enum)
     conv.register_structure_hook(datetime, _structure_time)
     conv.register_unstructure_hook(datetime, format_time)
-    for cls in (Server, CommandBinding, FactBinding, QuestionBinding, Answer, Settled):
+    bindings = dict.fromkeys(spec.binding_type for spec in KINDS.values())  # in table order
+    for cls in (Server, *bindings, Answer, Settled):
         _register_record(conv, cls)
     _register_request(conv)
     return conv
@@ -629,8 +630,8 @@ _PLAIN_TO_JSON: dict[type[Any], Callable[[Any], dict[str, Any]]] = {
 
 # --- legacy records ------------------------------------------------------------------------
 
-# What an earlier build's request is titled, where it left the title out (as wisp titles its
-# own requests of each kind).
+# What an earlier build's request is titled, where it left the title out: how earlier builds
+# titled each kind (a fact of their format; a kind they never had has no legacy record).
 LEGACY_TITLES = {
     Kind.COMMAND: "wisp: run a command?",
     Kind.FACT: "wisp: keep as a permanent fact?",

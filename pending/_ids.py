@@ -13,7 +13,9 @@ from enum import StrEnum
 import attrs
 
 from pending._errors import InvalidId
-from pending._kinds import KINDS, Kind
+from pending._kinds import KIND_BY_SUFFIX as KIND_BY_SUFFIX
+from pending._kinds import REQUEST_SUFFIX as REQUEST_SUFFIX
+from pending._kinds import Kind
 
 ID_MIN_CHARS = 8
 ID_MAX_CHARS = 32
@@ -30,11 +32,10 @@ class Slot(StrEnum):
     SETTLED = "settled"
 
 
-REQUEST_SUFFIX: dict[Kind, str] = {kind: spec.suffix for kind, spec in KINDS.items()}
+# A request file's suffix is its kind's (REQUEST_SUFFIX, KIND_BY_SUFFIX: read from the kinds
+# table); the answer and the outcome have one suffix for every kind.
 ANSWER_SUFFIX = ".answer.json"
 SETTLED_SUFFIX = ".settled.json"
-
-KIND_BY_SUFFIX = {suffix: kind for kind, suffix in REQUEST_SUFFIX.items()}
 
 
 def is_valid_id(text: str) -> bool:

@@ -1,8 +1,9 @@
 """The names the channel speaks in, and the one table of request kinds (pure: no I/O).
 
-Everything that differs between kinds is in :data:`KINDS`: the file suffix, the binding record,
-the decisions a person may give, whether the request dies with its server, and the commands
-that answer it. Adding a kind means a row here, its binding record and its renderer.
+Everything the channel knows of a kind is in :data:`KINDS`: the file suffix, the binding
+record, the decisions a person may give, and whether the request dies with its server. How a
+kind reads to a person and how it is answered is the application's (`wisp/kinds/`): adding a
+kind means a row here, its binding record, and its one module there.
 """
 
 from __future__ import annotations
@@ -97,12 +98,6 @@ class KindSpec:
     binding_type: type[Binding]
     decisions: tuple[Decision, ...]  # what a person may answer
     dies_with_server: bool  # stale when its server is gone (else handed over)
-    answer_commands: tuple[str, ...]  # how a person answers it, `{id}` for the request's ID
-    entry_point: str  # the CLI group (and audit entry point) that answers it
-
-    def how_to_answer(self, request_id: str) -> str:
-        """The commands that answer this kind, for a refusal that names the right one."""
-        return " or ".join(f"`{c.format(id=request_id)}`" for c in self.answer_commands)
 
 
 KINDS: dict[Kind, KindSpec] = {
@@ -112,8 +107,6 @@ KINDS: dict[Kind, KindSpec] = {
         binding_type=CommandBinding,
         decisions=(Decision.ONCE, Decision.SESSION, Decision.PROJECT, Decision.ALWAYS, Decision.NO),
         dies_with_server=True,
-        answer_commands=("wisp approvals approve {id}", "wisp approvals deny {id}"),
-        entry_point="approvals",
     ),
     Kind.FACT: KindSpec(
         kind=Kind.FACT,
@@ -121,8 +114,6 @@ KINDS: dict[Kind, KindSpec] = {
         binding_type=FactBinding,
         decisions=(Decision.KEEP, Decision.DROP),
         dies_with_server=False,  # handed over: whichever process the person answers in applies
-        answer_commands=("wisp facts keep {id}", "wisp facts drop {id}"),
-        entry_point="facts",
     ),
     Kind.QUESTION: KindSpec(
         kind=Kind.QUESTION,
@@ -130,15 +121,45 @@ KINDS: dict[Kind, KindSpec] = {
         binding_type=QuestionBinding,
         decisions=(Decision.ANSWER, Decision.DECLINE),
         dies_with_server=True,
-        answer_commands=("wisp questions answer {id} TEXT", "wisp questions decline {id}"),
-        entry_point="questions",
     ),
 }
 
-# The decisions a person may give each kind (read from the table).
-DECISIONS: dict[Kind, tuple[str, ...]] = {k: tuple(s.decisions) for k, s in KINDS.items()}
+# Read from the table, kept in step with it by add_kind: the decisions a person may give each
+# kind, each kind's binding type and request-file suffix, and the kinds that die with their
+# server.
+DECISIONS: dict[Kind, tuple[str, ...]] = {}
+BINDING_TYPES: dict[Kind, type[Binding]] = {}
+REQUEST_SUFFIX: dict[Kind, str] = {}
+KIND_BY_SUFFIX: dict[str, Kind] = {}
+DIES_WITH_SERVER: set[Kind] = set()
 APPROVALS: tuple[str, ...] = tuple(Scope)
-BINDING_TYPES: dict[Kind, type[Binding]] = {k: s.binding_type for k, s in KINDS.items()}
+
+
+def add_kind(spec: KindSpec) -> None:
+    """Put *spec* in the table and every index read from it (the three kinds at import; a
+    test adds a throwaway one through :func:`pending.testing.throwaway_kind`)."""
+    if any(s.suffix == spec.suffix for k, s in KINDS.items() if k is not spec.kind):
+        raise ValueError(f"the suffix {spec.suffix!r} is another kind's")
+    KINDS[spec.kind] = spec
+    DECISIONS[spec.kind] = tuple(spec.decisions)
+    BINDING_TYPES[spec.kind] = spec.binding_type
+    REQUEST_SUFFIX[spec.kind] = spec.suffix
+    KIND_BY_SUFFIX[spec.suffix] = spec.kind
+    if spec.dies_with_server:
+        DIES_WITH_SERVER.add(spec.kind)
+
+
+def remove_kind(kind: Kind) -> None:
+    """Take *kind* out of the table and its indexes again (a throwaway kind, after its test)."""
+    spec = KINDS.pop(kind)
+    for index in (DECISIONS, BINDING_TYPES, REQUEST_SUFFIX):
+        index.pop(kind, None)
+    KIND_BY_SUFFIX.pop(spec.suffix, None)
+    DIES_WITH_SERVER.discard(kind)
+
+
+for _spec in tuple(KINDS.values()):
+    add_kind(_spec)
 
 # Endings the asker or a sweeper claims the answer slot with, so one slot decides every way a
 # request can end before it is applied. Each reads as the outcome of the same name.

@@ -13,11 +13,11 @@ from functools import partial
 import attrs
 
 from pending._clock import format_time
-from pending._kinds import DECISIONS, KINDS, TOMBSTONES, Delivery, Kind, Outcome, State
+from pending._kinds import DECISIONS, DIES_WITH_SERVER, TOMBSTONES, Delivery, Kind, Outcome, State
 from pending._records import Answer, Group, Request, Settled, Status
 
-# Kinds whose request dies with its server: only the asking thread can take their answer.
-DIES_WITH_SERVER = frozenset(kind for kind, spec in KINDS.items() if spec.dies_with_server)
+# Kinds whose request dies with its server (DIES_WITH_SERVER, read from the kinds table): only
+# the asking thread can take their answer.
 
 # How long past its `expiresAt` a request whose asker still lives goes on reading as waiting.
 # The asker keeps its deadline on its own monotonic clock, from the moment its request was

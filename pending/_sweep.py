@@ -14,10 +14,9 @@ from enum import StrEnum
 
 import attrs
 
-from pending._kinds import Outcome, State
+from pending._kinds import DIES_WITH_SERVER, Outcome, State
 from pending._records import Group, Request, Status
 from pending._state import (
-    DIES_WITH_SERVER,
     LIVE_EXPIRY_GRACE_S,
     Settlement,
     derive_status,

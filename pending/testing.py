@@ -13,6 +13,7 @@ import attrs
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 
 from pending._fsio import IoHook, IoStep, Op, Phase, set_io_hook
+from pending._throwaway import throwaway_kind
 from pending._watch import Watcher, _Inotify
 
 __all__ = [
@@ -27,6 +28,7 @@ __all__ = [
     "inject_overflow",
     "io_hook",
     "raise_at",
+    "throwaway_kind",
 ]
 
 

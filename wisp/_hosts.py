@@ -12,8 +12,9 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
-from pending import FactBinding, Kind, Request
+from pending import Request
 from wisp._audit import AuditEvent, EntryPoint, audit, request_fields
+from wisp.kinds import view
 
 
 def hello_heard(
@@ -44,11 +45,9 @@ def hello_heard(
 def notice_for(request: Request) -> tuple[str, str, str, dict[str, Any], str]:
     """The notification a request gets: title, message, subtitle, the request's audit fields,
     and its source (`approval` for commands and facts, `inquiry` for questions)."""
-    server = request.server
-    who = [server.client or "wisp"]
-    if isinstance(request.binding, FactBinding):
-        who.insert(0, f"proposed by {request.binding.proposed_by}")
+    server, kind_view = request.server, view(request.kind)
+    who = [*kind_view.asker_parts(request.binding), server.client or "wisp"]
     if server.thread:
         who.append(f"thread {server.thread}")
-    source = "inquiry" if request.kind is Kind.QUESTION else "approval"
-    return request.title, request.body, " · ".join(who), request_fields(request), source
+    fields = request_fields(request)
+    return request.title, request.body, " · ".join(who), fields, kind_view.notice_source

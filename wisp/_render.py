@@ -12,15 +12,10 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from pending import (
-    KINDS,
     AlreadyAnswered,
     AlreadySettled,
     Answer,
-    CommandBinding,
-    FactBinding,
-    Kind,
     PendingError,
-    QuestionBinding,
     Request,
     Server,
     Settled,
@@ -32,16 +27,11 @@ from pending import (
     to_json,
 )
 from wisp._text import one_line
+from wisp.kinds import view
 
 if TYPE_CHECKING:
     from wisp._answering import AnswerReport
 
-# A few words for what each kind of request asks.
-KIND_NOUN = {
-    Kind.COMMAND: "a command to approve",
-    Kind.FACT: "a fact to keep as permanent",
-    Kind.QUESTION: "a question for you",
-}
 # What each state means for the person.
 STATE_MEANS = {
     State.FILED: "waiting for your answer",
@@ -111,14 +101,7 @@ def answer_json(answer: Answer) -> dict[str, Any]:
 
 def asked_text(request: Request) -> str:
     """What is asked, whole: the command, the fact, or the question."""
-    binding = request.binding
-    if isinstance(binding, CommandBinding):
-        return binding.command
-    if isinstance(binding, FactBinding):
-        return f"{binding.subject} {binding.name} = {binding.value}"
-    if isinstance(binding, QuestionBinding):
-        return binding.question
-    return request.body  # pragma: no cover - the binding types are closed
+    return view(request.kind).asked(request.binding)
 
 
 def asked(request: Request, limit: int = 60) -> str:
@@ -127,23 +110,14 @@ def asked(request: Request, limit: int = 60) -> str:
     return one_line(asked_text(request), limit)
 
 
-def options_text(binding: QuestionBinding) -> str:
-    """A question's options, numbered as `wisp questions answer ID N` takes them."""
-    return "  ".join(f"{n}) {option}" for n, option in enumerate(binding.options or (), 1))
-
-
 def paragraphs(request: Request) -> list[tuple[str, str]]:
-    """What a listing shows of a request, as (label, text): what it asks first, then where a
-    command would run and why, or a question's options."""
-    binding = request.binding
-    found = [(request.kind.value, asked_text(request))]
-    if isinstance(binding, CommandBinding):
-        found.append(("in", binding.cwd))
-        if binding.reason:
-            found.append(("reason", binding.reason))
-    elif isinstance(binding, QuestionBinding) and binding.options:
-        found.append(("options", options_text(binding)))
-    return found
+    """What a listing shows of a request, as (label, text): what it asks first, then what its
+    kind's view adds (where a command would run and why, a question's options)."""
+    kind_view = view(request.kind)
+    return [
+        (request.kind.value, kind_view.asked(request.binding)),
+        *kind_view.paragraphs(request.binding),
+    ]
 
 
 def who(request: Request) -> str:
@@ -185,17 +159,8 @@ def state_text(status: Status) -> str:
 
 
 def how_to_answer(status: Status) -> list[str]:
-    """The commands that answer this request, with its whole ID."""
-    spec = KINDS[status.kind]
-    commands = [c.format(id=status.id) for c in spec.answer_commands]
-    if status.kind is Kind.COMMAND:
-        commands[0] += " [--scope SCOPE]"
-        commands[1] += " [--reason TEXT]"
-        commands.append(SCOPES_LINE)
-    return commands
-
-
-SCOPES_LINE = "SCOPE: once (the default), session, project or always"
+    """The commands that answer this request, with its whole ID and their options."""
+    return view(status.kind).answer_lines(status.id)
 
 
 def details(
@@ -204,29 +169,11 @@ def details(
     """Everything about one request, as (label, text) lines for `wisp show` (a blank label
     continues the line above). *differs* lists kept facts (id, "subject name = value") that
     a fact request's value would contradict."""
-    request, binding = status.request, status.request.binding
-    lines = [("request", f"{status.id}, {KIND_NOUN[status.kind]}")]
-    if isinstance(binding, CommandBinding):
-        lines += [("command", binding.command), ("in", binding.cwd)]
-        if binding.reason:
-            lines.append(("reason", binding.reason))
-    elif isinstance(binding, FactBinding):
-        lines += [
-            ("fact", f"{binding.subject} {binding.name} = {binding.value}"),
-            ("subject", binding.subject),
-            ("name", binding.name),
-            ("value", binding.value),
-            ("source", binding.source),
-            ("proposed", f"by {binding.proposed_by} (fact {binding.fact_id})"),
-        ]
-        for n, (fact_id, said) in enumerate(differs):
-            lines.append(("differs" if n == 0 else "", f"you keep {said} ({fact_id})"))
-    elif isinstance(binding, QuestionBinding):
-        lines.append(("question", binding.question))
-        for n, option in enumerate(binding.options or (), 1):
-            lines.append(("options" if n == 1 else "", f"{n}) {option}"))
-        if binding.options:
-            lines.append(("free text", "taken too" if binding.free_text else "not taken"))
+    request, kind_view = status.request, view(status.kind)
+    lines = [("request", f"{status.id}, {kind_view.noun}")]
+    lines += kind_view.details(request.binding)
+    for n, (fact_id, said) in enumerate(differs):
+        lines.append(("differs" if n == 0 else "", f"you keep {said} ({fact_id})"))
     lines.append(("state", f"{state_text(status)}: {STATE_MEANS[status.state]}"))
     if status.reason:
         lines.append(("why", status.reason))

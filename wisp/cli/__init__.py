@@ -144,19 +144,41 @@ class _LazyRoot(WispGroup):
     """The root group: lists every command from :data:`_COMMANDS`, builds one on demand."""
 
     def list_commands(self, ctx: Context) -> list[str]:
-        return [*super().list_commands(ctx), *(n for n in _COMMANDS if n not in self.commands)]
+        known = [*_COMMANDS, *_kind_groups()]
+        return [*super().list_commands(ctx), *(n for n in known if n not in self.commands)]
 
     def get_command(self, ctx: Context, cmd_name: str) -> Command | None:
         command = super().get_command(ctx, cmd_name)
         if command is None and cmd_name in _COMMANDS:
             command = _build(cmd_name, _COMMANDS[cmd_name])
             self.commands[cmd_name] = command
+        elif command is None and (summary := _kind_groups().get(cmd_name)) is not None:
+            from wisp.cli._kindgroup import kind_group
+            from wisp.kinds import views
+
+            (kind_view,) = (v for v in views() if v.group == cmd_name)
+            command = typer.main.get_command(kind_group(kind_view))
+            command.help = summary
+            self.commands[cmd_name] = command
         return command
 
     def format_commands(self, ctx: Context, formatter: HelpFormatter) -> None:
         rows = [(name, entry.summary) for name, entry in _COMMANDS.items()]
+        rows += list(_kind_groups().items())
         with formatter.section("Commands"):
             formatter.write_dl(rows)
+
+
+def _kind_groups() -> dict[str, str]:
+    """The groups of kinds with no hand-written group (a kind added by its view alone), and
+    their summaries. Asked only for help, or for a command the root does not list itself."""
+    from wisp.kinds import views
+
+    return {
+        v.group: f"Requests of kind {v.kind.value}: {v.noun}."
+        for v in views()
+        if v.group not in _COMMANDS
+    }
 
 
 def _build(name: str, entry: _Entry) -> Command:

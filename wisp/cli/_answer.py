@@ -10,7 +10,6 @@ from typing import Annotated, Any
 import typer
 
 from pending import (
-    KINDS,
     AlreadyAnswered,
     ChannelUnwritable,
     Decision,
@@ -21,7 +20,6 @@ from pending import (
     WrongKind,
 )
 from wisp._answering import Answerer, AnswerReport, AskerWatch
-from wisp._audit import EntryPoint
 from wisp._home import open_channel as open_home_channel
 from wisp._lookup import (
     LookupRefused,
@@ -45,6 +43,7 @@ from wisp.cli._common import (
     tell,
 )
 from wisp.cli._exit import ExitCode
+from wisp.kinds import view
 
 # Completion hints may reach a shell that evaluates them (zsh's completion script does):
 # only these characters of a request's text are shown there.
@@ -106,7 +105,7 @@ def answer_from_terminal(
         answerer = Answerer(
             channel,
             via=Via.CLI,
-            entry_point=EntryPoint(KINDS[kind].entry_point),
+            entry_point=view(kind).entry_point,
             wait_s=config["answer.waitSeconds"],
             liveness_recheck_s=config["watch.livenessSeconds"],
         )
@@ -132,7 +131,7 @@ def answer_from_terminal(
         except WrongKind as exc:
             refuse(
                 f"request {status.id} is a {exc.kind} request, not a {exc.asked_as} "
-                f"request: answer it with {KINDS[exc.kind].how_to_answer(status.id)}."
+                f"request: answer it with {view(exc.kind).how_to_answer(status.id)}."
             )
         except PendingError as exc:
             refuse(refusal(exc, me=person))

@@ -15,6 +15,7 @@ from wisp._audit import EntryPoint
 from wisp._render import age, paragraphs, state_text, status_json, who
 from wisp.cli._common import emit, open_channel, out, print_json, say, tell, width
 from wisp.cli._layout import TABLE_PARAGRAPH_LINES, Cell, Column, Line, Role, layout
+from wisp.kinds import view
 
 WAITING = (State.FILED, State.ANSWERED, State.HANDED_OVER)
 # What a listing shows by default: what waits, and what went stale (with why) before the
@@ -178,10 +179,6 @@ def print_lines(lines: Sequence[Line]) -> None:
         emit([line.text], style="bold" if line.header else None)
 
 
-# The command group whose `pending` lists each kind (for the closing line's example).
-GROUP_OF_KIND = {Kind.COMMAND: "approvals", Kind.FACT: "facts", Kind.QUESTION: "questions"}
-
-
 def pending_command(kind: Kind, doc: str) -> Callable[..., None]:
     """`wisp approvals|facts|questions pending`: the one listing, narrowed to *kind*."""
 
@@ -194,7 +191,7 @@ def pending_command(kind: Kind, doc: str) -> Callable[..., None]:
             int | None, typer.Option("--limit", "-n", metavar="N", help=LIMIT_HELP)
         ] = None,
     ) -> None:
-        list_requests([kind], show_all, as_json, limit, f"wisp {GROUP_OF_KIND[kind]} pending")
+        list_requests([kind], show_all, as_json, limit, f"wisp {view(kind).group} pending")
 
     pending.__doc__ = doc
     return pending

@@ -20,7 +20,6 @@ from pending import (
 from wisp._audit import EntryPoint
 from wisp._grants import GrantsError, GrantStore, is_grant_id
 from wisp._home import wisp_home
-from wisp._render import SCOPES_LINE
 from wisp._store import StoreError
 from wisp._text import visible
 from wisp.cli._answer import JsonFlag, answer_from_terminal, id_argument, render_command_or_question
@@ -40,6 +39,7 @@ from wisp.cli._exit import ExitCode
 from wisp.cli._layout import Column, Role
 from wisp.cli._listing import pending_command, show_rows
 from wisp.cli.show import SHOW_EXAMPLES, show_command
+from wisp.kinds.command import SCOPES_LINE
 
 approvals_app = command_group(
     "Command approvals: ask from a script; approve or deny from any terminal.",

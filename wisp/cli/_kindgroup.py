@@ -1,0 +1,73 @@
+"""The command group of a kind that has no hand-written one: `wisp GROUP pending|show|VERB`.
+
+Built from the kind's view (:mod:`wisp.kinds`) alone, so a kind added as docs/architecture.md
+says is listed, shown and answered from a terminal without a line of CLI code: `pending` and
+`show` narrowed to the kind, and one command per answering command of its view (a command
+that can give several decisions takes `--as DECISION`, the first by default).
+
+No `from __future__ import annotations` here: typer reads each command's annotations, and
+those name the kind this group was built for, a local of the builder.
+"""
+
+from collections.abc import Callable
+from typing import Annotated
+
+import typer
+
+from pending import Decision
+from wisp._answering import AnswerReport
+from wisp.cli._answer import JsonFlag, answer_from_terminal, id_argument, render_command_or_question
+from wisp.cli._common import command_group
+from wisp.cli._listing import pending_command
+from wisp.cli.show import show_command
+from wisp.kinds import Answering, KindView
+
+
+def kind_group(kind_view: KindView) -> typer.Typer:
+    """The group that lists, shows and answers *kind_view*'s kind."""
+    group = command_group(f"Requests of kind {kind_view.kind.value}: {kind_view.noun}.")
+    group.command("pending")(
+        pending_command(kind_view.kind, f"Requests of kind {kind_view.kind.value} waiting.")
+    )
+    group.command("show")(show_command(kind_view.kind))
+    for answering in kind_view.answering:
+        group.command(answering.label)(_verb(kind_view, answering))
+    return group
+
+
+def _verb(kind_view: KindView, answering: Answering) -> Callable[..., None]:
+    kind, label = kind_view.kind, answering.label
+    default = answering.decisions[0]
+    choices = ", ".join(answering.decisions)
+
+    def answer(
+        request_id: Annotated[str, id_argument(kind)],
+        decision: Annotated[
+            str, typer.Option("--as", metavar="DECISION", help=f"One of: {choices}.")
+        ] = default.value,
+        as_json: JsonFlag = False,
+    ) -> None:
+        chosen = _decision(decision, answering)
+        answer_from_terminal(
+            f"wisp {kind_view.group} {label}",
+            request_id,
+            kind,
+            chosen,
+            as_json=as_json,
+            render=_render(kind_view, chosen),
+        )
+
+    answer.__doc__ = f"Answer {label} ({choices}). Only from a terminal."
+    return answer
+
+
+def _decision(typed: str, answering: Answering) -> Decision:
+    for decision in answering.decisions:
+        if decision.value == typed:
+            return decision
+    choices = ", ".join(answering.decisions)
+    raise typer.BadParameter(f"{typed!r} is not one of: {choices}.", param_hint="--as")
+
+
+def _render(kind_view: KindView, decision: Decision) -> Callable[[AnswerReport], None]:
+    return render_command_or_question(kind_view.answered_word(decision))

@@ -1,0 +1,40 @@
+"""Each kind in one place: a :class:`KindView` per kind, which every face asks.
+
+`command`, `fact` and `question` are the kinds wisp has; :func:`view` finds a kind's view.
+Adding a kind is its row in :data:`pending.KINDS`, its binding record, and its one module
+here, registered with :func:`register` (docs/architecture.md).
+"""
+
+from __future__ import annotations
+
+from pending import Kind
+from wisp.kinds import command, fact, question
+from wisp.kinds._view import Answering, KindView, Rows, numbered
+
+__all__ = ["Answering", "KindView", "Rows", "numbered", "register", "unregister", "view", "views"]
+
+_VIEWS: dict[Kind, KindView] = {}
+
+
+def register(kind_view: KindView) -> None:
+    """Make *kind_view* the view of its kind, for every face."""
+    _VIEWS[kind_view.kind] = kind_view
+
+
+def unregister(kind: Kind) -> None:
+    """Forget *kind*'s view (a throwaway kind, after its test)."""
+    _VIEWS.pop(kind, None)
+
+
+def view(kind: Kind) -> KindView:
+    """*kind*'s view; KeyError for a kind no module here describes."""
+    return _VIEWS[kind]
+
+
+def views() -> list[KindView]:
+    """Every kind's view, in the order the kinds were registered."""
+    return list(_VIEWS.values())
+
+
+for _module in (command, fact, question):
+    register(_module.VIEW)

@@ -1,0 +1,56 @@
+"""The command kind: may this shell command run? (`wisp approvals`)."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from pending import CommandBinding, Decision, Kind, Scope
+from wisp._audit import EntryPoint
+from wisp.kinds._view import Answering, KindView, Rows
+
+SCOPES_LINE = "SCOPE: once (the default), session, project or always"
+
+
+class CommandView(KindView):
+    kind = Kind.COMMAND
+    group = "approvals"
+    entry_point = EntryPoint.APPROVALS
+    noun = "a command to approve"
+    short = "cmd"
+    title = "wisp: run a command?"
+    notice_source = "approval"
+    effect = "approve-mcp"
+    answering = (
+        Answering(
+            label="approve",
+            command="wisp approvals approve {id}",
+            decisions=tuple(Decision(s.value) for s in Scope),
+            options=" [--scope SCOPE]",
+        ),
+        Answering(
+            label="deny",
+            command="wisp approvals deny {id}",
+            decisions=(Decision.NO,),
+            options=" [--reason TEXT]",
+        ),
+    )
+    notes = (SCOPES_LINE,)
+    answered_words: ClassVar[dict[Decision, str]] = {
+        **{Decision(s.value): f"approved {s.value}" for s in Scope},
+        Decision.NO: "denied",
+    }
+
+    def asked(self, binding: CommandBinding) -> str:
+        return binding.command
+
+    def paragraphs(self, binding: CommandBinding) -> Rows:
+        rows = [("in", binding.cwd)]
+        if binding.reason:
+            rows.append(("reason", binding.reason))
+        return rows
+
+    def details(self, binding: CommandBinding) -> Rows:
+        return [("command", binding.command), *self.paragraphs(binding)]
+
+
+VIEW = CommandView()

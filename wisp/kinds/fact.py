@@ -1,0 +1,47 @@
+"""The fact kind: keep this fact as permanent? (`wisp facts`)."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from pending import Decision, FactBinding, Kind
+from wisp._audit import EntryPoint
+from wisp.kinds._view import Answering, KindView, Rows
+
+
+class FactView(KindView):
+    kind = Kind.FACT
+    group = "facts"
+    entry_point = EntryPoint.FACTS
+    noun = "a fact to keep as permanent"
+    short = "fact"
+    title = "wisp: keep as a permanent fact?"
+    notice_source = "approval"
+    effect = "keep-facts"
+    answering = (
+        Answering(label="keep", command="wisp facts keep {id}", decisions=(Decision.KEEP,)),
+        Answering(label="drop", command="wisp facts drop {id}", decisions=(Decision.DROP,)),
+    )
+    answered_words: ClassVar[dict[Decision, str]] = {
+        Decision.KEEP: "kept",
+        Decision.DROP: "dropped",
+    }
+
+    def asked(self, binding: FactBinding) -> str:
+        return f"{binding.subject} {binding.name} = {binding.value}"
+
+    def details(self, binding: FactBinding) -> Rows:
+        return [
+            ("fact", self.asked(binding)),
+            ("subject", binding.subject),
+            ("name", binding.name),
+            ("value", binding.value),
+            ("source", binding.source),
+            ("proposed", f"by {binding.proposed_by} (fact {binding.fact_id})"),
+        ]
+
+    def asker_parts(self, binding: FactBinding) -> list[str]:
+        return [f"proposed by {binding.proposed_by}"]
+
+
+VIEW = FactView()
