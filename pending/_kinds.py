@@ -98,6 +98,7 @@ class KindSpec:
     binding_type: type[Binding]
     decisions: tuple[Decision, ...]  # what a person may answer
     dies_with_server: bool  # stale when its server is gone (else handed over)
+    text_decision: Decision | None = None  # the decision that carries the person's text
 
 
 KINDS: dict[Kind, KindSpec] = {
@@ -121,6 +122,7 @@ KINDS: dict[Kind, KindSpec] = {
         binding_type=QuestionBinding,
         decisions=(Decision.ANSWER, Decision.DECLINE),
         dies_with_server=True,
+        text_decision=Decision.ANSWER,
     ),
 }
 

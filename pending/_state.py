@@ -13,7 +13,15 @@ from functools import partial
 import attrs
 
 from pending._clock import format_time
-from pending._kinds import DECISIONS, DIES_WITH_SERVER, TOMBSTONES, Delivery, Kind, Outcome, State
+from pending._kinds import (
+    DECISIONS,
+    DIES_WITH_SERVER,
+    KINDS,
+    TOMBSTONES,
+    Delivery,
+    Outcome,
+    State,
+)
 from pending._records import Answer, Group, Request, Settled, Status
 
 # Kinds whose request dies with its server (DIES_WITH_SERVER, read from the kinds table): only
@@ -114,8 +122,8 @@ def decision_problem(request: Request, decision: str, text: str | None) -> tuple
             f"{decision!r} is not an answer to a {request.kind} request",
             f"Answer with one of: {', '.join(allowed)}.",
         )
-    binding = request.binding
-    if request.kind is Kind.QUESTION and decision == "answer":
+    binding, takes_text = request.binding, KINDS[request.kind].text_decision
+    if takes_text is not None and decision == takes_text:
         options = getattr(binding, "options", None)
         free_text = getattr(binding, "free_text", True)
         if text is None or not text.strip():
@@ -125,7 +133,7 @@ def decision_problem(request: Request, decision: str, text: str | None) -> tuple
                 f"{text!r} is not one of the question's options",
                 f"Answer with one of: {', '.join(repr(o) for o in options)}.",
             )
-    elif text is not None and request.kind is not Kind.QUESTION:
+    elif text is not None and takes_text is None:
         return (f"a {request.kind} answer takes no text", "Leave the text out.")
     return None
 

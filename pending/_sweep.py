@@ -99,65 +99,78 @@ def plan_sweep(
             continue
         request, answer = group.request, group.answer
         if group.settled is not None or request is None:
-            ended = group.settled.settled_at if group.settled is not None else None
-            if ended is None and answer is not None:
-                ended = answer.answered_at  # an answer whose request was already removed
-            if ended is not None and now - ended >= grace:
-                plan.append(SweepAction(step=SweepStep.REMOVE, id=group.id))
-            continue
-        if answer is not None and answer.is_tombstone:
-            plan.append(
-                SweepAction(
-                    step=SweepStep.SETTLE,
-                    id=group.id,
-                    request=request,
-                    settlement=settlement_for(request, answer),
-                )
+            action = _plan_ended(group, now=now, grace=grace)
+        elif answer is not None and answer.is_tombstone:
+            settlement = settlement_for(request, answer)
+            action = SweepAction(
+                step=SweepStep.SETTLE, id=group.id, request=request, settlement=settlement
             )
         elif answer is not None:
-            verdict = alive(request)
-            if verdict:
-                continue  # its asker is watching: it settles
-            if request.kind in DIES_WITH_SERVER:
-                if verdict is None:
-                    continue  # an asker we cannot judge may yet act on it: never on a guess
-                settlement = Settlement(
-                    outcome=Outcome.STALE, decision=answer.decision, reason=ABANDONED_REASON
-                )
-                plan.append(
-                    SweepAction(
-                        step=SweepStep.SETTLE, id=group.id, request=request, settlement=settlement
-                    )
-                )
-            else:
-                plan.append(
-                    SweepAction(
-                        step=SweepStep.AWAIT,
-                        id=group.id,
-                        request=request,
-                        status=derive_status(group, now=now, server_alive=False),
-                    )
-                )
+            action = _plan_answered(group, request, now=now, alive=alive)
         else:
-            verdict = alive(request)
-            if verdict and not request.legacy:
-                # Its asker holds its lock, and keeps its own deadline on a monotonic clock:
-                # it claims `timed-out` itself, however the wall clock was set meanwhile.
-                continue
-            status = derive_status(
-                group,
-                now=now,
-                server_alive=verdict is not False,  # unknown: as alive
-                live_grace_s=live_grace_s,
-            )
-            if status is not None and status.state is State.STALE:
-                plan.append(
-                    SweepAction(
-                        step=SweepStep.CLAIM_STALE,
-                        id=group.id,
-                        request=request,
-                        reason=status.reason,
-                        status=status,
-                    )
-                )
+            action = _plan_waiting(group, request, now=now, alive=alive, live_grace_s=live_grace_s)
+        if action is not None:
+            plan.append(action)
     return tuple(plan)
+
+
+def _plan_ended(group: Group, *, now: datetime, grace: timedelta) -> SweepAction | None:
+    """An ended group (or an answer whose request is gone): REMOVE once past its grace."""
+    ended = group.settled.settled_at if group.settled is not None else None
+    if ended is None and group.answer is not None:
+        ended = group.answer.answered_at  # an answer whose request was already removed
+    if ended is not None and now - ended >= grace:
+        return SweepAction(step=SweepStep.REMOVE, id=group.id)
+    return None
+
+
+def _plan_answered(
+    group: Group, request: Request, *, now: datetime, alive: Callable[[Request], bool | None]
+) -> SweepAction | None:
+    """A person's answer, no outcome: its asker settles it while it lives; then a command or
+    question settles stale (keeping the decision), and a fact is awaited."""
+    assert group.answer is not None
+    verdict = alive(request)
+    if verdict:
+        return None  # its asker is watching: it settles
+    if request.kind not in DIES_WITH_SERVER:
+        status = derive_status(group, now=now, server_alive=False)
+        return SweepAction(step=SweepStep.AWAIT, id=group.id, request=request, status=status)
+    if verdict is None:
+        return None  # an asker we cannot judge may yet act on it: never on a guess
+    settlement = Settlement(
+        outcome=Outcome.STALE, decision=group.answer.decision, reason=ABANDONED_REASON
+    )
+    return SweepAction(step=SweepStep.SETTLE, id=group.id, request=request, settlement=settlement)
+
+
+def _plan_waiting(
+    group: Group,
+    request: Request,
+    *,
+    now: datetime,
+    alive: Callable[[Request], bool | None],
+    live_grace_s: float,
+) -> SweepAction | None:
+    """A waiting request: CLAIM_STALE when it derives stale, unless its live asker keeps its
+    own deadline."""
+    verdict = alive(request)
+    if verdict and not request.legacy:
+        # Its asker holds its lock, and keeps its own deadline on a monotonic clock:
+        # it claims `timed-out` itself, however the wall clock was set meanwhile.
+        return None
+    status = derive_status(
+        group,
+        now=now,
+        server_alive=verdict is not False,  # unknown: as alive
+        live_grace_s=live_grace_s,
+    )
+    if status is None or status.state is not State.STALE:
+        return None
+    return SweepAction(
+        step=SweepStep.CLAIM_STALE,
+        id=group.id,
+        request=request,
+        reason=status.reason,
+        status=status,
+    )
