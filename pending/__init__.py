@@ -38,7 +38,7 @@ _HOMES: dict[str, tuple[str, str]] = {
     "KINDS": ("pending._kinds", "KINDS"),
     "Kind": ("pending._kinds", "Kind"),
     "KindSpec": ("pending._kinds", "KindSpec"),
-    "LIVENESS_RECHECK_S": ("pending._watch", "LIVENESS_RECHECK_S"),
+    "LIVENESS_RECHECK_S": ("pending._liveness", "LIVENESS_RECHECK_S"),
     "LIVE_EXPIRY_GRACE_S": ("pending._state", "LIVE_EXPIRY_GRACE_S"),
     "Listing": ("pending._channel", "Listing"),
     "Liveness": ("pending._liveness", "Liveness"),
@@ -160,7 +160,7 @@ if _typing.TYPE_CHECKING:
         State,
         Via,
     )
-    from pending._liveness import Liveness, ServerLock, pid_alive
+    from pending._liveness import LIVENESS_RECHECK_S, Liveness, ServerLock, pid_alive
     from pending._onewatch import RequestWatch
     from pending._records import (
         FORMAT,
@@ -187,7 +187,6 @@ if _typing.TYPE_CHECKING:
     from pending._subscribe import SUBSCRIBER_BACKLOG, Missed, Subscription, SubscriptionClosed
     from pending._sweep import SETTLED_GRACE_S, SweepAction, SweepStep, plan_sweep
     from pending._watch import (
-        LIVENESS_RECHECK_S,
         POLLING_INTERVAL_S,
         Backend,
         Event,

@@ -44,14 +44,12 @@ from pending._ids import (
     parse_name,
 )
 from pending._kinds import Kind, Outcome, State
+from pending._liveness import LIVENESS_RECHECK_S
 from pending._records import Status
 from pending._subscribe import SUBSCRIBER_BACKLOG, Subscription
 
 logger = logging.getLogger("pending.watch")
 
-# How often servers with waiting requests are re-checked (a killed one makes no file event),
-# and expiry. A second is quick for a person and costs one flock probe per live server.
-LIVENESS_RECHECK_S = 1.0
 # The polling observer's interval when native watching is unavailable.
 POLLING_INTERVAL_S = 0.5
 # Through an Observer, watchdog tells no handler of an inotify queue overflow: it logs this.
