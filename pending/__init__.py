@@ -16,7 +16,7 @@ _HOMES: dict[str, tuple[str, str]] = {
     "AlreadySettled": ("pending._errors", "AlreadySettled"),
     "Answer": ("pending._records", "Answer"),
     "AnswerResult": ("pending._records", "AnswerResult"),
-    "Backend": ("pending._watch", "Backend"),
+    "Backend": ("pending._edge", "Backend"),
     "Binding": ("pending._bindings", "Binding"),
     "Channel": ("pending._channel", "Channel"),
     "ChannelUnavailable": ("pending._errors", "ChannelUnavailable"),
@@ -38,14 +38,15 @@ _HOMES: dict[str, tuple[str, str]] = {
     "KINDS": ("pending._kinds", "KINDS"),
     "Kind": ("pending._kinds", "Kind"),
     "KindSpec": ("pending._kinds", "KindSpec"),
-    "LIVENESS_RECHECK_S": ("pending._watch", "LIVENESS_RECHECK_S"),
+    "LIVENESS_RECHECK_S": ("pending._liveness", "LIVENESS_RECHECK_S"),
     "LIVE_EXPIRY_GRACE_S": ("pending._state", "LIVE_EXPIRY_GRACE_S"),
     "Listing": ("pending._channel", "Listing"),
     "Liveness": ("pending._liveness", "Liveness"),
     "MAX_RECORD_BYTES": ("pending._fsio", "MAX_RECORD_BYTES"),
     "Missed": ("pending._subscribe", "Missed"),
     "Outcome": ("pending._kinds", "Outcome"),
-    "POLLING_INTERVAL_S": ("pending._watch", "POLLING_INTERVAL_S"),
+    "Observation": ("pending._edge", "Observation"),
+    "POLLING_INTERVAL_S": ("pending._edge", "POLLING_INTERVAL_S"),
     "PendingError": ("pending._errors", "PendingError"),
     "Problem": ("pending._records", "Problem"),
     "QuestionBinding": ("pending._bindings", "QuestionBinding"),
@@ -81,6 +82,7 @@ _HOMES: dict[str, tuple[str, str]] = {
     "VIA_ASKER": ("pending._kinds", "VIA_ASKER"),
     "VIA_SWEEP": ("pending._kinds", "VIA_SWEEP"),
     "Via": ("pending._kinds", "Via"),
+    "WatchHints": ("pending._edge", "WatchHints"),
     "Watcher": ("pending._watch", "Watcher"),
     "WrongKind": ("pending._errors", "WrongKind"),
     "answer_problem": ("pending._state", "answer_problem"),
@@ -94,6 +96,7 @@ _HOMES: dict[str, tuple[str, str]] = {
     "loads_strict": ("pending._convert", "loads_strict"),
     "make_request": ("pending._channel", "make_request"),
     "new_id": ("pending._ids", "new_id"),
+    "observe": ("pending._edge", "observe"),
     "open_private_dir": ("pending._fsio", "open_private_dir"),
     "pid_alive": ("pending._liveness", "pid_alive"),
     "parse_time": ("pending._clock", "parse_time"),
@@ -125,6 +128,7 @@ if _typing.TYPE_CHECKING:
         loads_strict,
         to_json,
     )
+    from pending._edge import POLLING_INTERVAL_S, Backend, Observation, WatchHints, observe
     from pending._errors import (
         AlreadyAnswered,
         AlreadySettled,
@@ -160,7 +164,7 @@ if _typing.TYPE_CHECKING:
         State,
         Via,
     )
-    from pending._liveness import Liveness, ServerLock, pid_alive
+    from pending._liveness import LIVENESS_RECHECK_S, Liveness, ServerLock, pid_alive
     from pending._onewatch import RequestWatch
     from pending._records import (
         FORMAT,
@@ -186,15 +190,7 @@ if _typing.TYPE_CHECKING:
     )
     from pending._subscribe import SUBSCRIBER_BACKLOG, Missed, Subscription, SubscriptionClosed
     from pending._sweep import SETTLED_GRACE_S, SweepAction, SweepStep, plan_sweep
-    from pending._watch import (
-        LIVENESS_RECHECK_S,
-        POLLING_INTERVAL_S,
-        Backend,
-        Event,
-        Transition,
-        Watcher,
-        watching,
-    )
+    from pending._watch import Event, Transition, Watcher, watching
 
 
 def __getattr__(name: str) -> _typing.Any:
@@ -254,6 +250,7 @@ __all__ = [
     "Listing",
     "Liveness",
     "Missed",
+    "Observation",
     "Outcome",
     "PendingError",
     "Problem",
@@ -281,6 +278,7 @@ __all__ = [
     "Unreadable",
     "UnreadableRequest",
     "Via",
+    "WatchHints",
     "Watcher",
     "WrongKind",
     "answer_problem",
@@ -294,6 +292,7 @@ __all__ = [
     "loads_strict",
     "make_request",
     "new_id",
+    "observe",
     "open_private_dir",
     "parse_time",
     "pid_alive",

@@ -25,6 +25,12 @@ from pending._fsio import Op, _io
 from pending._ids import is_valid_id, lock_name, new_id
 from pending._records import Request, Server
 
+# Server death makes no file event: whoever waits on a server (a watcher for its waiting
+# requests, an answering face for an asker's outcome) re-checks its lock this often, and
+# expiry with it. A second is quick for a person and costs one flock probe per live server;
+# a clean stop (its lock file removed) is seen at once, by its event.
+LIVENESS_RECHECK_S = 1.0
+
 _LOCK_FLAGS = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
 _PROBE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 

@@ -12,57 +12,40 @@ from __future__ import annotations
 import os
 import threading
 
-from watchdog.events import FileSystemEvent, FileSystemEventHandler
-from watchdog.observers.api import BaseObserver
-from watchdog.observers.polling import PollingObserver
-
 from pending._channel import SERVERS_DIR, Channel
+from pending._edge import Observation, WatchHints, observe
 from pending._ids import is_valid_id, validate_id
-from pending._watch import POLLING_INTERVAL_S, native_observer, start_observer
-
-
-class _Matcher(FileSystemEventHandler):
-    def __init__(self, prefixes: tuple[str, ...], woken: threading.Event) -> None:
-        self._prefixes = prefixes
-        self._woken = woken
-
-    def on_any_event(self, event: FileSystemEvent) -> None:
-        for path in (event.src_path, getattr(event, "dest_path", "")):
-            if path and os.path.basename(os.fsdecode(path)).startswith(self._prefixes):
-                self._woken.set()
-                return
 
 
 class RequestWatch:
     """Wakes :meth:`wait` when a file of *request_id* or the lock of *server_id* changes.
 
     Start it *before* the action whose effect it waits for (an answer), so the effect cannot
-    slip by between acting and watching. Falls back to watchdog's polling observer where native
-    watching cannot start (``backend`` says which).
+    slip by between acting and watching. Falls back to polling where native watching cannot
+    start (``backend`` says which).
     """
 
     def __init__(self, channel: Channel, request_id: str, server_id: str | None = None) -> None:
         prefixes = [validate_id(request_id) + "."]
         if server_id is not None and is_valid_id(server_id):  # a legacy request may name none
             prefixes.append(server_id + ".lock")
+        self._prefixes = tuple(prefixes)
         self._woken = threading.Event()
-        self._handler = _Matcher(tuple(prefixes), self._woken)
+        # Events lost, or the directory gone: wake, and the waiter re-reads.
+        wake = self._woken.set
+        self._hints = WatchHints(on_change=self._changed, on_overflow=wake, on_lost=wake)
         self._paths = (str(channel.path), str(channel.path / SERVERS_DIR))
-        self._observer: BaseObserver | None = None
+        self._observation: Observation | None = None
         self.backend: str | None = None
 
     def start(self) -> RequestWatch:
-        try:
-            self._observer = self._schedule(native_observer())
-            self.backend = "native"
-        except OSError:
-            self._observer = self._schedule(PollingObserver(timeout=POLLING_INTERVAL_S))
-            self.backend = "polling"
+        self._observation = observe(self._paths, self._hints)
+        self.backend = self._observation.backend.value
         return self
 
-    def _schedule(self, observer: BaseObserver) -> BaseObserver:
-        start_observer(observer, self._handler, self._paths)
-        return observer
+    def _changed(self, path: str, is_directory: bool, deleted: bool) -> None:
+        if os.path.basename(path).startswith(self._prefixes):
+            self._woken.set()
 
     def wait(self, timeout: float | None) -> bool:
         """Block until a matching change (True) or *timeout* seconds (False); then re-arm."""
@@ -71,11 +54,9 @@ class RequestWatch:
         return woken
 
     def stop(self) -> None:
-        if self._observer is not None:
-            self._observer.stop()
-            if self._observer.is_alive():
-                self._observer.join()
-            self._observer = None
+        if self._observation is not None:
+            self._observation.stop()
+            self._observation = None
 
     def __enter__(self) -> RequestWatch:
         return self.start()

@@ -1,4 +1,4 @@
-"""The one watcher: watchdog events in, state transitions of IDs out.
+"""The one watcher: file-event hints in (from the watchdog edge), state transitions of IDs out.
 
 Events are only hints. Each names a file; the watcher re-reads that file's ID and compares what
 it derives with what it last knew, emitting a :class:`Transition` per real change. So duplicated,
@@ -21,20 +21,10 @@ from enum import StrEnum
 from typing import Any
 
 import attrs
-from watchdog.events import (
-    FileClosedEvent,
-    FileCreatedEvent,
-    FileDeletedEvent,
-    FileModifiedEvent,
-    FileMovedEvent,
-    FileSystemEvent,
-    FileSystemEventHandler,
-)
-from watchdog.observers.api import BaseObserver, ObservedWatch
-from watchdog.observers.polling import PollingObserver
 
 from pending._channel import SERVERS_DIR, Channel
 from pending._clock import record_time
+from pending._edge import POLLING_INTERVAL_S, Backend, Observation, WatchHints, observe
 from pending._ids import (
     ANSWER_SUFFIX,
     REQUEST_SUFFIX,
@@ -44,35 +34,11 @@ from pending._ids import (
     parse_name,
 )
 from pending._kinds import Kind, Outcome, State
+from pending._liveness import LIVENESS_RECHECK_S
 from pending._records import Status
 from pending._subscribe import SUBSCRIBER_BACKLOG, Subscription
 
 logger = logging.getLogger("pending.watch")
-
-# How often servers with waiting requests are re-checked (a killed one makes no file event),
-# and expiry. A second is quick for a person and costs one flock probe per live server.
-LIVENESS_RECHECK_S = 1.0
-# The polling observer's interval when native watching is unavailable.
-POLLING_INTERVAL_S = 0.5
-# Through an Observer, watchdog tells no handler of an inotify queue overflow: it logs this.
-_WATCHDOG_INOTIFY_LOGGER = "watchdog.observers.inotify_c"
-
-
-# Only what can change a group. Never opens and reads: the watcher's own reads would then
-# each cause another event, and another read (measured: a loop that pegged a core).
-_CHANGES: list[type[FileSystemEvent]] = [
-    FileCreatedEvent,
-    FileDeletedEvent,
-    FileMovedEvent,
-    FileModifiedEvent,
-    FileClosedEvent,
-]
-
-
-class Backend(StrEnum):
-    AUTO = "auto"  # native (inotify, FSEvents), else polling
-    NATIVE = "native"
-    POLLING = "polling"
 
 
 class Event(StrEnum):
@@ -123,126 +89,6 @@ def _rank(status: Status) -> int:
     return 1
 
 
-class _Handler(FileSystemEventHandler):
-    def __init__(self, watcher: Watcher) -> None:
-        self._watcher = watcher
-
-    def on_any_event(self, event: FileSystemEvent) -> None:
-        for path in (event.src_path, getattr(event, "dest_path", "")):
-            if not path:
-                continue
-            try:
-                self._watcher._deliver(
-                    os.fsdecode(path), event.is_directory, event.event_type == "deleted"
-                )
-            except OSError as exc:  # a read failed (EIO): never kill the observer's thread
-                self._watcher.request_rescan(f"a read failed ({exc.strerror or exc})")
-
-
-# What the inotify reader is asked for: every change to a name in the directory (the changes
-# _CHANGES picks out of watchdog's Observer), and the directory's own removal.
-_INOTIFY_MASK_NAMES = (
-    "IN_CREATE",
-    "IN_DELETE",
-    "IN_MOVED_FROM",
-    "IN_MOVED_TO",
-    "IN_MODIFY",
-    "IN_ATTRIB",
-    "IN_CLOSE_WRITE",
-    "IN_DELETE_SELF",
-    "IN_DONT_FOLLOW",
-)
-
-
-class _Inotify:
-    """Linux: watchdog's inotify reader (`InotifyFD`), each event handed to the watcher on the
-    reader's own thread.
-
-    watchdog's Observer passes every event through two more threads (an emitter's, which
-    groups moves, then the observer's, which dispatches), at about 30 to 70 us of CPU an
-    event more (measured: 56 against 26 us, a process watching 3,000 publications). Every
-    process watching the channel pays that for every file of every request; a watcher needs
-    neither the grouping (an event is only a hint: it re-reads the name) nor the queue. One
-    inotify instance and one thread per watcher, as watchdog's own Observer has; stopped as
-    it is stopped. Raises ImportError where watchdog has no `InotifyFD` (not Linux, or
-    watchdog before 7): the watcher then uses watchdog's Observer.
-    """
-
-    def __init__(self, watcher: Watcher, paths: Collection[str]) -> None:
-        from watchdog.observers.inotify_c import CallbackId, InotifyConstants, InotifyFD, Mask
-
-        mask = Mask(0)
-        for name in _INOTIFY_MASK_NAMES:
-            mask = Mask(mask | getattr(InotifyConstants, name))
-        # Where each event goes; `pending.testing.events_lost` swaps it for a while.
-        self.deliver: Callable[[str, bool, bool], None] = watcher._deliver
-        self._watcher = watcher
-        self._dirs: dict[int, str] = {}
-        self._lost_watch = False
-        self._inotify_fd = InotifyFD()  # OSError: no inotify instance left for this user
-        self._inotify_fd.start()
-        try:
-            for path in paths:
-                wd = self._inotify_fd.add_callback(
-                    os.fsencode(path), mask, self, CallbackId(id(self))
-                )
-                self._dirs[wd] = path
-        except BaseException:
-            self.stop()
-            self.join()
-            raise
-
-    # watchdog's WatchCallback, called on the reader's thread: never raises into it (the
-    # thread would end, and every watch of this watcher with it).
-
-    def on_event(self, event: Any) -> None:
-        directory = self._dirs.get(event.wd)
-        if directory is None or not event.name:  # the directory itself (IN_DELETE_SELF)
-            return
-        try:
-            self.deliver(
-                os.path.join(directory, os.fsdecode(event.name)),
-                event.is_directory,
-                event.is_delete or event.is_moved_from,
-            )
-        except Exception as exc:  # a read failed (EIO), or worse: rescan, never die
-            self._watcher.request_rescan(f"handling an event failed ({exc})")
-
-    def on_watch_deleted(self, wd: Any) -> None:
-        # The directory was removed or replaced: the timer restarts watching, and rescans.
-        self._lost_watch = True
-        self._watcher.request_rescan("a watched directory went away")
-
-    def on_queue_overflow(self) -> None:
-        self._watcher.request_rescan("the inotify queue overflowed")
-
-    # What the watcher asks of an observer.
-
-    def healthy(self) -> bool:
-        return self._inotify_fd.is_alive() and not self._lost_watch
-
-    def is_alive(self) -> bool:
-        return self._inotify_fd.is_alive()
-
-    def stop(self) -> None:
-        self._inotify_fd.stop()  # removes the watches, and wakes the thread to end
-
-    def join(self, timeout: float | None = None) -> None:
-        self._inotify_fd.join(timeout)
-
-
-class _OverflowSpotter(logging.Handler):
-    """Turns watchdog's overflow warning into a rescan request."""
-
-    def __init__(self, watcher: Watcher) -> None:
-        super().__init__(logging.WARNING)
-        self._watcher = watcher
-
-    def emit(self, record: logging.LogRecord) -> None:
-        if "overflow" in record.getMessage().lower():
-            self._watcher.request_rescan("the inotify queue overflowed")
-
-
 class Watcher:
     """Watches one channel and publishes its transitions to subscribers.
 
@@ -285,10 +131,14 @@ class Watcher:
         self._alive: dict[str, bool] = {}
         self._subscribers: list[Subscription[Transition]] = []
         self._accept: dict[Subscription[Transition], Callable[[Transition], bool]] = {}
-        self._observer: BaseObserver | _Inotify | None = None
-        self._handler = _Handler(self)
-        self._watches: list[ObservedWatch] = []
-        self._spotter = _OverflowSpotter(self)
+        self._observer: Observation | None = None
+        self._hints = WatchHints(
+            on_change=self._deliver,
+            on_overflow=lambda: self.request_rescan("the inotify queue overflowed"),
+            on_lost=lambda: self.request_rescan("a watched directory went away"),
+            # A read failed (EIO), or worse: rescan; the backend's thread lives on.
+            on_error=lambda exc: self.request_rescan(f"handling an event failed ({exc})"),
+        )
         self._stop = threading.Event()
         self._wake = threading.Event()
         self._rescan_reason: str | None = None
@@ -299,10 +149,6 @@ class Watcher:
 
     def start(self) -> Watcher:
         self._observer = self._start_observer()
-        inotify_log = logging.getLogger(_WATCHDOG_INOTIFY_LOGGER)
-        inotify_log.addHandler(self._spotter)
-        if inotify_log.getEffectiveLevel() > logging.WARNING:
-            inotify_log.setLevel(logging.WARNING)  # so that the overflow warning reaches us
         with self._lock:
             self._scan(emit=False)
         self._timer = threading.Thread(target=self._run_timer, name="pending-liveness", daemon=True)
@@ -312,11 +158,8 @@ class Watcher:
     def stop(self) -> None:
         self._stop.set()
         self._wake.set()
-        logging.getLogger(_WATCHDOG_INOTIFY_LOGGER).removeHandler(self._spotter)
         if self._observer is not None:
             self._observer.stop()
-            if self._observer.is_alive():
-                self._observer.join()
             self._observer = None
         if self._timer is not None and self._timer is not threading.current_thread():
             self._timer.join()
@@ -332,36 +175,18 @@ class Watcher:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    def _start_observer(self) -> BaseObserver | _Inotify:
-        if self.requested_backend is not Backend.POLLING:
-            try:
-                native: BaseObserver | _Inotify | None = self._direct_inotify()
-                if native is None:
-                    native = self._schedule(native_observer())
-                self.backend = Backend.NATIVE
-                return native
-            except OSError as exc:
-                if self.requested_backend is Backend.NATIVE:
-                    raise
-                self._on_warning(
-                    f"native file watching is unavailable ({exc.strerror or exc}); "
-                    f"falling back to polling every {self._polling_interval_s:g}s"
-                )
-        self.backend = Backend.POLLING
-        return self._schedule(PollingObserver(timeout=self._polling_interval_s))
-
-    def _direct_inotify(self) -> _Inotify | None:
-        """watchdog's inotify reader, read straight (see :class:`_Inotify`); None where it
-        has none. Raises OSError as the Observer would (no inotify instance or watch left)."""
-        try:
-            return _Inotify(self, (str(self.channel.path), self._servers_path))
-        except ImportError:
-            return None
-
-    def _schedule(self, observer: BaseObserver) -> BaseObserver:
-        paths = (str(self.channel.path), self._servers_path)
-        self._watches = start_observer(observer, self._handler, paths)
-        return observer
+    def _start_observer(self) -> Observation:
+        # The channel and its .servers/ (a clean stop removes a lock file there). Non-
+        # recursive: staging in .tmp/ stays invisible, so a publication is one event.
+        observation = observe(
+            (str(self.channel.path), self._servers_path),
+            self._hints,
+            backend=self.requested_backend,
+            polling_interval_s=self._polling_interval_s,
+            on_fallback=self._on_warning,
+        )
+        self.backend = observation.backend
+        return observation
 
     # --- subscribing ---------------------------------------------------------------------
 
@@ -567,7 +392,7 @@ class Watcher:
 
     def _tick(self) -> None:
         observer = self._observer
-        if observer is not None and not self._observer_healthy(observer):
+        if observer is not None and not observer.healthy():
             self._on_warning("the file watcher stopped; restarted it and rescanned")
             observer.stop()
             self._observer = self._start_observer()
@@ -578,12 +403,6 @@ class Watcher:
             self.rescan()
             return
         self._recheck_waiting()
-
-    @staticmethod
-    def _observer_healthy(observer: BaseObserver | _Inotify) -> bool:
-        if isinstance(observer, _Inotify):
-            return observer.healthy()
-        return observer.is_alive() and all(e.is_alive() for e in observer.emitters)
 
     def _recheck_waiting(self) -> None:
         """Re-derive requests whose state can change without a file event."""
@@ -610,30 +429,6 @@ class Watcher:
             for known in list(self._known.values()):
                 if known.status.request.server.id == server_id and known.rank == 1:
                     self._refresh(known.status.id)
-
-
-def start_observer(
-    observer: BaseObserver, handler: FileSystemEventHandler, paths: Collection[str]
-) -> list[ObservedWatch]:
-    """Schedule *handler* on each of *paths* for the changes that matter, then start the
-    observer (stopped again if it cannot start). Non-recursive: staging in .tmp/ stays
-    invisible, so a publication is one event."""
-    watches = [
-        observer.schedule(handler, path, recursive=False, event_filter=_CHANGES) for path in paths
-    ]
-    try:
-        observer.start()
-    except BaseException:
-        observer.stop()
-        raise
-    return watches
-
-
-def native_observer() -> BaseObserver:
-    from watchdog.observers import Observer
-
-    observer: Any = Observer()
-    return observer  # type: ignore[no-any-return]
 
 
 @contextmanager

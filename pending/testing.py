@@ -10,11 +10,11 @@ from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 
 import attrs
-from watchdog.events import FileSystemEvent, FileSystemEventHandler
 
+from pending import _edge
 from pending._fsio import IoHook, IoStep, Op, Phase, set_io_hook
 from pending._throwaway import throwaway_kind
-from pending._watch import Watcher, _Inotify
+from pending._watch import Watcher
 
 __all__ = [
     "FakeClock",
@@ -146,15 +146,12 @@ def end_process_at(fault: Fault, status: int = 86) -> IoHook:
     return _striking(fault, strike)
 
 
-class _Recorder(FileSystemEventHandler):
-    """Stands in for the watcher's handler; says when a given path's event has gone by."""
+class _Recorder:
+    """Stands in for the watcher's hints; says when a given path's event has gone by."""
 
     def __init__(self) -> None:
         self.awaited = ""
         self.passed = threading.Event()
-
-    def on_any_event(self, event: FileSystemEvent) -> None:
-        self.delivered(os.fsdecode(event.src_path), event.is_directory, False)
 
     def delivered(self, path: str, is_directory: bool, deleted: bool) -> None:
         if path == self.awaited:
@@ -164,25 +161,21 @@ class _Recorder(FileSystemEventHandler):
 @contextmanager
 def events_lost(watcher: Watcher, timeout: float = 10.0) -> Iterator[None]:
     """Make every file event of the changes made inside the block never reach *watcher*, as
-    an inotify queue overflow would. Its observer keeps running; only the watcher's handler
-    is taken off it, until a sentinel file shows every event of the block has gone by.
-    Native and polling observers alike.
+    an inotify queue overflow would. Its observation keeps running; only the hints it gives
+    are diverted, until a sentinel file shows every event of the block has gone by. Every
+    backend alike.
 
     Use it to test that a rescan (:func:`inject_overflow`, or :meth:`Watcher.rescan`) finds
     exactly what was missed.
     """
-    observer = watcher._observer
-    assert observer is not None, "start the watcher first"
+    observation = watcher._observer
+    assert observation is not None, "start the watcher first"
     recorder = _Recorder()
-    if isinstance(observer, _Inotify):  # events go straight to the watcher: divert them
-        observer.deliver = recorder.delivered
-    else:
-        for watch in watcher._watches:
-            observer.add_handler_for_watch(recorder, watch)
-            observer.remove_handler_for_watch(watcher._handler, watch)
+    hints = observation.hints
+    observation.hints = attrs.evolve(hints, on_change=recorder.delivered)
     try:
         yield
-        # A sentinel the watcher would ignore (unknown suffix) is dispatched after every
+        # A sentinel the watcher would ignore (unknown suffix) is handed over after every
         # event of the block: once the recorder has it, they have all gone by.
         sentinel = watcher.channel.path / f"ffffffff.sentinel-{os.getpid()}.json"
         recorder.awaited = str(sentinel)
@@ -191,23 +184,15 @@ def events_lost(watcher: Watcher, timeout: float = 10.0) -> Iterator[None]:
             raise TimeoutError(f"the block's events did not pass within {timeout}s")
         sentinel.unlink()
     finally:
-        if isinstance(observer, _Inotify):
-            observer.deliver = watcher._deliver
-        else:
-            for watch in watcher._watches:
-                observer.add_handler_for_watch(watcher._handler, watch)
-                observer.remove_handler_for_watch(recorder, watch)
+        observation.hints = hints
 
 
-def inject_overflow(watcher: Watcher) -> None:
-    """Deliver a kernel `IN_Q_OVERFLOW` to the watcher's inotify instance, as the kernel does
-    when its queue fills (non-root cannot shrink `max_queued_events` to force one)."""
-    from watchdog.observers.inotify_c import InotifyConstants, InotifyEvent, WatchDescriptor
-
-    observer = watcher._observer
-    inotify_fd = getattr(observer, "_inotify_fd", None)
-    if inotify_fd is None:
-        raise RuntimeError("the watcher is not on inotify")
-    inotify_fd.handle_event(
-        InotifyEvent(WatchDescriptor(-1), InotifyConstants.IN_Q_OVERFLOW, 0, b"")
-    )
+def inject_overflow(watched: Watcher | _edge.Observation) -> None:
+    """Deliver a kernel `IN_Q_OVERFLOW` to the inotify instance of *watched* (a watcher, or
+    an observation of :func:`pending.observe`), as the kernel does when its queue fills
+    (non-root cannot shrink `max_queued_events` to force one): it reaches the hints through
+    the backend's own overflow path. Raises RuntimeError where it is not on inotify."""
+    observation = watched._observer if isinstance(watched, Watcher) else watched
+    if observation is None:
+        raise RuntimeError("start the watcher first")
+    _edge.inject_overflow(observation)

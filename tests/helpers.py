@@ -27,6 +27,18 @@ from pending.testing import FakeClock
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
+# Python source that takes every inotify instance this user may still make (a child process
+# runs it first, to meet a machine where native watching cannot start); `hoard` holds them.
+HOARD_INOTIFY = """
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+hoard = []
+while True:
+    fd = libc.inotify_init1(os.O_CLOEXEC)
+    if fd < 0:
+        break
+    hoard.append(fd)
+"""
 
 
 def command(lock: ServerLock, text: str = "make deploy", **kw: Any) -> Request:

@@ -32,7 +32,7 @@ print("\\nMODULES " + json.dumps(sorted(sys.modules)))
 """
 
 FACES = ("textual", "mcp", "wisp.tui", "wisp.mcp", "wisp.relay")
-WATCHING = ("watchdog", "asyncio", "pending._watch", "pending._onewatch")
+WATCHING = ("watchdog", "asyncio", "pending._edge", "pending._watch", "pending._onewatch")
 # A listing reads and shows requests: it neither asks, nor notifies, nor watches.
 LISTING_NEVER = (*FACES, *WATCHING, "wisp._asking", "wisp._notify")
 

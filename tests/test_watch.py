@@ -12,7 +12,18 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers import ROOT, Asker, command, events, fact, question, quiet, take, wait_until
+from helpers import (
+    HOARD_INOTIFY,
+    ROOT,
+    Asker,
+    command,
+    events,
+    fact,
+    question,
+    quiet,
+    take,
+    wait_until,
+)
 
 import pending._watch
 from pending import (
@@ -325,16 +336,11 @@ class TestNativeOnly:
     def test_falls_back_to_polling_when_inotify_is_exhausted(self, home: Path) -> None:
         """With every inotify instance of the user taken, the watcher polls, says so once,
         and still works."""
-        code = f"""
-import ctypes, os, sys
+        code = (
+            HOARD_INOTIFY
+            + f"""
+import sys
 sys.path.insert(0, {str(ROOT / "tests")!r})
-libc = ctypes.CDLL(None, use_errno=True)
-hoard = []
-while True:
-    fd = libc.inotify_init1(os.O_CLOEXEC)
-    if fd < 0:
-        break
-    hoard.append(fd)
 from pending import Channel, Watcher
 from helpers import command, take
 warnings = []
@@ -348,6 +354,7 @@ with Watcher(channel, on_warning=warnings.append, polling_interval_s=0.05) as w:
         take(sub, 1)
     print(w.backend.value, len(hoard) > 0, len(warnings), warnings[0])
 """
+        )
         out = subprocess.run(
             [sys.executable, "-c", code], capture_output=True, text=True, timeout=60
         )

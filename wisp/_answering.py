@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Protocol, TypeVar
 import attrs
 
 from pending import (
+    LIVENESS_RECHECK_S,
     AlreadyAnswered,
     Answer,
     Channel,
@@ -53,9 +54,6 @@ T = TypeVar("T")
 
 # How long an answering face waits for the asker to settle, unless config says otherwise.
 ANSWER_WAIT_S = 5.0
-# Server death makes no file event: while waiting for an outcome, liveness is re-checked this
-# often (a clean stop removes the lock file, which wakes the wait at once).
-LIVENESS_RECHECK_S = 1.0
 
 
 class _Wake(Protocol):

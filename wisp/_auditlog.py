@@ -4,7 +4,7 @@ The log is read as the writer leaves it: complete lines only (a line still being
 read once it ends), any record that is not a JSON object skipped and counted. Records written
 by earlier builds are read too: their event kinds are listed in :data:`LEGACY_EVENTS`.
 
-Following is driven by file events (a watchdog observer on `logs/`), never by polling: each
+Following is driven by file events (pending's watchdog edge on `logs/`), never by polling: each
 event is a hint to read what was appended; a log replaced or cut short is read again from its
 start.
 """
@@ -19,15 +19,15 @@ import threading
 from collections.abc import Callable, Collection, Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
-from watchdog.events import FileSystemEvent, FileSystemEventHandler
-from watchdog.observers.api import BaseObserver
-from watchdog.observers.polling import PollingObserver
 
 from pending import PendingError, open_private_dir, parse_time
 from wisp._audit import AUDIT_FILE, LOGS_DIR, AuditEvent, audit_path
+
+if TYPE_CHECKING:
+    from pending import Observation
 
 # Event kinds an earlier build wrote, which fact.scope.changed replaced (seed ADR 0048): kept
 # readable so a log written by such a build still reads.
@@ -40,8 +40,6 @@ EVENTS: tuple[str, ...] = (*(e.value for e in AuditEvent), *LEGACY_EVENTS)
 READ_CHUNK_BYTES = 64 * 1024
 # A line longer than this is no record this build writes: skipped, not held in memory.
 MAX_LINE_BYTES = 1024 * 1024
-# The polling observer's interval, only where native watching cannot start.
-POLLING_INTERVAL_S = 0.5
 
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*([smhdw])")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
@@ -246,19 +244,6 @@ def read_log(home: Path, where: LogFilter) -> tuple[list[dict[str, Any]], int]:
     return found, reader.skipped
 
 
-class _Wake(FileSystemEventHandler):
-    def __init__(self, wake: threading.Event) -> None:
-        self._wake = wake
-
-    def on_any_event(self, event: FileSystemEvent) -> None:
-        names = {Path(os.fsdecode(event.src_path)).name}
-        dest = getattr(event, "dest_path", "")
-        if dest:
-            names.add(Path(os.fsdecode(dest)).name)
-        if AUDIT_FILE in names:
-            self._wake.set()
-
-
 class LogFollower:
     """The records appended to the log as they are written: each file event on `logs/` is a
     hint to read what is new. Iterate it; :meth:`close` (from any thread) ends it."""
@@ -268,32 +253,24 @@ class LogFollower:
         self._wake = threading.Event()
         self._closed = False
         self._on_warning = on_warning
-        self._observer: BaseObserver | None = None
+        self._observation: Observation | None = None
         self.backend: str | None = None
 
     def start(self) -> LogFollower:
         """Watch before reading, so nothing appended in between is missed."""
         logs = str(self.reader.home / LOGS_DIR)
         os.close(self.reader.logs_fd())  # the directory must exist to be watched
-        try:
-            from watchdog.observers import Observer
+        from pending import WatchHints, observe  # reading the log loads no watchdog
 
-            observer: BaseObserver = Observer()
-            observer.schedule(_Wake(self._wake), logs, recursive=False)
-            observer.start()
-            self.backend = "native"
-        except OSError as exc:
-            if self._on_warning is not None:
-                self._on_warning(
-                    f"native file watching is unavailable ({exc.strerror or exc}); falling "
-                    f"back to polling every {POLLING_INTERVAL_S:g}s"
-                )
-            observer = PollingObserver(timeout=POLLING_INTERVAL_S)
-            observer.schedule(_Wake(self._wake), logs, recursive=False)
-            observer.start()
-            self.backend = "polling"
-        self._observer = observer
+        # Events lost (an overflow): read what is new, as for any hint.
+        hints = WatchHints(on_change=self._changed, on_overflow=self._wake.set)
+        self._observation = observe((logs,), hints, on_fallback=self._on_warning)
+        self.backend = self._observation.backend.value
         return self
+
+    def _changed(self, path: str, is_directory: bool, deleted: bool) -> None:
+        if Path(path).name == AUDIT_FILE:
+            self._wake.set()
 
     def backlog(self) -> list[dict[str, Any]]:
         """What the log holds now (read after the watch started)."""
@@ -310,10 +287,9 @@ class LogFollower:
     def close(self) -> None:
         self._closed = True
         self._wake.set()
-        if self._observer is not None:
-            self._observer.stop()
-            self._observer.join()
-            self._observer = None
+        if self._observation is not None:
+            self._observation.stop()
+            self._observation = None
         self.reader.close()
 
 

@@ -16,25 +16,24 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import attrs
-from watchdog.events import FileSystemEvent, FileSystemEventHandler
-from watchdog.observers.api import BaseObserver
-from watchdog.observers.polling import PollingObserver
 
 from pending import (
     Channel,
     Missed,
+    Observation,
     PendingError,
     Status,
     Subscription,
     SubscriptionClosed,
     Transition,
+    WatchHints,
+    observe,
 )
 from wisp._answering import Inbox
 from wisp._audit import AuditEvent, EntryPoint, audit
 from wisp._home import open_channel
 
 PENDING_DIR = "pending"
-POLLING_INTERVAL_S = 0.5  # only where native watching cannot start
 
 
 @attrs.frozen(kw_only=True)
@@ -69,20 +68,6 @@ class _Look:
 Item = Transition | Missed | ChannelGone | ChannelBack | HomeGone
 
 
-class _HomeEvents(FileSystemEventHandler):
-    def __init__(self, home: Path, on_hint: Callable[[], None]) -> None:
-        self._home = home
-        self._on_hint = on_hint
-
-    def on_any_event(self, event: FileSystemEvent) -> None:
-        paths = [Path(os.fsdecode(event.src_path))]
-        dest = getattr(event, "dest_path", "")
-        if dest:
-            paths.append(Path(os.fsdecode(dest)))
-        if any(p.name == PENDING_DIR or p == self._home for p in paths):
-            self._on_hint()
-
-
 class LiveInbox:
     """What waits, live, across the channel directory being removed and made again. Iterate
     it for :data:`Item` s; :meth:`close` ends it."""
@@ -103,29 +88,25 @@ class LiveInbox:
         self._channel: Channel | None = None
         self._inbox: Inbox | None = None
         self._forwarder: threading.Thread | None = None
-        self._observer: BaseObserver | None = None
+        self._observation: Observation | None = None
         self.backend: str | None = None
 
     # --- lifecycle -----------------------------------------------------------------------
 
     def start(self, channel: Channel) -> list[Status]:
         """Watch *channel* (open on this home) and its home; the statuses waiting now."""
-        self._observer = self._watch_home()
+        # The home itself removed, or events lost: look again too.
+        look = self._look_again
+        hints = WatchHints(on_change=self._home_changed, on_overflow=look, on_lost=look)
+        self._observation = observe((str(self.home),), hints)
         return self._follow(channel)
 
-    def _watch_home(self) -> BaseObserver:
-        handler = _HomeEvents(self.home, lambda: self._items.put(_Look()))
-        try:
-            from watchdog.observers import Observer
+    def _home_changed(self, path: str, is_directory: bool, deleted: bool) -> None:
+        if Path(path).name == PENDING_DIR:
+            self._look_again()
 
-            observer: BaseObserver = Observer()
-            observer.schedule(handler, str(self.home), recursive=False)
-            observer.start()
-        except OSError:
-            observer = PollingObserver(timeout=POLLING_INTERVAL_S)
-            observer.schedule(handler, str(self.home), recursive=False)
-            observer.start()
-        return observer
+    def _look_again(self) -> None:
+        self._items.put(_Look())
 
     def _follow(self, channel: Channel) -> list[Status]:
         inbox = Inbox(channel, entry_point=self.entry_point, on_warning=self._on_warning)
@@ -162,10 +143,9 @@ class LiveInbox:
 
     def close(self) -> None:
         self._drop()
-        if self._observer is not None:
-            self._observer.stop()
-            self._observer.join()
-            self._observer = None
+        if self._observation is not None:
+            self._observation.stop()
+            self._observation = None
         self._items.close()
 
     # --- reading -------------------------------------------------------------------------

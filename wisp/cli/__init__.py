@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import gc
 import importlib
-import logging
 from typing import Annotated
 
 import attrs
@@ -200,11 +199,6 @@ app.info.cls = _LazyRoot
 
 
 def main() -> None:
-    # watchdog logs a benign shutdown race at ERROR, and inotify overflows as warnings; the
-    # watcher hears the overflow through its own handler and says what matters itself.
-    watchdog_log = logging.getLogger("watchdog")
-    watchdog_log.addHandler(logging.NullHandler())
-    watchdog_log.propagate = False
     # What is loaded by now lives as long as the process: frozen, no collection walks it
     # again. A listing of 10,000 requests makes ~150,000 objects and so triggers collections
     # that walked every module's objects each time (~25 ms of `wisp pending --json`).

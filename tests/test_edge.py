@@ -1,0 +1,336 @@
+"""The watchdog edge's contract (`pending.observe`), one suite run against every backend:
+watchdog's inotify reader read straight, watchdog's inotify Observer, and its polling observer.
+
+As watchdog's own tests do, each test makes a real change in a real directory and waits (with
+a deadline) for the hint it must give. A native backend that cannot start here (every inotify
+instance or watch of this user taken) is skipped with the reason, never failed.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import attrs
+import pytest
+from helpers import HOARD_INOTIFY, wait_until
+
+from pending import Backend, Observation, WatchHints, observe
+from pending._edge import native_observation, observer_observation, polling_observation
+from pending.testing import inject_overflow
+
+POLL_S = 0.05
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@attrs.frozen(kw_only=True)
+class Change:
+    name: str
+    is_directory: bool
+    deleted: bool
+
+
+class Heard:
+    """Hints as they arrive, from the backend's thread."""
+
+    def __init__(self) -> None:
+        self.changes: list[Change] = []
+        self.overflows = 0
+        self.lost = 0
+        self.errors: list[Exception] = []
+        self.threads: set[threading.Thread] = set()
+        self._mutex = threading.Lock()
+
+    def change(self, path: str, is_directory: bool, deleted: bool) -> None:
+        with self._mutex:
+            self.threads.add(threading.current_thread())
+            self.changes.append(
+                Change(name=Path(path).name, is_directory=is_directory, deleted=deleted)
+            )
+
+    def overflow(self) -> None:
+        with self._mutex:
+            self.overflows += 1
+
+    def gone(self) -> None:
+        with self._mutex:
+            self.lost += 1
+
+    def error(self, exc: Exception) -> None:
+        with self._mutex:
+            self.errors.append(exc)
+
+    def hints(self) -> WatchHints:
+        return WatchHints(
+            on_change=self.change, on_overflow=self.overflow, on_lost=self.gone, on_error=self.error
+        )
+
+    def saw(self, name: str, *, deleted: bool = False, is_directory: bool = False) -> bool:
+        wanted = Change(name=name, is_directory=is_directory, deleted=deleted)
+        with self._mutex:
+            return wanted in self.changes
+
+
+Start = Callable[[list[str], WatchHints], Observation]
+
+BACKENDS: dict[str, Start] = {
+    "inotify-reader": native_observation,
+    "inotify-observer": observer_observation,
+    "polling": lambda paths, hints: polling_observation(paths, hints, POLL_S),
+}
+
+
+@pytest.fixture(params=sorted(BACKENDS))
+def start(request: pytest.FixtureRequest) -> Start:
+    name: str = request.param
+    if name.startswith("inotify") and not sys.platform.startswith("linux"):
+        pytest.skip("inotify is Linux's")
+
+    def started(paths: list[str], hints: WatchHints) -> Observation:
+        try:
+            return BACKENDS[name](paths, hints)
+        except OSError as exc:  # inotify exhausted by other processes: not this code's fault
+            pytest.skip(f"native watching is unavailable here: {exc.strerror or exc}")
+
+    return started
+
+
+@pytest.fixture
+def watched(tmp_path: Path) -> Path:
+    directory = tmp_path / "watched"
+    directory.mkdir()
+    return directory
+
+
+@pytest.fixture
+def heard() -> Heard:
+    return Heard()
+
+
+@pytest.fixture
+def observation(start: Start, watched: Path, heard: Heard) -> Iterator[Observation]:
+    running = start([str(watched)], heard.hints())
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+class TestObservation:
+    def test_a_file_created_is_seen(
+        self, observation: Observation, watched: Path, heard: Heard
+    ) -> None:
+        """A new file's name is told, as not deleted."""
+        (watched / "a.json").write_text("{}")
+        wait_until(lambda: heard.saw("a.json"), what="the creation")
+
+    def test_a_file_modified_is_seen(
+        self, observation: Observation, watched: Path, heard: Heard
+    ) -> None:
+        """Appending to a file already there is told (a log follower reads on it)."""
+        path = watched / "log.jsonl"
+        path.write_text("one\n")
+        wait_until(lambda: heard.saw("log.jsonl"), what="the creation")
+        with heard._mutex:
+            heard.changes.clear()
+        os.utime(path, (1, 1))  # polling compares mtimes: make the append's stand out
+        with path.open("a") as stream:
+            stream.write("two\n")
+        wait_until(lambda: heard.saw("log.jsonl"), what="the append")
+
+    def test_a_move_is_seen_at_both_names(
+        self, observation: Observation, watched: Path, heard: Heard
+    ) -> None:
+        """A rename within the directory tells the old name as gone and the new one as
+        there."""
+        (watched / "old.json").write_text("{}")
+        wait_until(lambda: heard.saw("old.json"), what="the creation")
+        os.rename(watched / "old.json", watched / "new.json")
+        wait_until(lambda: heard.saw("old.json", deleted=True), what="the old name")
+        wait_until(lambda: heard.saw("new.json"), what="the new name")
+
+    def test_a_file_deleted_is_seen(
+        self, observation: Observation, watched: Path, heard: Heard
+    ) -> None:
+        """Removing a file tells its name as deleted."""
+        (watched / "a.json").write_text("{}")
+        wait_until(lambda: heard.saw("a.json"), what="the creation")
+        (watched / "a.json").unlink()
+        wait_until(lambda: heard.saw("a.json", deleted=True), what="the deletion")
+
+    def test_a_directory_made_is_seen_as_one(
+        self, observation: Observation, watched: Path, heard: Heard
+    ) -> None:
+        """A subdirectory made in it is told as a directory."""
+        (watched / "pending").mkdir()
+        wait_until(lambda: heard.saw("pending", is_directory=True), what="the directory")
+
+    def test_nothing_below_it_is_seen(
+        self, observation: Observation, watched: Path, heard: Heard
+    ) -> None:
+        """Non-recursive: a file staged in a subdirectory makes no hint (a publication is
+        one event), while one beside it does."""
+        staging = watched / ".tmp"
+        staging.mkdir()
+        wait_until(lambda: heard.saw(".tmp", is_directory=True), what="the directory")
+        (staging / "staged.json").write_text("{}")
+        (watched / "after.json").write_text("{}")
+        wait_until(lambda: heard.saw("after.json"), what="the file beside it")
+        assert not any(c.name == "staged.json" for c in heard.changes)
+
+    def test_the_directory_removed_is_seen(
+        self, observation: Observation, watched: Path, heard: Heard
+    ) -> None:
+        """The watched directory itself removed: on_lost is told, and the observation says
+        it is no longer healthy (its user restarts it, or ends)."""
+        assert observation.healthy()
+        watched.rmdir()
+        wait_until(lambda: heard.lost >= 1, what="the directory's removal")
+        wait_until(lambda: not observation.healthy(), what="unhealthy")
+
+    def test_an_overflow_is_signalled(
+        self, observation: Observation, watched: Path, heard: Heard
+    ) -> None:
+        """A kernel queue overflow, delivered to the backend's inotify instance, reaches
+        on_overflow through the backend's own overflow path (no log message is read); the
+        observation stays healthy and later events still come."""
+        if observation.backend is Backend.POLLING:
+            with pytest.raises(RuntimeError):
+                inject_overflow(observation)
+            pytest.skip("a polling snapshot cannot overflow")
+        inject_overflow(observation)
+        wait_until(lambda: heard.overflows >= 1, what="the overflow")
+        assert observation.healthy()
+        (watched / "later.json").write_text("{}")
+        wait_until(lambda: heard.saw("later.json"), what="an event after it")
+
+    def test_a_hint_that_raises_is_told_and_the_backend_lives_on(
+        self, start: Start, watched: Path, heard: Heard
+    ) -> None:
+        """A hint raising (a failed read, a bug) goes to on_error; the backend's thread
+        lives on and later events are told as ever."""
+        failures = [RuntimeError("a bug")]
+
+        def failing(path: str, is_directory: bool, deleted: bool) -> None:
+            if failures:
+                raise failures.pop()
+            heard.change(path, is_directory, deleted)
+
+        running = start([str(watched)], attrs.evolve(heard.hints(), on_change=failing))
+        try:
+            (watched / "first.json").write_text("{}")
+            wait_until(lambda: heard.errors, what="the error")
+            (watched / "second.json").write_text("{}")
+            wait_until(lambda: heard.saw("second.json"), what="a later event")
+            assert running.healthy()
+        finally:
+            running.stop()
+
+    def test_stop_is_clean(self, start: Start, watched: Path, heard: Heard) -> None:
+        """stop() ends every thread the observation started before it returns, so no hint
+        comes after it; its own removal of the watches is no loss."""
+        before = set(threading.enumerate())
+        running = start([str(watched)], heard.hints())
+        (watched / "a.json").write_text("{}")
+        wait_until(lambda: heard.saw("a.json"), what="the creation")
+        running.stop()
+        assert not running.is_alive()
+        assert heard.threads, "hints come on the backend's own thread"
+        assert not [t for t in set(threading.enumerate()) - before if t.is_alive()]
+        assert heard.lost == 0 and heard.errors == []
+
+    def test_several_directories_at_once(self, start: Start, tmp_path: Path, heard: Heard) -> None:
+        """One observation of two directories tells each one's changes with its own path."""
+        first, second = tmp_path / "one", tmp_path / "two"
+        first.mkdir()
+        second.mkdir()
+        paths: list[str] = []
+        hints = attrs.evolve(heard.hints(), on_change=lambda path, d, gone: paths.append(path))
+        running = start([str(first), str(second)], hints)
+        try:
+            (first / "a.json").write_text("{}")
+            (second / "b.json").write_text("{}")
+            wait_until(
+                lambda: {str(first / "a.json"), str(second / "b.json")} <= set(paths),
+                what="both",
+            )
+        finally:
+            running.stop()
+
+
+class TestChoosing:
+    def test_auto_is_native_where_it_can_start(self, watched: Path, heard: Heard) -> None:
+        """observe() picks the native backend by default, and polling when asked."""
+        try:
+            native = observe([str(watched)], heard.hints())
+        except OSError as exc:  # pragma: no cover - only where inotify is exhausted
+            pytest.skip(f"native watching is unavailable here: {exc.strerror or exc}")
+        try:
+            assert native.backend in (Backend.NATIVE, Backend.POLLING)
+            if native.backend is Backend.POLLING:
+                pytest.skip("native watching is unavailable here")
+        finally:
+            native.stop()
+        polling = observe([str(watched)], heard.hints(), backend=Backend.POLLING)
+        try:
+            assert polling.backend is Backend.POLLING
+        finally:
+            polling.stop()
+
+    def test_falls_back_to_polling_with_the_reason(self, watched: Path) -> None:
+        """With every inotify instance of the user taken, observe() polls and says why,
+        once; asked for native only, it raises instead."""
+        code = (
+            HOARD_INOTIFY
+            + f"""
+from pending import Backend, WatchHints, observe
+said = []
+seen = []
+running = observe([{str(watched)!r}], WatchHints(on_change=lambda *a: seen.append(a)),
+                  on_fallback=said.append, polling_interval_s=0.05)
+try:
+    observe([{str(watched)!r}], WatchHints(on_change=print), backend=Backend.NATIVE)
+    raised = "no"
+except OSError:
+    raised = "yes"
+print(running.backend.value, len(hoard) > 0, raised, len(said), said[0])
+running.stop()
+"""
+        )
+        out = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, timeout=60
+        )
+        assert out.returncode == 0, out.stderr
+        backend, hoarded, raised, count, message = out.stdout.split(" ", 4)
+        assert (backend, hoarded, raised, count) == ("polling", "True", "yes", "1")
+        assert "native file watching is unavailable" in message
+        assert "falling back to polling every 0.05s" in message
+
+
+def _imports_watchdog(path: Path) -> bool:
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import) and any(
+            a.name.split(".")[0] == "watchdog" for a in node.names
+        ):
+            return True
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "watchdog":
+            return True
+    return False
+
+
+class TestTheEdge:
+    def test_only_the_edge_imports_watchdog(self) -> None:
+        """No module of pending/ but the edge, and none of wisp/, imports watchdog, not even
+        inside a function: every watch goes through pending.observe."""
+        found = [
+            str(path.relative_to(ROOT))
+            for package in ("pending", "wisp")
+            for path in sorted((ROOT / package).rglob("*.py"))
+            if _imports_watchdog(path)
+        ]
+        assert found == ["pending/_edge.py"]
