@@ -23,9 +23,9 @@ from pending import (
 from tests.helpers import audit_records, command, fact, in_terminal, question, run_wisp, wait_until
 from wisp import (
     Answerer,
+    AnswerFate,
     ApprovalGate,
     Asker,
-    AskerWatch,
     Cancel,
     EntryPoint,
     FactStore,
@@ -58,7 +58,7 @@ class TestAnswerer:
             request = gate.file("make deploy", "/srv/shop")
             answerer = Answerer(channel, via=Via.TUI, entry_point=EntryPoint.TUI, wait_s=10)
             report = answerer.answer(request.id, Decision.ONCE, kind=Kind.COMMAND)
-            assert report.won and report.asker is AskerWatch.SETTLED
+            assert report.won and report.asker is AnswerFate.SETTLED
             assert report.settled is not None and report.outcome is Outcome.ANSWERED
             assert report.answer.via == "tui" and not report.applied
             ending = asker.wait(request.id, 10)
@@ -71,7 +71,7 @@ class TestAnswerer:
             channel.file(request)
         answerer = Answerer(channel, via=Via.RELAY, entry_point=EntryPoint.RELAY, wait_s=5)
         report = answerer.answer(request.id, Decision.KEEP, kind=Kind.FACT)
-        assert report.won and report.applied and report.asker is AskerWatch.SETTLED
+        assert report.won and report.applied and report.asker is AnswerFate.SETTLED
         assert report.settled is not None and report.settled.delivery == "applied"
         kept = FactStore(channel.home).list()
         assert [(f.value, f.request, f.id) for f in kept] == [
@@ -94,7 +94,7 @@ class TestAnswerer:
         wait_until(lambda: channel.status(request.id).answer is not None, what="the answer")
         server.release()
         worker.join(20)
-        assert done and done[0].asker is AskerWatch.GONE and done[0].settled is None
+        assert done and done[0].asker is AnswerFate.GONE and done[0].settled is None
 
     def test_losing_the_race_is_a_report_not_an_error(
         self, channel: Channel, server: ServerLock

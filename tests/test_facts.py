@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -21,9 +22,21 @@ from helpers import (
     wait_until,
 )
 
-from pending import Channel, Delivery, FactBinding, Kind, Outcome, State
-from wisp import FactKeeper, FactRefused, FactStore
+from pending import Channel, Delivery, FactBinding, Kind, Outcome, State, UnknownRequest
+from wisp import FactKeeper, FactRefused, FactStore, KeepState
 from wisp._asking import Asker as AskingServer
+from wisp._audit import EntryPoint
+from wisp._factids import (
+    PERMANENT_PREFIX,
+    SESSION_PREFIX,
+    THREAD_PREFIX,
+    FactScope,
+    asked_from,
+    fact_id_of,
+    is_permanent,
+    new_fact_id,
+    scope_of,
+)
 
 SHOWN = {
     "fact_id": "c3",
@@ -43,7 +56,7 @@ def thread_facts() -> dict[str, FactBinding]:
 
 @pytest.fixture
 def keeper(channel: Channel, thread_facts: dict[str, FactBinding]) -> Iterator[FactKeeper]:
-    asker = AskingServer(channel, entry_point="mcp")
+    asker = AskingServer(channel, entry_point=EntryPoint.MCP)
     k = FactKeeper(asker, lookup=thread_facts.get)
     yield k
     k.close()
@@ -188,6 +201,123 @@ class TestKeeper:
             ask(keeper, fact_id="p1")
         with pytest.raises(FactRefused, match="thread"):
             ask(keeper, fact_id="x1")
+
+
+class TestFactIds:
+    def test_minted_ids_say_their_scope(self) -> None:
+        """A minted ID is its scope's letter and 8 hex characters, and reads back as that
+        scope; two are never the same."""
+        for scope, letter in (
+            (FactScope.PERMANENT, PERMANENT_PREFIX),
+            (FactScope.THREAD, THREAD_PREFIX),
+            (FactScope.SESSION, SESSION_PREFIX),
+        ):
+            minted = new_fact_id(scope)
+            assert minted[0] == letter and len(minted) == 9 and int(minted[1:], 16) >= 0
+            assert scope_of(minted) is scope
+            assert new_fact_id(scope) != minted
+
+    def test_serial_ids_and_classification(self) -> None:
+        """A serial ID (a thread's `c3`) reads as its scope; only thread and session facts
+        can be asked about; anything else is no fact ID."""
+        assert fact_id_of(FactScope.THREAD, 3) == "c3"
+        assert (scope_of("c3"), scope_of("s1"), scope_of("p1"), scope_of("x1"), scope_of("")) == (
+            FactScope.THREAD,
+            FactScope.SESSION,
+            FactScope.PERMANENT,
+            None,
+            None,
+        )
+        assert (asked_from("c3"), asked_from("s1"), asked_from("p1")) == (
+            FactScope.THREAD,
+            FactScope.SESSION,
+            None,
+        )
+        assert is_permanent("p3e8a91c0") and not is_permanent("s3e8a91c0")
+
+    def test_the_store_and_the_cli_mint_by_the_scheme(self, home: Path) -> None:
+        """A kept fact's ID is a permanent one; `wisp facts request` asks about a session
+        fact (its audit says it came from the session)."""
+        request_id = run_wisp("facts", "request", "shop", "db", "pg").stdout.strip()
+        pending_record = next(r for r in audit_records(home) if r["event"] == "approval.pending")
+        assert scope_of(pending_record["factId"]) is FactScope.SESSION
+        in_terminal("facts", "keep", request_id)
+        (fact,) = FactStore(home).list()
+        assert scope_of(fact.id) is FactScope.PERMANENT
+        changed = next(r for r in audit_records(home) if r["event"] == "fact.scope.changed")
+        assert (changed["from"], changed["to"]) == ("session", "permanent")
+
+
+class TestThroughTheAsker:
+    def test_typed_states_serialise_as_before(self, keeper: FactKeeper, home: Path) -> None:
+        """A keep request's state is a KeepState, compared as one, and written as the same
+        word as ever."""
+        asked = ask(keeper)
+        assert asked.state is KeepState.PENDING and json.dumps(asked.state) == '"pending"'
+        keeper.store.keep(FactBinding(**{**SHOWN, "value": "KEPT"}), request="r1", via="cli")
+        assert ask(keeper, value="KEPT").state is KeepState.KEPT
+
+    def test_settled_by_the_askers_one_settler(
+        self, channel: Channel, thread_facts: dict[str, FactBinding], home: Path
+    ) -> None:
+        """A fact is filed by Asker.file (audited and announced as every request) and its
+        answer applied on the asker's settler thread; no thread of the keeper's own exists,
+        and nobody waits for a fact: wait() and waiting() do not know it."""
+        applied_on: list[str] = []
+
+        def lookup(fact_id: str) -> FactBinding | None:
+            applied_on.append(threading.current_thread().name)
+            return thread_facts.get(fact_id)
+
+        asker = AskingServer(channel, entry_point=EntryPoint.MCP)
+        try:
+            threads_before = {t.name for t in threading.enumerate()}
+            keeper = FactKeeper(asker, lookup=lookup)
+            assert {t.name for t in threading.enumerate()} <= threads_before
+            asked = ask(keeper)
+            assert asked.request_id is not None
+            assert asker.waiting() == []
+            with pytest.raises(UnknownRequest):
+                asker.wait(asked.request_id, 0)
+            code, output = in_terminal("facts", "keep", asked.request_id)
+            assert code == 0, output
+            outcome = settled(channel, asked.request_id)
+            assert (outcome.delivery, outcome.by) == (Delivery.WATCHED, "asker")
+            assert applied_on == ["asker-settle"]
+            keeper.close()
+        finally:
+            asker.close()
+        events = [r["event"] for r in audit_records(home) if r.get("id") == asked.request_id]
+        assert events == [
+            "approval.pending",
+            "notification",
+            "approval.answered",
+            "fact.scope.changed",
+            "approval.settled",
+        ]
+
+    def test_a_hand_over_is_audited_with_its_value(self, channel: Channel, home: Path) -> None:
+        """A stopping asker hands its fact request over: one approval.settled line, outcome
+        `handed-over` (State.HANDED_OVER: no Outcome ends it), with the request's fields,
+        exactly as before; the request stays for the person."""
+        asker = AskingServer(channel, entry_point=EntryPoint.FACTS)
+        keeper = FactKeeper(asker)
+        asked = ask(keeper)
+        assert asked.request_id is not None
+        keeper.close()
+        asker.close()
+        (line,) = [
+            r
+            for r in audit_records(home)
+            if r.get("id") == asked.request_id and r["event"] == "approval.settled"
+        ]
+        assert line["outcome"] == State.HANDED_OVER == "handed-over"
+        assert set(line) == {
+            "ts", "event", "entryPoint", "pid", "id", "kind", "factId", "subject", "name",
+            "value", "source", "proposedBy", "server", "outcome",
+        }  # fmt: skip
+        assert line["entryPoint"] == "facts"
+        assert channel.status(asked.request_id).state is State.HANDED_OVER
 
 
 class TestHandOver:

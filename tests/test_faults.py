@@ -35,7 +35,7 @@ from pending import (
     Via,
 )
 from pending.testing import FakeClock, Fault, Op, Phase, Recorder, io_hook, raise_at
-from wisp._answering import Answerer, AskerWatch
+from wisp._answering import Answerer, AnswerFate
 from wisp._asking import ApprovalGate, Asker
 from wisp._keeper import FactKeeper
 from wisp._notify import Notifier
@@ -387,7 +387,7 @@ class TestAnsweringUnderFaults:
             report = answerer.answer(req.id, "keep", kind=Kind.FACT)
         assert report.won and report.settled is None and report.apply_error
         assert errno.errorcode[code] in report.apply_error
-        assert report.asker is AskerWatch.GONE
+        assert report.asker is AnswerFate.GONE
         swept = answerer.sweep()
         assert swept.applied == (req.id,) and swept.awaiting == ()
         status = channel.status(req.id)
@@ -437,7 +437,7 @@ class TestAnsweringUnderFaults:
                     what="the keeper to try to settle",
                 )
             assert len(kept_facts(home)) == 1
-            assert keeper._thread.is_alive()
+            assert asker._settler.is_alive()
             keeper.close()
         report = Answerer(channel, via=Via.CLI, entry_point="facts", wait_s=0).sweep()
         assert report.applied == (asked.request_id,)

@@ -13,9 +13,17 @@ import attrs
 import pytest
 from helpers import audit_records, wait_until
 
-from pending import Channel, Outcome, Request, State, binding_digest, to_json
+from pending import Channel, Outcome, Request, Scope, State, binding_digest, to_json
 from pending._convert import dumps_record
-from wisp._asking import Approval, ApprovalGate, Asker, QuestionAsker, _Deadlines
+from wisp._asking import (
+    Approval,
+    ApprovalGate,
+    ApprovalOutcome,
+    Asker,
+    QuestionAsker,
+    ReplyOutcome,
+    _Deadlines,
+)
 from wisp._grants import GrantsError, GrantStore, project_of
 from wisp._store import StoreError
 
@@ -121,7 +129,9 @@ class TestGrants:
         with pytest.raises(GrantsError, match="damaged"):
             GrantStore(asker.home).list()
         with pytest.raises(GrantsError):
-            GrantStore(asker.home).add(scope="always", command="x", cwd="/", request="a", user="u")
+            GrantStore(asker.home).add(
+                scope=Scope.ALWAYS, command="x", cwd="/", request="a", user="u"
+            )
         assert path.read_text() == '{"grants": [oops'
 
     def test_a_gate_sees_every_change_to_the_grants_at_once(self, home: Path) -> None:
@@ -131,7 +141,9 @@ class TestGrants:
         asking = GrantStore(home)
         other = GrantStore(home)
         assert asking.covering("make deploy", "/") is None
-        grant = other.add(scope="always", command="make deploy", cwd="/", request="r1", user="u")
+        grant = other.add(
+            scope=Scope.ALWAYS, command="make deploy", cwd="/", request="r1", user="u"
+        )
         assert asking.covering("make deploy", "/") == grant
         assert asking.covering("make deploy", "/") == grant  # unchanged: the same answer
         path = home / "grants.json"
@@ -147,7 +159,9 @@ class TestGrants:
         assert asking.covering("make deploy", "/") == grant
         assert other.revoke(grant.id) == grant
         assert asking.covering("make deploy", "/") is None
-        again = other.add(scope="always", command="make deploy", cwd="/", request="r2", user="u")
+        again = other.add(
+            scope=Scope.ALWAYS, command="make deploy", cwd="/", request="r2", user="u"
+        )
         assert asking.covering("make deploy", "/") == again
         path.unlink()
         assert asking.covering("make deploy", "/") is None
@@ -157,7 +171,9 @@ class TestGrants:
         them once the home is writable by others, as a fresh store does, and trusts them
         again once it is put right."""
         asking = GrantStore(home)
-        grant = asking.add(scope="always", command="make deploy", cwd="/", request="r", user="u")
+        grant = asking.add(
+            scope=Scope.ALWAYS, command="make deploy", cwd="/", request="r", user="u"
+        )
         assert asking.covering("make deploy", "/") == grant
         home.chmod(0o777)
         try:
@@ -196,6 +212,53 @@ class TestGrants:
         (tmp_path / "a" / "b" / "c").mkdir(parents=True)
         assert project_of(str(tmp_path / "a" / "b" / "c")) == str(tmp_path / "a")
         assert project_of(str(tmp_path)) == str(tmp_path.resolve())
+
+
+class TestVerdicts:
+    def test_an_approvals_outcome_and_scope_are_enums(self, asker: Asker, channel: Channel) -> None:
+        """The gate's verdicts carry ApprovalOutcome and Scope, compared as enums, and serialise
+        as the same words as ever."""
+        gate = ApprovalGate(asker, timeout_s=10)
+        approved = ask(gate, channel, "always")
+        assert approved.outcome is ApprovalOutcome.ANSWERED and approved.scope is Scope.ALWAYS
+        granted = gate.request("make deploy", "/srv/shop", timeout_s=0.3)
+        assert granted.outcome is ApprovalOutcome.GRANTED and granted.scope is Scope.ALWAYS
+        timed_out = gate.request("make other", "/", timeout_s=0.3)
+        assert timed_out.outcome is ApprovalOutcome.TIMED_OUT
+        assert json.dumps([granted.outcome, timed_out.outcome]) == '["granted", "timed-out"]'
+
+    def test_a_session_grant_is_a_grant_of_its_scope_with_no_id(
+        self, asker: Asker, channel: Channel
+    ) -> None:
+        """A session grant is no sentinel: it has the session scope and no ID (it is never
+        stored); the audit still names it `session`."""
+        gate = ApprovalGate(asker, timeout_s=10)
+        first = ask(gate, channel, "session")
+        assert first.grant is not None and first.grant.scope is Scope.SESSION
+        assert (first.grant.id, first.grant.stored, first.grant.name) == (None, False, "session")
+        again = gate.request("make deploy", "/elsewhere", timeout_s=0.3)
+        assert again.grant == first.grant
+        (granted,) = [r for r in audit_records(asker.home) if r["event"] == "approval.granted"]
+        assert (granted["grant"], granted["scope"]) == ("session", "session")
+        stored = ask(ApprovalGate(asker, timeout_s=10), channel, "project")
+        assert stored.grant is not None and stored.grant.stored and stored.grant.id is not None
+
+    def test_a_replys_outcome_is_an_enum(self, asker: Asker, channel: Channel) -> None:
+        """Replies carry ReplyOutcome: answered, declined, timed-out, each its old word."""
+        questions = QuestionAsker(asker, timeout_s=10)
+        for decision, outcome in (("answer", ReplyOutcome.ANSWERED), ("decline", "declined")):
+
+            def answer(request: Request, decision: str = decision) -> None:
+                text = "staging" if decision == "answer" else None
+                threading.Thread(
+                    target=channel.answer,
+                    args=(request.id, decision),
+                    kwargs={"kind": request.kind, "via": "cli", "text": text},
+                ).start()
+
+            reply = questions.ask("Which?", on_filed=answer)
+            assert reply.outcome is ReplyOutcome(outcome) and reply.outcome == outcome
+        assert questions.ask("Which?", timeout_s=0.3).outcome is ReplyOutcome.TIMED_OUT
 
 
 class TestChecks:

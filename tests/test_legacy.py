@@ -38,7 +38,7 @@ from pending import (
     Via,
 )
 from pending.testing import FakeClock
-from wisp._answering import Answerer, AskerWatch
+from wisp._answering import Answerer, AnswerFate
 
 LEGACY = FIXTURES / "legacy"
 COMMAND = LEGACY / "0160c0de.request.json"  # 0.16.0: id, expiresAt, binding{command, cwd}
@@ -197,7 +197,7 @@ class TestAnsweringLegacyRequests:
         report = Answerer(channel, via=Via.CLI, entry_point="facts", wait_s=0.2).answer(
             "0220fac7", "keep", kind=Kind.FACT
         )
-        assert report.won and report.applied and report.asker is AskerWatch.SETTLED
+        assert report.won and report.applied and report.asker is AnswerFate.SETTLED
         assert report.settled is not None and report.settled.delivery is Delivery.APPLIED
         assert [f["request"] for f in kept_facts(channel.home)] == ["0220fac7"]
         assert violations(channel) == []

@@ -176,10 +176,8 @@ class ChannelModel(RuleBasedStateMachine):
     def kill(self, data: st.DataObject) -> None:
         """As the kernel ends a process: threads stop, the flock goes, the lock file stays."""
         actor = data.draw(st.sampled_from(self.live()), label="actor")
-        asker, keeper = actor.asker, actor.keeper
-        asker.watcher.unsubscribe(keeper._subscription)
+        asker = actor.asker
         asker.watcher.unsubscribe(asker._subscription)
-        keeper._thread.join(10)
         asker._settler.join(10)
         asker.watcher.stop()
         asker._deadlines.stop()  # its deadlines die with it

@@ -13,12 +13,14 @@ from wisp._version import __version__
 # Where each public name lives. Loaded on first use (PEP 562), so that `wisp --version` or a
 # listing pays for no watcher, no asyncio and no metadata scan it does not use.
 _HOMES = {
+    "AnswerFate": "wisp._answering",
     "AnswerReport": "wisp._answering",
     "Answerer": "wisp._answering",
+    "Applier": "wisp._asking",
     "Approval": "wisp._asking",
     "ApprovalGate": "wisp._asking",
+    "ApprovalOutcome": "wisp._asking",
     "Asker": "wisp._asking",
-    "AskerWatch": "wisp._answering",
     "AuditEvent": "wisp._audit",
     "Cancel": "wisp._asking",
     "DeadlineError": "wisp._deadlines",
@@ -32,9 +34,11 @@ _HOMES = {
     "GrantStore": "wisp._grants",
     "Inbox": "wisp._answering",
     "KeepRequest": "wisp._keeper",
+    "KeepState": "wisp._keeper",
     "Notifier": "wisp._notify",
     "QuestionAsker": "wisp._asking",
     "Reply": "wisp._asking",
+    "ReplyOutcome": "wisp._asking",
     "StoreError": "wisp._store",
     "current_user": "wisp._home",
     "open_channel": "wisp._home",
@@ -43,14 +47,25 @@ _HOMES = {
 }
 
 if _typing.TYPE_CHECKING:
-    from wisp._answering import Answerer, AnswerReport, AskerWatch, Inbox, wait_until
-    from wisp._asking import Approval, ApprovalGate, Asker, Cancel, Ending, QuestionAsker, Reply
+    from wisp._answering import Answerer, AnswerFate, AnswerReport, Inbox, wait_until
+    from wisp._asking import (
+        Applier,
+        Approval,
+        ApprovalGate,
+        ApprovalOutcome,
+        Asker,
+        Cancel,
+        Ending,
+        QuestionAsker,
+        Reply,
+        ReplyOutcome,
+    )
     from wisp._audit import AuditEvent, EntryPoint
     from wisp._deadlines import DeadlineError
     from wisp._factstore import Fact, FactRefused, FactStore
     from wisp._grants import Grant, GrantStore
     from wisp._home import current_user, open_channel, wisp_home
-    from wisp._keeper import FactKeeper, KeepRequest
+    from wisp._keeper import FactKeeper, KeepRequest, KeepState
     from wisp._notify import Notifier
     from wisp._store import StoreError
 
@@ -69,12 +84,14 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "AnswerFate",
     "AnswerReport",
     "Answerer",
+    "Applier",
     "Approval",
     "ApprovalGate",
+    "ApprovalOutcome",
     "Asker",
-    "AskerWatch",
     "AuditEvent",
     "Cancel",
     "DeadlineError",
@@ -88,9 +105,11 @@ __all__ = [
     "GrantStore",
     "Inbox",
     "KeepRequest",
+    "KeepState",
     "Notifier",
     "QuestionAsker",
     "Reply",
+    "ReplyOutcome",
     "StoreError",
     "__version__",
     "current_user",

@@ -44,6 +44,7 @@ from pending import (
 )
 from wisp._audit import AuditEvent, EntryPoint, audit, request_fields
 from wisp._config import ConfigError, load_config
+from wisp._factids import asked_from
 from wisp._factstore import KEPT_BY_PERSON, FactStore
 from wisp._store import StoreError
 
@@ -72,8 +73,9 @@ class _NoWake:
         return None
 
 
-class AskerWatch(StrEnum):
-    """What became of an answer once published, from the answerer's side."""
+class AnswerFate(StrEnum):
+    """What became of an answer once published, as the answerer saw it (an
+    :class:`AnswerReport`'s ``asker``: whether an asker settled it)."""
 
     SETTLED = "settled"  # its outcome is written (by the asker, or here)
     GONE = "gone"  # no asker lives to settle it, and it was not applied here
@@ -88,7 +90,7 @@ class AnswerReport:
     won: bool  # this answer holds the slot; else ``answer`` is the earlier one that does
     answer: Answer
     settled: Settled | None
-    asker: AskerWatch
+    asker: AnswerFate
     applied: bool = False  # this process applied it (no asker was watching)
     apply_error: str | None = None  # why a handed-over answer could not be applied here
 
@@ -129,7 +131,7 @@ class Answerer:
         channel: Channel,
         *,
         via: Via,
-        entry_point: EntryPoint | str,
+        entry_point: EntryPoint,
         wait_s: float | None = None,
         store: FactStore | None = None,
         liveness_recheck_s: float = LIVENESS_RECHECK_S,
@@ -147,7 +149,7 @@ class Answerer:
     def answer(
         self,
         request_id: str,
-        decision: Decision | str,
+        decision: Decision,
         *,
         kind: Kind | None = None,
         text: str | None = None,
@@ -190,7 +192,7 @@ class Answerer:
         self,
         request_id: str,
         read: Request | None,
-        decision: Decision | str,
+        decision: Decision,
         kind: Kind,
         *,
         text: str | None,
@@ -256,7 +258,7 @@ class Answerer:
                 won=True,
                 answer=result.answer,
                 settled=None,
-                asker=AskerWatch.LATE,
+                asker=AnswerFate.LATE,
             )
         settled, _alive = outcome
         if settled is not None:
@@ -265,7 +267,7 @@ class Answerer:
                 won=True,
                 answer=result.answer,
                 settled=settled,
-                asker=AskerWatch.SETTLED,
+                asker=AnswerFate.SETTLED,
             )
         return self._unwatched(request, result.answer)
 
@@ -295,7 +297,7 @@ class Answerer:
                 won=False,
                 answer=winner,
                 settled=status.settled,
-                asker=AskerWatch.SETTLED,
+                asker=AnswerFate.SETTLED,
             )
         if (
             status.state is State.ANSWERED
@@ -305,14 +307,14 @@ class Answerer:
             applied = self._unwatched(request, winner)
             return attrs.evolve(applied, won=False)
         return AnswerReport(
-            request=request, won=False, answer=winner, settled=None, asker=AskerWatch.LATE
+            request=request, won=False, answer=winner, settled=None, asker=AnswerFate.LATE
         )
 
     def _unwatched(self, request: Request, answer: Answer) -> AnswerReport:
         """No asker lives to settle it: a fact is applied here; nothing acts on a command or
         a question (the sweep settles it `stale`)."""
         gone = AnswerReport(
-            request=request, won=True, answer=answer, settled=None, asker=AskerWatch.GONE
+            request=request, won=True, answer=answer, settled=None, asker=AnswerFate.GONE
         )
         if request.kind is not Kind.FACT:
             return gone
@@ -333,7 +335,7 @@ class Answerer:
             won=True,
             answer=answer,
             settled=result.settled,
-            asker=AskerWatch.SETTLED,
+            asker=AnswerFate.SETTLED,
             applied=result.won,
         )
 
@@ -402,7 +404,7 @@ class Inbox:
         self,
         channel: Channel,
         *,
-        entry_point: EntryPoint | str,
+        entry_point: EntryPoint,
         on_warning: Callable[[str], None] | None = None,
         liveness_recheck_s: float = LIVENESS_RECHECK_S,
     ) -> None:
@@ -471,8 +473,8 @@ def apply_answered(
     *,
     store: FactStore,
     delivery: Delivery,
-    by: Via | str,
-    entry_point: EntryPoint | str,
+    by: Via,
+    entry_point: EntryPoint,
     still_shown: Callable[[Request], str | None] | None = None,
 ) -> SettleResult:
     """Apply a fact request's answer (keep or drop) and settle it, first outcome wins (the
@@ -506,7 +508,7 @@ def apply_answered(
                     **fields,
                     "fact": binding.fact_id,
                     "permanent": fact.id,
-                    "from": _scope_of(binding.fact_id),
+                    "from": asked_from(binding.fact_id) or "unknown",
                     "to": "permanent",
                     "by": KEPT_BY_PERSON,
                 },
@@ -534,30 +536,15 @@ def apply_answered(
     return result
 
 
-def _scope_of(fact_id: str) -> str:
-    return {"c": "thread", "s": "session"}.get(fact_id[:1], "unknown")
-
-
-def apply_awaiting(
-    channel: Channel,
-    awaiting: Iterable[Status],
-    *,
-    by: Via = Via.SWEEP,
-    entry_point: EntryPoint | str = EntryPoint.FACTS,
-) -> list[str]:
-    """Answered facts whose applier died: applied by the process at hand (idempotent).
-    Returns what could not be applied, for the caller to say."""
-    return _apply_all(channel, awaiting, by=by, entry_point=entry_point)[1]
-
-
 def _apply_all(
     channel: Channel,
     awaiting: Iterable[Status],
     *,
     by: Via,
-    entry_point: EntryPoint | str,
+    entry_point: EntryPoint,
 ) -> tuple[list[str], list[str]]:
-    """:func:`apply_awaiting`, saying also which were applied (their IDs)."""
+    """Apply answered facts whose applier died, in the process at hand (idempotent): the
+    IDs applied, and what could not be, for the caller to say."""
     store = FactStore(channel.home)
     applied: list[str] = []
     problems: list[str] = []

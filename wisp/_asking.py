@@ -14,8 +14,9 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import attrs
 
@@ -37,6 +38,7 @@ from pending import (
     Scope,
     Server,
     Settled,
+    State,
     Status,
     UnknownRequest,
     Via,
@@ -196,20 +198,39 @@ class _Deadlines:
             logger.exception("wisp asker: a request's deadline could not be kept")
 
 
+class Applier(Protocol):
+    """What settling one kind's answers takes beyond the one rule, for the asker to call
+    (registered with :meth:`Asker.apply_with`): a fact's keep written to the person's store.
+
+    A kind with an applier is never waited for: its requests are filed with no deadline,
+    :meth:`Asker.wait` and :meth:`Asker.waiting` do not know them, and the asker's one settler
+    hands each answer to the applier when it comes (`delivery: watched`)."""
+
+    def apply(self, request: Request, status: Status) -> Settled:
+        """Apply the answer in *status* and settle *request* (first outcome wins), auditing
+        what it did; the outcome already written if there is one. Raises
+        :class:`wisp.StoreError`, :class:`pending.PendingError` or ``OSError`` to leave it
+        answered: it is tried again on its next event, or handed over when the asker stops."""
+        ...
+
+
 class Asker:
     """One asking server: its lock, its watcher, the requests it waits on.
 
     Every request it files is settled by this process as soon as its answer is written, by
     a thread that follows the watcher's transitions, whether or not anyone is in :meth:`wait`
     at that moment; its deadline (``expiresAt``) is a timer that claims `timed-out`. So a
-    caller may file, return, and :meth:`wait` again later (the MCP server's tools do).
+    caller may file, return, and :meth:`wait` again later (the MCP server's tools do). A kind
+    with an :class:`Applier` is settled by it, on the same thread; a request that outlives its
+    server (``dies_with_server`` false in :data:`pending.KINDS`) is handed over when the asker
+    stops, never withdrawn.
     """
 
     def __init__(
         self,
         channel: Channel,
         *,
-        entry_point: EntryPoint | str,
+        entry_point: EntryPoint,
         client: str = "wisp",
         liveness_recheck_s: float = 1.0,
         on_warning: Callable[[str], None] | None = None,
@@ -228,7 +249,9 @@ class Asker:
         self._waiting: dict[str, Request] = {}
         self._deadlines = _Deadlines(self._expire)
         self._ended: dict[str, Ending] = {}
-        self._finishing: set[str] = set()  # taken by one thread to settle, not yet recorded
+        # Taken by one thread to settle, not yet recorded.
+        self._finishing: dict[str, Request] = {}
+        self._appliers: dict[Kind, Applier] = {}
         self._mutex = threading.Lock()
         self._changed = threading.Condition(self._mutex)
         # Imported here: a command that only lists or answers loads no watchdog.
@@ -254,6 +277,12 @@ class Asker:
     @property
     def server_id(self) -> str:
         return self._lock.id
+
+    def apply_with(self, kind: Kind, applier: Applier) -> None:
+        """Settle this asker's requests of *kind* by *applier* from now on (file none of that
+        kind before: they would be settled by the one rule alone, and waited for)."""
+        with self._mutex:
+            self._appliers[kind] = applier
 
     def _audit(self, event: AuditEvent, request: Request, **fields: object) -> None:
         audit(
@@ -318,10 +347,15 @@ class Asker:
         with self._changed:
             while True:
                 ending = self._ended.get(request_id)
+                filed = (
+                    ending.request
+                    if ending is not None
+                    else self._waiting.get(request_id) or self._finishing.get(request_id)
+                )
+                if filed is None or filed.kind in self._appliers:  # applied kinds: never waited
+                    raise UnknownRequest(request_id)
                 if ending is not None:
                     return ending
-                if request_id not in self._waiting and request_id not in self._finishing:
-                    raise UnknownRequest(request_id)
                 if cancel is not None and cancel.cancelled:
                     return None
                 remaining = None if deadline is None else deadline - self.clock.monotonic()
@@ -356,9 +390,10 @@ class Asker:
         return ending
 
     def waiting(self) -> list[Request]:
-        """The requests this asker filed that have not ended, oldest first."""
+        """The requests this asker filed that have not ended, oldest first (those of a kind
+        with an applier left out: nobody waits for them)."""
         with self._mutex:
-            return list(self._waiting.values())
+            return [r for r in self._waiting.values() if r.kind not in self._appliers]
 
     def _may_end(self, transition: Transition) -> bool:
         """Whether *transition* (on the watcher's thread) may end a request this asker waits
@@ -452,16 +487,30 @@ class Asker:
     def _take(self, request_id: str) -> bool:
         """Whether this caller is the one to finish *request_id* (only one ever is)."""
         with self._mutex:
-            if self._waiting.pop(request_id, None) is None:
+            request = self._waiting.pop(request_id, None)
+            if request is None:
                 return False
-            self._finishing.add(request_id)
+            self._finishing[request_id] = request
         self._deadlines.cancel(request_id)
         return True
+
+    def _untake(self, request: Request) -> None:
+        """Put back a request taken to finish that could not be: it waits again (an applied
+        kind's, which has no deadline to restore)."""
+        with self._mutex:
+            self._finishing.pop(request.id, None)
+            self._waiting[request.id] = request
+
+    def _forget(self, request_id: str) -> None:
+        """Done with a request taken to finish, keeping no ending (none is waited for)."""
+        with self._changed:
+            self._finishing.pop(request_id, None)
+            self._changed.notify_all()
 
     def _record(self, ending: Ending) -> Ending:
         with self._changed:
             self._ended[ending.request.id] = ending
-            self._finishing.discard(ending.request.id)
+            self._finishing.pop(ending.request.id, None)
             self._changed.notify_all()
         return ending
 
@@ -471,6 +520,9 @@ class Asker:
         """Settle what the slot decided (first outcome wins) and report it."""
         if not self._take(request.id):
             return None
+        applier = self._appliers.get(request.kind)
+        if applier is not None and status is not None:
+            return self._apply(applier, request, status)
         try:
             if status is None:
                 settled = self.channel.settle(
@@ -506,6 +558,18 @@ class Asker:
         )
         return self._record(ending)
 
+    def _apply(self, applier: Applier, request: Request, status: Status) -> Ending | None:
+        """Settle an answer by its kind's applier, which audits what it does."""
+        try:
+            settled = applier.apply(request, status)
+        except (StoreError, PendingError, OSError):
+            # Left answered (a store or channel that cannot be written, a slot turned to
+            # junk): tried again on its next event, or handed over when this asker stops.
+            self._untake(request)
+            return None
+        self._forget(request.id)  # nobody waits for an applied kind: no ending is kept
+        return _ending(request, settled, status.answer)
+
     def _settle(self, request: Request, status: Status) -> Settled:
         """Settle what the slot decided, by the one rule (:func:`pending.settlement_for`),
         checking the answer against the request as this asker filed it: what is applied is
@@ -538,9 +602,25 @@ class Asker:
     def _server(self, thread: str | None) -> Server:
         return self._lock.record(client=self.client, thread=thread, entry_point=self.entry_point)
 
-    def server_record(self, thread: str | None = None) -> Server:
-        """The `server` field of a request this asker files (for a thread, if given)."""
-        return self._server(thread)
+    def hand_over(self, kind: Kind | None = None) -> list[Request]:
+        """Stop following the waiting requests that outlive their server (of *kind*, or all):
+        they are handed over to whichever process the person answers in, which applies the
+        answer (`delivery: applied`). Each is audited `approval.settled` with outcome
+        `handed-over` (the state it is left in: no outcome ends it). Returns them."""
+        with self._mutex:
+            targets = [
+                r
+                for r in self._waiting.values()
+                if not KINDS[r.kind].dies_with_server and kind in (None, r.kind)
+            ]
+        handed = []
+        for request in targets:
+            if not self._take(request.id):
+                continue  # its answer is being settled right now: it is not handed over
+            self._forget(request.id)
+            self._audit(AuditEvent.APPROVAL_SETTLED, request, outcome=State.HANDED_OVER)
+            handed.append(request)
+        return handed
 
     def withdraw(self, request_id: str | None = None, *, thread: str | None = None) -> list[Ending]:
         """Withdraw waiting requests — one, a closing thread's, or all: claim each slot
@@ -576,8 +656,10 @@ class Asker:
         return endings
 
     def close(self) -> None:
-        """A clean stop: withdraw what waits, stop watching, release the lock."""
+        """A clean stop: hand over what outlives its server, withdraw the rest of what
+        waits, stop watching, release the lock."""
         try:
+            self.hand_over()
             self.withdraw()
         finally:
             self._deadlines.stop()
@@ -595,7 +677,7 @@ class Asker:
         self.close()
 
 
-def default_notifier(home: Path, entry_point: str) -> Notifier:
+def default_notifier(home: Path, entry_point: EntryPoint) -> Notifier:
     try:
         settings = load_config(home).values
     except ConfigError:
@@ -630,13 +712,24 @@ def _ending(request: Request, settled: Settled, answer: Answer | None) -> Ending
 # --- commands --------------------------------------------------------------------------
 
 
+class ApprovalOutcome(StrEnum):
+    """How the gate's verdict came about: a standing grant, or how the request ended."""
+
+    GRANTED = "granted"  # a grant covered it: nobody was asked
+    ANSWERED = Outcome.ANSWERED.value
+    TIMED_OUT = Outcome.TIMED_OUT.value
+    WITHDRAWN = Outcome.WITHDRAWN.value
+    FAILED = Outcome.FAILED.value
+    STALE = Outcome.STALE.value
+
+
 @attrs.frozen(kw_only=True)
 class Approval:
     """The gate's verdict on a command."""
 
     approved: bool
-    outcome: str  # granted | answered | timed-out | withdrawn | failed | stale
-    scope: str | None = None  # once | session | project | always, when approved
+    outcome: ApprovalOutcome
+    scope: Scope | None = None  # when approved
     request_id: str | None = None  # None when a grant covered it without asking
     grant: Grant | None = None
     reason: str | None = None
@@ -673,12 +766,14 @@ class ApprovalGate:
                 "kind": Kind.COMMAND.value,
                 "command": command,
                 "cwd": cwd,
-                "grant": grant.id,
+                "grant": grant.name,
                 "scope": grant.scope,
             },
             entry_point=self.asker.entry_point,
         )
-        return Approval(approved=True, outcome="granted", scope=grant.scope, grant=grant)
+        return Approval(
+            approved=True, outcome=ApprovalOutcome.GRANTED, scope=grant.scope, grant=grant
+        )
 
     def file(
         self,
@@ -740,29 +835,30 @@ class ApprovalGate:
             denial = ending.answer.reason if ending.answer and decision == Decision.NO else None
             return Approval(
                 approved=False,
-                outcome=ending.outcome.value,
+                outcome=ApprovalOutcome(ending.outcome),
                 request_id=ending.request.id,
                 reason=ending.reason or denial,
             )
         assert decision is not None
+        scope = Scope(decision)  # an answered command's decision is a scope, or `no`
         try:
-            grant, note = self._remember(decision, command, cwd, ending), None
+            grant, note = self._remember(scope, command, cwd, ending), None
         except StoreError as exc:  # the approval stands; only its standing grant is lost
-            grant, note = None, f"approved, but the {decision} grant was not saved: {exc}"
+            grant, note = None, f"approved, but the {scope} grant was not saved: {exc}"
         return Approval(
             approved=True,
-            outcome="answered",
-            scope=decision,
+            outcome=ApprovalOutcome.ANSWERED,
+            scope=scope,
             request_id=ending.request.id,
             grant=grant,
             reason=note,
         )
 
-    def _remember(self, scope: str, command: str, cwd: str, ending: Ending) -> Grant | None:
+    def _remember(self, scope: Scope, command: str, cwd: str, ending: Ending) -> Grant | None:
         user = ending.answer.user if ending.answer else current_user()
-        if scope == Scope.SESSION:
+        if scope is Scope.SESSION:
             grant = Grant(
-                id="session",
+                id=None,  # kept by this gate only: it has no ID in the store
                 scope=Scope.SESSION,
                 command=command,
                 project=None,
@@ -782,9 +878,22 @@ class ApprovalGate:
 # --- questions -------------------------------------------------------------------------
 
 
+class ReplyOutcome(StrEnum):
+    """How a question ended for its asker."""
+
+    ANSWERED = Outcome.ANSWERED.value
+    DECLINED = "declined"  # answered, with `decline`
+    TIMED_OUT = Outcome.TIMED_OUT.value
+    WITHDRAWN = Outcome.WITHDRAWN.value
+    FAILED = Outcome.FAILED.value
+    STALE = Outcome.STALE.value
+
+
 @attrs.frozen(kw_only=True)
 class Reply:
-    outcome: str  # answered | declined | timed-out | withdrawn | failed | stale
+    """A question's reply: the person's text, or how it ended without one."""
+
+    outcome: ReplyOutcome
     text: str | None = None
     request_id: str | None = None
     reason: str | None = None
@@ -848,9 +957,11 @@ class QuestionAsker:
         """The reply an ended question gives."""
         if ending.outcome is Outcome.ANSWERED:
             if ending.decision == Decision.DECLINE:
-                return Reply(outcome="declined", request_id=ending.request.id)
+                return Reply(outcome=ReplyOutcome.DECLINED, request_id=ending.request.id)
             text = ending.answer.text if ending.answer else None
-            return Reply(outcome="answered", text=text, request_id=ending.request.id)
+            return Reply(outcome=ReplyOutcome.ANSWERED, text=text, request_id=ending.request.id)
         return Reply(
-            outcome=ending.outcome.value, request_id=ending.request.id, reason=ending.reason
+            outcome=ReplyOutcome(ending.outcome),
+            request_id=ending.request.id,
+            reason=ending.reason,
         )

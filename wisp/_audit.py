@@ -58,7 +58,6 @@ class EntryPoint(StrEnum):
     QUESTIONS = "questions"
     PENDING = "pending"
     NOTIFY = "notify"
-    CONFIG = "config"
     MCP = "mcp"
     TUI = "tui"
     RELAY = "relay"
@@ -73,7 +72,7 @@ def audit(
     event: AuditEvent,
     fields: Mapping[str, Any] | None = None,
     *,
-    entry_point: EntryPoint | str,
+    entry_point: EntryPoint,
     clock: Clock = SYSTEM_CLOCK,
 ) -> bool:
     """Append one audit record (``None`` fields left out); True if it was written."""

@@ -11,7 +11,7 @@ from typing import Any
 
 from pending import Channel, State, Watcher
 from wisp._asking import default_notifier
-from wisp._audit import audit_path
+from wisp._audit import EntryPoint, audit_path
 from wisp._auditlog import AuditLogError, check_writable
 from wisp._config import CONFIG_FILE, ConfigError, load_config
 from wisp._factstore import FactStore
@@ -35,7 +35,8 @@ def diagnose(channel: Channel) -> dict[str, Any]:
     counts = {state.value: 0 for state in State}
     for status in listing.statuses:
         counts[status.state.value] += 1
-    routes = default_notifier(channel.home, "doctor").describe()
+    # Only its routes are described: it posts nothing, so it audits nothing either.
+    routes = default_notifier(channel.home, EntryPoint.NOTIFY).describe()
     route = next((r for r, why in routes if why is None), None)
     checks = [*check_stores(channel.home), check_space(channel.path)]
     return {

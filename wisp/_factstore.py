@@ -8,7 +8,6 @@ answered in. The store is keyed by request, so applying one answer twice keeps o
 from __future__ import annotations
 
 import builtins
-import secrets
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ import attrs
 
 from pending import SYSTEM_CLOCK, Clock, FactBinding, format_time, parse_time, record_time
 from wisp._audit import AuditEvent, EntryPoint, audit
+from wisp._factids import FactScope, new_fact_id
 from wisp._store import JsonStore
 
 FACTS_FILE = "facts.json"
@@ -31,7 +31,7 @@ class FactRefused(Exception):
 class Fact:
     """A permanent fact: the person's."""
 
-    id: str  # p…
+    id: str  # p… (wisp._factids)
     subject: str
     name: str
     value: str
@@ -107,7 +107,7 @@ class FactStore:
     def check_writable(self) -> None:
         self._store.check_writable()
 
-    def forget(self, fact_id: str, *, entry_point: EntryPoint | str) -> Fact | None:
+    def forget(self, fact_id: str, *, entry_point: EntryPoint) -> Fact | None:
         """Remove a permanent fact (the person's decision, audited as the fact leaving the
         permanent scope); the fact removed, or None if there is none by that ID."""
         with self._store.locked() as home_fd:
@@ -128,7 +128,7 @@ class FactStore:
                 "name": removed.name,
                 "value": removed.value,
                 "request": removed.request,
-                "from": "permanent",
+                "from": FactScope.PERMANENT,
                 "to": "forgotten",
                 "by": KEPT_BY_PERSON,
             },
@@ -146,7 +146,7 @@ class FactStore:
                 if fact.request == request:
                     return fact, False
             fact = Fact(
-                id="p" + secrets.token_hex(4),
+                id=new_fact_id(FactScope.PERMANENT),
                 subject=binding.subject,
                 name=binding.name,
                 value=binding.value,

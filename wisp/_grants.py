@@ -44,13 +44,27 @@ FileKey = tuple[int, int, int, int, int]  # device, inode, size, mtime and ctime
 
 @attrs.frozen(kw_only=True)
 class Grant:
-    id: str
+    """A standing approval of one command. A `session` grant lives in its gate for its
+    server's life and is never stored, so it has no ID; `project` and `always` grants are
+    stored, each under its own ID."""
+
+    id: str | None  # g… for a stored grant; None for a session grant
     scope: Scope  # session | project | always
     command: str
     project: str | None  # for `project`: the project directory
     granted_at: datetime
     request: str  # the request whose answer made it
     user: str
+
+    @property
+    def stored(self) -> bool:
+        """Whether it is kept in grants.json (else it is this session's only)."""
+        return self.id is not None
+
+    @property
+    def name(self) -> str:
+        """How the audit log names it: its ID, or its scope (`session`) when it has none."""
+        return self.scope.value if self.id is None else self.id
 
     def covers(self, command: str, cwd: str) -> bool:
         if command != self.command:
@@ -148,7 +162,7 @@ class GrantStore:
         except PendingError as exc:
             raise StoreError(str(exc)) from None
 
-    def add(self, *, scope: Scope | str, command: str, cwd: str, request: str, user: str) -> Grant:
+    def add(self, *, scope: Scope, command: str, cwd: str, request: str, user: str) -> Grant:
         if scope not in STORED_SCOPES:
             raise ValueError(f"{scope!r} grants are not stored")
         grant = Grant(
@@ -165,7 +179,7 @@ class GrantStore:
         return grant
 
     def revoke(
-        self, grant_id: str, *, entry_point: EntryPoint | str = EntryPoint.APPROVALS
+        self, grant_id: str, *, entry_point: EntryPoint = EntryPoint.APPROVALS
     ) -> Grant | None:
         """Remove a grant (audited); the one removed, or None if there was none by that ID."""
         with self._store.locked() as home_fd:

@@ -25,7 +25,7 @@ def hello_heard(
     client: str | None,
     version: str | None,
     via: str,
-    entry_point: EntryPoint | str,
+    entry_point: EntryPoint,
 ) -> None:
     """Audit a front end's hello: the effects taken, those ignored, who it is."""
     audit(

@@ -1,11 +1,12 @@
 """The fact keeper: asks the person to keep a thread or session fact as permanent.
 
 A caller asks; only the person keeps (seed ADR 0048). :class:`FactKeeper` files a fact request
-and returns at once: it never waits for the person. Its watch settles the answer when it comes
-(`delivery: watched`); if its server has stopped, the request is handed over and the process
-the person answers in applies it (:func:`apply_answered`, `delivery: applied`). Either way a
-fact is kept only if it still says what the person was shown, and keeping is idempotent: the
-store is keyed by request, so applying twice keeps once.
+through its :class:`Asker` and returns at once: it never waits for the person. It is the
+asker's :class:`~wisp._asking.Applier` for facts, so the asker's one settler applies the answer
+when it comes (`delivery: watched`); if the asker has stopped, the request is handed over and
+the process the person answers in applies it (:func:`apply_answered`, `delivery: applied`).
+Either way a fact is kept only if it still says what the person was shown, and keeping is
+idempotent: the store is keyed by request, so applying twice keeps once.
 """
 
 from __future__ import annotations
@@ -13,33 +14,40 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from datetime import datetime
+from enum import StrEnum
 
 import attrs
 
 from pending import (
+    Decision,
     Delivery,
     FactBinding,
     Kind,
-    PendingError,
     Request,
+    Settled,
     State,
     Status,
-    Transition,
+    Via,
     format_time,
-    make_request,
 )
 from wisp._answering import apply_answered
 from wisp._asking import Asker
-from wisp._audit import AuditEvent, audit, request_fields
+from wisp._factids import asked_from, is_permanent
 from wisp._factstore import Fact, FactRefused, FactStore
-from wisp._store import StoreError
+
+
+class KeepState(StrEnum):
+    """Where a fact the keeper was asked about stands."""
+
+    PENDING = "pending"  # a request waits for the person
+    KEPT = "kept"  # already permanent: nothing asked
 
 
 @attrs.frozen(kw_only=True)
 class KeepRequest:
     """What the keeper tells its caller at once."""
 
-    state: str  # pending | kept (already permanent)
+    state: KeepState
     request_id: str | None = None
     fact: Fact | None = None  # when already kept
     uri: str | None = None  # where the outcome shows
@@ -69,12 +77,9 @@ class FactKeeper:
         self.channel = asker.channel
         self.store = store or FactStore(asker.home, clock=asker.clock)
         self._mutex = threading.Lock()
-        self._mine: dict[str, Request] = {}  # fact requests this keeper filed, not yet settled
         self._drops: dict[str, dict[tuple[str, str, str], _Drop]] = {}  # thread -> drops
-        self._subscription, _ = asker.watcher.subscribe(backlog=1024)
         self._closed = False
-        self._thread = threading.Thread(target=self._watch, name="fact-keeper", daemon=True)
-        self._thread.start()
+        asker.apply_with(Kind.FACT, self)  # the asker's settler applies our answers
 
     def request(
         self,
@@ -88,20 +93,21 @@ class FactKeeper:
         thread: str | None = None,
     ) -> KeepRequest:
         """Ask the person to keep this fact; returns at once (never waits for them)."""
-        if fact_id.startswith("p"):
+        if is_permanent(fact_id):
             raise FactRefused(
                 f"{fact_id} is already a permanent fact, and permanent facts are the person's: "
                 "a caller cannot move or demote one. Record a newer fact in your thread instead."
             )
-        if not fact_id.startswith(("c", "s")):
+        if asked_from(fact_id) is None:
             raise FactRefused(
                 f"{fact_id!r} is not a thread (c…) or session (s…) fact; only those can be "
                 "asked about."
             )
         held = self.store.holding(subject, name, value)
         if held is not None:
-            return KeepRequest(state="kept", fact=held, uri=_uri(fact_id))
-        drop = self._drops.get(thread or "", {}).get((subject, name, value))
+            return KeepRequest(state=KeepState.KEPT, fact=held, uri=_uri(fact_id))
+        with self._mutex:
+            drop = self._drops.get(thread or "", {}).get((subject, name, value))
         if drop is not None:
             raise FactRefused(
                 f"the person dropped {subject} {name} = {value} on {format_time(drop.at)} "
@@ -109,7 +115,7 @@ class FactKeeper:
             )
         waiting = self._waiting_for(subject, name, value)
         if waiting is not None:
-            return KeepRequest(state="pending", request_id=waiting.id, uri=_uri(fact_id))
+            return KeepRequest(state=KeepState.PENDING, request_id=waiting.id, uri=_uri(fact_id))
         binding = FactBinding(
             fact_id=fact_id,
             subject=subject,
@@ -118,33 +124,19 @@ class FactKeeper:
             source=source,
             proposed_by=proposed_by,
         )
-        blank = make_request(
-            kind=Kind.FACT,
-            binding=binding,
+        # Filed as every request is (audited, announced); never waited for, no deadline. A
+        # channel that cannot be written raises ChannelUnwritable: nothing was filed.
+        request = self.asker.file(
+            Kind.FACT,
+            binding,
             title="wisp: keep as a permanent fact?",
-            body="",
-            server=self.asker._server(thread),
-            clock=self.asker.clock,
+            body=lambda rid: f"{subject} {name} = {value} — wisp facts keep {rid}",
+            timeout_s=0,
+            thread=thread,
         )
-        request = attrs.evolve(
-            blank, body=f"{subject} {name} = {value} — wisp facts keep {blank.id}"
+        return KeepRequest(
+            state=KeepState.PENDING, request_id=request.id, uri=_uri(fact_id), new=True
         )
-        with self._mutex:
-            self._mine[request.id] = request
-        try:
-            self.channel.file(request)
-        except PendingError:  # ChannelUnwritable: nothing was filed; the caller says so
-            with self._mutex:
-                self._mine.pop(request.id, None)
-            raise
-        audit(
-            self.asker.home,
-            AuditEvent.APPROVAL_PENDING,
-            request_fields(request),
-            entry_point=self.asker.entry_point,
-        )
-        self.asker.announce(request)
-        return KeepRequest(state="pending", request_id=request.id, uri=_uri(fact_id), new=True)
 
     def _waiting_for(self, subject: str, name: str, value: str) -> Request | None:
         waiting = (State.FILED, State.ANSWERED, State.HANDED_OVER)
@@ -160,56 +152,32 @@ class FactKeeper:
 
     def close_thread(self, thread: str) -> None:
         """A thread closed: its drops are forgotten; its requests stay, still watched."""
-        self._drops.pop(thread, None)
-
-    def _watch(self) -> None:
-        """Apply answers to this keeper's requests as they come (delivery: watched)."""
-        for item in self._subscription:
-            if not isinstance(item, Transition) or item.event.value != "answered":
-                if not isinstance(item, Transition):
-                    self._sweep_mine()  # missed events: look at everything of ours again
-                continue
-            with self._mutex:
-                mine = item.id in self._mine
-            if mine and item.status is not None:
-                self._apply(item.status)
-
-    def _sweep_mine(self) -> None:
         with self._mutex:
-            ids = list(self._mine)
-        for request_id in ids:
-            try:
-                status = self.channel.status(request_id)
-            except (OSError, PendingError):  # gone, or unreadable: nothing to apply here
-                continue
-            if status.state is State.ANSWERED:
-                self._apply(status)
+            self._drops.pop(thread, None)
 
-    def _apply(self, status: Status) -> None:
-        binding, answer = status.request.binding, status.answer
-        if answer is not None and answer.decision == "drop" and isinstance(binding, FactBinding):
+    def apply(self, request: Request, status: Status) -> Settled:
+        """Apply an answer to one of our requests (the asker's settler calls it, as its
+        :class:`~wisp._asking.Applier` for facts): keep or drop, settled `delivery: watched`."""
+        if status.settled is not None:  # settled elsewhere (and audited there)
+            return status.settled
+        binding, answer = request.binding, status.answer
+        if answer is not None and answer.decision == Decision.DROP:
+            assert isinstance(binding, FactBinding)
             # Remembered before the outcome is written: whoever sees the outcome sees the drop.
-            thread = status.request.server.thread or ""
             key = (binding.subject, binding.name, binding.value)
-            self._drops.setdefault(thread, {})[key] = _Drop(
-                at=answer.answered_at, request=status.id
-            )
-        try:
-            apply_answered(
-                self.channel,
-                status,
-                store=self.store,
-                delivery=Delivery.WATCHED,
-                by="asker",
-                entry_point=self.asker.entry_point,
-                still_shown=self._changed,
-            )
-        except (StoreError, PendingError, OSError):
-            # Left answered (a store or channel that cannot be written, a slot turned to
-            # junk): the answering process or a later sweep applies it, or the doctor shows it.
-            return
-        with self._mutex:
-            self._mine.pop(status.id, None)
+            with self._mutex:
+                self._drops.setdefault(request.server.thread or "", {})[key] = _Drop(
+                    at=answer.answered_at, request=request.id
+                )
+        return apply_answered(
+            self.channel,
+            status,  # its request checked by the asker against the one it filed
+            store=self.store,
+            delivery=Delivery.WATCHED,
+            by=Via.ASKER,
+            entry_point=self.asker.entry_point,
+            still_shown=self._changed,
+        ).settled
 
     def _changed(self, request: Request) -> str | None:
         """Why the fact no longer says what the person was shown, or None."""
@@ -233,19 +201,9 @@ class FactKeeper:
         if self._closed:
             return
         self._closed = True
-        self.asker.watcher.unsubscribe(self._subscription)
-        self._thread.join(10)
-        with self._mutex:
-            left = list(self._mine.values())
-            self._mine.clear()
-        for request in left:
-            audit(
-                self.asker.home,
-                AuditEvent.APPROVAL_SETTLED,
-                {**request_fields(request), "outcome": "handed-over"},
-                entry_point=self.asker.entry_point,
-            )
+        self.asker.hand_over(Kind.FACT)
 
 
 def _uri(fact_id: str) -> str:
+    """Where a fact's outcome shows (the MCP server's fact resource)."""
     return f"wisp://facts/{fact_id}"

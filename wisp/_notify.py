@@ -35,7 +35,7 @@ from typing import Any
 import attrs
 
 from pending import SYSTEM_CLOCK, Clock
-from wisp._audit import AuditEvent, audit
+from wisp._audit import AuditEvent, EntryPoint, audit
 from wisp._text import visible
 
 TITLE_MAX = 64
@@ -187,7 +187,7 @@ class Notifier:
         limit: RateLimit | None = None,
         tty_path: str = "/dev/tty",
         osascript: str = "/usr/bin/osascript",
-        entry_point: str = "notify",
+        entry_point: EntryPoint = EntryPoint.NOTIFY,
     ) -> None:
         if face not in FACES:
             raise ValueError(f"face must be one of {FACES}")

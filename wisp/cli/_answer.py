@@ -19,7 +19,7 @@ from pending import (
     Via,
     WrongKind,
 )
-from wisp._answering import Answerer, AnswerReport, AskerWatch
+from wisp._answering import Answerer, AnswerFate, AnswerReport
 from wisp._home import open_channel as open_home_channel
 from wisp._lookup import (
     LookupRefused,
@@ -186,7 +186,7 @@ def render_command_or_question(verb: str) -> Callable[[AnswerReport], None]:
                 say(f"{said}, but it ended {settled.outcome}{reason_text}.")
                 return
             say(f"{said}; the asker has it.")
-        elif report.asker is AskerWatch.GONE:
+        elif report.asker is AnswerFate.GONE:
             say(
                 f"{said}, but no asker is watching: the program that asked has "
                 "stopped, so nothing will act on it."

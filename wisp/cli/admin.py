@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from pending import PendingError
+from wisp._audit import EntryPoint
 from wisp._config import SETTINGS, ConfigError, load_config, parse_value, set_setting
 from wisp._doctor import diagnose
 from wisp._home import open_channel, wisp_home
@@ -74,7 +75,7 @@ def notify(
         settings = load_config(home).values
     except ConfigError as exc:
         fail(str(exc))
-    result = Notifier(home, settings=settings, entry_point="notify").post(
+    result = Notifier(home, settings=settings, entry_point=EntryPoint.NOTIFY).post(
         title, message, subtitle=subtitle, source="user", route=route.value if route else None
     )
     say(str(result))

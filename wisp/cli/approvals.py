@@ -145,7 +145,7 @@ def grants(
         ),
         [
             (
-                g.id,
+                g.name,
                 g.scope,
                 [("command", g.command)],
                 g.project or "anywhere",
@@ -230,7 +230,8 @@ def request_approval(
             )
         )
 
-    from wisp._asking import ApprovalGate  # the asking side loads only when it asks
+    # The asking side loads only when it asks.
+    from wisp._asking import ApprovalGate, ApprovalOutcome
 
     with asking(EntryPoint.APPROVALS, config) as asker:
         try:
@@ -239,13 +240,13 @@ def request_approval(
             )
             outcome, scope, verdict_reason = approval.outcome, approval.scope, approval.reason
             request_id = approval.request_id
-            grant = approval.grant.id if approval.grant and approval.grant.id != "session" else None
+            grant = approval.grant.id if approval.grant else None  # a session grant has none
             approved = approval.approved
         except (PendingError, StoreError) as exc:
             fail(f"could not ask: {exc}")  # leaving `asking` withdraws what waits and closes
         except KeyboardInterrupt:
             endings = asker.withdraw()
-            approved, outcome, scope, grant = False, Outcome.WITHDRAWN.value, None, None
+            approved, outcome, scope, grant = False, ApprovalOutcome.WITHDRAWN, None, None
             request_id = endings[0].request.id if endings else None
             verdict_reason = "withdrawn with Ctrl-C"
             if endings and endings[0].outcome is Outcome.ANSWERED and endings[0].decision:
@@ -262,16 +263,20 @@ def request_approval(
             }
         )
     elif approved:
-        how = f"granted by {grant or 'this session'}" if outcome == "granted" else "approved"
-        out.print(f"{how} {scope}" if outcome != "granted" else f"approved {scope} ({how})")
+        granted = outcome is ApprovalOutcome.GRANTED
+        how = f"granted by {grant or 'this session'}" if granted else "approved"
+        out.print(f"approved {scope} ({how})" if granted else f"{how} {scope}")
         if verdict_reason:
             tell(f"wisp: {verdict_reason}")
-        if scope == Decision.SESSION and outcome != "granted":
+        if scope is Scope.SESSION and not granted:
             tell("wisp: a session approval lasts as long as this command: this request only.")
     else:
-        word = {"answered": "denied", "timed-out": "timed out"}.get(outcome, outcome)
+        words = {ApprovalOutcome.ANSWERED: "denied", ApprovalOutcome.TIMED_OUT: "timed out"}
+        word = words.get(outcome, outcome)
         said = verdict_reason if verdict_reason and verdict_reason.startswith(word) else None
         say(said or word + (f": {verdict_reason}" if verdict_reason else ""))
     if approved:
         return
-    raise typer.Exit(int(ExitCode.TIMED_OUT if outcome == "timed-out" else ExitCode.NO))
+    raise typer.Exit(
+        int(ExitCode.TIMED_OUT if outcome is ApprovalOutcome.TIMED_OUT else ExitCode.NO)
+    )

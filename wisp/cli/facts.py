@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import secrets
 from typing import Annotated
 
 import typer
 
 from pending import Decision, FactBinding, Kind, Outcome, PendingError, format_time
-from wisp._answering import AnswerReport, AskerWatch
+from wisp._answering import AnswerFate, AnswerReport
 from wisp._audit import EntryPoint
+from wisp._factids import PERMANENT_PREFIX, FactScope, new_fact_id
 from wisp._factstore import Fact, FactRefused, FactStore
 from wisp._home import wisp_home
 from wisp._lookup import LookupRefused, find_request, typed_hex, unique
@@ -94,7 +94,7 @@ def _report(report: AnswerReport) -> None:
                 "be applied once the store can be written: run `wisp pending sweep` then."
             )
             return
-        if report.asker is AskerWatch.GONE:
+        if report.asker is AnswerFate.GONE:
             say(f"{decision} {said} ({request_id}); nobody applied it yet: `wisp pending sweep`.")
             return
         say(
@@ -209,7 +209,7 @@ def forget(
     written), 2 error (the store cannot be used)."""
     require_terminal("wisp facts forget")
     try:
-        typed = typed_hex(fact_id, what="fact", lead="p")
+        typed = typed_hex(fact_id, what="fact", lead=PERMANENT_PREFIX)
         chosen = unique(
             typed, ((f.id, visible(one_line(f.said, 40))) for f in _stored_facts()), what="fact"
         )
@@ -256,13 +256,13 @@ def request_fact(
     for text, what in ((subject, "the subject"), (name, "the name"), (value, "the value")):
         require_text(text, what, '`wisp facts request release codename "BLUE HERON"`')
     config = config_or_fail()
-    from wisp._keeper import FactKeeper  # the asking side loads only when it asks
+    from wisp._keeper import FactKeeper, KeepState  # the asking side loads only when it asks
 
     with asking(EntryPoint.FACTS, config) as asker:
         keeper = FactKeeper(asker)
         try:
             asked = keeper.request(
-                fact_id="s" + secrets.token_hex(4),
+                fact_id=new_fact_id(FactScope.SESSION),  # this command's session's
                 subject=subject,
                 name=name,
                 value=value,
@@ -285,7 +285,7 @@ def request_fact(
         )
         return
     said = visible(f"{subject} {name} = {value}")
-    if asked.state == "kept" and asked.fact is not None:
+    if asked.state is KeepState.KEPT and asked.fact is not None:
         tell(f"wisp: {said} is already a permanent fact ({asked.fact.id}); nothing to ask.")
         out.print(asked.fact.id)
         return

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from pending import Decision, Kind, Outcome, PendingError, Request
+from pending import Decision, Kind, PendingError, Request
 from wisp._audit import EntryPoint
 from wisp._store import StoreError
 from wisp.cli._answer import JsonFlag, answer_from_terminal, id_argument, render_command_or_question
@@ -142,7 +142,8 @@ def ask_question(
             )
         )
 
-    from wisp._asking import QuestionAsker  # the asking side loads only when it asks
+    # The asking side loads only when it asks.
+    from wisp._asking import QuestionAsker, ReplyOutcome
 
     with asking(EntryPoint.QUESTIONS, config) as asker:
         try:
@@ -159,16 +160,16 @@ def ask_question(
             fail(f"could not ask: {exc}")  # leaving `asking` withdraws what waits and closes
         except KeyboardInterrupt:
             endings = asker.withdraw()
-            outcome, text, reason = Outcome.WITHDRAWN.value, None, "withdrawn with Ctrl-C"
+            outcome, text, reason = ReplyOutcome.WITHDRAWN, None, "withdrawn with Ctrl-C"
             request_id = endings[0].request.id if endings else None
     if as_json:
         print_json({"id": request_id, "outcome": outcome, "text": text, "reason": reason})
-    elif outcome == "answered" and text is not None:
+    elif outcome is ReplyOutcome.ANSWERED and text is not None:
         sys.stdout.write(text + "\n")
     else:
-        word = {"timed-out": "timed out"}.get(outcome, outcome)
+        word = "timed out" if outcome is ReplyOutcome.TIMED_OUT else outcome
         said = reason if reason and reason.startswith(word) else None
         tell(f"wisp: {said or word + (f': {reason}' if reason else '')}")
-    if outcome == "answered":
+    if outcome is ReplyOutcome.ANSWERED:
         return
-    raise typer.Exit(int(ExitCode.TIMED_OUT if outcome == "timed-out" else ExitCode.NO))
+    raise typer.Exit(int(ExitCode.TIMED_OUT if outcome is ReplyOutcome.TIMED_OUT else ExitCode.NO))

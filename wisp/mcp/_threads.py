@@ -13,22 +13,14 @@ import itertools
 import secrets
 import threading
 from datetime import datetime
-from enum import StrEnum
 from typing import Any
 
 import attrs
 
 from pending import SYSTEM_CLOCK, Clock, FactBinding, format_time, record_time
-
-THREAD_PREFIX = "c"
-SESSION_PREFIX = "s"
-PERMANENT_PREFIX = "p"
-
-
-class FactScope(StrEnum):
-    THREAD = "thread"
-    SESSION = "session"
-    PERMANENT = "permanent"
+from wisp._factids import PERMANENT_PREFIX as PERMANENT_PREFIX
+from wisp._factids import SESSION_PREFIX, THREAD_PREFIX
+from wisp._factids import FactScope as FactScope
 
 
 class UnknownFact(LookupError):
