@@ -76,7 +76,7 @@ class LiveInbox:
         self,
         home: Path,
         *,
-        entry_point: EntryPoint | str,
+        entry_point: EntryPoint,
         on_warning: Callable[[str], None] | None = None,
         backlog: int = 256,
     ) -> None:
