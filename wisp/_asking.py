@@ -54,14 +54,15 @@ from wisp._config import ConfigError, load_config
 from wisp._deadlines import check_deadline
 from wisp._grants import Grant, GrantStore
 from wisp._home import current_user
-from wisp._hosts import notice_for
 from wisp._notify import Notifier
 from wisp._store import StoreError
+from wisp.kinds import notice_for, view
 
 if TYPE_CHECKING:
     from pending import Transition
 
 logger = logging.getLogger("wisp.asking")
+_COMMANDS, _QUESTIONS = view(Kind.COMMAND), view(Kind.QUESTION)
 
 
 @attrs.frozen(kw_only=True)
@@ -790,8 +791,8 @@ class ApprovalGate:
         return self.asker.file(
             Kind.COMMAND,
             CommandBinding(command=command, cwd=cwd, thread=thread, reason=reason),
-            title="wisp: run a command?",
-            body=lambda rid: f"{command} — wisp approvals approve {rid}",
+            title=_COMMANDS.title,
+            body=lambda rid: _COMMANDS.body(command, rid),
             timeout_s=self.timeout_s if timeout_s is None else timeout_s,
             thread=thread,
             on_filed=on_filed,
@@ -919,8 +920,8 @@ class QuestionAsker:
         return self.asker.file(
             Kind.QUESTION,
             QuestionBinding(question=question, options=options or None, free_text=free),
-            title="wisp: a question for you",
-            body=lambda rid: f"{question} — wisp questions answer {rid} TEXT",
+            title=_QUESTIONS.title,
+            body=lambda rid: _QUESTIONS.body(question, rid),
             timeout_s=self.timeout_s if timeout_s is None else timeout_s,
             thread=thread,
             on_filed=on_filed,

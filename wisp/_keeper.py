@@ -34,6 +34,9 @@ from wisp._answering import apply_answered
 from wisp._asking import Asker
 from wisp._factids import asked_from, is_permanent
 from wisp._factstore import Fact, FactRefused, FactStore
+from wisp.kinds import view
+
+_FACTS = view(Kind.FACT)
 
 
 class KeepState(StrEnum):
@@ -129,8 +132,8 @@ class FactKeeper:
         request = self.asker.file(
             Kind.FACT,
             binding,
-            title="wisp: keep as a permanent fact?",
-            body=lambda rid: f"{subject} {name} = {value} — wisp facts keep {rid}",
+            title=_FACTS.title,
+            body=lambda rid: _FACTS.body(f"{subject} {name} = {value}", rid),
             timeout_s=0,
             thread=thread,
         )

@@ -25,7 +25,7 @@ app = command_group(
     epilog="""Examples:
   wisp pending                      what waits for you
   wisp show 3f9c                    all of one request (a unique ID prefix will do)
-  wisp approvals approve 3f9c       approve it (only from a terminal)
+  {approve:<33} approve it (only from a terminal)
   wisp log -f                       the audit log, as it is written
   wisp completion bash >> ~/.bashrc complete IDs with Tab""",
 )
@@ -160,6 +160,18 @@ class _LazyRoot(WispGroup):
             command.help = summary
             self.commands[cmd_name] = command
         return command
+
+    def format_epilog(self, ctx: Context, formatter: HelpFormatter) -> None:
+        # The answering example is the command kind's own (wisp/kinds/), read only for help.
+        from pending import Kind
+        from wisp.kinds import view
+
+        epilog = self.epilog or ""
+        self.epilog = epilog.format(approve=view(Kind.COMMAND).answering[0].line("3f9c"))
+        try:
+            super().format_epilog(ctx, formatter)
+        finally:
+            self.epilog = epilog
 
     def format_commands(self, ctx: Context, formatter: HelpFormatter) -> None:
         rows = [(name, entry.summary) for name, entry in _COMMANDS.items()]

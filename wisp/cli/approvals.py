@@ -39,14 +39,17 @@ from wisp.cli._exit import ExitCode
 from wisp.cli._layout import Column, Role
 from wisp.cli._listing import pending_command, show_rows
 from wisp.cli.show import SHOW_EXAMPLES, show_command
-from wisp.kinds.command import SCOPES_LINE
+from wisp.kinds import view
+
+COMMANDS = view(Kind.COMMAND)
+APPROVE, DENY = COMMANDS.answering
 
 approvals_app = command_group(
     "Command approvals: ask from a script; approve or deny from any terminal.",
     no_args_is_help=True,
-    epilog="""Examples:
+    epilog=f"""Examples:
   wisp approvals pending
-  wisp approvals approve 3f9c
+  {APPROVE.line("3f9c")}
   wisp approvals request -- make deploy""",
 )
 
@@ -60,10 +63,10 @@ SCOPE_HELP = (
 
 @approvals_app.command(
     "approve",
-    epilog="""Examples:
-  wisp approvals approve 3f9c0a1b2c3d4e5f
-  wisp approvals approve 3f9c                   (a unique prefix)
-  wisp approvals approve 3f9c --scope project   (and the same command in this project)""",
+    epilog=f"""Examples:
+  {APPROVE.line("3f9c0a1b2c3d4e5f")}
+  {APPROVE.line("3f9c"):<46}(a unique prefix)
+  {APPROVE.line("3f9c") + " --scope project":<46}(and the same command in this project)""",
 )
 def approve(
     request_id: Annotated[str, id_argument(Kind.COMMAND)],
@@ -76,7 +79,7 @@ def approve(
     says what it made of the answer. Exit 0 answered, 1 refused (nothing written) or the
     request ended otherwise, 2 error."""
     answer_from_terminal(
-        "wisp approvals approve",
+        APPROVE.invocation,
         request_id,
         Kind.COMMAND,
         Decision(scope.value),
@@ -87,9 +90,9 @@ def approve(
 
 @approvals_app.command(
     "deny",
-    epilog="""Examples:
-  wisp approvals deny 3f9c0a1b2c3d4e5f
-  wisp approvals deny 3f9c --reason "not on a Friday\"""",
+    epilog=f"""Examples:
+  {DENY.line("3f9c0a1b2c3d4e5f")}
+  {DENY.line("3f9c")} --reason "not on a Friday\"""",
 )
 def deny(
     request_id: Annotated[str, id_argument(Kind.COMMAND)],
@@ -102,7 +105,7 @@ def deny(
 
     Only from a terminal. Exit 0 answered, 1 refused (nothing written), 2 error."""
     answer_from_terminal(
-        "wisp approvals deny",
+        DENY.invocation,
         request_id,
         Kind.COMMAND,
         Decision.NO,
@@ -221,10 +224,10 @@ def request_approval(
                 text,
                 [("reason", reason)] if reason else [],
                 [
-                    f"approve: wisp approvals approve {request.id} [--scope SCOPE]",
-                    f"deny:    wisp approvals deny {request.id} [--reason TEXT]",
-                    f"see it:  wisp show {request.id}",
-                    SCOPES_LINE,
+                    *COMMANDS.prompt_lines(
+                        request.id, more=[("see it", f"wisp show {request.id}")]
+                    ),
+                    *COMMANDS.notes,
                     waiting_note(timeout_s),
                 ],
             )
@@ -280,3 +283,7 @@ def request_approval(
     raise typer.Exit(
         int(ExitCode.TIMED_OUT if outcome is ApprovalOutcome.TIMED_OUT else ExitCode.NO)
     )
+
+
+def _show(request_id: str) -> str:
+    return f"wisp show {request_id}"

@@ -34,14 +34,18 @@ from wisp.cli._common import (
 from wisp.cli._layout import Column, Role
 from wisp.cli._listing import pending_command, show_rows
 from wisp.cli.show import SHOW_EXAMPLES, show_command
+from wisp.kinds import view
+
+FACTS = view(Kind.FACT)
+KEEP, DROP = FACTS.answering
 
 facts_app = command_group(
     "Permanent facts: only you keep them. Ask from a script; keep or drop from any "
     "terminal, even after the asking program has stopped.",
     no_args_is_help=True,
-    epilog="""Examples:
+    epilog=f"""Examples:
   wisp facts pending
-  wisp facts keep 9d1c
+  {KEEP.line("9d1c")}
   wisp facts list
   wisp facts forget p3e8""",
 )
@@ -52,10 +56,11 @@ def _said(binding: FactBinding) -> str:
 
 
 def answer_fact(request_id: str, decision: Decision, as_json: bool) -> None:
-    require_terminal(f"wisp facts {decision}")  # before anything is read
+    command = (KEEP if decision == Decision.KEEP else DROP).invocation
+    require_terminal(command)  # before anything is read
     differs = _contradicting(request_id) if decision == Decision.KEEP else []
     report = answer_from_terminal(
-        f"wisp facts {decision}", request_id, Kind.FACT, decision, as_json=as_json, render=_report
+        command, request_id, Kind.FACT, decision, as_json=as_json, render=_report
     )
     settled = report.settled
     kept = settled is not None and settled.outcome is Outcome.ANSWERED
@@ -117,7 +122,7 @@ def _report(report: AnswerReport) -> None:
 
 
 @facts_app.command(
-    "keep", epilog="Examples:\n  wisp facts keep 9d1c2b3a4f5e6d7c\n  wisp facts keep 9d1c"
+    "keep", epilog=f"Examples:\n  {KEEP.line('9d1c2b3a4f5e6d7c')}\n  {KEEP.line('9d1c')}"
 )
 def keep(
     request_id: Annotated[str, id_argument(Kind.FACT)],
@@ -131,7 +136,7 @@ def keep(
     answer_fact(request_id, Decision.KEEP, as_json)
 
 
-@facts_app.command("drop", epilog="Example:\n  wisp facts drop 9d1c")
+@facts_app.command("drop", epilog=f"Example:\n  {DROP.line('9d1c')}")
 def drop(
     request_id: Annotated[str, id_argument(Kind.FACT)],
     as_json: JsonFlag = False,
@@ -290,11 +295,10 @@ def request_fact(
         out.print(asked.fact.id)
         return
     again = "" if asked.new else " (already waiting: the same request)"
-    tell(
-        f"wisp: asked you to keep {said}{again}\n  keep: wisp facts keep {asked.request_id}\n"
-        f"  drop: wisp facts drop {asked.request_id}\n  see it: wisp show {asked.request_id}\n"
-        "  it waits with no time limit"
-    )
+    request_id = str(asked.request_id)  # a request waits: it has an ID
+    how = FACTS.prompt_lines(request_id, more=[("see it", f"wisp show {request_id}")])
+    lines = [f"wisp: asked you to keep {said}{again}", *how, "it waits with no time limit"]
+    tell("\n  ".join(lines))
     out.print(asked.request_id)
 
 

@@ -16,23 +16,28 @@ from wisp.cli._common import command_group, config_or_fail, fail, print_json, re
 from wisp.cli._exit import ExitCode
 from wisp.cli._listing import pending_command
 from wisp.cli.show import SHOW_EXAMPLES, show_command
+from wisp.kinds import view
+
+QUESTIONS = view(Kind.QUESTION)
+ANSWER, DECLINE = QUESTIONS.answering
+_ANSWER = ANSWER.invocation
 
 questions_app = command_group(
     "Questions to you: ask from a script; answer or decline from any terminal.",
     no_args_is_help=True,
-    epilog="""Examples:
+    epilog=f"""Examples:
   wisp questions pending
-  wisp questions answer 3f9c 2
+  {_ANSWER} 3f9c 2
   wisp questions ask "Which environment?" --option staging --option production""",
 )
 
 
 @questions_app.command(
     "answer",
-    epilog="""Examples:
-  wisp questions answer 3f9c0a1b2c3d4e5f production
-  wisp questions answer 3f9c 2            (the second option)
-  wisp questions answer 3f9c 2 --literal  (the text "2", where free text is taken)""",
+    epilog=f"""Examples:
+  {_ANSWER} 3f9c0a1b2c3d4e5f production
+  {_ANSWER} 3f9c 2            (the second option)
+  {_ANSWER} 3f9c 2 --literal  (the text "2", where free text is taken)""",
 )
 def answer(
     request_id: Annotated[str, id_argument(Kind.QUESTION)],
@@ -55,7 +60,7 @@ def answer(
     Only from a terminal. Exit 0 answered, 1 refused (nothing written; not one of the
     options, for one), 2 error."""
     answer_from_terminal(
-        "wisp questions answer",
+        _ANSWER,
         request_id,
         Kind.QUESTION,
         Decision.ANSWER,
@@ -66,7 +71,7 @@ def answer(
     )
 
 
-@questions_app.command("decline", epilog="Example:\n  wisp questions decline 3f9c")
+@questions_app.command("decline", epilog=f"Example:\n  {DECLINE.line('3f9c')}")
 def decline(
     request_id: Annotated[str, id_argument(Kind.QUESTION)],
     as_json: JsonFlag = False,
@@ -75,7 +80,7 @@ def decline(
 
     Only from a terminal. Exit 0 answered, 1 refused (nothing written), 2 error."""
     answer_from_terminal(
-        "wisp questions decline",
+        DECLINE.invocation,
         request_id,
         Kind.QUESTION,
         Decision.DECLINE,
@@ -134,9 +139,7 @@ def ask_question(
                 question,
                 offered if options else [],
                 [
-                    f"answer:  wisp questions answer {request.id} TEXT"
-                    + (" (or an option's number)" if options else ""),
-                    f"decline: wisp questions decline {request.id}",
+                    *_with_numbers(QUESTIONS.prompt_lines(request.id), bool(options)),
                     waiting_note(timeout_s),
                 ],
             )
@@ -173,3 +176,8 @@ def ask_question(
     if outcome is ReplyOutcome.ANSWERED:
         return
     raise typer.Exit(int(ExitCode.TIMED_OUT if outcome is ReplyOutcome.TIMED_OUT else ExitCode.NO))
+
+
+def _with_numbers(lines: list[str], numbered: bool) -> list[str]:
+    """The asker's answering lines, the first saying an option's number will do."""
+    return [lines[0] + " (or an option's number)", *lines[1:]] if numbered else lines

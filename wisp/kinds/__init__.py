@@ -7,11 +7,24 @@ here, registered with :func:`register` (docs/architecture.md).
 
 from __future__ import annotations
 
-from pending import Kind
+from typing import Any
+
+from pending import Kind, Request
+from wisp._audit import request_fields
 from wisp.kinds import command, fact, question
 from wisp.kinds._view import Answering, KindView, Rows, numbered
 
-__all__ = ["Answering", "KindView", "Rows", "numbered", "register", "unregister", "view", "views"]
+__all__ = [
+    "Answering",
+    "KindView",
+    "Rows",
+    "notice_for",
+    "numbered",
+    "register",
+    "unregister",
+    "view",
+    "views",
+]
 
 _VIEWS: dict[Kind, KindView] = {}
 
@@ -34,6 +47,17 @@ def view(kind: Kind) -> KindView:
 def views() -> list[KindView]:
     """Every kind's view, in the order the kinds were registered."""
     return list(_VIEWS.values())
+
+
+def notice_for(request: Request) -> tuple[str, str, str, dict[str, Any], str]:
+    """The notification a request gets, the same for every route: title, message, subtitle
+    (who asks), the request's audit fields, and its source (as its kind's view says)."""
+    server, kind_view = request.server, view(request.kind)
+    who = [*kind_view.asker_parts(request.binding), server.client or "wisp"]
+    if server.thread:
+        who.append(f"thread {server.thread}")
+    fields = request_fields(request)
+    return request.title, request.body, " · ".join(who), fields, kind_view.notice_source
 
 
 for _module in (command, fact, question):

@@ -32,6 +32,11 @@ class Answering:
     decisions: tuple[Decision, ...]  # the decisions this command can give
     options: str = ""  # its options, as a full hint shows them (" [--scope SCOPE]")
 
+    @property
+    def invocation(self) -> str:
+        """The command without its ID and arguments: `wisp approvals approve`."""
+        return self.command.split(" {id}")[0]
+
     def line(self, request_id: str, *, options: bool = False) -> str:
         """The command for *request_id* (with its options, for a full hint)."""
         return self.command.format(id=request_id) + (self.options if options else "")
@@ -61,6 +66,14 @@ class KindView(ABC):
     def answer_lines(self, request_id: str) -> list[str]:
         """The commands that answer it with their options, then the notes (`wisp show`)."""
         return [a.line(request_id, options=True) for a in self.answering] + list(self.notes)
+
+    def prompt_lines(self, request_id: str, *, more: Sequence[tuple[str, str]] = ()) -> list[str]:
+        """The asker's "how to answer" lines: each command with its options after its label
+        (`approve: wisp approvals approve ID [--scope SCOPE]`), then *more* (label, text) lines,
+        the labels padded alike where they fit."""
+        width = max(len(a.label) for a in self.answering) + 2
+        labelled = [(a.label, a.line(request_id, options=True)) for a in self.answering]
+        return [f"{label}:".ljust(width - 1) + f" {text}" for label, text in [*labelled, *more]]
 
     def how_to_answer(self, request_id: str) -> str:
         """The answering commands in a sentence: "`A` or `B`" (for a refusal)."""

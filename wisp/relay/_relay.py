@@ -7,7 +7,7 @@ the asker's outcome and the relay must go on relaying meanwhile. Every line out 
 :class:`Output`, whole, one at a time.
 
 The relay has no answering code of its own: answers go through :class:`wisp.Answerer`,
-watching through :class:`wisp.Inbox`, the hello's audit through :func:`wisp._hosts.hello_heard`
+watching through :class:`wisp.Inbox`, the hello's audit through :func:`wisp._hello.hello_heard`
 and notifications through the :class:`wisp.Notifier`'s `host` route.
 """
 
@@ -42,9 +42,10 @@ from pending import (
 )
 from wisp import Answerer, AnswerReport, EntryPoint, Inbox, Notifier, __version__
 from wisp._asking import default_notifier
+from wisp._hello import hello_heard
 from wisp._history import ended_requests
-from wisp._hosts import hello_heard, notice_for
 from wisp._store import StoreError
+from wisp.kinds import notice_for
 from wisp.relay._protocol import (
     ANSWERABLE,
     EFFECT_KINDS,
