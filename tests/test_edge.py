@@ -298,7 +298,7 @@ try:
     raised = "no"
 except OSError:
     raised = "yes"
-print(running.backend.value, len(hoard) > 0, raised, len(said), said[0])
+print(running.backend.value, raised, len(said), said[0])
 running.stop()
 """
         )
@@ -306,8 +306,10 @@ running.stop()
             [sys.executable, "-c", code], capture_output=True, text=True, timeout=60
         )
         assert out.returncode == 0, out.stderr
-        backend, hoarded, raised, count, message = out.stdout.split(" ", 4)
-        assert (backend, hoarded, raised, count) == ("polling", "True", "yes", "1")
+        # (Another process may have taken them all already: then nothing was hoarded here,
+        # and the fallback is the same.)
+        backend, raised, count, message = out.stdout.split(" ", 3)
+        assert (backend, raised, count) == ("polling", "yes", "1")
         assert "native file watching is unavailable" in message
         assert "falling back to polling every 0.05s" in message
 
