@@ -202,6 +202,11 @@ class TestDecodeFrontEnd:
         assert line.kinds == {Kind.FACT}
         assert line.notify
 
+    def test_an_empty_via_says_nothing(self) -> None:
+        """A hello's empty `via` reads as none given (older TUIs sent one or the other)."""
+        line = decode_front_end(b'{"type":"hello","effects":[],"via":""}')
+        assert isinstance(line, Hello) and line.via is None
+
     def test_no_hello_is_commands_only(self) -> None:
         """Without a hello a front end is sent command approvals and nothing else."""
         assert NO_HELLO.kinds == {Kind.COMMAND}

@@ -723,7 +723,7 @@ class _Fields:
 
 
 def _read_hello(line: _Fields) -> Hello:
-    via = line.opt_text("via")
+    via = line.opt_text("via") or None  # an empty one says nothing, as before
     if via is not None and via not in VIAS:
         takes = " or ".join(VIAS)
         raise line.bad(f"`via` takes {takes}, not {via[:_ECHO_CHARS]!r}.")
