@@ -17,7 +17,7 @@ from relayproc import RelayProcess, write_config
 
 from pending import Channel, ServerLock, State
 from wisp import ApprovalGate, Asker, Notifier, QuestionAsker
-from wisp.relay._protocol import MAX_LINE_BYTES
+from wisp.relay.protocol import MAX_LINE_BYTES
 
 WAIT_S = 3  # answer.waitSeconds in these tests: how long the relay waits for an asker
 

@@ -14,7 +14,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 FACES = ("cli", "relay", "tui", "mcp")
-# The fields whose values are enums (Outcome, State, Decision, Via, Scope, AskerWatch…).
+# The fields whose values are enums (Outcome, State, Decision, Via, Scope, AnswerFate…).
 VERDICT_NAMES = {"outcome", "state", "decision", "via", "scope", "asker", "by", "delivery"}
 MAX_FUNCTION_LINES = 100
 

@@ -674,8 +674,8 @@ class TestKeys:
 
     def test_a_history_that_comes_before_its_screen_is_drawn(self) -> None:
         """A relay's history may arrive before the history screen is up: it is drawn then."""
+        from wisp.relay.protocol import Ended, HistoryReply
         from wisp.tui._app import HistoryScreen
-        from wisp.tui._model import Ended, History
 
         entry = Ended(
             ts="2026-11-30T03:39:16.204Z",
@@ -691,7 +691,7 @@ class TestKeys:
         async def main() -> None:
             async with app.run_test() as pilot:
                 screen = HistoryScreen()
-                screen.add("local", History(entries=(entry,)))
+                screen.add("local", HistoryReply(entries=(entry,)))
                 await app.push_screen(screen)
                 await pilot.pause()
                 row = [str(c) for c in screen.query_one("#history", DataTable).get_row_at(0)]
@@ -844,7 +844,7 @@ class TestNotify:
             assert data.count(b"\x07") == 1 and b";" not in data[4:]
 
         app = tui(home, body, notify="osc9")
-        assert "notify" in app.hello()["effects"]
+        assert app.hello().notify
 
     def test_which_terminals_get_notify(self) -> None:
         """notify is declared only where the terminal posts for a sequence, never in tmux."""

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import unicodedata
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,23 +14,21 @@ from helpers import BUILDERS
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pending import Kind, ServerLock, State, Status
-from wisp.relay._protocol import approval_line
-from wisp.tui._model import (
+from pending import Decision, Kind, Outcome, ServerLock, State, Status
+from wisp import AnswerFate
+from wisp.relay._lines import approval_line
+from wisp.relay.protocol import (
     Answered,
-    BadLine,
-    Gone,
-    History,
-    Notice,
+    ErrorLine,
+    HistoryReply,
+    LineError,
+    Notify,
     Ready,
-    RelayError,
-    Waiting,
     Winner,
-    asked,
-    detail,
-    parse_relay_line,
-    report,
+    Withdrawn,
+    encode,
 )
+from wisp.tui._model import Waiting, asked, detail, read_relay_line, report
 
 HIDDEN = {"Cc", "Cf", "Zl", "Zp", "Co", "Cs", "Cn"}
 
@@ -55,10 +55,10 @@ def approval(**fields: Any) -> bytes:
     return json.dumps(base).encode()
 
 
-class TestParseRelayLine:
+class TestReadRelayLine:
     def test_approval(self) -> None:
         """An approval line becomes a Waiting keyed by host and id."""
-        item = parse_relay_line("alpha", approval())
+        item = read_relay_line("alpha", approval())
         assert isinstance(item, Waiting)
         assert (item.key, item.kind, item.asker.pid, item.answerable) == (
             "alpha/a1b2c3d4",
@@ -72,14 +72,14 @@ class TestParseRelayLine:
         for kind, build in BUILDERS.items():
             request = build(server)
             status = Status(id=request.id, kind=kind, state=State.FILED, request=request)
-            item = parse_relay_line("local", json.dumps(approval_line(status)).encode())
+            item = read_relay_line("local", encode(approval_line(status))[:-1])
             assert isinstance(item, Waiting)
             assert (item.kind, item.id, item.asker.id) == (kind, request.id, server.id)
 
     @pytest.mark.parametrize(
         ("data", "kind"),
         [
-            (line(type="withdrawn", id="a1b2c3d4", state="stale", reason="gone"), Gone),
+            (line(type="withdrawn", id="a1b2c3d4", state="stale", reason="gone"), Withdrawn),
             (
                 line(
                     type="answered",
@@ -90,19 +90,19 @@ class TestParseRelayLine:
                 ),
                 Answered,
             ),
-            (line(type="error", error="busy", message="m", id="zz"), RelayError),
-            (line(type="notify", title="t", subtitle="s", body="b"), Notice),
+            (line(type="error", error="busy", message="m", id="zz"), ErrorLine),
+            (line(type="notify", title="t", subtitle="s", body="b"), Notify),
             (line(type="ready", effects=["notify"], waiting=3), Ready),
-            (line(type="history", entries=[{"ts": "x", "outcome": "stale"}]), History),
+            (line(type="history", entries=[{"ts": "x", "outcome": "stale"}]), HistoryReply),
         ],
     )
     def test_each_type(self, data: bytes, kind: type) -> None:
         """Every line type the relay sends is read as its message."""
-        assert isinstance(parse_relay_line("local", data), kind)
+        assert isinstance(read_relay_line("local", data), kind)
 
     def test_a_newer_relays_types_are_ignored(self) -> None:
         """An unknown type is None: skipped quietly, as additive protocol changes need."""
-        assert parse_relay_line("local", line(type="progress", n=1)) is None
+        assert read_relay_line("local", line(type="progress", n=1)) is None
 
     @pytest.mark.parametrize(
         "data",
@@ -123,17 +123,19 @@ class TestParseRelayLine:
             line(type="withdrawn", id="a1b2c3d4", answer=[]),
             line(type="history", entries={}),
             line(type="ready", waiting=True),
+            line(type="error", error="no-such-code", message="m"),
+            line(type="answered", id="a1b2c3d4", won=True, decision="once", asker="lost"),
         ],
     )
     def test_bad_lines(self, data: bytes) -> None:
         """A line that does not fit is refused with a reason, never half-used."""
-        with pytest.raises(BadLine):
-            parse_relay_line("local", data)
+        with pytest.raises(LineError):
+            read_relay_line("local", data)
 
-    def test_an_error_id_that_is_no_id_is_dropped(self) -> None:
-        """An error's id is kept only if it is a request ID."""
-        error = parse_relay_line("local", line(type="error", error="x", message="m", id="zz"))
-        assert isinstance(error, RelayError) and error.id is None
+    def test_an_error_keeps_the_id_it_echoed(self) -> None:
+        """An error's id is kept as the relay echoed it (a row is found only by a real one)."""
+        error = read_relay_line("local", line(type="error", error="busy", message="m", id="zz"))
+        assert isinstance(error, ErrorLine) and error.id == "zz"
 
 
 class TestShowing:
@@ -141,7 +143,7 @@ class TestShowing:
     def test_nothing_hidden_reaches_the_screen(self, text: str) -> None:
         """Whatever a request's command holds, what is asked and its detail show no control,
         bidi or zero-width character."""
-        item = parse_relay_line("local", approval(command=text, cwd=text, reason=text))
+        item = read_relay_line("local", approval(command=text, cwd=text, reason=text))
         assert isinstance(item, Waiting)
         shown = [asked(item)] + [value for _label, value in detail(item, datetime.now(UTC))]
         for value in shown:
@@ -150,30 +152,34 @@ class TestShowing:
     def test_the_whole_command_is_shown(self) -> None:
         """The detail never cuts a command, however long."""
         long = "x" * 5000 + " && rm -rf ~"
-        item = parse_relay_line("local", approval(command=long))
+        item = read_relay_line("local", approval(command=long))
         assert isinstance(item, Waiting)
         assert ("command", long) in detail(item, datetime.now(UTC))
 
     def test_reports(self) -> None:
         """An answer's report says what happened, a lost one who won."""
-        item = parse_relay_line("local", approval())
+        item = read_relay_line("local", approval())
         assert isinstance(item, Waiting)
         won = Answered(
             id="a1b2c3d4",
+            kind=Kind.COMMAND,
             won=True,
-            decision="session",
+            decision=Decision.SESSION,
+            text=None,
             answer=None,
-            outcome="answered",
+            outcome=Outcome.ANSWERED,
             result=None,
             reason=None,
-            asker="settled",
+            asker=AnswerFate.SETTLED,
             applied=False,
         )
         assert report(item, won) == "approved session (a1b2c3d4); the asker has it"
         lost = Answered(
             id="a1b2c3d4",
+            kind=Kind.COMMAND,
             won=False,
-            decision="once",
+            decision=Decision.ONCE,
+            text=None,
             answer=Winner(decision="no", via="cli", user="bob\x1b[2J", answered_at=None),
             outcome=None,
             result=None,
@@ -184,3 +190,32 @@ class TestShowing:
         assert (
             report(item, lost) == "a1b2c3d4: too late, already answered no by bob⟨ESC⟩[2J via cli"
         )
+
+
+TUI = Path(__file__).resolve().parent.parent / "wisp" / "tui"
+
+
+def _imports(path: Path) -> set[str]:
+    """The modules *path* imports (from-imports by their module)."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return found
+
+
+class TestTheTuiStandsOnTheRelay:
+    @pytest.mark.parametrize("path", sorted(TUI.glob("*.py")), ids=lambda p: p.name)
+    def test_only_the_relays_public_protocol(self, path: Path) -> None:
+        """The TUI imports no private module of the relay, and reads and writes no JSON of
+        its own: every line goes through wisp.relay.protocol."""
+        imported = _imports(path)
+        private = {
+            m for m in imported if m.startswith("wisp.relay.") and m != "wisp.relay.protocol"
+        }
+        assert not private, private
+        assert "json" not in imported
+        assert "wisp.relay" not in imported  # the command's module: the TUI never runs it

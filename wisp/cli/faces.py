@@ -34,11 +34,12 @@ def relay(
     """Speak the channel as JSON lines on stdin/stdout, for a front end that runs this as a
     child (docs/relay.md). Takes answers only from a front end the person runs in a terminal.
     Ends when stdin does. Exit 0 at EOF, 2 if the channel cannot be used."""
+    from pending import Via
     from wisp.relay import VIAS, main
 
     if via not in VIAS:
         fail(f"--via takes relay or tui, not {via[:40]!r}.", ExitCode.ERROR)
-    raise typer.Exit(main(via))
+    raise typer.Exit(main(Via(via)))
 
 
 def tui(

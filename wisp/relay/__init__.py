@@ -1,7 +1,8 @@
 """`wisp relay`: the pending channel as JSON lines on stdin/stdout, for a front end.
 
-docs/relay.md is the protocol's reference. :func:`main` is the command; the relay itself is
-:class:`wisp.relay._relay.Relay`.
+docs/relay.md is the protocol's reference, and :mod:`wisp.relay.protocol` its one
+implementation, public: the relay and every Python front end (wisp tui among them) speak
+through it. :func:`main` is the command; the relay itself is :class:`wisp.relay._relay.Relay`.
 """
 
 from __future__ import annotations
@@ -9,9 +10,9 @@ from __future__ import annotations
 import os
 import sys
 
-from pending import PendingError
+from pending import PendingError, Via
 from wisp._home import open_channel
-from wisp.relay._protocol import MAX_LINE_BYTES, VIA_RELAY, VIAS, error_line
+from wisp.relay.protocol import MAX_LINE_BYTES, VIAS, ErrorCode, ErrorLine
 
 __all__ = ["MAX_LINE_BYTES", "VIAS", "main", "via_from_argv"]
 
@@ -20,17 +21,17 @@ EXIT_ERROR = 2
 EXIT_INTERRUPTED = 130
 
 
-def via_from_argv(argv: list[str]) -> str | None:
+def via_from_argv(argv: list[str]) -> Via | None:
     """`python -m wisp.relay [--via relay|tui]`: the via asked for, or None if the arguments
     are not that."""
     if not argv:
-        return VIA_RELAY
+        return Via.RELAY
     if len(argv) == 2 and argv[0] == "--via" and argv[1] in VIAS:
-        return argv[1]
+        return Via(argv[1])
     return None
 
 
-def main(via: str = VIA_RELAY) -> int:
+def main(via: Via = Via.RELAY) -> int:
     """Run the relay until its standard input ends; the exit status. *via*: whom its answers
     are given as — `tui` only for `wisp tui`'s own relay child (`--via tui`)."""
     from wisp.relay._relay import Output, Relay
@@ -42,7 +43,7 @@ def main(via: str = VIA_RELAY) -> int:
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
 
     def fatal(message: str) -> int:
-        out.send(error_line("channel", message, fatal=True))
+        out.send(ErrorLine(error=ErrorCode.CHANNEL, message=message, fatal=True))
         sys.stderr.write(f"wisp relay: {message}\n")
         return EXIT_ERROR
 

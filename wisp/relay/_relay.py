@@ -4,7 +4,8 @@ Three threads, one lock. The main thread reads the front end's lines (stdin) and
 the watch thread turns the Inbox's transitions into `approval` and `withdrawn` lines; each
 answer runs in a thread of its own, since the Answerer waits (up to `answer.waitSeconds`) for
 the asker's outcome and the relay must go on relaying meanwhile. Every line out goes through
-:class:`Output`, whole, one at a time.
+:class:`Output`, whole, one at a time. Lines in and out are records of
+:mod:`wisp.relay.protocol`, the module a front end speaks through too.
 
 The relay has no answering code of its own: answers go through :class:`wisp.Answerer`,
 watching through :class:`wisp.Inbox`, the hello's audit through :func:`wisp._hello.hello_heard`
@@ -13,7 +14,6 @@ and notifications through the :class:`wisp.Notifier`'s `host` route.
 
 from __future__ import annotations
 
-import json
 import os
 import queue
 import socket
@@ -21,6 +21,8 @@ import sys
 import threading
 from collections.abc import Callable
 from typing import Any, BinaryIO
+
+import attrs
 
 from pending import (
     KINDS,
@@ -40,29 +42,38 @@ from pending import (
     Via,
     WrongKind,
 )
-from wisp import Answerer, AnswerReport, EntryPoint, Inbox, Notifier, __version__
+from wisp import Answerer, EntryPoint, Inbox, Notifier, __version__
 from wisp._asking import default_notifier
 from wisp._hello import hello_heard
 from wisp._history import ended_requests
 from wisp._store import StoreError
 from wisp.kinds import notice_for
-from wisp.relay._protocol import (
+from wisp.relay._lines import (
+    answered_line,
+    approval_line,
+    effect_of,
+    error_line,
+    undeclared_line,
+    withdrawn_line,
+)
+from wisp.relay.protocol import (
     ANSWERABLE,
-    EFFECT_KINDS,
     NO_HELLO,
-    VIA_RELAY,
-    VIA_TUI,
     AnswerLine,
+    Ended,
+    ErrorCode,
+    ErrorLine,
     Hello,
-    HistoryLine,
+    HistoryReply,
+    HistoryRequest,
+    Line,
     LineError,
     LineSplitter,
+    Notify,
+    Ready,
     TooLong,
-    approval_line,
-    error_line,
-    parse_line,
-    winner_fields_of,
-    withdrawn_line,
+    decode_front_end,
+    encode,
 )
 
 # How long the relay waits for a first line before it serves a front end without a hello
@@ -79,29 +90,29 @@ _EOF = object()
 END_BYTES = (b"\x04", b"\x03")  # Ctrl-D, Ctrl-C: the end of input on a raw terminal
 
 # Refusals from the Answerer, by the code an `error` line gives them.
-_CODES: list[tuple[type[Exception], str]] = [
-    (InvalidId, "invalid-id"),
-    (UnknownRequest, "unknown-request"),
-    (UnreadableRequest, "unreadable-request"),
-    (WrongKind, "wrong-kind"),
-    (InvalidDecision, "invalid-decision"),
-    (AlreadySettled, "already-settled"),
-    (StaleRequest, "stale"),
-    (RequestChanged, "request-changed"),
+_CODES: list[tuple[type[Exception], ErrorCode]] = [
+    (InvalidId, ErrorCode.INVALID_ID),
+    (UnknownRequest, ErrorCode.UNKNOWN_REQUEST),
+    (UnreadableRequest, ErrorCode.UNREADABLE_REQUEST),
+    (WrongKind, ErrorCode.WRONG_KIND),
+    (InvalidDecision, ErrorCode.INVALID_DECISION),
+    (AlreadySettled, ErrorCode.ALREADY_SETTLED),
+    (StaleRequest, ErrorCode.STALE),
+    (RequestChanged, ErrorCode.REQUEST_CHANGED),
 ]
 
 
 class Output:
-    """The relay's stdout: one JSON object a line, written whole, from any thread. Once the
-    front end has gone (a broken pipe) every later line is dropped."""
+    """The relay's stdout: one protocol line at a time, written whole, from any thread. Once
+    the front end has gone (a broken pipe) every later line is dropped."""
 
     def __init__(self, stream: BinaryIO) -> None:
         self._stream = stream
         self._lock = threading.Lock()
         self.closed = False
 
-    def send(self, line: dict[str, Any]) -> bool:
-        data = (json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+    def send(self, line: Line) -> bool:
+        data = encode(line)
         with self._lock:
             if self.closed:
                 return False
@@ -147,7 +158,7 @@ class Relay:
         *,
         on_warning: Callable[[str], None],
         hostname: str | None = None,
-        via: str = VIA_RELAY,
+        via: Via = Via.RELAY,
         terminal: Callable[[], str | None] = lambda: None,
     ) -> None:
         """*via*: whom answers are given as (`tui` only for `wisp tui`'s own relay child, by
@@ -171,10 +182,7 @@ class Relay:
     def _answerer(self) -> Answerer:
         # The relay's own `via` (from its command line), never the hello's: a front end's
         # word about itself is not taken as who answers (docs/relay.md, "via").
-        via, entry = (
-            (Via.TUI, EntryPoint.TUI) if self.via == VIA_TUI else (Via.RELAY, EntryPoint.RELAY)
-        )
-        return Answerer(self.channel, via=via, entry_point=entry)
+        return Answerer(self.channel, via=self.via, entry_point=self.answerer_entry)
 
     # --- the run ---------------------------------------------------------------------
 
@@ -219,7 +227,7 @@ class Relay:
         if not isinstance(item, bytes):
             return None
         try:
-            line = parse_line(item)
+            line = decode_front_end(item)
         except LineError:
             return None
         return line if isinstance(line, Hello) else None
@@ -239,7 +247,7 @@ class Relay:
         if hello is not NO_HELLO:
             hello_heard(
                 self.channel.home,
-                effects=hello.effects,
+                effects=hello.known,
                 ignored=hello.ignored,
                 client=hello.client,
                 version=hello.version,
@@ -259,26 +267,33 @@ class Relay:
                 entry_point=self.answerer_entry,
             )
 
-    def _to_front_end(self, line: dict[str, Any]) -> None:
-        self.out.send(line)
+    def _to_front_end(self, notice: dict[str, Any]) -> None:
+        """The notifier's `host` route: its notice as a `notify` line."""
+        self.out.send(
+            Notify(
+                title=notice["title"],
+                subtitle=notice["subtitle"],
+                body=notice["body"],
+                sound=notice["sound"],
+            )
+        )
 
     @property
-    def answerer_entry(self) -> str:
-        return str(EntryPoint.TUI if self.via == VIA_TUI else EntryPoint.RELAY)
+    def answerer_entry(self) -> EntryPoint:
+        return EntryPoint.TUI if self.via is Via.TUI else EntryPoint.RELAY
 
     def _ready(self) -> None:
         self.out.send(
-            {
-                "type": "ready",
-                "effects": sorted(self.hello.effects),
-                "ignored": list(self.hello.ignored),
-                "kinds": sorted(k.value for k in self.hello.kinds),
-                "waiting": len(self.sent),
-                "hostname": self.hostname,
-                "version": __version__,
-                "via": self.via,
-                "answers": self.terminal() is None,
-            }
+            Ready(
+                effects=tuple(sorted(self.hello.known)),
+                ignored=self.hello.ignored,
+                kinds=tuple(sorted(self.hello.kinds)),
+                waiting=len(self.sent),
+                hostname=self.hostname,
+                version=__version__,
+                via=self.via,
+                answers=self.terminal() is None,
+            )
         )
 
     def _drain(self) -> None:
@@ -292,7 +307,7 @@ class Relay:
         if isinstance(item, TooLong):
             self.out.send(
                 error_line(
-                    "too-long",
+                    ErrorCode.TOO_LONG,
                     f"a line of {item.size} bytes (over 1 MiB) was skipped unread; "
                     "send one JSON object a line, each under 1 MiB.",
                 )
@@ -300,27 +315,44 @@ class Relay:
             self.heard_first = True
             return
         try:
-            line = parse_line(item)
+            line = decode_front_end(item)
         except LineError as exc:
             self.heard_first = True
-            self.out.send(exc.line())
+            self.out.send(self._refusal(exc))
             return
         if isinstance(line, Hello):
             self._late_hello(line)
         elif isinstance(line, AnswerLine):
             self.heard_first = True
             self._answer(line)
-        elif isinstance(line, HistoryLine):
+        elif isinstance(line, HistoryRequest):
             self.heard_first = True
             entries = ended_requests(self.channel.home, line.limit)
-            self.out.send({"type": "history", "entries": [e.to_json() for e in entries]})
+            self.out.send(HistoryReply(entries=tuple(Ended(**attrs.asdict(e)) for e in entries)))
+
+    def _refusal(self, exc: LineError) -> ErrorLine:
+        """The `error` line for a line the protocol refused. A decision no kind takes is
+        refused with the decisions of the kind the answer was for: as the line says, else
+        as the relay sent the request (a command if it never was)."""
+        if exc.code is not ErrorCode.INVALID_DECISION:
+            return exc.line()
+        with self.lock:
+            sent = self.sent.get(exc.request_id) if exc.request_id is not None else None
+        kind = exc.kind or (sent.kind if sent is not None else Kind.COMMAND)
+        return error_line(
+            exc.code,
+            str(exc),
+            request_id=exc.request_id,
+            kind=kind,
+            allowed=tuple(KINDS[kind].decisions),
+        )
 
     def _late_hello(self, hello: Hello) -> None:
         """A hello that came after the wait, but still first: change to what it declares."""
         if self.heard_first:
             self.out.send(
                 error_line(
-                    "hello-not-first",
+                    ErrorCode.HELLO_NOT_FIRST,
                     "hello must be the first line, and comes once; this one was ignored. "
                     "Restart the relay to declare other effects.",
                 )
@@ -333,14 +365,7 @@ class Relay:
             for request_id, status in list(self.sent.items()):
                 if status.kind not in kinds and request_id not in self.answering:
                     del self.sent[request_id]
-                    self.out.send(
-                        {
-                            "type": "withdrawn",
-                            "id": request_id,
-                            "state": "undeclared",
-                            "reason": f"the hello did not declare {_effect_of(status.kind)}",
-                        }
-                    )
+                    self.out.send(undeclared_line(request_id, status.kind))
             for status in self.answerer.listing(kinds=kinds, states=ANSWERABLE).statuses:
                 self._consider(status, new=False)
             self._ready()
@@ -350,7 +375,7 @@ class Relay:
         if refused is not None:
             self.out.send(
                 error_line(
-                    "not-a-terminal",
+                    ErrorCode.NOT_A_TERMINAL,
                     f"answers are taken only from a front end the person runs in a terminal, "
                     f"and {refused}: this keeps an agent's shell tool from answering for you. "
                     "Answer in `wisp tui`, or with `wisp approvals approve ID` (or `wisp facts "
@@ -363,7 +388,7 @@ class Relay:
             if line.id in self.answering:
                 self.out.send(
                     error_line(
-                        "busy",
+                        ErrorCode.BUSY,
                         f"an answer to {line.id} is already being given; wait for its "
                         "`answered` line.",
                         request_id=line.id,
@@ -373,7 +398,7 @@ class Relay:
             if len(self.answering) >= MAX_IN_FLIGHT:
                 self.out.send(
                     error_line(
-                        "busy",
+                        ErrorCode.BUSY,
                         f"{MAX_IN_FLIGHT} answers are already being given; send this one "
                         "again once one has its `answered` line.",
                         request_id=line.id,
@@ -385,11 +410,11 @@ class Relay:
             if kind not in self.hello.kinds:
                 self.out.send(
                     error_line(
-                        "not-declared",
-                        f"this front end did not declare {_effect_of(kind)}, so it cannot "
+                        ErrorCode.NOT_DECLARED,
+                        f"this front end did not declare {effect_of(kind)}, so it cannot "
                         f"answer {kind.value} requests here; nothing was written.",
                         request_id=line.id,
-                        allowed=sorted(k.value for k in self.hello.kinds),
+                        allowed=tuple(sorted(k.value for k in self.hello.kinds)),
                     )
                 )
                 return
@@ -430,29 +455,31 @@ class Relay:
                 f"{', '.join(spec.decisions)}. Nothing was written."
             )
             error = error_line(
-                "wrong-kind",
+                ErrorCode.WRONG_KIND,
                 message,
                 request_id=line.id,
-                kind=exc.kind.value,
-                allowed=list(spec.decisions),
+                kind=exc.kind,
+                allowed=tuple(spec.decisions),
             )
         elif isinstance(exc, InvalidDecision):
             error = error_line(
-                "invalid-decision",
+                ErrorCode.INVALID_DECISION,
                 f"{exc} Nothing was written.",
                 request_id=line.id,
-                kind=kind.value,
-                allowed=list(KINDS[kind].decisions),
+                kind=kind,
+                allowed=tuple(KINDS[kind].decisions),
             )
         elif isinstance(exc, PendingError):
-            code = next((c for cls, c in _CODES if isinstance(exc, cls)), "channel")
+            code = next((c for cls, c in _CODES if isinstance(exc, cls)), ErrorCode.CHANNEL)
             error = error_line(code, str(exc), request_id=line.id)
         elif isinstance(exc, StoreError):
-            error = error_line("store", f"{exc} Nothing was answered.", request_id=line.id)
+            error = error_line(ErrorCode.STORE, f"{exc} Nothing was answered.", request_id=line.id)
         else:  # a bug: say so on stderr with what we know, and keep relaying
             sys.stderr.write(f"wisp relay: answering {line.id} failed: {exc!r}\n")
             error = error_line(
-                "internal", f"answering failed ({exc}); see the relay's stderr.", request_id=line.id
+                ErrorCode.INTERNAL,
+                f"answering failed ({exc}); see the relay's stderr.",
+                request_id=line.id,
             )
         with self.lock:
             self.answering.discard(line.id)
@@ -521,26 +548,3 @@ class Relay:
                     self.out.send(withdrawn_line(request_id, self._status(request_id)))
             for status in now.values():
                 self._consider(status, new=False)
-
-
-def _effect_of(kind: Kind) -> str:
-    return next(f"`{effect}`" for effect, k in EFFECT_KINDS.items() if k is kind)
-
-
-def answered_line(line: AnswerLine, kind: Kind, report: AnswerReport) -> dict[str, Any]:
-    settled = report.settled
-    return {
-        "type": "answered",
-        "id": line.id,
-        "kind": kind.value,
-        "decision": line.decision,
-        "text": line.text,
-        "won": report.won,
-        "answer": winner_fields_of(report.answer),
-        "outcome": settled.outcome.value if settled is not None else None,
-        "result": settled.result if settled is not None else None,
-        "reason": settled.reason if settled is not None else None,
-        "asker": report.asker.value,
-        "applied": report.applied,
-        "applyError": report.apply_error,
-    }

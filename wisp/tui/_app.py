@@ -16,6 +16,7 @@ import secrets
 from collections import deque
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
+from enum import StrEnum
 from typing import Any, ClassVar
 
 import attrs
@@ -27,26 +28,33 @@ from textual.coordinate import Coordinate
 from textual.screen import ModalScreen, Screen
 from textual.widgets import DataTable, Footer, Static
 
-from pending import Kind, parse_time
+from pending import Kind, State, parse_time
 from wisp._notify import osc9, osc99
 from wisp._text import one_line, visible
-from wisp.relay._protocol import TooLong
+from wisp.relay.protocol import (
+    Answered,
+    AnswerLine,
+    ErrorLine,
+    Hello,
+    HistoryReply,
+    HistoryRequest,
+    LineError,
+    Notify,
+    Ready,
+    TooLong,
+    Withdrawal,
+    Withdrawn,
+)
 from wisp.tui._dialogs import DIALOGS, Choice, Dialog
 from wisp.tui._link import Link, check_hosts, describe_exit, hello_line, host_argv, local_argv
 from wisp.tui._model import (
     LOCAL,
-    Answered,
-    BadLine,
-    Gone,
-    History,
-    Notice,
-    Ready,
-    RelayError,
+    Message,
     Waiting,
     age,
     asked,
     detail,
-    parse_relay_line,
+    read_relay_line,
     report,
     who,
 )
@@ -66,6 +74,16 @@ DETAIL_VALUE_LINES = 2
 DETAIL_LABEL = 11  # "  command  ": the label column and its gap
 CUT_MARK = " … +{n} more characters: Enter shows the whole request"
 
+
+class Relay(StrEnum):
+    """Where one relay stands, as the summary line says it."""
+
+    STARTING = "starting"
+    READY = "ready"
+    DOWN = "down"
+
+
+# Per-kind words of the table (the kinds package will own them).
 KIND_CYCLE: tuple[Kind | None, ...] = (None, Kind.COMMAND, Kind.FACT, Kind.QUESTION)
 SHORT_KIND = {Kind.COMMAND: "cmd", Kind.FACT: "fact", Kind.QUESTION: "ask"}
 
@@ -171,7 +189,7 @@ class HistoryScreen(ModalScreen[None]):
         table.focus()
         self._draw()
 
-    def add(self, host: str, history: History) -> None:
+    def add(self, host: str, history: HistoryReply) -> None:
         """A relay's history (it may come before the screen is up: then it is drawn then)."""
         for entry in history.entries:
             self.rows.append((entry.ts, host, entry))
@@ -216,7 +234,7 @@ class WispTui(App[None]):
         self.notify_sequence = notify_sequence
         self.items: dict[str, Waiting] = {}  # row key -> request, every one known
         self.answering: dict[str, Waiting] = {}  # sent an answer, awaiting `answered`
-        self.hosts: dict[str, str] = {link.host: "starting" for link in self.links}
+        self.hosts: dict[str, Relay] = {link.host: Relay.STARTING for link in self.links}
         self.kind_filter: Kind | None = None
         self.asker_filter: str | None = None
         self.dialog: Dialog | None = None
@@ -252,7 +270,7 @@ class WispTui(App[None]):
     async def on_unmount(self) -> None:
         await asyncio.gather(*(link.stop() for link in self.links), return_exceptions=True)
 
-    def hello(self) -> dict[str, Any]:
+    def hello(self) -> Hello:
         return hello_line(notify=self.notify_sequence is not None)
 
     async def _run_link(self, link: Link) -> None:
@@ -265,8 +283,8 @@ class WispTui(App[None]):
                 self.say(f"{link.host}: skipped a relay line of {piece.size} bytes (over 1 MiB)")
                 continue
             try:
-                message = parse_relay_line(link.host, piece)
-            except BadLine as exc:
+                message = read_relay_line(link.host, piece)
+            except LineError as exc:
                 self.say(f"{link.host}: skipped a relay line: {exc}")
                 continue
             if message is not None:
@@ -279,7 +297,7 @@ class WispTui(App[None]):
         self._host_down(link.host, describe_exit(code, last))
 
     def _host_down(self, host: str, why: str) -> None:
-        self.hosts[host] = "down"
+        self.hosts[host] = Relay.DOWN
         self.ready.setdefault(host, asyncio.Event()).set()
         self.say(
             f"{host}: relay ended ({one_line(why, 120)}); its requests are not shown here. "
@@ -291,23 +309,23 @@ class WispTui(App[None]):
 
     # --- what relays send ------------------------------------------------------------
 
-    def _handle(self, link: Link, message: Any) -> None:
+    def _handle(self, link: Link, message: Message) -> None:
         host = link.host
         if isinstance(message, Waiting):
             self._arrived(message)
-        elif isinstance(message, Gone):
+        elif isinstance(message, Withdrawn):
             self._gone(host, message)
         elif isinstance(message, Answered):
             self._answered(host, message)
-        elif isinstance(message, RelayError):
+        elif isinstance(message, ErrorLine):
             self._error(host, message)
-        elif isinstance(message, Notice):
+        elif isinstance(message, Notify):
             self._post(message)
         elif isinstance(message, Ready):
-            self.hosts[host] = "ready"
+            self.hosts[host] = Relay.READY
             self.ready[host].set()
             self._show_summary()
-        elif isinstance(message, History) and self.history_screen is not None:
+        elif isinstance(message, HistoryReply) and self.history_screen is not None:
             self.history_screen.add(host, message)
 
     def _arrived(self, item: Waiting) -> None:
@@ -324,15 +342,15 @@ class WispTui(App[None]):
                 self._show_detail()
         self._show_summary()
 
-    def _gone(self, host: str, gone: Gone) -> None:
+    def _gone(self, host: str, gone: Withdrawn) -> None:
         key = f"{host}/{gone.id}"
         item = self.items.get(key)
         if item is None:
             return
         why = one_line(gone.reason, 100)
-        if gone.state == "stale":
+        if gone.state is Withdrawal.STALE:
             # A dead asker's command or question turns stale in place: shown, not answerable.
-            self.items[key] = item = _with_state(item, "stale")
+            self.items[key] = item = attrs.evolve(item, state=State.STALE)
             self._update_row(item)
             self._close_dialog(key, f"{gone.id}: {why}")
             self._show_summary()
@@ -348,7 +366,7 @@ class WispTui(App[None]):
         self.say(report(item, message))
         self._forget(key, closing=None)
 
-    def _error(self, host: str, error: RelayError) -> None:
+    def _error(self, host: str, error: ErrorLine) -> None:
         text = f"{host}: {one_line(error.message, 160)}"
         if error.id is not None:
             key = f"{host}/{error.id}"
@@ -357,11 +375,11 @@ class WispTui(App[None]):
                 self.items[key] = item
                 self._update_row(item)
         if error.fatal:
-            self.hosts[host] = "down"
+            self.hosts[host] = Relay.DOWN
             self._show_summary()
         self.say(text)
 
-    def _post(self, notice: Notice) -> None:
+    def _post(self, notice: Notify) -> None:
         """A notification, between frames: written through the driver, which writes frames
         whole, so the sequence never lands inside one. Sanitised by the notifier's rules."""
         if self.notify_sequence == "osc99":
@@ -413,7 +431,7 @@ class WispTui(App[None]):
         return cells
 
     def _state_of(self, item: Waiting) -> str:
-        return "answering…" if item.key in self.answering else visible(item.state)
+        return "answering…" if item.key in self.answering else item.state.value
 
     def _build_table(self) -> None:
         table = self._table()
@@ -551,10 +569,11 @@ class WispTui(App[None]):
         if self.asker_filter:
             shown.append("asker " + one_line(self.asker_filter.split("/", 1)[0], 12))
         parts.append("showing " + (" ".join(shown) if shown else "all"))
-        if len(self.links) > 1 or any(s != "ready" for s in self.hosts.values()):
+        if len(self.links) > 1 or any(s is not Relay.READY for s in self.hosts.values()):
             parts.append(
                 " ".join(
-                    f"{visible(h)}{'' if s == 'ready' else ' ' + s}" for h, s in self.hosts.items()
+                    f"{visible(h)}{'' if s is Relay.READY else ' ' + s.value}"
+                    for h, s in self.hosts.items()
                 )
             )
         self.screen_stack[0].query_one("#summary", Static).update(Text(" · ".join(parts)))
@@ -597,14 +616,7 @@ class WispTui(App[None]):
 
     async def _send_answer(self, item: Waiting, choice: Choice) -> None:
         link = next(link for link in self.links if link.host == item.host)
-        line: dict[str, Any] = {
-            "type": "answer",
-            "id": item.id,
-            "kind": item.kind.value,
-            "decision": choice.decision,
-        }
-        if choice.text is not None:
-            line["text"] = choice.text
+        line = AnswerLine(id=item.id, kind=item.kind, decision=choice.decision, text=choice.text)
         self.answering[item.key] = item
         self._update_row(item)
         if not await link.send(line):
@@ -672,14 +684,14 @@ class WispTui(App[None]):
 
     def action_restart(self) -> None:
         """Start again every relay that has ended (the person's r, after it said so)."""
-        down = [link for link in self.links if self.hosts.get(link.host) == "down"]
+        down = [link for link in self.links if self.hosts.get(link.host) is Relay.DOWN]
         if not down:
             self.say("every relay is running: nothing to restart")
             return
         for link in down:
             fresh = Link(host=link.host, argv=link.argv, env=link.env)
             self.links[self.links.index(link)] = fresh
-            self.hosts[link.host] = "starting"
+            self.hosts[link.host] = Relay.STARTING
             self.ready[link.host] = asyncio.Event()
             self.run_worker(self._run_link(fresh), group="links", exit_on_error=False)
             self.say(f"{link.host}: starting its relay again")
@@ -697,9 +709,9 @@ class WispTui(App[None]):
 
         self.push_screen(screen, callback=closed)
         for link in self.links:
-            if self.hosts.get(link.host) == "ready":
+            if self.hosts.get(link.host) is Relay.READY:
                 self.run_worker(
-                    link.send({"type": "history", "limit": HISTORY_LIMIT}),
+                    link.send(HistoryRequest(limit=HISTORY_LIMIT)),
                     group="history",
                     exit_on_error=False,
                 )
@@ -711,10 +723,6 @@ def _clock(ts: str) -> str:
         return parse_time(ts).astimezone().strftime("%H:%M:%S")
     except ValueError:
         return visible(ts)
-
-
-def _with_state(item: Waiting, state: str) -> Waiting:
-    return attrs.evolve(item, state=state)
 
 
 def default_relays(hosts: Sequence[str], template: str) -> list[tuple[str, list[str]]]:

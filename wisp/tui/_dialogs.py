@@ -25,7 +25,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from pending import Decision, Kind
+from pending import Decision, Kind, State
 from wisp._text import visible
 from wisp.tui._model import Waiting, detail
 
@@ -34,7 +34,7 @@ from wisp.tui._model import Waiting, detail
 class Choice:
     """An answer the person gave in a dialog."""
 
-    decision: str
+    decision: Decision
     text: str | None = None
 
 
@@ -69,7 +69,7 @@ class Dialog(ModalScreen[Choice | None]):
     # heading, the "more" line, the note, an answer box (3), the keys and their margin (2).
     CHROME_LINES = 10
     # Keys that approve (say yes): refused until the whole request has been on screen.
-    APPROVING: frozenset[str] = frozenset()
+    APPROVING: frozenset[Decision] = frozenset()
     MORE = (
         "▼ more below — scroll to the end (↓ PgDn End) before answering yes: "
         "the whole request must be seen"
@@ -131,7 +131,7 @@ class Dialog(ModalScreen[Choice | None]):
         more.update("" if self.seen_end else self.MORE)
         more.display = not self.seen_end
 
-    def answer(self, decision: str, text: str | None = None) -> None:
+    def answer(self, decision: Decision, text: str | None = None) -> None:
         if decision in self.APPROVING:
             self._mark()
             if not self.seen_end:
@@ -161,14 +161,14 @@ class CommandDialog(Dialog):
         Binding("ctrl+c", "answer('no')", "no", priority=True),
         Binding("escape", "later", "later"),
     ]
-    APPROVING = frozenset({"once", "session", "project", "always"})
+    APPROVING = frozenset({Decision.ONCE, Decision.SESSION, Decision.PROJECT, Decision.ALWAYS})
 
     def on_mount(self) -> None:
         super().on_mount()
         self.query_one("#scroll", VerticalScroll).focus()  # ↓ PgDn End scroll the request
 
     def action_answer(self, decision: str) -> None:
-        self.answer(decision)
+        self.answer(Decision(decision))  # a binding's word, as textual passes it
 
 
 class FactDialog(Dialog):
@@ -182,10 +182,10 @@ class FactDialog(Dialog):
         Binding("escape", "later", "later"),
     ]
 
-    APPROVING = frozenset({"keep"})
+    APPROVING = frozenset({Decision.KEEP})
 
     def note(self) -> str:
-        if self.item.state == "handed-over":
+        if self.item.state is State.HANDED_OVER:
             return "its asker has stopped: your answer is applied here"
         return ""
 
@@ -195,7 +195,7 @@ class FactDialog(Dialog):
         self.query_one("#scroll", VerticalScroll).focus()
 
     def action_answer(self, decision: str) -> None:
-        self.answer(decision)
+        self.answer(Decision(decision))  # a binding's word, as textual passes it
 
 
 class QuestionDialog(Dialog):

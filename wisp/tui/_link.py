@@ -1,8 +1,9 @@
 """One relay the TUI speaks to: a child process (`wisp relay`, or `ssh HOST wisp relay`) with
-JSON lines on its stdin and stdout, read on the TUI's own asyncio loop.
+JSON lines on its stdin and stdout, read on the TUI's own asyncio loop. The lines are records
+of :mod:`wisp.relay.protocol`, encoded and decoded by it alone.
 
 The child is started from an argv list, never through a shell; its stderr is kept (the last
-lines) to say why it ended. Lines are split with the relay's own :class:`LineSplitter`, so a
+lines) to say why it ended. Lines are split with the protocol's :class:`LineSplitter`, so a
 line over 1 MiB is skipped, never held.
 """
 
@@ -10,18 +11,25 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import re
 import shlex
 import subprocess
 import sys
 from collections import deque
 from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import Any
 
 import attrs
 
-from wisp.relay._protocol import EFFECT_KINDS, NOTIFY, VIA_TUI, LineSplitter, TooLong
+from pending import Via
+from wisp.relay.protocol import (
+    EFFECT_KINDS,
+    Effect,
+    FrontEndLine,
+    Hello,
+    LineSplitter,
+    TooLong,
+    encode,
+)
 from wisp.tui._model import LOCAL
 
 READ_CHUNK = 64 * 1024
@@ -76,7 +84,7 @@ def check_hosts(hosts: Sequence[str]) -> list[str]:
 def local_argv() -> list[str]:
     """This machine's relay: the same wisp, by the interpreter running the TUI (as
     `python -m wisp.relay`, which skips the `wisp` command's own imports)."""
-    return [sys.executable, "-m", "wisp.relay", "--via", VIA_TUI]
+    return [sys.executable, "-m", "wisp.relay", "--via", Via.TUI.value]
 
 
 def host_argv(template: str, host: str) -> list[str]:
@@ -92,19 +100,13 @@ def host_argv(template: str, host: str) -> list[str]:
     return [word.replace("{host}", host) for word in words]
 
 
-def hello_line(*, notify: bool) -> dict[str, Any]:
+def hello_line(*, notify: bool) -> Hello:
     """What `wisp tui` says first: every request effect, and `notify` where its terminal has
     a sequence. (That its answers are the TUI's is said on the relay's command line.)"""
     from wisp import __version__
 
-    effects = list(EFFECT_KINDS) + ([NOTIFY] if notify else [])
-    return {"type": "hello", "effects": effects, "client": "wisp-tui", "version": __version__}
-
-
-def _encode(line: Mapping[str, Any]) -> bytes:
-    # ASCII only (\\u escapes): a relay behind `ssh -tt` reads through a terminal, where a
-    # DEL or a stray byte could be taken as a key before the relay has set it raw.
-    return (json.dumps(line, ensure_ascii=True, separators=(",", ":")) + "\n").encode()
+    effects = [*EFFECT_KINDS, *([Effect.NOTIFY] if notify else [])]
+    return Hello(effects=tuple(e.value for e in effects), client="wisp-tui", version=__version__)
 
 
 @attrs.define
@@ -126,7 +128,7 @@ class Link:
     _stdin: asyncio.StreamWriter | None = None
     _stderr_task: asyncio.Task[None] | None = None
 
-    def spawn(self, hello: Mapping[str, Any]) -> bool:
+    def spawn(self, hello: Hello) -> bool:
         """Start the relay (an argv, never a shell) and write the hello; False if it could
         not start (``failed`` says why)."""
         try:
@@ -147,7 +149,7 @@ class Link:
             return False
         assert self.popen.stdin is not None
         try:  # a few hundred bytes into an empty pipe: never blocks
-            self.popen.stdin.write(_encode(hello))
+            self.popen.stdin.write(encode(hello))
             self.popen.stdin.flush()
         except OSError:
             pass  # it died at once: its exit status and stderr will say why
@@ -182,13 +184,13 @@ class Link:
         )
         self._stdin = asyncio.StreamWriter(transport, protocol, None, loop)
 
-    async def send(self, line: Mapping[str, Any]) -> bool:
+    async def send(self, line: FrontEndLine) -> bool:
         """Write one line; False if the relay has stopped taking them."""
         stdin = self._stdin
         if stdin is None or stdin.is_closing():
             return False
         try:
-            stdin.write(_encode(line))
+            stdin.write(encode(line))
             await stdin.drain()
         except (ConnectionError, OSError):
             return False

@@ -1,0 +1,140 @@
+"""The relay's own lines, as records of :mod:`wisp.relay.protocol`, from what the application
+reports (pure: no I/O): a request's status, why one went away, an answer's report."""
+
+from __future__ import annotations
+
+from pending import Answer, Kind, Request, State, Status, known_json
+from wisp import AnswerReport
+from wisp.relay.protocol import (
+    EFFECT_KINDS,
+    Answered,
+    AnswerLine,
+    ApprovalLine,
+    ErrorCode,
+    ErrorLine,
+    Server,
+    Winner,
+    Withdrawal,
+    Withdrawn,
+    echoed,
+)
+
+
+def error_line(
+    code: ErrorCode,
+    message: str,
+    *,
+    request_id: str | None = None,
+    kind: Kind | None = None,
+    allowed: tuple[str, ...] | None = None,
+    fatal: bool = False,
+) -> ErrorLine:
+    """An `error` line; it names the request only by an id short enough to be one."""
+    return ErrorLine(
+        error=code,
+        message=message,
+        id=echoed(request_id),
+        kind=kind,
+        allowed=allowed,
+        fatal=fatal,
+    )
+
+
+def binding_fields(request: Request) -> dict[str, object]:
+    """The binding's own fields, camelCase (never the unknown keys a file carried: they could
+    name a protocol field such as `type`)."""
+    return known_json(request.binding)
+
+
+def approval_line(status: Status) -> ApprovalLine:
+    """A request the front end may answer: its fields, its state, who asks."""
+    request = status.request
+    server = request.server
+    return ApprovalLine(
+        kind=request.kind,
+        id=request.id,
+        state=status.state,
+        title=request.title,
+        body=request.body,
+        filed_at=request.filed_at,
+        expires_at=request.expires_at,
+        server=Server(
+            id=server.id,
+            pid=server.pid,
+            client=server.client,
+            thread=server.thread,
+            entry_point=server.entry_point,
+            alive=status.server_alive,
+        ),
+        fields=binding_fields(request),
+    )
+
+
+def why_gone(status: Status | None) -> tuple[Withdrawal, str]:
+    """Why a request the front end was sent can no longer be answered: (state, reason)."""
+    if status is None:
+        return Withdrawal.REMOVED, "it was removed from the channel"
+    answer = status.answer
+    if status.state is State.ANSWERED and answer is not None:
+        return (
+            Withdrawal.ANSWERED,
+            f"answered {answer.decision} by {answer.user} via {answer.via}",
+        )
+    if status.state is State.STALE:
+        return Withdrawal.STALE, f"stale: {status.reason}" if status.reason else "stale"
+    if status.state is State.SETTLED:
+        ended = Withdrawal(status.outcome.value) if status.outcome else Withdrawal.SETTLED
+        if answer is not None and not answer.is_tombstone:
+            return (
+                ended,
+                f"answered {answer.decision} by {answer.user} via {answer.via}; ended {ended}",
+            )
+        detail = f": {status.reason}" if status.reason else ""
+        return ended, f"ended {ended}{detail}"
+    return Withdrawal(status.state.value), status.state.value
+
+
+def winner_of(answer: Answer) -> Winner:
+    """An answer as `answered` and `withdrawn` lines show it."""
+    return Winner(
+        decision=answer.decision, via=answer.via, user=answer.user, answered_at=answer.answered_at
+    )
+
+
+def withdrawn_line(request_id: str, status: Status | None) -> Withdrawn:
+    state, reason = why_gone(status)
+    answer = status.answer if status is not None else None
+    winner = winner_of(answer) if answer is not None and not answer.is_tombstone else None
+    return Withdrawn(id=request_id, state=state, reason=reason, answer=winner)
+
+
+def undeclared_line(request_id: str, kind: Kind) -> Withdrawn:
+    """A request sent before a late hello that left its kind out."""
+    return Withdrawn(
+        id=request_id,
+        state=Withdrawal.UNDECLARED,
+        reason=f"the hello did not declare {effect_of(kind)}",
+    )
+
+
+def answered_line(line: AnswerLine, kind: Kind, report: AnswerReport) -> Answered:
+    settled = report.settled
+    return Answered(
+        id=line.id,
+        kind=kind,
+        decision=line.decision,
+        text=line.text,
+        won=report.won,
+        answer=winner_of(report.answer),
+        outcome=settled.outcome if settled is not None else None,
+        result=settled.result if settled is not None else None,
+        reason=settled.reason if settled is not None else None,
+        asker=report.asker,
+        applied=report.applied,
+        apply_error=report.apply_error,
+    )
+
+
+def effect_of(kind: Kind) -> str:
+    """The effect that carries *kind*, quoted as messages name it."""
+    return next(f"`{effect}`" for effect, k in EFFECT_KINDS.items() if k is kind)
