@@ -16,9 +16,9 @@ from strategies import chunkings, ids, opt_texts, relay_lines, requests, texts, 
 
 from pending import KINDS, Decision, Kind, Outcome, Request, State, Status, Via
 from wisp import AnswerFate
-from wisp.relay._lines import approval_line, binding_fields
+from wisp.relay._lines import approval_line
+from wisp.relay._lines import binding_fields as sent_fields
 from wisp.relay.protocol import (
-    BINDING_FIELDS,
     MAX_LINE_BYTES,
     NO_HELLO,
     PERSON_DECISIONS,
@@ -43,8 +43,10 @@ from wisp.relay.protocol import (
     Winner,
     Withdrawal,
     Withdrawn,
+    binding_fields,
     decode_front_end,
     decode_relay,
+    effect_kinds,
     encode,
     to_json,
 )
@@ -68,7 +70,7 @@ winners = st.builds(
 )
 hellos = st.builds(
     Hello,
-    effects=st.lists(st.sampled_from([e.value for e in Effect]) | words, max_size=6).map(tuple),
+    effects=st.lists(st.sampled_from([*effect_kinds(), *Effect]) | words, max_size=6).map(tuple),
     client=opt_texts,
     version=opt_texts,
     via=st.none() | st.sampled_from([Via.RELAY, Via.TUI]),
@@ -197,7 +199,7 @@ class TestDecodeFrontEnd:
         )
         assert isinstance(line, Hello)
         assert line.via is Via.TUI and (line.client, line.version) == ("x", "1")
-        assert line.known == {Effect.KEEP_FACTS, Effect.NOTIFY}
+        assert line.known == {"keep-facts", Effect.NOTIFY}
         assert line.ignored == ("show-output",)
         assert line.kinds == {Kind.FACT}
         assert line.notify
@@ -431,12 +433,14 @@ class TestApprovalLine:
     @given(requests())
     def test_the_binding_fields_are_the_tables(self, request: Request) -> None:
         """The fields a relay sends for a kind are exactly the ones the protocol reads for it,
-        in its order (so the per-kind table cannot drift from the bindings)."""
-        assert tuple(binding_fields(request)) == BINDING_FIELDS[request.kind]
+        in its order (both are read from the binding record: they cannot drift)."""
+        read = tuple(key for key, _ in binding_fields(request.kind))
+        assert tuple(sent_fields(request)) == read
 
-    def test_every_kind_has_its_row(self) -> None:
-        """Each kind in pending's table has its binding fields here."""
-        assert set(BINDING_FIELDS) == set(KINDS)
+    def test_every_kind_has_its_fields(self) -> None:
+        """Each kind in pending's table has its binding fields, and its effect, here."""
+        assert all(binding_fields(kind) for kind in KINDS)
+        assert set(effect_kinds().values()) == set(KINDS)
 
     def test_a_server_is_who_asks(self) -> None:
         """A line without a server (an old relay's) reads as an unknown asker."""

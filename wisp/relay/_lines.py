@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pending import Answer, Kind, Request, State, Status, known_json
 from wisp import AnswerReport
+from wisp.kinds import view
 from wisp.relay.protocol import (
-    EFFECT_KINDS,
     Answered,
     AnswerLine,
     ApprovalLine,
@@ -137,4 +137,4 @@ def answered_line(line: AnswerLine, kind: Kind, report: AnswerReport) -> Answere
 
 def effect_of(kind: Kind) -> str:
     """The effect that carries *kind*, quoted as messages name it."""
-    return next(f"`{effect}`" for effect, k in EFFECT_KINDS.items() if k is kind)
+    return f"`{view(kind).effect}`"

@@ -47,7 +47,7 @@ from wisp._asking import default_notifier
 from wisp._hello import hello_heard
 from wisp._history import ended_requests
 from wisp._store import StoreError
-from wisp.kinds import notice_for
+from wisp.kinds import notice_for, views
 from wisp.relay._lines import (
     answered_line,
     approval_line,
@@ -378,8 +378,8 @@ class Relay:
                     ErrorCode.NOT_A_TERMINAL,
                     f"answers are taken only from a front end the person runs in a terminal, "
                     f"and {refused}: this keeps an agent's shell tool from answering for you. "
-                    "Answer in `wisp tui`, or with `wisp approvals approve ID` (or `wisp facts "
-                    "keep ID`, `wisp questions answer ID`) in your terminal. Nothing was written.",
+                    f"Answer in `wisp tui`, or with {_terminal_commands()} in your terminal. "
+                    "Nothing was written.",
                     request_id=line.id,
                 )
             )
@@ -548,3 +548,9 @@ class Relay:
                     self.out.send(withdrawn_line(request_id, self._status(request_id)))
             for status in now.values():
                 self._consider(status, new=False)
+
+
+def _terminal_commands() -> str:
+    """How each kind is answered in a terminal: "`A ID` (or `B ID`, `C ID`)"."""
+    first, *rest = (f"`{v.answering[0].line('ID')}`" for v in views())
+    return first + (f" (or {', '.join(rest)})" if rest else "")

@@ -43,13 +43,12 @@ from pending import (
     parse_time,
 )
 from wisp import AnswerFate
+from wisp.kinds import views
 
 __all__ = [
     "ANSWERABLE",
     "APPROVE",
-    "BINDING_FIELDS",
     "DENY",
-    "EFFECT_KINDS",
     "HISTORY_DEFAULT",
     "HISTORY_MAX",
     "MAX_ID_ECHO",
@@ -57,7 +56,6 @@ __all__ = [
     "NO_HELLO",
     "NO_HELLO_EFFECTS",
     "PERSON_DECISIONS",
-    "REQUIRED_FIELDS",
     "VIAS",
     "AnswerLine",
     "Answered",
@@ -82,9 +80,11 @@ __all__ = [
     "Winner",
     "Withdrawal",
     "Withdrawn",
+    "binding_fields",
     "decode_front_end",
     "decode_relay",
     "echoed",
+    "effect_kinds",
     "encode",
     "to_json",
 ]
@@ -107,11 +107,9 @@ _ECHO_CHARS = 40
 
 
 class Effect(StrEnum):
-    """What a front end can carry, declared in its hello (seed ADR 0044)."""
+    """What a front end can carry, declared in its hello (seed ADR 0044), beyond the kinds
+    it answers (each kind's effect is its view's: :func:`effect_kinds`)."""
 
-    APPROVE_MCP = "approve-mcp"
-    KEEP_FACTS = "keep-facts"
-    ANSWER_QUESTIONS = "answer-questions"
     NOTIFY = "notify"
 
 
@@ -156,27 +154,37 @@ class ErrorCode(StrEnum):
     INTERNAL = "internal"
 
 
-# --- per-kind words: the one place in this module that names each kind --------------------
-# (The kinds package will own these; until then they are here, and only here.)
+# --- per kind: read from the kinds, never written per kind here ----------------------------
 
-# What each request-and-answer effect lets a front end be sent (seed ADR 0044, ADR 0048).
-EFFECT_KINDS: dict[Effect, Kind] = {
-    Effect.APPROVE_MCP: Kind.COMMAND,
-    Effect.KEEP_FACTS: Kind.FACT,
-    Effect.ANSWER_QUESTIONS: Kind.QUESTION,
-}
-# An `approval` line's binding fields per kind, in the order the relay writes them, and those
-# a request of the kind cannot be without.
-BINDING_FIELDS: dict[Kind, tuple[str, ...]] = {
-    Kind.COMMAND: ("command", "cwd", "thread", "reason"),
-    Kind.FACT: ("factId", "subject", "name", "value", "source", "proposedBy"),
-    Kind.QUESTION: ("question", "options", "freeText"),
-}
-REQUIRED_FIELDS: dict[Kind, tuple[str, ...]] = {
-    Kind.COMMAND: ("command", "cwd"),
-    Kind.FACT: ("subject", "name", "value"),
-    Kind.QUESTION: ("question",),
-}
+
+def effect_kinds() -> dict[str, Kind]:
+    """What each request-and-answer effect lets a front end be sent (seed ADR 0044, ADR 0048):
+    each kind's effect, as its view (wisp/kinds/) names it."""
+    return {v.effect: v.kind for v in views()}
+
+
+def binding_fields(kind: Kind) -> tuple[tuple[str, bool], ...]:
+    """An `approval` line's binding fields for *kind* (camelCase, in the order the relay
+    writes them: its binding record's), each with whether a request can be without it."""
+    found = _BINDING_FIELDS.get(kind)
+    if found is None:
+        record = KINDS[kind].binding_type
+        found = _BINDING_FIELDS[kind] = tuple(
+            (_camel(f.name), f.default is not attrs.NOTHING)
+            for f in attrs.fields(record)
+            if f.name != "extra"
+        )
+    return found
+
+
+_BINDING_FIELDS: dict[Kind, tuple[tuple[str, bool], ...]] = {}
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
 # Short labels a front end may send for a command answer: `approve` (with a `scope`, default
 # once) and `deny` read as the decisions they name.
 APPROVE = "approve"
@@ -185,7 +193,7 @@ DENY = "deny"
 # --- end of the per-kind words ------------------------------------------------------------
 
 # A front end that sends no hello is a 0.16.0 one: it knows command approvals, nothing more.
-NO_HELLO_EFFECTS = (Effect.APPROVE_MCP.value,)
+NO_HELLO_EFFECTS = ("approve-mcp",)
 # Whom a relay gives answers as (its `--via`), and what a hello's `via` may say.
 VIAS: tuple[Via, ...] = (Via.RELAY, Via.TUI)
 # States a front end may still answer in; every other state ends a request for it.
@@ -242,26 +250,31 @@ class Hello:
     via: Via | None = None  # read, never taken: the relay's --via says who answers
 
     @property
-    def known(self) -> frozenset[Effect]:
+    def known(self) -> frozenset[str]:
         """The effects this build knows."""
-        return frozenset(Effect(e) for e in self.effects if e in _EFFECT_VALUES)
+        return frozenset(e for e in self.effects if e in _known_effects())
 
     @property
     def ignored(self) -> tuple[str, ...]:
         """The effects this build does not know, once each (cut for echoing)."""
-        unknown = (e[:_ECHO_CHARS] for e in self.effects if e not in _EFFECT_VALUES)
+        known = _known_effects()
+        unknown = (e[:_ECHO_CHARS] for e in self.effects if e not in known)
         return tuple(dict.fromkeys(unknown))
 
     @property
     def kinds(self) -> frozenset[Kind]:
-        return frozenset(EFFECT_KINDS[e] for e in self.known if e in EFFECT_KINDS)
+        kinds = effect_kinds()
+        return frozenset(kinds[e] for e in self.known if e in kinds)
 
     @property
     def notify(self) -> bool:
         return Effect.NOTIFY in self.known
 
 
-_EFFECT_VALUES = frozenset(e.value for e in Effect)
+def _known_effects() -> frozenset[str]:
+    return frozenset([*effect_kinds(), *Effect])
+
+
 NO_HELLO = Hello(effects=NO_HELLO_EFFECTS)
 
 
@@ -324,7 +337,7 @@ class ApprovalLine:
     filed_at: datetime | None
     expires_at: datetime | None
     server: Server
-    # The binding's fields as the relay sends them, camelCase, in BINDING_FIELDS order.
+    # The binding's fields as the relay sends them, camelCase, in binding_fields() order.
     fields: Mapping[str, Any] = attrs.field(eq=True, hash=False)
 
     @property
@@ -800,7 +813,7 @@ def _read_ready(line: _Fields) -> Ready:
 def _read_approval(line: _Fields) -> ApprovalLine:
     kind = line.enum("kind", Kind, default=Kind.COMMAND.value)  # 0.16.0 relays sent no kind
     fields: dict[str, Any] = {}
-    for key in BINDING_FIELDS[kind]:
+    for key, optional in binding_fields(kind):
         found = line.value.get(key)
         if key == "options":
             if found is not None:
@@ -809,7 +822,7 @@ def _read_approval(line: _Fields) -> ApprovalLine:
             found = line.opt_flag(key)
         else:
             found = line.opt_text(key)
-        if found is None and key in REQUIRED_FIELDS[kind]:
+        if found is None and not optional:
             raise line.bad(f"a {kind.value} request needs `{key}`.")
         fields[key] = found
     server = line.object("server") or _Fields({})

@@ -31,6 +31,7 @@ from textual.widgets import DataTable, Footer, Static
 from pending import Kind, State, parse_time
 from wisp._notify import osc9, osc99
 from wisp._text import one_line, visible
+from wisp.kinds import view, views
 from wisp.relay.protocol import (
     Answered,
     AnswerLine,
@@ -84,8 +85,6 @@ class Relay(StrEnum):
 
 
 # Per-kind words of the table (the kinds package will own them).
-KIND_CYCLE: tuple[Kind | None, ...] = (None, Kind.COMMAND, Kind.FACT, Kind.QUESTION)
-SHORT_KIND = {Kind.COMMAND: "cmd", Kind.FACT: "fact", Kind.QUESTION: "ask"}
 
 
 class Cell:
@@ -416,7 +415,7 @@ class WispTui(App[None]):
         cells = []
         for key, _label, width in self._columns():
             if key == "kind":
-                text = SHORT_KIND[item.kind] if self.narrow else item.kind.value
+                text = view(item.kind).short if self.narrow else item.kind.value
             elif key == "age":
                 text = age(item.filed_at, now)
             elif key == "asked":
@@ -665,8 +664,9 @@ class WispTui(App[None]):
         self._next_in_series()
 
     def action_kind_filter(self) -> None:
-        index = KIND_CYCLE.index(self.kind_filter)
-        self.kind_filter = KIND_CYCLE[(index + 1) % len(KIND_CYCLE)]
+        cycle = (None, *(v.kind for v in views()))  # every kind, then all again
+        index = cycle.index(self.kind_filter)
+        self.kind_filter = cycle[(index + 1) % len(cycle)]
         self._build_table()
         self._show_summary()
 

@@ -22,12 +22,12 @@ import attrs
 
 from pending import Via
 from wisp.relay.protocol import (
-    EFFECT_KINDS,
     Effect,
     FrontEndLine,
     Hello,
     LineSplitter,
     TooLong,
+    effect_kinds,
     encode,
 )
 from wisp.tui._model import LOCAL
@@ -105,8 +105,8 @@ def hello_line(*, notify: bool) -> Hello:
     a sequence. (That its answers are the TUI's is said on the relay's command line.)"""
     from wisp import __version__
 
-    effects = [*EFFECT_KINDS, *([Effect.NOTIFY] if notify else [])]
-    return Hello(effects=tuple(e.value for e in effects), client="wisp-tui", version=__version__)
+    effects = (*effect_kinds(), *([Effect.NOTIFY.value] if notify else []))
+    return Hello(effects=effects, client="wisp-tui", version=__version__)
 
 
 @attrs.define

@@ -14,10 +14,11 @@ from typing import Any
 
 import attrs
 
-from pending import KINDS, Decision, Kind, Outcome, State, format_time
+from pending import KINDS, Decision, DecodeError, Kind, Outcome, State, format_time, from_json
 from wisp import AnswerFate
 from wisp._render import age as render_age
 from wisp._text import one_line, visible
+from wisp.kinds import view
 from wisp.relay.protocol import (
     ANSWERABLE,
     Answered,
@@ -123,14 +124,23 @@ def describe(winner: Winner) -> str:
 # --- showing -----------------------------------------------------------------------------
 
 
+def binding(item: Waiting) -> Any:
+    """The request's binding record, read from the line's fields as the channel reads it
+    (None if the fields do not make one: the line's body is shown instead)."""
+    given = {key: value for key, value in item.fields.items() if value is not None}
+    try:
+        return from_json(given, KINDS[item.kind].binding_type)
+    except (DecodeError, KeyError):
+        return None
+
+
 def asked(item: Waiting) -> str:
-    """What is asked, whole, with every hidden character made visible (never cut)."""
-    fields = item.fields
-    if item.kind is Kind.COMMAND:
-        return visible(fields["command"])
-    if item.kind is Kind.FACT:
-        return visible(f"{fields['subject']} {fields['name']} = {fields['value']}")
-    return visible(fields["question"])
+    """What is asked, whole, with every hidden character made visible (never cut): as its
+    kind's view says it."""
+    found = binding(item)
+    if found is None:
+        return visible(item.line.body or item.line.title)
+    return visible(view(item.kind).asked(found))
 
 
 def who(item: Waiting, *, short: bool = False) -> str:
@@ -149,25 +159,9 @@ def age(moment: datetime | None, now: datetime) -> str:
 
 def detail(item: Waiting, now: datetime) -> list[tuple[str, str]]:
     """The whole request, label and text, every text visible and nothing cut."""
-    fields = item.fields
-    rows: list[tuple[str, str]] = []
-    if item.kind is Kind.COMMAND:
-        rows.append(("command", visible(fields["command"])))
-        rows.append(("in", visible(fields["cwd"])))
-        if fields.get("reason"):
-            rows.append(("reason", visible(fields["reason"])))
-    elif item.kind is Kind.FACT:
-        rows.append(("fact", visible(f"{fields['subject']} {fields['name']}")))
-        rows.append(("value", visible(fields["value"])))
-        if fields.get("source"):
-            rows.append(("source", visible(fields["source"])))
-        if fields.get("proposedBy"):
-            rows.append(("proposed", visible(fields["proposedBy"])))
-    else:
-        rows.append(("question", visible(fields["question"])))
-        if item.options:
-            rows.append(("options", " | ".join(visible(o) for o in item.options)))
-            rows.append(("free text", "also taken" if item.free_text else "not taken"))
+    found = binding(item)
+    shown = view(item.kind).details(found) if found is not None else [("asks", asked(item))]
+    rows = [(label, visible(text)) for label, text in shown]
     asker = item.asker
     by = who(item)
     if asker.thread:
@@ -188,20 +182,10 @@ def detail(item: Waiting, now: datetime) -> list[tuple[str, str]]:
     return rows
 
 
-# How each kind's answers read to the person (per-kind words: the kinds package will own them).
-_ANSWER_WORDS: dict[Decision, str] = {
-    Decision.KEEP: "kept",
-    Decision.DROP: "dropped",
-    Decision.ANSWER: "answered",
-    Decision.DECLINE: "declined",
-}
-
-
 def answer_word(kind: Kind, decision: Decision) -> str:
-    """How an answer reads to the person: `approved once`, `denied`, `kept`, …"""
-    if kind is Kind.COMMAND:
-        return "denied" if decision is Decision.NO else f"approved {decision.value}"
-    return _ANSWER_WORDS.get(decision, decision.value)
+    """How an answer reads to the person: `approved once`, `denied`, `kept`, … (its kind's
+    view says)."""
+    return view(kind).answered_word(decision)
 
 
 def report(item: Waiting | None, message: Answered) -> str:
