@@ -43,8 +43,8 @@ with tempfile.TemporaryDirectory() as where:
             os.kill(watched, 0)
         except ProcessLookupError:
             break
-        observer = InotifyObserver()
-        try:
+        try:  # watchdog takes its inotify instance as the observer is made
+            observer = InotifyObserver()
             observer.schedule(FileSystemEventHandler(), where)
             observer.start()
         except OSError as exc:
