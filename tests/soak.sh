@@ -55,7 +55,7 @@ with tempfile.TemporaryDirectory() as where:
             observer.join()
         starts += 1
         time.sleep(every)
-print(f"probe: {starts} native observer starts, {failed} failed" + (f" (first: {first})" if first else ""))
+print(f"probe: {starts} native observer starts tried, {failed} failed" + (f" (first: {first})" if first else ""))
 sys.exit(1 if failed or not starts else 0)
 '
 
