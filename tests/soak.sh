@@ -84,5 +84,7 @@ for ((i = 1; i <= runs; i++)); do
   fi
   if ((ok)); then green=$((green + 1)); else red=$((red + 1)); fi
 done
-echo "soak$( ((load)) && echo ' under load'): $runs run(s), $green green, $red red (output in $dir)"
+mode=""
+if ((load)); then mode=" under load"; fi
+echo "soak$mode: $runs run(s), $green green, $red red (output in $dir)"
 ((red == 0))
