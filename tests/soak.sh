@@ -7,7 +7,8 @@
 #                              process of the same user, again and again throughout
 #
 # Exit 0 only if every run (and, under load, every run beside it and every probe) is green.
-# Each run's output is kept in $SOAK_DIR (default: a new temporary directory).
+# Each run's output is kept in $SOAK_DIR (default: a new temporary directory). $SOAK_ONLY
+# (test paths, space-separated) narrows every run to those, to try the script itself quickly.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,6 +23,10 @@ mkdir -p "$dir"
 python=.venv/bin/python
 # The README's test command (tests/test_project.py holds README and .ci/run to it).
 suite=("$python" -m pytest -q -p no:cacheprovider)
+if [[ -n "${SOAK_ONLY:-}" ]]; then
+  read -r -a only <<<"$SOAK_ONLY"
+  suite+=("${only[@]}")
+fi
 
 # The probe: a separate process of this user that starts (and stops) a native observer every
 # PROBE_EVERY_S seconds until the run it watches ends, and counts the starts that failed.
