@@ -85,7 +85,7 @@ def remedy_for(code: int | None, directory: str) -> str:
         return (
             f"The directory refuses writes: check its permissions and attributes "
             f"(`ls -ld {directory}`, `lsattr -d {directory}`; an immutable flag is cleared with "
-            f"`chattr -i {directory}`). Hard links must work there too (see docs/channel.md)."
+            f"`chattr -i {directory}`). Hard links must work there too (`wisp docs channel`)."
         )
     if code == errno.EIO:
         return (

@@ -1,4 +1,5 @@
-"""Shared fixtures: a fresh WISP_HOME per test, an open channel, a live server lock."""
+"""Shared fixtures: a fresh WISP_HOME per test, an open channel, a live server lock, and
+native watching for the tests that need it."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from isolation import native_watching_refusal
 
 from pending import Channel, ServerLock
 
@@ -27,3 +29,12 @@ def channel(home: Path) -> Iterator[Channel]:
 def server(channel: Channel) -> Iterator[ServerLock]:
     with channel.server() as lock:
         yield lock
+
+
+@pytest.fixture
+def native_watching() -> None:
+    """For a test that needs native (inotify) watching: skips, saying why, when this user has
+    no inotify instance free (the polling fallback has tests of its own)."""
+    refusal = native_watching_refusal()
+    if refusal is not None:
+        pytest.skip(f"missing capability: native watching: {refusal}")

@@ -39,6 +39,10 @@ while True:
         break
     hoard.append(fd)
 """
+# How long a test waits for something that should come at once before it calls it a hang.
+# Wide: on a 2-core machine running several suites (load 12 and more) starting a Python
+# process alone can take seconds; waiting longer costs nothing when it comes on time.
+WAIT_S = 30.0
 
 
 def command(lock: ServerLock, text: str = "make deploy", **kw: Any) -> Request:
@@ -90,7 +94,9 @@ BUILDERS: dict[Kind, Callable[..., Request]] = {
 }
 
 
-def wait_until(condition: Callable[[], Any], timeout: float = 10.0, what: str = "condition") -> Any:
+def wait_until(
+    condition: Callable[[], Any], timeout: float = WAIT_S, what: str = "condition"
+) -> Any:
     """Poll *condition* until truthy, within a bounded deadline (tests only)."""
     deadline = time.monotonic() + timeout
     while True:
@@ -166,7 +172,7 @@ def partial_read_watcher(home: str, ids: list[str], stop: Any, results: Any) -> 
     results.put((reads, bad))
 
 
-def take(subscription: Any, count: int, timeout: float = 10.0) -> list[Any]:
+def take(subscription: Any, count: int, timeout: float = WAIT_S) -> list[Any]:
     """The next *count* items of a subscription, within a bounded deadline."""
     items: list[Any] = []
     deadline = time.monotonic() + timeout
@@ -296,7 +302,7 @@ def audit_records(home: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
-def read_line(stream: Any, timeout: float = 10.0) -> str:
+def read_line(stream: Any, timeout: float = WAIT_S) -> str:
     """One line from a child's pipe, within a bounded deadline (never a hang)."""
     import select
 

@@ -81,6 +81,7 @@ class TestRoundTrip:
             "reason": None,
         }
 
+    @pytest.mark.usefixtures("native_watching")  # woken by an event: needs inotify
     def test_the_answer_wakes_the_asker_by_event(self, channel: Channel) -> None:
         """From the answer's publication to the gate's return (woken, checked, settled) is
         far under the 200 ms a polling loop would cost: the median of five round trips is

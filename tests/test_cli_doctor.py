@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from cliterm import WIDTHS, overflowing, run, unwrapped
 from helpers import run_wisp
+from isolation import native_watching_refusal, own_inotify_limit
 
 from pending import Channel
 from wisp._doctor import MIN_FREE_BYTES
@@ -111,3 +112,35 @@ dd if=/dev/zero of={mount}/filler bs=65536 2>/dev/null || true
         assert (tmp_path / "after.rc").read_text().strip() == "1"
         assert disk["ok"] is False and disk["freeBytes"] < MIN_FREE_BYTES
         assert "free some space" in disk["fix"]
+
+
+class TestWatching:
+    def test_names_inotify_where_it_can_be_had(self, home: Path, native_watching: None) -> None:
+        """With an inotify instance free, the doctor names inotify and the kernel's limits."""
+        doctor = json.loads(run_wisp("doctor", "--json").stdout)
+        refusal = native_watching_refusal()
+        if doctor["watching"]["backend"] != "inotify" and refusal is not None:
+            pytest.skip(f"missing capability: native watching, taken meanwhile: {refusal}")
+        assert doctor["watching"]["backend"] == "inotify"
+        assert doctor["watching"]["limits"]["max_user_watches"] > 0
+
+    def test_names_polling_where_inotify_is_used_up(self, home: Path) -> None:
+        """With every inotify instance it may have taken, the doctor names polling and why.
+        (In a user namespace of its own inotify limit: the suite's user keeps its instances.)"""
+        code = """
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+while libc.inotify_init1(0) >= 0:  # inherited by the doctor, which so finds none left
+    pass
+os.execv(sys.executable, [sys.executable, "-m", "wisp", "doctor", "--json"])
+"""
+        done = subprocess.run(
+            own_inotify_limit(sys.executable, "-c", code),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        watching = json.loads(done.stdout)["watching"]
+        assert watching["backend"] == "polling", watching
+        assert "falling back to polling" in watching["note"]
+        assert "Traceback" not in done.stderr

@@ -13,8 +13,12 @@ from typing import Any
 
 import pytest
 from helpers import command, fact, question, read_line, wait_until
+from isolation import own_inotify_limit
 
 from pending import Channel, Kind, Outcome
+
+# The line `wisp pending watch` prints once its snapshot is taken: it is watching.
+READY = "wisp: watching "
 
 
 class WatchProcess:
@@ -28,8 +32,12 @@ class WatchProcess:
         )
         assert self.process.stdout is not None and self.process.stderr is not None
         self.stdout = self.process.stdout
-        line = read_line(self.process.stderr)
-        assert "watching" in line, line
+        self.warnings: list[str] = []
+        # Ready once it says what it watches, after its snapshot; a warning before that (the
+        # polling fallback's says "watching" too) is kept, not taken for the ready line.
+        while not (line := read_line(self.process.stderr)).startswith(READY):
+            assert line, f"watch ended before it was ready: {self.warnings!r}"
+            self.warnings.append(line)
 
     def json_line(self) -> dict[str, Any]:
         line = read_line(self.stdout)
@@ -138,7 +146,8 @@ class TestWatchHuman:
 
 class TestWatchFallback:
     def test_fallback_is_said_once_and_audited(self, home: Path) -> None:
-        """Native watching exhausted: a warning on stderr and in the audit log, then polling."""
+        """Native watching exhausted: a warning on stderr and in the audit log, then polling.
+        (In a user namespace of its own inotify limit: the suite's user keeps its instances.)"""
         code = """
 import ctypes, os, sys
 libc = ctypes.CDLL(None, use_errno=True)
@@ -151,7 +160,10 @@ if pid == 0:
 os.waitpid(pid, 0)
 """
         proc = subprocess.Popen(
-            [sys.executable, "-c", code], stderr=subprocess.PIPE, text=True, start_new_session=True
+            own_inotify_limit(sys.executable, "-c", code),
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
         )
         assert proc.stderr is not None
         try:

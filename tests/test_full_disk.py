@@ -26,6 +26,14 @@ from invariants import violations
 from pending import Channel, State
 
 TMPFS_SIZE = "64k"
+# Neither asker's deadline may race the test. One outlasts every command the test runs (it is
+# killed at the end), so an answer tried meanwhile always meets a live asker, however slow the
+# machine; had it expired first, its exit would free its lock's space and the answering sweep
+# would settle it `stale`.
+OUTLASTS_THE_TEST_S = 300
+# The other's passes once the disk is full (or the directory immutable), which takes one write
+# or one chattr: far under this. The test waits for it before anything else.
+EXPIRES_SOON_S = 3
 
 
 def sh(*args: str) -> subprocess.CompletedProcess[str]:
@@ -50,9 +58,9 @@ def small_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path
         sh("umount", "-l", str(mount))
 
 
-def fill(home: Path) -> Path:
+def fill(home: Path, name: str = "filler") -> Path:
     """Write a filler file until the disk is full; returns it (remove it to free space)."""
-    filler = home / "filler"
+    filler = home / name
     with open(filler, "wb", buffering=0) as out:
         for size in (4096, 1):  # whole pages, then what is left of the last one
             try:
@@ -70,6 +78,27 @@ def prepare(home: Path) -> dict[str, str]:
         channel.file(handed)
         channel.file(dead)
     return {"fact": handed.id, "dead": dead.id}
+
+
+def askers() -> tuple[AskingCommand, AskingCommand]:
+    """An asker that waits past the test's end, and one whose deadline comes in seconds."""
+    request = ("approvals", "request", "--json", "--timeout")
+    return (
+        AskingCommand(*request, str(OUTLASTS_THE_TEST_S), "--", "make"),
+        AskingCommand(*request, str(EXPIRES_SOON_S), "--", "make"),
+    )
+
+
+def timed_out(asker: AskingCommand, errno_name: str) -> None:
+    """The asker reached its deadline: exit 124, not approved, no traceback, and (where the
+    outcome could not be written) saying why."""
+    code, out, err = asker.result()
+    assert code == 124, err
+    verdict = json.loads(out)
+    assert (verdict["approved"], verdict["outcome"]) == (False, "timed-out")
+    said(err)
+    if errno_name == "ENOSPC":
+        assert "not be recorded" in verdict["reason"] and errno_name in verdict["reason"]
 
 
 def said(err: str, *needles: str) -> None:
@@ -103,48 +132,48 @@ class TestOnASmallDisk:
         """ENOSPC everywhere: answers and askers exit 2 naming the path; a waiting asker
         reaching its deadline exits 124; listings list; freeing space makes all well."""
         ids = prepare(small_home)
-        asker = AskingCommand("approvals", "request", "--json", "--timeout", "4", "--", "make")
-        filler = fill(small_home)
-        runs = 0
+        waiting, expiring = askers()
+        try:
+            fillers = [fill(small_home)]
+            timed_out(expiring, "ENOSPC")
+            runs = 1
+            fillers.append(fill(small_home, "filler2"))  # what its exit freed (its lock)
 
-        answer_path = small_home / "pending" / f"{asker.id}.answer.json"
-        for verb in ("approve", "deny"):
-            code, out = in_terminal("approvals", verb, asker.id)
+            answer_path = small_home / "pending" / f"{waiting.id}.answer.json"
+            for verb in ("approve", "deny"):
+                code, out = in_terminal("approvals", verb, waiting.id)
+                runs += 1
+                assert code == 2, out
+                said(out, str(answer_path), "ENOSPC", "free some space", "not recorded")
+            code, out = in_terminal("facts", "keep", ids["fact"])
             runs += 1
             assert code == 2, out
-            said(out, str(answer_path), "ENOSPC", "free some space", "not recorded")
-        code, out = in_terminal("facts", "keep", ids["fact"])
-        runs += 1
-        assert code == 2, out
-        said(out, "ENOSPC", "nothing was written")
+            said(out, "ENOSPC", "nothing was written")
 
-        runs += listings_go_on(ids, "ENOSPC")
-        for args in (
-            ("approvals", "request", "--timeout", "1", "--", "ls"),
-            ("questions", "ask", "which?", "--timeout", "1"),
-            ("facts", "request", "shop", "db", "postgres"),
-        ):
-            done = run_wisp(*args)
+            runs += listings_go_on(ids, "ENOSPC")
+            for args in (
+                ("approvals", "request", "--timeout", "1", "--", "ls"),
+                ("questions", "ask", "which?", "--timeout", "1"),
+                ("facts", "request", "shop", "db", "postgres"),
+            ):
+                done = run_wisp(*args)
+                runs += 1
+                assert done.returncode == 2, (args, done.stderr)
+                said(done.stderr, "could not", "ENOSPC")
+
+            with Channel.open(small_home) as channel:
+                assert channel.status(ids["fact"]).state is State.HANDED_OVER
+                for asker in (waiting, expiring):
+                    assert channel.read(asker.id).answer is None  # nothing decided it
+                assert violations(channel) == []
+            for filler in fillers:
+                filler.unlink()
+            code, out = in_terminal("facts", "keep", ids["fact"])
             runs += 1
-            assert done.returncode == 2, (args, done.stderr)
-            said(done.stderr, "could not", "ENOSPC")
-
-        code, out, err = asker.result()
-        runs += 1
-        assert code == 124, err
-        verdict = json.loads(out)
-        assert (verdict["approved"], verdict["outcome"]) == (False, "timed-out")
-        said(err)
-        assert "not be recorded" in verdict["reason"] and "ENOSPC" in verdict["reason"]
-
-        with Channel.open(small_home) as channel:
-            assert channel.status(ids["fact"]).state is State.HANDED_OVER
-            assert channel.read(asker.id).answer is None  # nothing decided it
-            assert violations(channel) == []
-        filler.unlink()
-        code, out = in_terminal("facts", "keep", ids["fact"])
-        runs += 1
-        assert code == 0 and "kept" in out, out
+            assert code == 0 and "kept" in out, out
+        finally:
+            waiting.process.kill()
+            waiting.process.wait(timeout=30)
         audit = (small_home / "logs" / "audit.jsonl").read_text().splitlines()
         assert all(json.loads(line) for line in audit)  # never torn
         note("full-disk", mode="ENOSPC", commands=runs)
@@ -176,27 +205,27 @@ class TestOnASmallDisk:
         """EPERM (chattr +i on the channel): answers and new askers exit 2 naming the fix; an
         asker already waiting reaches its deadline and exits 124, not 1."""
         ids = prepare(small_home)
-        asker = AskingCommand("approvals", "request", "--json", "--timeout", "3", "--", "make")
+        waiting, expiring = askers()
         pending = small_home / "pending"
-        chattr = sh("chattr", "+i", str(pending))
-        if chattr.returncode != 0:
-            pytest.skip(f"cannot make a directory immutable here: {chattr.stderr.strip()}")
         try:
-            code, out = in_terminal("approvals", "approve", asker.id)
-            assert code == 2, out
-            said(out, "EPERM", "chattr -i", "not recorded")
-            runs = 1 + listings_go_on(ids, "EPERM")
-            done = run_wisp("approvals", "request", "--timeout", "1", "--", "ls")
-            runs += 1
-            assert done.returncode == 2
-            said(done.stderr, "EPERM", "chattr -i")
-            code, out, err = asker.result()
-            runs += 1
-            assert code == 124, err
-            assert json.loads(out)["outcome"] == "timed-out"
-            said(err)
+            chattr = sh("chattr", "+i", str(pending))
+            if chattr.returncode != 0:
+                pytest.skip(f"cannot make a directory immutable here: {chattr.stderr.strip()}")
+            try:
+                timed_out(expiring, "EPERM")
+                code, out = in_terminal("approvals", "approve", waiting.id)
+                assert code == 2, out
+                said(out, "EPERM", "chattr -i", "not recorded")
+                runs = 2 + listings_go_on(ids, "EPERM")
+                done = run_wisp("approvals", "request", "--timeout", "1", "--", "ls")
+                runs += 1
+                assert done.returncode == 2
+                said(done.stderr, "EPERM", "chattr -i")
+            finally:
+                sh("chattr", "-i", str(pending))
         finally:
-            sh("chattr", "-i", str(pending))
+            waiting.process.kill()
+            waiting.process.wait(timeout=30)
         with Channel.open(small_home) as channel:
             assert violations(channel) == []
             assert not os.listdir(pending / ".tmp")

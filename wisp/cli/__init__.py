@@ -115,7 +115,7 @@ _COMMANDS: dict[str, _Entry] = {
     "relay": _Entry(
         "wisp.cli.faces",
         "relay",
-        "JSON lines for a front end (its child process): docs/relay.md.",
+        "JSON lines for a front end (its child process): wisp docs relay.",
         "RELAY_EXAMPLES",
     ),
     "tui": _Entry(
@@ -129,6 +129,12 @@ _COMMANDS: dict[str, _Entry] = {
         "mcp",
         "An MCP server over stdio: any MCP client's agent asks you through it.",
         "MCP_EXAMPLES",
+    ),
+    "docs": _Entry(
+        "wisp.cli.docs",
+        "docs",
+        "Read a documentation page (wisp docs relay); without a topic, the topics.",
+        "DOCS_EXAMPLES",
     ),
     "completion": _Entry(
         "wisp.cli.completion",

@@ -14,7 +14,7 @@ from wisp.cli._common import fail
 from wisp.cli._exit import ExitCode
 
 RELAY_EXAMPLES = """Example:
-  wisp relay                  (a front end runs this as its child: docs/relay.md)"""
+  wisp relay                  (a front end runs this as its child: wisp docs relay)"""
 TUI_EXAMPLES = """Examples:
   wisp tui
   wisp tui --host build-box   (that host's requests too, over ssh)"""
@@ -32,7 +32,7 @@ def relay(
     ] = "relay",
 ) -> None:
     """Speak the channel as JSON lines on stdin/stdout, for a front end that runs this as a
-    child (docs/relay.md). Takes answers only from a front end the person runs in a terminal.
+    child (`wisp docs relay`). Takes answers only from a front end the person runs in a terminal.
     Ends when stdin does. Exit 0 at EOF, 2 if the channel cannot be used."""
     from pending import Via
     from wisp.relay import VIAS, main
@@ -62,7 +62,7 @@ def tui(
         ),
     ] = None,
 ) -> None:
-    """Every waiting request, live, answered in a dialog (docs/tui.md). Needs the `tui`
+    """Every waiting request, live, answered in a dialog (`wisp docs tui`). Needs the `tui`
     extra. Exit 0 when you quit, 2 if it cannot start."""
     from wisp.tui import TuiError, run
 

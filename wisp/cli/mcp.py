@@ -9,7 +9,7 @@ from __future__ import annotations
 import typer
 
 MCP_EXAMPLES = """Example:
-  claude mcp add wisp -- wisp mcp   (an MCP client starts it: docs/mcp.md)"""
+  claude mcp add wisp -- wisp mcp   (an MCP client starts it: wisp docs mcp)"""
 
 
 def mcp() -> None:

@@ -17,6 +17,7 @@ import sys
 from collections.abc import Callable
 from typing import Any, cast
 
+from wisp._extras import install_hint
 from wisp.mcp._app import App, StartError
 
 STARTUP_FAILED = 2  # as every `wisp` command that cannot use the channel (ExitCode.ERROR)
@@ -102,10 +103,7 @@ def main() -> int:
     except ImportError as exc:
         if not (exc.name or "").startswith(SDK_MODULES):
             raise
-        _say(
-            f"the MCP SDK is not installed ({exc}). Install the extra: "
-            "pip install 'wisp-pending[mcp]'"
-        )
+        _say(f"the MCP SDK is not installed ({exc}). {install_hint('mcp')}")
         return STARTUP_FAILED
 
     try:

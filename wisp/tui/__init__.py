@@ -10,6 +10,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from wisp._extras import install_hint
 from wisp._notify import OSC9_TERMINALS, OSC99_TERMINALS
 from wisp.tui._link import (
     SSH_RELAY,
@@ -65,8 +66,7 @@ def run(hosts: Sequence[str], relay_command: str | None = None) -> int:
         for link in links:
             link.abandon()
         raise TuiError(
-            f"`wisp tui` needs the textual library ({exc.name} is missing): "
-            "pip install 'wisp-pending[tui]'"
+            f"`wisp tui` needs the textual library ({exc.name} is missing). {install_hint('tui')}"
         ) from None
     app = WispTui(links=links, notify_sequence=sequence)
     app.run()
