@@ -52,12 +52,14 @@ class RelayProcess:
         terminal: str = "background",
         args: tuple[str, ...] = (),
         new_session: bool = False,
+        wisp: tuple[str, ...] = ("-m", "wisp"),
     ) -> None:
         """*terminal*: see :func:`with_terminal`; *new_session*: started with setsid, so it
-        has no controlling terminal at all (with ``terminal="none"``)."""
+        has no controlling terminal at all (with ``terminal="none"``); *wisp*: how this
+        interpreter runs `wisp` (a script that adds a kind first, say)."""
         self.home = home
         self.process = subprocess.Popen(
-            with_terminal([sys.executable, "-m", "wisp", "relay", *args], terminal),
+            with_terminal([sys.executable, *wisp, "relay", *args], terminal),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

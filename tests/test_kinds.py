@@ -12,16 +12,19 @@ import json
 import subprocess
 import sys
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pexpect
 import pytest
+from relayproc import RelayProcess
 from toykind import ToyBinding, toy_kind
 
-from pending import KINDS, Channel, Kind, Outcome
+from pending import KINDS, Channel, Decision, Kind, Outcome
 from wisp import Asker
 from wisp._audit import EntryPoint
 from wisp.kinds import view, views
+from wisp.tui._model import Waiting, answer_word, asked, detail, read_relay_line
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
@@ -97,6 +100,39 @@ class TestThrowawayKind:
         ending = asker.wait(request_id, 30)
         assert ending is not None and ending.outcome is Outcome.ANSWERED
         assert ending.decision == "once"
+
+    def test_carried_by_the_relay_and_read_by_the_tui(
+        self, toy: tuple[Asker, str], home: Path
+    ) -> None:
+        """A front end that declares the toy's effect is sent the toy request by a real
+        relay; the TUI's model reads that line and renders it in the view's words."""
+        _, request_id = toy
+        relay = RelayProcess(home, wisp=(str(TOY),))
+        try:
+            relay.hello(effects=["grant-wishes"])
+            line = next(ln for ln in relay.seen if ln.get("type") == "approval")
+            assert (line["id"], line["kind"], line["wish"]) == (request_id, "toy", "a pony")
+            raw = next(r for r in relay.raw if request_id.encode() in r)
+        finally:
+            relay.close()
+        item = read_relay_line("local", raw)
+        assert isinstance(item, Waiting) and item.kind.value == "toy"
+        assert asked(item) == "wish for a pony"
+        rows = dict(detail(item, datetime.now(UTC)))
+        assert (rows["wish"], rows["at"], rows["id"]) == ("a pony", "/srv/stable", request_id)
+        assert answer_word(item.kind, Decision.ONCE) == "granted"
+
+    def test_a_front_end_without_its_effect_is_not_sent_it(
+        self, toy: tuple[Asker, str], home: Path
+    ) -> None:
+        """A front end that declares only the three kinds' effects is not sent a toy."""
+        relay = RelayProcess(home, wisp=(str(TOY),))
+        try:
+            ready = relay.hello()
+        finally:
+            relay.close()
+        assert not [ln for ln in relay.seen if ln.get("type") == "approval"]
+        assert ready["type"] == "ready"
 
     def test_the_kind_leaves_no_trace(self, home: Path) -> None:
         """Out of its block, the toy kind is gone from the channel and from the views."""
