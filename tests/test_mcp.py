@@ -366,6 +366,37 @@ class TestApprovals:
         assert result["isError"] is True and "finite" in result["content"][0]["text"]
 
 
+class TestSchema:
+    async def test_limits_are_declared_and_refused_in_wisps_words(self, wire: Wire) -> None:
+        """tools/list shows every tool's limits (maxLength, maxItems, minimum, maximum), so a
+        client sees them before it calls; an argument beyond one is a tool error in wisp's
+        words (with structuredContent.error), never the SDK's validation text."""
+        tools = {t.name: t.input_schema for t in (await wire.client.list_tools()).tools}
+        assert set(tools) == {
+            "record_fact",
+            "set_fact_scope",
+            "request_approval",
+            "ask_person",
+            "await_request",
+            "notify",
+        }
+        approval = tools["request_approval"]["properties"]
+        assert approval["command"]["maxLength"] == 4096
+        assert (approval["wait_seconds"]["minimum"], approval["wait_seconds"]["maximum"]) == (
+            0,
+            3600,
+        )
+        (options, _null) = tools["ask_person"]["properties"]["options"]["anyOf"]
+        assert (options["maxItems"], options["items"]["maxLength"]) == (20, 200)
+        assert tools["record_fact"]["properties"]["value"]["maxLength"] == 2000
+        result = await wire.call("ask_person", question="q", options=["x" * 300])
+        said = text_of(result)
+        assert result.is_error and said.startswith("error: options[0] is 300 characters long")
+        assert result.structured_content is not None
+        assert result.structured_content["error"] == said.removeprefix("error: ")
+        assert "Input should" not in said and "validation error" not in said
+
+
 class TestQuestions:
     async def test_answered_from_a_terminal(self, wire: Wire) -> None:
         """ask_person with options; `wisp questions answer ID staging` answers it."""

@@ -17,12 +17,16 @@ import sys
 from collections.abc import Callable
 from typing import Any, cast
 
+from pending import Via
+from wisp._agentsession import AgentSession, StartError
+from wisp._audit import EntryPoint
 from wisp._extras import install_hint
-from wisp.mcp._app import App, StartError
+from wisp._notify import Face
 
 STARTUP_FAILED = 2  # as every `wisp` command that cannot use the channel (ExitCode.ERROR)
 READ_CHUNK_BYTES = 64 * 1024
 SDK_MODULES = ("mcp", "mcp_types", "pydantic", "starlette", "httpx", "anyio")
+CLIENT_DEFAULT = "mcp client"  # until the client names itself
 
 
 def _say(message: str) -> None:
@@ -69,11 +73,11 @@ class StdinLines:
         return line.decode("utf-8", errors="replace") + "\n"
 
 
-async def _serve(app: App, build: Callable[[App], tuple[Any, Any]]) -> None:
+async def _serve(app: AgentSession, build: Callable[[AgentSession], Any]) -> None:
     import anyio
     from mcp.server.stdio import stdio_server
 
-    server, updates = build(app)
+    server = build(app)
     lowlevel = server._lowlevel_server  # the SDK's run_stdio_async, with our stdin reader
     stdin = StdinLines(0) if StdinLines.usable(0) else None
     async with anyio.create_task_group() as group:
@@ -85,9 +89,8 @@ async def _serve(app: App, build: Callable[[App], tuple[Any, Any]]) -> None:
                     return
 
         group.start_soon(stop_on_signal)
-        group.start_soon(updates.run)
         async with stdio_server(stdin=cast(Any, stdin)) as (read, write):
-            # Returns when the client closes stdin (EOF).
+            # Enters the server's lifespan; returns when the client closes stdin (EOF).
             await lowlevel.run(read, write, lowlevel.create_initialization_options())
         group.cancel_scope.cancel()
 
@@ -107,7 +110,13 @@ def main() -> int:
         return STARTUP_FAILED
 
     try:
-        app = App.start(on_warning=_say)
+        app = AgentSession.start(
+            face=Face.MCP,  # never the terminal route: the client owns it, stdout is protocol
+            entry_point=EntryPoint.MCP,
+            dialog_via=Via.ELICITATION,
+            client=CLIENT_DEFAULT,
+            on_warning=_say,
+        )
     except StartError as exc:
         _say(str(exc))
         return STARTUP_FAILED

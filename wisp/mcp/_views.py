@@ -20,10 +20,13 @@ from pending import (
     Status,
     format_time,
 )
+from wisp._agentsession import WAITING, NotOurs
 from wisp._asking import Approval, Ending, Reply
+from wisp._factids import PERMANENT_PREFIX
 from wisp._factstore import Fact
+from wisp._threadfacts import NoteFact, UnknownFact
 
-WAITING = (State.FILED, State.ANSWERED, State.HANDED_OVER)
+Rendered = tuple[str, dict[str, Any]]  # the words for the model, and the structured content
 
 # How a person answers each kind from a terminal (named in texts and results).
 ANSWER_HINTS = {
@@ -35,6 +38,20 @@ ANSWER_HINTS = {
 
 def answer_hint(kind: Kind, request_id: str) -> str:
     return ANSWER_HINTS[kind].format(id=request_id)
+
+
+def refusal_text(exc: Exception) -> str:
+    """A refusal's words, with where the caller finds what it can use instead."""
+    if isinstance(exc, NotOurs):
+        return f"{exc} wisp://pending lists the ones that wait."
+    if isinstance(exc, UnknownFact):
+        if exc.fact_id.startswith(PERMANENT_PREFIX):
+            return f"{exc} wisp://facts/permanent lists them."
+        return (
+            f"{exc} Facts this thread can use are listed at wisp://facts/proposed and in "
+            "record_fact's results."
+        )
+    return str(exc)
 
 
 def request_outcome(status: Status) -> dict[str, Any]:
@@ -105,13 +122,34 @@ def fact_said(fact: _Said) -> str:
     return f"{fact.subject} {fact.name} = {fact.value}"
 
 
-def filed_at(request: Request) -> str:
-    return format_time(request.filed_at)
+def already_kept(fact: NoteFact, kept: Fact, uri: str) -> Rendered:
+    """Asked to keep a fact the person already keeps: nothing is asked."""
+    data = {"state": "kept", "fact": fact.id, "permanent": kept.id, "uri": uri, "request": None}
+    text = f"{fact_said(fact)} is already the person's permanent fact {kept.id}; nothing to ask."
+    return text, data
+
+
+def asked_to_keep(fact: NoteFact, request_id: str, uri: str, *, new: bool) -> Rendered:
+    """The person is asked to keep a fact (or already was: the same request)."""
+    data = {
+        "state": "pending",
+        "id": request_id,
+        "request": request_id,
+        "fact": fact.id,
+        "uri": uri,
+        "new": new,
+    }
+    again = "" if new else " (already asked: the same request, no new notification)"
+    text = (
+        f"asked the person to keep {fact_said(fact)} as a permanent fact{again}. "
+        f"Request {request_id} waits with no time limit; they answer with "
+        f"`wisp facts keep {request_id}` or `wisp facts drop {request_id}` "
+        f"from a terminal, or in wisp-tui. The outcome shows at {uri} (request)."
+    )
+    return text, data
 
 
 # --- commands and questions ------------------------------------------------------------------
-
-Rendered = tuple[str, dict[str, Any]]  # the words for the model, and the structured content
 
 
 def _who(answer: Answer | None) -> dict[str, Any]:

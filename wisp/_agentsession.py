@@ -1,13 +1,14 @@
-"""One `wisp mcp` server's application objects, and the calls its tools make on them.
+"""One agent's session with the person: the application objects an agent-facing server holds
+for its life, and the calls its tools make on them.
 
-Everything here is the application layer's: an :class:`~wisp.Asker` (this server's lock; it
-settles each request it filed the moment the answer is written, and keeps each request's own
-deadline), an :class:`~wisp.ApprovalGate` and a :class:`~wisp.QuestionAsker` that file without
-waiting, a :class:`~wisp.FactKeeper`, an :class:`~wisp.Answerer` for answers given in the
-client's own dialog (elicitation), a notifier for the MCP face, and the facts of the server's
-threads and session. The MCP side (:mod:`wisp.mcp._server`) parses arguments, calls these
-methods (on a worker thread: they read and write files) and renders. Nothing here imports the
-MCP SDK.
+An :class:`AgentSession` is an :class:`~wisp.Asker` (the server's lock; it settles each
+request it filed the moment the answer is written, and keeps each request's own deadline), an
+:class:`~wisp.ApprovalGate` and a :class:`~wisp.QuestionAsker` that file without waiting, a
+:class:`~wisp.FactKeeper`, an :class:`~wisp.Answerer` for answers given in the client's own
+dialog, a notifier that tells each call what it posted, and the facts of the server's thread
+and session (:class:`~wisp.FactBook`). `wisp mcp` (:mod:`wisp.mcp`) is its face: it parses
+arguments, calls these methods (on a worker thread: they read and write files) and renders.
+Nothing here knows the MCP SDK.
 """
 
 from __future__ import annotations
@@ -23,11 +24,11 @@ import attrs
 
 from pending import (
     Channel,
-    CommandBinding,
     Decision,
     Kind,
     PendingError,
     Request,
+    State,
     Status,
     UnknownRequest,
     Via,
@@ -36,26 +37,28 @@ from wisp._answering import Answerer, AnswerReport, Inbox
 from wisp._asking import Approval, ApprovalGate, Asker, Cancel, Ending, QuestionAsker, Reply
 from wisp._audit import EntryPoint
 from wisp._config import Config, ConfigError, load_config
+from wisp._factids import PERMANENT_PREFIX, FactScope
 from wisp._factstore import Fact, FactRefused, FactStore
 from wisp._home import open_channel, wisp_home
 from wisp._keeper import FactKeeper, KeepRequest
 from wisp._notify import Face, Notifier, Result
 from wisp._store import StoreError
-from wisp.mcp._threads import PERMANENT_PREFIX, FactBook, FactScope, NoteFact, UnknownFact
-from wisp.mcp._views import WAITING
+from wisp._threadfacts import FactBook, NoteFact, UnknownFact
 
-CLIENT_DEFAULT = "mcp client"  # until the client names itself
 SETTLING_S = 5.0  # a request seen ending between two looks: its ending is recorded within this
 
-# The notifications a tool call posted or tried, collected for its result.
+# The states in which a request still waits for the person (answered: until it is applied).
+WAITING = (State.FILED, State.ANSWERED, State.HANDED_OVER)
+
+# The notifications a call posted or tried, collected for its result.
 _posted: contextvars.ContextVar[list[dict[str, Any]] | None] = contextvars.ContextVar(
-    "wisp_mcp_posted", default=None
+    "wisp_agent_posted", default=None
 )
 
 
 @contextmanager
 def collecting() -> Iterator[list[dict[str, Any]]]:
-    """Collect, for one tool call, every notification posted or tried while it runs (on any
+    """Collect, for one call, every notification posted or tried while it runs (on any
     worker thread it starts: they run in a copy of its context, sharing the list)."""
     posted: list[dict[str, Any]] = []
     token = _posted.set(posted)
@@ -66,8 +69,7 @@ def collecting() -> Iterator[list[dict[str, Any]]]:
 
 
 class RecordingNotifier(Notifier):
-    """The MCP face's notifier (never the terminal route: the client owns the terminal and
-    stdout is the protocol), which also tells the calling tool what it posted."""
+    """A notifier that also tells the calling code what it posted (see :func:`collecting`)."""
 
     def post(
         self,
@@ -98,42 +100,60 @@ class RecordingNotifier(Notifier):
 
 
 class StartError(Exception):
-    """The server cannot start; the message says why and what to do."""
+    """The session cannot start; the message says why and what to do."""
 
 
 class NotOurs(LookupError):
     """A request id this server did not file; the message says so."""
 
 
+class NotFiled(Exception):
+    """A request could not be filed (the channel refused the write); the message says why
+    and what to do."""
+
+
 @attrs.frozen(kw_only=True)
 class ScopeChange:
-    """What set_fact_scope did."""
+    """What :meth:`AgentSession.set_scope` did."""
 
     fact: NoteFact  # the fact as it is now (thread or session)
     keep: KeepRequest | None = None  # for `permanent`: the keeper's answer
     changed: bool = False
 
 
-class App:
-    """The application objects of one `wisp mcp` process."""
+def _not_filed(exc: Exception) -> NotFiled:
+    return NotFiled(f"the request could not be filed: {exc}. Check the channel with `wisp doctor`.")
+
+
+class AgentSession:
+    """The application objects of one agent-facing server, for the server's life.
+
+    *face* chooses the notification routes, *entry_point* is what the audit log records,
+    *dialog_via* is how an answer given in the client's own dialog is recorded, and *client*
+    names the agent's client until it says its own name (:meth:`name_client`).
+    """
 
     def __init__(
         self,
         channel: Channel,
         config: Config,
         *,
+        face: Face,
+        entry_point: EntryPoint,
+        dialog_via: Via,
+        client: str,
         on_warning: Callable[[str], None] | None = None,
     ) -> None:
         self.channel = channel
         self.home: Path = channel.home
         self.config = config
         self.notifier = RecordingNotifier(
-            channel.home, face=Face.MCP, settings=config.values, entry_point=EntryPoint.MCP
+            channel.home, face=face, settings=config.values, entry_point=entry_point
         )
         self.asker = Asker(
             channel,
-            entry_point=EntryPoint.MCP,
-            client=CLIENT_DEFAULT,
+            entry_point=entry_point,
+            client=client,
             liveness_recheck_s=config["watch.livenessSeconds"],
             on_warning=on_warning,
             notifier=self.notifier,
@@ -144,15 +164,23 @@ class App:
         self.book = FactBook(clock=self.asker.clock)
         self.store = FactStore(channel.home, clock=self.asker.clock)
         self.keeper = FactKeeper(self.asker, store=self.store, lookup=self.book.binding)
-        self.dialogs = Answerer(channel, via=Via.ELICITATION, entry_point=EntryPoint.MCP)
-        self.inbox = Inbox(channel, entry_point=EntryPoint.MCP, on_warning=on_warning)
+        self.dialogs = Answerer(channel, via=dialog_via, entry_point=entry_point)
+        self.inbox = Inbox(channel, entry_point=entry_point, on_warning=on_warning)
         self.thread = self.book.open_thread()
         self._verdicts: dict[str, Approval] = {}  # each ended command's, worked out once
         self._mutex = threading.Lock()
         self._closed = False
 
     @classmethod
-    def start(cls, *, on_warning: Callable[[str], None] | None = None) -> App:
+    def start(
+        cls,
+        *,
+        face: Face,
+        entry_point: EntryPoint,
+        dialog_via: Via,
+        client: str,
+        on_warning: Callable[[str], None] | None = None,
+    ) -> AgentSession:
         """Open the channel and start asking; :class:`StartError` if it cannot be used."""
         home = wisp_home()
         try:
@@ -164,7 +192,15 @@ class App:
         except PendingError as exc:
             raise StartError(str(exc)) from None
         try:
-            return cls(channel, config, on_warning=on_warning)
+            return cls(
+                channel,
+                config,
+                face=face,
+                entry_point=entry_point,
+                dialog_via=dialog_via,
+                client=client,
+                on_warning=on_warning,
+            )
         except (OSError, PendingError) as exc:
             channel.close()
             raise StartError(
@@ -187,14 +223,22 @@ class App:
         return self.gate.granted(command, cwd)
 
     def file_command(self, command: str, cwd: str, reason: str | None) -> Request:
-        return self.gate.file(command, cwd, reason=reason, thread=self.thread)
+        """File a command for the person to approve (:class:`NotFiled` if it cannot be)."""
+        try:
+            return self.gate.file(command, cwd, reason=reason, thread=self.thread)
+        except (OSError, PendingError) as exc:
+            raise _not_filed(exc) from None
 
     def file_question(
         self, question: str, options: tuple[str, ...] | None, free_text: bool | None
     ) -> Request:
-        return self.questions.file(
-            question, options=options, free_text=free_text, thread=self.thread
-        )
+        """File a question for the person (:class:`NotFiled` if it cannot be)."""
+        try:
+            return self.questions.file(
+                question, options=options, free_text=free_text, thread=self.thread
+            )
+        except (OSError, PendingError) as exc:
+            raise _not_filed(exc) from None
 
     def wait(self, request_id: str, wait_s: float, cancel: Cancel) -> Ending | None:
         """How the request ended, or None while it still waits after *wait_s* (or the call
@@ -202,21 +246,16 @@ class App:
         try:
             return self.asker.wait(request_id, wait_s, cancel=cancel)
         except UnknownRequest:
-            raise NotOurs(
-                f"{request_id!r} is not a command or question this server asked; "
-                "wisp://pending lists the ones that wait."
-            ) from None
+            raise _not_asked(request_id) from None
+
+    def ended(self, request_id: str) -> Ending | None:
+        """How the request ended, if it has, without waiting (:class:`NotOurs` as above)."""
+        return self.wait(request_id, 0, Cancel())
 
     def request(self, request_id: str) -> Request:
         """A command or question this server filed, waiting or ended (:class:`NotOurs`
         otherwise)."""
-        try:
-            ending = self.asker.wait(request_id, 0)
-        except UnknownRequest:
-            raise NotOurs(
-                f"{request_id!r} is not a command or question this server asked; "
-                "wisp://pending lists the ones that wait."
-            ) from None
+        ending = self.ended(request_id)
         if ending is not None:
             return ending.request
         for request in self.asker.waiting():
@@ -240,15 +279,20 @@ class App:
 
     @staticmethod
     def reply(ending: Ending) -> Reply:
+        """An ended question's reply."""
         return QuestionAsker.reply(ending)
 
     def answer_in_dialog(
-        self, request: Request, decision: Decision, *, text: str | None = None
+        self,
+        request: Request,
+        decision: Decision,
+        *,
+        text: str | None = None,
+        reason: str | None = None,
     ) -> AnswerReport:
-        """The person answered in the client's dialog (elicitation): an answer like any
-        other, first wins, audited with via `elicitation`. Returns without waiting for the
-        outcome: this server's asker settles it, and the waiting tool hears of that."""
-        reason = "declined in the MCP client's dialog" if decision is Decision.NO else None
+        """The person answered in the client's own dialog: an answer like any other, first
+        wins, audited with this session's *dialog_via*. Returns without waiting for the
+        outcome: this server's asker settles it, and the waiting call hears of that."""
         return self.dialogs.answer(
             request.id,
             decision,
@@ -261,24 +305,42 @@ class App:
 
     # --- facts -------------------------------------------------------------------------
 
-    def record_fact(self, subject: str, name: str, value: str) -> NoteFact:
+    def record_fact(self, subject: str, name: str, value: str, *, source: str) -> NoteFact:
+        """Record a fact in this session's thread, proposed by the client."""
         return self.book.record(
             self.thread,
             subject=subject,
             name=name,
             value=value,
-            source="mcp record_fact",
+            source=source,
             proposed_by=self.asker.client,
         )
+
+    def conflicts(self, subject: str, name: str, value: str) -> list[Fact]:
+        """The person's permanent facts that say otherwise about the same subject and name
+        (none if the store cannot be read: a recorded fact stands either way)."""
+        try:
+            facts = self.store.list()
+        except StoreError:
+            return []
+        return [f for f in facts if (f.subject, f.name) == (subject, name) and f.value != value]
 
     def fact(self, fact_id: str) -> NoteFact:
         """A fact this thread can see; :class:`UnknownFact` otherwise."""
         return self.book.visible(self.thread, fact_id)
 
+    def facts_seen(self) -> list[NoteFact]:
+        """This thread's facts and the session's, oldest first."""
+        return self.book.seen_by(self.thread)
+
+    def asking(self, request_id: str) -> list[NoteFact]:
+        """The facts a keep request asks about (none if it is not this server's)."""
+        return self.book.asking(request_id)
+
     def set_scope(self, fact_id: str, scope: FactScope) -> ScopeChange:
         """Move a fact to this thread or the session, or ask the person to keep it
         (returns at once). Raises :class:`FactRefused`, :class:`UnknownFact`,
-        :class:`StoreError`."""
+        :class:`StoreError`, :class:`NotFiled`."""
         if fact_id.startswith(PERMANENT_PREFIX):
             raise FactRefused(
                 f"{fact_id} is a permanent fact, and permanent facts are the person's: a caller "
@@ -290,15 +352,18 @@ class App:
         if scope is not FactScope.PERMANENT:
             moved = self.book.move(fact.id, scope, thread=self.thread)
             return ScopeChange(fact=moved, changed=moved.id != fact.id)
-        asked = self.keeper.request(
-            fact_id=fact.id,
-            subject=fact.subject,
-            name=fact.name,
-            value=fact.value,
-            source=fact.source,
-            proposed_by=fact.proposed_by,
-            thread=self.thread,
-        )
+        try:
+            asked = self.keeper.request(
+                fact_id=fact.id,
+                subject=fact.subject,
+                name=fact.name,
+                value=fact.value,
+                source=fact.source,
+                proposed_by=fact.proposed_by,
+                thread=self.thread,
+            )
+        except (OSError, PendingError) as exc:
+            raise _not_filed(exc) from None
         if asked.request_id is not None:
             fact = self.book.link(fact.id, asked.request_id) or fact
         return ScopeChange(fact=fact, keep=asked, changed=asked.new)
@@ -308,10 +373,11 @@ class App:
         return self.store.list()
 
     def permanent_fact(self, fact_id: str) -> Fact:
+        """One of the person's permanent facts; :class:`UnknownFact` if there is none."""
         for fact in self.store.list():
             if fact.id == fact_id:
                 return fact
-        raise UnknownFact(f"no permanent fact {fact_id!r}; wisp://facts/permanent lists them.")
+        raise UnknownFact(f"no permanent fact {fact_id!r}.", fact_id=fact_id)
 
     def status(self, request_id: str) -> Status:
         return self.dialogs.status(request_id)
@@ -319,7 +385,7 @@ class App:
     def proposed(self) -> list[tuple[NoteFact, Status | None]]:
         """This thread's and the session's facts that wait for the person to keep them."""
         found = []
-        for fact in self.book.seen_by(self.thread):
+        for fact in self.facts_seen():
             if fact.request is None:
                 continue
             try:
@@ -337,10 +403,7 @@ class App:
         except PendingError:
             status = None
         if status is None or status.kind is not Kind.FACT or not self.book.asking(request_id):
-            raise NotOurs(
-                f"{request_id!r} is not a request this server filed; "
-                "wisp://pending lists the ones that wait."
-            )
+            raise NotOurs(f"{request_id!r} is not a request this server filed.")
         return status
 
     def waiting(self) -> list[Status]:
@@ -351,6 +414,7 @@ class App:
     # --- notify ------------------------------------------------------------------------
 
     def notify(self, title: str, message: str) -> Result:
+        """A notification the agent asked for (source `model`)."""
         return self.notifier.post(title, message, source="model")
 
     # --- stopping ----------------------------------------------------------------------
@@ -373,20 +437,5 @@ class App:
                 self.channel.close()
 
 
-def command_of(request: Request) -> CommandBinding:
-    binding = request.binding
-    assert isinstance(binding, CommandBinding)
-    return binding
-
-
-__all__ = [
-    "App",
-    "FactRefused",
-    "NotOurs",
-    "RecordingNotifier",
-    "ScopeChange",
-    "StartError",
-    "StoreError",
-    "UnknownFact",
-    "collecting",
-]
+def _not_asked(request_id: str) -> NotOurs:
+    return NotOurs(f"{request_id!r} is not a command or question this server asked.")

@@ -1,10 +1,10 @@
-"""The MCP server's own facts: each thread's (`c…`) and the server session's (`s…`).
+"""An asking server's own facts: each thread's (`c…`) and the server session's (`s…`).
 
-An MCP session is a thread: what its caller records lives in the thread, and goes when the
-thread closes. Session facts are the server's, shared by its threads for its life. Neither is
-the person's: permanent facts (`p…`) live in `$WISP_HOME/facts.json` and only the person keeps
-them (:class:`wisp.FactKeeper` asks). This module is plain data behind one lock; it imports
-nothing of the MCP SDK, so it is tested without a client.
+A thread is one conversation with an agent (over MCP, one client session): what its caller
+records lives in the thread, and goes when the thread closes. Session facts are the server's,
+shared by its threads for its life. Neither is the person's: permanent facts (`p…`) live in
+`$WISP_HOME/facts.json` and only the person keeps them (:class:`wisp.FactKeeper` asks). This
+module is plain data behind one lock, used by :class:`wisp.AgentSession`; it knows no face.
 """
 
 from __future__ import annotations
@@ -18,13 +18,16 @@ from typing import Any
 import attrs
 
 from pending import SYSTEM_CLOCK, Clock, FactBinding, format_time, record_time
-from wisp._factids import PERMANENT_PREFIX as PERMANENT_PREFIX
-from wisp._factids import SESSION_PREFIX, THREAD_PREFIX
-from wisp._factids import FactScope as FactScope
+from wisp._factids import SESSION_PREFIX, THREAD_PREFIX, FactScope
 
 
 class UnknownFact(LookupError):
-    """No such fact in this thread or this server's session; the message says so."""
+    """No such fact where the caller looked; the message says so, and `fact_id` is the id
+    asked for (a face adds where the caller can see the facts it may use)."""
+
+    def __init__(self, message: str, *, fact_id: str) -> None:
+        super().__init__(message)
+        self.fact_id = fact_id
 
 
 @attrs.frozen(kw_only=True)
@@ -149,8 +152,7 @@ class FactBook:
         fact = self.lookup(fact_id)
         if fact is None or (fact.scope is FactScope.THREAD and fact.thread != thread):
             raise UnknownFact(
-                f"no fact {fact_id!r} in this thread or this server's session. Facts this "
-                "thread can use are listed at wisp://facts/proposed and in record_fact's results."
+                f"no fact {fact_id!r} in this thread or this server's session.", fact_id=fact_id
             )
         return fact
 
