@@ -20,6 +20,7 @@ from wisp._agentsession import AgentSession
 from wisp._asking import Cancel, Ending
 from wisp._store import StoreError
 from wisp._text import visible
+from wisp.kinds import view
 from wisp.mcp import _views as views
 
 PROGRESS_EVERY_S = 5.0  # while a tool waits: clients that reset their timeout on progress
@@ -44,7 +45,7 @@ def command_dialog(request: Request) -> Dialog:
     message = (
         f"Run this command?\n\n{visible(binding.command)}\n\nin {visible(binding.cwd)}{why}\n\n"
         f"Accept approves it once; decline denies it. (Or from a terminal: "
-        f"wisp approvals approve {request.id})"
+        f"{view(Kind.COMMAND).answering[0].line(request.id)})"
     )
 
     def answer(reply: ElicitResult) -> tuple[Decision, str | None] | None:
@@ -68,8 +69,8 @@ def question_dialog(request: Request) -> Dialog:
     elif options:
         field["description"] = "For example: " + ", ".join(options)
     message = (
-        f"{visible(binding.question)}\n\n(Or from a terminal: wisp questions answer "
-        f"{request.id} TEXT)"
+        f"{visible(binding.question)}\n\n(Or from a terminal: "
+        f"{view(Kind.QUESTION).answering[0].line(request.id)})"
     )
 
     def answer(reply: ElicitResult) -> tuple[Decision, str | None] | None:

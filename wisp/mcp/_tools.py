@@ -28,8 +28,10 @@ from wisp._agentsession import NotFiled, NotOurs, collecting
 from wisp._asking import Ending
 from wisp._factids import FactScope
 from wisp._factstore import FactRefused
+from wisp._keeper import KeepState
 from wisp._store import StoreError
 from wisp._threadfacts import UnknownFact
+from wisp.kinds import view
 from wisp.mcp import _views as views
 from wisp.mcp._args import (
     WAIT_DEFAULT_S,
@@ -57,6 +59,7 @@ from wisp.mcp._updates import PENDING_URI, PROPOSED_URI, Served, fact_uri, serve
 from wisp.mcp._views import Rendered, fact_said, permanent_fact, request_outcome
 
 T = TypeVar("T")
+_APPROVE_ID = view(Kind.COMMAND).answering[0].line("ID")  # as tool descriptions name it
 
 CLIENT_INFO_META = "io.modelcontextprotocol/clientInfo"  # a 2026-era request's client name
 RECORD_FACT_SOURCE = "mcp record_fact"  # a recorded fact's `source`, as documented
@@ -204,7 +207,7 @@ async def set_fact_scope(fact: FactId, scope: Scope, ctx: Context) -> Said:
         text = f"moved {moved.was} to the {scope}: it is now {moved.id} ({uri})"
         return Said(text=text, data=data)
     keep = change.keep
-    if keep.state == "kept" and keep.fact is not None:
+    if keep.state is KeepState.KEPT and keep.fact is not None:
         return Said.of(views.already_kept(moved, keep.fact, uri))
     face.updates.changed([uri, PROPOSED_URI, PENDING_URI])
     assert keep.request_id is not None
@@ -239,7 +242,7 @@ async def await_outcome(face: Served, request: Request, wait_s: float, ctx: Cont
 
 @tool(
     "Ask the person to approve a shell command before you run it. Waits at most wait_seconds "
-    "(default 45) for the answer, from any terminal (`wisp approvals approve ID`) or this "
+    f"(default 45) for the answer, from any terminal (`{_APPROVE_ID}`) or this "
     "client's dialog; if none by then, returns state 'pending' with the id: call await_request "
     "to wait again. A standing grant approves at once. Run the command only if 'approved' is "
     "true; no answer is never a yes."

@@ -16,28 +16,25 @@ from pending import (
     Kind,
     Outcome,
     Request,
+    Scope,
     State,
     Status,
     format_time,
 )
 from wisp._agentsession import WAITING, NotOurs
-from wisp._asking import Approval, Ending, Reply
+from wisp._asking import Approval, Ending, Reply, ReplyOutcome
 from wisp._factids import PERMANENT_PREFIX
 from wisp._factstore import Fact
 from wisp._threadfacts import NoteFact, UnknownFact
+from wisp.kinds import view as kind_view
 
 Rendered = tuple[str, dict[str, Any]]  # the words for the model, and the structured content
 
 # How a person answers each kind from a terminal (named in texts and results).
-ANSWER_HINTS = {
-    Kind.COMMAND: "wisp approvals approve {id} (or: wisp approvals deny {id})",
-    Kind.FACT: "wisp facts keep {id} (or: wisp facts drop {id})",
-    Kind.QUESTION: "wisp questions answer {id} TEXT (or: wisp questions decline {id})",
-}
 
 
 def answer_hint(kind: Kind, request_id: str) -> str:
-    return ANSWER_HINTS[kind].format(id=request_id)
+    return kind_view(kind).answer_hint(request_id)
 
 
 def refusal_text(exc: Exception) -> str:
@@ -72,8 +69,8 @@ def request_outcome(status: Status) -> dict[str, Any]:
     outcome = settled.outcome if settled is not None else status.outcome
     decision = settled.decision if settled is not None else None
     if outcome is Outcome.ANSWERED and status.kind is Kind.FACT:
-        view["state"] = "kept" if decision == "keep" else "dropped"
-        if decision == "keep" and settled is not None:
+        view["state"] = "kept" if decision == Decision.KEEP else "dropped"
+        if decision == Decision.KEEP and settled is not None:
             view["permanent"] = settled.result
     else:
         view["state"] = outcome.value if outcome is not None else status.state.value
@@ -143,7 +140,7 @@ def asked_to_keep(fact: NoteFact, request_id: str, uri: str, *, new: bool) -> Re
     text = (
         f"asked the person to keep {fact_said(fact)} as a permanent fact{again}. "
         f"Request {request_id} waits with no time limit; they answer with "
-        f"`wisp facts keep {request_id}` or `wisp facts drop {request_id}` "
+        f"{kind_view(Kind.FACT).how_to_answer(request_id)} "
         f"from a terminal, or in wisp-tui. The outcome shows at {uri} (request)."
     )
     return text, data
@@ -235,14 +232,14 @@ def approval(ending: Ending, verdict: Approval) -> Rendered:
         "outcome": verdict.outcome,
         "decision": ending.decision,
         "scope": verdict.scope,
-        "grant": verdict.grant.id if verdict.grant and verdict.grant.id != "session" else None,
+        "grant": verdict.grant.id if verdict.grant and verdict.grant.stored else None,
         "reason": verdict.reason,
         **_who(answer),
         "command": binding.command,
     }
     if verdict.approved:
         text = f"approved ({verdict.scope}){_by(answer)}: you may run {binding.command}"
-        if verdict.scope in ("session", "project", "always"):
+        if verdict.scope in (Scope.SESSION, Scope.PROJECT, Scope.ALWAYS):
             text += f". Asked again, it is approved at once ({verdict.scope} grant)"
         if verdict.reason:
             text += f". Note: {verdict.reason}"
@@ -274,9 +271,9 @@ def reply(ending: Ending, answer_to: Reply) -> Rendered:
         "reason": answer_to.reason,
         **_who(answer),
     }
-    if answer_to.outcome == "answered":
+    if answer_to.outcome is ReplyOutcome.ANSWERED:
         return f"the person answered{_by(answer)}: {answer_to.text}", data
-    if answer_to.outcome == "declined":
+    if answer_to.outcome is ReplyOutcome.DECLINED:
         return f"the person declined to answer{_by(answer)}.", data
     why = f" ({answer_to.reason})" if answer_to.reason else ""
     return f"no answer: the question ended {answer_to.outcome}{why}.", data
