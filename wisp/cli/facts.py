@@ -209,7 +209,7 @@ def forget(
     written), 2 error (the store cannot be used)."""
     require_terminal("wisp facts forget")
     try:
-        typed = typed_hex(fact_id, what="fact", lead="p")
+        typed = typed_hex(fact_id, what="fact", lead="p", exact=True)
         chosen = unique(
             typed, ((f.id, visible(one_line(f.said, 40))) for f in _stored_facts()), what="fact"
         )
