@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -123,8 +124,25 @@ def open_channel() -> Channel:
         fail(str(exc))
 
 
+# What JSON may carry raw but a terminal (or a line-splitting script) must never get raw: DEL
+# and the C1 controls, the bidirectional marks, overrides and isolates, and the line and
+# paragraph separators. Outside strings JSON is ASCII, so each is inside a string, where a
+# \u escape is the same character to every JSON reader.
+_UNSAFE_IN_JSON = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def _escaped(found: re.Match[str]) -> str:
+    return f"\\u{ord(found.group()):04x}"
+
+
+def json_line(value: Any) -> str:
+    """*value* as one line of JSON: any text, raw only where no terminal is fooled (see
+    :data:`_UNSAFE_IN_JSON`; C0 controls JSON escapes itself). Every `--json` output is one."""
+    return _UNSAFE_IN_JSON.sub(_escaped, json.dumps(value, ensure_ascii=False))
+
+
 def print_json(value: Any) -> None:
-    sys.stdout.write(json.dumps(value, ensure_ascii=False) + "\n")
+    sys.stdout.write(json_line(value) + "\n")
 
 
 def require_text(value: str, what: str, example: str) -> None:

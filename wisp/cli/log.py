@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from datetime import UTC, datetime
@@ -26,7 +25,7 @@ from wisp._home import wisp_home
 from wisp._lookup import LookupRefused, typed_hex
 from wisp._render import log_line
 from wisp._text import wrap
-from wisp.cli._common import emit, fail, say, tell, width
+from wisp.cli._common import emit, fail, json_line, say, tell, width
 
 HANG = 2  # a record's further lines are indented this much
 
@@ -140,7 +139,7 @@ def _filtering(where: LogFilter) -> bool:
 
 def _print(record: dict[str, Any], as_json: bool) -> None:
     if as_json:
-        sys.stdout.write(json.dumps(record, ensure_ascii=False) + "\n")
+        sys.stdout.write(json_line(record) + "\n")
     else:
         columns = width()
         lines = wrap(log_line(record, legacy=is_legacy(record)), columns, then=columns - HANG)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Iterable
@@ -14,7 +13,17 @@ from pending import Kind, PendingError, Status, Via
 from wisp._answering import Answerer
 from wisp._audit import EntryPoint
 from wisp._render import transition_json, transition_line
-from wisp.cli._common import command_group, fail, me, open_channel, print_json, safe, say, tell
+from wisp.cli._common import (
+    command_group,
+    fail,
+    json_line,
+    me,
+    open_channel,
+    print_json,
+    safe,
+    say,
+    tell,
+)
 from wisp.cli._exit import ExitCode
 from wisp.cli._listing import LIMIT_HELP, WAITING, list_requests
 
@@ -183,10 +192,7 @@ def emit_transition(
     event: str, status: Any, request_id: str, kind: str, ts: Any, as_json: bool, person: str
 ) -> None:
     if as_json:
-        line = json.dumps(
-            transition_json(event, status, request_id=request_id, kind=kind, ts=ts),
-            ensure_ascii=False,
-        )
+        line = json_line(transition_json(event, status, request_id=request_id, kind=kind, ts=ts))
     else:
         line = safe(
             transition_line(event, status, request_id=request_id, kind=kind, ts=ts, me=person)
