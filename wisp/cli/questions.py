@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from typing import Annotated
 
 import typer
@@ -12,7 +11,15 @@ from wisp._audit import EntryPoint
 from wisp._store import StoreError
 from wisp.cli._answer import JsonFlag, answer_from_terminal, id_argument, render_command_or_question
 from wisp.cli._ask import TimeoutOption, asking, prompt, timeout_in_effect, waiting_note
-from wisp.cli._common import command_group, config_or_fail, fail, print_json, require_text, tell
+from wisp.cli._common import (
+    command_group,
+    config_or_fail,
+    fail,
+    print_json,
+    require_text,
+    say,
+    tell,
+)
 from wisp.cli._exit import ExitCode
 from wisp.cli._listing import pending_command
 from wisp.cli.show import SHOW_EXAMPLES, show_command
@@ -164,7 +171,7 @@ def ask_question(
     if as_json:
         print_json({"id": request_id, "outcome": outcome, "text": text, "reason": reason})
     elif outcome == "answered" and text is not None:
-        sys.stdout.write(text + "\n")
+        say(text)  # made visible, as every human face shows it (--json: the text exactly)
     else:
         word = {"timed-out": "timed out"}.get(outcome, outcome)
         said = reason if reason and reason.startswith(word) else None
