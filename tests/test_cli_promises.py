@@ -5,7 +5,14 @@ option is answered in wisp's words. Each in a real process."""
 from __future__ import annotations
 
 import json
+import os
+import resource
+import subprocess
+import sys
+from collections.abc import Callable
 
+import pexpect
+import pytest
 from helpers import command, run_wisp
 
 from pending import Channel, ServerLock
@@ -29,3 +36,74 @@ class TestJsonEscapes:
         assert "\\u0085" in result.stdout and "\\u202e" in result.stdout
         (listed,) = json.loads(result.stdout)
         assert TRICKY in json.dumps(listed, ensure_ascii=False)
+
+
+def _limited(files: int) -> Callable[[], None]:
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (files, files))
+
+    return limit
+
+
+class TestResourceLimits:
+    def test_too_few_open_files_is_said_as_a_limit(
+        self, channel: Channel, server: ServerLock
+    ) -> None:
+        """Under `ulimit -n` 7 to 14, `wisp pending`, `wisp doctor` and `wisp approvals deny`
+        end without a traceback and never blame a file ("cannot be read safely", "remove the
+        file"); where the limit stops one, it exits 2 naming the limit and `ulimit -n`."""
+        request = command(server)
+        channel.file(request)
+        said_limit = False
+        for files in range(7, 13):
+            for args in (("pending", "--all"), ("doctor",), ("approvals", "deny", request.id)):
+                code, said = _in_terminal_limited(files, *args)
+                what = f"wisp {' '.join(args)} at ulimit -n {files}: {said}"
+                assert "Traceback" not in said, what
+                assert "cannot be read safely" not in said, what
+                assert "remove the file" not in said, what
+                assert code in (0, 1, 2), what
+                if "ulimit -n" in said:
+                    assert code == 2, what
+                    said_limit = True
+        assert said_limit
+
+
+def _in_terminal_limited(files: int, *args: str) -> tuple[int, str]:
+    """`wisp ARGS` in a real terminal (answers are taken only from one), at `ulimit -n`
+    *files*: its exit code and what it printed."""
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "wisp", *args],
+        encoding="utf-8",
+        timeout=60,
+        dimensions=(40, 250),
+        preexec_fn=_limited(files),
+    )
+    child.expect(pexpect.EOF)
+    child.close()
+    return child.exitstatus, " ".join((child.before or "").split())
+
+
+class TestClosedPipe:
+    @pytest.mark.parametrize("args", [("pending", "--all"), ("log",), ("doctor",)])
+    def test_a_reader_gone_ends_it_quietly(
+        self, channel: Channel, server: ServerLock, args: tuple[str, ...]
+    ) -> None:
+        """Written into a pipe nobody reads any more (`wisp pending | head -1`), a command
+        exits 0 and says nothing, as other Unix tools do."""
+        channel.file(command(server))
+        run_wisp("approvals", "request", "--timeout", "0.1", "--", "make test")  # a log to read
+        read_end, write_end = os.pipe()
+        os.close(read_end)  # the reader is gone before the first line is written
+        try:
+            result = subprocess.run(
+                [sys.executable, "-m", "wisp", *args],
+                stdout=write_end,
+                stderr=subprocess.PIPE,
+                text=True,
+                timeout=60,
+            )
+        finally:
+            os.close(write_end)
+        assert (result.returncode, result.stderr) == (0, ""), result.stderr

@@ -49,10 +49,16 @@ class _Console:
         if self._console is None:
             from rich.console import Console
 
+            class PipeConsole(Console):
+                def on_broken_pipe(self) -> None:
+                    # rich would exit 1 itself; the command's root says a closed pipe, once.
+                    self.quiet = True
+                    raise BrokenPipeError
+
             style: dict[str, Any] = (
                 {} if colour_allowed() else {"color_system": None, "no_color": True}
             )
-            self._console = Console(**self._settings, **style)
+            self._console = PipeConsole(**self._settings, **style)
         return getattr(self._console, name)
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -163,8 +162,5 @@ def _follow(home: Path, where: LogFilter, as_json: bool) -> None:
         fail(str(exc))
     except KeyboardInterrupt:
         pass
-    except BrokenPipeError:
-        # The reader went away (`| head`): stop quietly, and keep Python from complaining.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     finally:
         follower.close()

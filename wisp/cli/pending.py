@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Iterable
 from typing import Annotated, Any
@@ -181,9 +180,6 @@ def watch(
                 )
     except KeyboardInterrupt:
         pass
-    except BrokenPipeError:
-        # The reader went away (`| head`): stop quietly, and keep Python from complaining.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     finally:
         live.close()
 
