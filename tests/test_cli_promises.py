@@ -7,15 +7,17 @@ from __future__ import annotations
 import json
 import os
 import resource
+import signal
 import subprocess
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
 import pexpect
 import pytest
-from helpers import command, run_wisp
+from helpers import AskingCommand, audit_records, command, run_wisp
 
-from pending import Channel, ServerLock
+from pending import Channel, Outcome, ServerLock, State
 
 # A command that hides a C1 control, a right-to-left override, an isolate and a line separator.
 TRICKY = "make \x85test\u202e\u2066x\u2028y\x7f"
@@ -107,3 +109,32 @@ class TestClosedPipe:
         finally:
             os.close(write_end)
         assert (result.returncode, result.stderr) == (0, ""), result.stderr
+
+
+class TestSignalsWithdraw:
+    @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+    @pytest.mark.parametrize(
+        "args",
+        [
+            ("approvals", "request", "--timeout", "60", "--", "make deploy"),
+            ("questions", "ask", "--timeout", "60", "Which environment?"),
+        ],
+    )
+    def test_a_signal_withdraws_as_ctrl_c_does(
+        self, home: Path, signum: signal.Signals, args: tuple[str, ...]
+    ) -> None:
+        """SIGTERM or SIGHUP on an asking command (`kill`, `timeout`, a closed terminal)
+        withdraws its request, audited as a withdrawal, and exits 1 saying so: never left
+        `stale` behind a 143 or a 129."""
+        asking = AskingCommand(*args)
+        asking.process.send_signal(signum)
+        code, out, err = asking.result()
+        said = out + err
+        assert code == 1, said
+        assert f"withdrawn on {signum.name}" in said
+        with Channel.open(home) as channel:
+            status = channel.status(asking.id)
+        assert status.state is State.SETTLED and status.outcome is Outcome.WITHDRAWN
+        assert "approval.withdrawn" in [
+            r["event"] for r in audit_records(home) if r.get("id") == asking.id
+        ]

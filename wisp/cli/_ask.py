@@ -4,8 +4,10 @@ whatever happens."""
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from types import FrameType
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -22,12 +24,55 @@ if TYPE_CHECKING:
 
 ASKING_CLIENT = "wisp-cli"  # the client the asking commands file requests as
 INDENT = "  "
+# Signals that end an asking command as Ctrl-C does (its request withdrawn, audited, exit 1):
+# `kill`, `timeout 5 wisp …`, and the terminal it runs in closing.
+WITHDRAWING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+
+class Stopped(KeyboardInterrupt):
+    """SIGTERM or SIGHUP while asking, raised in the main thread where Ctrl-C would be."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.name = signal.Signals(signum).name
+
+
+def _stop(signum: int, frame: FrameType | None) -> None:
+    for each in WITHDRAWING_SIGNALS:  # a second one must not cut the withdrawal short
+        signal.signal(each, signal.SIG_IGN)
+    raise Stopped(signum)
+
+
+def withdrawn_how(interrupt: KeyboardInterrupt) -> str:
+    """What ended the wait, as the verdict says it: "withdrawn with Ctrl-C", "withdrawn on
+    SIGTERM"."""
+    return (
+        f"withdrawn on {interrupt.name}"
+        if isinstance(interrupt, Stopped)
+        else ("withdrawn with Ctrl-C")
+    )
+
+
+@contextmanager
+def _withdrawing_on_signals() -> Iterator[None]:
+    """SIGTERM and SIGHUP raise :class:`Stopped` (a KeyboardInterrupt) while inside."""
+    previous = {each: signal.signal(each, _stop) for each in WITHDRAWING_SIGNALS}
+    try:
+        yield
+    finally:
+        for each, handler in previous.items():
+            signal.signal(each, handler)
 
 
 @contextmanager
 def asking(entry_point: EntryPoint, config: Config) -> Iterator[Asker]:
-    """An asker for this command's life: on the way out (an error, Ctrl-C, or done) what it
-    still waits on is withdrawn, its lock released and the channel closed."""
+    """An asker for this command's life: on the way out (an error, Ctrl-C, SIGTERM or SIGHUP,
+    or done) what it still waits on is withdrawn, its lock released and the channel closed."""
+    with _withdrawing_on_signals():
+        yield from _asking(entry_point, config)
+
+
+def _asking(entry_point: EntryPoint, config: Config) -> Iterator[Asker]:
     channel = open_channel()
     from wisp._asking import Asker  # loaded when a command asks, never for a listing
 

@@ -23,7 +23,14 @@ from wisp._home import wisp_home
 from wisp._store import StoreError
 from wisp._text import visible
 from wisp.cli._answer import JsonFlag, answer_from_terminal, id_argument, render_command_or_question
-from wisp.cli._ask import TimeoutOption, asking, prompt, timeout_in_effect, waiting_note
+from wisp.cli._ask import (
+    TimeoutOption,
+    asking,
+    prompt,
+    timeout_in_effect,
+    waiting_note,
+    withdrawn_how,
+)
 from wisp.cli._common import (
     command_group,
     config_or_fail,
@@ -243,13 +250,13 @@ def request_approval(
             approved = approval.approved
         except (PendingError, StoreError) as exc:
             fail(f"could not ask: {exc}")  # leaving `asking` withdraws what waits and closes
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as interrupt:  # Ctrl-C, SIGTERM or SIGHUP
             endings = asker.withdraw()
             approved, outcome, scope, grant = False, Outcome.WITHDRAWN.value, None, None
             request_id = endings[0].request.id if endings else None
-            verdict_reason = "withdrawn with Ctrl-C"
+            verdict_reason = withdrawn_how(interrupt)
             if endings and endings[0].outcome is Outcome.ANSWERED and endings[0].decision:
-                verdict_reason = "withdrawn with Ctrl-C after it was answered"
+                verdict_reason += " after it was answered"
     if as_json:
         print_json(
             {

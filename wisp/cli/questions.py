@@ -10,7 +10,14 @@ from pending import Decision, Kind, Outcome, PendingError, Request
 from wisp._audit import EntryPoint
 from wisp._store import StoreError
 from wisp.cli._answer import JsonFlag, answer_from_terminal, id_argument, render_command_or_question
-from wisp.cli._ask import TimeoutOption, asking, prompt, timeout_in_effect, waiting_note
+from wisp.cli._ask import (
+    TimeoutOption,
+    asking,
+    prompt,
+    timeout_in_effect,
+    waiting_note,
+    withdrawn_how,
+)
 from wisp.cli._common import (
     command_group,
     config_or_fail,
@@ -164,9 +171,9 @@ def ask_question(
             )
         except (PendingError, StoreError) as exc:
             fail(f"could not ask: {exc}")  # leaving `asking` withdraws what waits and closes
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as interrupt:  # Ctrl-C, SIGTERM or SIGHUP
             endings = asker.withdraw()
-            outcome, text, reason = Outcome.WITHDRAWN.value, None, "withdrawn with Ctrl-C"
+            outcome, text, reason = Outcome.WITHDRAWN.value, None, withdrawn_how(interrupt)
             request_id = endings[0].request.id if endings else None
     if as_json:
         print_json({"id": request_id, "outcome": outcome, "text": text, "reason": reason})
