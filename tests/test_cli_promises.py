@@ -138,3 +138,31 @@ class TestSignalsWithdraw:
         assert "approval.withdrawn" in [
             r["event"] for r in audit_records(home) if r.get("id") == asking.id
         ]
+
+
+class TestOptionWords:
+    @pytest.mark.parametrize(
+        ("args", "says"),
+        [
+            (("pending", "--limit", "-1"), "it takes a whole number of requests, 0 (all) or more"),
+            (("approvals", "pending", "--limit", "many"), "0 (all) or more, not 'many'"),
+            (
+                ("approvals", "request", "--timeout", "abc", "--", "ls"),
+                "it takes seconds from 0 (waits until answered) to 2592000 (30 days), not 'abc'",
+            ),
+            (("pending", "--kind", "bogus"), "'bogus' is not one of 'command', 'fact', 'question'"),
+            (("log", "--kind", "bogus"), "'bogus' is not one of 'command', 'fact', 'question'"),
+            (("notify", "--route", "bogus", "hi"), "'bogus' is not one of 'host', 'terminal'"),
+        ],
+    )
+    def test_a_bad_value_is_refused_in_wisps_words(
+        self, home: Path, args: tuple[str, ...], says: str
+    ) -> None:
+        """A value an option does not take is a usage error (exit 2, nothing done) that says
+        the range or the choices in wisp's words, never pydantic's."""
+        result = run_wisp(*args)
+        said = " ".join(result.stderr.split())
+        assert result.returncode == 2, said
+        assert says in said
+        assert "Value error" not in said and "Input should" not in said
+        assert not (home / "pending").exists() or not any((home / "pending").glob("*.json"))

@@ -8,16 +8,16 @@ import signal
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from types import FrameType
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from pending import PendingError
 from wisp._audit import EntryPoint
 from wisp._config import Config
-from wisp._deadlines import DeadlineError, check_deadline, deadline_range
+from wisp._deadlines import check_deadline, deadline_range
 from wisp._text import wrap
-from wisp.cli._common import err, fail, open_channel, tell
+from wisp.cli._common import err, fail, open_channel, tell, typed_as
 
 if TYPE_CHECKING:
     from wisp._asking import Asker
@@ -117,14 +117,14 @@ def waiting_note(timeout_s: float) -> str:
     return f"waiting up to {timeout_s:g} s (Ctrl-C withdraws it)"
 
 
-def _checked_timeout(value: float | None) -> float | None:
-    """Refuse a bad --timeout while parsing: a usage error (exit 2), before anything else."""
-    if value is None:
-        return None
+def _timeout(text: str) -> float:
+    """--timeout: a deadline, refused while parsing (a usage error, exit 2) before anything
+    is filed; DeadlineError (a ValueError) says the range."""
     try:
-        return float(check_deadline(value, what="it", zero="waits until answered"))
-    except DeadlineError as exc:
-        raise typer.BadParameter(str(exc)) from None
+        seconds: Any = float(text)
+    except ValueError:
+        seconds = text  # not a number: refused below, named as typed
+    return float(check_deadline(seconds, what="it", zero="waits until answered"))
 
 
 TimeoutOption = Annotated[
@@ -132,7 +132,7 @@ TimeoutOption = Annotated[
     typer.Option(
         "--timeout",
         metavar="SECONDS",
-        callback=_checked_timeout,
+        parser=typed_as(_timeout),
         help=f"How long to wait: {deadline_range(zero='waits until answered')}. "
         "Default: approval.timeoutSeconds (600).",
     ),

@@ -6,8 +6,9 @@ import json
 import os
 import re
 import sys
-from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any, NoReturn
+from collections.abc import Callable, Iterable, Mapping
+from enum import Enum
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import typer
 
@@ -22,6 +23,9 @@ from wisp.cli._help import WispGroup, WispTyper
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.text import Text
+
+T = TypeVar("T")
+E = TypeVar("E", bound=Enum)
 
 
 def _text(text: str, style: str = "") -> Text:
@@ -178,3 +182,36 @@ def require_terminal(command: str) -> None:
             "This keeps an agent's shell tool from answering for you: run it yourself, in a "
             "terminal. Nothing was written."
         )
+
+
+# --- what an option or argument takes ----------------------------------------------------
+
+
+def typed_as(parse: Callable[[str], T]) -> Callable[[Any], T]:
+    """A typer ``parser`` for an option or argument: *parse* turns the text typed into its
+    value, raising ValueError whose message says what it takes (wisp's words, with the range
+    or the choices). That is a usage error (exit 2, `Invalid value for '--OPTION': …`), and
+    nothing else (pydantic's "Input should be…", "Value error, …") is ever said."""
+
+    def parser(value: Any) -> T:
+        if not isinstance(value, str):
+            return value  # type: ignore[no-any-return]  # a default, already a value
+        try:
+            return parse(value)
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc)) from None
+
+    return parser
+
+
+def choice_of(enum: type[E]) -> Callable[[Any], E]:
+    """:func:`typed_as` for one of *enum*'s values: anything else is refused, naming them."""
+
+    def parse(text: str) -> E:
+        try:
+            return enum(text)
+        except ValueError:
+            taken = ", ".join(repr(member.value) for member in enum)
+            raise ValueError(f"{text[:40]!r} is not one of {taken}.") from None
+
+    return typed_as(parse)

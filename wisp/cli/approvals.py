@@ -32,6 +32,7 @@ from wisp.cli._ask import (
     withdrawn_how,
 )
 from wisp.cli._common import (
+    choice_of,
     command_group,
     config_or_fail,
     fail,
@@ -74,7 +75,9 @@ SCOPE_HELP = (
 )
 def approve(
     request_id: Annotated[str, id_argument(Kind.COMMAND)],
-    scope: Annotated[Scope, typer.Option("--scope", help=SCOPE_HELP)] = Scope.ONCE,
+    scope: Annotated[
+        Scope, typer.Option("--scope", parser=choice_of(Scope), help=SCOPE_HELP)
+    ] = Scope.ONCE,
     as_json: JsonFlag = False,
 ) -> None:
     """Approve a command, once or with a standing scope.

@@ -24,7 +24,7 @@ from wisp._home import wisp_home
 from wisp._lookup import LookupRefused, typed_hex
 from wisp._render import log_line
 from wisp._text import wrap
-from wisp.cli._common import emit, fail, json_line, say, tell, width
+from wisp.cli._common import choice_of, emit, fail, json_line, say, tell, width
 
 HANG = 2  # a record's further lines are indented this much
 
@@ -52,7 +52,12 @@ def log(
     ] = None,
     kind: Annotated[
         list[Kind] | None,
-        typer.Option("--kind", "-k", help="Only records about this kind of request (repeatable)."),
+        typer.Option(
+            "--kind",
+            "-k",
+            parser=choice_of(Kind),
+            help="Only records about this kind of request (repeatable).",
+        ),
     ] = None,
     event: Annotated[
         list[str] | None,

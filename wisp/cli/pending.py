@@ -13,6 +13,7 @@ from wisp._answering import Answerer
 from wisp._audit import EntryPoint
 from wisp._render import transition_json, transition_line
 from wisp.cli._common import (
+    choice_of,
     command_group,
     fail,
     json_line,
@@ -24,7 +25,7 @@ from wisp.cli._common import (
     tell,
 )
 from wisp.cli._exit import ExitCode
-from wisp.cli._listing import LIMIT_HELP, WAITING, list_requests
+from wisp.cli._listing import WAITING, LimitOption, list_requests
 
 pending_app = command_group(
     "List what waits for you across every kind; watch or sweep the channel.",
@@ -40,15 +41,14 @@ pending_app = command_group(
 def pending(
     ctx: typer.Context,
     kind: Annotated[
-        list[Kind] | None, typer.Option("--kind", "-k", help="Only this kind (repeatable).")
+        list[Kind] | None,
+        typer.Option("--kind", "-k", parser=choice_of(Kind), help="Only this kind (repeatable)."),
     ] = None,
     show_all: Annotated[
         bool, typer.Option("--all", "-a", help="Also ended and stale requests.")
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="A JSON array on stdout.")] = False,
-    limit: Annotated[
-        int | None, typer.Option("--limit", "-n", metavar="N", help=LIMIT_HELP)
-    ] = None,
+    limit: LimitOption = None,
 ) -> None:
     """Everything waiting for you, across kinds (oldest first)."""
     if ctx.invoked_subcommand is None:
@@ -110,7 +110,8 @@ def sweep(
 )
 def watch(
     kind: Annotated[
-        list[Kind] | None, typer.Option("--kind", "-k", help="Only this kind (repeatable).")
+        list[Kind] | None,
+        typer.Option("--kind", "-k", parser=choice_of(Kind), help="Only this kind (repeatable)."),
     ] = None,
     as_json: Annotated[
         bool, typer.Option("--json", help="One JSON object per line on stdout.")
