@@ -12,7 +12,7 @@ import typer
 from pending import Kind, State, Via
 from wisp._answering import Answerer
 from wisp._audit import EntryPoint
-from wisp._render import age, paragraphs, state_text, status_json, who
+from wisp._render import age, listed, state_text, status_json, who
 from wisp.cli._common import emit, open_channel, out, print_json, say, tell, typed_as, width
 from wisp.cli._layout import TABLE_PARAGRAPH_LINES, Cell, Column, Line, Role, layout
 from wisp.kinds import view
@@ -151,7 +151,7 @@ def _list_requests(
                 s.id,
                 s.kind.value,
                 age(s.request.filed_at, now),
-                paragraphs(s.request),
+                listed(s),
                 who(s.request),
                 state_text(s),
             )
