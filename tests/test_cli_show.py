@@ -105,7 +105,6 @@ class TestShow:
         assert "\x1b[2J" not in output and "\u202e" not in output
         assert "ls⟨ESC⟩[2J⟨CR⟩rm -rf ~ ⟨U+202E⟩txt.exe" in field(output, "command")
 
-
     def test_an_ended_request_says_no_countdown_and_stale_once(
         self, channel: Channel, server: ServerLock
     ) -> None:

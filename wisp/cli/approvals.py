@@ -18,7 +18,7 @@ from pending import (
     format_time,
 )
 from wisp._audit import EntryPoint
-from wisp._grants import GrantsError, GrantStore, is_grant_id
+from wisp._grants import STORED_SCOPES, GrantsError, GrantStore, is_grant_id
 from wisp._home import wisp_home
 from wisp._store import StoreError
 from wisp._text import visible
@@ -271,6 +271,10 @@ def request_approval(
                 "reason": verdict_reason,
             }
         )
+    elif approved and outcome == "answered" and scope in STORED_SCOPES and grant is None:
+        # The grant could not be saved (the store said why: verdict_reason, on stderr).
+        out.print(f"approved once: the {scope} grant was not saved")
+        tell(f"wisp: {verdict_reason}")
     elif approved:
         how = f"granted by {grant or 'this session'}" if outcome == "granted" else "approved"
         out.print(f"{how} {scope}" if outcome != "granted" else f"approved {scope} ({how})")
