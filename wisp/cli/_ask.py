@@ -46,11 +46,9 @@ def _stop(signum: int, frame: FrameType | None) -> None:
 def withdrawn_how(interrupt: KeyboardInterrupt) -> str:
     """What ended the wait, as the verdict says it: "withdrawn with Ctrl-C", "withdrawn on
     SIGTERM"."""
-    return (
-        f"withdrawn on {interrupt.name}"
-        if isinstance(interrupt, Stopped)
-        else ("withdrawn with Ctrl-C")
-    )
+    if isinstance(interrupt, Stopped):
+        return f"withdrawn on {interrupt.name}"
+    return "withdrawn with Ctrl-C"
 
 
 @contextmanager

@@ -271,7 +271,7 @@ def request_approval(
                 "reason": verdict_reason,
             }
         )
-    elif approved and outcome == "answered" and scope in STORED_SCOPES and grant is None:
+    elif approved and outcome == Outcome.ANSWERED and scope in STORED_SCOPES and grant is None:
         # The grant could not be saved (the store said why: verdict_reason, on stderr).
         out.print(f"approved once: the {scope} grant was not saved")
         tell(f"wisp: {verdict_reason}")
