@@ -51,9 +51,10 @@ class TestResourceLimits:
     def test_too_few_open_files_is_said_as_a_limit(
         self, channel: Channel, server: ServerLock
     ) -> None:
-        """Under `ulimit -n` 7 to 14, `wisp pending`, `wisp doctor` and `wisp approvals deny`
+        """Under `ulimit -n` 7 to 12, `wisp pending`, `wisp doctor` and `wisp approvals deny`
         end without a traceback and never blame a file ("cannot be read safely", "remove the
-        file"); where the limit stops one, it exits 2 naming the limit and `ulimit -n`."""
+        file") nor the asker (its request never swept stale); where the limit stops one, it
+        exits 2 naming the limit and `ulimit -n`."""
         request = command(server)
         channel.file(request)
         said_limit = False
@@ -69,6 +70,9 @@ class TestResourceLimits:
                     assert code == 2, what
                     said_limit = True
         assert said_limit
+        # Its asker (this process) lives throughout: no limit may pass for its death.
+        status = channel.status(request.id)
+        assert status.state is not State.STALE and status.outcome is not Outcome.STALE, status
 
 
 def _in_terminal_limited(files: int, *args: str) -> tuple[int, str]:
