@@ -103,6 +103,7 @@ _HOMES: dict[str, tuple[str, str]] = {
     "plan_sweep": ("pending._sweep", "plan_sweep"),
     "read_private_file": ("pending._fsio", "read_bytes"),
     "record_time": ("pending._clock", "record_time"),
+    "resource_shortage": ("pending._errors", "resource_shortage"),
     "settlement_for": ("pending._state", "settlement_for"),
     "to_json": ("pending._convert", "to_json"),
     "validate_id": ("pending._ids", "validate_id"),
@@ -144,6 +145,7 @@ if _typing.TYPE_CHECKING:
         UnknownRequest,
         UnreadableRequest,
         WrongKind,
+        resource_shortage,
     )
     from pending._fsio import MAX_RECORD_BYTES, Unreadable, open_private_dir
     from pending._fsio import read_bytes as read_private_file
@@ -299,6 +301,7 @@ __all__ = [
     "plan_sweep",
     "read_private_file",
     "record_time",
+    "resource_shortage",
     "settlement_for",
     "to_json",
     "validate_id",

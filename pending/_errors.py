@@ -69,8 +69,47 @@ class ChannelUnwritable(PendingError):
         self.cause = cause
 
 
+# What the system, not any file, ran out of: this process's open files, the system's, memory.
+# An error with one of these says nothing about the file it happened on: it is never reported
+# as that file being unreadable or unsafe, but passed on as it is, for a face to say
+# (:func:`resource_shortage`).
+RESOURCE_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBUFS})
+
+
+def resource_shortage(error: BaseException) -> str | None:
+    """What a person is told of *error* if it is a resource limit reached (one of
+    :data:`RESOURCE_ERRNOS`): the limit, and how to raise it. None for anything else."""
+    code = error.errno if isinstance(error, OSError) else None
+    if code == errno.EMFILE:
+        return (
+            "this process ran out of open files: the limit on them (`ulimit -n`, now "
+            f"{_open_files_limit()}) is too low. Raise it (`ulimit -n 1024`) and run it again"
+        )
+    if code == errno.ENFILE:
+        return (
+            "the system ran out of open files (its limit, `sysctl fs.file-max`, is reached): "
+            "close some programs, or raise the limit, and run it again"
+        )
+    if code in (errno.ENOMEM, errno.ENOBUFS):
+        return (
+            "the system ran out of memory (or a limit on it, `ulimit -v`, is reached): free "
+            "some, or raise the limit, and run it again"
+        )
+    return None
+
+
+def _open_files_limit() -> str:
+    import resource  # only when the limit is reached
+
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    return "unlimited" if soft == resource.RLIM_INFINITY else str(soft)
+
+
 def remedy_for(code: int | None, directory: str) -> str:
     """What to do about a write that failed with *code* in *directory* (one sentence or two)."""
+    shortage = resource_shortage(OSError(code, "")) if code is not None else None
+    if shortage is not None:
+        return f"Not the fault of {directory}: {shortage}."
     if code in (errno.ENOSPC, errno.EDQUOT):
         return (
             f"The disk (or your quota) is full: free some space where {directory} lives "

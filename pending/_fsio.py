@@ -17,7 +17,7 @@ from typing import TypeVar
 
 import attrs
 
-from pending._errors import ChannelUnavailable, ChannelUnsafe, ChannelUnwritable
+from pending._errors import RESOURCE_ERRNOS, ChannelUnavailable, ChannelUnsafe, ChannelUnwritable
 
 T = TypeVar("T")
 
@@ -32,6 +32,14 @@ _CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOE
 
 class Unreadable(Exception):
     """A file the channel will not read, with the reason (for the doctor's report)."""
+
+
+def _unavailable(path: str, exc: OSError) -> ChannelUnavailable:
+    """*exc* on opening *path* as :class:`ChannelUnavailable`; a resource limit reached is
+    passed on as it is (no fault of the path: :data:`RESOURCE_ERRNOS`)."""
+    if exc.errno in RESOURCE_ERRNOS:
+        raise exc
+    return ChannelUnavailable(path, exc.strerror or str(exc))
 
 
 def open_private_dir(path: str, *, parent_fd: int | None = None, name: str | None = None) -> int:
@@ -66,11 +74,11 @@ def _make_or_refuse_dir(path: str, target: str, parent_fd: int | None) -> int:
     except FileExistsError:
         pass
     except OSError as exc:
-        raise ChannelUnavailable(path, exc.strerror or str(exc)) from None
+        raise _unavailable(path, exc) from None
     try:
         st = os.stat(target, dir_fd=parent_fd, follow_symlinks=False)
     except OSError as exc:
-        raise ChannelUnavailable(path, exc.strerror or str(exc)) from None
+        raise _unavailable(path, exc) from None
     _check_dir_stat(path, st)
     try:
         fd = os.open(target, _DIR_FLAGS, dir_fd=parent_fd)
@@ -79,7 +87,7 @@ def _make_or_refuse_dir(path: str, target: str, parent_fd: int | None) -> int:
             raise ChannelUnsafe(
                 path, "it was replaced while being opened", f"check what is at {path}"
             ) from None
-        raise ChannelUnavailable(path, exc.strerror or str(exc)) from None
+        raise _unavailable(path, exc) from None
     try:
         _check_dir_stat(path, os.fstat(fd))  # the directory actually opened, not the name
     except ChannelUnsafe:
@@ -258,6 +266,8 @@ def open_checked(
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise Unreadable("it is a symbolic link") from None
+        if exc.errno in RESOURCE_ERRNOS:
+            raise  # not the file's fault: a face says what ran out
         raise Unreadable(exc.strerror or str(exc)) from None
     try:
         st = os.fstat(fd)

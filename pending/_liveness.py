@@ -20,7 +20,7 @@ import weakref
 from enum import StrEnum
 from types import TracebackType
 
-from pending._errors import ChannelUnwritable
+from pending._errors import RESOURCE_ERRNOS, ChannelUnwritable
 from pending._fsio import Op, _io
 from pending._ids import is_valid_id, lock_name, new_id
 from pending._records import Request, Server
@@ -156,7 +156,9 @@ def lock_held(servers_fd: int, server_id: str) -> bool | None:
     stop, a sweep, or an asker that never made one), or none we would trust."""
     try:
         fd = os.open(lock_name(server_id), _PROBE_FLAGS, dir_fd=servers_fd)
-    except OSError:
+    except OSError as exc:
+        if exc.errno in RESOURCE_ERRNOS:
+            raise  # out of descriptors says nothing of the server: never judge it gone
         return None
     try:
         fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)

@@ -59,6 +59,29 @@ class TestPrefix:
         assert "abcdef9876543210 (command, filed: make clean)" in flat
         assert no_answer_written(channel)
 
+    def test_a_whole_id_another_starts_with_is_refused(
+        self, channel: Channel, server: ServerLock
+    ) -> None:
+        """A whole ID that is also the start of a longer one is refused, naming both: typed
+        for the longer one, it must not approve the shorter. The short one is named with a
+        dot after it, and only it is answered."""
+        longer = attrs.evolve(command(server), id="551043757d9c21d8")
+        shorter = attrs.evolve(command(server, text="rm -rf ~"), id="55104375")
+        channel.file(longer)
+        channel.file(shorter)
+        code, output = run("approvals", "approve", "55104375", cols=200)
+        flat = " ".join(output.split())
+        assert code == 1, output
+        assert "55104375 is the start of 2 IDs" in flat
+        assert "551043757d9c21d8 (command, filed: make" in flat
+        assert "55104375 (command, filed: rm -rf ~)" in flat
+        assert "for 55104375 itself, type 55104375." in flat
+        assert no_answer_written(channel)
+        code, output = run("approvals", "deny", "55104375.", cols=200)
+        assert code == 0, output
+        assert channel.status(shorter.id).answer is not None
+        assert channel.status(longer.id).answer is None
+
     @pytest.mark.parametrize(
         ("typed", "says"), [("abc", "at least its first 4"), ("xyz!", "not a request ID")]
     )

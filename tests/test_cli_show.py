@@ -11,9 +11,9 @@ from pathlib import Path
 import pexpect
 import pytest
 from cliterm import WIDTHS, lines, overflowing, run, spawn
-from helpers import fact, question, wait_until
+from helpers import Asker, command, fact, question, wait_until
 
-from pending import Channel, CommandBinding, Kind, ServerLock, make_request
+from pending import Channel, CommandBinding, Kind, Outcome, ServerLock, State, Via, make_request
 
 # 2,000 characters of command, in words: what a person approves, to be shown whole.
 LONG = " ".join(f"--flag{i}=value{i}" for i in range(200))[:2000]
@@ -105,6 +105,25 @@ class TestShow:
         assert "\x1b[2J" not in output and "\u202e" not in output
         assert "ls⟨ESC⟩[2J⟨CR⟩rm -rf ~ ⟨U+202E⟩txt.exe" in field(output, "command")
 
+    def test_an_ended_request_says_no_countdown_and_stale_once(
+        self, channel: Channel, server: ServerLock
+    ) -> None:
+        """A withdrawn request shows no `expires … (in 9m)` countdown; a stale one says
+        `stale: it can no longer be answered` (never `stale: stale:`) and why."""
+        withdrawn = command(server, expires_in_s=600)
+        channel.file(withdrawn)
+        channel.claim(withdrawn, Outcome.WITHDRAWN, via=Via.ASKER, reason="the asker stopped")
+        code, output = run("show", withdrawn.id, cols=200)
+        assert code == 0, output
+        assert field(output, "expires").endswith("(it ended first)")
+        asker = Asker(channel.home, "command")
+        (stale_id,) = asker.filed()
+        asker.kill()
+        code, output = run("show", stale_id, cols=200)
+        assert code == 0, output
+        assert field(output, "state") == "stale: it can no longer be answered"
+        assert "has stopped" in field(output, "why")
+
 
 class TestListing:
     @pytest.mark.parametrize("cols", WIDTHS)
@@ -129,6 +148,20 @@ class TestListing:
             assert "…" in output
         else:
             assert field(output, "command") == LONG and "…" not in output
+
+    @pytest.mark.parametrize("cols", WIDTHS)
+    def test_a_stale_row_says_why(self, channel: Channel, cols: int) -> None:
+        """A stale request's row says why it can no longer be answered (its asker stopped),
+        in the table and in the stacked blocks."""
+        asker = Asker(channel.home, "command")
+        (stale_id,) = asker.filed()
+        asker.kill()
+        wait_until(lambda: channel.status(stale_id).state is State.STALE)
+        code, output = run("pending", "--all", cols=cols)
+        assert code == 0, output
+        flat = " ".join(output.split())
+        assert stale_id in flat and "stale" in flat
+        assert "has stopped" in flat
 
     @pytest.mark.parametrize("cols", WIDTHS)
     def test_a_short_request_is_a_table_where_it_fits(self, channel: Channel, cols: int) -> None:

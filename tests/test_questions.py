@@ -7,6 +7,8 @@ from pathlib import Path
 
 from helpers import AskingCommand, audit_records, in_terminal
 
+from pending import Channel, Decision, Kind
+
 
 class TestQuestions:
     def test_answered_text_alone_on_stdout(self, home: Path) -> None:
@@ -30,6 +32,20 @@ class TestQuestions:
         # Across processes the asker may settle before the answerer writes its line.
         assert sorted(events[2:]) == ["approval.answered", "approval.settled"]
         assert audit_records(home)[0]["question"] == "Which environment?"
+
+    def test_the_answer_is_made_visible_on_stdout(self, channel: Channel) -> None:
+        """An answer holding ESC, BEL, BS, a C1 control or a right-to-left override reaches
+        stdout with each made visible (line breaks kept); `--json` has the text exactly."""
+        answer = "ok\x1b[2J\x07\x08\x9b\u202eend\nsecond"
+        for json_flag in ([], ["--json"]):
+            asking = AskingCommand("questions", "ask", *json_flag, "What now?")
+            channel.answer(asking.id, Decision.ANSWER, kind=Kind.QUESTION, via="cli", text=answer)
+            code, out, _ = asking.result()
+            assert code == 0
+            if json_flag:
+                assert json.loads(out)["text"] == answer
+            else:
+                assert out == "ok⟨ESC⟩[2J⟨U+0007⟩⟨U+0008⟩⟨U+009B⟩⟨U+202E⟩end\nsecond\n"
 
     def test_an_option_not_offered_is_refused(self, home: Path) -> None:
         """With fixed options, other text is refused, listing the options; nothing written."""

@@ -36,6 +36,16 @@ class TestVisible:
         assert visible("rm -rf build/\rrm -rf ~") == "rm -rf build/⟨CR⟩rm -rf ~"
         assert visible("a\u202eb\u200bc\u00a0d\x1b[2J") == "a⟨U+202E⟩b⟨U+200B⟩c⟨U+00A0⟩d⟨ESC⟩[2J"
 
+    def test_blank_letters_marks_and_symbols(self) -> None:
+        """Characters that draw nothing though they are not controls (the Hangul fillers,
+        the combining grapheme joiner, variation selectors, the blank braille pattern) are
+        made visible too: `rm\u3164-rf` must not pass for a space."""
+        blank = "\u115f\u1160\u3164\uffa0\u034f\ufe0f\ufe00\u2800\U000e0100\u180b"
+        shown = visible(f"a{blank}b")
+        assert shown == (
+            "a⟨U+115F⟩⟨U+1160⟩⟨U+3164⟩⟨U+FFA0⟩⟨U+034F⟩⟨U+FE0F⟩⟨U+FE00⟩⟨U+2800⟩⟨U+E0100⟩⟨U+180B⟩b"
+        )
+
     @given(st.text(), st.integers(2, 200))
     def test_one_line_is_bounded(self, text: str, limit: int) -> None:
         """one_line never exceeds its limit and stays safe."""

@@ -20,6 +20,9 @@ from wisp._factids import FactScope, new_fact_id
 from wisp._store import JsonStore
 
 FACTS_FILE = "facts.json"
+# facts.json's cap: thousands of ordinary facts, or 60 of the longest a request can carry
+# (its record's 64 KiB cap); read whole by every listing, and still quick to.
+FACTS_MAX_BYTES = 4 * 1024 * 1024
 KEPT_BY_PERSON = "person"
 
 
@@ -89,7 +92,14 @@ class FactStore:
     def __init__(self, home: Path, *, clock: Clock = SYSTEM_CLOCK) -> None:
         self.clock = clock
         self._store: JsonStore[Fact] = JsonStore(
-            home, FACTS_FILE, "facts", load=_fact_from, dump=Fact.to_json
+            home,
+            FACTS_FILE,
+            "facts",
+            load=_fact_from,
+            dump=Fact.to_json,
+            cap_bytes=FACTS_MAX_BYTES,
+            when_full="Forget facts you no longer need (`wisp facts list`, then `wisp facts "
+            "forget ID`), then keep it again.",
         )
         self.path = self._store.path
 

@@ -34,6 +34,9 @@ from wisp._audit import AuditEvent, EntryPoint, audit
 from wisp._store import JsonStore, StoreError
 
 GRANTS_FILE = "grants.json"
+# grants.json's cap: thousands of ordinary grants, or 60 of the longest command a request can
+# carry (its record's 64 KiB cap); read again by a gate only when the file changed.
+GRANTS_MAX_BYTES = 4 * 1024 * 1024
 STORED_SCOPES = (Scope.PROJECT, Scope.ALWAYS)  # a session grant lives in its server only
 _GRANT_ID_RE = re.compile(r"g[0-9a-f]{8}")
 
@@ -111,7 +114,14 @@ class GrantStore:
         self.clock = clock
         self.home = home
         self._store: JsonStore[Grant] = JsonStore(
-            home, GRANTS_FILE, "grants", load=_grant_from, dump=Grant.to_json
+            home,
+            GRANTS_FILE,
+            "grants",
+            load=_grant_from,
+            dump=Grant.to_json,
+            cap_bytes=GRANTS_MAX_BYTES,
+            when_full="Revoke grants you no longer need (`wisp approvals grants`, then `wisp "
+            "approvals revoke GRANT_ID`).",
         )
         self.path = self._store.path
         # What grants.json held when last read, by the file's identity then (None: absent).

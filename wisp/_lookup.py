@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Collection, Iterable, Sequence
+from contextlib import suppress
 
 from pending import (
     Answer,
@@ -29,6 +30,10 @@ from wisp._render import asked
 # for the handful of requests one person has waiting, and few enough to type on a phone.
 PREFIX_MIN_CHARS = 4
 ID_MAX_CHARS = 32
+# Typed after a whole ID, it names that ID alone, though longer IDs start with it: the one
+# way to name an ID that is itself the start of another (`wisp show 55104375.`). A dot has
+# no meaning to any shell, and is never part of an ID.
+EXACT_MARK = "."
 # What waits for an answer (what completion offers).
 ANSWERABLE = (State.FILED, State.HANDED_OVER)
 
@@ -62,13 +67,20 @@ class NoMatch(LookupRefused):
 
 
 class Ambiguous(LookupRefused):
-    """A prefix more than one ID starts with; ``candidates`` are those IDs, described."""
+    """A prefix more than one ID starts with; ``candidates`` are those IDs, described. An ID
+    typed whole that is also the start of a longer one is refused as well (what was typed
+    for the longer one would otherwise act on the shorter); the message says how to name it."""
 
     def __init__(self, typed: str, candidates: Sequence[tuple[str, str]]) -> None:
         listed = "; ".join(f"{cid} ({about})" for cid, about in candidates)
+        whole = (
+            f" (for {typed} itself, type {typed}{EXACT_MARK})"
+            if any(cid == typed for cid, _ in candidates)
+            else ""
+        )
         super().__init__(
             f"{typed} is the start of {len(candidates)} IDs: {listed}. Type more of the one "
-            "you mean."
+            f"you mean{whole}."
         )
         self.typed = typed
         self.candidates = tuple(cid for cid, _ in candidates)
@@ -84,10 +96,13 @@ _LISTS = {
 }
 
 
-def typed_hex(typed: str, *, what: str = "request", lead: str = "") -> str:
-    """*typed* lowercased, if it is *lead* then 4 to 32 hex characters; else :class:`NotAnId`."""
+def typed_hex(typed: str, *, what: str = "request", lead: str = "", exact: bool = False) -> str:
+    """*typed* lowercased, if it is *lead* then 4 to 32 hex characters (then, if *exact* is
+    allowed, perhaps :data:`EXACT_MARK`); else :class:`NotAnId`."""
     text = typed.strip().lower()
     digits = text.removeprefix(lead) if lead else text
+    if exact:
+        digits = digits.removesuffix(EXACT_MARK)
     if (
         (lead and not text.startswith(lead))
         or not PREFIX_MIN_CHARS <= len(digits) <= ID_MAX_CHARS
@@ -98,30 +113,34 @@ def typed_hex(typed: str, *, what: str = "request", lead: str = "") -> str:
 
 
 def unique(typed: str, ids: Iterable[tuple[str, str]], *, what: str = "request") -> str:
-    """The one ID in *ids* ((id, description) pairs) that *typed* (already lowercased) is or
-    begins; :class:`NoMatch` or :class:`Ambiguous` otherwise."""
-    found = [(cid, about) for cid, about in ids if cid.startswith(typed)]
-    exact = [cid for cid, _ in found if cid == typed]
-    if exact:
-        return exact[0]
+    """The one ID in *ids* ((id, description) pairs) that *typed* (already lowercased) begins,
+    or, if *typed* ends with :data:`EXACT_MARK`, is; :class:`NoMatch` or :class:`Ambiguous`
+    otherwise. A whole ID is no exception: if a longer ID starts with it too, it is refused,
+    naming both (typed for the longer one, it must not act on the shorter)."""
+    text = typed.removesuffix(EXACT_MARK)
+    whole = text != typed
+    found = [
+        (cid, about) for cid, about in ids if cid == text or (not whole and cid.startswith(text))
+    ]
     if not found:
-        raise NoMatch(typed, what=what)
+        raise NoMatch(text, what=what)
     if len(found) > 1:
-        raise Ambiguous(typed, sorted(found))
+        raise Ambiguous(text, sorted(found))
     return found[0][0]
 
 
 def find_request(channel: Channel, typed: str) -> Status:
-    """The request *typed* names: its whole ID or a unique prefix, in any case. Raises
-    :class:`LookupRefused` (and :class:`pending.UnreadableRequest` for a request whose files
-    cannot be read safely)."""
-    text = typed_hex(typed)
-    if is_valid_id(text):
-        try:
-            return channel.status(text)
-        except UnknownRequest:
-            pass  # a whole-looking ID may still be the start of a longer one
-    statuses = {s.id: s for s in channel.listing().statuses}
+    """The request *typed* names: its whole ID or a unique prefix, in any case (an ID that is
+    the start of another, with :data:`EXACT_MARK` after it). Raises :class:`LookupRefused`
+    (and :class:`pending.UnreadableRequest` for a request whose files cannot be read
+    safely). Only the IDs that start with what was typed are read."""
+    text = typed_hex(typed, exact=True)
+    start = text.removesuffix(EXACT_MARK)
+    scanned = channel.scan(only=lambda request_id: request_id.startswith(start))
+    statuses = {s.id: s for s in channel.listing(scanned=scanned).statuses}
+    if start not in statuses and is_valid_id(start):
+        with suppress(UnknownRequest):  # no file holds it: NoMatch, below
+            channel.status(start)  # files it cannot read: UnreadableRequest says why
     request_id = unique(text, ((s.id, describe(s)) for s in statuses.values()))
     return statuses[request_id]
 

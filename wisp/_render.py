@@ -38,7 +38,7 @@ STATE_MEANS = {
     State.HANDED_OVER: "waiting for your answer; the program that asked has stopped, so the "
     "process you answer in applies it",
     State.ANSWERED: "answered; the asker has not applied it yet",
-    State.STALE: "stale: it can no longer be answered",
+    State.STALE: "it can no longer be answered",
     State.SETTLED: "ended",
 }
 
@@ -120,6 +120,15 @@ def paragraphs(request: Request) -> list[tuple[str, str]]:
     ]
 
 
+def listed(status: Status) -> list[tuple[str, str]]:
+    """What a listing shows of a request: its :func:`paragraphs`, then, once it can no longer
+    be answered, why (`why: the program that asked (pid 4242) has stopped`)."""
+    shown = paragraphs(status.request)
+    if status.reason and status.state in (State.STALE, State.SETTLED):
+        shown.append(("why", status.reason))
+    return shown
+
+
 def who(request: Request) -> str:
     server = request.server
     return f"{one_line(server.client or server.entry_point or '?', 20)} pid {server.pid}"
@@ -182,7 +191,10 @@ def details(
         lines.append(("expires", "never: it waits until it is answered"))
     else:
         expires = request.expires_at
-        lines.append(("expires", f"{format_time(expires)} ({_relative(expires, now)})"))
+        when = _relative(expires, now)
+        if expires > now and status.state in (State.STALE, State.SETTLED):
+            when = "it ended first"  # no deadline counts down for what has ended
+        lines.append(("expires", f"{format_time(expires)} ({when})"))
     lines.append(("asker", _asker(status)))
     if status.answer is not None:
         lines.append(("answer", _answer_line(status.answer, me)))

@@ -114,6 +114,8 @@ class JsonStore(Generic[T]):
         *,
         load: Callable[[Any], T],
         dump: Callable[[T], dict[str, Any]],
+        cap_bytes: int,
+        when_full: str,
     ) -> None:
         self.home = home
         self.name = name
@@ -121,6 +123,16 @@ class JsonStore(Generic[T]):
         self._key = key
         self._load = load
         self._dump = dump
+        # The most the document may hold, checked on every write as on every read: a store
+        # written past what it can read back would lock its person out of it.
+        self.cap_bytes = cap_bytes
+        self._when_full = when_full  # what to do when a write would pass the cap
+
+    def _full(self, size: int) -> StoreError:
+        return StoreError(
+            f"{self.path} would hold {size:,} bytes, over its cap of {self.cap_bytes:,}; "
+            f"nothing was written. {self._when_full}"
+        )
 
     def locked(self) -> AbstractContextManager[int]:
         """Hold the store's lock; yields the home directory's descriptor."""
@@ -128,7 +140,7 @@ class JsonStore(Generic[T]):
 
     def read(self, home_fd: int) -> list[T]:
         try:
-            data = read_private_file(home_fd, self.name)
+            data = read_private_file(home_fd, self.name, cap=self.cap_bytes)
         except Unreadable as exc:
             raise StoreError(f"cannot use {self.path}: {exc}. Fix it or move it aside.") from None
         if data is None:
@@ -149,16 +161,18 @@ class JsonStore(Generic[T]):
                 ensure_ascii=False,
             )
             + "\n"
-        )
-        write_atomically(home_fd, self.name, body.encode(), shown=self.path)
+        ).encode()
+        if len(body) > self.cap_bytes:
+            raise self._full(len(body))
+        write_atomically(home_fd, self.name, body, shown=self.path)
 
     def items(self) -> list[T]:
         with self.locked() as home_fd:
             return self.read(home_fd)
 
     def check_writable(self) -> None:
-        """Raise :class:`StoreError` now if a write would fail (damaged, unwritable, or no
-        room for the document and a few more records)."""
+        """Raise :class:`StoreError` now if a write would fail (damaged, unwritable, no room
+        on the disk for the document and a few more records, or none under its cap)."""
         with self.locked() as home_fd:
             self.read(home_fd)
             probe = f"{self.name}.{os.getpid()}.probe.tmp"
@@ -167,6 +181,8 @@ class JsonStore(Generic[T]):
                     size = os.stat(self.name, dir_fd=home_fd, follow_symlinks=False).st_size
                 except FileNotFoundError:
                     size = 0
+                if size + PROBE_SLACK_BYTES > self.cap_bytes:
+                    raise self._full(size + PROBE_SLACK_BYTES)
                 fd = os.open(probe, _CREATE, 0o600, dir_fd=home_fd)
                 try:
                     _reserve(fd, size + PROBE_SLACK_BYTES)

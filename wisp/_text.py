@@ -21,6 +21,15 @@ _NAMES = {
 # Categories never shown as themselves: controls, format characters (bidi marks, zero-width
 # joiners, BOM), line/paragraph separators, private use, surrogates, unassigned.
 _HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Co", "Cs", "Cn"})
+# Characters that draw nothing though their category says they are letters, marks or symbols:
+# the Hangul fillers, the combining grapheme joiner, the blank braille pattern, and the
+# variation selectors (which change how the character before them looks, or nothing at all).
+_BLANK = frozenset(
+    {"\u115f", "\u1160", "\u3164", "\uffa0", "\u034f", "\u2800"}
+    | {chr(c) for c in range(0xFE00, 0xFE10)}
+    | {chr(c) for c in range(0x180B, 0x1810)}
+    | {chr(c) for c in range(0xE0100, 0xE01F0)}
+)
 
 
 def _marker(char: str) -> str:
@@ -31,7 +40,7 @@ def _marker(char: str) -> str:
 def _hidden(char: str) -> bool:
     category = unicodedata.category(char)
     # Spaces other than the plain one (no-break, em, ideographic …) hide where words split.
-    return category in _HIDDEN_CATEGORIES or (category == "Zs" and char != " ")
+    return category in _HIDDEN_CATEGORIES or (category == "Zs" and char != " ") or char in _BLANK
 
 
 def visible(text: str) -> str:

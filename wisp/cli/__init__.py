@@ -7,14 +7,18 @@ from __future__ import annotations
 
 import gc
 import importlib
-from typing import Annotated
+import os
+import sys
+from typing import Annotated, Any
 
 import attrs
 import typer
 from typer._click import Command, Context, HelpFormatter
 
+from pending import resource_shortage
 from wisp._version import __version__
-from wisp.cli._common import command_group, out
+from wisp.cli._common import command_group, fail, out
+from wisp.cli._exit import ExitCode
 from wisp.cli._help import WispGroup, WispTyper
 
 app = command_group(
@@ -178,6 +182,26 @@ class _LazyRoot(WispGroup):
             super().format_epilog(ctx, formatter)
         finally:
             self.epilog = epilog
+
+    def invoke(self, ctx: Context) -> Any:
+        """Run the command; what no command can say itself is said here, once: a reader that
+        went away (`wisp pending | head -1`) ends it quietly with 0, and a resource limit
+        reached (too many open files, no memory) exits 2 naming the limit, never a file."""
+        try:
+            try:
+                return super().invoke(ctx)
+            finally:
+                sys.stdout.flush()  # what is still buffered meets a closed pipe here, not at exit
+        except BrokenPipeError:
+            # As Python's documentation of SIGPIPE advises: nothing more reaches the reader, and
+            # the interpreter's own flush at exit must not complain either.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            raise typer.Exit(int(ExitCode.OK)) from None
+        except OSError as exc:
+            shortage = resource_shortage(exc)
+            if shortage is None:
+                raise
+            fail(f"cannot go on: {shortage}.")
 
     def format_commands(self, ctx: Context, formatter: HelpFormatter) -> None:
         rows = [(name, entry.summary) for name, entry in _COMMANDS.items()]

@@ -4,30 +4,73 @@ whatever happens."""
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Annotated
+from types import FrameType
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from pending import PendingError
 from wisp._audit import EntryPoint
 from wisp._config import Config
-from wisp._deadlines import DeadlineError, check_deadline, deadline_range
+from wisp._deadlines import check_deadline, deadline_range
 from wisp._text import wrap
-from wisp.cli._common import err, fail, open_channel, tell
+from wisp.cli._common import err, fail, open_channel, tell, typed_as
 
 if TYPE_CHECKING:
     from wisp._asking import Asker
 
 ASKING_CLIENT = "wisp-cli"  # the client the asking commands file requests as
 INDENT = "  "
+# Signals that end an asking command as Ctrl-C does (its request withdrawn, audited, exit 1):
+# `kill`, `timeout 5 wisp …`, and the terminal it runs in closing.
+WITHDRAWING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+
+class Stopped(KeyboardInterrupt):
+    """SIGTERM or SIGHUP while asking, raised in the main thread where Ctrl-C would be."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.name = signal.Signals(signum).name
+
+
+def _stop(signum: int, frame: FrameType | None) -> None:
+    for each in WITHDRAWING_SIGNALS:  # a second one must not cut the withdrawal short
+        signal.signal(each, signal.SIG_IGN)
+    raise Stopped(signum)
+
+
+def withdrawn_how(interrupt: KeyboardInterrupt) -> str:
+    """What ended the wait, as the verdict says it: "withdrawn with Ctrl-C", "withdrawn on
+    SIGTERM"."""
+    if isinstance(interrupt, Stopped):
+        return f"withdrawn on {interrupt.name}"
+    return "withdrawn with Ctrl-C"
+
+
+@contextmanager
+def _withdrawing_on_signals() -> Iterator[None]:
+    """SIGTERM and SIGHUP raise :class:`Stopped` (a KeyboardInterrupt) while inside."""
+    previous = {each: signal.signal(each, _stop) for each in WITHDRAWING_SIGNALS}
+    try:
+        yield
+    finally:
+        for each, handler in previous.items():
+            signal.signal(each, handler)
 
 
 @contextmanager
 def asking(entry_point: EntryPoint, config: Config) -> Iterator[Asker]:
-    """An asker for this command's life: on the way out (an error, Ctrl-C, or done) what it
-    still waits on is withdrawn, its lock released and the channel closed."""
+    """An asker for this command's life: on the way out (an error, Ctrl-C, SIGTERM or SIGHUP,
+    or done) what it still waits on is withdrawn, its lock released and the channel closed."""
+    with _withdrawing_on_signals():
+        yield from _asking(entry_point, config)
+
+
+def _asking(entry_point: EntryPoint, config: Config) -> Iterator[Asker]:
     channel = open_channel()
     from wisp._asking import Asker  # loaded when a command asks, never for a listing
 
@@ -72,14 +115,14 @@ def waiting_note(timeout_s: float) -> str:
     return f"waiting up to {timeout_s:g} s (Ctrl-C withdraws it)"
 
 
-def _checked_timeout(value: float | None) -> float | None:
-    """Refuse a bad --timeout while parsing: a usage error (exit 2), before anything else."""
-    if value is None:
-        return None
+def _timeout(text: str) -> float:
+    """--timeout: a deadline, refused while parsing (a usage error, exit 2) before anything
+    is filed; DeadlineError (a ValueError) says the range."""
     try:
-        return float(check_deadline(value, what="it", zero="waits until answered"))
-    except DeadlineError as exc:
-        raise typer.BadParameter(str(exc)) from None
+        seconds: Any = float(text)
+    except ValueError:
+        seconds = text  # not a number: refused below, named as typed
+    return float(check_deadline(seconds, what="it", zero="waits until answered"))
 
 
 TimeoutOption = Annotated[
@@ -87,7 +130,7 @@ TimeoutOption = Annotated[
     typer.Option(
         "--timeout",
         metavar="SECONDS",
-        callback=_checked_timeout,
+        parser=typed_as(_timeout),
         help=f"How long to wait: {deadline_range(zero='waits until answered')}. "
         "Default: approval.timeoutSeconds (600).",
     ),

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
-from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any, NoReturn
+from collections.abc import Callable, Iterable, Mapping
+from enum import Enum
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import typer
 
@@ -21,6 +23,9 @@ from wisp.cli._help import WispGroup, WispTyper
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.text import Text
+
+T = TypeVar("T")
+E = TypeVar("E", bound=Enum)
 
 
 def _text(text: str, style: str = "") -> Text:
@@ -48,10 +53,16 @@ class _Console:
         if self._console is None:
             from rich.console import Console
 
+            class PipeConsole(Console):
+                def on_broken_pipe(self) -> None:
+                    # rich would exit 1 itself; the command's root says a closed pipe, once.
+                    self.quiet = True
+                    raise BrokenPipeError
+
             style: dict[str, Any] = (
                 {} if colour_allowed() else {"color_system": None, "no_color": True}
             )
-            self._console = Console(**self._settings, **style)
+            self._console = PipeConsole(**self._settings, **style)
         return getattr(self._console, name)
 
 
@@ -123,8 +134,25 @@ def open_channel() -> Channel:
         fail(str(exc))
 
 
+# What JSON may carry raw but a terminal (or a line-splitting script) must never get raw: DEL
+# and the C1 controls, the bidirectional marks, overrides and isolates, and the line and
+# paragraph separators. Outside strings JSON is ASCII, so each is inside a string, where a
+# \u escape is the same character to every JSON reader.
+_UNSAFE_IN_JSON = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def _escaped(found: re.Match[str]) -> str:
+    return f"\\u{ord(found.group()):04x}"
+
+
+def json_line(value: Any) -> str:
+    """*value* as one line of JSON: any text, raw only where no terminal is fooled (see
+    :data:`_UNSAFE_IN_JSON`; C0 controls JSON escapes itself). Every `--json` output is one."""
+    return _UNSAFE_IN_JSON.sub(_escaped, json.dumps(value, ensure_ascii=False))
+
+
 def print_json(value: Any) -> None:
-    sys.stdout.write(json.dumps(value, ensure_ascii=False) + "\n")
+    sys.stdout.write(json_line(value) + "\n")
 
 
 def require_text(value: str, what: str, example: str) -> None:
@@ -154,3 +182,36 @@ def require_terminal(command: str) -> None:
             "This keeps an agent's shell tool from answering for you: run it yourself, in a "
             "terminal. Nothing was written."
         )
+
+
+# --- what an option or argument takes ----------------------------------------------------
+
+
+def typed_as(parse: Callable[[str], T]) -> Callable[[Any], T]:
+    """A typer ``parser`` for an option or argument: *parse* turns the text typed into its
+    value, raising ValueError whose message says what it takes (wisp's words, with the range
+    or the choices). That is a usage error (exit 2, `Invalid value for '--OPTION': …`), and
+    nothing else (pydantic's "Input should be…", "Value error, …") is ever said."""
+
+    def parser(value: Any) -> T:
+        if not isinstance(value, str):
+            return value  # type: ignore[no-any-return]  # a default, already a value
+        try:
+            return parse(value)
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc)) from None
+
+    return parser
+
+
+def choice_of(enum: type[E]) -> Callable[[Any], E]:
+    """:func:`typed_as` for one of *enum*'s values: anything else is refused, naming them."""
+
+    def parse(text: str) -> E:
+        try:
+            return enum(text)
+        except ValueError:
+            taken = ", ".join(repr(member.value) for member in enum)
+            raise ValueError(f"{text[:40]!r} is not one of {taken}.") from None
+
+    return typed_as(parse)

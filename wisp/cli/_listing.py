@@ -12,8 +12,8 @@ import typer
 from pending import Kind, State, Via
 from wisp._answering import Answerer
 from wisp._audit import EntryPoint
-from wisp._render import age, paragraphs, state_text, status_json, who
-from wisp.cli._common import emit, open_channel, out, print_json, say, tell, width
+from wisp._render import age, listed, state_text, status_json, who
+from wisp.cli._common import emit, open_channel, out, print_json, say, tell, typed_as, width
 from wisp.cli._layout import TABLE_PARAGRAPH_LINES, Cell, Column, Line, Role, layout
 from wisp.kinds import view
 
@@ -30,6 +30,24 @@ ROWS_MIN = 10
 # Lines of a terminal a listing leaves for its header, its closing line and the next prompt.
 ROWS_RESERVED_LINES = 3
 LIMIT_HELP = "Show at most N requests, the newest (0: all). Default: what fits the terminal."
+
+
+def _limit(text: str) -> int:
+    """--limit: a whole number of requests, 0 (all) or more."""
+    takes = f"a whole number of requests, 0 (all) or more, not {text[:40]!r}."
+    try:
+        limit = int(text)
+    except ValueError:
+        raise ValueError(f"it takes {takes}") from None
+    if limit < 0:
+        raise ValueError(f"it takes {takes}")
+    return limit
+
+
+LimitOption = Annotated[
+    int | None,
+    typer.Option("--limit", "-n", metavar="N", parser=typed_as(_limit), help=LIMIT_HELP),
+]
 
 REQUEST_COLUMNS = (
     Column(header="ID", role=Role.KEY),
@@ -133,7 +151,7 @@ def _list_requests(
                 s.id,
                 s.kind.value,
                 age(s.request.filed_at, now),
-                paragraphs(s.request),
+                listed(s),
                 who(s.request),
                 state_text(s),
             )
@@ -187,9 +205,7 @@ def pending_command(kind: Kind, doc: str) -> Callable[..., None]:
             bool, typer.Option("--all", "-a", help="Also requests that have ended.")
         ] = False,
         as_json: Annotated[bool, typer.Option("--json", help="A JSON array on stdout.")] = False,
-        limit: Annotated[
-            int | None, typer.Option("--limit", "-n", metavar="N", help=LIMIT_HELP)
-        ] = None,
+        limit: LimitOption = None,
     ) -> None:
         list_requests([kind], show_all, as_json, limit, f"wisp {view(kind).group} pending")
 

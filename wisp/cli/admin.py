@@ -15,7 +15,7 @@ from wisp._doctor import diagnose
 from wisp._home import open_channel, wisp_home
 from wisp._notify import ROUTES, Notifier
 from wisp._text import visible
-from wisp.cli._common import command_group, emit, fail, out, print_json, say, width
+from wisp.cli._common import choice_of, command_group, emit, fail, out, print_json, say, width
 from wisp.cli._exit import ExitCode
 from wisp.cli._layout import labelled
 
@@ -56,6 +56,7 @@ def notify(
         Route | None,
         typer.Option(
             "--route",
+            parser=choice_of(Route),
             help="Try this route alone, to probe it (app is tried even with "
             "notifications.viaTerminalApp off).",
         ),

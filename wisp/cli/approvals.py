@@ -18,13 +18,21 @@ from pending import (
     format_time,
 )
 from wisp._audit import EntryPoint
-from wisp._grants import GrantsError, GrantStore, is_grant_id
+from wisp._grants import STORED_SCOPES, GrantsError, GrantStore, is_grant_id
 from wisp._home import wisp_home
 from wisp._store import StoreError
 from wisp._text import visible
 from wisp.cli._answer import JsonFlag, answer_from_terminal, id_argument, render_command_or_question
-from wisp.cli._ask import TimeoutOption, asking, prompt, timeout_in_effect, waiting_note
+from wisp.cli._ask import (
+    TimeoutOption,
+    asking,
+    prompt,
+    timeout_in_effect,
+    waiting_note,
+    withdrawn_how,
+)
 from wisp.cli._common import (
+    choice_of,
     command_group,
     config_or_fail,
     fail,
@@ -70,7 +78,9 @@ SCOPE_HELP = (
 )
 def approve(
     request_id: Annotated[str, id_argument(Kind.COMMAND)],
-    scope: Annotated[Scope, typer.Option("--scope", help=SCOPE_HELP)] = Scope.ONCE,
+    scope: Annotated[
+        Scope, typer.Option("--scope", parser=choice_of(Scope), help=SCOPE_HELP)
+    ] = Scope.ONCE,
     as_json: JsonFlag = False,
 ) -> None:
     """Approve a command, once or with a standing scope.
@@ -247,13 +257,13 @@ def request_approval(
             approved = approval.approved
         except (PendingError, StoreError) as exc:
             fail(f"could not ask: {exc}")  # leaving `asking` withdraws what waits and closes
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as interrupt:  # Ctrl-C, SIGTERM or SIGHUP
             endings = asker.withdraw()
             approved, outcome, scope, grant = False, ApprovalOutcome.WITHDRAWN, None, None
             request_id = endings[0].request.id if endings else None
-            verdict_reason = "withdrawn with Ctrl-C"
+            verdict_reason = withdrawn_how(interrupt)
             if endings and endings[0].outcome is Outcome.ANSWERED and endings[0].decision:
-                verdict_reason = "withdrawn with Ctrl-C after it was answered"
+                verdict_reason += " after it was answered"
     if as_json:
         print_json(
             {
@@ -265,6 +275,10 @@ def request_approval(
                 "reason": verdict_reason,
             }
         )
+    elif approved and outcome is ApprovalOutcome.ANSWERED and scope in STORED_SCOPES and not grant:
+        # The grant could not be saved (the store said why: verdict_reason, on stderr).
+        out.print(f"approved once: the {scope} grant was not saved")
+        tell(f"wisp: {verdict_reason}")
     elif approved:
         granted = outcome is ApprovalOutcome.GRANTED
         how = f"granted by {grant or 'this session'}" if granted else "approved"

@@ -14,6 +14,8 @@ from typing import Annotated
 import typer
 from typer._completion_shared import get_completion_script
 
+from wisp.cli._common import choice_of
+
 PROG = "wisp"
 COMPLETE_VAR = "_WISP_COMPLETE"
 
@@ -31,7 +33,9 @@ class Shell(StrEnum):
 
 
 def completion(
-    shell: Annotated[Shell, typer.Argument(help="The shell to complete in.")],
+    shell: Annotated[
+        Shell, typer.Argument(parser=choice_of(Shell), help="The shell to complete in.")
+    ],
 ) -> None:
     """Print the shell completion script for bash, zsh or fish.
 

@@ -214,7 +214,7 @@ def forget(
     written), 2 error (the store cannot be used)."""
     require_terminal("wisp facts forget")
     try:
-        typed = typed_hex(fact_id, what="fact", lead=PERMANENT_PREFIX)
+        typed = typed_hex(fact_id, what="fact", lead=PERMANENT_PREFIX, exact=True)
         chosen = unique(
             typed, ((f.id, visible(one_line(f.said, 40))) for f in _stored_facts()), what="fact"
         )

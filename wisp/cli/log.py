@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import os
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -26,7 +24,7 @@ from wisp._home import wisp_home
 from wisp._lookup import LookupRefused, typed_hex
 from wisp._render import log_line
 from wisp._text import wrap
-from wisp.cli._common import emit, fail, say, tell, width
+from wisp.cli._common import choice_of, emit, fail, json_line, say, tell, width
 
 HANG = 2  # a record's further lines are indented this much
 
@@ -54,7 +52,12 @@ def log(
     ] = None,
     kind: Annotated[
         list[Kind] | None,
-        typer.Option("--kind", "-k", help="Only records about this kind of request (repeatable)."),
+        typer.Option(
+            "--kind",
+            "-k",
+            parser=choice_of(Kind),
+            help="Only records about this kind of request (repeatable).",
+        ),
     ] = None,
     event: Annotated[
         list[str] | None,
@@ -140,7 +143,7 @@ def _filtering(where: LogFilter) -> bool:
 
 def _print(record: dict[str, Any], as_json: bool) -> None:
     if as_json:
-        sys.stdout.write(json.dumps(record, ensure_ascii=False) + "\n")
+        sys.stdout.write(json_line(record) + "\n")
     else:
         columns = width()
         lines = wrap(log_line(record, legacy=is_legacy(record)), columns, then=columns - HANG)
@@ -164,8 +167,5 @@ def _follow(home: Path, where: LogFilter, as_json: bool) -> None:
         fail(str(exc))
     except KeyboardInterrupt:
         pass
-    except BrokenPipeError:
-        # The reader went away (`| head`): stop quietly, and keep Python from complaining.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     finally:
         follower.close()

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import os
 import sys
 from collections.abc import Iterable
 from typing import Annotated, Any
@@ -14,9 +12,20 @@ from pending import Kind, PendingError, Status, Via
 from wisp._answering import Answerer
 from wisp._audit import EntryPoint
 from wisp._render import transition_json, transition_line
-from wisp.cli._common import command_group, fail, me, open_channel, print_json, safe, say, tell
+from wisp.cli._common import (
+    choice_of,
+    command_group,
+    fail,
+    json_line,
+    me,
+    open_channel,
+    print_json,
+    safe,
+    say,
+    tell,
+)
 from wisp.cli._exit import ExitCode
-from wisp.cli._listing import LIMIT_HELP, WAITING, list_requests
+from wisp.cli._listing import WAITING, LimitOption, list_requests
 
 pending_app = command_group(
     "List what waits for you across every kind; watch or sweep the channel.",
@@ -32,15 +41,14 @@ pending_app = command_group(
 def pending(
     ctx: typer.Context,
     kind: Annotated[
-        list[Kind] | None, typer.Option("--kind", "-k", help="Only this kind (repeatable).")
+        list[Kind] | None,
+        typer.Option("--kind", "-k", parser=choice_of(Kind), help="Only this kind (repeatable)."),
     ] = None,
     show_all: Annotated[
         bool, typer.Option("--all", "-a", help="Also ended and stale requests.")
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="A JSON array on stdout.")] = False,
-    limit: Annotated[
-        int | None, typer.Option("--limit", "-n", metavar="N", help=LIMIT_HELP)
-    ] = None,
+    limit: LimitOption = None,
 ) -> None:
     """Everything waiting for you, across kinds (oldest first)."""
     if ctx.invoked_subcommand is None:
@@ -102,7 +110,8 @@ def sweep(
 )
 def watch(
     kind: Annotated[
-        list[Kind] | None, typer.Option("--kind", "-k", help="Only this kind (repeatable).")
+        list[Kind] | None,
+        typer.Option("--kind", "-k", parser=choice_of(Kind), help="Only this kind (repeatable)."),
     ] = None,
     as_json: Annotated[
         bool, typer.Option("--json", help="One JSON object per line on stdout.")
@@ -172,9 +181,6 @@ def watch(
                 )
     except KeyboardInterrupt:
         pass
-    except BrokenPipeError:
-        # The reader went away (`| head`): stop quietly, and keep Python from complaining.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     finally:
         live.close()
 
@@ -183,10 +189,7 @@ def emit_transition(
     event: str, status: Any, request_id: str, kind: str, ts: Any, as_json: bool, person: str
 ) -> None:
     if as_json:
-        line = json.dumps(
-            transition_json(event, status, request_id=request_id, kind=kind, ts=ts),
-            ensure_ascii=False,
-        )
+        line = json_line(transition_json(event, status, request_id=request_id, kind=kind, ts=ts))
     else:
         line = safe(
             transition_line(event, status, request_id=request_id, kind=kind, ts=ts, me=person)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from typing import Annotated
 
 import typer
@@ -11,8 +10,23 @@ from pending import Decision, Kind, PendingError, Request
 from wisp._audit import EntryPoint
 from wisp._store import StoreError
 from wisp.cli._answer import JsonFlag, answer_from_terminal, id_argument, render_command_or_question
-from wisp.cli._ask import TimeoutOption, asking, prompt, timeout_in_effect, waiting_note
-from wisp.cli._common import command_group, config_or_fail, fail, print_json, require_text, tell
+from wisp.cli._ask import (
+    TimeoutOption,
+    asking,
+    prompt,
+    timeout_in_effect,
+    waiting_note,
+    withdrawn_how,
+)
+from wisp.cli._common import (
+    command_group,
+    config_or_fail,
+    fail,
+    print_json,
+    require_text,
+    say,
+    tell,
+)
 from wisp.cli._exit import ExitCode
 from wisp.cli._listing import pending_command
 from wisp.cli.show import SHOW_EXAMPLES, show_command
@@ -161,14 +175,14 @@ def ask_question(
             )
         except (PendingError, StoreError) as exc:
             fail(f"could not ask: {exc}")  # leaving `asking` withdraws what waits and closes
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as interrupt:  # Ctrl-C, SIGTERM or SIGHUP
             endings = asker.withdraw()
-            outcome, text, reason = ReplyOutcome.WITHDRAWN, None, "withdrawn with Ctrl-C"
+            outcome, text, reason = ReplyOutcome.WITHDRAWN, None, withdrawn_how(interrupt)
             request_id = endings[0].request.id if endings else None
     if as_json:
         print_json({"id": request_id, "outcome": outcome, "text": text, "reason": reason})
     elif outcome is ReplyOutcome.ANSWERED and text is not None:
-        sys.stdout.write(text + "\n")
+        say(text)  # made visible, as every human face shows it (--json: the text exactly)
     else:
         word = "timed out" if outcome is ReplyOutcome.TIMED_OUT else outcome
         said = reason if reason and reason.startswith(word) else None

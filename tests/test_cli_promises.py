@@ -1,0 +1,172 @@
+"""What the `wisp` command promises at its edges: JSON no terminal is fooled by, a closed pipe
+is no error, a resource limit is said as one, a signal withdraws as Ctrl-C does, and a bad
+option is answered in wisp's words. Each in a real process."""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import signal
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pexpect
+import pytest
+from helpers import AskingCommand, audit_records, command, run_wisp
+
+from pending import Channel, Outcome, ServerLock, State
+
+# A command that hides a C1 control, a right-to-left override, an isolate and a line separator.
+TRICKY = "make \x85test\u202e\u2066x\u2028y\x7f"
+
+
+class TestJsonEscapes:
+    def test_no_c1_bidi_or_separator_reaches_stdout_raw(
+        self, channel: Channel, server: ServerLock
+    ) -> None:
+        """`wisp pending --json` writes C1 controls, bidi characters and U+2028 as \\u
+        escapes: the bytes on stdout carry none of them, and the JSON still says them."""
+        request = command(server, text=TRICKY)
+        channel.file(request)
+        result = run_wisp("pending", "--json")
+        assert result.returncode == 0, result.stderr
+        for char in "\x85\u202e\u2066\u2028\x7f":
+            assert char not in result.stdout
+        assert "\\u0085" in result.stdout and "\\u202e" in result.stdout
+        (listed,) = json.loads(result.stdout)
+        assert TRICKY in json.dumps(listed, ensure_ascii=False)
+
+
+def _limited(files: int) -> Callable[[], None]:
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (files, files))
+
+    return limit
+
+
+class TestResourceLimits:
+    def test_too_few_open_files_is_said_as_a_limit(
+        self, channel: Channel, server: ServerLock
+    ) -> None:
+        """Under `ulimit -n` 7 to 12, `wisp pending`, `wisp doctor` and `wisp approvals deny`
+        end without a traceback and never blame a file ("cannot be read safely", "remove the
+        file") nor the asker (its request never swept stale); where the limit stops one, it
+        exits 2 naming the limit and `ulimit -n`."""
+        request = command(server)
+        channel.file(request)
+        said_limit = False
+        for files in range(7, 13):
+            for args in (("pending", "--all"), ("doctor",), ("approvals", "deny", request.id)):
+                code, said = _in_terminal_limited(files, *args)
+                what = f"wisp {' '.join(args)} at ulimit -n {files}: {said}"
+                assert "Traceback" not in said, what
+                assert "cannot be read safely" not in said, what
+                assert "remove the file" not in said, what
+                assert code in (0, 1, 2), what
+                if "ulimit -n" in said:
+                    assert code == 2, what
+                    said_limit = True
+        assert said_limit
+        # Its asker (this process) lives throughout: no limit may pass for its death.
+        status = channel.status(request.id)
+        assert status.state is not State.STALE and status.outcome is not Outcome.STALE, status
+
+
+def _in_terminal_limited(files: int, *args: str) -> tuple[int, str]:
+    """`wisp ARGS` in a real terminal (answers are taken only from one), at `ulimit -n`
+    *files*: its exit code and what it printed."""
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "wisp", *args],
+        encoding="utf-8",
+        timeout=60,
+        dimensions=(40, 250),
+        preexec_fn=_limited(files),
+    )
+    child.expect(pexpect.EOF)
+    child.close()
+    return child.exitstatus, " ".join((child.before or "").split())
+
+
+class TestClosedPipe:
+    @pytest.mark.parametrize("args", [("pending", "--all"), ("log",), ("doctor",)])
+    def test_a_reader_gone_ends_it_quietly(
+        self, channel: Channel, server: ServerLock, args: tuple[str, ...]
+    ) -> None:
+        """Written into a pipe nobody reads any more (`wisp pending | head -1`), a command
+        exits 0 and says nothing, as other Unix tools do."""
+        channel.file(command(server))
+        run_wisp("approvals", "request", "--timeout", "0.1", "--", "make test")  # a log to read
+        read_end, write_end = os.pipe()
+        os.close(read_end)  # the reader is gone before the first line is written
+        try:
+            result = subprocess.run(
+                [sys.executable, "-m", "wisp", *args],
+                stdout=write_end,
+                stderr=subprocess.PIPE,
+                text=True,
+                timeout=60,
+            )
+        finally:
+            os.close(write_end)
+        assert (result.returncode, result.stderr) == (0, ""), result.stderr
+
+
+class TestSignalsWithdraw:
+    @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+    @pytest.mark.parametrize(
+        "args",
+        [
+            ("approvals", "request", "--timeout", "60", "--", "make deploy"),
+            ("questions", "ask", "--timeout", "60", "Which environment?"),
+        ],
+    )
+    def test_a_signal_withdraws_as_ctrl_c_does(
+        self, home: Path, signum: signal.Signals, args: tuple[str, ...]
+    ) -> None:
+        """SIGTERM or SIGHUP on an asking command (`kill`, `timeout`, a closed terminal)
+        withdraws its request, audited as a withdrawal, and exits 1 saying so: never left
+        `stale` behind a 143 or a 129."""
+        asking = AskingCommand(*args)
+        asking.process.send_signal(signum)
+        code, out, err = asking.result()
+        said = out + err
+        assert code == 1, said
+        assert f"withdrawn on {signum.name}" in said
+        with Channel.open(home) as channel:
+            status = channel.status(asking.id)
+        assert status.state is State.SETTLED and status.outcome is Outcome.WITHDRAWN
+        assert "approval.withdrawn" in [
+            r["event"] for r in audit_records(home) if r.get("id") == asking.id
+        ]
+
+
+class TestOptionWords:
+    @pytest.mark.parametrize(
+        ("args", "says"),
+        [
+            (("pending", "--limit", "-1"), "it takes a whole number of requests, 0 (all) or more"),
+            (("approvals", "pending", "--limit", "many"), "0 (all) or more, not 'many'"),
+            (
+                ("approvals", "request", "--timeout", "abc", "--", "ls"),
+                "it takes seconds from 0 (waits until answered) to 2592000 (30 days), not 'abc'",
+            ),
+            (("pending", "--kind", "bogus"), "'bogus' is not one of 'command', 'fact', 'question'"),
+            (("log", "--kind", "bogus"), "'bogus' is not one of 'command', 'fact', 'question'"),
+            (("notify", "--route", "bogus", "hi"), "'bogus' is not one of 'host', 'terminal'"),
+        ],
+    )
+    def test_a_bad_value_is_refused_in_wisps_words(
+        self, home: Path, args: tuple[str, ...], says: str
+    ) -> None:
+        """A value an option does not take is a usage error (exit 2, nothing done) that says
+        the range or the choices in wisp's words, never pydantic's."""
+        result = run_wisp(*args)
+        said = " ".join(result.stderr.split())
+        assert result.returncode == 2, said
+        assert says in said
+        assert "Value error" not in said and "Input should" not in said
+        assert not (home / "pending").exists() or not any((home / "pending").glob("*.json"))
