@@ -17,8 +17,9 @@ machine, in order (seed `000`, ADR 0044), the first that works posting it:
 Then ``push`` (wisp._push), for the person who is not at this machine: to every
 `notifications.push` URL through Apprise — also when a route here posted
 (`notifications.pushWhen: always`), or only when none did (`unseen`). It carries the host
-name and the commands that answer, and is sent from a thread of its own: filing, and the
-asker's wait, never wait for it; its outcome is audited when it is known (within 5 s).
+name and the commands that answer, and is sent by a process of its own: filing, the
+asker's wait and its exit never wait for it; its outcome is audited when it is known
+(within 5 s of sending).
 
 In iTerm2 the app route goes before the terminal route (its OSC 9 banner can be switched off
 without a word). Text reaches AppleScript, notify-send and tmux only as arguments, never as
@@ -248,8 +249,8 @@ class Notifier:
         self.tty_path = tty_path
         self.osascript = osascript
         self.entry_point = entry_point
-        # Push from a thread of its own (filing and waiting never wait for it), or wait for
-        # it here, bounded (`wisp notify`, which reports what happened).
+        # Push from a process of its own (filing and waiting never wait for it), or wait
+        # for it here, bounded (`wisp notify`, which reports what happened).
         self.background_push = background_push
 
     def _setting(self, key: str, default: Any) -> Any:
@@ -407,14 +408,7 @@ class Notifier:
             clock=self.clock,
         )
         if later:
-            # Not a daemon: a command that files and exits still tries its push (for at most
-            # PUSH_TIMEOUT_S) before the process ends.
-            threading.Thread(
-                target=self._push_later,
-                args=(later, notice, about, source),
-                name="wisp-push",
-                daemon=False,
-            ).start()
+            self._push_later(later, notice, about, source)
         return result
 
     def _refusal(self, notice: Notice) -> str | None:
@@ -494,12 +488,7 @@ class Notifier:
         and that in a clause ("posted to …; failed: …")."""
         title, text = self.push_message(notice, about)
         deliveries = tuple(_push.send(urls, title, text))
-        posted = [d.target for d in deliveries if d.posted]
-        failed = [f"{d.target}: {d.reason}" for d in deliveries if not d.posted]
-        parts = ([f"posted to {', '.join(posted)}"] if posted else []) + (
-            [f"failed: {'; '.join(failed)}"] if failed else []
-        )
-        return deliveries, "; ".join(parts)
+        return deliveries, _push.outcome(deliveries)[1]
 
     def _push_alone(self, notice: Notice, about: Mapping[str, Any] | None) -> Result:
         """`--route push`: push alone, waited for (a probe reports what happened)."""
@@ -549,32 +538,26 @@ class Notifier:
     def _push_later(
         self, urls: list[str], notice: Notice, about: Mapping[str, Any] | None, source: str
     ) -> None:
-        """The background push: send, then audit what became of it (its own record)."""
+        """The push nobody waits for: sent by a process of its own, which audits it."""
+        title, text = self.push_message(notice, about)
+        record = {**(about or {}), "title": notice.title, "source": source}
         try:
-            deliveries, clause = self._deliver(urls, notice, about)
-        except Exception as exc:  # the push must never break the process that posts it
-            deliveries, clause = (), f"failed: the push failed ({type(exc).__name__})"
-        posted = sum(d.posted for d in deliveries)
-        outcome = (
-            "posted"
-            if deliveries and posted == len(deliveries)
-            else ("partly posted" if posted else "failed")
-        )
-        audit(
-            self.home,
-            AuditEvent.NOTIFICATION,
-            {
-                **(about or {}),
-                "title": notice.title,
-                "source": source,
-                "outcome": outcome,
-                "route": Route.PUSH.value,
-                "detail": clause,
-                "targets": [d.record() for d in deliveries],
-            },
-            entry_point=self.entry_point,
-            clock=self.clock,
-        )
+            _push.send_later(
+                self.home, urls, title, text, record=record, entry_point=self.entry_point
+            )
+        except OSError as exc:  # no process to push from: say so, and fail nothing else
+            audit(
+                self.home,
+                AuditEvent.NOTIFICATION,
+                {
+                    **record,
+                    "outcome": "failed",
+                    "route": Route.PUSH.value,
+                    "detail": f"failed: the push could not be started ({exc.strerror})",
+                },
+                entry_point=self.entry_point,
+                clock=self.clock,
+            )
 
     # --- the routes here -----------------------------------------------------------------
 

@@ -7,20 +7,29 @@ ever written out (audit log, stderr, `wisp config`, `wisp doctor`), and Apprise'
 which names them, is kept quiet.
 
 Apprise is an optional extra (``pip install 'wisp-pending[push]'``): only :func:`send`
-imports it, in the thread that pushes, so no everyday command loads it. Each target is sent
-to in a thread of its own, all at once; one that has not answered within
-:data:`PUSH_TIMEOUT_S` is given up on (its daemon thread ends with Apprise's own socket
-timeouts, or with the process) and reported failed.
+imports it, so no everyday command loads it. Each target is sent to in a thread of its own,
+all at once; one that has not answered within :data:`PUSH_TIMEOUT_S` is given up on (its
+daemon thread ends with Apprise's own socket timeouts, or with the process) and reported
+failed.
+
+A push that nobody waits for (the one after filing a request) is sent by a process of its
+own (:func:`send_later`, ``python -m wisp._push``), which audits its outcome: the process
+that files never waits for it, not even to exit — and a command that files and exits at
+once could not push from a thread, for a Python that is exiting imports nothing more.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import json
 import logging
 import re
+import subprocess
+import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -64,7 +73,10 @@ def redact(url: str) -> str:
         return HIDDEN
     netloc = re.split(r"[/?#]", rest, maxsplit=1)[0].rpartition("@")[2]
     host, port = netloc, ""
-    if not netloc.endswith("]") and netloc.count(":") == 1:
+    if netloc.startswith("[") and "]" in netloc:  # [IPv6]:port
+        host, _, after = netloc.partition("]")
+        host, port = host + "]", after.removeprefix(":")
+    elif netloc.count(":") == 1:
         host, port = netloc.split(":")
     shown_port = f":{port}" if port.isdigit() else ""
     if port and not port.isdigit():
@@ -141,17 +153,29 @@ def _load_apprise() -> Any:
     """Apprise, the optional extra (imported only to send), its log kept quiet: it names the
     URLs it sends to, secrets and all, so it goes nowhere (not to stderr through logging's
     last resort, nor to a host application's handlers)."""
-    import apprise
-
-    log = logging.getLogger("apprise")
+    log = logging.getLogger("apprise")  # quiet before the import: importing it logs too
     with _QUIET_LOCK:
         if log.propagate:
             log.addHandler(logging.NullHandler())
             log.propagate = False
+    import apprise
+
     return apprise
 
 
 _QUIET_LOCK = threading.Lock()
+
+
+def _asset(apprise: Any) -> Any:
+    """Apprise's settings for one send: its own per-service time limit off. That limit runs
+    the send on Apprise's shared pool of threads, which takes no work once the process has
+    begun to exit, and a command that files and exits pushes just then; the limit that
+    holds is this module's, PUSH_TIMEOUT_S. (An Apprise without the setting sends in the
+    calling thread anyway.)"""
+    try:
+        return apprise.AppriseAsset(service_timeout=0)
+    except (TypeError, AttributeError):
+        return apprise.AppriseAsset()
 
 
 class _Slot:
@@ -164,7 +188,7 @@ class _Slot:
 
 def _send_one(apprise: Any, url: str, title: str, body: str, slot: _Slot) -> None:
     try:
-        sender = apprise.Apprise()
+        sender = apprise.Apprise(asset=_asset(apprise))
         if not sender.add(url):
             slot.reason = "Apprise does not take this URL (its wiki gives each service's form)"
         elif not sender.notify(body=body, title=title):
@@ -176,3 +200,75 @@ def _send_one(apprise: Any, url: str, title: str, body: str, slot: _Slot) -> Non
         slot.reason = f"Apprise failed ({type(exc).__name__})"
     finally:
         slot.done.set()
+
+
+def send_later(
+    home: Path,
+    urls: Sequence[str],
+    title: str,
+    text: str,
+    *,
+    record: Mapping[str, Any],
+    entry_point: str,
+) -> None:
+    """Push in a process of its own, which audits the outcome as a `notification` record
+    with *record*'s fields. Returns at once. The job goes on the child's standard input
+    (never its argv, which other users can read); its output goes nowhere (under MCP this
+    process's stdout is the protocol)."""
+    job = {
+        "home": str(home),
+        "urls": list(urls),
+        "title": title,
+        "text": text,
+        "record": dict(record),
+        "entryPoint": entry_point,
+    }
+    child = subprocess.Popen(
+        [sys.executable, "-m", "wisp._push"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,  # a Ctrl-C meant for the asker does not stop its push
+    )
+    assert child.stdin is not None
+    with child.stdin:
+        child.stdin.write(json.dumps(job).encode())  # a few KiB: fits the pipe, never blocks
+    # Reaped when it ends, so a long-lived asker (the MCP server) leaves no zombies.
+    threading.Thread(target=child.wait, name="wisp-push-reaper", daemon=True).start()
+
+
+def outcome(deliveries: Sequence[Delivery]) -> tuple[str, str]:
+    """A push's outcome (`posted`, `partly posted`, `failed`) and a clause saying it
+    ("posted to …; failed: …")."""
+    posted = [d.target for d in deliveries if d.posted]
+    failed = [f"{d.target}: {d.reason}" for d in deliveries if not d.posted]
+    parts = ([f"posted to {', '.join(posted)}"] if posted else []) + (
+        [f"failed: {'; '.join(failed)}"] if failed else []
+    )
+    word = "posted" if not failed else ("partly posted" if posted else "failed")
+    return word, "; ".join(parts)
+
+
+def _main() -> None:
+    """The child of :func:`send_later`: send, then audit what became of it."""
+    from wisp._audit import AuditEvent, audit
+
+    job = json.loads(sys.stdin.buffer.read())
+    deliveries = send(job["urls"], job["title"], job["text"])
+    word, clause = outcome(deliveries)
+    audit(
+        Path(job["home"]),
+        AuditEvent.NOTIFICATION,
+        {
+            **job["record"],
+            "outcome": word,
+            "route": "push",
+            "detail": clause,
+            "targets": [d.record() for d in deliveries],
+        },
+        entry_point=job["entryPoint"],
+    )
+
+
+if __name__ == "__main__":
+    _main()
