@@ -273,17 +273,20 @@ class TestPushRoute:
             child.wait()
         local, push = wait_until(lambda: notes(home)[1:] and notes(home), 60, "the push's record")
         assert (push["route"], push["outcome"]) == ("push", "failed")
-        assert push["targets"] == [
-            {
-                "target": f"ntfy://127.0.0.1:{silent_port}",
-                "outcome": "failed",
-                "reason": f"did not answer within {PUSH_TIMEOUT_S:g} s",
-            }
-        ]
+        ((target,),) = [push["targets"]]
+        assert (target["target"], target["outcome"]) == (
+            f"ntfy://127.0.0.1:{silent_port}",
+            "failed",
+        )
+        # Given up on at PUSH_TIMEOUT_S, or a little sooner by Apprise's own read timeout.
+        assert target["reason"] in (
+            f"did not answer within {PUSH_TIMEOUT_S:g} s",
+            "not delivered (the service refused it or could not be reached)",
+        )
         waited = (
             datetime.fromisoformat(push["ts"]) - datetime.fromisoformat(local["ts"])
         ).total_seconds()
-        assert PUSH_TIMEOUT_S - 0.5 <= waited < PUSH_TIMEOUT_S + 10
+        assert PUSH_TIMEOUT_S - 1.5 <= waited < PUSH_TIMEOUT_S + 10
 
     def test_posting_returns_at_once(self, home: Path, silent_port: int) -> None:
         """In a process that files and waits (an asker), posting with a silent push
@@ -297,8 +300,8 @@ class TestPushRoute:
             f"notification posted via push (sending to json://127.0.0.1:{silent_port} "
             "in the background)"
         )
-        note = wait_until(lambda: [r for r in notes(home) if r.get("route") == "push"][-1:], 30)
-        assert note[0]["outcome"] == "failed" or note[0].get("detail")
+        (outcome,) = wait_until(lambda: [r for r in notes(home) if "targets" in r], 60)
+        assert outcome["outcome"] == "failed"
 
     def test_always_and_unseen(self, home: Path, push_server: PushServer) -> None:
         """pushWhen `always` pushes although a route here posted; `unseen` then does not,
