@@ -44,6 +44,7 @@ class TmuxServer:
         self.home = home
         self.tmux("new-session", "-d", "-s", "main", "-x", str(WIDTH), "-y", "10", "cat")
         self.tmux("set-option", "-wg", "remain-on-exit", "on")  # the pane outlives wisp
+        self.socket = Path(self.tmux("display-message", "-p", "#{socket_path}"))
         self.client: pexpect.spawn | None = None
 
     def tmux(self, *args: str) -> str:
@@ -76,9 +77,8 @@ class TmuxServer:
     def environ(self) -> dict[str, str]:
         """What a process in the session's pane finds: $TMUX (socket, server pid,
         session) and $TMUX_PANE."""
-        socket = self.tmux("display-message", "-p", "#{socket_path}")
         pid = self.tmux("display-message", "-p", "#{pid}")
-        return {**self.env, "TMUX": f"{socket},{pid},0", "TMUX_PANE": self.pane}
+        return {**self.env, "TMUX": f"{self.socket},{pid},0", "TMUX_PANE": self.pane}
 
     def run_in_pane(self, *argv: str) -> None:
         """Run *argv* in the session's pane (in place of `cat`), with our WISP_HOME."""
@@ -88,6 +88,7 @@ class TmuxServer:
         if self.client is not None:
             self.client.close(force=True)
         subprocess.run([*self.base, "kill-server"], capture_output=True, timeout=30)
+        self.socket.unlink(missing_ok=True)  # tmux leaves it behind
 
 
 @pytest.fixture
