@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cliterm import WIDTHS, overflowing, run, unwrapped
@@ -144,3 +145,68 @@ os.execv(sys.executable, [sys.executable, "-m", "wisp", "doctor", "--json"])
         assert watching["backend"] == "polling", watching
         assert "falling back to polling" in watching["note"]
         assert "Traceback" not in done.stderr
+
+
+class TestReach:
+    """The doctor names the route a notification from its own process would take."""
+
+    def run(self, home: Path, **env: str) -> dict[str, Any]:
+        """`wisp doctor --json` with no terminal (its own session, as under `setsid`)."""
+        done = subprocess.run(
+            [sys.executable, "-m", "wisp", "doctor", "--json"],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "TMUX": "", "DBUS_SESSION_BUS_ADDRESS": "", **env},
+            start_new_session=True,
+            stdin=subprocess.DEVNULL,
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr
+        notification: dict[str, Any] = json.loads(done.stdout)["notification"]
+        return notification
+
+    def test_without_a_terminal_the_terminal_route_is_not_named(self, home: Path) -> None:
+        """Under setsid, in Ghostty's environment: /dev/tty does not open, so the terminal
+        route is skipped saying so; nothing else reaches the person, and the doctor warns
+        with the command that fixes it."""
+        found = self.run(home, TERM_PROGRAM="ghostty")
+        assert found["route"] is None
+        assert any(
+            s.startswith("terminal: no terminal (/dev/tty does not open") for s in found["skipped"]
+        )
+        assert found["warning"].startswith("no route can reach you from here")
+        assert found["fix"].endswith(
+            "wisp config set notifications.push 'ntfy://A-TOPIC-ONLY-YOU-KNOW'"
+        )
+
+    def test_push_targets_are_named_redacted(self, home: Path) -> None:
+        """With push URLs set, push is the route (after the routes here), its targets shown
+        as scheme and host only; no warning."""
+        url = "ntfy://127.0.0.1:9/s3cret-topic"
+        assert run_wisp("config", "set", "notifications.push", url).returncode == 0
+        found = self.run(home)
+        assert found["route"] == "push" and found["warning"] is None
+        assert found["push"] == {
+            "targets": ["ntfy://127.0.0.1:9"],
+            "when": "always",
+            "usable": True,
+        }
+        _code, output = run("doctor", cols=80)
+        assert "push: to ntfy://127.0.0.1:9" in output and "s3cret" not in output
+
+    def test_notifications_off_is_a_warning_with_its_fix(self, home: Path) -> None:
+        """notifications.enabled false: no route, a warning, and the command to turn them
+        back on; the doctor still exits 0 (a warning, not a fault)."""
+        assert run_wisp("config", "set", "notifications.enabled", "false").returncode == 0
+        found = self.run(home, TERM_PROGRAM="ghostty")
+        assert found["route"] is None and "notifications are off" in found["warning"]
+        assert found["fix"] == "wisp config set notifications.enabled true"
+
+    @pytest.mark.parametrize("cols", WIDTHS)
+    def test_the_warning_in_a_terminal(self, home: Path, cols: int) -> None:
+        """For people: a `warning` line and its `fix:`, within the width."""
+        code, output = run("doctor", cols=cols)
+        flat = " ".join(output.split())
+        if "no route would post" in flat:
+            assert "warning no route can reach you from here" in flat and "fix: wisp" in flat
+        assert code == 0 and overflowing(output, cols) == []

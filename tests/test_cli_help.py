@@ -57,7 +57,7 @@ class TestHelp:
         ("path", "shown"),
         [
             (["approvals", "approve"], "--scope once|session|project|always"),
-            (["notify"], "--route host|terminal|app|osascript|desktop"),
+            (["notify"], "--route host|terminal|tmux|app|osascript|desktop|push"),
             (["pending"], "--kind, -k command|fact|question"),
             (["log"], "--kind, -k command|fact|question"),
             (["completion"], "bash|zsh|fish"),

@@ -55,3 +55,19 @@ class TestConfig:
         write(home, {"approval": {"timeoutSeconds": 1}})
         out = run_wisp("approvals", "request", "--", "ls")
         assert out.returncode == 124 and "waiting up to 1 s" in out.stderr
+
+    def test_push_settings(self, home: Path) -> None:
+        """`notifications.push` takes Apprise URLs (text, or a list) and defaults to none;
+        `notifications.pushWhen` takes `always` (the default) or `unseen`."""
+        assert load_config(home)["notifications.push"] == []
+        assert load_config(home)["notifications.pushWhen"] == "always"
+        write(home, {"notifications": {"push": ["ntfy://a", "json://h:1/x"], "pushWhen": "unseen"}})
+        config = load_config(home)
+        assert (config["notifications.push"], config["notifications.pushWhen"]) == (
+            ["ntfy://a", "json://h:1/x"],
+            "unseen",
+        )
+        for bad in ({"push": "no scheme"}, {"push": [1]}, {"pushWhen": "sometimes"}):
+            write(home, {"notifications": bad})
+            with pytest.raises(ConfigError, match=r"notifications\.push"):
+                load_config(home)

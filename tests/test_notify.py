@@ -29,6 +29,8 @@ from wisp._notify import (
 )
 from wisp._text import visible
 
+# Every route, in the order they are tried (push last, after the routes here).
+ORDER = ("host", "terminal", "tmux", "app", "osascript", "desktop", "push")
 HOSTILE = "a\x1bb\x07c\x9cd;e\x00f\x7fg\u009bh" + "x" * 10_000
 
 
@@ -152,7 +154,7 @@ class TestRouteChoice:
             ({"TERM_PROGRAM": "ghostty"}, "terminal"),
             ({"TERM_PROGRAM": "WezTerm"}, "terminal"),
             ({"TERM": "xterm-kitty"}, "terminal"),
-            ({"TERM_PROGRAM": "ghostty", "TMUX": "/tmp/tmux-0/default,1,0"}, None),
+            ({"TERM_PROGRAM": "ghostty", "TMUX": "/nonexistent/tmux.sock,1,0"}, None),
             ({"TERM_PROGRAM": "Apple_Terminal"}, None),
             ({"TERM": "xterm-256color"}, None),
         ],
@@ -160,7 +162,8 @@ class TestRouteChoice:
     def test_terminal_names(
         self, home: Path, pty: Pty, env: dict[str, str], route: str | None
     ) -> None:
-        """TERM_PROGRAM (else TERM) picks the terminal route; tmux and others fall through."""
+        """TERM_PROGRAM (else TERM) picks the terminal route; inside tmux (here one whose
+        server is not there) and others fall through."""
         result = notifier(home, environ=env, tty_path=pty.path).post("t", "m")
         assert result.route == route
         assert (pty.read() != b"") == (route == "terminal")
@@ -236,6 +239,28 @@ class TestRouteChoice:
         no_bus = notifier(home, environ={"PATH": str(bin_dir)}).post("t", "m")
         assert no_bus.route is None
         assert "desktop: no session bus (DBUS_SESSION_BUS_ADDRESS unset)" in no_bus.skipped
+
+    def test_tmux_comes_after_the_terminal_and_before_the_desktop(self, home: Path) -> None:
+        """The routes here in order, then push; in iTerm2 the app route first."""
+        assert notifier(home).order() == list(ORDER[:-1])
+        assert [r for r, _ in notifier(home).describe()] == list(ORDER)
+        iterm = notifier(home, environ={"TERM_PROGRAM": "iTerm.app"}).order()
+        assert iterm[:4] == ["host", "app", "terminal", "tmux"]
+
+    def test_the_doctor_checks_the_terminal_and_the_bus(
+        self, home: Path, pty: Pty, recorder: tuple[Path, Path], tmp_path: Path
+    ) -> None:
+        """What posting would find, found without posting: a /dev/tty that does not open,
+        and a session bus whose socket is gone, are named; a real pty is usable."""
+        bin_dir, log = recorder
+        gone = f"unix:path={tmp_path / 'bus'}"
+        env = {"TERM_PROGRAM": "ghostty", "PATH": str(bin_dir), "DBUS_SESSION_BUS_ADDRESS": gone}
+        found = dict(notifier(home, environ=env).describe())
+        assert (found["terminal"] or "").startswith("no terminal (/nonexistent/tty does not open")
+        assert found["desktop"] == f"no session bus ({tmp_path / 'bus'} is not there)"
+        assert dict(notifier(home, environ=env, tty_path=pty.path).describe())["terminal"] is None
+        assert dict(notifier(home, environ=env).describe(deep=False))["desktop"] is None
+        assert pty.read() == b"" and argv_log(log) == []
 
     def test_a_route_forced_alone(self, home: Path, pty: Pty) -> None:
         """--route tries that route alone and reports why it could not post."""
@@ -331,13 +356,16 @@ class TestAudit:
             posted["outcome"],
             posted["route"],
         ) == ("Title", "Body", "watch", "posted", "terminal")
-        assert posted["skipped"] == ["host: no front end declared notify (only under `wisp relay`)"]
+        assert posted["skipped"] == [
+            "host: no front end declared notify (only under `wisp relay`)",
+            "push: no push URL set (notifications.push)",
+        ]
         assert (refused["outcome"], refused.get("route"), refused["source"]) == (
             "not shown",
             None,
             "model",
         )
-        assert len(refused["skipped"]) == 5
+        assert [s.split(":")[0] for s in refused["skipped"]] == list(ORDER)
 
 
 class TestFiling:
@@ -396,11 +424,12 @@ class TestCommands:
     def test_wisp_notify_and_doctor(self, home: Path) -> None:
         """`wisp notify` says what happened (exit 1 when not shown); `wisp doctor` names the
         route it would take and why each other is skipped."""
-        out = run_wisp("notify", "hi", "there", env={"TERM_PROGRAM": "", "TERM": "dumb"})
+        env = {"TERM_PROGRAM": "", "TERM": "dumb", "TMUX": "", "DBUS_SESSION_BUS_ADDRESS": ""}
+        out = run_wisp("notify", "hi", "there", env=env)
         assert out.returncode == 1 and "notification not shown" in out.stdout
-        doctor = json.loads(run_wisp("doctor", "--json", env={"TERM_PROGRAM": ""}).stdout)
+        doctor = json.loads(run_wisp("doctor", "--json", env=env).stdout)
         assert doctor["notification"]["route"] is None
-        assert len(doctor["notification"]["skipped"]) == 5
+        assert len(doctor["notification"]["skipped"]) == 7
 
     def test_config_get_set_types_checked(self, home: Path) -> None:
         """`wisp config set` checks the type before writing; `get` reads it back."""

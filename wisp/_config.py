@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,23 @@ class Setting:
     # A number of seconds something waits: out of range, it is a usage error (exit 2) wherever
     # it enters, as every bad deadline is.
     deadline: bool = False
+    # A secret (push URLs carry tokens): only its redacted form is ever shown or echoed.
+    secret: bool = False
+
+    def shown(self, value: Any) -> Any:
+        """*value* as it may be shown: a secret's redacted."""
+        if not self.secret:
+            return value
+        from wisp._push import shown  # loaded only where a push setting is shown
+
+        return shown(value)
+
+
+class PushWhen(StrEnum):
+    """`notifications.pushWhen`: when the push route posts."""
+
+    ALWAYS = "always"  # also when a route on this machine posted (the person may be away)
+    UNSEEN = "unseen"  # only when no route on this machine posted it
 
 
 def _nonneg_int(value: Any) -> bool:
@@ -43,6 +61,16 @@ def _positive_int(value: Any) -> bool:
 
 def _bool(value: Any) -> bool:
     return isinstance(value, bool)
+
+
+def _push_urls(value: Any) -> bool:
+    from wisp._push import valid_push_setting  # loaded only where a push setting is set
+
+    return valid_push_setting(value)
+
+
+def _push_when(value: Any) -> bool:
+    return isinstance(value, str) and value in tuple(PushWhen)
 
 
 def _seconds(*, whole: bool, zero: str | None) -> Callable[[Any], bool]:
@@ -101,6 +129,23 @@ SETTINGS: dict[str, Setting] = {
             doc="On macOS, post as the terminal app (by bundle id) before osascript.",
         ),
         Setting(
+            key="notifications.push",
+            default=[],
+            check=_push_urls,
+            kind="one or more Apprise URLs (ntfy://TOPIC, tgram://TOKEN/CHAT, …): text, "
+            "or a JSON list; [] for none",
+            doc="Where the push route sends, for when you are away from this machine "
+            "(secrets: shown as scheme://host only).",
+            secret=True,
+        ),
+        Setting(
+            key="notifications.pushWhen",
+            default=PushWhen.ALWAYS.value,
+            check=_push_when,
+            kind="always or unseen",
+            doc="always: push even when a route here posted too; unseen: only when none did.",
+        ),
+        Setting(
             key="watch.livenessSeconds",
             default=1.0,
             check=_seconds(whole=False, zero=None),
@@ -152,11 +197,17 @@ def load_config(home: Path) -> Config:
             continue
         if not setting.check(node):
             raise ConfigError(
-                f"{path}: {key} is {node!r}, but it takes {setting.kind}. "
+                f"{path}: {key} is {_shown_bad(setting, node)}, but it takes {setting.kind}. "
                 f"Fix it, or remove it for the default ({setting.default!r})."
             )
         values[key] = node
     return Config(values)
+
+
+def _shown_bad(setting: Setting, value: Any) -> str:
+    """A value that failed its check, as an error may show it: a secret's not at all (a
+    token pasted wrong is still a token)."""
+    return "(a secret, not shown)" if setting.secret else repr(value)
 
 
 def parse_value(text: str) -> Any:
@@ -173,7 +224,9 @@ def set_setting(home: Path, key: str, value: Any) -> Any:
     if setting is None:
         raise ConfigError(f"no setting {key!r}: see `wisp config` for the list.")
     if not setting.check(value):
-        raise ConfigError(f"{key} takes {setting.kind}, not {value!r}. Nothing was written.")
+        raise ConfigError(
+            f"{key} takes {setting.kind}, not {_shown_bad(setting, value)}. Nothing was written."
+        )
     path = home / CONFIG_FILE
     try:
         with locked_home(home, CONFIG_FILE) as home_fd:

@@ -16,6 +16,8 @@ from wisp._auditlog import AuditLogError, check_writable
 from wisp._config import CONFIG_FILE, ConfigError, load_config
 from wisp._factstore import FactStore
 from wisp._grants import GrantStore
+from wisp._notify import Notifier, Route
+from wisp._push import PUSH_INSTALL, apprise_installed, redact
 from wisp._store import StoreError
 
 # Below this much free space in the channel's filesystem, requests, answers and outcomes may
@@ -23,6 +25,9 @@ from wisp._store import StoreError
 MIN_FREE_BYTES = 4 * 1024 * 1024
 # Likewise for free inodes (each request, answer and outcome is a file), where counted.
 MIN_FREE_INODES = 64
+# The push URL the doctor suggests when nothing reaches the person: ntfy.sh's public server,
+# on a topic as secret as a password (anyone who knows it can read the notifications).
+EXAMPLE_PUSH_URL = "ntfy://A-TOPIC-ONLY-YOU-KNOW"
 
 
 def diagnose(channel: Channel) -> dict[str, Any]:
@@ -35,9 +40,6 @@ def diagnose(channel: Channel) -> dict[str, Any]:
     counts = {state.value: 0 for state in State}
     for status in listing.statuses:
         counts[status.state.value] += 1
-    # Only its routes are described: it posts nothing, so it audits nothing either.
-    routes = default_notifier(channel.home, EntryPoint.NOTIFY).describe()
-    route = next((r for r, why in routes if why is None), None)
     checks = [*check_stores(channel.home), check_space(channel.path)]
     return {
         "channel": str(channel.path),
@@ -49,11 +51,41 @@ def diagnose(channel: Channel) -> dict[str, Any]:
         "states": counts,
         "problems": [{"name": p.name, "reason": p.reason} for p in listing.problems],
         "checks": checks,
-        "notification": {
-            "route": route,
-            "skipped": [f"{r}: {why}" for r, why in routes if why is not None],
-            "routes": routes,
+        "notification": reach(default_notifier(channel.home, EntryPoint.NOTIFY)),
+    }
+
+
+def reach(notifier: Notifier) -> dict[str, Any]:
+    """What a notification from this very process would do: the route it would take (the
+    routes here, checked as posting would find them, then push), each skipped route's
+    reason, the push targets (redacted), and a warning with its fix when nothing would
+    reach the person."""
+    routes = notifier.describe()
+    enabled = bool(notifier.settings.get("notifications.enabled", True))
+    route = next((r for r, why in routes if why is None), None) if enabled else None
+    push_why = dict(routes)[Route.PUSH]
+    warning, fix = None, None
+    if not enabled:
+        warning = "notifications are off (notifications.enabled): nothing will tell you"
+        fix = "wisp config set notifications.enabled true"
+    elif route is None:
+        warning = "no route can reach you from here: a request can wait, unseen, until it times out"
+        fix = f"wisp config set notifications.push '{EXAMPLE_PUSH_URL}'"
+        if notifier.push_urls():
+            fix = PUSH_INSTALL  # the targets are set: Apprise is what is missing
+        elif not apprise_installed():
+            fix = f"{PUSH_INSTALL} && {fix}"
+    return {
+        "route": route,
+        "skipped": [f"{r}: {why}" for r, why in routes if why is not None],
+        "routes": routes,
+        "push": {
+            "targets": [redact(url) for url in notifier.push_urls()],
+            "when": notifier.push_when().value,
+            "usable": push_why is None,
         },
+        "warning": warning,
+        "fix": fix,
     }
 
 

@@ -1,20 +1,29 @@
-"""Notifications: tell the person a request waits, through the first route that reaches them.
+"""Notifications: tell the person a request waits, wherever they are.
 
 Limits apply first (seed `002`): control characters become spaces, the title and subtitle are
 cut to 64 characters and the message to 256, at most `notifications.perMinute` a minute across
-the process, and `notifications.enabled: false` refuses every one. Then the routes, in order
-(seed `000`, ADR 0044), the first that works posting it:
+the process, and `notifications.enabled: false` refuses every one. Then the routes on this
+machine, in order (seed `000`, ADR 0044), the first that works posting it:
 
 1. ``host``: a front end that declared ``notify`` in its hello gets a ``notify`` line;
 2. ``terminal``: OSC 9 (Ghostty, iTerm2, WezTerm) or OSC 99 (kitty) written to /dev/tty —
-   never to stdout, never under a JSON front end or the MCP server, not through tmux;
-3. ``app``: macOS, the terminal app by bundle id (``notifications.viaTerminalApp``);
-4. ``osascript``: macOS, attributed to Script Editor;
-5. ``desktop``: Linux, the freedesktop notification service (``notify-send``) on a session bus.
+   never to stdout, never under a JSON front end or the MCP server, not inside tmux;
+3. ``tmux``: inside tmux, shown on the attached clients' status lines, and the terminal's
+   sequence passed through to it where the pane allows (wisp._tmux);
+4. ``app``: macOS, the terminal app by bundle id (``notifications.viaTerminalApp``);
+5. ``osascript``: macOS, attributed to Script Editor;
+6. ``desktop``: Linux, the freedesktop notification service (``notify-send``) on a session bus.
+
+Then ``push`` (wisp._push), for the person who is not at this machine: to every
+`notifications.push` URL through Apprise — also when a route here posted
+(`notifications.pushWhen: always`), or only when none did (`unseen`). It carries the host
+name and the commands that answer, and is sent by a process of its own: filing, the
+asker's wait and its exit never wait for it; its outcome is audited when it is known
+(within 5 s of sending).
 
 In iTerm2 the app route goes before the terminal route (its OSC 9 banner can be switched off
-without a word). Text reaches AppleScript and notify-send only as arguments, never as script or
-through a shell.
+without a word). Text reaches AppleScript, notify-send and tmux only as arguments, never as
+script or through a shell.
 """
 
 from __future__ import annotations
@@ -22,6 +31,7 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
+import socket
 import subprocess
 import sys
 import threading
@@ -34,13 +44,18 @@ from typing import Any
 
 import attrs
 
-from pending import SYSTEM_CLOCK, Clock
+from pending import SYSTEM_CLOCK, Clock, Kind
+from wisp import _push
 from wisp._audit import AuditEvent, EntryPoint, audit
+from wisp._config import PushWhen
 from wisp._text import visible
+from wisp._tmux import Client, Tmux, display_text, passthrough
+from wisp.kinds import view
 
 TITLE_MAX = 64
 SUBTITLE_MAX = 64
 MESSAGE_MAX = 256
+HOST_MAX = 64  # the host name a push names, cut as a title is
 RATE_WINDOW_S = 60.0
 ROUTE_TIMEOUT_S = 5.0  # a route's helper program that hangs is given up on, never waited on
 
@@ -50,9 +65,11 @@ class Route(StrEnum):
 
     HOST = "host"  # a front end that declared `notify` (the relay's `notify` line)
     TERMINAL = "terminal"  # OSC 9 / OSC 99 to /dev/tty
+    TMUX = "tmux"  # the attached tmux clients, and passthrough to their terminal
     APP = "app"  # macOS: the terminal app, by bundle id
     OSASCRIPT = "osascript"  # macOS: attributed to Script Editor
     DESKTOP = "desktop"  # Linux: notify-send on a session bus
+    PUSH = "push"  # Apprise URLs: phones and chat, for the person away from this machine
 
 
 class Face(StrEnum):
@@ -65,9 +82,18 @@ class Face(StrEnum):
 
 ROUTES: tuple[str, ...] = tuple(Route)
 FACES: tuple[str, ...] = tuple(Face)
+# The routes on this machine, in order; push comes after them all.
+LOCAL_ROUTES: tuple[Route, ...] = tuple(r for r in Route if r is not Route.PUSH)
 
-# Terminals that post a notification for an escape sequence, by TERM_PROGRAM (else TERM).
-OSC9_TERMINALS = {"ghostty": "Ghostty", "iterm.app": "iTerm2", "wezterm": "WezTerm"}
+# Terminals that post a notification for an escape sequence, by TERM_PROGRAM (else TERM;
+# inside tmux, also by what the outer terminal answered to XTVERSION, or its TERM).
+OSC9_TERMINALS = {
+    "ghostty": "Ghostty",
+    "xterm-ghostty": "Ghostty",
+    "iterm.app": "iTerm2",
+    "iterm2": "iTerm2",
+    "wezterm": "WezTerm",
+}
 OSC99_TERMINALS = {"kitty": "kitty", "xterm-kitty": "kitty"}
 
 # The fixed AppleScripts: the text arrives as argv, never as script.
@@ -83,6 +109,17 @@ APP_SCRIPT = (
     "with title (item 1 of argv) subtitle (item 3 of argv)\n"
     "end run"
 )
+
+
+def terminal_kind(name: str) -> tuple[str | None, str]:
+    """The terminal *name* (a TERM_PROGRAM or TERM) names, and its sequence (`osc9` or
+    `osc99`); or None and the name, for a terminal with no notification sequence."""
+    key = name.lower()
+    if key in OSC9_TERMINALS:
+        return OSC9_TERMINALS[key], "osc9"
+    if key in OSC99_TERMINALS:
+        return OSC99_TERMINALS[key], "osc99"
+    return None, name
 
 
 def clean(text: str, limit: int) -> str:
@@ -142,11 +179,19 @@ class Result:
     route: str | None = None
     reason: str | None = None  # why not shown
     skipped: tuple[str, ...] = ()  # "route: reason" per route passed over
+    detail: str | None = None  # how the route posted it ("shown on 2 tmux clients, …")
+    push: str | None = None  # what became of the push, when it was tried ("sending to …")
+    deliveries: tuple[_push.Delivery, ...] = ()  # each push target's outcome, when waited for
 
     def __str__(self) -> str:
-        if self.posted:
-            return f"notification posted via {self.route}"
-        return f"notification not shown: {self.reason}"
+        if not self.posted:
+            return f"notification not shown: {self.reason}"
+        text = f"notification posted via {self.route}"
+        if self.detail:
+            text += f" ({self.detail})"
+        if self.push and self.route != Route.PUSH:
+            text += f"; push: {self.push}"
+        return text
 
 
 class RateLimit:
@@ -169,6 +214,7 @@ class RateLimit:
 
 
 _PROCESS_LIMIT = RateLimit(SYSTEM_CLOCK)  # one per process: the limit is across the process
+NO_TMUX_CLIENT = "no client is attached to this tmux session"
 
 
 class Notifier:
@@ -188,6 +234,7 @@ class Notifier:
         tty_path: str = "/dev/tty",
         osascript: str = "/usr/bin/osascript",
         entry_point: EntryPoint = EntryPoint.NOTIFY,
+        background_push: bool = True,
     ) -> None:
         if face not in FACES:
             raise ValueError(f"face must be one of {FACES}")
@@ -202,6 +249,9 @@ class Notifier:
         self.tty_path = tty_path
         self.osascript = osascript
         self.entry_point = entry_point
+        # Push from a process of its own (filing and waiting never wait for it), or wait
+        # for it here, bounded (`wisp notify`, which reports what happened).
+        self.background_push = background_push
 
     def _setting(self, key: str, default: Any) -> Any:
         return self.settings.get(key, default)
@@ -209,39 +259,42 @@ class Notifier:
     # --- route selection (no side effects): what would happen, and why -------------------
 
     def order(self) -> list[str]:
+        """The routes on this machine, in the order they are tried (push comes after)."""
         if self._terminal_name()[0] == "iTerm2":
-            return [Route.HOST, Route.APP, Route.TERMINAL, Route.OSASCRIPT, Route.DESKTOP]
-        return list(ROUTES)
+            return [
+                Route.HOST,
+                Route.APP,
+                Route.TERMINAL,
+                Route.TMUX,
+                Route.OSASCRIPT,
+                Route.DESKTOP,
+            ]
+        return list(LOCAL_ROUTES)
 
     def _terminal_name(self) -> tuple[str | None, str]:
         program = self.environ.get("TERM_PROGRAM", "")
-        name = program or self.environ.get("TERM", "")
-        key = name.lower()
-        if key in OSC9_TERMINALS:
-            return OSC9_TERMINALS[key], "osc9"
-        if key in OSC99_TERMINALS:
-            return OSC99_TERMINALS[key], "osc99"
-        return None, name
+        return terminal_kind(program or self.environ.get("TERM", ""))
 
-    def why_not(self, route: str, *, forced: bool = False) -> str | None:
-        """Why *route* cannot post here, or None if it can be tried."""
+    def push_urls(self) -> list[str]:
+        """The push targets set (secrets: show them only through :func:`_push.redact`)."""
+        return _push.push_urls(self._setting("notifications.push", []))
+
+    def push_when(self) -> PushWhen:
+        return PushWhen(self._setting("notifications.pushWhen", PushWhen.ALWAYS))
+
+    def why_not(self, route: str, *, forced: bool = False, deep: bool = False) -> str | None:
+        """Why *route* cannot post here, or None if it can be tried. *deep* also checks
+        what posting would find, without posting: /dev/tty opens, a tmux client is
+        attached, the session bus is there (the doctor's truth)."""
         env = self.environ
         if route == Route.HOST:
             if self.face is not Face.JSON:
                 return "no front end declared notify (only under `wisp relay`)"
             return None if self.host is not None else "the front end did not declare notify"
         if route == Route.TERMINAL:
-            if self.face is Face.JSON:
-                return "the front end owns the terminal"
-            if self.face is Face.MCP:
-                return "the MCP client owns the terminal"
-            if env.get("TMUX"):
-                return "tmux does not pass notification sequences through"
-            name, kind = self._terminal_name()
-            if name is None:
-                shown = kind or "unset"
-                return f"TERM_PROGRAM/TERM {shown!r} names no terminal with a notification sequence"
-            return None
+            return self._why_not_terminal(deep=deep)
+        if route == Route.TMUX:
+            return self._why_not_tmux(deep=deep)
         if route in (Route.APP, Route.OSASCRIPT):
             if self.platform != "darwin":
                 return "not macOS"
@@ -256,15 +309,58 @@ class Notifier:
         if route == Route.DESKTOP:
             if not self.platform.startswith("linux"):
                 return "not Linux"
-            if not env.get("DBUS_SESSION_BUS_ADDRESS"):
+            address = env.get("DBUS_SESSION_BUS_ADDRESS")
+            if not address:
                 return "no session bus (DBUS_SESSION_BUS_ADDRESS unset)"
             if self._notify_send() is None:
                 return "notify-send is not installed"
+            return _bus_missing(address) if deep else None
+        if route == Route.PUSH:
+            if not self.push_urls():
+                return "no push URL set (notifications.push)"
+            if not _push.apprise_installed():
+                return f"Apprise is not installed ({_push.PUSH_INSTALL})"
             return None
         raise ValueError(f"unknown route {route!r}")
 
+    def _why_not_terminal(self, *, deep: bool) -> str | None:
+        if self.face is Face.JSON:
+            return "the front end owns the terminal"
+        if self.face is Face.MCP:
+            return "the MCP client owns the terminal"
+        if self.environ.get("TMUX"):
+            return "inside tmux, which keeps the sequence from the terminal (see the tmux route)"
+        name, kind = self._terminal_name()
+        if name is None:
+            shown = kind or "unset"
+            return f"TERM_PROGRAM/TERM {shown!r} names no terminal with a notification sequence"
+        return self._tty_missing() if deep else None
+
+    def _why_not_tmux(self, *, deep: bool) -> str | None:
+        tmux = Tmux.here(self.environ)
+        if isinstance(tmux, str):
+            return tmux
+        if not deep:
+            return None
+        clients, reason = tmux.clients()
+        return reason or (None if clients else NO_TMUX_CLIENT)
+
     def _notify_send(self) -> str | None:
         return shutil.which("notify-send", path=self.environ.get("PATH", os.defpath))
+
+    def _tty_missing(self) -> str | None:
+        """Why this process's terminal does not open, or None."""
+        try:
+            fd = os.open(self.tty_path, os.O_WRONLY | os.O_NOCTTY | os.O_NONBLOCK | os.O_CLOEXEC)
+        except OSError as exc:
+            return f"no terminal ({self.tty_path} does not open: {exc.strerror})"
+        os.close(fd)
+        return None
+
+    def describe(self, *, deep: bool = True) -> list[tuple[str, str | None]]:
+        """For the doctor: every route in order, push last, with why it would be skipped
+        (None: usable), checked as far as can be without posting."""
+        return [(route, self.why_not(route, deep=deep)) for route in [*self.order(), Route.PUSH]]
 
     # --- posting -------------------------------------------------------------------------
 
@@ -279,14 +375,16 @@ class Notifier:
         about: Mapping[str, Any] | None = None,
     ) -> Result:
         """Post a notification (or say why not); audited either way, with *about* (the
-        request's fields) when it is about a request. Never raises."""
+        request's fields) when it is about a request. Never raises, and never waits for a
+        push in the background (its outcome is audited on its own when known)."""
         notice = Notice(
             title=clean(title, TITLE_MAX),
             subtitle=clean(subtitle, SUBTITLE_MAX),
             body=clean(message, MESSAGE_MAX),
         )
+        later: list[str] = []
         try:
-            result = self._post(notice, route)
+            result, later = self._post(notice, route, about)
         except Exception as exc:  # posting must never fail what it announces
             result = Result(posted=False, reason=f"the notifier failed ({exc})")
         audit(
@@ -300,41 +398,171 @@ class Notifier:
                 "source": source,
                 "outcome": "posted" if result.posted else "not shown",
                 "route": result.route,
+                "detail": result.detail,
+                "push": result.push,
+                "targets": [d.record() for d in result.deliveries] or None,
                 "reason": result.reason,
                 "skipped": list(result.skipped),
             },
             entry_point=self.entry_point,
             clock=self.clock,
         )
+        if later:
+            self._push_later(later, notice, about, source)
         return result
 
-    def _post(self, notice: Notice, only: str | None) -> Result:
+    def _refusal(self, notice: Notice) -> str | None:
+        """Why no notification is posted at all, whatever the routes (the limits)."""
         if not self._setting("notifications.enabled", True):
-            return Result(posted=False, reason="notifications are off (notifications.enabled)")
+            return "notifications are off (notifications.enabled)"
         if not notice.body.strip():
-            return Result(posted=False, reason="the message is empty")
-        if not self.limit.take(int(self._setting("notifications.perMinute", 5))):
-            return Result(
-                posted=False,
-                reason="the per-minute limit is reached "
-                f"({self._setting('notifications.perMinute', 5)} a minute)",
-            )
+            return "the message is empty"
+        per_minute = int(self._setting("notifications.perMinute", 5))
+        if not self.limit.take(per_minute):
+            return f"the per-minute limit is reached ({per_minute} a minute)"
+        return None
+
+    def _post(
+        self, notice: Notice, only: str | None, about: Mapping[str, Any] | None
+    ) -> tuple[Result, list[str]]:
+        """The result, and the push targets still to be sent to in the background."""
+        refusal = self._refusal(notice)
+        if refusal is not None:
+            return Result(posted=False, reason=refusal), []
+        if only == Route.PUSH:
+            return self._push_alone(notice, about), []
         skipped: list[str] = []
+        taken, detail = None, None
         for route in [only] if only else self.order():
             reason = self.why_not(route, forced=only is not None)
             if reason is None:
-                reason = self._try(route, notice)
+                reason, detail = self._try(route, notice)
             if reason is None:
-                return Result(posted=True, route=route, skipped=tuple(skipped))
+                taken = route
+                break
             skipped.append(f"{route}: {reason}")
+        if only or not self._push_wanted(taken, skipped):
+            if taken is not None:
+                return Result(posted=True, route=taken, detail=detail, skipped=tuple(skipped)), []
+            reason = skipped[0] if only else "no route could post it"
+            return Result(posted=False, reason=reason, skipped=tuple(skipped)), []
+        urls = self.push_urls()
+        shown = ", ".join(_push.redact(url) for url in urls)
+        if self.background_push:
+            clause = f"sending to {shown} in the background"
+            if taken is not None:
+                result = Result(
+                    posted=True, route=taken, detail=detail, skipped=tuple(skipped), push=clause
+                )
+            else:
+                result = Result(
+                    posted=True, route=Route.PUSH, detail=clause, skipped=tuple(skipped)
+                )
+            return result, urls
+        return self._push_waited(notice, about, taken, detail, skipped), []
+
+    def _push_wanted(self, taken: str | None, skipped: list[str]) -> bool:
+        """Whether push is tried after the routes here (saying why not in *skipped*)."""
+        reason = self.why_not(Route.PUSH)
+        if reason is None and taken is not None and self.push_when() is PushWhen.UNSEEN:
+            reason = f"notifications.pushWhen is unseen, and {taken} posted it"
+        if reason is not None:
+            skipped.append(f"{Route.PUSH}: {reason}")
+        return reason is None
+
+    # --- push ----------------------------------------------------------------------------
+
+    def push_message(self, notice: Notice, about: Mapping[str, Any] | None) -> tuple[str, str]:
+        """The push's title and text: who asks, what, and on which machine the commands
+        that answer it are to be typed (the person is elsewhere: they ssh in)."""
+        host = clean(socket.gethostname(), HOST_MAX)
+        commands = _answer_commands(about)
+        lines = [line for line in (notice.subtitle, notice.body) if line]
+        lines.append(f"Answer on {host}: {' or '.join(commands)}" if commands else f"From {host}.")
+        return notice.title, "\n".join(lines)
+
+    def _deliver(
+        self, urls: list[str], notice: Notice, about: Mapping[str, Any] | None
+    ) -> tuple[tuple[_push.Delivery, ...], str]:
+        """Send the push to *urls*, waiting at most PUSH_TIMEOUT_S; what became of each,
+        and that in a clause ("posted to …; failed: …")."""
+        title, text = self.push_message(notice, about)
+        deliveries = tuple(_push.send(urls, title, text))
+        return deliveries, _push.outcome(deliveries)[1]
+
+    def _push_alone(self, notice: Notice, about: Mapping[str, Any] | None) -> Result:
+        """`--route push`: push alone, waited for (a probe reports what happened)."""
+        reason = self.why_not(Route.PUSH, forced=True)
+        if reason is None:
+            deliveries, clause = self._deliver(self.push_urls(), notice, about)
+            if any(d.posted for d in deliveries):
+                return Result(posted=True, route=Route.PUSH, detail=clause, deliveries=deliveries)
+            reason = clause
+        return Result(posted=False, reason=f"push: {reason}", skipped=(f"push: {reason}",))
+
+    def _push_waited(
+        self,
+        notice: Notice,
+        about: Mapping[str, Any] | None,
+        taken: str | None,
+        detail: str | None,
+        skipped: list[str],
+    ) -> Result:
+        """Push after the routes here, waited for (no background: `wisp notify`)."""
+        deliveries, clause = self._deliver(self.push_urls(), notice, about)
+        if taken is not None:
+            return Result(
+                posted=True,
+                route=taken,
+                detail=detail,
+                skipped=tuple(skipped),
+                push=clause,
+                deliveries=deliveries,
+            )
+        if any(d.posted for d in deliveries):
+            return Result(
+                posted=True,
+                route=Route.PUSH,
+                detail=clause,
+                skipped=tuple(skipped),
+                deliveries=deliveries,
+            )
+        skipped.append(f"{Route.PUSH}: {clause}")
         return Result(
             posted=False,
-            reason="no route could post it" if not only else skipped[0],
+            reason="no route could post it",
             skipped=tuple(skipped),
+            deliveries=deliveries,
         )
 
-    def _try(self, route: str, notice: Notice) -> str | None:
-        """Post through *route*; None if it took it, else why it failed."""
+    def _push_later(
+        self, urls: list[str], notice: Notice, about: Mapping[str, Any] | None, source: str
+    ) -> None:
+        """The push nobody waits for: sent by a process of its own, which audits it."""
+        title, text = self.push_message(notice, about)
+        record = {**(about or {}), "title": notice.title, "source": source}
+        try:
+            _push.send_later(
+                self.home, urls, title, text, record=record, entry_point=self.entry_point
+            )
+        except OSError as exc:  # no process to push from: say so, and fail nothing else
+            audit(
+                self.home,
+                AuditEvent.NOTIFICATION,
+                {
+                    **record,
+                    "outcome": "failed",
+                    "route": Route.PUSH.value,
+                    "detail": f"failed: the push could not be started ({exc.strerror})",
+                },
+                entry_point=self.entry_point,
+                clock=self.clock,
+            )
+
+    # --- the routes here -----------------------------------------------------------------
+
+    def _try(self, route: str, notice: Notice) -> tuple[str | None, str | None]:
+        """Post through *route*: None if it took it, else why it failed; and how it did."""
         try:
             if route == Route.HOST:
                 assert self.host is not None
@@ -347,9 +575,11 @@ class Notifier:
                         "sound": notice.sound,
                     }
                 )
-                return None
+                return None, None
             if route == Route.TERMINAL:
-                return self._write_tty(notice)
+                return self._write(self._sequence(self._terminal_name()[1], notice)), None
+            if route == Route.TMUX:
+                return self._tmux(notice)
             if route == Route.APP:
                 return self._run(
                     [
@@ -361,7 +591,7 @@ class Notifier:
                         notice.subtitle,
                         self.environ["__CFBundleIdentifier"],
                     ]
-                )
+                ), None
             if route == Route.OSASCRIPT:
                 return self._run(
                     [
@@ -372,23 +602,24 @@ class Notifier:
                         notice.body,
                         notice.subtitle,
                     ]
-                )
+                ), None
             if route == Route.DESKTOP:
                 send = self._notify_send()
                 assert send is not None
                 summary = notice.title + (f" — {notice.subtitle}" if notice.subtitle else "")
-                return self._run([send, "--app-name=wisp", "--", summary, notice.body])
+                return self._run([send, "--app-name=wisp", "--", summary, notice.body]), None
         except Exception as exc:  # a route that breaks is skipped, never a failure of the caller
-            return f"failed ({exc})"
+            return f"failed ({exc})", None
         raise ValueError(f"unknown route {route!r}")
 
-    def _write_tty(self, notice: Notice) -> str | None:
-        _name, kind = self._terminal_name()
-        data = (
-            osc9(notice.title, notice.subtitle, notice.body)
-            if kind == "osc9"
-            else osc99(notice.title, notice.subtitle, notice.body, secrets.token_hex(4))
-        )
+    @staticmethod
+    def _sequence(kind: str, notice: Notice) -> bytes:
+        if kind == "osc9":
+            return osc9(notice.title, notice.subtitle, notice.body)
+        return osc99(notice.title, notice.subtitle, notice.body, secrets.token_hex(4))
+
+    def _write(self, data: bytes) -> str | None:
+        """Write *data* to this process's terminal without blocking; None, or why not."""
         try:
             # Non-blocking: a terminal held by flow control makes the write fail, not hang.
             fd = os.open(self.tty_path, os.O_WRONLY | os.O_NOCTTY | os.O_NONBLOCK | os.O_CLOEXEC)
@@ -398,6 +629,41 @@ class Notifier:
             os.write(fd, data)
         finally:
             os.close(fd)
+        return None
+
+    def _tmux(self, notice: Notice) -> tuple[str | None, str | None]:
+        """Pass the outer terminal's own sequence through, where allowed; then show the
+        notice on every client attached to this session. In that order: tmux drops
+        passthrough while a message is on a client's status line."""
+        tmux = Tmux.here(self.environ)
+        if isinstance(tmux, str):
+            return tmux, None
+        clients, reason = tmux.clients()
+        if reason is not None or not clients:
+            return reason or NO_TMUX_CLIENT, None
+        passed = self._passthrough(tmux, clients, notice)
+        text = display_text(terminal_safe(notice.title), terminal_safe(notice.body))
+        failed = [why for client in clients if (why := tmux.display(client, text)) is not None]
+        if len(failed) == len(clients):
+            return failed[0], None
+        shown = len(clients) - len(failed)
+        detail = f"shown on {shown} tmux client{'s' if shown != 1 else ''}"
+        return None, detail + (f", {passed}" if passed else "")
+
+    def _passthrough(self, tmux: Tmux, clients: list[Client], notice: Notice) -> str | None:
+        """Pass the outer terminal's notification sequence through tmux to it, if the pane
+        allows and the terminal has one: what was passed, or None."""
+        if self.face is not Face.TERMINAL:
+            return None  # the pane's terminal is a front end's or the MCP client's to write
+        if not tmux.allows_passthrough():
+            return None
+        names = [name for client in clients for name in client.terminal_names()]
+        for name in [*names, tmux.server_terminal()]:
+            terminal, kind = terminal_kind(name)
+            if terminal is not None:
+                if self._write(passthrough(self._sequence(kind, notice))) is not None:
+                    return None
+                return f"{'OSC 9' if kind == 'osc9' else 'OSC 99'} passed through to {terminal}"
         return None
 
     def _run(self, argv: list[str]) -> str | None:
@@ -421,6 +687,28 @@ class Notifier:
             )
         return None
 
-    def describe(self) -> list[tuple[str, str | None]]:
-        """For the doctor: each route in order with why it would be skipped (None: usable)."""
-        return [(route, self.why_not(route)) for route in self.order()]
+
+def _answer_commands(about: Mapping[str, Any] | None) -> list[str]:
+    """The commands that answer the request *about* names (none for a plain notice)."""
+    if not about or not isinstance(about.get("id"), str):
+        return []
+    try:
+        return view(Kind(str(about.get("kind")))).answer_commands(about["id"])
+    except (KeyError, ValueError):
+        return []
+
+
+def _bus_missing(address: str) -> str | None:
+    """Why the session bus at *address* is not there, or None: a `unix:path=` socket that
+    does not exist is a bus long gone (a stale variable in an ssh or tmux session); other
+    transports (abstract sockets, tcp) cannot be checked without talking to the bus."""
+    paths = []
+    for entry in address.split(";"):
+        transport, _, params = entry.partition(":")
+        keys = dict(param.partition("=")[::2] for param in params.split(","))
+        if transport != "unix" or "path" not in keys:
+            return None
+        paths.append(keys["path"])
+    if any(Path(path).exists() for path in paths):
+        return None
+    return f"no session bus ({paths[0] if paths else address} is not there)"

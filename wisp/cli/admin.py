@@ -4,16 +4,23 @@ from __future__ import annotations
 
 import json
 from enum import StrEnum
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from pending import PendingError
 from wisp._audit import EntryPoint
-from wisp._config import SETTINGS, ConfigError, load_config, parse_value, set_setting
+from wisp._config import (
+    SETTINGS,
+    ConfigError,
+    PushWhen,
+    load_config,
+    parse_value,
+    set_setting,
+)
 from wisp._doctor import diagnose
 from wisp._home import open_channel, wisp_home
-from wisp._notify import ROUTES, Notifier
+from wisp._notify import ROUTES, Notifier, Route
 from wisp._text import visible
 from wisp.cli._common import choice_of, command_group, emit, fail, out, print_json, say, width
 from wisp.cli._exit import ExitCode
@@ -33,12 +40,13 @@ DOCTOR_EXAMPLES = """Examples:
   wisp doctor
   wisp doctor --json | jq '.checks[] | select(.ok | not)'"""
 
-Route = StrEnum("Route", {route.upper(): route for route in ROUTES})  # type: ignore[misc]
+RouteChoice = StrEnum("RouteChoice", {r.upper(): r for r in ROUTES})  # type: ignore[misc]
 
 NOTIFY_EXAMPLES = """Examples:
   wisp notify "probe"                       (the message alone: titled "wisp")
   wisp notify "Build" "finished in 4 min"
-  wisp notify --route terminal "probe"      (try the terminal route alone)"""
+  wisp notify --route terminal "probe"      (try the terminal route alone)
+  wisp notify --route push "probe"          (try the push URLs alone, waiting up to 5 s)"""
 
 
 def notify(
@@ -53,7 +61,7 @@ def notify(
         str, typer.Option("--subtitle", metavar="TEXT", help="A line under the title.")
     ] = "",
     route: Annotated[
-        Route | None,
+        RouteChoice | None,
         typer.Option(
             "--route",
             parser=choice_of(Route),
@@ -62,7 +70,8 @@ def notify(
         ),
     ] = None,
 ) -> None:
-    """Post a notification through the first route that works here (or --route alone).
+    """Post a notification through the first route that works here, then push (or --route
+    alone); a push is waited for (at most 5 s) and its outcome printed.
 
     Exit 0 posted, 1 not shown (the reason is printed), 2 usage error."""
     if len(words) > 2:
@@ -76,7 +85,10 @@ def notify(
         settings = load_config(home).values
     except ConfigError as exc:
         fail(str(exc))
-    result = Notifier(home, settings=settings, entry_point=EntryPoint.NOTIFY).post(
+    notifier = Notifier(
+        home, settings=settings, entry_point=EntryPoint.NOTIFY, background_push=False
+    )
+    result = notifier.post(
         title, message, subtitle=subtitle, source="user", route=route.value if route else None
     )
     say(str(result))
@@ -99,11 +111,12 @@ def config_list(
     except ConfigError as exc:
         fail(str(exc))
     if as_json:
-        print_json({key: config[key] for key in SETTINGS})
+        print_json({key: s.shown(config[key]) for key, s in SETTINGS.items()})
         return
     for key, setting in SETTINGS.items():
         mark = "" if key in config.values else "  (default)"
-        say(f"{key} = {json.dumps(config[key])}{mark}\n    {setting.doc} Takes {setting.kind}.")
+        value = json.dumps(setting.shown(config[key]), ensure_ascii=False)
+        say(f"{key} = {value}{mark}\n    {setting.doc} Takes {setting.kind}.")
 
 
 def _complete_key(incomplete: str) -> list[tuple[str, str]]:
@@ -117,14 +130,14 @@ def config_get(
         typer.Argument(metavar="KEY", help="A setting's name.", autocompletion=_complete_key),
     ],
 ) -> None:
-    """Print one setting's value (JSON)."""
+    """Print one setting's value (JSON; push URLs as scheme://host only)."""
     if key not in SETTINGS:
         fail(f"no setting {key!r}: `wisp config` lists them.", ExitCode.NO)
     try:
         value = load_config(wisp_home())[key]
     except ConfigError as exc:
         fail(str(exc))
-    print_json(value)
+    print_json(SETTINGS[key].shown(value))
 
 
 @config_app.command(
@@ -132,7 +145,9 @@ def config_get(
     epilog="""Examples:
   wisp config set approval.timeoutSeconds 300
   wisp config set notifications.enabled false
-  wisp config set answer.waitSeconds -- -5   (a value that begins with '-' goes after --)""",
+  wisp config set answer.waitSeconds -- -5   (a value that begins with '-' goes after --)
+  wisp config set notifications.push 'ntfy://A-TOPIC-ONLY-YOU-KNOW'
+  wisp config set notifications.push '["ntfys://ntfy.example.org/wisp", "json://10.0.0.5:8080"]'""",
 )
 def config_set(
     key: Annotated[
@@ -156,7 +171,8 @@ def config_set(
         stored = set_setting(wisp_home(), key, parse_value(value))
     except ConfigError as exc:
         fail(str(exc), ExitCode.ERROR if setting.deadline else ExitCode.NO)
-    out.print(f"{key} = {json.dumps(stored)}", highlight=False)
+    shown = json.dumps(setting.shown(stored), ensure_ascii=False)
+    out.print(f"{key} = {shown}", highlight=False)
 
 
 def doctor(
@@ -166,8 +182,10 @@ def doctor(
 
     The channel's directory, watching, askers and what waits; skipped entries; config.json,
     facts.json and grants.json readable; the audit log writable; free space where the channel
-    lives; and which notification route would be taken here. Exit 0 healthy, 1 something
-    needs your attention (each says its fix), 2 the channel cannot be used."""
+    lives; and which notification route a notification from here would take (checked as
+    posting would find it: the terminal, tmux, the session bus, push), with a warning and
+    its fix when none would reach you. Exit 0 healthy, 1 something needs your attention
+    (each says its fix), 2 the channel cannot be used."""
     home = wisp_home()
     try:
         channel = open_channel(home)
@@ -179,7 +197,6 @@ def doctor(
         findings = diagnose(channel)
     notification = findings["notification"]
     routes = notification.pop("routes")
-    route = notification["route"]
     watching = findings["watching"]
     path = findings["channel"]
     problems = findings["problems"]
@@ -206,8 +223,7 @@ def doctor(
             lines.append((check["check"], f"{check['path']}: {verdict}, {check['detail']}"))
             if check["fix"]:
                 lines.append(("", f"fix: {check['fix']}"))
-        lines.append(("notify", f"would post via {route}" if route else "no route would post"))
-        lines.extend(("", f"{r}: skipped, {why}") for r, why in routes if why is not None)
+        lines.extend(_reach_lines(notification, routes))
         lines.extend(("skipped", f"{visible(p['name'])}: {p['reason']}") for p in problems)
         if problems:
             lines.append(
@@ -220,3 +236,22 @@ def doctor(
         emit(labelled([(label, visible(text)) for label, text in lines], width()))
     if not findings["ok"]:
         raise typer.Exit(int(ExitCode.NO))
+
+
+def _reach_lines(notification: dict[str, Any], routes: list[Any]) -> list[tuple[str, str]]:
+    """The doctor's lines on notifications: the route, push, each skipped route, warning."""
+    route, push = notification["route"], notification["push"]
+    lines = [("notify", f"would post via {route}" if route else "no route would post")]
+    if push["targets"] and push["usable"]:
+        targets = ", ".join(push["targets"])
+        if route == Route.PUSH:
+            lines.append(("", f"push: to {targets}"))
+        elif push["when"] == PushWhen.ALWAYS:
+            lines.append(("", f"push: also to {targets} (notifications.pushWhen always)"))
+        else:
+            lines.append(("", f"push: to {targets} only when no route here posts (unseen)"))
+    lines.extend(("", f"{r}: skipped, {why}") for r, why in routes if why is not None)
+    if notification["warning"]:
+        lines.append(("warning", notification["warning"]))
+        lines.append(("", f"fix: {notification['fix']}"))
+    return lines

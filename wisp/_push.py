@@ -1,0 +1,274 @@
+"""The push route: a notification for the person who is not at this machine, through Apprise.
+
+`notifications.push` holds one or more Apprise URLs (``ntfy://…``, ``tgram://…``,
+``pover://…``, ``json://…``: https://github.com/caronc/apprise/wiki). They are secrets — a
+ntfy topic, a bot token, a webhook key — so nothing but :func:`redact`'s ``scheme://host`` is
+ever written out (audit log, stderr, `wisp config`, `wisp doctor`), and Apprise's own log,
+which names them, is kept quiet.
+
+Apprise is an optional extra (``pip install 'wisp-pending[push]'``): only :func:`send`
+imports it, so no everyday command loads it. Each target is sent to in a thread of its own,
+all at once; one that has not answered within :data:`PUSH_TIMEOUT_S` is given up on (its
+daemon thread ends with Apprise's own socket timeouts, or with the process) and reported
+failed.
+
+A push that nobody waits for (the one after filing a request) is sent by a process of its
+own (:func:`send_later`, ``python -m wisp._push``), which audits its outcome: the process
+that files never waits for it, not even to exit — and a command that files and exits at
+once could not push from a thread, for a Python that is exiting imports nothing more.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import logging
+import re
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+PUSH_TIMEOUT_S = 5.0  # a target that has not taken the message by then is given up on
+PUSH_INSTALL = "pip install 'wisp-pending[push]'"  # the extra that brings Apprise
+# An Apprise URL: a scheme, `://`, and something after it, with no white space or controls.
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s\x00-\x1f\x7f]+")
+# Several URLs in one text are separated by white space or commas, as Apprise takes them.
+_SEPARATORS = re.compile(r"[\s,]+")
+# A network host name's label (a dotted name or an IPv4 address is made of these).
+_LABEL = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?")
+HIDDEN = "…"  # what a secret part of a URL is shown as
+
+
+def push_urls(value: Any) -> list[str]:
+    """The URLs a `notifications.push` value names: text with one or more (separated by
+    white space or commas) or a list of texts; [] for none. Assumes a checked value."""
+    texts = [value] if isinstance(value, str) else list(value or [])
+    return [url for text in texts for url in _SEPARATORS.split(text) if url]
+
+
+def valid_push_setting(value: Any) -> bool:
+    """Whether *value* can be `notifications.push`: text or a list of texts, each URL of the
+    form ``scheme://…`` (Apprise itself judges the rest when it sends)."""
+    if isinstance(value, str):
+        texts = [value]
+    elif isinstance(value, list) and all(isinstance(item, str) for item in value):
+        texts = value
+    else:
+        return False
+    return all(_URL.fullmatch(url) for text in texts for url in _SEPARATORS.split(text) if url)
+
+
+def redact(url: str) -> str:
+    """``scheme://host[:port]`` of *url*, and only where the host is a network address: in
+    many Apprise URLs the "host" is the secret itself (``ntfy://TOPIC``, ``tgram://TOKEN``),
+    and that is shown as ``…``. User, password, path and query are never shown."""
+    scheme, sep, rest = url.partition("://")
+    if not sep or not re.fullmatch(r"[A-Za-z][A-Za-z0-9+.-]*", scheme):
+        return HIDDEN
+    netloc = re.split(r"[/?#]", rest, maxsplit=1)[0].rpartition("@")[2]
+    host, port = netloc, ""
+    if netloc.startswith("[") and "]" in netloc:  # [IPv6]:port
+        host, _, after = netloc.partition("]")
+        host, port = host + "]", after.removeprefix(":")
+    elif netloc.count(":") == 1:
+        host, port = netloc.split(":")
+    shown_port = f":{port}" if port.isdigit() else ""
+    if port and not port.isdigit():
+        host = ""  # `TOKEN:SECRET` is no host and port (a Telegram bot token reads so)
+    return f"{scheme.lower()}://{host if _network_host(host) else HIDDEN}{shown_port}"
+
+
+def _network_host(host: str) -> bool:
+    if host.lower() == "localhost":
+        return True
+    if host.startswith("[") and host.endswith("]"):
+        return bool(re.fullmatch(r"\[[0-9A-Fa-f:.]+\]", host))  # an IPv6 address
+    labels = host.split(".")
+    return len(labels) > 1 and all(_LABEL.fullmatch(label) for label in labels)
+
+
+def shown(value: Any) -> list[str]:
+    """A `notifications.push` value as it may be shown: each URL redacted."""
+    return [redact(url) for url in push_urls(value)]
+
+
+def apprise_installed() -> bool:
+    """Whether Apprise can be imported here (asked without importing it)."""
+    return importlib.util.find_spec("apprise") is not None
+
+
+@attrs.frozen(kw_only=True)
+class Delivery:
+    """What became of one push target."""
+
+    target: str  # redacted
+    posted: bool
+    reason: str | None = None  # why it was not
+
+    def record(self) -> dict[str, Any]:
+        """As the audit log holds it."""
+        out: dict[str, Any] = {
+            "target": self.target,
+            "outcome": "posted" if self.posted else "failed",
+        }
+        if self.reason:
+            out["reason"] = self.reason
+        return out
+
+
+def send(
+    urls: Sequence[str], title: str, body: str, *, timeout_s: float = PUSH_TIMEOUT_S
+) -> list[Delivery]:
+    """Send *title* and *body* to every URL at once; wait at most *timeout_s* for all of
+    them (the clock starts once Apprise is loaded: loading it is local work, never a wait on
+    the network). Never raises; one :class:`Delivery` per URL, in order."""
+    try:
+        apprise = _load_apprise()
+    except ImportError:
+        missing = f"Apprise is not installed ({PUSH_INSTALL})"
+        return [Delivery(target=redact(url), posted=False, reason=missing) for url in urls]
+    slots = [_Slot() for _ in urls]
+    for url, slot in zip(urls, slots, strict=True):
+        threading.Thread(
+            target=_send_one, args=(apprise, url, title, body, slot), name="wisp-push", daemon=True
+        ).start()
+    deadline = time.monotonic() + timeout_s
+    deliveries = []
+    for url, slot in zip(urls, slots, strict=True):
+        done = slot.done.wait(max(0.0, deadline - time.monotonic()))
+        reason: str | None = slot.reason if done else f"did not answer within {timeout_s:g} s"
+        deliveries.append(
+            Delivery(target=redact(url), posted=done and reason is None, reason=reason)
+        )
+    return deliveries
+
+
+def _load_apprise() -> Any:
+    """Apprise, the optional extra (imported only to send), its log kept quiet: it names the
+    URLs it sends to, secrets and all, so it goes nowhere (not to stderr through logging's
+    last resort, nor to a host application's handlers)."""
+    log = logging.getLogger("apprise")  # quiet before the import: importing it logs too
+    with _QUIET_LOCK:
+        if log.propagate:
+            log.addHandler(logging.NullHandler())
+            log.propagate = False
+    import apprise
+
+    return apprise
+
+
+_QUIET_LOCK = threading.Lock()
+
+
+def _asset(apprise: Any) -> Any:
+    """Apprise's settings for one send: its own per-service time limit off. That limit runs
+    the send on Apprise's shared pool of threads, which takes no work once the process has
+    begun to exit, and a command that files and exits pushes just then; the limit that
+    holds is this module's, PUSH_TIMEOUT_S. (An Apprise without the setting sends in the
+    calling thread anyway.)"""
+    try:
+        return apprise.AppriseAsset(service_timeout=0)
+    except (TypeError, AttributeError):
+        return apprise.AppriseAsset()
+
+
+class _Slot:
+    """One target's outcome, set once by its sending thread."""
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.reason: str | None = "not sent"
+
+
+def _send_one(apprise: Any, url: str, title: str, body: str, slot: _Slot) -> None:
+    try:
+        sender = apprise.Apprise(asset=_asset(apprise))
+        if not sender.add(url):
+            slot.reason = "Apprise does not take this URL (its wiki gives each service's form)"
+        elif not sender.notify(body=body, title=title):
+            # Apprise says why only in its log, which names the URL's secrets: not repeated.
+            slot.reason = "not delivered (the service refused it or could not be reached)"
+        else:
+            slot.reason = None
+    except Exception as exc:  # a plugin that breaks fails its own target, nothing else
+        slot.reason = f"Apprise failed ({type(exc).__name__})"
+    finally:
+        slot.done.set()
+
+
+def send_later(
+    home: Path,
+    urls: Sequence[str],
+    title: str,
+    text: str,
+    *,
+    record: Mapping[str, Any],
+    entry_point: str,
+) -> None:
+    """Push in a process of its own, which audits the outcome as a `notification` record
+    with *record*'s fields. Returns at once. The job goes on the child's standard input
+    (never its argv, which other users can read); its output goes nowhere (under MCP this
+    process's stdout is the protocol)."""
+    job = {
+        "home": str(home),
+        "urls": list(urls),
+        "title": title,
+        "text": text,
+        "record": dict(record),
+        "entryPoint": entry_point,
+    }
+    child = subprocess.Popen(
+        [sys.executable, "-m", "wisp._push"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,  # a Ctrl-C meant for the asker does not stop its push
+    )
+    assert child.stdin is not None
+    with child.stdin:
+        child.stdin.write(json.dumps(job).encode())  # a few KiB: fits the pipe, never blocks
+    # Reaped when it ends, so a long-lived asker (the MCP server) leaves no zombies.
+    threading.Thread(target=child.wait, name="wisp-push-reaper", daemon=True).start()
+
+
+def outcome(deliveries: Sequence[Delivery]) -> tuple[str, str]:
+    """A push's outcome (`posted`, `partly posted`, `failed`) and a clause saying it
+    ("posted to …; failed: …")."""
+    posted = [d.target for d in deliveries if d.posted]
+    failed = [f"{d.target}: {d.reason}" for d in deliveries if not d.posted]
+    parts = ([f"posted to {', '.join(posted)}"] if posted else []) + (
+        [f"failed: {'; '.join(failed)}"] if failed else []
+    )
+    word = "posted" if not failed else ("partly posted" if posted else "failed")
+    return word, "; ".join(parts)
+
+
+def _main() -> None:
+    """The child of :func:`send_later`: send, then audit what became of it."""
+    from wisp._audit import AuditEvent, audit
+
+    job = json.loads(sys.stdin.buffer.read())
+    deliveries = send(job["urls"], job["title"], job["text"])
+    word, clause = outcome(deliveries)
+    audit(
+        Path(job["home"]),
+        AuditEvent.NOTIFICATION,
+        {
+            **job["record"],
+            "outcome": word,
+            "route": "push",
+            "detail": clause,
+            "targets": [d.record() for d in deliveries],
+        },
+        entry_point=job["entryPoint"],
+    )
+
+
+if __name__ == "__main__":
+    _main()
