@@ -1,6 +1,6 @@
 """Each kind in one place: a :class:`KindView` per kind, which every face asks.
 
-`command`, `fact` and `question` are the kinds wisp has; :func:`view` finds a kind's view.
+`command`, `fact`, `question` and `tool` are the kinds wisp has; :func:`view` finds a kind's view.
 Adding a kind is its row in :data:`pending.KINDS`, its binding record, and its one module
 here, registered with :func:`register` (docs/architecture.md).
 """
@@ -8,7 +8,7 @@ here, registered with :func:`register` (docs/architecture.md).
 from __future__ import annotations
 
 from pending import Kind
-from wisp.kinds import command, fact, question
+from wisp.kinds import command, fact, question, tool
 from wisp.kinds._view import Answering, KindView, Rows, numbered
 
 __all__ = ["Answering", "KindView", "Rows", "numbered", "register", "unregister", "view", "views"]
@@ -36,5 +36,5 @@ def views() -> list[KindView]:
     return list(_VIEWS.values())
 
 
-for _module in (command, fact, question):
+for _module in (command, fact, question, tool):
     register(_module.VIEW)
