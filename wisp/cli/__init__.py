@@ -113,6 +113,11 @@ _COMMANDS: dict[str, _Entry] = {
         "questions_app",
         "Questions to you: ask from a script; answer or decline from any terminal.",
     ),
+    "hook": _Entry(
+        "wisp.cli.hook",
+        "hook_app",
+        "Agent hooks: `wisp hook claude-code` puts you in front of Claude Code's tool calls.",
+    ),
     "relay": _Entry(
         "wisp.cli.faces",
         "relay",
