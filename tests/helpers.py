@@ -235,14 +235,16 @@ ANSWER_LINE = re.compile(r"wisp (?:approvals approve|questions answer) ([0-9a-f]
 
 
 class AskingCommand:
-    """`wisp approvals request …` or `wisp questions ask …` running in its own process."""
+    """`wisp approvals request …`, `wisp questions ask …` or `wisp exec …` running in its own
+    process (in *cwd*, if given), read until it says how to answer."""
 
-    def __init__(self, *args: str) -> None:
+    def __init__(self, *args: str, cwd: Path | None = None) -> None:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "wisp", *args],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            cwd=cwd,
         )
         assert self.process.stderr is not None
         self.prompt = ""

@@ -118,6 +118,12 @@ _COMMANDS: dict[str, _Entry] = {
         "hook_app",
         "Agent hooks: `wisp hook claude-code` puts you in front of Claude Code's tool calls.",
     ),
+    "exec": _Entry(
+        "wisp.cli.execute",
+        "execute",
+        "Ask to run exactly this command; run it in wisp's place if approved.",
+        "EXEC_EXAMPLES",
+    ),
     "relay": _Entry(
         "wisp.cli.faces",
         "relay",
