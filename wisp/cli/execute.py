@@ -86,9 +86,8 @@ def execute(
             tell("wisp: withdrawn with Ctrl-C; nothing was run.")
             raise typer.Exit(int(ExitCode.NO)) from None
     if not approval.approved:
-        word = {"answered": "denied", "timed-out": "timed out"}.get(
-            approval.outcome, approval.outcome
-        )
+        words = {Outcome.ANSWERED: "denied", Outcome.TIMED_OUT: "timed out"}
+        word = next((w for o, w in words.items() if approval.outcome == o), approval.outcome)
         tell(f"wisp: {word}" + (f": {approval.reason}" if approval.reason else "") + "; not run.")
         code = ExitCode.TIMED_OUT if approval.outcome == Outcome.TIMED_OUT else ExitCode.NO
         raise typer.Exit(int(code))
