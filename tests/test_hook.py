@@ -298,6 +298,31 @@ class TestFailsClosed:
         assert out["hookSpecificOutput"]["permissionDecision"] == "deny"
         assert "wisp doctor" in err and "Traceback" not in err
 
+    def test_a_terminal_on_stdin_is_refused(self, home: Path) -> None:
+        """Run by hand in a terminal, it does not wait for typing: a deny, exit 2."""
+        import pexpect
+
+        child = pexpect.spawn(
+            sys.executable, ["-m", "wisp", "hook", "claude-code"], encoding="utf-8", timeout=60
+        )
+        child.expect(pexpect.EOF)
+        child.close()
+        assert child.exitstatus == 2
+        assert "not from a terminal" in child.before and "Traceback" not in child.before
+
+    def test_ended_by_claude_code_it_withdraws_its_request(self, home: Path, project: Path) -> None:
+        """SIGTERM (Claude Code ending a hook past its timeout) withdraws the request at once,
+        and the hook denies (exit 2)."""
+        hook = Hook(event("pre-tool-use-bash", project))
+        request_id = waiting(home, Kind.COMMAND)
+        hook.process.terminate()
+        code, out, err = hook.result()
+        assert code == 2 and "withdrawn" in err
+        assert out["hookSpecificOutput"]["permissionDecision"] == "deny"
+        with Channel.open(home) as channel:
+            settled = channel.outcome(request_id)
+        assert settled is not None and settled.outcome.value == "withdrawn"
+
 
 class TestOwnChannel:
     def test_a_write_under_wisp_home_is_always_asked_and_says_so(
@@ -346,3 +371,13 @@ class TestPrintSettings:
         assert rest[-2:] == ["hook", "claude-code"]
         assert DEFAULT_WAIT_S < CLAUDE_HOOK_TIMEOUT_S
         assert block["hooks"]["SessionEnd"][0]["hooks"][0]["command"] == command["command"]
+
+    def test_its_options_are_carried_into_the_block(self, home: Path) -> None:
+        """--wait and --on-timeout given with --print-settings are in the printed command,
+        and the timeout is the wait plus the margin."""
+        printed = run_wisp(
+            "hook", "claude-code", "--print-settings", "--wait", "120", "--on-timeout", "deny"
+        )
+        (command,) = json.loads(printed.stdout)["hooks"]["PreToolUse"][0]["hooks"]
+        assert command["command"].endswith("hook claude-code --wait 120 --on-timeout deny")
+        assert command["timeout"] == 130

@@ -43,7 +43,7 @@ from pending import (
     format_time,
     loads_strict,
 )
-from wisp._asking import Approval, ApprovalGate, Asker, Ending
+from wisp._asking import Approval, ApprovalGate, Asker, Cancel, Ending
 from wisp._audit import EntryPoint
 from wisp._config import ConfigError, load_config
 from wisp._home import open_channel, wisp_home
@@ -269,9 +269,11 @@ def answer_event(
     wait_s: float = DEFAULT_WAIT_S,
     on_timeout: OnTimeout = OnTimeout.ASK,
     home: Path | None = None,
+    cancel: Cancel | None = None,
 ) -> HookAnswer:
     """What to tell Claude Code about the event in *data*. Never raises: what cannot be
-    answered is a deny (exit 2) with its reason."""
+    answered is a deny (exit 2) with its reason. *cancel*, cancelled (the process is told to
+    stop), ends the wait at once: the request is withdrawn and the answer is a deny."""
     try:
         parsed = parse_event(data)
     except HookRefused as exc:
@@ -280,7 +282,7 @@ def answer_event(
     try:
         where = home if home is not None else wisp_home()
         if isinstance(parsed, ToolCall):
-            return _answer_call(parsed, where, wait_s, on_timeout)
+            return _answer_call(parsed, where, wait_s, on_timeout, cancel or Cancel())
         return _end_session(parsed[1], where)
     except HookRefused as exc:
         return refused(event, str(exc))
@@ -301,7 +303,9 @@ def _asked_size(call: ToolCall) -> int:
     return len(canonical_json(call.input))
 
 
-def _answer_call(call: ToolCall, home: Path, wait_s: float, on_timeout: OnTimeout) -> HookAnswer:
+def _answer_call(
+    call: ToolCall, home: Path, wait_s: float, on_timeout: OnTimeout, cancel: Cancel
+) -> HookAnswer:
     command = call.input.get("command") if call.tool == "Bash" else None
     if call.tool == "Bash" and not (isinstance(command, str) and command):
         raise HookRefused("a Bash call with no `command` (a string)")
@@ -331,7 +335,7 @@ def _answer_call(call: ToolCall, home: Path, wait_s: float, on_timeout: OnTimeou
                 )
                 if granted is not None:
                     return _decided(call, granted)
-            return _ask_person(call, gate, home, guarded, wait_s, on_timeout)
+            return _ask_person(call, gate, home, guarded, wait_s, on_timeout, cancel)
         finally:
             asker.close()
 
@@ -348,6 +352,7 @@ def _ask_person(
     guarded: bool,
     wait_s: float,
     on_timeout: OnTimeout,
+    cancel: Cancel,
 ) -> HookAnswer:
     asker = gate.asker
     guard = OWN_CHANNEL.format(home=home) if guarded else None
@@ -359,10 +364,14 @@ def _ask_person(
         request = gate.file(command, call.cwd, reason=reason, thread=call.session)
     else:
         request = gate.file_tool(call.tool, call.input, call.cwd, thread=call.session, reason=guard)
-    ending = asker.wait(request.id, wait_s)
+    ending = asker.wait(request.id, wait_s, cancel=cancel)
     if ending is None:  # no answer in time: withdraw it (an answer that got there first stands)
         endings = asker.withdraw(request.id)
         ending = endings[0] if endings else asker.wait(request.id, 0)
+    if cancel.cancelled and (ending is None or ending.outcome is not Outcome.ANSWERED):
+        return refused(
+            call.event, f"stopped before anyone answered; request {request.id} withdrawn"
+        )
     if ending is None or ending.outcome is not Outcome.ANSWERED:
         return _unanswered(call, request.id, ending, wait_s, on_timeout)
     verdict = gate.verdict(ending) if request.kind is Kind.COMMAND else gate.tool_verdict(ending)

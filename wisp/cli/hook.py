@@ -5,11 +5,14 @@ it decides and why is :mod:`wisp._hook`'s."""
 from __future__ import annotations
 
 import json
+import signal
 import sys
+import threading
 from typing import Annotated
 
 import typer
 
+from wisp._asking import Cancel
 from wisp._deadlines import DeadlineError, check_deadline
 from wisp._hook import (
     DEFAULT_WAIT_S,
@@ -90,6 +93,14 @@ def claude_code(
         raise typer.BadParameter(
             f"{on_timeout!r} is not ask or deny.", param_hint="--on-timeout"
         ) from None
+    # Claude Code ends a hook that outlives its timeout: the wait ends at once and the request
+    # is withdrawn now, rather than read stale at the next sweep. Cancelled from a thread of
+    # its own: the handler runs in the main thread, which may hold the asker's locks.
+    cancel = Cancel()
+    signal.signal(
+        signal.SIGTERM,
+        lambda signum, frame: threading.Thread(target=cancel.cancel, daemon=True).start(),
+    )
     if print_settings:
         sys.stdout.write(json.dumps(settings_block(wait_s=wait, on_timeout=policy), indent=2))
         sys.stdout.write("\n")
@@ -102,7 +113,10 @@ def claude_code(
         )
     else:
         answer = answer_event(
-            sys.stdin.buffer.read(MAX_EVENT_BYTES + 1), wait_s=wait, on_timeout=policy
+            sys.stdin.buffer.read(MAX_EVENT_BYTES + 1),
+            wait_s=wait,
+            on_timeout=policy,
+            cancel=cancel,
         )
     if answer.stderr:
         sys.stderr.write(answer.stderr + "\n")
