@@ -794,7 +794,7 @@ class ApprovalGate:
             grant = self.grants.covering_tool(tool, tool_input, cwd, thread=thread)
         except Exception:  # a damaged store grants nothing: the person is asked instead
             return None
-        fields = {"kind": Kind.TOOL.value, "tool": tool, "cwd": cwd}
+        fields = {"kind": Kind.TOOL.value, "tool": tool, "input": dict(tool_input), "cwd": cwd}
         return None if grant is None else self._granted_by(grant, fields)
 
     def granted_in_thread(self, command: str, cwd: str, thread: str) -> Approval | None:
