@@ -21,6 +21,7 @@ from pending import (
     QuestionBinding,
     Request,
     ServerLock,
+    ToolBinding,
     make_request,
 )
 from pending.testing import FakeClock
@@ -71,10 +72,27 @@ def question(lock: ServerLock, options: tuple[str, ...] | None = None, **kw: Any
     )
 
 
+def tool(lock: ServerLock, **kw: Any) -> Request:
+    return make_request(
+        kind=Kind.TOOL,
+        binding=ToolBinding(
+            tool="Edit",
+            input={"file_path": "/srv/shop/a.py", "old_string": "1", "new_string": "2"},
+            cwd="/srv/shop",
+            thread="c1",
+        ),
+        title="wisp: allow a tool call?",
+        body="Edit /srv/shop/a.py",
+        server=lock.record(client="test", thread="c1", entry_point="hook"),
+        **kw,
+    )
+
+
 BUILDERS: dict[Kind, Callable[..., Request]] = {
     Kind.COMMAND: command,
     Kind.FACT: fact,
     Kind.QUESTION: question,
+    Kind.TOOL: tool,
 }
 
 

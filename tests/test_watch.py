@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers import ROOT, Asker, command, events, fact, question, quiet, take, wait_until
+from helpers import BUILDERS, ROOT, Asker, command, events, fact, question, quiet, take, wait_until
 
 import pending._watch
 from pending import (
@@ -55,9 +55,10 @@ class TestContract:
             Kind.COMMAND: ("once", None),
             Kind.FACT: ("keep", None),
             Kind.QUESTION: ("answer", "staging"),
+            Kind.TOOL: ("once", None),
         }[kind]
         with channel.server() as lock:
-            req = {Kind.COMMAND: command, Kind.FACT: fact, Kind.QUESTION: question}[kind](lock)
+            req = BUILDERS[kind](lock)
             channel.file(req)
             assert events(take(sub, 1)) == [("filed", req.id)]
             channel.answer(req.id, decision, kind=kind, via="cli", text=text)
