@@ -304,6 +304,20 @@ def spread(seconds: Sequence[float]) -> dict[str, float]:
 # --- output ------------------------------------------------------------------------------
 
 
+def judge(fields: dict[str, Any], ratio: float, target: float) -> None:
+    """Mark a figure with its ratio target and whether *ratio* met it."""
+    fields["target_ratio"] = target
+    fields["met"] = ratio <= target
+
+
+def ratio_note(fields: Mapping[str, Any], target: float) -> str:
+    """How a figure with a ratio target reads: its target and whether it was met, if it has
+    one (a `met` field); nothing for a reference figure."""
+    if "met" not in fields:
+        return ""
+    return f"  (target <= {target}x: {'met' if fields['met'] else 'NOT met'})"
+
+
 class Report:
     """Collects a benchmark's figures; prints them as JSON lines or as text for people."""
 

@@ -72,6 +72,7 @@ _HOMES: dict[str, tuple[str, str]] = {
     "SweepReport": ("pending._channel", "SweepReport"),
     "SweepStep": ("pending._sweep", "SweepStep"),
     "SystemClock": ("pending._clock", "SystemClock"),
+    "ToolBinding": ("pending._bindings", "ToolBinding"),
     "TOMBSTONES": ("pending._kinds", "TOMBSTONES"),
     "Transition": ("pending._watch", "Transition"),
     "UNKNOWN_PID": ("pending._records", "UNKNOWN_PID"),
@@ -87,6 +88,7 @@ _HOMES: dict[str, tuple[str, str]] = {
     "WrongKind": ("pending._errors", "WrongKind"),
     "answer_problem": ("pending._state", "answer_problem"),
     "binding_digest": ("pending._convert", "binding_digest"),
+    "canonical_json": ("pending._convert", "canonical_json"),
     "derive_status": ("pending._state", "derive_status"),
     "ending_of": ("pending._state", "ending_of"),
     "format_time": ("pending._clock", "format_time"),
@@ -111,7 +113,13 @@ _HOMES: dict[str, tuple[str, str]] = {
 }
 
 if _typing.TYPE_CHECKING:
-    from pending._bindings import Binding, CommandBinding, FactBinding, QuestionBinding
+    from pending._bindings import (
+        Binding,
+        CommandBinding,
+        FactBinding,
+        QuestionBinding,
+        ToolBinding,
+    )
     from pending._channel import STALE_TMP_AFTER_S, Channel, Listing, SweepReport, make_request
     from pending._clock import (
         SYSTEM_CLOCK,
@@ -124,6 +132,7 @@ if _typing.TYPE_CHECKING:
     from pending._convert import (
         DecodeError,
         binding_digest,
+        canonical_json,
         from_json,
         known_json,
         loads_strict,
@@ -275,6 +284,7 @@ __all__ = [
     "SweepReport",
     "SweepStep",
     "SystemClock",
+    "ToolBinding",
     "Transition",
     "UnknownRequest",
     "Unreadable",
@@ -285,6 +295,7 @@ __all__ = [
     "WrongKind",
     "answer_problem",
     "binding_digest",
+    "canonical_json",
     "derive_status",
     "ending_of",
     "format_time",

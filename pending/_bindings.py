@@ -51,4 +51,17 @@ class QuestionBinding:
     extra: Mapping[str, Any] = attrs.field(factory=_no_extra)
 
 
-Binding = CommandBinding | FactBinding | QuestionBinding
+@attrs.frozen(kw_only=True)
+class ToolBinding:
+    """What a tool call's approval is bound to: the tool, its arguments exactly as given (a
+    JSON object), where, for which thread (for Claude Code, its session)."""
+
+    tool: str
+    input: Mapping[str, Any]
+    cwd: str
+    thread: str | None = None
+    reason: str | None = None  # what the person should know (wisp's own channel touched)
+    extra: Mapping[str, Any] = attrs.field(factory=_no_extra)
+
+
+Binding = CommandBinding | FactBinding | QuestionBinding | ToolBinding

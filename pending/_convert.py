@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
 
-from pending._bindings import Binding, CommandBinding, FactBinding, QuestionBinding
+from pending._bindings import Binding, CommandBinding, FactBinding, QuestionBinding, ToolBinding
 from pending._clock import format_time, parse_time
 from pending._ids import is_valid_id
 from pending._kinds import BINDING_TYPES, KINDS, Delivery, Kind, Outcome
@@ -239,10 +239,21 @@ def _structure_options(value: Any, _: Any) -> tuple[str, ...] | None:
     return tuple(value)
 
 
+def _structure_object(value: Any, _: Any) -> dict[str, Any]:
+    # A tool's arguments, as given: any JSON object. Its values were checked as JSON when the
+    # record was decoded (strictly: depth, numbers, surrogates); here only that it is one.
+    if not isinstance(value, dict):
+        raise TypeError(f"expected a JSON object, got {type(value).__name__}")
+    if not all(isinstance(key, str) for key in value):
+        raise _Refused("a JSON object's keys are strings")
+    return value
+
+
 # Fields whose values are checked beyond their JSON type, record by record.
 _FIELD_HOOKS: dict[type[Any], dict[str, Callable[[Any, Any], Any]]] = {
     Server: {"id": _structure_id, "pid": _structure_pid},
     QuestionBinding: {"options": _structure_options},
+    ToolBinding: {"input": _structure_object},
     Request: {"id": _structure_id, "binding_digest": _structure_digest},
     Answer: {"id": _structure_id, "pid": _structure_pid, "binding_digest": _structure_digest},
     Settled: {"id": _structure_id},
@@ -403,6 +414,7 @@ SERVER_KEYS = frozenset({"id", "pid", "client", "thread", "entryPoint"})
 COMMAND_KEYS = frozenset({"command", "cwd", "thread", "reason"})
 FACT_KEYS = frozenset({"factId", "subject", "name", "value", "source", "proposedBy"})
 QUESTION_KEYS = frozenset({"question", "options", "freeText"})
+TOOL_KEYS = frozenset({"tool", "input", "cwd", "thread", "reason"})
 REQUEST_KEYS = frozenset(
     {"format", "id", "kind", "filedAt", "expiresAt", "server", "title", "body", "binding"}
     | {"bindingDigest"}
@@ -510,10 +522,25 @@ def _plain_question(data: Any) -> QuestionBinding:
     return QuestionBinding(question=_text(data["question"]), options=options, free_text=free_text)
 
 
+def _plain_tool(data: Any) -> ToolBinding:
+    data = _object(data, TOOL_KEYS)
+    tool_input = data["input"]
+    if type(tool_input) is not dict:  # its keys are strings: JSON's are
+        raise _NotPlain
+    return ToolBinding(
+        tool=_text(data["tool"]),
+        input=tool_input,
+        cwd=_text(data["cwd"]),
+        thread=_text_or_none(data.get("thread")),
+        reason=_text_or_none(data.get("reason")),
+    )
+
+
 _PLAIN_BINDING: dict[Kind, Callable[[Any], Binding]] = {
     Kind.COMMAND: _plain_command,
     Kind.FACT: _plain_fact,
     Kind.QUESTION: _plain_question,
+    Kind.TOOL: _plain_tool,
 }
 
 
@@ -577,6 +604,7 @@ _PLAIN_FROM_JSON: dict[type[Any], Callable[[Any], Any]] = {
     CommandBinding: _plain_command,
     FactBinding: _plain_fact,
     QuestionBinding: _plain_question,
+    ToolBinding: _plain_tool,
 }
 
 
@@ -618,6 +646,16 @@ def _question_to_json(binding: QuestionBinding) -> dict[str, Any]:
     }
 
 
+def _tool_to_json(binding: ToolBinding) -> dict[str, Any]:
+    return {
+        "tool": binding.tool,
+        "input": binding.input,
+        "cwd": binding.cwd,
+        "thread": binding.thread,
+        "reason": binding.reason,
+    }
+
+
 # Records written on every round trip or shown in every listing; the rest (and any record
 # carrying unknown keys, which must be written back untouched) go through the converter.
 _PLAIN_TO_JSON: dict[type[Any], Callable[[Any], dict[str, Any]]] = {
@@ -625,6 +663,7 @@ _PLAIN_TO_JSON: dict[type[Any], Callable[[Any], dict[str, Any]]] = {
     CommandBinding: _command_to_json,
     FactBinding: _fact_to_json,
     QuestionBinding: _question_to_json,
+    ToolBinding: _tool_to_json,
 }
 
 
@@ -683,6 +722,8 @@ def legacy_request(raw: Any, *, kind: Kind, file_time: datetime) -> Request:
     if data["kind"] == Kind.FACT.value:
         data["binding"] = {"proposedBy": LEGACY_PROPOSER, **binding}
     request = from_json(data, Request)
+    if request.kind not in LEGACY_TITLES:
+        raise DecodeError(f"no earlier build wrote {request.kind} requests: it needs its format")
     title = request.title if "title" in raw else LEGACY_TITLES[request.kind]
     body = request.body if "body" in raw else legacy_body(request.binding)
     return attrs.evolve(
@@ -704,6 +745,8 @@ def legacy_body(binding: Binding) -> str:
         return f"{binding.command} (in {binding.cwd})"
     if isinstance(binding, FactBinding):
         return f"{binding.subject} {binding.name} = {binding.value}"
+    if isinstance(binding, ToolBinding):  # never legacy (legacy_request refuses it); for mypy
+        return f"{binding.tool} (in {binding.cwd})"
     return binding.question
 
 

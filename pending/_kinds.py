@@ -12,7 +12,7 @@ from enum import StrEnum
 
 import attrs
 
-from pending._bindings import Binding, CommandBinding, FactBinding, QuestionBinding
+from pending._bindings import Binding, CommandBinding, FactBinding, QuestionBinding, ToolBinding
 
 
 class Kind(StrEnum):
@@ -21,6 +21,7 @@ class Kind(StrEnum):
     COMMAND = "command"
     FACT = "fact"
     QUESTION = "question"
+    TOOL = "tool"
 
 
 class Decision(StrEnum):
@@ -124,6 +125,13 @@ KINDS: dict[Kind, KindSpec] = {
         dies_with_server=True,
         text_decision=Decision.ANSWER,
     ),
+    Kind.TOOL: KindSpec(
+        kind=Kind.TOOL,
+        suffix=".tool.json",  # its own suffix: a build without the kind never sees one
+        binding_type=ToolBinding,
+        decisions=(Decision.ONCE, Decision.SESSION, Decision.PROJECT, Decision.ALWAYS, Decision.NO),
+        dies_with_server=True,
+    ),
 }
 
 # Read from the table, kept in step with it by add_kind: the decisions a person may give each
@@ -138,7 +146,7 @@ APPROVALS: tuple[str, ...] = tuple(Scope)
 
 
 def add_kind(spec: KindSpec) -> None:
-    """Put *spec* in the table and every index read from it (the three kinds at import; a
+    """Put *spec* in the table and every index read from it (the four kinds at import; a
     test adds a throwaway one through :func:`pending.testing.throwaway_kind`)."""
     if any(s.suffix == spec.suffix for k, s in KINDS.items() if k is not spec.kind):
         raise ValueError(f"the suffix {spec.suffix!r} is another kind's")

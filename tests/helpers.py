@@ -21,6 +21,7 @@ from pending import (
     QuestionBinding,
     Request,
     ServerLock,
+    ToolBinding,
     make_request,
 )
 from pending.testing import FakeClock
@@ -87,10 +88,27 @@ def question(lock: ServerLock, options: tuple[str, ...] | None = None, **kw: Any
     )
 
 
+def tool(lock: ServerLock, **kw: Any) -> Request:
+    return make_request(
+        kind=Kind.TOOL,
+        binding=ToolBinding(
+            tool="Edit",
+            input={"file_path": "/srv/shop/a.py", "old_string": "1", "new_string": "2"},
+            cwd="/srv/shop",
+            thread="c1",
+        ),
+        title="wisp: allow a tool call?",
+        body="Edit /srv/shop/a.py",
+        server=lock.record(client="test", thread="c1", entry_point="hook"),
+        **kw,
+    )
+
+
 BUILDERS: dict[Kind, Callable[..., Request]] = {
     Kind.COMMAND: command,
     Kind.FACT: fact,
     Kind.QUESTION: question,
+    Kind.TOOL: tool,
 }
 
 
@@ -253,14 +271,16 @@ ANSWER_LINE = re.compile(r"wisp (?:approvals approve|questions answer) ([0-9a-f]
 
 
 class AskingCommand:
-    """`wisp approvals request …` or `wisp questions ask …` running in its own process."""
+    """`wisp approvals request …`, `wisp questions ask …` or `wisp exec …` running in its own
+    process (in *cwd*, if given), read until it says how to answer."""
 
-    def __init__(self, *args: str) -> None:
+    def __init__(self, *args: str, cwd: Path | None = None) -> None:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "wisp", *args],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            cwd=cwd,
         )
         assert self.process.stderr is not None
         self.prompt = ""

@@ -21,6 +21,7 @@ from pending import (
     Request,
     Server,
     Settled,
+    ToolBinding,
     binding_digest,
 )
 from pending._ids import ID_MAX_CHARS, ID_MIN_CHARS
@@ -66,10 +67,26 @@ question_bindings = st.builds(
     free_text=st.booleans(),
     extra=extras,
 )
+# A tool's arguments: any JSON object, nested a few levels (its keys any text).
+json_values = st.recursive(
+    json_scalars,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(texts, inner, max_size=3),
+    max_leaves=8,
+)
+tool_bindings = st.builds(
+    ToolBinding,
+    tool=texts,
+    input=st.dictionaries(texts, json_values, max_size=4),
+    cwd=texts,
+    thread=opt_texts,
+    reason=opt_texts,
+    extra=extras,
+)
 BINDINGS = {
     Kind.COMMAND: command_bindings,
     Kind.FACT: fact_bindings,
     Kind.QUESTION: question_bindings,
+    Kind.TOOL: tool_bindings,
 }
 
 

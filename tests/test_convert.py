@@ -30,6 +30,7 @@ from strategies import (
     requests,
     servers,
     settleds,
+    tool_bindings,
 )
 
 from pending import (
@@ -44,6 +45,7 @@ from pending import (
     Server,
     ServerLock,
     Settled,
+    ToolBinding,
     binding_digest,
     from_json,
     known_json,
@@ -59,6 +61,7 @@ from pending._convert import (
     REQUEST_KEYS,
     SERVER_KEYS,
     SETTLED_KEYS,
+    TOOL_KEYS,
     _converter,
     _NotPlain,
     camel,
@@ -438,7 +441,11 @@ class TestPlainPath:
         record = attrs.evolve(record, extra={})
         assert to_json(record) == _converter().unstructure(record)
 
-    @given(st.one_of(servers, command_bindings, fact_bindings, question_bindings, answers))
+    @given(
+        st.one_of(
+            servers, command_bindings, fact_bindings, question_bindings, tool_bindings, answers
+        )
+    )
     def test_known_json_is_the_record_without_its_unknown_keys(self, record: Any) -> None:
         """known_json writes what to_json writes, less the unknown keys the record carried."""
         expected = {k: v for k, v in to_json(record).items() if k not in record.extra}
@@ -451,6 +458,7 @@ class TestPlainPath:
             (COMMAND_KEYS, CommandBinding),
             (FACT_KEYS, FactBinding),
             (QUESTION_KEYS, QuestionBinding),
+            (TOOL_KEYS, ToolBinding),
             (REQUEST_KEYS, Request),
             (ANSWER_KEYS, Answer),
             (SETTLED_KEYS, Settled),

@@ -71,7 +71,9 @@ DECISIONS = {
     Kind.COMMAND: ("once", "session", "always", "no"),
     Kind.QUESTION: ("answer", "decline"),
     Kind.FACT: ("keep", "drop"),
+    Kind.TOOL: ("once", "session", "always", "no"),
 }
+APPROVED_KINDS = (Kind.COMMAND, Kind.TOOL)  # answered yes by any decision but "no"
 
 
 @attrs.define
@@ -88,8 +90,9 @@ class Actor:
 def exit_code(actor: Actor, kind: Kind, ending: Ending) -> int:
     """What `wisp approvals request` / `wisp questions ask` exit with for *ending* (their
     mapping, over the gate's verdict and the question asker's reply)."""
-    if kind is Kind.COMMAND:
-        verdict = actor.gate.verdict(ending)
+    if kind in APPROVED_KINDS:
+        gate = actor.gate
+        verdict = gate.verdict(ending) if kind is Kind.COMMAND else gate.tool_verdict(ending)
         outcome, ok = verdict.outcome, verdict.approved
     else:
         reply = QuestionAsker.reply(ending)
@@ -103,7 +106,7 @@ def expected_exit(kind: Kind, slot: Answer, outcome: Outcome) -> int:
         return 124 if slot.decision == "timed-out" else 1
     if outcome is not Outcome.ANSWERED:
         return 1
-    yes = slot.decision != "no" if kind is Kind.COMMAND else slot.decision == "answer"
+    yes = slot.decision != "no" if kind in APPROVED_KINDS else slot.decision == "answer"
     return 0 if yes else 1
 
 
@@ -155,6 +158,8 @@ class ChannelModel(RuleBasedStateMachine):
         self.serial += 1
         if kind is Kind.COMMAND:
             request_id = actor.gate.file(f"make t{self.serial}", "/").id
+        elif kind is Kind.TOOL:
+            request_id = actor.gate.file_tool("Edit", {"file_path": f"/t{self.serial}"}, "/").id
         elif kind is Kind.QUESTION:
             request_id = QuestionAsker(actor.asker, timeout_s=TIMEOUT_S).file("which?").id
         else:

@@ -53,6 +53,7 @@ BINDING_ARGS = {
         "proposed_by": "model",
     },
     Kind.QUESTION: {"question": "which?", "options": ("a", "b"), "free_text": False},
+    Kind.TOOL: {"tool": "Write", "input": {"file_path": "/x", "content": ""}, "cwd": "/"},
 }
 
 

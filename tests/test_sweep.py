@@ -35,6 +35,7 @@ from pending import (
     State,
     SweepAction,
     SweepStep,
+    ToolBinding,
     binding_digest,
     derive_status,
     make_request,
@@ -50,6 +51,7 @@ PLAIN = {
         fact_id="c1", subject="s", name="n", value="v", source="x", proposed_by="model"
     ),
     Kind.QUESTION: QuestionBinding(question="which?"),
+    Kind.TOOL: ToolBinding(tool="WebFetch", input={"url": "https://e.x"}, cwd="/"),
 }
 
 

@@ -32,7 +32,12 @@ from pending import (
 )
 from pending.testing import FakeClock
 
-DECIDE = {Kind.COMMAND: ("once", None), Kind.FACT: ("keep", None), Kind.QUESTION: ("answer", "yes")}
+DECIDE = {
+    Kind.COMMAND: ("once", None),
+    Kind.FACT: ("keep", None),
+    Kind.QUESTION: ("answer", "yes"),
+    Kind.TOOL: ("once", None),
+}
 
 
 class TestFile:
@@ -43,7 +48,12 @@ class TestFile:
         """A filed request is on disk under its kind's name and reads back equal, state filed."""
         req = BUILDERS[kind](server)
         channel.file(req)
-        suffix = {Kind.COMMAND: "request", Kind.FACT: "fact", Kind.QUESTION: "question"}[kind]
+        suffix = {
+            Kind.COMMAND: "request",
+            Kind.FACT: "fact",
+            Kind.QUESTION: "question",
+            Kind.TOOL: "tool",
+        }[kind]
         assert (channel.path / f"{req.id}.{suffix}.json").is_file()
         status = channel.status(req.id)
         assert status.request == req and status.state is State.FILED

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from helpers import (
+    BUILDERS,
     HOARD_INOTIFY,
     ROOT,
     Asker,
@@ -69,9 +70,10 @@ class TestContract:
             Kind.COMMAND: ("once", None),
             Kind.FACT: ("keep", None),
             Kind.QUESTION: ("answer", "staging"),
+            Kind.TOOL: ("once", None),
         }[kind]
         with channel.server() as lock:
-            req = {Kind.COMMAND: command, Kind.FACT: fact, Kind.QUESTION: question}[kind](lock)
+            req = BUILDERS[kind](lock)
             channel.file(req)
             assert events(take(sub, 1)) == [("filed", req.id)]
             channel.answer(req.id, decision, kind=kind, via="cli", text=text)

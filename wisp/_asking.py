@@ -13,10 +13,10 @@ import heapq
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
@@ -40,6 +40,7 @@ from pending import (
     Settled,
     State,
     Status,
+    ToolBinding,
     UnknownRequest,
     Via,
     answer_problem,
@@ -874,6 +875,140 @@ class ApprovalGate:
                 scope=scope, command=command, cwd=cwd, request=ending.request.id, user=user
             )
         return None
+
+    # --- tool calls, and session approvals kept for a thread --------------------------------
+    #
+    # A tool call other than a shell command is asked about as a `tool` request; its grants
+    # match the exact tool and its canonical input. A thread whose asker lives for one call
+    # only (a Claude Code hook: one process per tool call, Claude's session as the thread)
+    # keeps a `session` approval in the grant store for that thread, not in this gate's memory.
+
+    def granted_tool(
+        self, tool: str, tool_input: Mapping[str, Any], cwd: str, *, thread: str | None = None
+    ) -> Approval | None:
+        """The approval a grant gives this tool call at once (audited), or None."""
+        try:
+            grant = self.grants.covering_tool(tool, tool_input, cwd, thread=thread)
+        except Exception:  # a damaged store grants nothing: the person is asked instead
+            return None
+        fields = {"kind": Kind.TOOL.value, "tool": tool, "input": dict(tool_input), "cwd": cwd}
+        return None if grant is None else self._granted_by(grant, fields)
+
+    def granted_in_thread(self, command: str, cwd: str, thread: str) -> Approval | None:
+        """As :meth:`granted`, and also by a session approval kept for *thread*."""
+        approval = self.granted(command, cwd)
+        if approval is not None:
+            return approval
+        try:
+            grant = self.grants.covering_in_thread(command, cwd, thread)
+        except Exception:  # a damaged store grants nothing: the person is asked instead
+            return None
+        fields = {"kind": Kind.COMMAND.value, "command": command, "cwd": cwd}
+        return None if grant is None else self._granted_by(grant, fields)
+
+    def _granted_by(self, grant: Grant, fields: Mapping[str, object]) -> Approval:
+        audit(
+            self.asker.home,
+            AuditEvent.APPROVAL_GRANTED,
+            {**fields, "grant": grant.id, "scope": grant.scope},
+            entry_point=self.asker.entry_point,
+        )
+        return Approval(
+            approved=True, outcome=ApprovalOutcome.GRANTED, scope=grant.scope, grant=grant
+        )
+
+    def file_tool(
+        self,
+        tool: str,
+        tool_input: Mapping[str, Any],
+        cwd: str,
+        *,
+        thread: str | None = None,
+        reason: str | None = None,
+        timeout_s: float | None = None,
+        on_filed: Callable[[Request], None] | None = None,
+    ) -> Request:
+        """Ask the person about a tool call and return at once; :meth:`Asker.wait` for the
+        ending, then :meth:`tool_verdict`."""
+        from wisp.kinds import view
+
+        tool_view = view(Kind.TOOL)
+        binding = ToolBinding(
+            tool=tool, input=dict(tool_input), cwd=cwd, thread=thread, reason=reason
+        )
+        return self.asker.file(
+            Kind.TOOL,
+            binding,
+            title=tool_view.title,
+            body=lambda rid: tool_view.body(tool_view.asked(binding), rid),
+            timeout_s=self.timeout_s if timeout_s is None else timeout_s,
+            thread=thread,
+            on_filed=on_filed,
+        )
+
+    def tool_verdict(self, ending: Ending) -> Approval:
+        """The approval an ended tool request gives; a project or always approval is kept as
+        a grant of exactly that tool call (a session one: :meth:`remember_for_thread`)."""
+        binding = ending.request.binding
+        assert isinstance(binding, ToolBinding)
+        decision = ending.decision
+        if ending.outcome is not Outcome.ANSWERED or decision in (None, Decision.NO):
+            denial = ending.answer.reason if ending.answer and decision == Decision.NO else None
+            return Approval(
+                approved=False,
+                outcome=ApprovalOutcome(ending.outcome.value),
+                request_id=ending.request.id,
+                reason=ending.reason or denial,
+            )
+        grant, note = None, None
+        if decision in (Scope.PROJECT, Scope.ALWAYS):
+            user = ending.answer.user if ending.answer else current_user()
+            try:
+                grant = self.grants.add_tool(
+                    scope=decision,
+                    tool=binding.tool,
+                    tool_input=binding.input,
+                    cwd=binding.cwd,
+                    request=ending.request.id,
+                    user=user,
+                )
+            except StoreError as exc:  # the approval stands; only its standing grant is lost
+                note = f"approved, but the {decision} grant was not saved: {exc}"
+        return Approval(
+            approved=True,
+            outcome=ApprovalOutcome.ANSWERED,
+            scope=Scope(decision),
+            request_id=ending.request.id,
+            grant=grant,
+            reason=note,
+        )
+
+    def remember_for_thread(self, approval: Approval, ending: Ending) -> Approval:
+        """Keep a `session` approval of a command or a tool call for the request's thread, in
+        the grant store (its asker lives for this call only). Any other approval is as it was."""
+        binding = ending.request.binding
+        thread = getattr(binding, "thread", None)
+        if not approval.approved or approval.scope != Scope.SESSION or thread is None:
+            return approval
+        user = ending.answer.user if ending.answer else current_user()
+        try:
+            if isinstance(binding, ToolBinding):
+                grant = self.grants.keep_session(
+                    thread=thread,
+                    tool=binding.tool,
+                    tool_input=binding.input,
+                    request=ending.request.id,
+                    user=user,
+                )
+            else:
+                assert isinstance(binding, CommandBinding)
+                grant = self.grants.keep_session(
+                    thread=thread, command=binding.command, request=ending.request.id, user=user
+                )
+        except StoreError as exc:
+            note = f"approved, but the session grant was not saved: {exc}"
+            return attrs.evolve(approval, reason=note)
+        return attrs.evolve(approval, grant=grant)
 
 
 # --- questions -------------------------------------------------------------------------

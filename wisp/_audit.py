@@ -61,6 +61,7 @@ class EntryPoint(StrEnum):
     MCP = "mcp"
     TUI = "tui"
     RELAY = "relay"
+    HOOK = "hook"  # an agent harness's hook (`wisp hook claude-code`)
 
 
 def audit_path(home: Path) -> Path:

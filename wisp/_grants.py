@@ -4,6 +4,13 @@ A grant is exactly what the person approved with that scope: the same command (t
 character) under the same project (`project`), or anywhere (`always`). `session` grants live in
 the gate's memory for its server's life. Only an approval widens a grant; `revoke` removes one.
 
+A tool call's grant (kind `tool`) is the same tool (by its exact name) with the same input (its
+canonical JSON), kept in `tool-grants.json`: a file of its own, so that a build that knows only
+commands never reads one as a command, nor drops what it does not know when it rewrites
+`grants.json`. A `session` approval given to a thread whose asker lives for one call only (a
+Claude Code hook runs once per tool call; the thread is Claude's session) is kept for that
+thread in `session-grants.json`, until the thread ends or SESSION_GRANT_MAX_AGE_S passes.
+
 The file is written whole: a temp file, fsync, rename over the old one, fsync the directory,
 all under an exclusive lock, so concurrent writers never lose a grant. A file that cannot be
 read is never overwritten: it is reported, and until it is fixed nothing is granted from it.
@@ -11,10 +18,12 @@ read is never overwritten: it is reported, and until it is fixed nothing is gran
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import secrets
-from datetime import datetime
+from collections.abc import Mapping
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +32,10 @@ import attrs
 from pending import (
     SYSTEM_CLOCK,
     Clock,
+    Kind,
     PendingError,
     Scope,
+    canonical_json,
     format_time,
     open_private_dir,
     parse_time,
@@ -37,6 +48,15 @@ GRANTS_FILE = "grants.json"
 # grants.json's cap: thousands of ordinary grants, or 60 of the longest command a request can
 # carry (its record's 64 KiB cap); read again by a gate only when the file changed.
 GRANTS_MAX_BYTES = 4 * 1024 * 1024
+_REVOKE_SOME = (
+    "Revoke grants you no longer need (`wisp approvals grants`, then `wisp approvals revoke "
+    "GRANT_ID`)."
+)
+TOOL_GRANTS_FILE = "tool-grants.json"
+SESSION_GRANTS_FILE = "session-grants.json"
+# A thread's session grants outlive a session that never said it ended (a crash, a hook not
+# registered for SessionEnd) by at most this long.
+SESSION_GRANT_MAX_AGE_S = 24 * 3600
 STORED_SCOPES = (Scope.PROJECT, Scope.ALWAYS)  # a session grant lives in its server only
 _GRANT_ID_RE = re.compile(r"g[0-9a-f]{8}")
 
@@ -58,6 +78,10 @@ class Grant:
     granted_at: datetime
     request: str  # the request whose answer made it
     user: str
+    kind: Kind = Kind.COMMAND
+    tool: str | None = None  # for a tool call's grant: the tool's exact name
+    input: str | None = None  # ... and its input's canonical JSON (text)
+    thread: str | None = None  # for a kept session grant: the thread it lasts for
 
     @property
     def stored(self) -> bool:
@@ -70,14 +94,23 @@ class Grant:
         return self.scope.value if self.id is None else self.id
 
     def covers(self, command: str, cwd: str) -> bool:
-        if command != self.command:
+        if self.kind is not Kind.COMMAND or command != self.command:
             return False
+        return self._reaches(cwd)
+
+    def covers_tool(self, tool: str, input_key: str, cwd: str) -> bool:
+        """Whether it covers *tool* with input *input_key* (:func:`tool_input_key`) here."""
+        if self.kind is not Kind.TOOL or tool != self.tool or input_key != self.input:
+            return False
+        return self._reaches(cwd)
+
+    def _reaches(self, cwd: str) -> bool:
         if self.scope is Scope.PROJECT:
             return self.project is not None and _within(cwd, self.project)
         return True
 
     def to_json(self) -> dict[str, object]:
-        return {
+        data: dict[str, object] = {
             "id": self.id,
             "scope": self.scope,
             "command": self.command,
@@ -86,6 +119,22 @@ class Grant:
             "request": self.request,
             "user": self.user,
         }
+        if self.kind is Kind.TOOL:
+            assert self.input is not None
+            data.update(kind=self.kind.value, tool=self.tool, input=json.loads(self.input))
+        if self.thread is not None:
+            data["thread"] = self.thread
+        return data
+
+
+def tool_input_key(tool_input: Mapping[str, Any]) -> str:
+    """The canonical JSON of a tool's input: what a tool grant matches, exactly."""
+    return canonical_json(tool_input).decode("utf-8")
+
+
+def tool_text(tool: str, tool_input: Mapping[str, Any]) -> str:
+    """A tool call in one line, as a grant's listing shows it: the tool, then its input."""
+    return f"{tool} {tool_input_key(tool_input)}"
 
 
 def _within(path: str, root: str) -> bool:
@@ -120,15 +169,33 @@ class GrantStore:
             load=_grant_from,
             dump=Grant.to_json,
             cap_bytes=GRANTS_MAX_BYTES,
-            when_full="Revoke grants you no longer need (`wisp approvals grants`, then `wisp "
-            "approvals revoke GRANT_ID`).",
+            when_full=_REVOKE_SOME,
         )
         self.path = self._store.path
+        self._tools: JsonStore[Grant] = JsonStore(
+            home,
+            TOOL_GRANTS_FILE,
+            "grants",
+            load=_tool_grant_from,
+            dump=Grant.to_json,
+            cap_bytes=GRANTS_MAX_BYTES,
+            when_full=_REVOKE_SOME,
+        )
+        self._sessions: JsonStore[Grant] = JsonStore(
+            home,
+            SESSION_GRANTS_FILE,
+            "grants",
+            load=_session_grant_from,
+            dump=Grant.to_json,
+            cap_bytes=GRANTS_MAX_BYTES,
+            when_full="End a Claude session you no longer use (its session grants go with it).",
+        )
         # What grants.json held when last read, by the file's identity then (None: absent).
         self._read: tuple[FileKey | None, tuple[Grant, ...]] | None = None
 
     def list(self) -> list[Grant]:
-        return self._store.items()
+        """The standing grants (project and always): commands', then tool calls'."""
+        return [*self._store.items(), *self._tools.items()]
 
     def covering(self, command: str, cwd: str) -> Grant | None:
         """The stored grant that covers this command here, if any."""
@@ -192,13 +259,9 @@ class GrantStore:
         self, grant_id: str, *, entry_point: EntryPoint = EntryPoint.APPROVALS
     ) -> Grant | None:
         """Remove a grant (audited); the one removed, or None if there was none by that ID."""
-        with self._store.locked() as home_fd:
-            grants = self._store.read(home_fd)
-            kept = [g for g in grants if g.id != grant_id]
-            if len(kept) == len(grants):
-                return None
-            self._store.write(home_fd, kept)
-            removed = next(g for g in grants if g.id == grant_id)
+        removed = _remove(self._store, grant_id) or _remove(self._tools, grant_id)
+        if removed is None:
+            return None
         audit(
             self.home,
             AuditEvent.APPROVAL_REVOKED,
@@ -207,11 +270,149 @@ class GrantStore:
                 "scope": removed.scope,
                 "command": removed.command,
                 "project": removed.project,
+                **({"kind": removed.kind.value, "tool": removed.tool} if removed.tool else {}),
             },
             entry_point=entry_point,
             clock=self.clock,
         )
         return removed
+
+    # --- tool calls, and sessions kept for a thread -------------------------------------------
+
+    def covering_tool(
+        self, tool: str, tool_input: Mapping[str, Any], cwd: str, *, thread: str | None = None
+    ) -> Grant | None:
+        """The grant that covers this tool call here: a stored one, or *thread*'s session."""
+        key = tool_input_key(tool_input)
+        found = [*self._tools.items(), *self._thread_grants(thread)]
+        return next((g for g in found if g.covers_tool(tool, key, cwd)), None)
+
+    def covering_in_thread(self, command: str, cwd: str, thread: str) -> Grant | None:
+        """The session grant kept for *thread* that covers *command*, if any."""
+        return next((g for g in self._thread_grants(thread) if g.covers(command, cwd)), None)
+
+    def add_tool(
+        self,
+        *,
+        scope: Scope | str,
+        tool: str,
+        tool_input: Mapping[str, Any],
+        cwd: str,
+        request: str,
+        user: str,
+    ) -> Grant:
+        """Keep a project or always grant for exactly this tool call."""
+        if scope not in STORED_SCOPES:
+            raise ValueError(f"{scope!r} grants are not stored")
+        grant = self._tool_grant(scope, tool, tool_input, cwd, request, user)
+        with self._tools.locked() as home_fd:
+            self._tools.write(home_fd, [*self._tools.read(home_fd), grant])
+        return grant
+
+    def keep_session(
+        self,
+        *,
+        thread: str,
+        command: str | None = None,
+        tool: str | None = None,
+        tool_input: Mapping[str, Any] | None = None,
+        request: str,
+        user: str,
+    ) -> Grant:
+        """Keep a session approval for *thread*: a command, or a tool call (*tool*,
+        *tool_input*). Grants of sessions past SESSION_GRANT_MAX_AGE_S are dropped."""
+        if tool is not None:
+            grant = self._tool_grant(Scope.SESSION, tool, tool_input or {}, "", request, user)
+        else:
+            assert command is not None
+            grant = Grant(
+                id=new_grant_id(),
+                scope=Scope.SESSION,
+                command=command,
+                project=None,
+                granted_at=record_time(self.clock),
+                request=request,
+                user=user,
+            )
+        grant = attrs.evolve(grant, thread=thread)
+        with self._sessions.locked() as home_fd:
+            kept = [g for g in self._sessions.read(home_fd) if self._fresh(g)]
+            self._sessions.write(home_fd, [*kept, grant])
+        return grant
+
+    def end_session(self, thread: str) -> int:
+        """Forget *thread*'s session grants (its session ended); how many there were."""
+        with self._sessions.locked() as home_fd:
+            grants = self._sessions.read(home_fd)
+            kept = [g for g in grants if g.thread != thread and self._fresh(g)]
+            if len(kept) != len(grants):
+                self._sessions.write(home_fd, kept)
+        return sum(1 for g in grants if g.thread == thread)
+
+    def _thread_grants(self, thread: str | None) -> tuple[Grant, ...]:
+        if thread is None:
+            return ()
+        return tuple(g for g in self._sessions.items() if g.thread == thread and self._fresh(g))
+
+    def _fresh(self, grant: Grant) -> bool:
+        return self.clock.now() - grant.granted_at < timedelta(seconds=SESSION_GRANT_MAX_AGE_S)
+
+    def _tool_grant(
+        self,
+        scope: Scope | str,
+        tool: str,
+        tool_input: Mapping[str, Any],
+        cwd: str,
+        request: str,
+        user: str,
+    ) -> Grant:
+        return Grant(
+            id=new_grant_id(),
+            scope=Scope(scope),
+            command=tool_text(tool, tool_input),
+            project=project_of(cwd) if scope == Scope.PROJECT else None,
+            granted_at=record_time(self.clock),
+            request=request,
+            user=user,
+            kind=Kind.TOOL,
+            tool=tool,
+            input=tool_input_key(tool_input),
+        )
+
+
+def _remove(store: JsonStore[Grant], grant_id: str) -> Grant | None:
+    with store.locked() as home_fd:
+        grants = store.read(home_fd)
+        kept = [g for g in grants if g.id != grant_id]
+        if len(kept) == len(grants):
+            return None
+        store.write(home_fd, kept)
+    return next(g for g in grants if g.id == grant_id)
+
+
+def _tool_grant_from(item: Any) -> Grant:
+    """A tool call's grant: a command grant's fields, and its tool and input."""
+    grant = _grant_from(item)
+    return _with_tool(grant, item)
+
+
+def _with_tool(grant: Grant, item: Any) -> Grant:
+    tool, tool_input = item["tool"], item["input"]
+    if item["kind"] != Kind.TOOL.value or not isinstance(tool, str):
+        raise TypeError("a tool grant needs its kind and tool")
+    if not isinstance(tool_input, dict):
+        raise TypeError("a tool grant's input is a JSON object")
+    return attrs.evolve(grant, kind=Kind.TOOL, tool=tool, input=tool_input_key(tool_input))
+
+
+def _session_grant_from(item: Any) -> Grant:
+    """A session grant kept for a thread: a command's, or a tool call's."""
+    thread = item["thread"]
+    if item["scope"] != Scope.SESSION or not isinstance(thread, str):
+        raise ValueError("a kept session grant needs its scope and thread")
+    grant = _grant_from({**item, "scope": Scope.ALWAYS.value})
+    grant = attrs.evolve(grant, scope=Scope.SESSION, thread=thread)
+    return _with_tool(grant, item) if item.get("kind") == Kind.TOOL.value else grant
 
 
 def _grant_from(item: Any) -> Grant:

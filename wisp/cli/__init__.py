@@ -116,6 +116,17 @@ _COMMANDS: dict[str, _Entry] = {
         "questions_app",
         "Questions to you: ask from a script; answer or decline from any terminal.",
     ),
+    "hook": _Entry(
+        "wisp.cli.hook",
+        "hook_app",
+        "Agent hooks: `wisp hook claude-code` puts you in front of Claude Code's tool calls.",
+    ),
+    "exec": _Entry(
+        "wisp.cli.execute",
+        "execute",
+        "Ask to run exactly this command; run it in wisp's place if approved.",
+        "EXEC_EXAMPLES",
+    ),
     "relay": _Entry(
         "wisp.cli.faces",
         "relay",

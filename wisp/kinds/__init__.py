@@ -1,6 +1,6 @@
 """Each kind in one place: a :class:`KindView` per kind, which every face asks.
 
-`command`, `fact` and `question` are the kinds wisp has; :func:`view` finds a kind's view.
+`command`, `fact`, `question` and `tool` are the kinds wisp has; :func:`view` finds a kind's view.
 Adding a kind is its row in :data:`pending.KINDS`, its binding record, and its one module
 here, registered with :func:`register` (docs/architecture.md).
 """
@@ -11,7 +11,7 @@ from typing import Any
 
 from pending import Kind, Request
 from wisp._audit import request_fields
-from wisp.kinds import command, fact, question
+from wisp.kinds import command, fact, question, tool
 from wisp.kinds._view import Answering, KindView, Rows, numbered
 
 __all__ = [
@@ -60,5 +60,5 @@ def notice_for(request: Request) -> tuple[str, str, str, dict[str, Any], str]:
     return request.title, request.body, " · ".join(who), fields, kind_view.notice_source
 
 
-for _module in (command, fact, question):
+for _module in (command, fact, question, tool):
     register(_module.VIEW)

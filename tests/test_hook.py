@@ -1,0 +1,383 @@
+"""`wisp hook claude-code`: Claude Code's documented hook events fed to a real process on its
+stdin, answered from a real terminal (a pty), and its stdout's JSON checked exactly."""
+
+from __future__ import annotations
+
+import getpass
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import FIXTURES, audit_records, in_terminal, run_wisp, wait_until
+
+from pending import Channel, Kind
+from wisp._hook import CLAUDE_HOOK_TIMEOUT_S, DEFAULT_WAIT_S, MAX_ASKED_BYTES, SETTINGS_MATCHER
+
+EVENTS = FIXTURES / "claude-code"
+
+
+def event(name: str, project: Path, **changes: Any) -> dict[str, Any]:
+    """A documented example event, its `cwd` (and paths under the example project) moved to
+    *project*, with *changes* made to it (`tool_input` merged)."""
+    text = (EVENTS / f"{name}.json").read_text().replace("/home/user/my-project", str(project))
+    data: dict[str, Any] = json.loads(text)
+    tool_input = changes.pop("tool_input", None)
+    data.update(changes)
+    if tool_input is not None:
+        data["tool_input"] = {**data["tool_input"], **tool_input}
+    return data
+
+
+class Hook:
+    """`wisp hook claude-code ARGS` in its own process, the event written to its stdin."""
+
+    def __init__(self, data: dict[str, Any] | bytes, *args: str) -> None:
+        payload = data if isinstance(data, bytes) else json.dumps(data).encode()
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "wisp", "hook", "claude-code", *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        assert self.process.stdin is not None
+        self.process.stdin.write(payload)
+        self.process.stdin.close()
+
+    def result(self, timeout: float = 60) -> tuple[int, Any, str]:
+        """(exit code, stdout as JSON — it must be exactly one JSON document, stderr)."""
+        assert self.process.stdout is not None and self.process.stderr is not None
+        self.process.wait(timeout)
+        out = self.process.stdout.read().decode()
+        err = self.process.stderr.read().decode()
+        return self.process.returncode, json.loads(out), err
+
+
+def waiting(home: Path, kind: Kind) -> str:
+    """The ID of the one request of *kind* waiting in the channel, once there is one."""
+
+    def found() -> str | None:
+        pending = home / "pending"
+        names = sorted(p.name for p in pending.glob("*.json")) if pending.exists() else []
+        ids = [
+            n.split(".")[0]
+            for n in names
+            if n.endswith({Kind.COMMAND: ".request.json", Kind.TOOL: ".tool.json"}[kind])
+        ]
+        answered = {n.split(".")[0] for n in names if n.endswith(".answer.json")}
+        live = [i for i in ids if i not in answered]
+        return live[0] if len(live) == 1 else None
+
+    request_id: str = wait_until(found, timeout=30, what=f"a {kind} request filed")
+    return request_id
+
+
+def answer_of(home: Path, request_id: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((home / "pending" / f"{request_id}.answer.json").read_text())
+    return data
+
+
+def who(answer: dict[str, Any]) -> str:
+    """How the hook names who answered, how and when."""
+    return f"by {answer['user']} via {answer['via']} at {answer['answeredAt']}"
+
+
+def pre_tool_use(decision: str, reason: str) -> dict[str, Any]:
+    return {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": decision,
+            "permissionDecisionReason": reason,
+        }
+    }
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    path = tmp_path / "project"
+    path.mkdir()
+    return path
+
+
+def answered_reason(home: Path, request_id: str, word: str, suffix: str = "") -> str:
+    answer = answer_of(home, request_id)
+    return f"wisp: {word} {who(answer)} (request {request_id}){suffix}"
+
+
+class TestPreToolUse:
+    def test_bash_waits_and_a_deny_from_a_terminal_denies(self, home: Path, project: Path) -> None:
+        """A Bash call waits as a command request (its command exactly, its cwd, Claude's
+        session as the thread); `wisp approvals deny ID` in a terminal makes the hook print
+        a deny whose reason names the person and `cli`."""
+        hook = Hook(event("pre-tool-use-bash", project, tool_input={"command": "rm -rf build"}))
+        request_id = waiting(home, Kind.COMMAND)
+        listed = json.loads(run_wisp("approvals", "pending", "--json").stdout)
+        assert [(r["id"], r["binding"]) for r in listed] == [
+            (
+                request_id,
+                {
+                    "command": "rm -rf build",
+                    "cwd": str(project),
+                    "thread": "abc123",
+                    "reason": "Run test suite",
+                },
+            )
+        ]
+        code, _ = in_terminal("approvals", "deny", request_id, "--reason", "not today")
+        assert code == 0
+        code, out, err = hook.result()
+        assert code == 0, err
+        reason = answered_reason(home, request_id, "denied", ": not today")
+        assert out == pre_tool_use("deny", reason)
+        assert f"by {getpass.getuser()} via cli" in reason
+
+    def test_an_edit_shows_as_a_diff_and_an_approve_allows(self, home: Path, project: Path) -> None:
+        """An Edit is a tool request that `wisp show ID` shows as a unified diff of the file
+        it changes; `wisp tools approve ID` makes the hook print allow."""
+        target = project / "notes.txt"
+        target.write_text("one\noriginal text\nthree\n")
+        hook = Hook(event("pre-tool-use-edit", project, tool_input={"file_path": str(target)}))
+        request_id = waiting(home, Kind.TOOL)
+        shown = run_wisp("show", request_id, env={"COLUMNS": "400"})
+        assert shown.returncode == 0, shown.stderr
+        for line in (f"--- a{target}", f"+++ b{target}", "@@ -1,3 +1,3 @@", "-original text"):
+            assert line in shown.stdout
+        assert f"wisp tools approve {request_id}" in shown.stdout
+        code, _ = in_terminal("tools", "approve", request_id)
+        assert code == 0
+        code, out, err = hook.result()
+        assert code == 0, err
+        assert out == pre_tool_use("allow", answered_reason(home, request_id, "approved once"))
+
+    def test_an_always_grant_allows_the_same_call_again_without_filing(
+        self, home: Path, project: Path
+    ) -> None:
+        """Approved `always`, the same call is allowed at once the next time (nothing filed,
+        the grant audited); a call with other input is asked about again."""
+        data = event("pre-tool-use-write", project, tool_input={"file_path": str(project / "a")})
+        hook = Hook(data)
+        request_id = waiting(home, Kind.TOOL)
+        assert in_terminal("tools", "approve", request_id, "--as", "always")[0] == 0
+        assert hook.result()[1]["hookSpecificOutput"]["permissionDecision"] == "allow"
+        before = sorted(os.listdir(home / "pending"))
+        # The same call again, its input's keys in another order: the canonical input matches.
+        again = dict(data, tool_input=dict(reversed(list(data["tool_input"].items()))))
+        code, out, err = Hook(again).result()
+        assert code == 0, err
+        decision = out["hookSpecificOutput"]
+        assert decision["permissionDecision"] == "allow"
+        assert "always approval" in decision["permissionDecisionReason"]
+        assert sorted(os.listdir(home / "pending")) == before  # nothing filed
+        assert [r["event"] for r in audit_records(home)][-1] == "approval.granted"
+        other = Hook(
+            dict(data, tool_input={**data["tool_input"], "content": "other"}), "--wait", "1"
+        )
+        assert other.result()[1]["hookSpecificOutput"]["permissionDecision"] == "ask"
+
+    def test_a_session_approval_lasts_for_that_claude_session(
+        self, home: Path, project: Path
+    ) -> None:
+        """Approved `session`, the same Bash command is allowed again in the same Claude
+        session without filing, asked again in another, and forgotten at SessionEnd."""
+        data = event("pre-tool-use-bash", project)
+        hook = Hook(data)
+        request_id = waiting(home, Kind.COMMAND)
+        assert in_terminal("approvals", "approve", request_id, "--scope", "session")[0] == 0
+        assert hook.result()[1]["hookSpecificOutput"]["permissionDecision"] == "allow"
+        _, out, _ = Hook(data).result()
+        assert out["hookSpecificOutput"]["permissionDecision"] == "allow"
+        assert "session approval" in out["hookSpecificOutput"]["permissionDecisionReason"]
+        elsewhere = Hook(dict(data, session_id="other-session"), "--wait", "1").result()
+        assert elsewhere[1]["hookSpecificOutput"]["permissionDecision"] == "ask"
+        assert Hook(event("session-end", project)).result()[:2] == (0, {})
+        after_end = Hook(data, "--wait", "1").result()
+        assert after_end[1]["hookSpecificOutput"]["permissionDecision"] == "ask"
+
+    def test_no_answer_in_time_withdraws_and_asks(self, home: Path, project: Path) -> None:
+        """No answer within --wait: the request is withdrawn and the hook answers ask (with
+        --on-timeout deny, a deny); silence is never an allow."""
+        code, out, err = Hook(event("pre-tool-use-bash", project), "--wait", "1").result()
+        assert code == 0, err
+        decision = out["hookSpecificOutput"]
+        assert decision["permissionDecision"] == "ask"
+        assert "within 1 s (withdrawn)" in decision["permissionDecisionReason"]
+        listed = json.loads(run_wisp("pending", "--all", "--json").stdout)
+        assert [r["outcome"] for r in listed] == ["withdrawn"]
+        _, out, _ = Hook(
+            event("pre-tool-use-bash", project), "--wait", "1", "--on-timeout", "deny"
+        ).result()
+        assert out["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+    def test_a_call_too_large_for_a_request_is_left_to_claude_code(
+        self, home: Path, project: Path
+    ) -> None:
+        """A Write larger than a request can hold is not filed: the hook answers ask."""
+        content = "x" * (MAX_ASKED_BYTES + 1)
+        data = event("pre-tool-use-write", project, tool_input={"content": content})
+        code, out, _ = Hook(data).result()
+        assert code == 0 and out["hookSpecificOutput"]["permissionDecision"] == "ask"
+        assert (
+            "larger than a request holds" in out["hookSpecificOutput"]["permissionDecisionReason"]
+        )
+        assert not list((home / "pending").glob("*.tool.json"))
+
+
+class TestPermissionRequest:
+    def test_approve_and_deny_in_its_decision_shape(self, home: Path, project: Path) -> None:
+        """A PermissionRequest is answered with its decision object: behavior allow, or
+        deny with a message."""
+        hook = Hook(event("permission-request-bash", project))
+        request_id = waiting(home, Kind.COMMAND)
+        assert in_terminal("approvals", "approve", request_id)[0] == 0
+        code, out, _ = hook.result()
+        assert (code, out) == (
+            0,
+            {
+                "hookSpecificOutput": {
+                    "hookEventName": "PermissionRequest",
+                    "decision": {"behavior": "allow"},
+                }
+            },
+        )
+        hook = Hook(event("permission-request-bash", project))
+        request_id = waiting(home, Kind.COMMAND)
+        assert in_terminal("approvals", "deny", request_id)[0] == 0
+        code, out, _ = hook.result()
+        message = answered_reason(home, request_id, "denied")
+        assert (code, out) == (
+            0,
+            {
+                "hookSpecificOutput": {
+                    "hookEventName": "PermissionRequest",
+                    "decision": {"behavior": "deny", "message": message},
+                }
+            },
+        )
+
+    def test_no_answer_leaves_claude_code_its_dialog(self, home: Path, project: Path) -> None:
+        """No answer in time: no decision (Claude Code shows its own dialog), said to the
+        person as a system message."""
+        code, out, _ = Hook(event("permission-request-bash", project), "--wait", "1").result()
+        assert code == 0
+        assert list(out) == ["systemMessage"] and "asking here instead" in out["systemMessage"]
+
+
+class TestFailsClosed:
+    @pytest.mark.parametrize(
+        ("stdin", "said"),
+        [
+            (b"garbage", "not JSON"),
+            (b"", "no event on stdin"),
+            (b"[1, 2]", "not a JSON object"),
+            (b'{"hook_event_name": "PostToolUse", "session_id": "s"}', "not 'PostToolUse'"),
+            (b'{"hook_event_name": "PreToolUse", "session_id": "s", "cwd": "/"}', "tool_input"),
+            (b'{"a": 1, "a": 2}', "duplicate key"),
+        ],
+    )
+    def test_unreadable_input_is_a_deny_with_its_reason(
+        self, home: Path, stdin: bytes, said: str
+    ) -> None:
+        """Input it cannot answer: exit 2 (Claude Code blocks the call), the reason on
+        stderr, a deny on stdout and nothing else there; never a traceback."""
+        code, out, err = Hook(stdin).result()
+        assert code == 2
+        reason = out["hookSpecificOutput"]["permissionDecisionReason"]
+        assert out == pre_tool_use("deny", reason)
+        assert said in reason and err == reason + "\n"
+        assert "Traceback" not in err
+
+    def test_a_channel_that_cannot_be_used_is_a_deny(self, home: Path, project: Path) -> None:
+        """A WISP_HOME others can write: the channel refuses it, the hook denies (exit 2)."""
+        home.mkdir(mode=0o700)
+        home.chmod(0o777)
+        code, out, err = Hook(event("pre-tool-use-bash", project)).result()
+        assert code == 2
+        assert out["hookSpecificOutput"]["permissionDecision"] == "deny"
+        assert "wisp doctor" in err and "Traceback" not in err
+
+    def test_a_terminal_on_stdin_is_refused(self, home: Path) -> None:
+        """Run by hand in a terminal, it does not wait for typing: a deny, exit 2."""
+        import pexpect
+
+        child = pexpect.spawn(
+            sys.executable, ["-m", "wisp", "hook", "claude-code"], encoding="utf-8", timeout=60
+        )
+        child.expect(pexpect.EOF)
+        child.close()
+        assert child.exitstatus == 2
+        assert "not from a terminal" in child.before and "Traceback" not in child.before
+
+    def test_ended_by_claude_code_it_withdraws_its_request(self, home: Path, project: Path) -> None:
+        """SIGTERM (Claude Code ending a hook past its timeout) withdraws the request at once,
+        and the hook denies (exit 2)."""
+        hook = Hook(event("pre-tool-use-bash", project))
+        request_id = waiting(home, Kind.COMMAND)
+        hook.process.terminate()
+        code, out, err = hook.result()
+        assert code == 2 and "withdrawn" in err
+        assert out["hookSpecificOutput"]["permissionDecision"] == "deny"
+        with Channel.open(home) as channel:
+            settled = channel.outcome(request_id)
+        assert settled is not None and settled.outcome.value == "withdrawn"
+
+
+class TestOwnChannel:
+    def test_a_write_under_wisp_home_is_always_asked_and_says_so(
+        self, home: Path, project: Path
+    ) -> None:
+        """A Write under $WISP_HOME is put to the person even with a covering always grant,
+        and its request says it touches wisp's own channel."""
+        target = str(home / "pending" / "0123abcd.answer.json")
+        data = event("pre-tool-use-write", project, tool_input={"file_path": target})
+        hook = Hook(data)
+        request_id = waiting(home, Kind.TOOL)
+        assert in_terminal("tools", "approve", request_id, "--as", "always")[0] == 0
+        assert hook.result()[1]["hookSpecificOutput"]["permissionDecision"] == "allow"
+        hook = Hook(data)
+        request_id = waiting(home, Kind.TOOL)  # asked again: no grant covers it
+        shown = run_wisp("show", request_id).stdout
+        assert "wisp's own channel" in shown
+        assert in_terminal("tools", "deny", request_id)[0] == 0
+        assert hook.result()[1]["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+    def test_a_bash_command_naming_wisp_home_is_asked(self, home: Path, project: Path) -> None:
+        """A Bash command naming $WISP_HOME is filed with a reason that says so."""
+        data = event("pre-tool-use-bash", project, tool_input={"command": f"ls {home}/pending"})
+        hook = Hook(data, "--wait", "30")
+        request_id = waiting(home, Kind.COMMAND)
+        with Channel.open(home) as channel:
+            status = channel.status(request_id)
+        assert "wisp's own channel" in (status.request.binding.reason or "")
+        assert in_terminal("approvals", "deny", request_id)[0] == 0
+        assert hook.result()[1]["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+class TestPrintSettings:
+    def test_the_settings_block_is_valid_json_naming_this_wisp(self, home: Path) -> None:
+        """--print-settings prints JSON: a PreToolUse hook (its matcher, this wisp's absolute
+        path, a timeout just over the wait) and a SessionEnd hook."""
+        printed = run_wisp("hook", "claude-code", "--print-settings")
+        assert printed.returncode == 0
+        block = json.loads(printed.stdout)
+        (entry,) = block["hooks"]["PreToolUse"]
+        assert entry["matcher"] == SETTINGS_MATCHER
+        (command,) = entry["hooks"]
+        assert command["type"] == "command" and command["timeout"] == CLAUDE_HOOK_TIMEOUT_S
+        program, *rest = command["command"].split(" ")
+        assert os.path.isabs(program) and os.access(program, os.X_OK)
+        assert rest[-2:] == ["hook", "claude-code"]
+        assert DEFAULT_WAIT_S < CLAUDE_HOOK_TIMEOUT_S
+        assert block["hooks"]["SessionEnd"][0]["hooks"][0]["command"] == command["command"]
+
+    def test_its_options_are_carried_into_the_block(self, home: Path) -> None:
+        """--wait and --on-timeout given with --print-settings are in the printed command,
+        and the timeout is the wait plus the margin."""
+        printed = run_wisp(
+            "hook", "claude-code", "--print-settings", "--wait", "120", "--on-timeout", "deny"
+        )
+        (command,) = json.loads(printed.stdout)["hooks"]["PreToolUse"][0]["hooks"]
+        assert command["command"].endswith("hook claude-code --wait 120 --on-timeout deny")
+        assert command["timeout"] == 130

@@ -1,0 +1,106 @@
+"""`wisp exec -- CMD ARGS…`: ask for exactly this argv, and on approval become it.
+
+For any script or harness without hooks: the person approves the argv shown (shell-quoted),
+and that argv, exactly, replaces this process (`execvp`: its signals and exit status are the
+command's own). Denied, timed out or withdrawn, nothing runs, and it exits as
+`wisp approvals request` does. Its own words go to stderr: stdout is the command's.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from pending import Kind, PendingError, Request
+from wisp._audit import EntryPoint
+from wisp._store import StoreError
+from wisp._text import visible
+from wisp.cli._ask import TimeoutOption, asking, prompt, timeout_in_effect, waiting_note
+from wisp.cli._common import config_or_fail, fail, tell
+from wisp.cli._exit import ExitCode
+from wisp.kinds import view
+
+EXEC_EXAMPLES = """Examples:
+  wisp exec -- make deploy
+  wisp exec --reason "ship 1.4" --timeout 300 -- ./deploy.sh --prod
+  wisp exec -- sh -c 'rm -rf build'"""
+
+# As a shell reports a command it could not run: not found, or found but not executable.
+NOT_FOUND = 127
+NOT_EXECUTABLE = 126
+
+
+def execute(
+    argv: Annotated[
+        list[str],
+        typer.Argument(
+            metavar="-- COMMAND [ARGS]...",
+            help="The command and its arguments, after --: exactly what runs if approved.",
+        ),
+    ],
+    reason: Annotated[
+        str | None, typer.Option("--reason", metavar="TEXT", help="Why it should run (shown).")
+    ] = None,
+    timeout: TimeoutOption = None,
+) -> None:
+    """Ask the person to approve exactly this command, then run it in wisp's place.
+
+    Approved, it replaces this process (its exit status is the command's; 127 if it is not
+    found, 126 if it cannot be run). Exit 1 denied or withdrawn (Ctrl-C withdraws), 124 timed
+    out, 2 error; nothing runs then."""
+    config = config_or_fail()
+    timeout_s = timeout_in_effect(timeout, config)
+    text = shlex.join(argv)
+    where = str(Path.cwd().resolve())
+
+    def filed(request: Request) -> None:
+        tell(
+            prompt(
+                f"wisp: asking you to approve running (in {visible(where)}):",
+                text,
+                [("reason", reason)] if reason else [],
+                [
+                    *view(Kind.COMMAND).answer_lines(request.id),
+                    f"see it:  wisp show {request.id}",
+                    waiting_note(timeout_s),
+                ],
+            )
+        )
+
+    from wisp._asking import ApprovalGate, ApprovalOutcome  # loads only when it asks
+
+    with asking(EntryPoint.APPROVALS, config) as asker:
+        try:
+            approval = ApprovalGate(asker, timeout_s=timeout_s).request(
+                text, where, reason=reason, on_filed=filed
+            )
+        except (PendingError, StoreError) as exc:
+            fail(f"could not ask: {exc}")  # leaving `asking` withdraws what waits and closes
+        except KeyboardInterrupt:
+            asker.withdraw()
+            tell("wisp: withdrawn with Ctrl-C; nothing was run.")
+            raise typer.Exit(int(ExitCode.NO)) from None
+    if not approval.approved:
+        words = {ApprovalOutcome.ANSWERED: "denied", ApprovalOutcome.TIMED_OUT: "timed out"}
+        word = words.get(approval.outcome, approval.outcome)
+        tell(f"wisp: {word}" + (f": {approval.reason}" if approval.reason else "") + "; not run.")
+        timed_out = approval.outcome is ApprovalOutcome.TIMED_OUT
+        code = ExitCode.TIMED_OUT if timed_out else ExitCode.NO
+        raise typer.Exit(int(code))
+    tell(f"wisp: approved {approval.scope}; running {visible(text)}")
+    sys.stdout.flush()
+    sys.stderr.flush()
+    try:
+        # The approved argv, exactly, takes this process's place (no shell: nothing re-parsed).
+        os.execvp(argv[0], argv)  # noqa: S606
+    except FileNotFoundError:
+        tell(f"wisp: {visible(argv[0])}: command not found")
+        raise typer.Exit(NOT_FOUND) from None
+    except OSError as exc:
+        tell(f"wisp: {visible(argv[0])}: cannot run it ({exc.strerror})")
+        raise typer.Exit(NOT_EXECUTABLE) from None
