@@ -36,6 +36,7 @@ class ToyView(KindView):
     noun = "a wish to grant"
     short = "toy"
     title = "wisp: grant a wish?"
+    heading = "Grant this wish?"
     notice_source = "approval"
     effect = "grant-wishes"
     answering = (

@@ -51,6 +51,7 @@ class KindView(ABC):
     noun: ClassVar[str]  # a few words for what it asks ("a command to approve")
     short: ClassVar[str]  # its name in a narrow table ("cmd")
     title: ClassVar[str]  # the title wisp files it with, which its notification shows
+    heading: ClassVar[str]  # what a dialog that answers it asks ("Run this command?")
     notice_source: ClassVar[str]  # the `source` its notification is audited with
     effect: ClassVar[str]  # the relay effect a front end declares to carry it
     answering: ClassVar[tuple[Answering, ...]]  # the commands that answer it

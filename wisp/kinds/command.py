@@ -18,6 +18,7 @@ class CommandView(KindView):
     noun = "a command to approve"
     short = "cmd"
     title = "wisp: run a command?"
+    heading = "Run this command?"
     notice_source = "approval"
     effect = "approve-mcp"
     answering = (

@@ -16,6 +16,7 @@ class FactView(KindView):
     noun = "a fact to keep as permanent"
     short = "fact"
     title = "wisp: keep as a permanent fact?"
+    heading = "Keep as a permanent fact?"
     notice_source = "approval"
     effect = "keep-facts"
     answering = (

@@ -16,6 +16,7 @@ class QuestionView(KindView):
     noun = "a question for you"
     short = "ask"
     title = "wisp: a question for you"
+    heading = "A question for you"
     notice_source = "inquiry"
     effect = "answer-questions"
     answering = (

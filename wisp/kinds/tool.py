@@ -131,6 +131,7 @@ class ToolView(KindView):
     noun = "a tool call to approve"
     short = "tool"
     title = "wisp: allow a tool call?"
+    heading = "Allow this tool call?"
     notice_source = "approval"
     effect = "approve-tools"
     answering = (

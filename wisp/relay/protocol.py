@@ -180,6 +180,32 @@ def binding_fields(kind: Kind) -> tuple[tuple[str, bool], ...]:
 _BINDING_FIELDS: dict[Kind, tuple[tuple[str, bool], ...]] = {}
 
 
+def _shape(kind: Kind, key: str) -> str:
+    """What JSON a binding field holds, by its record's annotation: `flag` (a bool), `words`
+    (a list of strings), `object` (a JSON object), else `text`."""
+    for f in attrs.fields(KINDS[kind].binding_type):
+        if _camel(f.name) == key:
+            typed = str(f.type)
+            if typed.startswith("bool"):
+                return "flag"
+            if typed.startswith("tuple"):
+                return "words"
+            if typed.startswith(("Mapping", "dict")):
+                return "object"
+    return "text"
+
+
+def _read_field(line: _Fields, key: str, shape: str) -> Any:
+    if shape == "flag":
+        return line.opt_flag(key)
+    if shape == "words":
+        return None if line.value.get(key) is None else list(line.words(key))
+    if shape == "object":
+        found = line.object(key)
+        return None if found is None else dict(found.value)
+    return line.opt_text(key)
+
+
 def _camel(name: str) -> str:
     head, *rest = name.split("_")
     return head + "".join(part.title() for part in rest)
@@ -814,14 +840,7 @@ def _read_approval(line: _Fields) -> ApprovalLine:
     kind = line.enum("kind", Kind, default=Kind.COMMAND.value)  # 0.16.0 relays sent no kind
     fields: dict[str, Any] = {}
     for key, optional in binding_fields(kind):
-        found = line.value.get(key)
-        if key == "options":
-            if found is not None:
-                found = list(line.words(key))
-        elif key == "freeText":
-            found = line.opt_flag(key)
-        else:
-            found = line.opt_text(key)
+        found = _read_field(line, key, _shape(kind, key))
         if found is None and not optional:
             raise line.bad(f"a {kind.value} request needs `{key}`.")
         fields[key] = found

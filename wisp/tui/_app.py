@@ -46,7 +46,7 @@ from wisp.relay.protocol import (
     Withdrawal,
     Withdrawn,
 )
-from wisp.tui._dialogs import DIALOGS, Choice, Dialog
+from wisp.tui._dialogs import Choice, Dialog, dialog_for
 from wisp.tui._link import Link, check_hosts, describe_exit, hello_line, host_argv, local_argv
 from wisp.tui._model import (
     LOCAL,
@@ -592,7 +592,12 @@ class WispTui(App[None]):
             state = self._state_of(item)
             self.say(f"{item.id} is {state}: it takes no answer here")
             return
-        dialog = DIALOGS[item.kind](item, series=series)
+        dialog_type = dialog_for(item.kind)
+        if dialog_type is None:
+            how = " or ".join(view(item.kind).answer_commands(item.id))
+            self.say(f"{item.id} is answered from a terminal here: {how}")
+            return
+        dialog = dialog_type(item, series=series)
         self.dialog, self.dialog_key = dialog, item.key
         self.push_screen(dialog, callback=lambda choice: self._chosen(item.key, choice))
 

@@ -25,8 +25,9 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from pending import Decision, Kind, State
+from pending import KINDS, Decision, Kind, State
 from wisp._text import visible
+from wisp.kinds import view
 from wisp.tui._model import Waiting, detail
 
 
@@ -74,7 +75,6 @@ class Dialog(ModalScreen[Choice | None]):
         "▼ more below — scroll to the end (↓ PgDn End) before answering yes: "
         "the whole request must be seen"
     )
-    HEADING = ""
     KEYS = ""
 
     def __init__(self, item: Waiting, *, series: str | None = None) -> None:
@@ -83,7 +83,7 @@ class Dialog(ModalScreen[Choice | None]):
         self.series = series  # "2 of 5 from …" when answering all from one asker
 
     def compose(self) -> ComposeResult:
-        heading = self.HEADING + (f"  ({self.series})" if self.series else "")
+        heading = view(self.item.kind).heading + (f"  ({self.series})" if self.series else "")
         with Vertical():
             yield Static(Text(heading), classes="heading")
             with VerticalScroll(id="scroll"):
@@ -150,7 +150,6 @@ class Dialog(ModalScreen[Choice | None]):
 
 
 class CommandDialog(Dialog):
-    HEADING = "Run this command?"
     KEYS = "[y]es once  [s]ession  [p]roject  [a]lways  [n]o"
     BINDINGS = [  # noqa: RUF012 - textual's declared form
         Binding("y", "answer('once')", "yes once"),
@@ -172,7 +171,6 @@ class CommandDialog(Dialog):
 
 
 class FactDialog(Dialog):
-    HEADING = "Keep as a permanent fact?"
     KEYS = "[k]eep  [d]rop"
     BINDINGS = [  # noqa: RUF012 - textual's declared form
         Binding("k", "answer('keep')", "keep"),
@@ -201,7 +199,6 @@ class FactDialog(Dialog):
 class QuestionDialog(Dialog):
     """A question: its options to pick (1-9, or arrows and Enter), and/or a text box."""
 
-    HEADING = "A question for you"
     BINDINGS = [  # noqa: RUF012 - textual's declared form
         Binding("ctrl+c", "decline", "decline", priority=True),
         Binding("escape", "later", "later"),
@@ -259,8 +256,22 @@ class QuestionDialog(Dialog):
         self.answer(Decision.DECLINE)
 
 
-DIALOGS: dict[Kind, type[Dialog]] = {
-    Kind.COMMAND: CommandDialog,
-    Kind.FACT: FactDialog,
-    Kind.QUESTION: QuestionDialog,
+# A dialog answers by a kind's decisions, whatever the kind: a kind that takes a command's
+# decisions (a tool call) is answered as a command is; its heading is its view's.
+_BY_DECISIONS: dict[tuple[Decision, ...], type[Dialog]] = {
+    (
+        Decision.ONCE,
+        Decision.SESSION,
+        Decision.PROJECT,
+        Decision.ALWAYS,
+        Decision.NO,
+    ): CommandDialog,
+    (Decision.KEEP, Decision.DROP): FactDialog,
+    (Decision.ANSWER, Decision.DECLINE): QuestionDialog,
 }
+
+
+def dialog_for(kind: Kind) -> type[Dialog] | None:
+    """The dialog that answers *kind* by its decisions; None for decisions no dialog takes
+    (the request is then answered from a terminal, as its view says)."""
+    return _BY_DECISIONS.get(tuple(KINDS[kind].decisions))
