@@ -42,8 +42,11 @@ def _unavailable(path: str, exc: OSError) -> ChannelUnavailable:
     return ChannelUnavailable(path, exc.strerror or str(exc))
 
 
-def open_private_dir(path: str, *, parent_fd: int | None = None, name: str | None = None) -> int:
-    """Open (creating it 0700 if missing) a directory the caller alone may write, or refuse.
+def open_private_dir(
+    path: str, *, parent_fd: int | None = None, name: str | None = None, make: bool = True
+) -> int:
+    """Open (creating it 0700 if missing, unless *make* is false: then FileNotFoundError) a
+    directory the caller alone may write, or refuse.
 
     With *parent_fd*, *name* is opened relative to it; *path* is then only for messages.
     Refused, as OpenSSH's StrictModes refuses: a symlink, a non-directory, another owner, or
@@ -56,6 +59,10 @@ def open_private_dir(path: str, *, parent_fd: int | None = None, name: str | Non
     # which makes it or says exactly what is wrong with it.
     try:
         fd = os.open(target, _DIR_FLAGS, dir_fd=parent_fd)
+    except FileNotFoundError:
+        if not make:
+            raise
+        return _make_or_refuse_dir(path, target, parent_fd)
     except OSError:
         return _make_or_refuse_dir(path, target, parent_fd)
     try:

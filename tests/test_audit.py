@@ -44,6 +44,16 @@ class TestAudit:
         (home / "logs").write_text("not a directory")
         assert audit(home, "x", entry_point="test") is False
 
+    def test_a_removed_home_is_not_made_again(self, home: Path, capsys: object) -> None:
+        """With make_home false (a watch saying its channel went), a missing home stays
+        missing, nothing is written and nothing is said; made as usual otherwise."""
+        assert audit(home, "watch.warning", entry_point="pending", make_home=False) is False
+        assert not home.exists()
+        assert capsys.readouterr().err == ""  # type: ignore[attr-defined]
+        assert audit(home, "watch.warning", entry_point="pending") is True
+        assert audit_path(home).exists()
+        assert audit(home, "watch.warning", entry_point="pending", make_home=False) is True
+
 
 class TestFullDisk:
     def test_a_full_disk_never_leaves_half_a_record(self, tmp_path: Path) -> None:

@@ -142,7 +142,16 @@ class TestThrowawayKind:
         assert [v.kind for v in views()] == list(Kind)
 
 
-ANSWER_COMMANDS = ("wisp approvals approve", "wisp facts keep", "wisp questions answer")
+ANSWER_COMMANDS = (
+    "wisp approvals approve",
+    "wisp approvals deny",
+    "wisp facts keep",
+    "wisp facts drop",
+    "wisp questions answer",
+    "wisp questions decline",
+    "wisp tools approve",
+    "wisp tools deny",
+)
 
 
 class TestOnePlace:
@@ -171,7 +180,7 @@ class TestOnePlace:
                     and id(node) not in docstrings
                 ) and any(c in node.value for c in ANSWER_COMMANDS):
                     found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
-        allowed = {"wisp/kinds/command.py", "wisp/kinds/fact.py", "wisp/kinds/question.py"}
+        allowed = {f"wisp/kinds/{v.kind.value}.py" for v in views()}
         assert {f.split(":")[0] for f in found} <= allowed, found
 
     def test_every_kind_has_a_view(self) -> None:

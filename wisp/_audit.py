@@ -75,8 +75,11 @@ def audit(
     *,
     entry_point: EntryPoint,
     clock: Clock = SYSTEM_CLOCK,
+    make_home: bool = True,
 ) -> bool:
-    """Append one audit record (``None`` fields left out); True if it was written."""
+    """Append one audit record (``None`` fields left out); True if it was written. With
+    *make_home* false a missing home is not made again: nothing is written (a watch saying
+    that the channel went away must not remake a home being removed)."""
     record = {
         "ts": format_time(clock.now()),
         "event": event,
@@ -86,7 +89,7 @@ def audit(
     }
     line = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
     try:
-        home_fd = open_private_dir(str(home))
+        home_fd = open_private_dir(str(home), make=make_home)
         try:
             logs_fd = open_private_dir(str(home / LOGS_DIR), parent_fd=home_fd, name=LOGS_DIR)
         finally:
@@ -101,6 +104,8 @@ def audit(
         finally:
             os.close(fd)  # releases the lock
     except (OSError, PendingError) as exc:
+        if not make_home and isinstance(exc, FileNotFoundError):
+            return False  # the home went while we wrote: nothing to say, nothing remade
         _warn_once(f"wisp: could not write the audit log {audit_path(home)}: {exc}")
         return False
     return True

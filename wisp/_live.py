@@ -197,8 +197,14 @@ class LiveInbox:
         yield ChannelBack(path=self.path, statuses=tuple(snapshot))
 
     def _warn(self, message: str) -> None:
+        # Never remakes the home: it may be being removed as this is said (`rm -rf` takes
+        # pending/ first), and a home made again would hide that it went.
         audit(
-            self.home, AuditEvent.WATCH_WARNING, {"message": message}, entry_point=self.entry_point
+            self.home,
+            AuditEvent.WATCH_WARNING,
+            {"message": message},
+            entry_point=self.entry_point,
+            make_home=False,
         )
         if self._on_warning is not None:
             self._on_warning(message)
