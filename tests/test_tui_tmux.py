@@ -79,7 +79,7 @@ class TestRealTerminal:
         try:
             term.wait_for(
                 "release codename = BLUE HERON",
-                "1 waiting (0 command, 1 fact, 0 question)",
+                "1 waiting (0 command, 1 fact, 0 question, 0 tool)",
                 "handed-over",
             )
             term.keys("Enter")

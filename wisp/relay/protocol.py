@@ -185,7 +185,8 @@ def _shape(kind: Kind, key: str) -> str:
     (a list of strings), `object` (a JSON object), else `text`."""
     for f in attrs.fields(KINDS[kind].binding_type):
         if _camel(f.name) == key:
-            typed = str(f.type)
+            typed = f.type if isinstance(f.type, str) else getattr(f.type, "__name__", "")
+            typed = (typed or str(f.type)).removeprefix("typing.")
             if typed.startswith("bool"):
                 return "flag"
             if typed.startswith("tuple"):
