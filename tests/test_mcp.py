@@ -380,7 +380,12 @@ class TestSchema:
             "ask_person",
             "await_request",
             "notify",
+            "permission_prompt",
         }
+        prompt = tools["permission_prompt"]
+        assert prompt["required"] == ["tool_name", "input"]
+        assert prompt["properties"]["tool_name"]["maxLength"] == 256
+        assert prompt["properties"]["input"]["type"] == "object"
         approval = tools["request_approval"]["properties"]
         assert approval["command"]["maxLength"] == 4096
         assert (approval["wait_seconds"]["minimum"], approval["wait_seconds"]["maximum"]) == (
