@@ -60,6 +60,9 @@ from wisp._store import StoreError
 from wisp._threadfacts import FactBook, NoteFact, UnknownFact
 
 SETTLING_S = 5.0  # a request seen ending between two looks: its ending is recorded within this
+# A permission request with no deadline (approval.timeoutSeconds 0) is still waited for at
+# most this long by one prompt (the client's own tool timeout ends it sooner), then withdrawn.
+PROMPT_UNBOUNDED_WAIT_S = 24 * 3600.0
 
 # The states in which a request still waits for the person (answered: until it is applied).
 WAITING = (State.FILED, State.ANSWERED, State.HANDED_OVER)
@@ -337,6 +340,8 @@ class AgentSession:
     def permission_wait_s(self) -> float:
         """How long a permission prompt waits: past the request's own bound, so that its
         deadline, not the wait, ends an unanswered request (as timed out)."""
+        if self.gate.timeout_s <= 0:  # no deadline of its own
+            return PROMPT_UNBOUNDED_WAIT_S
         return self.gate.timeout_s + SETTLING_S
 
     def ask_permission(
@@ -381,7 +386,8 @@ class AgentSession:
             endings = self.asker.withdraw(request.id)
             ending = endings[0] if endings else self.asker.wait(request.id, 0)
         if ending is None or ending.outcome is not Outcome.ANSWERED:
-            why = unanswered_reason(request.id, ending, self.gate.timeout_s)
+            bound = self.gate.timeout_s if self.gate.timeout_s > 0 else self.permission_wait_s
+            why = unanswered_reason(request.id, ending, bound)
             return PermissionVerdict(
                 allowed=False, message=f"wisp: {why}; denied", request_id=request.id
             )
