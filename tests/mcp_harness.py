@@ -109,7 +109,9 @@ class Wire:
         return json.loads(content.text)
 
 
-ANSWER_ID = re.compile(r"wisp (?:approvals approve|questions answer) ([0-9a-f]{8,32})")
+ANSWER_ID = re.compile(
+    r"wisp (?:approvals approve|tools approve|questions answer) ([0-9a-f]{8,32})"
+)
 
 
 class Call:

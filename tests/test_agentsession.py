@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from pending import Channel, Outcome, State, Via
+from pending import MAX_RECORD_BYTES, Channel, Kind, Outcome, Request, State, Via
 from wisp import AgentSession, FactRefused, FactScope, UnknownFact
-from wisp._agentsession import NotOurs, StartError, collecting
+from wisp._agentsession import NotOurs, PermissionVerdict, StartError, collecting
 from wisp._audit import EntryPoint
 from wisp._config import load_config
 from wisp._home import open_channel
@@ -94,3 +94,31 @@ class TestAgentSession:
             session.set_scope("c999", FactScope.SESSION)
         assert caught.value.fact_id == "c999"
         assert session.conflicts("release", "codename", "HERON") == []
+
+    def test_a_permission_call_that_cannot_be_asked_is_denied(
+        self, home: Path, session: AgentSession
+    ) -> None:
+        """A Bash call with no command, and one larger than a request holds, are denied at
+        once with the reason; nothing is filed."""
+        for tool, tool_input in (
+            ("Bash", {"description": "no command"}),
+            ("Write", {"file_path": "/tmp/x", "content": "x" * (MAX_RECORD_BYTES + 1)}),
+        ):
+            verdict = session.ask_permission(tool, tool_input, "/srv/shop")
+            assert isinstance(verdict, PermissionVerdict) and not verdict.allowed
+            assert verdict.request_id is None and verdict.message.startswith("wisp: ")
+        with Channel.open(home) as channel:
+            assert not channel.listing().statuses
+
+    def test_an_unanswered_permission_request_is_withdrawn_and_denied(
+        self, home: Path, session: AgentSession
+    ) -> None:
+        """A wait that ends with no answer withdraws the request; the verdict is a deny that
+        says nobody answered, never an allow."""
+        request = session.ask_permission("WebFetch", {"url": "https://example.com"}, "/srv")
+        assert isinstance(request, Request) and request.kind is Kind.TOOL
+        verdict = session.permission_verdict(request, None)
+        assert not verdict.allowed and verdict.request_id == request.id
+        assert "nobody answered" in verdict.message and "withdrawn" in verdict.message
+        with Channel.open(home) as channel:
+            assert channel.status(request.id).outcome is Outcome.WITHDRAWN

@@ -3,6 +3,7 @@ answers given from real pseudo-terminals (`wisp approvals approve ID`, `wisp fac
 
 from __future__ import annotations
 
+import getpass
 import json
 import os
 import signal
@@ -28,7 +29,7 @@ from mcp_harness import (
     wisp_mcp,
 )
 
-from pending import Channel, Outcome, State
+from pending import Channel, Kind, Outcome, State
 from wisp import FactStore
 
 pytestmark = [
@@ -379,7 +380,12 @@ class TestSchema:
             "ask_person",
             "await_request",
             "notify",
+            "permission_prompt",
         }
+        prompt = tools["permission_prompt"]
+        assert prompt["required"] == ["tool_name", "input"]
+        assert prompt["properties"]["tool_name"]["maxLength"] == 256
+        assert prompt["properties"]["input"]["type"] == "object"
         approval = tools["request_approval"]["properties"]
         assert approval["command"]["maxLength"] == 4096
         assert (approval["wait_seconds"]["minimum"], approval["wait_seconds"]["maximum"]) == (
@@ -644,3 +650,119 @@ def _alive(pid: int) -> bool:
             return stat.read().split()[2] != "Z"
     except FileNotFoundError:
         return False
+
+
+# --- permission_prompt: Claude Code's permission prompt tool (`claude -p
+# --permission-prompt-tool mcp__wisp__permission_prompt`) ---------------------------------
+
+SHORT_TIMEOUT_S = 2  # approval.timeoutSeconds for the time-out test: the request's own bound
+
+
+def decision(result: types.CallToolResult) -> dict[str, Any]:
+    """The result's text, which must be Claude Code's JSON and nothing else."""
+    assert not result.is_error, result.content
+    said = json.loads(text_of(result))
+    assert isinstance(said, dict)
+    return said
+
+
+BASH = {"command": "rm -rf build", "description": "Clean the build directory"}
+
+
+class TestPermissionPrompt:
+    async def test_a_bash_call_approved_from_a_terminal(self, wire: Wire, home: Path) -> None:
+        """A Bash call is filed as a command (its description as the reason); `wisp
+        approvals approve ID` in a pty allows it, with the input unchanged."""
+        async with in_flight(
+            wire, "permission_prompt", tool_name="Bash", input=BASH, tool_use_id="toolu_01"
+        ) as call:
+            with Channel.open(home) as channel:
+                request = channel.status(call.id).request
+            assert request.kind is Kind.COMMAND
+            assert request.binding.command == "rm -rf build"  # type: ignore[union-attr]
+            assert request.binding.reason == BASH["description"]  # type: ignore[union-attr]
+            code, output = await terminal("approvals", "approve", call.id)
+            assert code == 0, output
+            result = await call.returned()
+        assert decision(result) == {"behavior": "allow", "updatedInput": BASH}
+        assert call.progress and f"wisp approvals approve {call.id}" in (call.progress[0] or "")
+
+    async def test_a_tool_call_approved_from_a_terminal(self, wire: Wire, home: Path) -> None:
+        """Any other tool is filed as a `tool` request; `wisp tools approve ID` allows it."""
+        edit = {"file_path": "/srv/shop/app.py", "old_string": "a = 1", "new_string": "a = 2"}
+        async with in_flight(wire, "permission_prompt", tool_name="Edit", input=edit) as call:
+            with Channel.open(home) as channel:
+                assert channel.status(call.id).request.kind is Kind.TOOL
+            code, output = await terminal("tools", "approve", call.id)
+            assert code == 0, output
+            result = await call.returned()
+        assert decision(result) == {"behavior": "allow", "updatedInput": edit}
+
+    async def test_denied_saying_who_and_how(self, wire: Wire) -> None:
+        """`wisp approvals deny ID --reason …`: a deny whose message names the person, `cli`,
+        the request and the reason given."""
+        async with in_flight(wire, "permission_prompt", tool_name="Bash", input=BASH) as call:
+            code, output = await terminal("approvals", "deny", call.id, "--reason", "not today")
+            assert code == 0, output
+            result = await call.returned()
+        said = decision(result)
+        assert said["behavior"] == "deny" and set(said) == {"behavior", "message"}
+        user = getpass.getuser()
+        assert f"by {user} via cli" in said["message"], said
+        assert call.id in said["message"] and "not today" in said["message"]
+
+    async def test_a_standing_grant_allows_at_once(self, wire: Wire, home: Path) -> None:
+        """Approved `always` once; the same call again is allowed at once, nothing filed,
+        the message naming the grant."""
+        async with in_flight(wire, "permission_prompt", tool_name="Bash", input=BASH) as call:
+            code, output = await terminal("approvals", "approve", call.id, "--scope", "always")
+            assert code == 0, output
+            await call.returned()
+        with Channel.open(home) as channel:
+            filed = len(channel.listing().statuses)
+        result = await wire.call("permission_prompt", tool_name="Bash", input=BASH)
+        assert decision(result) == {"behavior": "allow", "updatedInput": BASH}
+        assert result.structured_content is not None
+        assert result.structured_content["id"] is None
+        assert "always approval" in result.structured_content["reason"]
+        with Channel.open(home) as channel:
+            assert len(channel.listing().statuses) == filed
+
+    async def test_a_call_touching_wisps_own_channel_always_asks(
+        self, wire: Wire, home: Path
+    ) -> None:
+        """A Write under $WISP_HOME is put to the person even when a grant would cover it,
+        and its request says that it touches wisp's own channel."""
+        write = {"file_path": str(home / "answers" / "x.json"), "content": "{}"}
+        async with in_flight(wire, "permission_prompt", tool_name="Write", input=write) as call:
+            code, output = await terminal("tools", "approve", call.id, "--as", "always")
+            assert code == 0, output
+            await call.returned()
+        async with in_flight(wire, "permission_prompt", tool_name="Write", input=write) as again:
+            with Channel.open(home) as channel:
+                reason = channel.status(again.id).request.binding.reason  # type: ignore[union-attr]
+            assert reason is not None and "wisp's own channel" in reason
+            code, output = await terminal("tools", "deny", again.id)
+            assert code == 0, output
+            result = await again.returned()
+        assert decision(result)["behavior"] == "deny"
+
+
+class TestTimeOut:
+    async def test_no_answer_is_a_deny(self, home: Path, bin_dir: Path) -> None:
+        """Nobody answers within the request's own bound (approval.timeoutSeconds): it
+        times out, and the answer is a deny that says so, never an allow."""
+        home.mkdir(parents=True, exist_ok=True)
+        (home / "config.json").write_text(
+            json.dumps({"approval": {"timeoutSeconds": SHORT_TIMEOUT_S}})
+        )
+        async with (
+            wisp_mcp(home, bin_dir) as wire,
+            in_flight(wire, "permission_prompt", tool_name="Bash", input=BASH) as call,
+        ):
+            result = await call.returned()
+        said = decision(result)
+        assert said["behavior"] == "deny", said
+        assert "nobody answered" in said["message"] and "timed-out" in said["message"]
+        with Channel.open(home) as channel:
+            assert channel.status(call.id).outcome is Outcome.TIMED_OUT

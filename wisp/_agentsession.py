@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextvars
 import threading
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -26,12 +26,14 @@ from pending import (
     Channel,
     Decision,
     Kind,
+    Outcome,
     PendingError,
     Request,
     State,
     Status,
     UnknownRequest,
     Via,
+    canonical_json,
 )
 from wisp._answering import Answerer, AnswerReport, Inbox
 from wisp._asking import Approval, ApprovalGate, Asker, Cancel, Ending, QuestionAsker, Reply
@@ -40,12 +42,27 @@ from wisp._config import Config, ConfigError, load_config
 from wisp._factids import PERMANENT_PREFIX, FactScope
 from wisp._factstore import Fact, FactRefused, FactStore
 from wisp._home import open_channel, wisp_home
+from wisp._hook import (
+    MAX_ASKED_BYTES,
+    HookEvent,
+    HookRefused,
+    ToolCall,
+    call_verdict,
+    decided_reason,
+    file_call,
+    granted_call,
+    touches_home,
+    unanswered_reason,
+)
 from wisp._keeper import FactKeeper, KeepRequest
 from wisp._notify import Face, Notifier, Result
 from wisp._store import StoreError
 from wisp._threadfacts import FactBook, NoteFact, UnknownFact
 
 SETTLING_S = 5.0  # a request seen ending between two looks: its ending is recorded within this
+# A permission request with no deadline (approval.timeoutSeconds 0) is still waited for at
+# most this long by one prompt (the client's own tool timeout ends it sooner), then withdrawn.
+PROMPT_UNBOUNDED_WAIT_S = 24 * 3600.0
 
 # The states in which a request still waits for the person (answered: until it is applied).
 WAITING = (State.FILED, State.ANSWERED, State.HANDED_OVER)
@@ -97,6 +114,16 @@ class RecordingNotifier(Notifier):
                 }
             )
         return result
+
+
+@attrs.frozen(kw_only=True)
+class PermissionVerdict:
+    """What a permission prompt answers: allow or deny, and why (who decided, how and when,
+    or why nobody did)."""
+
+    allowed: bool
+    message: str
+    request_id: str | None = None  # None when nothing was filed (a grant, or not askable)
 
 
 class StartError(Exception):
@@ -303,6 +330,78 @@ class AgentSession:
             wait_s=0,
         )
 
+    # --- a permission prompt (Claude Code's --permission-prompt-tool) -------------------
+    #
+    # The tool call is asked about as the hook asks (wisp._hook): a `Bash` call as a command,
+    # any other as a `tool` request, this server's thread as the session; a call naming
+    # wisp's own directory always goes to the person. Silence is a deny, never an allow.
+
+    @property
+    def permission_wait_s(self) -> float:
+        """How long a permission prompt waits: past the request's own bound, so that its
+        deadline, not the wait, ends an unanswered request (as timed out)."""
+        if self.gate.timeout_s <= 0:  # no deadline of its own
+            return PROMPT_UNBOUNDED_WAIT_S
+        return self.gate.timeout_s + SETTLING_S
+
+    def ask_permission(
+        self, tool: str, tool_input: Mapping[str, Any], cwd: str
+    ) -> Request | PermissionVerdict:
+        """A grant's allow at once, a deny for a call that cannot be asked, or the request
+        filed for the person (:meth:`wait` for it, then :meth:`permission_verdict`).
+        Raises :class:`NotFiled` if the channel refused the request."""
+        call = ToolCall(
+            event=HookEvent.PERMISSION_REQUEST,
+            session=self.thread,
+            cwd=cwd,
+            tool=tool,
+            input=tool_input,
+        )
+        command = tool_input.get("command") if tool == "Bash" else None
+        if tool == "Bash" and not (isinstance(command, str) and command):
+            return PermissionVerdict(
+                allowed=False, message="wisp: a Bash call with no `command` (a string); denied"
+            )
+        if len(canonical_json(tool_input)) > MAX_ASKED_BYTES:
+            return PermissionVerdict(
+                allowed=False,
+                message=f"wisp: this {tool} call is larger than a request holds "
+                f"({MAX_ASKED_BYTES} bytes), so nobody can be shown it; denied",
+            )
+        guarded = touches_home(call, self.home)
+        if not guarded:
+            granted = granted_call(self.gate, call)
+            if granted is not None:
+                return PermissionVerdict(allowed=True, message=decided_reason(granted))
+        try:
+            return file_call(self.gate, call, self.home, guarded)
+        except (OSError, PendingError, HookRefused) as exc:
+            raise _not_filed(exc) from None
+
+    def permission_verdict(self, request: Request, ending: Ending | None) -> PermissionVerdict:
+        """What the person's answer to a permission request says. No *ending* (the wait
+        ended first, or the call was cancelled): the request is withdrawn (an answer that
+        got there first stands) and, unanswered, it is a deny."""
+        if ending is None:
+            endings = self.asker.withdraw(request.id)
+            ending = endings[0] if endings else self.asker.wait(request.id, 0)
+        if ending is None or ending.outcome is not Outcome.ANSWERED:
+            bound = self.gate.timeout_s if self.gate.timeout_s > 0 else self.permission_wait_s
+            why = unanswered_reason(request.id, ending, bound)
+            return PermissionVerdict(
+                allowed=False, message=f"wisp: {why}; denied", request_id=request.id
+            )
+        with self._mutex:
+            known = self._verdicts.get(request.id)
+        approval = known or call_verdict(self.gate, ending)
+        with self._mutex:
+            approval = self._verdicts.setdefault(request.id, approval)
+        return PermissionVerdict(
+            allowed=approval.approved,
+            message=decided_reason(approval, ending),
+            request_id=request.id,
+        )
+
     # --- facts -------------------------------------------------------------------------
 
     def record_fact(self, subject: str, name: str, value: str, *, source: str) -> NoteFact:
@@ -433,8 +532,16 @@ class AgentSession:
             try:
                 self.asker.close()
             finally:
+                self._forget_session_grants()
                 self.book.close_thread(self.thread)
                 self.channel.close()
+
+    def _forget_session_grants(self) -> None:
+        """A permission prompt's `session` approvals are kept for this server's thread in
+        the grant store: they end with it (a store that cannot be written keeps them until
+        they expire)."""
+        with suppress(OSError, StoreError):
+            self.gate.grants.end_session(self.thread)
 
 
 def _not_asked(request_id: str) -> NotOurs:

@@ -39,6 +39,7 @@ from pending import (
     Kind,
     Outcome,
     PendingError,
+    Request,
     canonical_json,
     format_time,
     loads_strict,
@@ -328,11 +329,7 @@ def _answer_call(
         try:
             gate = ApprovalGate(asker, timeout_s=wait_s + EXPIRY_AFTER_WAIT_S)
             if not guarded:
-                granted = (
-                    gate.granted_in_thread(command, call.cwd, call.session)
-                    if isinstance(command, str)
-                    else gate.granted_tool(call.tool, call.input, call.cwd, thread=call.session)
-                )
+                granted = granted_call(gate, call)
                 if granted is not None:
                     return _decided(call, granted)
             return _ask_person(call, gate, home, guarded, wait_s, on_timeout, cancel)
@@ -355,15 +352,7 @@ def _ask_person(
     cancel: Cancel,
 ) -> HookAnswer:
     asker = gate.asker
-    guard = OWN_CHANNEL.format(home=home) if guarded else None
-    command = call.input.get("command") if call.tool == "Bash" else None
-    if isinstance(command, str):
-        description = call.input.get("description")
-        said = description if isinstance(description, str) and description else None
-        reason = "; ".join(part for part in (guard, said) if part) or None
-        request = gate.file(command, call.cwd, reason=reason, thread=call.session)
-    else:
-        request = gate.file_tool(call.tool, call.input, call.cwd, thread=call.session, reason=guard)
+    request = file_call(gate, call, home, guarded)
     ending = asker.wait(request.id, wait_s, cancel=cancel)
     if ending is None:  # no answer in time: withdraw it (an answer that got there first stands)
         endings = asker.withdraw(request.id)
@@ -374,9 +363,38 @@ def _ask_person(
         )
     if ending is None or ending.outcome is not Outcome.ANSWERED:
         return _unanswered(call, request.id, ending, wait_s, on_timeout)
+    return _decided(call, call_verdict(gate, ending), ending)
+
+
+def granted_call(gate: ApprovalGate, call: ToolCall) -> Approval | None:
+    """The approval a standing grant (or a session approval kept for the call's session)
+    gives *call* at once, or None: the person is asked."""
+    command = call.input.get("command") if call.tool == "Bash" else None
+    if isinstance(command, str):
+        return gate.granted_in_thread(command, call.cwd, call.session)
+    return gate.granted_tool(call.tool, call.input, call.cwd, thread=call.session)
+
+
+def file_call(gate: ApprovalGate, call: ToolCall, home: Path, guarded: bool) -> Request:
+    """File *call* for the person, returning at once: a `Bash` call as a command request
+    (its `description` as the reason), any other as a `tool` request, the call's session as
+    the thread; a *guarded* one says that it touches wisp's own channel."""
+    guard = OWN_CHANNEL.format(home=home) if guarded else None
+    command = call.input.get("command") if call.tool == "Bash" else None
+    if isinstance(command, str):
+        description = call.input.get("description")
+        said = description if isinstance(description, str) and description else None
+        reason = "; ".join(part for part in (guard, said) if part) or None
+        return gate.file(command, call.cwd, reason=reason, thread=call.session)
+    return gate.file_tool(call.tool, call.input, call.cwd, thread=call.session, reason=guard)
+
+
+def call_verdict(gate: ApprovalGate, ending: Ending) -> Approval:
+    """The approval an ended command or tool request gives; a `session` approval is kept
+    for the request's thread."""
+    request = ending.request
     verdict = gate.verdict(ending) if request.kind is Kind.COMMAND else gate.tool_verdict(ending)
-    verdict = gate.remember_for_thread(verdict, ending)
-    return _decided(call, verdict, ending)
+    return gate.remember_for_thread(verdict, ending)
 
 
 def _who(ending: Ending) -> str:
@@ -387,38 +405,38 @@ def _who(ending: Ending) -> str:
 
 def _decided(call: ToolCall, approval: Approval, ending: Ending | None = None) -> HookAnswer:
     """An approval (a grant's or the person's) or a denial, worded: who, how, when."""
+    permission = Permission.ALLOW if approval.approved else Permission.DENY
+    return HookAnswer(
+        event=call.event,
+        permission=permission,
+        reason=decided_reason(approval, ending),
+        request_id=approval.request_id if ending is not None else None,
+    )
+
+
+def decided_reason(approval: Approval, ending: Ending | None = None) -> str:
+    """Why a call is allowed or denied, in words: a grant's (whose, which, when given), or
+    the person's answer to *ending* (who, how, when)."""
     request_id = approval.request_id
     if approval.approved and ending is None:  # a grant covered it: nothing was filed
         grant = approval.grant
         assert grant is not None
-        reason = (
+        return (
             f"wisp: allowed by {grant.user}'s {grant.scope} approval "
             f"({grant.id}, given {format_time(grant.granted_at)} for request {grant.request})"
         )
-        return HookAnswer(event=call.event, permission=Permission.ALLOW, reason=reason)
     assert ending is not None
     if approval.approved:
         reason = f"wisp: approved {approval.scope} {_who(ending)} (request {request_id})"
-        if approval.reason:
-            reason += f"; {approval.reason}"
-        permission = Permission.ALLOW
-    else:
-        reason = f"wisp: denied {_who(ending)} (request {request_id})"
-        if approval.reason:
-            reason += f": {approval.reason}"
-        permission = Permission.DENY
-    return HookAnswer(event=call.event, permission=permission, reason=reason, request_id=request_id)
+        return reason + (f"; {approval.reason}" if approval.reason else "")
+    reason = f"wisp: denied {_who(ending)} (request {request_id})"
+    return reason + (f": {approval.reason}" if approval.reason else "")
 
 
 def _unanswered(
     call: ToolCall, request_id: str, ending: Ending | None, wait_s: float, on_timeout: OnTimeout
 ) -> HookAnswer:
-    outcome = ending.outcome.value if ending is not None else Outcome.WITHDRAWN.value
-    why = f"nobody answered request {request_id} in wisp within {wait_s:g} s ({outcome})"
-    if ending is not None and ending.outcome not in (Outcome.WITHDRAWN, Outcome.TIMED_OUT):
-        why = f"request {request_id} ended {outcome}" + (
-            f": {ending.reason}" if ending.reason else ""
-        )
+    why = unanswered_reason(request_id, ending, wait_s)
     if on_timeout is OnTimeout.DENY:
         return HookAnswer(
             event=call.event,
@@ -427,6 +445,17 @@ def _unanswered(
             request_id=request_id,
         )
     return _unasked(call, f"wisp: {why}; asking here instead", request_id)
+
+
+def unanswered_reason(request_id: str, ending: Ending | None, wait_s: float) -> str:
+    """Why nobody's answer decides the call: none came within *wait_s* (the request timed
+    out or was withdrawn), or the request ended otherwise."""
+    outcome = ending.outcome.value if ending is not None else Outcome.WITHDRAWN.value
+    if ending is not None and ending.outcome not in (Outcome.WITHDRAWN, Outcome.TIMED_OUT):
+        return f"request {request_id} ended {outcome}" + (
+            f": {ending.reason}" if ending.reason else ""
+        )
+    return f"nobody answered request {request_id} in wisp within {wait_s:g} s ({outcome})"
 
 
 def _unasked(call: ToolCall, reason: str, request_id: str | None = None) -> HookAnswer:

@@ -28,6 +28,8 @@ FACT_WORD_MAX_CHARS = 200  # a fact's subject and name
 FACT_VALUE_MAX_CHARS = 2000
 FACT_ID_MAX_CHARS = 64
 NOTIFY_INPUT_MAX_CHARS = 4096  # notify cuts to 64/256 itself; beyond this it is not a message
+TOOL_NAME_MAX_CHARS = 256  # a tool's name (an MCP tool's is mcp__<server>__<tool>)
+TOOL_USE_ID_MAX_CHARS = 256
 
 WAIT_DEFAULT_S = 45.0  # under common clients' tool-call timeouts (60 s is usual)
 WAIT_MAX_S = 3600.0  # one call's wait; the request keeps its own bound (approval.timeoutSeconds)
@@ -86,6 +88,24 @@ Scope = Annotated[Literal["thread", "session", "permanent"], Field(description="
 Title = Annotated[str, Field(description="A few words.", max_length=NOTIFY_INPUT_MAX_CHARS)]
 Message = Annotated[
     str, Field(description="One or two sentences.", max_length=NOTIFY_INPUT_MAX_CHARS)
+]
+
+ToolName = Annotated[
+    str,
+    Field(
+        description="The tool the agent is about to call, e.g. 'Bash', 'Edit'.",
+        max_length=TOOL_NAME_MAX_CHARS,
+    ),
+]
+# Its size is bounded by what one request holds (the application denies a larger call).
+ToolInput = Annotated[
+    dict[str, Any], Field(description="The tool's arguments, exactly as it will get them.")
+]
+ToolUseId = Annotated[
+    str | None,
+    Field(
+        description="The tool call's id, as the agent gave it.", max_length=TOOL_USE_ID_MAX_CHARS
+    ),
 ]
 
 # What to do about a number beyond its maximum, where there is more to say than "send less".

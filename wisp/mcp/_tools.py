@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+import anyio
 import anyio.to_thread
 import attrs
 from mcp.server.mcpserver import Context
@@ -49,6 +50,9 @@ from wisp.mcp._args import (
     Scope,
     Subject,
     Title,
+    ToolInput,
+    ToolName,
+    ToolUseId,
     Value,
     WaitSeconds,
     no_nul,
@@ -318,6 +322,41 @@ async def await_request(
         )
         return Said(text=text, data=data)
     return await await_outcome(face, request, wait_seconds, ctx)
+
+
+# --- a permission prompt ---------------------------------------------------------------
+
+
+@tool(
+    "Claude Code's permission prompt for headless runs (`claude -p --permission-prompt-tool "
+    "mcp__wisp__permission_prompt`): asks the person whether the tool call may run (a Bash "
+    f"call as a command, `{_APPROVE_ID}`; any other as a tool call), waiting up to "
+    "approval.timeoutSeconds. A standing grant allows at once. The text is Claude Code's "
+    'JSON: {"behavior":"allow","updatedInput":…} or {"behavior":"deny","message":…}; no '
+    "answer is a deny."
+)
+async def permission_prompt(
+    tool_name: ToolName, input: ToolInput, ctx: Context, tool_use_id: ToolUseId = None
+) -> Said:
+    face = served(ctx)
+    no_nul("tool_name", required("tool_name", tool_name))
+    asked = await _off_loop(face.app.ask_permission, tool_name, input, str(Path.cwd()))
+    if not isinstance(asked, Request):
+        return Said.of(views.permission(asked, input))
+    face.updates.changed([PENDING_URI])
+    # The client's dialog is a command's accept/decline; a tool call is answered elsewhere.
+    dialog = dialog_for(asked, ctx) if asked.kind is Kind.COMMAND else None
+    try:
+        ending = await wait_for_person(face.app, asked, face.app.permission_wait_s, ctx, dialog)
+    except anyio.get_cancelled_exc_class():
+        # The client gave up (its tool timeout): nobody can act on a later answer, so the
+        # request is withdrawn rather than left waiting.
+        with anyio.CancelScope(shield=True):
+            await _off_loop(face.app.permission_verdict, asked, None)
+        raise
+    verdict = await _off_loop(face.app.permission_verdict, asked, ending)
+    face.updates.changed([PENDING_URI])
+    return Said.of(views.permission(verdict, input))
 
 
 # --- notify -------------------------------------------------------------------------------

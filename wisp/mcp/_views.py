@@ -7,6 +7,8 @@ model). Field names are camelCase, as in the channel's files.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from typing import Any, Protocol
 
 from pending import (
@@ -21,7 +23,7 @@ from pending import (
     Status,
     format_time,
 )
-from wisp._agentsession import WAITING, NotOurs
+from wisp._agentsession import WAITING, NotOurs, PermissionVerdict
 from wisp._asking import Approval, Ending, Reply, ReplyOutcome
 from wisp._factids import PERMANENT_PREFIX
 from wisp._factstore import Fact
@@ -217,6 +219,18 @@ def granted(approval: Approval, command: str) -> Rendered:
         f"{grant.request} answered by {grant.user}): you may run {command}"
     )
     return text, data
+
+
+def permission(verdict: PermissionVerdict, tool_input: Mapping[str, Any]) -> Rendered:
+    """A permission prompt's answer: its text is the JSON Claude Code reads, `allow` with
+    the input unchanged, or `deny` with why (who decided, how and when, or why nobody did)."""
+    decision: dict[str, Any] = (
+        {"behavior": "allow", "updatedInput": dict(tool_input)}
+        if verdict.allowed
+        else {"behavior": "deny", "message": verdict.message}
+    )
+    data = {**decision, "id": verdict.request_id, "reason": verdict.message}
+    return json.dumps(decision, ensure_ascii=False), data
 
 
 def approval(ending: Ending, verdict: Approval) -> Rendered:
