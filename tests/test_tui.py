@@ -578,10 +578,10 @@ class TestKeys:
             table = app._table()
             await until(pilot, lambda: table.row_count == 4)
             counts = []
-            for _ in range(4):
+            for _ in range(5):  # command, fact, question, tool, then all again
                 await pilot.press("f")
                 counts.append(app._table().row_count)
-            assert counts == [2, 1, 1, 4]
+            assert counts == [2, 1, 1, 0, 4]
             await select(app, pilot, theirs.id)
             await pilot.press("w")
             assert app._table().row_count == 1
