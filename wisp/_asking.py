@@ -965,7 +965,7 @@ class ApprovalGate:
             user = ending.answer.user if ending.answer else current_user()
             try:
                 grant = self.grants.add_tool(
-                    scope=decision,
+                    scope=Scope(decision),
                     tool=binding.tool,
                     tool_input=binding.input,
                     cwd=binding.cwd,

@@ -294,7 +294,7 @@ class GrantStore:
     def add_tool(
         self,
         *,
-        scope: Scope | str,
+        scope: Scope,
         tool: str,
         tool_input: Mapping[str, Any],
         cwd: str,
@@ -359,7 +359,7 @@ class GrantStore:
 
     def _tool_grant(
         self,
-        scope: Scope | str,
+        scope: Scope,
         tool: str,
         tool_input: Mapping[str, Any],
         cwd: str,

@@ -224,7 +224,7 @@ class Notifier:
         self,
         home: Path,
         *,
-        face: Face | str = Face.TERMINAL,
+        face: Face = Face.TERMINAL,
         host: Callable[[dict[str, Any]], None] | None = None,
         environ: Mapping[str, str] | None = None,
         platform: str = sys.platform,

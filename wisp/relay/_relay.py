@@ -46,6 +46,7 @@ from wisp import Answerer, EntryPoint, Inbox, Notifier, __version__
 from wisp._asking import default_notifier
 from wisp._hello import hello_heard
 from wisp._history import ended_requests
+from wisp._notify import Face
 from wisp._store import StoreError
 from wisp.kinds import notice_for, views
 from wisp.relay._lines import (
@@ -261,7 +262,7 @@ class Relay:
             base = default_notifier(self.channel.home, self.answerer_entry)
             self.notifier = Notifier(
                 self.channel.home,
-                face="json",
+                face=Face.JSON,
                 host=self._to_front_end,
                 settings=base.settings,
                 entry_point=self.answerer_entry,
