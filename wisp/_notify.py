@@ -32,7 +32,6 @@ import os
 import secrets
 import shutil
 import socket
-import subprocess
 import sys
 import threading
 import unicodedata
@@ -48,6 +47,7 @@ from pending import SYSTEM_CLOCK, Clock, Kind
 from wisp import _push
 from wisp._audit import AuditEvent, EntryPoint, audit
 from wisp._config import PushWhen
+from wisp._subproc import run_bounded
 from wisp._text import visible
 from wisp._tmux import Client, Tmux, display_text, passthrough
 from wisp.kinds import view
@@ -667,25 +667,7 @@ class Notifier:
         return None
 
     def _run(self, argv: list[str]) -> str | None:
-        try:
-            done = subprocess.run(
-                argv,
-                capture_output=True,
-                timeout=ROUTE_TIMEOUT_S,
-                env=self.environ,
-                check=False,
-                stdin=subprocess.DEVNULL,
-            )
-        except subprocess.TimeoutExpired:
-            return f"{Path(argv[0]).name} did not finish within {ROUTE_TIMEOUT_S:g}s"
-        except OSError as exc:
-            return f"{Path(argv[0]).name} could not run ({exc.strerror})"
-        if done.returncode != 0:
-            detail = done.stderr.decode(errors="replace").strip().splitlines()
-            return f"{Path(argv[0]).name} exited {done.returncode}" + (
-                f": {detail[-1][:120]}" if detail else ""
-            )
-        return None
+        return run_bounded(argv, timeout_s=ROUTE_TIMEOUT_S, env=self.environ)[1]
 
 
 def _answer_commands(about: Mapping[str, Any] | None) -> list[str]:

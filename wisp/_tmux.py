@@ -18,10 +18,11 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
 from collections.abc import Mapping
 
 import attrs
+
+from wisp._subproc import run_bounded
 
 TMUX_DISPLAY_S = 5.0  # how long the message stays on a client's status line
 TMUX_TIMEOUT_S = 5.0  # a tmux command that hangs is given up on, never waited on
@@ -91,25 +92,10 @@ class Tmux:
     def _run(self, *args: str) -> tuple[str, str | None]:
         """A tmux command's output, and None; or "", and why it failed."""
         argv = [self.binary, "-S", self.socket, *args]
-        try:
-            done = subprocess.run(
-                argv,
-                capture_output=True,
-                timeout=TMUX_TIMEOUT_S,
-                env=self.environ,
-                check=False,
-                stdin=subprocess.DEVNULL,
-            )
-        except subprocess.TimeoutExpired:
-            return "", f"tmux did not finish within {TMUX_TIMEOUT_S:g} s"
-        except OSError as exc:
-            return "", f"tmux could not run ({exc.strerror})"
-        if done.returncode != 0:
-            detail = done.stderr.decode(errors="replace").strip().splitlines()
-            return "", f"tmux {args[0]} exited {done.returncode}" + (
-                f": {detail[-1][:120]}" if detail else ""
-            )
-        return done.stdout.decode(errors="replace"), None
+        out, why = run_bounded(
+            argv, timeout_s=TMUX_TIMEOUT_S, env=self.environ, what=f"tmux {args[0]}"
+        )
+        return out.decode(errors="replace"), why
 
     def clients(self) -> tuple[list[Client], str | None]:
         """The clients attached to this pane's session (every client of the server when

@@ -12,12 +12,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from pending import PendingError
+from pending import Kind, PendingError
 from wisp._audit import EntryPoint
 from wisp._config import Config
 from wisp._deadlines import check_deadline, deadline_range
 from wisp._text import wrap
 from wisp.cli._common import err, fail, open_channel, tell, typed_as
+from wisp.kinds import view
 
 if TYPE_CHECKING:
     from wisp._asking import Asker
@@ -107,6 +108,14 @@ def prompt(head: str, text: str, fields: Sequence[tuple[str, str]], lines: Seque
         parts = wrap(line, room, then=room - len(INDENT))
         shown.extend([INDENT + parts[0], *(INDENT * 2 + part for part in parts[1:])])
     return "\n".join(shown)
+
+
+def how_to_answer(kind: Kind, request_id: str) -> list[str]:
+    """An asker's lines on how its request is answered: each answering command after its
+    label, where to see it whole, then what its kind notes (a command's scopes)."""
+    kind_view = view(kind)
+    seen = ("see it", f"wisp show {request_id}")
+    return [*kind_view.prompt_lines(request_id, more=[seen]), *kind_view.notes]
 
 
 def waiting_note(timeout_s: float) -> str:

@@ -26,6 +26,7 @@ from wisp.cli._answer import JsonFlag, answer_from_terminal, id_argument, render
 from wisp.cli._ask import (
     TimeoutOption,
     asking,
+    how_to_answer,
     prompt,
     timeout_in_effect,
     waiting_note,
@@ -234,10 +235,7 @@ def request_approval(
                 text,
                 [("reason", reason)] if reason else [],
                 [
-                    *COMMANDS.prompt_lines(
-                        request.id, more=[("see it", f"wisp show {request.id}")]
-                    ),
-                    *COMMANDS.notes,
+                    *how_to_answer(Kind.COMMAND, request.id),
                     waiting_note(timeout_s),
                 ],
             )
@@ -297,7 +295,3 @@ def request_approval(
     raise typer.Exit(
         int(ExitCode.TIMED_OUT if outcome is ApprovalOutcome.TIMED_OUT else ExitCode.NO)
     )
-
-
-def _show(request_id: str) -> str:
-    return f"wisp show {request_id}"

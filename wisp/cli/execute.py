@@ -20,10 +20,16 @@ from pending import Kind, PendingError, Request
 from wisp._audit import EntryPoint
 from wisp._store import StoreError
 from wisp._text import visible
-from wisp.cli._ask import TimeoutOption, asking, prompt, timeout_in_effect, waiting_note
+from wisp.cli._ask import (
+    TimeoutOption,
+    asking,
+    how_to_answer,
+    prompt,
+    timeout_in_effect,
+    waiting_note,
+)
 from wisp.cli._common import config_or_fail, fail, tell
 from wisp.cli._exit import ExitCode
-from wisp.kinds import view
 
 EXEC_EXAMPLES = """Examples:
   wisp exec -- make deploy
@@ -65,8 +71,7 @@ def execute(
                 text,
                 [("reason", reason)] if reason else [],
                 [
-                    *view(Kind.COMMAND).answer_lines(request.id),
-                    f"see it:  wisp show {request.id}",
+                    *how_to_answer(Kind.COMMAND, request.id),
                     waiting_note(timeout_s),
                 ],
             )

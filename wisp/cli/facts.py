@@ -16,7 +16,7 @@ from wisp._lookup import LookupRefused, find_request, typed_hex, unique
 from wisp._store import StoreError
 from wisp._text import one_line, visible
 from wisp.cli._answer import JsonFlag, answer_from_terminal, id_argument
-from wisp.cli._ask import asking
+from wisp.cli._ask import asking, how_to_answer
 from wisp.cli._common import (
     command_group,
     config_or_fail,
@@ -296,7 +296,7 @@ def request_fact(
         return
     again = "" if asked.new else " (already waiting: the same request)"
     request_id = str(asked.request_id)  # a request waits: it has an ID
-    how = FACTS.prompt_lines(request_id, more=[("see it", f"wisp show {request_id}")])
+    how = how_to_answer(Kind.FACT, request_id)
     lines = [f"wisp: asked you to keep {said}{again}", *how, "it waits with no time limit"]
     tell("\n  ".join(lines))
     out.print(asked.request_id)
