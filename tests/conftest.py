@@ -3,13 +3,31 @@ native watching for the tests that need it."""
 
 from __future__ import annotations
 
+import compileall
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from isolation import native_watching_refusal
 
+import pending
+import wisp
 from pending import Channel, ServerLock
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Compile wisp's and pending's bytecode once, before any test starts a `wisp` process.
+
+    An editable install has none, and with PYTHONDONTWRITEBYTECODE set (as on some machines)
+    no process writes it: then every `wisp` the suite starts (thousands) compiles every module
+    it imports from source again, which is ~40 % of the instructions such a process runs
+    (measured with callgrind: 834 M against 481 M for `wisp approvals pending`). An installed
+    wheel has its bytecode; this gives the suite's processes the same. The controller does it,
+    not each xdist worker; a stale file is never used (Python checks the source's mtime)."""
+    if hasattr(config, "workerinput"):
+        return
+    for package in (pending, wisp):
+        compileall.compile_dir(Path(package.__file__).parent, quiet=1)
 
 
 @pytest.fixture

@@ -126,14 +126,14 @@ def clean(text: str, limit: int) -> str:
     """Control characters become spaces; bidi overrides, zero-width and other invisible
     characters are shown as markers (``⟨U+202E⟩``), as everywhere wisp shows request text, so
     a banner cannot read other than it is; cut to *limit* characters with an ellipsis."""
+    # Printable text holds no control character (Cc): only visible()'s pass is left, which
+    # has a fast path of its own. Every request's notice is cleaned, notifications on or off
+    # (it is audited).
     if text.isprintable():
-        # Printable holds no control character (Cc) and nothing visible() marks (C*, Zl, Zp,
-        # and spaces other than " " are exactly what isprintable() refuses): it stays as it
-        # is. Every request's notice is cleaned, notifications on or off (it is audited).
-        cleaned = text
+        spaced = text
     else:
         spaced = "".join(" " if unicodedata.category(c) == "Cc" else c for c in text)
-        cleaned = visible(spaced)
+    cleaned = visible(spaced)
     return cleaned if len(cleaned) <= limit else cleaned[: limit - 1] + "…"
 
 

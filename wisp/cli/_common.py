@@ -215,3 +215,9 @@ def choice_of(enum: type[E]) -> Callable[[Any], E]:
             raise ValueError(f"{text[:40]!r} is not one of {taken}.") from None
 
     return typed_as(parse)
+
+
+def choices(enum: type[E]) -> str:
+    """The metavar of an option :func:`choice_of` parses: its values, as `a|b|c`, so that
+    `--help` lists what it takes."""
+    return "|".join(str(member.value) for member in enum)

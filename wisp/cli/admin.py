@@ -22,7 +22,17 @@ from wisp._doctor import diagnose
 from wisp._home import open_channel, wisp_home
 from wisp._notify import ROUTES, Notifier, Route
 from wisp._text import visible
-from wisp.cli._common import choice_of, command_group, emit, fail, out, print_json, say, width
+from wisp.cli._common import (
+    choice_of,
+    choices,
+    command_group,
+    emit,
+    fail,
+    out,
+    print_json,
+    say,
+    width,
+)
 from wisp.cli._exit import ExitCode
 from wisp.cli._layout import labelled
 
@@ -65,6 +75,7 @@ def notify(
         typer.Option(
             "--route",
             parser=choice_of(Route),
+            metavar=choices(Route),
             help="Try this route alone, to probe it (app is tried even with "
             "notifications.viaTerminalApp off).",
         ),

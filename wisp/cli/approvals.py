@@ -34,6 +34,7 @@ from wisp.cli._ask import (
 )
 from wisp.cli._common import (
     choice_of,
+    choices,
     command_group,
     config_or_fail,
     fail,
@@ -80,7 +81,8 @@ SCOPE_HELP = (
 def approve(
     request_id: Annotated[str, id_argument(Kind.COMMAND)],
     scope: Annotated[
-        Scope, typer.Option("--scope", parser=choice_of(Scope), help=SCOPE_HELP)
+        Scope,
+        typer.Option("--scope", parser=choice_of(Scope), metavar=choices(Scope), help=SCOPE_HELP),
     ] = Scope.ONCE,
     as_json: JsonFlag = False,
 ) -> None:

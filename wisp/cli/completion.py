@@ -14,7 +14,7 @@ from typing import Annotated
 import typer
 from typer._completion_shared import get_completion_script
 
-from wisp.cli._common import choice_of
+from wisp.cli._common import choice_of, choices
 
 PROG = "wisp"
 COMPLETE_VAR = "_WISP_COMPLETE"
@@ -34,7 +34,10 @@ class Shell(StrEnum):
 
 def completion(
     shell: Annotated[
-        Shell, typer.Argument(parser=choice_of(Shell), help="The shell to complete in.")
+        Shell,
+        typer.Argument(
+            parser=choice_of(Shell), metavar=choices(Shell), help="The shell to complete in."
+        ),
     ],
 ) -> None:
     """Print the shell completion script for bash, zsh or fish.

@@ -24,7 +24,7 @@ from wisp._home import wisp_home
 from wisp._lookup import LookupRefused, typed_hex
 from wisp._render import log_line
 from wisp._text import wrap
-from wisp.cli._common import choice_of, emit, fail, json_line, say, tell, width
+from wisp.cli._common import choice_of, choices, emit, fail, json_line, say, tell, width
 
 HANG = 2  # a record's further lines are indented this much
 
@@ -56,6 +56,7 @@ def log(
             "--kind",
             "-k",
             parser=choice_of(Kind),
+            metavar=choices(Kind),
             help="Only records about this kind of request (repeatable).",
         ),
     ] = None,

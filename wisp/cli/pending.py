@@ -14,6 +14,7 @@ from wisp._audit import EntryPoint
 from wisp._render import transition_json, transition_line
 from wisp.cli._common import (
     choice_of,
+    choices,
     command_group,
     fail,
     json_line,
@@ -42,7 +43,13 @@ def pending(
     ctx: typer.Context,
     kind: Annotated[
         list[Kind] | None,
-        typer.Option("--kind", "-k", parser=choice_of(Kind), help="Only this kind (repeatable)."),
+        typer.Option(
+            "--kind",
+            "-k",
+            parser=choice_of(Kind),
+            metavar=choices(Kind),
+            help="Only this kind (repeatable).",
+        ),
     ] = None,
     show_all: Annotated[
         bool, typer.Option("--all", "-a", help="Also ended and stale requests.")
@@ -111,7 +118,13 @@ def sweep(
 def watch(
     kind: Annotated[
         list[Kind] | None,
-        typer.Option("--kind", "-k", parser=choice_of(Kind), help="Only this kind (repeatable)."),
+        typer.Option(
+            "--kind",
+            "-k",
+            parser=choice_of(Kind),
+            metavar=choices(Kind),
+            help="Only this kind (repeatable).",
+        ),
     ] = None,
     as_json: Annotated[
         bool, typer.Option("--json", help="One JSON object per line on stdout.")

@@ -556,6 +556,8 @@ class WispTui(App[None]):
 
     def _draw_summary(self) -> None:
         self._summary_due = False
+        if not self.screen_stack:  # drawn later (call_later): the app may have closed since
+            return
         counts = {kind: 0 for kind in Kind}
         for item in self.items.values():
             if item.answerable:
@@ -575,7 +577,9 @@ class WispTui(App[None]):
                     for h, s in self.hosts.items()
                 )
             )
-        self.screen_stack[0].query_one("#summary", Static).update(Text(" · ".join(parts)))
+        # Closing, its widgets may be gone already: then there is nothing to draw on.
+        for summary in self.screen_stack[0].query("#summary").results(Static):
+            summary.update(Text(" · ".join(parts)))
 
     # --- keys ------------------------------------------------------------------------
 
