@@ -100,12 +100,15 @@ class TestPrefix:
 class TestOptionByNumber:
     @pytest.mark.parametrize("cols", WIDTHS)
     def test_the_second_option(self, channel: Channel, cols: int) -> None:
-        """`wisp questions answer ID 2` answers the second option, by its text."""
+        """`wisp questions answer ID 2` answers the second option, by its text, and says
+        which it recorded (its text and number, not only 2)."""
         with Asker(channel, entry_point="questions") as live:
             asking = QuestionAsker(live, timeout_s=60)
             request = asking.file("Which environment?", options=("staging", "production"))
             code, output = run("questions", "answer", request.id[:8], "2", cols=cols)
             assert code == 0, output
+            said = f'answered "production" (option 2) ({request.id})'
+            assert said in " ".join(output.split())
             ending = live.wait(request.id, 10)
         assert ending is not None and asking.reply(ending).text == "production"
 
