@@ -83,7 +83,7 @@ class TestPrefix:
         assert channel.status(longer.id).answer is None
 
     @pytest.mark.parametrize(
-        ("typed", "says"), [("abc", "at least its first 4"), ("xyz!", "not a request ID")]
+        ("typed", "says"), [("abc", "at least 4 hex characters"), ("xyz!", "not a request ID")]
     )
     def test_too_short_or_not_hex(self, channel: Channel, typed: str, says: str) -> None:
         """Fewer than 4 characters, or not hex, is not an ID: refused, and never a path."""
