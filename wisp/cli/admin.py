@@ -21,7 +21,7 @@ from wisp._config import (
 from wisp._doctor import diagnose
 from wisp._home import open_channel, wisp_home
 from wisp._notify import ROUTES, Notifier, Route
-from wisp._text import visible
+from wisp._text import visible, wrap
 from wisp.cli._common import choice_of, command_group, emit, fail, out, print_json, say, width
 from wisp.cli._exit import ExitCode
 from wisp.cli._layout import labelled
@@ -113,10 +113,25 @@ def config_list(
     if as_json:
         print_json({key: s.shown(config[key]) for key, s in SETTINGS.items()})
         return
+    columns = width()
     for key, setting in SETTINGS.items():
         mark = "" if key in config.values else "  (default)"
         value = json.dumps(setting.shown(config[key]), ensure_ascii=False)
-        say(f"{key} = {value}{mark}\n    {setting.doc} Takes {setting.kind}.")
+        # Wrapped to the width as every listing is, the rest indented under its name.
+        emit(_indented(f"{key} = {value}{mark}", columns, first=0))
+        emit(_indented(f"{setting.doc} Takes {setting.kind}.", columns, first=CONFIG_INDENT))
+
+
+# How far a setting's description (and a value's continuation lines) stand in from its name.
+CONFIG_INDENT = 4
+
+
+def _indented(text: str, columns: int, *, first: int) -> list[str]:
+    """*text* wrapped whole in *columns*, its first line *first* cells in, the rest
+    :data:`CONFIG_INDENT` in."""
+    pad = " " * CONFIG_INDENT
+    lines = wrap(text, columns - first, then=columns - CONFIG_INDENT)
+    return [" " * first + lines[0], *(pad + line for line in lines[1:])]
 
 
 def _complete_key(incomplete: str) -> list[tuple[str, str]]:
