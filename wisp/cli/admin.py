@@ -15,6 +15,7 @@ from wisp._config import (
     ConfigError,
     PushWhen,
     load_config,
+    loosens,
     parse_value,
     set_setting,
 )
@@ -22,7 +23,17 @@ from wisp._doctor import diagnose
 from wisp._home import open_channel, wisp_home
 from wisp._notify import ROUTES, Notifier, Route
 from wisp._text import visible, wrap
-from wisp.cli._common import choice_of, command_group, emit, fail, out, print_json, say, width
+from wisp.cli._common import (
+    choice_of,
+    command_group,
+    emit,
+    fail,
+    out,
+    print_json,
+    require_terminal,
+    say,
+    width,
+)
 from wisp.cli._exit import ExitCode
 from wisp.cli._layout import labelled
 
@@ -181,9 +192,15 @@ def config_set(
     (nothing written), as every bad deadline is, or config.json cannot be used."""
     if key not in SETTINGS:
         fail(f"no setting {key!r}: `wisp config` lists them. Nothing was written.", ExitCode.NO)
-    setting = SETTINGS[key]
+    setting, parsed = SETTINGS[key], parse_value(value)
     try:
-        stored = set_setting(wisp_home(), key, parse_value(value))
+        if loosens(wisp_home(), key, parsed):
+            require_terminal(
+                "wisp config set",
+                f"changes that loosen what protects you (this one, to {key})",
+                doing="loosening it",
+            )
+        stored = set_setting(wisp_home(), key, parsed)
     except ConfigError as exc:
         fail(str(exc), ExitCode.ERROR if setting.deadline else ExitCode.NO)
     shown = json.dumps(setting.shown(stored), ensure_ascii=False)
