@@ -49,8 +49,10 @@ class Subscription(Generic[T]):
             if self._closed:
                 return
             if len(self._items) >= self._backlog:
-                self._items.popleft()
-                self._missed += 1
+                dropped = self._items.popleft()
+                # A Missed put here (a subscription forwarded into another) stands for its
+                # count: dropped, it is that many events missed, never one.
+                self._missed += dropped.count if isinstance(dropped, Missed) else 1
             self._items.append(item)
             self._wake()
 

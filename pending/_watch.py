@@ -332,6 +332,12 @@ class Watcher:
         rank = _rank(status)
         current = _event_of(status)
         last = previous.event if previous else None
+        if previous is not None and rank < previous.rank:
+            # Fewer files than it had (its outcome or answer removed first, as `rm -rf`
+            # does): no request ever goes back, so this is its removal under way, not a
+            # transition. The last event stands; `removed` follows when its request goes.
+            self._known[request_id] = attrs.evolve(previous, status=status)
+            return
         if emit:
             # Steps the files prove happened, even if their events were coalesced or missed.
             steps: list[Event] = []

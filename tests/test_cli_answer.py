@@ -83,7 +83,7 @@ class TestPrefix:
         assert channel.status(longer.id).answer is None
 
     @pytest.mark.parametrize(
-        ("typed", "says"), [("abc", "at least its first 4"), ("xyz!", "not a request ID")]
+        ("typed", "says"), [("abc", "at least 4 hex characters"), ("xyz!", "not a request ID")]
     )
     def test_too_short_or_not_hex(self, channel: Channel, typed: str, says: str) -> None:
         """Fewer than 4 characters, or not hex, is not an ID: refused, and never a path."""
@@ -100,12 +100,15 @@ class TestPrefix:
 class TestOptionByNumber:
     @pytest.mark.parametrize("cols", WIDTHS)
     def test_the_second_option(self, channel: Channel, cols: int) -> None:
-        """`wisp questions answer ID 2` answers the second option, by its text."""
+        """`wisp questions answer ID 2` answers the second option, by its text, and says
+        which it recorded (its text and number, not only 2)."""
         with Asker(channel, entry_point="questions") as live:
             asking = QuestionAsker(live, timeout_s=60)
             request = asking.file("Which environment?", options=("staging", "production"))
             code, output = run("questions", "answer", request.id[:8], "2", cols=cols)
             assert code == 0, output
+            said = f'answered "production" (option 2) ({request.id})'
+            assert said in " ".join(output.split())
             ending = live.wait(request.id, 10)
         assert ending is not None and asking.reply(ending).text == "production"
 

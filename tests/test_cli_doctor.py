@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from cliterm import WIDTHS, overflowing, run, unwrapped
-from helpers import run_wisp
+from helpers import in_terminal, run_wisp
 from isolation import native_watching_refusal, own_inotify_limit
 
 from pending import Channel
@@ -183,7 +183,7 @@ class TestReach:
         """With push URLs set, push is the route (after the routes here), its targets shown
         as scheme and host only; no warning."""
         url = "ntfy://127.0.0.1:9/s3cret-topic"
-        assert run_wisp("config", "set", "notifications.push", url).returncode == 0
+        assert in_terminal("config", "set", "notifications.push", url)[0] == 0
         found = self.run(home)
         assert found["route"] == "push" and found["warning"] is None
         assert found["push"] == {
@@ -197,7 +197,7 @@ class TestReach:
     def test_notifications_off_is_a_warning_with_its_fix(self, home: Path) -> None:
         """notifications.enabled false: no route, a warning, and the command to turn them
         back on; the doctor still exits 0 (a warning, not a fault)."""
-        assert run_wisp("config", "set", "notifications.enabled", "false").returncode == 0
+        assert in_terminal("config", "set", "notifications.enabled", "false")[0] == 0
         found = self.run(home, TERM_PROGRAM="ghostty")
         assert found["route"] is None and "notifications are off" in found["warning"]
         assert found["fix"] == "wisp config set notifications.enabled true"

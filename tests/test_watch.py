@@ -462,8 +462,9 @@ class TestRereadingOnlyWhatChanged:
     ) -> None:
         """An outcome appears for a request whose answer the watcher has read: it reads the
         outcome file alone (the answer is published, never edited), and the settled status
-        carries that answer. An answer removed first is an event of its own: the answer
-        that then holds the slot is the one the settled status carries."""
+        carries that answer. An answer removed by hand is read (no transition: a request
+        never goes back): the answer that then holds the slot is the one the settled status
+        carries."""
         reads = watcher_reads(channel)
         sub, _ = watcher.subscribe()
         with channel.server() as lock:
@@ -484,7 +485,7 @@ class TestRereadingOnlyWhatChanged:
             channel.answer(other.id, "no", kind=Kind.COMMAND, via="cli")
             assert [t.event for t in take(sub, 2)] == [Event.FILED, Event.ANSWERED]
             (channel.path / f"{other.id}.answer.json").unlink()
-            assert [t.event for t in take(sub, 1)] == [Event.FILED]
+            quiet(sub)  # no request goes back: its answer removed by hand is no transition
             claimed = channel.claim(other, Outcome.WITHDRAWN, via="asker").answer
             channel.settle(other, Outcome.WITHDRAWN, by="asker")
             ended = take(sub, 1)[-1]

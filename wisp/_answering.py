@@ -53,6 +53,10 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
+# The states a request the sweep ends can be in when it is scanned: stale (settled `stale`),
+# answered with its asker gone (settled as answered), a fact handed over or answered (applied).
+SWEPT_FROM = (State.STALE, State.ANSWERED, State.HANDED_OVER)
+
 # How long an answering face waits for the asker to settle, unless config says otherwise.
 ANSWER_WAIT_S = 5.0
 
@@ -361,14 +365,29 @@ class Answerer:
         states: Collection[State] | None = None,
         on_problem: Callable[[str], None] | None = None,
     ) -> Listing:
-        """What the channel holds, then a sweep: stale requests settled, answered facts whose
-        applier died applied here. *on_problem* hears what could not be done: a sweep that
-        could not write (the listing itself is whole: it only reads) or a fact not applied."""
-        # One scan serves both. Listed before sweeping, so a request gone stale is shown
-        # once as stale.
-        listing, swept = self.channel.listing_and_sweep(kinds=kinds, states=states)
-        self.sweep(on_problem=on_problem, swept=swept)
-        return listing
+        """A sweep (stale requests settled, answered facts whose applier died applied here),
+        then what the channel holds in *states* (None: every state). A request the sweep
+        ended is shown as it ended (settled, with why), so a listing of what waits never holds
+        what it has just ended. *on_problem* hears what could not be done: a sweep that could
+        not write (a stale request it could not end is then listed as stale, with why) or a
+        fact not applied."""
+        # One scan serves both; the few requests the sweep ended are read again afterwards.
+        # They were waiting (or stale) when scanned, so those states are asked for too, and
+        # each is then kept only if the state it ended in is one *states* holds.
+        scanned_states = None if states is None else {*states, *SWEPT_FROM}
+        listing, swept = self.channel.listing_and_sweep(kinds=kinds, states=scanned_states)
+        report = self.sweep(on_problem=on_problem, swept=swept)
+        ended = {*report.stale, *report.finished, *report.applied}
+        statuses = []
+        for status in listing.statuses:
+            if status.id in ended:
+                try:
+                    status = self.channel.status(status.id)
+                except PendingError:  # removed or spoilt since: not there to be shown
+                    continue
+            if states is None or status.state in states:
+                statuses.append(status)
+        return attrs.evolve(listing, statuses=tuple(statuses))
 
     def sweep(
         self,

@@ -34,6 +34,10 @@ class Setting:
     deadline: bool = False
     # A secret (push URLs carry tokens): only its redacted form is ever shown or echoed.
     secret: bool = False
+    # Whether changing it from the first value to the second loosens what protects the
+    # person from an agent (they are told of fewer requests, or request text goes somewhere
+    # new): such a change is taken only from a terminal, as an answer is. None: never.
+    loosens: Callable[[Any, Any], bool] | None = None
 
     def shown(self, value: Any) -> Any:
         """*value* as it may be shown: a secret's redacted."""
@@ -113,6 +117,7 @@ SETTINGS: dict[str, Setting] = {
             check=_bool,
             kind="true or false",
             doc="Whether wisp posts notifications at all.",
+            loosens=lambda old, new: bool(old) and not new,  # turned off
         ),
         Setting(
             key="notifications.perMinute",
@@ -120,6 +125,7 @@ SETTINGS: dict[str, Setting] = {
             check=_positive_int,
             kind="a whole number, 1 or more",
             doc="At most this many notifications in any minute, across a process.",
+            loosens=lambda old, new: new < old,  # fewer requests announced
         ),
         Setting(
             key="notifications.viaTerminalApp",
@@ -137,6 +143,8 @@ SETTINGS: dict[str, Setting] = {
             doc="Where the push route sends, for when you are away from this machine "
             "(secrets: shown as scheme://host only).",
             secret=True,
+            # Any change: where request text is sent, or whether it reaches you away.
+            loosens=lambda old, new: True,
         ),
         Setting(
             key="notifications.pushWhen",
@@ -144,6 +152,7 @@ SETTINGS: dict[str, Setting] = {
             check=_push_when,
             kind="always or unseen",
             doc="always: push even when a route here posted too; unseen: only when none did.",
+            loosens=lambda old, new: new != old and new == PushWhen.UNSEEN.value,
         ),
         Setting(
             key="watch.livenessSeconds",
@@ -216,6 +225,16 @@ def parse_value(text: str) -> Any:
         return loads_strict(text.encode())
     except DecodeError:
         return text
+
+
+def loosens(home: Path, key: str, value: Any) -> bool:
+    """Whether setting *key* to *value* (a value it takes) loosens what protects the person
+    (see :attr:`Setting.loosens`), against its value now. Raises ConfigError if config.json
+    cannot be read."""
+    setting = SETTINGS[key]
+    if setting.loosens is None or not setting.check(value):
+        return False
+    return setting.loosens(load_config(home)[key], value)
 
 
 def set_setting(home: Path, key: str, value: Any) -> Any:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import secrets
 from collections.abc import Mapping
 from datetime import datetime, timedelta
@@ -58,7 +57,6 @@ SESSION_GRANTS_FILE = "session-grants.json"
 # registered for SessionEnd) by at most this long.
 SESSION_GRANT_MAX_AGE_S = 24 * 3600
 STORED_SCOPES = (Scope.PROJECT, Scope.ALWAYS)  # a session grant lives in its server only
-_GRANT_ID_RE = re.compile(r"g[0-9a-f]{8}")
 
 
 GrantsError = StoreError  # the grants store cannot be used; the message says what to do
@@ -152,10 +150,6 @@ def project_of(cwd: str) -> str:
 
 def new_grant_id() -> str:
     return "g" + secrets.token_hex(4)
-
-
-def is_grant_id(text: str) -> bool:
-    return _GRANT_ID_RE.fullmatch(text) is not None
 
 
 class GrantStore:

@@ -6,6 +6,14 @@ an Inbox left on the old one would hear nothing more. :class:`LiveInbox` also wa
 `$WISP_HOME` itself: when the channel directory goes it says so and waits; when it is made
 again it opens the new one and starts over with what waits there. Its events are hints too:
 on each, the directory open is compared with what the name now holds.
+
+A directory made again may be filled with what an old one held (restored from a copy, moved
+back): requests settled minutes ago reappear, file by file, and a watcher would report each
+file as a transition. So the view remembers the last state it gave each request, across
+directories, and after one is made again gives a transition only where it is one: a request it
+knew, now in another state; or one it never knew whose change happened after the old directory
+was seen to go (by the times its records hold). What it finds there from before is no new
+transition: a waiting one is given as :class:`Found` (shown as what waits), the rest not at all.
 """
 
 from __future__ import annotations
@@ -13,15 +21,20 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Iterator
+from datetime import datetime
 from pathlib import Path
 
 import attrs
 
 from pending import (
     Channel,
+    Event,
+    Kind,
     Missed,
     Observation,
+    Outcome,
     PendingError,
+    State,
     Status,
     Subscription,
     SubscriptionClosed,
@@ -53,6 +66,14 @@ class ChannelBack:
 
 
 @attrs.frozen(kw_only=True)
+class Found:
+    """A request that appeared in the directory made again, waiting since before the old one
+    went (restored with it): what waits, not a transition."""
+
+    status: Status
+
+
+@attrs.frozen(kw_only=True)
 class HomeGone:
     """`$WISP_HOME` itself was removed: nothing here can tell when it is made again, so the
     view ends (the last item)."""
@@ -65,7 +86,37 @@ class _Look:
     """A hint that the channel directory may have changed under its name."""
 
 
-Item = Transition | Missed | ChannelGone | ChannelBack | HomeGone
+Item = Transition | Missed | ChannelGone | ChannelBack | Found | HomeGone
+
+# States in which a request waits for the person: one found from before is given as Found.
+_WAITING = frozenset({State.FILED, State.ANSWERED, State.HANDED_OVER})
+
+
+@attrs.frozen(kw_only=True)
+class _Known:
+    """What the view last gave of a request: its state and outcome, and whether it was then
+    removed (a removal keeps what it was, to tell a restore from a change)."""
+
+    kind: Kind
+    state: State
+    outcome: Outcome | None
+    removed: bool
+
+
+# States with no record of their own (a stale request's asker stopped; a handed-over fact's):
+# when they began is unknown, so what a view watched wait and then reach one is a transition.
+_TIMELESS = frozenset({State.STALE, State.HANDED_OVER})
+
+
+def happened_at(status: Status) -> datetime:
+    """When *status*'s state began, as its records say: the outcome's time, the answer's, or
+    the filing's (stale and handed-over have no record of their own: when the request was
+    filed is the earliest they can have begun)."""
+    if status.settled is not None:
+        return status.settled.settled_at
+    if status.answer is not None:
+        return status.answer.answered_at
+    return status.request.filed_at
 
 
 class LiveInbox:
@@ -90,6 +141,10 @@ class LiveInbox:
         self._forwarder: threading.Thread | None = None
         self._observation: Observation | None = None
         self.backend: str | None = None
+        self._known: dict[str, _Known] = {}  # by ID, across directories
+        # When the last directory was seen to go (None while the first is watched): a change
+        # from before it, found in the directory made again, is not a transition.
+        self._gone_at: datetime | None = None
 
     # --- lifecycle -----------------------------------------------------------------------
 
@@ -114,6 +169,10 @@ class LiveInbox:
         self.backend = inbox.backend
         subscription, snapshot = inbox.subscribe()
         self._channel, self._inbox = channel, inbox
+        for status in snapshot:
+            self._known[status.id] = _Known(
+                kind=status.kind, state=status.state, outcome=status.outcome, removed=False
+            )
         forwarder = threading.Thread(
             target=self._forward, args=(subscription,), name="live-inbox", daemon=True
         )
@@ -157,8 +216,35 @@ class LiveInbox:
                     yield found
                     if isinstance(found, HomeGone):
                         return
+            elif isinstance(item, Transition):
+                given = self._given(item)
+                if given is not None:
+                    yield given
             else:
                 yield item
+
+    def _given(self, transition: Transition) -> Transition | Found | None:
+        """*transition* if it is one for this view (see the module's doc), a :class:`Found`
+        for a waiting request put back from before, else None."""
+        known = self._known.get(transition.id)
+        status = transition.status
+        if status is None:  # removed: said once; what it was is remembered
+            if known is None or known.removed:
+                return None
+            self._known[transition.id] = attrs.evolve(known, removed=True)
+            return transition
+        now = _Known(kind=status.kind, state=status.state, outcome=status.outcome, removed=False)
+        self._known[transition.id] = now
+        if known is not None and (known.state, known.outcome) == (now.state, now.outcome):
+            # Files put back as the view last gave them: back, not changed.
+            return Found(status=status) if known.removed and status.state in _WAITING else None
+        if self._gone_at is None or happened_at(status) > self._gone_at:
+            return transition
+        if known is None:  # never given, and from before the directory went
+            return Found(status=status) if status.state in _WAITING else None
+        if not known.removed and known.state in _WAITING and status.state in _TIMELESS:
+            return transition  # it waited here, and its asker stopped: that has no record
+        return None  # a step of the past being put back
 
     def _same_directory(self) -> bool:
         """Whether the channel open is the directory its name holds now."""
@@ -182,9 +268,11 @@ class LiveInbox:
             yield HomeGone(path=self.home)
             return
         if self._channel is not None:
+            self._gone_at = self._channel.clock.now()
             self._drop()
             self._warn(f"the channel directory {self.path} was removed; waiting for it again")
             yield ChannelGone(path=self.path)
+            yield from self._all_removed(self._gone_at)
         if not self.path.exists():
             return
         try:
@@ -195,6 +283,16 @@ class LiveInbox:
         snapshot = self._follow(channel)
         self._warn(f"the channel directory {self.path} was made again; watching it")
         yield ChannelBack(path=self.path, statuses=tuple(snapshot))
+
+    def _all_removed(self, ts: datetime) -> Iterator[Transition]:
+        """`removed` for each request the directory held that its watcher, dropped with it,
+        had not yet said was removed: with the directory, every one of them went."""
+        for request_id, known in self._known.items():
+            if not known.removed:
+                self._known[request_id] = attrs.evolve(known, removed=True)
+                yield Transition(
+                    event=Event.REMOVED, id=request_id, kind=known.kind, status=None, ts=ts
+                )
 
     def _warn(self, message: str) -> None:
         # Never remakes the home: it may be being removed as this is said (`rm -rf` takes

@@ -1,5 +1,6 @@
-"""Finding what a person means from what they type: a request by its ID or a unique prefix of
-it (any case), a kept fact by its ID or prefix, and a question's option by its number.
+"""Finding what a person means from what they type: a request, a kept fact or a grant by its
+ID or a unique prefix of it (one rule for all three, :class:`IdRule`), and a question's option
+by its number.
 
 Typed text is checked to be hex before anything is looked up, and a prefix is matched only
 against the names the channel lists: no path is ever built from it.
@@ -11,6 +12,8 @@ import os
 import re
 from collections.abc import Collection, Iterable, Sequence
 from contextlib import suppress
+
+import attrs
 
 from pending import (
     Answer,
@@ -24,6 +27,7 @@ from pending import (
     UnknownRequest,
     is_valid_id,
 )
+from wisp._factids import PERMANENT_PREFIX
 from wisp._render import asked
 
 # The fewest characters a prefix may have: four hex characters tell 65,536 IDs apart, enough
@@ -44,25 +48,66 @@ class LookupRefused(Exception):
     """What was typed names no single request or fact; the message says what to do."""
 
 
+@attrs.frozen(kw_only=True)
+class IdRule:
+    """How one sort of ID a person types is written: its leading letter (none for a
+    request), an example, and the command that lists them. The rule itself is one for all:
+    the whole ID, or its start — the letter and at least PREFIX_MIN_CHARS hex characters —
+    in any case, naming one ID only (see :func:`unique`)."""
+
+    lead: str
+    example: str
+    lists: str
+
+    def said(self) -> str:
+        """The rule, in the words every refusal uses."""
+        start = f"{self.lead} and " if self.lead else ""
+        after = f" after the {self.lead}" if self.lead else ""
+        return (
+            f"type its whole ID (like {self.example}) or its start: {start}at least "
+            f"{PREFIX_MIN_CHARS} hex characters{after}, in any case"
+        )
+
+
+RULES = {
+    "request": IdRule(
+        lead="",
+        example="a1b2c3d4",
+        lists="`wisp pending` lists the waiting requests (`wisp pending --all`, the ended too).",
+    ),
+    "fact": IdRule(
+        lead=PERMANENT_PREFIX,
+        example="p1a2b3c4d",
+        lists="`wisp facts list` lists your permanent facts.",
+    ),
+    "grant": IdRule(
+        lead="g",
+        example="g1a2b3c4d",
+        lists="`wisp approvals grants` lists your standing approvals.",
+    ),
+}
+
+
 class NotAnId(LookupRefused):
     def __init__(self, typed: str, *, what: str = "request") -> None:
         shown = typed if len(typed) <= 40 else typed[:40] + "…"
-        example = "p1a2b3c4d" if what == "fact" else "a1b2c3d4"
-        super().__init__(
-            f"{shown!r} is not a {what} ID: give the ID (like {example}) or at least its first "
-            f"{PREFIX_MIN_CHARS} hex characters. {_LISTS[what]}"
-        )
+        rule = RULES[what]
+        super().__init__(f"{shown!r} is not a {what} ID: {rule.said()}. {rule.lists}")
         self.typed = typed
+
+
+_GONE = {
+    "request": "It may have ended and been swept",
+    "fact": "It may have been forgotten",
+    "grant": "It may have been revoked",
+}
 
 
 class NoMatch(LookupRefused):
     def __init__(self, typed: str, *, what: str = "request") -> None:
-        why = (
-            "It may have been forgotten, or the ID is mistyped"
-            if what == "fact"
-            else "It may have ended and been swept, or the ID is mistyped"
+        super().__init__(
+            f"no {what} {typed} here. {_GONE[what]}, or the ID is mistyped: {RULES[what].lists}"
         )
-        super().__init__(f"no {what} {typed} here. {why}: {_LISTS[what]}")
         self.typed = typed
 
 
@@ -90,15 +135,11 @@ class NotAnOption(LookupRefused):
     pass
 
 
-_LISTS = {
-    "request": "`wisp pending` lists the waiting requests (`wisp pending --all`, the ended too).",
-    "fact": "`wisp facts list` lists your permanent facts.",
-}
-
-
-def typed_hex(typed: str, *, what: str = "request", lead: str = "", exact: bool = False) -> str:
-    """*typed* lowercased, if it is *lead* then 4 to 32 hex characters (then, if *exact* is
-    allowed, perhaps :data:`EXACT_MARK`); else :class:`NotAnId`."""
+def typed_hex(typed: str, *, what: str = "request", exact: bool = False) -> str:
+    """*typed* lowercased, if it is the lead of *what*'s :class:`IdRule` then 4 to 32 hex
+    characters (then, if *exact* is allowed, perhaps :data:`EXACT_MARK`); else
+    :class:`NotAnId`."""
+    lead = RULES[what].lead
     text = typed.strip().lower()
     digits = text.removeprefix(lead) if lead else text
     if exact:

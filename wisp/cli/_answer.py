@@ -16,6 +16,7 @@ from pending import (
     Kind,
     Outcome,
     PendingError,
+    QuestionBinding,
     Via,
     WrongKind,
 )
@@ -30,6 +31,7 @@ from wisp._lookup import (
 )
 from wisp._render import asked_text, refusal, report_json
 from wisp._store import StoreError
+from wisp._text import visible
 from wisp.cli._ask import ASKING_CLIENT
 from wisp.cli._common import (
     config_or_fail,
@@ -174,11 +176,24 @@ def exit_code(report: AnswerReport) -> ExitCode:
     return ExitCode.OK
 
 
-def render_command_or_question(verb: str) -> Callable[[AnswerReport], None]:
-    """How an answer to a command or a question reads: what the asker made of it."""
+def question_answered(report: AnswerReport) -> str:
+    """What was recorded for a question, as said back: the text (made visible), and which
+    option it is, so `wisp questions answer ID 2` says what 2 was."""
+    text = report.answer.text or ""
+    binding = report.request.binding
+    options = (binding.options or ()) if isinstance(binding, QuestionBinding) else ()
+    which = f" (option {options.index(text) + 1})" if text in options else ""
+    return f'answered "{visible(text)}"{which}'
+
+
+def render_command_or_question(
+    verb: str | Callable[[AnswerReport], str],
+) -> Callable[[AnswerReport], None]:
+    """How an answer to a command or a question reads: what the asker made of it. *verb*
+    says what was recorded (or makes it from the report)."""
 
     def render(report: AnswerReport) -> None:
-        said = f"{verb} ({report.request.id})"
+        said = f"{verb if isinstance(verb, str) else verb(report)} ({report.request.id})"
         settled = report.settled
         if settled is not None:
             if settled.outcome is not Outcome.ANSWERED:

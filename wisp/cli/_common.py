@@ -174,12 +174,13 @@ def config_or_fail() -> Config:
         fail(str(exc))
 
 
-def require_terminal(command: str) -> None:
-    """Answers are taken only from a terminal: a speed bump for an agent's shell tool."""
+def require_terminal(command: str, what: str = "answers", *, doing: str = "answering") -> None:
+    """Answers, and changes that loosen what protects the person, are taken only from a
+    terminal: a speed bump for an agent's shell tool (docs/cli.md, "The trust model")."""
     if not sys.stdin.isatty():
         fail(
-            f"`{command}` takes answers only from a terminal, and standard input is not one. "
-            "This keeps an agent's shell tool from answering for you: run it yourself, in a "
+            f"`{command}` takes {what} only from a terminal, and standard input is not one. "
+            f"This keeps an agent's shell tool from {doing} for you: run it yourself, in a "
             "terminal. Nothing was written."
         )
 

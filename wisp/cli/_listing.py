@@ -18,8 +18,8 @@ from wisp.cli._layout import TABLE_PARAGRAPH_LINES, Cell, Column, Line, Role, la
 from wisp.kinds import view
 
 WAITING = (State.FILED, State.ANSWERED, State.HANDED_OVER)
-# What a listing shows by default: what waits, and what went stale (with why) before the
-# sweep that follows the listing settles it.
+# What a listing shows by default: what waits. Its sweep runs first and ends what went stale;
+# a stale request is listed (with why) only when that sweep could not end it (a full disk).
 LISTED = (*WAITING, State.STALE)
 
 # Rows a listing shows people when its output is not a terminal (a file, a pipe): a screenful

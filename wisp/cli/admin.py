@@ -15,13 +15,14 @@ from wisp._config import (
     ConfigError,
     PushWhen,
     load_config,
+    loosens,
     parse_value,
     set_setting,
 )
 from wisp._doctor import diagnose
 from wisp._home import open_channel, wisp_home
 from wisp._notify import ROUTES, Notifier, Route
-from wisp._text import visible
+from wisp._text import visible, wrap
 from wisp.cli._common import (
     choice_of,
     choices,
@@ -30,6 +31,7 @@ from wisp.cli._common import (
     fail,
     out,
     print_json,
+    require_terminal,
     say,
     width,
 )
@@ -124,10 +126,25 @@ def config_list(
     if as_json:
         print_json({key: s.shown(config[key]) for key, s in SETTINGS.items()})
         return
+    columns = width()
     for key, setting in SETTINGS.items():
         mark = "" if key in config.values else "  (default)"
         value = json.dumps(setting.shown(config[key]), ensure_ascii=False)
-        say(f"{key} = {value}{mark}\n    {setting.doc} Takes {setting.kind}.")
+        # Wrapped to the width as every listing is, the rest indented under its name.
+        emit(_indented(f"{key} = {value}{mark}", columns, first=0))
+        emit(_indented(f"{setting.doc} Takes {setting.kind}.", columns, first=CONFIG_INDENT))
+
+
+# How far a setting's description (and a value's continuation lines) stand in from its name.
+CONFIG_INDENT = 4
+
+
+def _indented(text: str, columns: int, *, first: int) -> list[str]:
+    """*text* wrapped whole in *columns*, its first line *first* cells in, the rest
+    :data:`CONFIG_INDENT` in."""
+    pad = " " * CONFIG_INDENT
+    lines = wrap(text, columns - first, then=columns - CONFIG_INDENT)
+    return [" " * first + lines[0], *(pad + line for line in lines[1:])]
 
 
 def _complete_key(incomplete: str) -> list[tuple[str, str]]:
@@ -177,9 +194,15 @@ def config_set(
     (nothing written), as every bad deadline is, or config.json cannot be used."""
     if key not in SETTINGS:
         fail(f"no setting {key!r}: `wisp config` lists them. Nothing was written.", ExitCode.NO)
-    setting = SETTINGS[key]
+    setting, parsed = SETTINGS[key], parse_value(value)
     try:
-        stored = set_setting(wisp_home(), key, parse_value(value))
+        if loosens(wisp_home(), key, parsed):
+            require_terminal(
+                "wisp config set",
+                f"changes that loosen what protects you (this one, to {key})",
+                doing="loosening it",
+            )
+        stored = set_setting(wisp_home(), key, parsed)
     except ConfigError as exc:
         fail(str(exc), ExitCode.ERROR if setting.deadline else ExitCode.NO)
     shown = json.dumps(setting.shown(stored), ensure_ascii=False)

@@ -18,10 +18,11 @@ from pending import (
     format_time,
 )
 from wisp._audit import EntryPoint
-from wisp._grants import STORED_SCOPES, GrantsError, GrantStore, is_grant_id
+from wisp._grants import STORED_SCOPES, GrantsError, GrantStore
 from wisp._home import wisp_home
+from wisp._lookup import LookupRefused, typed_hex, unique
 from wisp._store import StoreError
-from wisp._text import visible
+from wisp._text import one_line, visible
 from wisp.cli._answer import JsonFlag, answer_from_terminal, id_argument, render_command_or_question
 from wisp.cli._ask import (
     TimeoutOption,
@@ -178,18 +179,35 @@ def grants(
 def revoke(
     grant_id: Annotated[
         str,
-        typer.Argument(metavar="GRANT_ID", help="The grant's ID, from `wisp approvals grants`."),
+        typer.Argument(
+            metavar="GRANT_ID",
+            help="The grant's ID, from `wisp approvals grants`, or its start: the g and at "
+            "least 4 characters after it.",
+        ),
     ],
 ) -> None:
     """Remove a standing approval: that command will be asked about again."""
-    if not is_grant_id(grant_id):
-        refuse(f"{grant_id!r} is not a grant ID (like g1a2b3c4d): see `wisp approvals grants`.")
+    store = GrantStore(wisp_home())
     try:
-        removed = GrantStore(wisp_home()).revoke(grant_id, entry_point=EntryPoint.APPROVALS)
+        typed = typed_hex(grant_id, what="grant", exact=True)
+        chosen = unique(
+            typed,
+            (
+                (g.id, f"{g.scope}: {visible(one_line(g.command, 40))}")
+                for g in store.list()
+                if g.id is not None
+            ),
+            what="grant",
+        )
+        removed = store.revoke(chosen, entry_point=EntryPoint.APPROVALS)
+    except LookupRefused as exc:
+        refuse(str(exc))
     except GrantsError as exc:
         fail(str(exc))
-    if removed is None:
-        refuse(f"no grant {grant_id}: see `wisp approvals grants`.")
+    if removed is None:  # revoked by someone else since it was listed
+        refuse(
+            f"no grant {chosen} any more: `wisp approvals grants` lists your standing approvals."
+        )
     say(f"revoked {removed.id}: {visible(removed.command)} will be asked about again.")
 
 

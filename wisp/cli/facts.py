@@ -9,7 +9,7 @@ import typer
 from pending import Decision, FactBinding, Kind, Outcome, PendingError, format_time
 from wisp._answering import AnswerFate, AnswerReport
 from wisp._audit import EntryPoint
-from wisp._factids import PERMANENT_PREFIX, FactScope, new_fact_id
+from wisp._factids import FactScope, new_fact_id
 from wisp._factstore import Fact, FactRefused, FactStore
 from wisp._home import wisp_home
 from wisp._lookup import LookupRefused, find_request, typed_hex, unique
@@ -198,8 +198,8 @@ def forget(
         str,
         typer.Argument(
             metavar="FACT_ID",
-            help="The permanent fact's ID (from `wisp facts list`), or its first 4 or more "
-            "characters after the p.",
+            help="The permanent fact's ID (from `wisp facts list`), or its start: the p and "
+            "at least 4 characters after it.",
             autocompletion=lambda incomplete: _fact_ids(incomplete),
         ),
     ],
@@ -214,7 +214,7 @@ def forget(
     written), 2 error (the store cannot be used)."""
     require_terminal("wisp facts forget")
     try:
-        typed = typed_hex(fact_id, what="fact", lead=PERMANENT_PREFIX, exact=True)
+        typed = typed_hex(fact_id, what="fact", exact=True)
         chosen = unique(
             typed, ((f.id, visible(one_line(f.said, 40))) for f in _stored_facts()), what="fact"
         )

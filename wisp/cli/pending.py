@@ -136,7 +136,7 @@ def watch(
     to be made again, then goes on there. Exit 2 if the channel cannot be used."""
     # Here, not at the top: these load watchdog, which a listing or a sweep never needs.
     from pending import Missed, Transition
-    from wisp._live import ChannelBack, HomeGone, LiveInbox
+    from wisp._live import ChannelBack, Found, HomeGone, LiveInbox
 
     channel = open_channel()
     live = LiveInbox(
@@ -177,6 +177,8 @@ def watch(
                 )
             elif isinstance(item, ChannelBack):
                 waiting(item.statuses)
+            elif isinstance(item, Found):
+                waiting((item.status,))
             elif isinstance(item, HomeGone):
                 fail(
                     f"{item.path} was removed, so there is nothing left to watch. Run `wisp "

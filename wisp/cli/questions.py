@@ -9,7 +9,13 @@ import typer
 from pending import Decision, Kind, PendingError, Request
 from wisp._audit import EntryPoint
 from wisp._store import StoreError
-from wisp.cli._answer import JsonFlag, answer_from_terminal, id_argument, render_command_or_question
+from wisp.cli._answer import (
+    JsonFlag,
+    answer_from_terminal,
+    id_argument,
+    question_answered,
+    render_command_or_question,
+)
 from wisp.cli._ask import (
     TimeoutOption,
     asking,
@@ -81,7 +87,7 @@ def answer(
         text=text,
         literal=literal,
         as_json=as_json,
-        render=render_command_or_question("answered"),
+        render=render_command_or_question(question_answered),
     )
 
 
