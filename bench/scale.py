@@ -66,8 +66,9 @@ SIZES = (0, 1000, 10000)
 QUICK_SIZES = (0, 500, 5000)
 REPS = 7
 QUICK_REPS = 1
-# Issue 11's targets, at 10,000 waiting (seconds, MB) and for 1k -> 10k (ratio).
-TARGET_S = {"pending --json": 0.6, "pending table": 1.0}
+# Targets at 10,000 waiting (seconds, MB) and for 1k -> 10k (ratio): issue 11's, but for
+# `--json`, issue 23's (issue 11 asked 0.6 s).
+TARGET_S = {"pending --json": 0.4, "pending table": 1.0}
 TARGET_RATIO = 11.0  # listing cost: the work above the empty channel's time
 LISTINGS = ("pending --json", "pending table", "facts pending")
 NO_INOTIFY_TRIES = 10

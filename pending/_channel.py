@@ -373,6 +373,10 @@ class Channel:
         """:meth:`read_group` for an ID already validated (names are built without checking
         it again: a listing of 10,000 requests would check each ID some 20 times)."""
         every_kind = kinds is None
+        if every_kind and names is not None and len(names) == 1:
+            (name,) = names
+            if KIND_BY_SUFFIX.get(name[len(request_id) :]) is not None:
+                return self._lone_request(request_id, name)
         kinds = tuple(KINDS) if kinds is None else kinds
         problems: list[Problem] = []
         found: dict[str, Any] = {}
@@ -394,10 +398,7 @@ class Channel:
         found["answer"] = read(request_id + ANSWER_SUFFIX, Answer)
         slot_problems = len(problems)
         if names is not None and len(names) == 1 and every_kind:
-            # A scan's common case, a request alone: its one name says which slot to read.
-            (name,) = names
-            kind = KIND_BY_SUFFIX.get(name[len(request_id) :])
-            kinds = () if kind is None else (kind,)
+            kinds = ()  # its one name is an answer or an outcome: no request to read
         requests = [
             request
             for kind in kinds
@@ -414,6 +415,16 @@ class Channel:
             requests = []
         found["request"] = requests[0] if requests else None
         return Group(id=request_id, **found), tuple(problems)
+
+    def _lone_request(self, request_id: str, name: str) -> tuple[Group, tuple[Problem, ...]]:
+        """:meth:`_read_group` of a scan's common case, a request file alone: its one name
+        says which file to read, and there are no slots to try (10,000 waiting requests are
+        10,000 of these in every listing)."""
+        try:
+            request = self._read_record(name, Request, request_id)
+        except Unreadable as exc:
+            return Group(id=request_id), (Problem(name=name, reason=str(exc)),)
+        return Group(id=request_id, request=request), ()
 
     def derive(self, group: Group, alive_cache: dict[str, bool] | None = None) -> Status | None:
         """*group*'s state now (None if it has no request), probing its server's lock only if

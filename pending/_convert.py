@@ -150,11 +150,16 @@ def loads_strict(data: bytes) -> Any:
     return value
 
 
+# One encoder for every canonical form: json.dumps with these options builds a new one per
+# call, a third of a binding digest's time (a listing of 10,000 digests 10,000 bindings).
+_CANONICAL = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+)
+
+
 def canonical_json(value: Any) -> bytes:
     """The canonical bytes of a JSON value: sorted keys, no spaces, UTF-8."""
-    return json.dumps(
-        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-    ).encode("utf-8")
+    return _CANONICAL.encode(value).encode("utf-8")
 
 
 def digest(binding: Mapping[str, Any]) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import shutil
 from pathlib import Path
 
 from wisp._audit import audit, audit_path
@@ -53,6 +54,33 @@ class TestAudit:
         assert audit(home, "watch.warning", entry_point="pending") is True
         assert audit_path(home).exists()
         assert audit(home, "watch.warning", entry_point="pending", make_home=False) is True
+
+    def test_a_home_removed_between_records_is_checked_again(self, home: Path) -> None:
+        """The logs directory is kept open between records; a home removed since is not
+        written into as it was: not made again with make_home false, made anew otherwise,
+        and the next record is in the new log."""
+        assert audit(home, "watch.warning", {"n": 1}, entry_point="pending") is True
+        shutil.rmtree(home)
+        assert (
+            audit(home, "watch.warning", {"n": 2}, entry_point="pending", make_home=False) is False
+        )
+        assert not home.exists()
+        assert audit(home, "watch.warning", {"n": 3}, entry_point="pending") is True
+        lines = audit_path(home).read_text().splitlines()
+        assert [json.loads(line)["n"] for line in lines] == [3]
+
+    def test_logs_replaced_by_a_symlink_between_records_is_refused(
+        self, home: Path, tmp_path: Path
+    ) -> None:
+        """A logs directory swapped for a symbolic link after a record is refused for the
+        next record, as it would be for the first: nothing is written where it points."""
+        assert audit(home, "watch.warning", entry_point="pending") is True
+        elsewhere = tmp_path / "elsewhere"
+        elsewhere.mkdir(mode=0o700)
+        shutil.rmtree(home / "logs")
+        (home / "logs").symlink_to(elsewhere)
+        assert audit(home, "watch.warning", entry_point="pending") is False
+        assert list(elsewhere.iterdir()) == []
 
 
 class TestFullDisk:

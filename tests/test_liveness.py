@@ -23,6 +23,16 @@ class TestServerLock:
         assert not channel.server_alive(lock.id)
         assert not (channel.path / ".servers" / f"{lock.id}.lock").exists()
 
+    def test_a_lock_held_here_is_alive_only_in_its_own_channel(
+        self, channel: Channel, tmp_path: Path
+    ) -> None:
+        """A lock this process holds reads alive without a probe, but only through the
+        channel it was taken in: another home's channel has no such lock, so it reads gone."""
+        with channel.server() as lock, Channel.open(tmp_path / "other") as other:
+            assert channel.server_alive(lock.id)
+            assert not other.server_alive(lock.id)
+        assert not channel.server_alive(lock.id)
+
     def test_a_killed_asker_makes_commands_stale_and_facts_handed_over(self, home: Path) -> None:
         """SIGKILL leaves no chance to clean up: the kernel's release of the lock is enough."""
         child = Asker(home, "command", "fact", "question")

@@ -13,6 +13,7 @@ import fcntl
 import json
 import os
 import sys
+import threading
 from collections.abc import Mapping
 from enum import StrEnum
 from pathlib import Path
@@ -89,15 +90,7 @@ def audit(
     }
     line = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
     try:
-        home_fd = open_private_dir(str(home), make=make_home)
-        try:
-            logs_fd = open_private_dir(str(home / LOGS_DIR), parent_fd=home_fd, name=LOGS_DIR)
-        finally:
-            os.close(home_fd)
-        try:
-            fd = os.open(AUDIT_FILE, _APPEND_FLAGS, 0o600, dir_fd=logs_fd)
-        finally:
-            os.close(logs_fd)
+        fd = _open_log(home, make_home)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             _append_whole(fd, line)
@@ -109,6 +102,57 @@ def audit(
         _warn_once(f"wisp: could not write the audit log {audit_path(home)}: {exc}")
         return False
     return True
+
+
+def _open_logs(home: Path, make_home: bool) -> int:
+    """The home's logs directory, opened and checked (both directories) afresh."""
+    home_fd = open_private_dir(str(home), make=make_home)
+    try:
+        return open_private_dir(str(home / LOGS_DIR), parent_fd=home_fd, name=LOGS_DIR)
+    finally:
+        os.close(home_fd)
+
+
+# The logs directory last written to, opened and checked once and then kept: a round trip
+# writes four records, and opening the home and its logs again for each cost eight system
+# calls of the twelve a record took. The log file itself is still opened for every record.
+# One home only (a process that writes to another closes the first), so a test session that
+# makes a home per test keeps no descriptors of the ones it is done with.
+_kept_logs: tuple[str, int] | None = None
+_kept_lock = threading.Lock()
+
+
+def _open_log(home: Path, make_home: bool) -> int:
+    """The audit log of *home*, opened for appending (the caller closes it)."""
+    global _kept_logs
+    key = str(home)
+    with _kept_lock:
+        kept = _kept_logs
+        if kept is not None and kept[0] == key:
+            try:
+                return os.open(AUDIT_FILE, _APPEND_FLAGS, 0o600, dir_fd=kept[1])
+            except FileNotFoundError:
+                pass  # the directory was removed since: open (or refuse) it afresh
+        if kept is not None:
+            _kept_logs = None
+            os.close(kept[1])
+        logs_fd = _open_logs(home, make_home)
+        try:
+            fd = os.open(AUDIT_FILE, _APPEND_FLAGS, 0o600, dir_fd=logs_fd)
+        except BaseException:
+            os.close(logs_fd)
+            raise
+        _kept_logs = (key, logs_fd)
+        return fd
+
+
+def _forget_in_child() -> None:
+    # A forked child keeps the descriptor (the same directory), but not the lock's state.
+    global _kept_lock
+    _kept_lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_in_child)
 
 
 def _append_whole(fd: int, line: bytes) -> None:
