@@ -38,6 +38,7 @@ pytestmark = [
     # (MCPDeprecationWarning, a UserWarning) that the 2026 protocol replaces them. We test
     # both eras on purpose.
     pytest.mark.filterwarnings("ignore:resources/subscribe is removed:UserWarning"),
+    pytest.mark.filterwarnings("ignore:resources/unsubscribe is removed:UserWarning"),
 ]
 
 
@@ -766,3 +767,55 @@ class TestTimeOut:
         assert "nobody answered" in said["message"] and "timed-out" in said["message"]
         with Channel.open(home) as channel:
             assert channel.status(call.id).outcome is Outcome.TIMED_OUT
+
+
+class TestSubscriptions:
+    async def _barrier(self, wire: Wire, keep_id: str, later: str) -> None:
+        """Keep the fact from a terminal and wait for `wisp://facts/permanent` (said by the
+        channel's follower, after every transition before it); then move the fact *later*
+        names, and wait for its update (said by the tool, after that)."""
+        code, output = await terminal("facts", "keep", keep_id)
+        assert code == 0, output
+        await wire.inbox.wait_for(
+            lambda: "wisp://facts/permanent" in wire.inbox.updated(), "the keep's update"
+        )
+        seen = wire.inbox.updated().count(f"wisp://facts/{later}")
+        await wire.data("set_fact_scope", fact=later, scope="session")
+        await wire.inbox.wait_for(
+            lambda: wire.inbox.updated().count(f"wisp://facts/{later}") > seen, "the move's"
+        )
+
+    async def test_each_change_is_said_once_however_often_subscribed(self, wire: Wire) -> None:
+        """Subscribed twice to `wisp://facts/permanent` and `wisp://pending`: one keep is one
+        `permanent` update, and five filings are five `pending` updates (plus at most three
+        for the keep request: filed, answered, settled), never one from the tool that filed and
+        another from the channel."""
+        later = (await wire.data("record_fact", subject="a", name="b", value="c"))["id"]
+        await wire.client.subscribe_resource(f"wisp://facts/{later}")
+        for uri in ("wisp://facts/permanent", "wisp://pending") * 2:
+            await wire.client.subscribe_resource(uri)
+        for n in range(5):
+            await wire.data("request_approval", command=f"make {n}", wait_seconds=0)
+        _fact, keep_id = await ask_to_keep(wire)
+        await self._barrier(wire, keep_id, later)
+        updated = wire.inbox.updated()
+        assert updated.count("wisp://facts/permanent") == 1, updated
+        assert 5 + 2 <= updated.count("wisp://pending") <= 5 + 3, updated
+
+    async def test_unsubscribe_stops_updates(self, wire: Wire) -> None:
+        """After `resources/unsubscribe` (a request of its own, so a new session object in
+        the SDK) a client that subscribed twice hears nothing more of that resource: nothing
+        of `wisp://pending` up to the keep's `wisp://facts/permanent`, which the channel's
+        follower says after every transition before it."""
+        for _ in range(2):
+            await wire.client.subscribe_resource("wisp://pending")
+        await wire.client.unsubscribe_resource("wisp://pending")
+        await wire.client.subscribe_resource("wisp://facts/permanent")
+        await wire.data("request_approval", command="make", wait_seconds=0)
+        _fact, keep_id = await ask_to_keep(wire)
+        code, output = await terminal("facts", "keep", keep_id)
+        assert code == 0, output
+        await wire.inbox.wait_for(
+            lambda: "wisp://facts/permanent" in wire.inbox.updated(), "the keep's update"
+        )
+        assert wire.inbox.updated() == ["wisp://facts/permanent"]

@@ -59,7 +59,7 @@ from wisp.mcp._args import (
     required,
 )
 from wisp.mcp._dialog import dialog_for, wait_for_person
-from wisp.mcp._updates import PENDING_URI, PROPOSED_URI, Served, fact_uri, served
+from wisp.mcp._updates import PROPOSED_URI, Served, fact_uri, served
 from wisp.mcp._views import Rendered, fact_said, permanent_fact, request_outcome
 
 T = TypeVar("T")
@@ -213,7 +213,7 @@ async def set_fact_scope(fact: FactId, scope: Scope, ctx: Context) -> Said:
     keep = change.keep
     if keep.state is KeepState.KEPT and keep.fact is not None:
         return Said.of(views.already_kept(moved, keep.fact, uri))
-    face.updates.changed([uri, PROPOSED_URI, PENDING_URI])
+    face.updates.changed([uri, PROPOSED_URI])  # the filing itself is heard from the channel
     assert keep.request_id is not None
     return Said.of(views.asked_to_keep(moved, keep.request_id, uri, new=keep.new))
 
@@ -240,7 +240,6 @@ async def await_outcome(face: Served, request: Request, wait_s: float, ctx: Cont
     ending = await wait_for_person(face.app, request, wait_s, ctx, dialog)
     if ending is None:
         return Said.of(views.still_waiting(request))
-    face.updates.changed([PENDING_URI])
     return Said.of(await _off_loop(_ended, face, ending))
 
 
@@ -267,7 +266,6 @@ async def request_approval(
     if granted is not None:
         return Said.of(views.granted(granted, command))
     request = await _off_loop(face.app.file_command, command, where, reason or None)
-    face.updates.changed([PENDING_URI])
     return await await_outcome(face, request, wait_seconds, ctx)
 
 
@@ -293,7 +291,6 @@ async def ask_person(
     if free_text is False and not choices:
         raise BadArgument("free_text is false but there are no options to choose.")
     request = await _off_loop(face.app.file_question, question, choices or None, free_text)
-    face.updates.changed([PENDING_URI])
     return await await_outcome(face, request, wait_seconds, ctx)
 
 
@@ -343,7 +340,6 @@ async def permission_prompt(
     asked = await _off_loop(face.app.ask_permission, tool_name, input, str(Path.cwd()))
     if not isinstance(asked, Request):
         return Said.of(views.permission(asked, input))
-    face.updates.changed([PENDING_URI])
     # The client's dialog is a command's accept/decline; a tool call is answered elsewhere.
     dialog = dialog_for(asked, ctx) if asked.kind is Kind.COMMAND else None
     try:
@@ -355,7 +351,6 @@ async def permission_prompt(
             await _off_loop(face.app.permission_verdict, asked, None)
         raise
     verdict = await _off_loop(face.app.permission_verdict, asked, ending)
-    face.updates.changed([PENDING_URI])
     return Said.of(views.permission(verdict, input))
 
 
