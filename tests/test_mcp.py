@@ -311,7 +311,8 @@ class TestApprovals:
             ({"command": "ls\u0000; rm -rf ~"}, "command holds a NUL"),
             ({"command": "ls", "wait_seconds": -1}, "finite"),
             ({"command": "ls", "wait_seconds": 1e9}, "at most 3600"),
-            ({"command": "ls", "wait_seconds": "soon"}, "valid number"),
+            ({"command": "ls", "wait_seconds": "soon"}, "must be a number"),
+            ({"command": "ls", "wait_seconds": 3600.0001}, "wait_seconds is 3600.0001; at most"),
         ]
         for arguments, said in cases:
             result = await wire.call("request_approval", **arguments)
@@ -323,14 +324,32 @@ class TestApprovals:
         assert fine["state"] == "pending"
 
     async def test_a_non_finite_wait_is_refused(self, wire: Wire) -> None:
-        """A wait that is not a finite number (1e999 overflows to infinity) is refused as a
-        tool error, never a crash. (The SDK's client turns float infinities into null, so
-        they arrive as text here; the raw wire test below sends the number itself.)"""
+        """A wait that is not a finite number is refused as a tool error, never a crash; as
+        text ("1e999", "NaN") it is not a number at all. (The SDK's client turns float
+        infinities into null; the raw wire test below sends the number itself.)"""
         for value in ("1e999", "NaN", "-inf"):
             result = await wire.call("request_approval", command="ls", wait_seconds=value)
-            assert result.is_error and "finite" in text_of(result), text_of(result)
+            assert result.is_error and "must be a number" in text_of(result), text_of(result)
         fine = await wire.data("notify", title="still", message="alive")
         assert fine["posted"] is True
+
+    async def test_no_lax_coercion(self, wire: Wire, home: Path) -> None:
+        """wait_seconds is a JSON number and free_text a JSON boolean: true, false, "0",
+        "yes", 1, "off" are tool errors saying so, and nothing is filed."""
+        cases: list[tuple[str, dict[str, Any], str]] = [
+            ("request_approval", {"command": "ls", "wait_seconds": True}, "must be a number"),
+            ("request_approval", {"command": "ls", "wait_seconds": False}, "must be a number"),
+            ("request_approval", {"command": "ls", "wait_seconds": "0"}, "must be a number"),
+            ("await_request", {"id": "0123456789abcdef", "wait_seconds": "0"}, "must be a number"),
+        ]
+        for value in ("yes", 1, "off"):
+            arguments = {"question": "q", "options": ["a"], "free_text": value, "wait_seconds": 0}
+            cases.append(("ask_person", arguments, "free_text must be true or false"))
+        for tool, arguments, said in cases:
+            result = await wire.call(tool, **arguments)
+            assert result.is_error and said in text_of(result), (arguments, text_of(result))
+        with Channel.open(home) as channel:
+            assert channel.listing().statuses == ()
 
     def test_raw_wire_numbers_and_stdout_holds_only_protocol(
         self, home: Path, bin_dir: Path
