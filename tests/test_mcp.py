@@ -480,6 +480,21 @@ class TestElicitation:
         (shown,) = choose.shown
         assert shown.requested_schema["properties"]["answer"]["enum"] == ["staging", "production"]
 
+    async def test_choices_are_made_visible_and_answered_as_filed(
+        self, home: Path, bin_dir: Path
+    ) -> None:
+        """Options holding control or bidi characters reach the dialog's `enum` made visible,
+        as the question does; the choice, as shown, answers with the option as filed."""
+        raw = "prod\x1b[31m\u202e"
+        choose = elicitation("accept", {"answer": "prod⟨ESC⟩[31m⟨U+202E⟩"})
+        async with wisp_mcp(home, bin_dir, elicit=choose) as wire:
+            data = await wire.data("ask_person", question="Where\x07?", options=["dev", raw])
+        assert (data["answer"], data["via"]) == (raw, "elicitation")
+        (shown,) = choose.shown
+        assert "Where⟨U+0007⟩?" in shown.message
+        enum = shown.requested_schema["properties"]["answer"]["enum"]
+        assert enum == ["dev", "prod⟨ESC⟩[31m⟨U+202E⟩"]
+
     async def test_no_dialog_for_a_request_that_has_ended(self, home: Path, bin_dir: Path) -> None:
         """await_request on a request the person already answered elsewhere returns its
         answer and opens no dialog on it (finding 6)."""
