@@ -579,6 +579,27 @@ class TestNotify:
         note = [r for r in audit_records(home) if r["event"] == "notification"][-1]
         assert any("MCP client owns the terminal" in s for s in note["skipped"])
 
+    async def test_the_title_listed_is_the_one_posted(self, wire: Wire, home: Path) -> None:
+        """A title over 64 characters is cut; the result's notifications[].title is the cut
+        one, as posted and audited."""
+        data = await wire.data("notify", title="T" * 100, message="m")
+        (listed,) = data["notifications"]
+        note = [r for r in audit_records(home) if r["event"] == "notification"][-1]
+        assert listed["title"] == note["title"] and len(listed["title"]) == 64
+
+    async def test_arguments_refused_in_wisps_words(self, wire: Wire) -> None:
+        """A missing title or message, or one over 4,096 characters: a tool error in wisp's
+        words, never the validator's text (with its URL)."""
+        for arguments, said in [
+            ({"message": "m"}, "error: title is missing: this tool needs it."),
+            ({"title": "t"}, "error: message is missing: this tool needs it."),
+            ({"title": "t" * 5000, "message": "m"}, "error: title is 5000 characters long; at"),
+            ({"title": "t", "message": "m" * 4097}, "error: message is 4097 characters long;"),
+        ]:
+            result = await wire.call("notify", **arguments)
+            assert result.is_error and text_of(result).startswith(said), text_of(result)
+            assert "http" not in text_of(result) and "validation" not in text_of(result)
+
     async def test_refusals_say_why(self, home: Path, bin_dir: Path) -> None:
         """Empty message, the off switch, and the per-minute limit: `error: notification not
         shown: <reason>`."""

@@ -55,7 +55,7 @@ from wisp._hook import (
     unanswered_reason,
 )
 from wisp._keeper import FactKeeper, KeepRequest
-from wisp._notify import Face, Notifier, Result
+from wisp._notify import TITLE_MAX, Face, Notifier, Result, clean
 from wisp._store import StoreError
 from wisp._threadfacts import FactBook, NoteFact, UnknownFact
 
@@ -105,7 +105,7 @@ class RecordingNotifier(Notifier):
         if posted is not None:
             posted.append(
                 {
-                    "title": title,
+                    "title": clean(title, TITLE_MAX),  # as posted and audited, cut
                     "source": source,
                     "posted": result.posted,
                     "route": result.route,

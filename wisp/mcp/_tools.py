@@ -358,8 +358,9 @@ async def permission_prompt(
 
 
 @tool(
-    "Show the person a desktop notification (title cut to 64 characters, message to 256). At "
-    "most notifications.perMinute a minute; off with notifications.enabled."
+    "Show the person a desktop notification (title cut to 64 characters, message to 256; "
+    "either over 4096 is refused). At most notifications.perMinute a minute; off with "
+    "notifications.enabled."
 )
 async def notify(title: Title, message: Message, ctx: Context) -> Said:
     shown = await _off_loop(served(ctx).app.notify, title, message)
