@@ -137,6 +137,19 @@ class TestFacts:
         settled = [r for r in audit_records(home) if r["event"] == "approval.settled"]
         assert settled[-1]["delivery"] == "watched" and settled[-1]["entryPoint"] == "mcp"
 
+    async def test_the_announcement_keeps_the_facts_own_source(
+        self, wire: Wire, home: Path
+    ) -> None:
+        """The `notification` record announcing a fact request says the notification's
+        source (`approval`) and keeps the fact's own (`mcp record_fact`) as `requestSource`."""
+        _fact, request_id = await ask_to_keep(wire)
+        (note,) = [
+            r
+            for r in audit_records(home)
+            if r["event"] == "notification" and r.get("id") == request_id
+        ]
+        assert (note["source"], note["requestSource"]) == ("approval", "mcp record_fact")
+
     async def test_dropped_then_refused_again(self, wire: Wire) -> None:
         """A drop leaves the fact in its thread and is remembered: asking again is refused
         with the drop's date and request."""
