@@ -29,7 +29,7 @@ from mcp_harness import (
     wisp_mcp,
 )
 
-from pending import Channel, Kind, Outcome, State
+from pending import Channel, FactBinding, Kind, Outcome, State
 from wisp import FactStore
 
 pytestmark = [
@@ -149,6 +149,30 @@ class TestFacts:
             if r["event"] == "notification" and r.get("id") == request_id
         ]
         assert (note["source"], note["requestSource"]) == ("approval", "mcp record_fact")
+
+    async def test_resources_show_the_conflict_record_fact_said(
+        self, wire: Wire, home: Path
+    ) -> None:
+        """A fact the person's permanent facts contradict: wisp://facts/{id} and
+        wisp://facts/proposed show `conflict` as record_fact's result does."""
+        binding = FactBinding(
+            fact_id="c0",
+            subject="release",
+            name="codename",
+            value="RED KITE",
+            source="chat",
+            proposed_by="model",
+        )
+        FactStore(home).keep(binding, request="0123456789abcdef", via="cli")
+        recorded = await wire.data("record_fact", subject="release", name="codename", value="X")
+        assert [c["value"] for c in recorded["conflict"]] == ["RED KITE"]
+        shown = await wire.read(recorded["uri"])
+        assert shown["conflict"] == recorded["conflict"]
+        await wire.data("set_fact_scope", fact=recorded["id"], scope="permanent")
+        (proposed,) = (await wire.read("wisp://facts/proposed"))["proposed"]
+        assert proposed["conflict"] == recorded["conflict"]
+        plain = await wire.data("record_fact", subject="other", name="codename", value="X")
+        assert "conflict" not in plain and "conflict" not in await wire.read(plain["uri"])
 
     async def test_dropped_then_refused_again(self, wire: Wire) -> None:
         """A drop leaves the fact in its thread and is remembered: asking again is refused

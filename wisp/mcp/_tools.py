@@ -60,7 +60,7 @@ from wisp.mcp._args import (
 )
 from wisp.mcp._dialog import dialog_for, wait_for_person
 from wisp.mcp._updates import PROPOSED_URI, Served, fact_uri, served
-from wisp.mcp._views import Rendered, fact_said, permanent_fact, request_outcome
+from wisp.mcp._views import Rendered, fact_said, request_outcome
 
 T = TypeVar("T")
 _APPROVE_ID = view(Kind.COMMAND).answering[0].line("ID")  # as tool descriptions name it
@@ -177,10 +177,9 @@ async def record_fact(subject: Subject, name: Name, value: Value, ctx: Context) 
         lambda: face.app.record_fact(subject, name, value, source=RECORD_FACT_SOURCE)
     )
     held = await _off_loop(face.app.conflicts, subject, name, value)
-    data: dict[str, Any] = {**fact.to_json(), "uri": fact_uri(fact.id)}
+    data = views.note_fact(fact, held)
     text = f"recorded {fact_said(fact)} as {fact.id} in this thread ({fact_uri(fact.id)})"
     if held:
-        data["conflict"] = [permanent_fact(p) for p in held]
         text += (
             "; the person's permanent facts say otherwise: "
             + "; ".join(f"{p.id}: {fact_said(p)}" for p in held)
