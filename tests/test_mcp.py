@@ -174,6 +174,23 @@ class TestFacts:
         plain = await wire.data("record_fact", subject="other", name="codename", value="X")
         assert "conflict" not in plain and "conflict" not in await wire.read(plain["uri"])
 
+    async def test_each_move_is_one_scope_change_by_the_caller(
+        self, wire: Wire, home: Path
+    ) -> None:
+        """Moving a fact to the session and back writes one `fact.scope.changed` each (by
+        `caller`, from and to, the old id as `fact` and the new as `moved`); a move to
+        where it already is writes none."""
+        fact = await wire.data("record_fact", subject="release", name="codename", value="HERON")
+        session = await wire.data("set_fact_scope", fact=fact["id"], scope="session")
+        back = await wire.data("set_fact_scope", fact=session["id"], scope="thread")
+        await wire.data("set_fact_scope", fact=back["id"], scope="thread")
+        changes = [r for r in audit_records(home) if r["event"] == "fact.scope.changed"]
+        assert [(r["fact"], r["moved"], r["from"], r["to"], r["by"]) for r in changes] == [
+            (fact["id"], session["id"], "thread", "session", "caller"),
+            (session["id"], back["id"], "session", "thread", "caller"),
+        ]
+        assert all(r["entryPoint"] == "mcp" and r["value"] == "HERON" for r in changes)
+
     async def test_dropped_then_refused_again(self, wire: Wire) -> None:
         """A drop leaves the fact in its thread and is remembered: asking again is refused
         with the drop's date and request."""
