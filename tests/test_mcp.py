@@ -191,6 +191,27 @@ class TestFacts:
         ]
         assert all(r["entryPoint"] == "mcp" and r["value"] == "HERON" for r in changes)
 
+    async def test_a_fact_asked_about_keeps_its_id_until_answered(self, wire: Wire) -> None:
+        """While its keep request waits a fact cannot move (the request names its id, and a
+        keep must apply to what the person was shown): a tool error naming the request;
+        once the person has answered, it moves."""
+        fact_id, request_id = await ask_to_keep(wire)
+        refused = await wire.call("set_fact_scope", fact=fact_id, scope="session")
+        said = text_of(refused)
+        assert refused.is_error and request_id in said and "until they answer" in said, said
+        uri = f"wisp://facts/{fact_id}"
+        assert (await wire.read(uri))["scope"] == "thread"
+        await wire.client.subscribe_resource(uri)
+        code, output = await terminal("facts", "drop", request_id)
+        assert code == 0, output
+        while True:  # until the server has settled the drop
+            seen = len(wire.inbox.updated())
+            if (await wire.read(uri))["request"]["state"] == "dropped":
+                break
+            await wire.inbox.update_after(seen)
+        moved = await wire.data("set_fact_scope", fact=fact_id, scope="session")
+        assert moved["id"].startswith("s") and moved["was"] == fact_id
+
     async def test_dropped_then_refused_again(self, wire: Wire) -> None:
         """A drop leaves the fact in its thread and is remembered: asking again is refused
         with the drop's date and request."""

@@ -451,6 +451,7 @@ class AgentSession:
             )
         fact = self.fact(fact_id)
         if scope is not FactScope.PERMANENT:
+            self._refuse_moving_while_asked(fact, scope)
             moved = self.book.move(fact.id, scope, thread=self.thread)
             if moved.id != fact.id:
                 self._audit_move(fact, moved)
@@ -470,6 +471,24 @@ class AgentSession:
         if asked.request_id is not None:
             fact = self.book.link(fact.id, asked.request_id) or fact
         return ScopeChange(fact=fact, keep=asked, changed=asked.new)
+
+    def _refuse_moving_while_asked(self, fact: NoteFact, scope: FactScope) -> None:
+        """A fact whose keep request still waits keeps its id: the request names it, and the
+        person keeps what they were shown (so a keep never applies to a fact that moved)."""
+        staying = fact.scope is scope and (scope is FactScope.SESSION or fact.thread == self.thread)
+        if fact.request is None or staying:
+            return
+        try:
+            waiting = self.status(fact.request).state in WAITING
+        except PendingError:
+            return  # its request cannot be read: nothing waits on the id
+        if waiting:
+            raise FactRefused(
+                f"{fact.id} waits for the person to keep it (request {fact.request}), and that "
+                f"request names it as {fact.id}: it cannot move to the {scope} until they "
+                "answer. Call set_fact_scope again once its request has ended (the fact's "
+                "resource shows it)."
+            )
 
     def _audit_move(self, fact: NoteFact, moved: NoteFact) -> None:
         """Every scope change is one `fact.scope.changed` (seed ADR 0048): here the caller's,
