@@ -211,3 +211,68 @@ def server_pid(home: Path, request_id: str) -> int:
 
 def stop(pid: int, how: int = signal.SIGTERM) -> None:
     os.kill(pid, how)
+
+
+INITIALIZE = (
+    '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18",'
+    '"capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}'
+)
+INITIALIZED = '{"jsonrpc":"2.0","method":"notifications/initialized"}'
+
+
+class RawWire:
+    """`wisp mcp` as a real subprocess spoken to in raw JSON-RPC lines, as any client may
+    write them (bytes the SDK's own client would never send), after the handshake."""
+
+    def __init__(self, home: Path, bin_dir: Path) -> None:
+        import subprocess
+
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "wisp", "mcp"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=server_env(home, bin_dir),
+        )
+        self._ids = iter(range(1, 1 << 30))
+        self.send(INITIALIZE.encode() + b"\n" + INITIALIZED.encode() + b"\n")
+        assert self.reply()["id"] == 0
+
+    def send(self, data: bytes) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(data)
+        self.process.stdin.flush()
+
+    def reply(self, timeout: float = BOUND_S) -> dict[str, Any]:
+        """The server's next message, within a bounded deadline."""
+        from helpers import read_line
+
+        assert self.process.stdout is not None
+        return cast_dict(json.loads(read_line(self.process.stdout, timeout)))
+
+    def call(self, tool: str, arguments: str) -> dict[str, Any]:
+        """tools/call with *arguments* as raw JSON text; the call's reply."""
+        number = next(self._ids)
+        self.send(
+            f'{{"jsonrpc":"2.0","id":{number},"method":"tools/call","params":{{"name":'
+            f'"{tool}","arguments":{arguments}}}}}\n'.encode()
+        )
+        while (message := self.reply()).get("id") != number:
+            pass  # a notification (a resource update, progress): not the reply
+        return message
+
+    def close(self) -> tuple[int, bytes]:
+        """EOF on stdin: the server stops; its exit status and what it wrote to stderr."""
+        assert self.process.stdin is not None and self.process.stderr is not None
+        self.process.stdin.close()
+        try:
+            code = self.process.wait(timeout=BOUND_S)
+        finally:
+            self.process.kill()
+            self.process.wait()
+        return code, self.process.stderr.read()
+
+
+def cast_dict(value: Any) -> dict[str, Any]:
+    assert isinstance(value, dict), value
+    return value

@@ -29,7 +29,7 @@ from mcp_harness import (
     wisp_mcp,
 )
 
-from pending import Channel, Kind, Outcome, State
+from pending import Channel, FactBinding, Kind, Outcome, State
 from wisp import FactStore
 
 pytestmark = [
@@ -38,6 +38,7 @@ pytestmark = [
     # (MCPDeprecationWarning, a UserWarning) that the 2026 protocol replaces them. We test
     # both eras on purpose.
     pytest.mark.filterwarnings("ignore:resources/subscribe is removed:UserWarning"),
+    pytest.mark.filterwarnings("ignore:resources/unsubscribe is removed:UserWarning"),
 ]
 
 
@@ -135,6 +136,81 @@ class TestFacts:
         assert (await wire.read(f"wisp://facts/{kept[0].id}"))["value"] == "HERON"
         settled = [r for r in audit_records(home) if r["event"] == "approval.settled"]
         assert settled[-1]["delivery"] == "watched" and settled[-1]["entryPoint"] == "mcp"
+
+    async def test_the_announcement_keeps_the_facts_own_source(
+        self, wire: Wire, home: Path
+    ) -> None:
+        """The `notification` record announcing a fact request says the notification's
+        source (`approval`) and keeps the fact's own (`mcp record_fact`) as `requestSource`."""
+        _fact, request_id = await ask_to_keep(wire)
+        (note,) = [
+            r
+            for r in audit_records(home)
+            if r["event"] == "notification" and r.get("id") == request_id
+        ]
+        assert (note["source"], note["requestSource"]) == ("approval", "mcp record_fact")
+
+    async def test_resources_show_the_conflict_record_fact_said(
+        self, wire: Wire, home: Path
+    ) -> None:
+        """A fact the person's permanent facts contradict: wisp://facts/{id} and
+        wisp://facts/proposed show `conflict` as record_fact's result does."""
+        binding = FactBinding(
+            fact_id="c0",
+            subject="release",
+            name="codename",
+            value="RED KITE",
+            source="chat",
+            proposed_by="model",
+        )
+        FactStore(home).keep(binding, request="0123456789abcdef", via="cli")
+        recorded = await wire.data("record_fact", subject="release", name="codename", value="X")
+        assert [c["value"] for c in recorded["conflict"]] == ["RED KITE"]
+        shown = await wire.read(recorded["uri"])
+        assert shown["conflict"] == recorded["conflict"]
+        await wire.data("set_fact_scope", fact=recorded["id"], scope="permanent")
+        (proposed,) = (await wire.read("wisp://facts/proposed"))["proposed"]
+        assert proposed["conflict"] == recorded["conflict"]
+        plain = await wire.data("record_fact", subject="other", name="codename", value="X")
+        assert "conflict" not in plain and "conflict" not in await wire.read(plain["uri"])
+
+    async def test_each_move_is_one_scope_change_by_the_caller(
+        self, wire: Wire, home: Path
+    ) -> None:
+        """Moving a fact to the session and back writes one `fact.scope.changed` each (by
+        `caller`, from and to, the old id as `fact` and the new as `moved`); a move to
+        where it already is writes none."""
+        fact = await wire.data("record_fact", subject="release", name="codename", value="HERON")
+        session = await wire.data("set_fact_scope", fact=fact["id"], scope="session")
+        back = await wire.data("set_fact_scope", fact=session["id"], scope="thread")
+        await wire.data("set_fact_scope", fact=back["id"], scope="thread")
+        changes = [r for r in audit_records(home) if r["event"] == "fact.scope.changed"]
+        assert [(r["fact"], r["moved"], r["from"], r["to"], r["by"]) for r in changes] == [
+            (fact["id"], session["id"], "thread", "session", "caller"),
+            (session["id"], back["id"], "session", "thread", "caller"),
+        ]
+        assert all(r["entryPoint"] == "mcp" and r["value"] == "HERON" for r in changes)
+
+    async def test_a_fact_asked_about_keeps_its_id_until_answered(self, wire: Wire) -> None:
+        """While its keep request waits a fact cannot move (the request names its id, and a
+        keep must apply to what the person was shown): a tool error naming the request;
+        once the person has answered, it moves."""
+        fact_id, request_id = await ask_to_keep(wire)
+        refused = await wire.call("set_fact_scope", fact=fact_id, scope="session")
+        said = text_of(refused)
+        assert refused.is_error and request_id in said and "until they answer" in said, said
+        uri = f"wisp://facts/{fact_id}"
+        assert (await wire.read(uri))["scope"] == "thread"
+        await wire.client.subscribe_resource(uri)
+        code, output = await terminal("facts", "drop", request_id)
+        assert code == 0, output
+        while True:  # until the server has settled the drop
+            seen = len(wire.inbox.updated())
+            if (await wire.read(uri))["request"]["state"] == "dropped":
+                break
+            await wire.inbox.update_after(seen)
+        moved = await wire.data("set_fact_scope", fact=fact_id, scope="session")
+        assert moved["id"].startswith("s") and moved["was"] == fact_id
 
     async def test_dropped_then_refused_again(self, wire: Wire) -> None:
         """A drop leaves the fact in its thread and is remembered: asking again is refused
@@ -310,7 +386,8 @@ class TestApprovals:
             ({"command": "ls\u0000; rm -rf ~"}, "command holds a NUL"),
             ({"command": "ls", "wait_seconds": -1}, "finite"),
             ({"command": "ls", "wait_seconds": 1e9}, "at most 3600"),
-            ({"command": "ls", "wait_seconds": "soon"}, "valid number"),
+            ({"command": "ls", "wait_seconds": "soon"}, "must be a number"),
+            ({"command": "ls", "wait_seconds": 3600.0001}, "wait_seconds is 3600.0001; at most"),
         ]
         for arguments, said in cases:
             result = await wire.call("request_approval", **arguments)
@@ -322,14 +399,32 @@ class TestApprovals:
         assert fine["state"] == "pending"
 
     async def test_a_non_finite_wait_is_refused(self, wire: Wire) -> None:
-        """A wait that is not a finite number (1e999 overflows to infinity) is refused as a
-        tool error, never a crash. (The SDK's client turns float infinities into null, so
-        they arrive as text here; the raw wire test below sends the number itself.)"""
+        """A wait that is not a finite number is refused as a tool error, never a crash; as
+        text ("1e999", "NaN") it is not a number at all. (The SDK's client turns float
+        infinities into null; the raw wire test below sends the number itself.)"""
         for value in ("1e999", "NaN", "-inf"):
             result = await wire.call("request_approval", command="ls", wait_seconds=value)
-            assert result.is_error and "finite" in text_of(result), text_of(result)
+            assert result.is_error and "must be a number" in text_of(result), text_of(result)
         fine = await wire.data("notify", title="still", message="alive")
         assert fine["posted"] is True
+
+    async def test_no_lax_coercion(self, wire: Wire, home: Path) -> None:
+        """wait_seconds is a JSON number and free_text a JSON boolean: true, false, "0",
+        "yes", 1, "off" are tool errors saying so, and nothing is filed."""
+        cases: list[tuple[str, dict[str, Any], str]] = [
+            ("request_approval", {"command": "ls", "wait_seconds": True}, "must be a number"),
+            ("request_approval", {"command": "ls", "wait_seconds": False}, "must be a number"),
+            ("request_approval", {"command": "ls", "wait_seconds": "0"}, "must be a number"),
+            ("await_request", {"id": "0123456789abcdef", "wait_seconds": "0"}, "must be a number"),
+        ]
+        for value in ("yes", 1, "off"):
+            arguments = {"question": "q", "options": ["a"], "free_text": value, "wait_seconds": 0}
+            cases.append(("ask_person", arguments, "free_text must be true or false"))
+        for tool, arguments, said in cases:
+            result = await wire.call(tool, **arguments)
+            assert result.is_error and said in text_of(result), (arguments, text_of(result))
+        with Channel.open(home) as channel:
+            assert channel.listing().statuses == ()
 
     def test_raw_wire_numbers_and_stdout_holds_only_protocol(
         self, home: Path, bin_dir: Path
@@ -460,6 +555,21 @@ class TestElicitation:
         (shown,) = choose.shown
         assert shown.requested_schema["properties"]["answer"]["enum"] == ["staging", "production"]
 
+    async def test_choices_are_made_visible_and_answered_as_filed(
+        self, home: Path, bin_dir: Path
+    ) -> None:
+        """Options holding control or bidi characters reach the dialog's `enum` made visible,
+        as the question does; the choice, as shown, answers with the option as filed."""
+        raw = "prod\x1b[31m\u202e"
+        choose = elicitation("accept", {"answer": "prod⟨ESC⟩[31m⟨U+202E⟩"})
+        async with wisp_mcp(home, bin_dir, elicit=choose) as wire:
+            data = await wire.data("ask_person", question="Where\x07?", options=["dev", raw])
+        assert (data["answer"], data["via"]) == (raw, "elicitation")
+        (shown,) = choose.shown
+        assert "Where⟨U+0007⟩?" in shown.message
+        enum = shown.requested_schema["properties"]["answer"]["enum"]
+        assert enum == ["dev", "prod⟨ESC⟩[31m⟨U+202E⟩"]
+
     async def test_no_dialog_for_a_request_that_has_ended(self, home: Path, bin_dir: Path) -> None:
         """await_request on a request the person already answered elsewhere returns its
         answer and opens no dialog on it (finding 6)."""
@@ -543,6 +653,27 @@ class TestNotify:
         assert json.loads(notify_log.read_text().splitlines()[0])[-2:] == ["Build", "finished"]
         note = [r for r in audit_records(home) if r["event"] == "notification"][-1]
         assert any("MCP client owns the terminal" in s for s in note["skipped"])
+
+    async def test_the_title_listed_is_the_one_posted(self, wire: Wire, home: Path) -> None:
+        """A title over 64 characters is cut; the result's notifications[].title is the cut
+        one, as posted and audited."""
+        data = await wire.data("notify", title="T" * 100, message="m")
+        (listed,) = data["notifications"]
+        note = [r for r in audit_records(home) if r["event"] == "notification"][-1]
+        assert listed["title"] == note["title"] and len(listed["title"]) == 64
+
+    async def test_arguments_refused_in_wisps_words(self, wire: Wire) -> None:
+        """A missing title or message, or one over 4,096 characters: a tool error in wisp's
+        words, never the validator's text (with its URL)."""
+        for arguments, said in [
+            ({"message": "m"}, "error: title is missing: this tool needs it."),
+            ({"title": "t"}, "error: message is missing: this tool needs it."),
+            ({"title": "t" * 5000, "message": "m"}, "error: title is 5000 characters long; at"),
+            ({"title": "t", "message": "m" * 4097}, "error: message is 4097 characters long;"),
+        ]:
+            result = await wire.call("notify", **arguments)
+            assert result.is_error and text_of(result).startswith(said), text_of(result)
+            assert "http" not in text_of(result) and "validation" not in text_of(result)
 
     async def test_refusals_say_why(self, home: Path, bin_dir: Path) -> None:
         """Empty message, the off switch, and the per-minute limit: `error: notification not
@@ -766,3 +897,55 @@ class TestTimeOut:
         assert "nobody answered" in said["message"] and "timed-out" in said["message"]
         with Channel.open(home) as channel:
             assert channel.status(call.id).outcome is Outcome.TIMED_OUT
+
+
+class TestSubscriptions:
+    async def _barrier(self, wire: Wire, keep_id: str, later: str) -> None:
+        """Keep the fact from a terminal and wait for `wisp://facts/permanent` (said by the
+        channel's follower, after every transition before it); then move the fact *later*
+        names, and wait for its update (said by the tool, after that)."""
+        code, output = await terminal("facts", "keep", keep_id)
+        assert code == 0, output
+        await wire.inbox.wait_for(
+            lambda: "wisp://facts/permanent" in wire.inbox.updated(), "the keep's update"
+        )
+        seen = wire.inbox.updated().count(f"wisp://facts/{later}")
+        await wire.data("set_fact_scope", fact=later, scope="session")
+        await wire.inbox.wait_for(
+            lambda: wire.inbox.updated().count(f"wisp://facts/{later}") > seen, "the move's"
+        )
+
+    async def test_each_change_is_said_once_however_often_subscribed(self, wire: Wire) -> None:
+        """Subscribed twice to `wisp://facts/permanent` and `wisp://pending`: one keep is one
+        `permanent` update, and five filings are five `pending` updates (plus at most three
+        for the keep request: filed, answered, settled), never one from the tool that filed and
+        another from the channel."""
+        later = (await wire.data("record_fact", subject="a", name="b", value="c"))["id"]
+        await wire.client.subscribe_resource(f"wisp://facts/{later}")
+        for uri in ("wisp://facts/permanent", "wisp://pending") * 2:
+            await wire.client.subscribe_resource(uri)
+        for n in range(5):
+            await wire.data("request_approval", command=f"make {n}", wait_seconds=0)
+        _fact, keep_id = await ask_to_keep(wire)
+        await self._barrier(wire, keep_id, later)
+        updated = wire.inbox.updated()
+        assert updated.count("wisp://facts/permanent") == 1, updated
+        assert 5 + 2 <= updated.count("wisp://pending") <= 5 + 3, updated
+
+    async def test_unsubscribe_stops_updates(self, wire: Wire) -> None:
+        """After `resources/unsubscribe` (a request of its own, so a new session object in
+        the SDK) a client that subscribed twice hears nothing more of that resource: nothing
+        of `wisp://pending` up to the keep's `wisp://facts/permanent`, which the channel's
+        follower says after every transition before it."""
+        for _ in range(2):
+            await wire.client.subscribe_resource("wisp://pending")
+        await wire.client.unsubscribe_resource("wisp://pending")
+        await wire.client.subscribe_resource("wisp://facts/permanent")
+        await wire.data("request_approval", command="make", wait_seconds=0)
+        _fact, keep_id = await ask_to_keep(wire)
+        code, output = await terminal("facts", "keep", keep_id)
+        assert code == 0, output
+        await wire.inbox.wait_for(
+            lambda: "wisp://facts/permanent" in wire.inbox.updated(), "the keep's update"
+        )
+        assert wire.inbox.updated() == ["wisp://facts/permanent"]

@@ -56,7 +56,12 @@ class TestRefusedArguments:
         cwd=(args.Cwd, None),
         wait_seconds=(args.WaitSeconds, args.WAIT_DEFAULT_S),
     )
-    Question = create_model("Question", question=(args.Question, ...), options=(args.Options, None))
+    Question = create_model(
+        "Question",
+        question=(args.Question, ...),
+        options=(args.Options, None),
+        free_text=(args.FreeText, None),
+    )
     Move = create_model("Move", fact=(args.FactId, ...), scope=(args.Scope, ...))
 
     @pytest.mark.parametrize(
@@ -65,9 +70,13 @@ class TestRefusedArguments:
             ({"command": "x" * 5000}, "command is 5000 characters long; at most 4096 are taken."),
             ({"command": "ls", "cwd": "/" * 2000}, "cwd is 2000 characters long; at most 1024"),
             ({"command": "ls", "wait_seconds": -1}, "must be a finite number, 0 or more (got -1)"),
-            ({"command": "ls", "wait_seconds": "NaN"}, "wait_seconds must be a finite number"),
+            ({"command": "ls", "wait_seconds": float("nan")}, "wait_seconds must be a finite"),
             ({"command": "ls", "wait_seconds": 1e9}, "wait_seconds is 1e+09; at most 3600 is"),
-            ({"command": "ls", "wait_seconds": "soon"}, "must be a valid number (got 'soon')"),
+            ({"command": "ls", "wait_seconds": 3600.0001}, "wait_seconds is 3600.0001; at most"),
+            ({"command": "ls", "wait_seconds": "soon"}, "must be a number (got 'soon')"),
+            ({"command": "ls", "wait_seconds": "0"}, "must be a number (got '0')"),
+            ({"command": "ls", "wait_seconds": True}, "must be a number (got True)"),
+            ({"command": "ls", "wait_seconds": False}, "must be a number (got False)"),
             ({"command": 5}, "command must be a string (got 5)."),
             ({}, "command is missing: this tool needs it."),
         ],
@@ -84,6 +93,12 @@ class TestRefusedArguments:
         assert many == "30 options; at most 20 are taken. Send fewer."
         long = refused(self.Question, question="q", options=["a", "x" * 300])
         assert long.startswith("options[1] is 300 characters long; at most 200 are taken.")
+
+    @pytest.mark.parametrize("value", ["yes", 1, "off", 0, "true"])
+    def test_free_text_is_true_or_false_only(self, value: Any) -> None:
+        """free_text takes a JSON boolean: "yes", 1, "off" are refused, never read as one."""
+        words = refused(self.Question, question="q", options=["a"], free_text=value)
+        assert words.startswith(f"free_text must be true or false (got {value!r})")
 
     def test_a_scope_that_is_not_one(self) -> None:
         """A scope outside the three names the three."""

@@ -37,7 +37,7 @@ from pending import (
 )
 from wisp._answering import Answerer, AnswerReport, Inbox
 from wisp._asking import Approval, ApprovalGate, Asker, Cancel, Ending, QuestionAsker, Reply
-from wisp._audit import EntryPoint
+from wisp._audit import AuditEvent, EntryPoint, audit
 from wisp._config import Config, ConfigError, load_config
 from wisp._factids import PERMANENT_PREFIX, FactScope
 from wisp._factstore import Fact, FactRefused, FactStore
@@ -55,7 +55,7 @@ from wisp._hook import (
     unanswered_reason,
 )
 from wisp._keeper import FactKeeper, KeepRequest
-from wisp._notify import Face, Notifier, Result
+from wisp._notify import TITLE_MAX, Face, Notifier, Result, clean
 from wisp._store import StoreError
 from wisp._threadfacts import FactBook, NoteFact, UnknownFact
 
@@ -65,6 +65,7 @@ SETTLING_S = 5.0  # a request seen ending between two looks: its ending is recor
 PROMPT_UNBOUNDED_WAIT_S = 24 * 3600.0
 
 # The states in which a request still waits for the person (answered: until it is applied).
+MOVED_BY_CALLER = "caller"  # fact.scope.changed's `by` for a move the MCP caller makes
 WAITING = (State.FILED, State.ANSWERED, State.HANDED_OVER)
 
 # The notifications a call posted or tried, collected for its result.
@@ -105,7 +106,7 @@ class RecordingNotifier(Notifier):
         if posted is not None:
             posted.append(
                 {
-                    "title": title,
+                    "title": clean(title, TITLE_MAX),  # as posted and audited, cut
                     "source": source,
                     "posted": result.posted,
                     "route": result.route,
@@ -173,6 +174,7 @@ class AgentSession:
     ) -> None:
         self.channel = channel
         self.home: Path = channel.home
+        self.entry_point = entry_point
         self.config = config
         self.notifier = RecordingNotifier(
             channel.home, face=face, settings=config.values, entry_point=entry_point
@@ -449,7 +451,10 @@ class AgentSession:
             )
         fact = self.fact(fact_id)
         if scope is not FactScope.PERMANENT:
+            self._refuse_moving_while_asked(fact, scope)
             moved = self.book.move(fact.id, scope, thread=self.thread)
+            if moved.id != fact.id:
+                self._audit_move(fact, moved)
             return ScopeChange(fact=moved, changed=moved.id != fact.id)
         try:
             asked = self.keeper.request(
@@ -466,6 +471,46 @@ class AgentSession:
         if asked.request_id is not None:
             fact = self.book.link(fact.id, asked.request_id) or fact
         return ScopeChange(fact=fact, keep=asked, changed=asked.new)
+
+    def _refuse_moving_while_asked(self, fact: NoteFact, scope: FactScope) -> None:
+        """A fact whose keep request still waits keeps its id: the request names it, and the
+        person keeps what they were shown (so a keep never applies to a fact that moved)."""
+        staying = fact.scope is scope and (scope is FactScope.SESSION or fact.thread == self.thread)
+        if fact.request is None or staying:
+            return
+        try:
+            waiting = self.status(fact.request).state in WAITING
+        except PendingError:
+            return  # its request cannot be read: nothing waits on the id
+        if waiting:
+            raise FactRefused(
+                f"{fact.id} waits for the person to keep it (request {fact.request}), and that "
+                f"request names it as {fact.id}: it cannot move to the {scope} until they "
+                "answer. Call set_fact_scope again once its request has ended (the fact's "
+                "resource shows it)."
+            )
+
+    def _audit_move(self, fact: NoteFact, moved: NoteFact) -> None:
+        """Every scope change is one `fact.scope.changed` (seed ADR 0048): here the caller's,
+        between this thread and the session; `moved` is the id the fact has now."""
+        audit(
+            self.home,
+            AuditEvent.FACT_SCOPE_CHANGED,
+            {
+                "kind": "fact",
+                "fact": fact.id,
+                "moved": moved.id,
+                "subject": fact.subject,
+                "name": fact.name,
+                "value": fact.value,
+                "source": fact.source,
+                "thread": self.thread,
+                "from": fact.scope,
+                "to": moved.scope,
+                "by": MOVED_BY_CALLER,
+            },
+            entry_point=self.entry_point,
+        )
 
     def permanent(self) -> list[Fact]:
         """The person's permanent facts (:class:`StoreError` if the store cannot be read)."""

@@ -122,6 +122,22 @@ def terminal_kind(name: str) -> tuple[str | None, str]:
     return None, name
 
 
+# A `notification` record's own fields; a request's field of the same name (a fact's `source`,
+# a command's `reason`) is kept beside them as `request<Name>`, never overwritten.
+NOTIFICATION_FIELDS = frozenset(
+    {"title", "subtitle", "body", "source", "outcome", "route", "detail", "push", "targets"}
+    | {"reason", "skipped"}
+)
+
+
+def _about_fields(about: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The announced request's fields for its `notification` record."""
+    return {
+        (f"request{key[0].upper()}{key[1:]}" if key in NOTIFICATION_FIELDS else key): value
+        for key, value in (about or {}).items()
+    }
+
+
 def clean(text: str, limit: int) -> str:
     """Control characters become spaces; bidi overrides, zero-width and other invisible
     characters are shown as markers (``⟨U+202E⟩``), as everywhere wisp shows request text, so
@@ -391,7 +407,7 @@ class Notifier:
             self.home,
             AuditEvent.NOTIFICATION,
             {
-                **(about or {}),
+                **_about_fields(about),
                 "title": notice.title,
                 "subtitle": notice.subtitle or None,
                 "body": notice.body,

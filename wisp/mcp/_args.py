@@ -52,6 +52,7 @@ WaitSeconds = Annotated[
     float,
     Field(
         description="How long this call waits for the answer, in seconds.",
+        strict=True,  # a JSON number: never true/false, never a string that looks like one
         ge=0,
         le=WAIT_MAX_S,
         allow_inf_nan=False,
@@ -67,7 +68,10 @@ Options = Annotated[
 ]
 FreeText = Annotated[
     bool | None,
-    Field(description="Whether any text is an answer (default: only without options)."),
+    Field(
+        description="Whether any text is an answer (default: only without options).",
+        strict=True,  # true or false: never "yes", 1 or "off"
+    ),
 ]
 RequestId = Annotated[str, Field(description="The request's id, as a result gave it.")]
 Subject = Annotated[
@@ -136,16 +140,62 @@ def no_nul(name: str, value: str) -> str:
     return value
 
 
+SURROGATES = range(0xD800, 0xE000)  # UTF-16 halves: no text holds one alone
+
+
+def _has_surrogate(text: str) -> bool:
+    return any(ord(c) in SURROGATES for c in text)
+
+
+def _escaped_surrogates(text: str) -> str:
+    return "".join(f"\\u{ord(c):04x}" if ord(c) in SURROGATES else c for c in text)
+
+
+def surrogate_at(value: Any) -> tuple[int | str, ...] | None:
+    """Where a lone UTF-16 surrogate is in *value* (a string, or one in lists and objects, a
+    key included): the path to it, or None. JSON allows one (a `\\ud800` escape with no pair),
+    but it is not text: nothing can write it, a reply included."""
+    # Iterative: a hostile message may nest as deep as the JSON parser allowed.
+    stack: list[tuple[tuple[int | str, ...], Any]] = [((), value)]
+    while stack:
+        loc, item = stack.pop()
+        if isinstance(item, str):
+            if _has_surrogate(item):
+                return loc
+        elif isinstance(item, dict):
+            for key, inner in reversed(item.items()):
+                if _has_surrogate(key):
+                    return (*loc, key)
+                stack.append(((*loc, key), inner))
+        elif isinstance(item, list):
+            stack.extend(((*loc, n), inner) for n, inner in reversed(list(enumerate(item))))
+    return None
+
+
+def surrogate_refused(loc: Sequence[int | str]) -> str:
+    """What is wrong with an argument holding a lone surrogate, in wisp's words (a key holding
+    it named with the surrogate as its escape, so the words can be written)."""
+    named = [part if isinstance(part, int) else _escaped_surrogates(part) for part in loc]
+    return (
+        f"{_argument(named)} holds a lone UTF-16 surrogate (a \\ud800-style escape with no pair), "
+        "which is not text: send the characters themselves, as UTF-8 or as a pair of escapes."
+    )
+
+
 def _shown(value: Any) -> str:
     said = repr(value)
     return said if len(said) <= SHOWN_MAX_CHARS else said[: SHOWN_MAX_CHARS - 1] + "…"
 
 
 def _number(value: Any) -> str:
+    """A number as sent: short where that is exact (1e+09), else every digit (3600.0001,
+    never a rounded 3600 beside a maximum of 3600)."""
     try:
-        return f"{float(value):g}"
+        number = float(value)
     except (TypeError, ValueError, OverflowError):
         return _shown(value)
+    short = f"{number:g}"
+    return short if float(short) == number else repr(number)
 
 
 def _argument(loc: Sequence[int | str]) -> str:
@@ -185,11 +235,17 @@ def refused_arguments(errors: Sequence[ErrorDetails]) -> str:
             advice = _OVER_MAXIMUM.get(name, "Send less.")
             return f"{name} is {_number(value)}; at most {limits['le']:g} is taken. {advice}"
         case "float_parsing" | "float_type" | "int_parsing" | "int_type":
-            return f"{name} must be a valid number (got {_shown(value)})."
+            return (
+                f"{name} must be a number (got {_shown(value)}): send it as a JSON number, "
+                "not true/false or text."
+            )
         case "string_type":
             return f"{name} must be a string (got {_shown(value)})."
         case "bool_parsing" | "bool_type":
-            return f"{name} must be true or false (got {_shown(value)})."
+            return (
+                f"{name} must be true or false (got {_shown(value)}): send a JSON boolean, "
+                "not a number or text."
+            )
         case "list_type":
             return f"{name} must be a list of strings (got {_shown(value)})."
         case "literal_error":

@@ -63,11 +63,17 @@ def question_dialog(request: Request) -> Dialog:
     binding = request.binding
     assert isinstance(binding, QuestionBinding)
     options = list(binding.options or ())
+    # Options are shown made visible, as the question is (no raw control or bidi character
+    # reaches the client's dialog); the choice comes back as shown and is answered as filed.
+    shown = {visible(option): option for option in options}
+    if len(shown) < len(options):  # two differ only in what cannot be shown: number them
+        shown = {f"{n}. {visible(option)}": option for n, option in enumerate(options, 1)}
     field: dict[str, Any] = {"type": "string", "title": "Answer"}
-    if options and not binding.free_text:
-        field["enum"] = options
+    choose = bool(options) and not binding.free_text
+    if choose:
+        field["enum"] = list(shown)
     elif options:
-        field["description"] = "For example: " + ", ".join(options)
+        field["description"] = "For example: " + ", ".join(shown)
     message = (
         f"{visible(binding.question)}\n\n(Or from a terminal: "
         f"{view(Kind.QUESTION).answering[0].line(request.id)})"
@@ -77,6 +83,8 @@ def question_dialog(request: Request) -> Dialog:
         if reply.action == "decline":
             return Decision.DECLINE, None
         text = (reply.content or {}).get("answer") if reply.action == "accept" else None
+        if choose:
+            text = shown.get(text) if isinstance(text, str) else None
         if isinstance(text, str) and text.strip():
             return Decision.ANSWER, text
         return None

@@ -30,7 +30,7 @@ from pending import PendingError
 from wisp._agentsession import AgentSession
 from wisp._factids import PERMANENT_PREFIX
 from wisp._store import StoreError
-from wisp._threadfacts import UnknownFact
+from wisp._threadfacts import NoteFact, UnknownFact
 from wisp.mcp._updates import (
     FACT_ID_RE,
     FACT_URI,
@@ -38,17 +38,27 @@ from wisp.mcp._updates import (
     PERMANENT_URI,
     PROPOSED_URI,
     Served,
-    fact_uri,
     is_our_uri,
     served,
 )
-from wisp.mcp._views import pending_entry, permanent_fact, refusal_text, request_outcome
+from wisp.mcp._views import (
+    note_fact,
+    pending_entry,
+    permanent_fact,
+    refusal_text,
+    request_outcome,
+)
 
 JSON_MIME = "application/json"
 
 
 def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, indent=2)
+
+
+def _note_view(app: AgentSession, note: NoteFact) -> dict[str, Any]:
+    """A fact as record_fact returns it, with any conflict read now (on a worker thread)."""
+    return note_fact(note, app.conflicts(note.subject, note.name, note.value))
 
 
 class SessionResource(Resource):
@@ -63,20 +73,17 @@ class SessionResource(Resource):
 
 
 async def proposed(app: AgentSession) -> str:
-    found = await anyio.to_thread.run_sync(app.proposed)
-    return _json(
-        {
-            "thread": app.thread,
-            "proposed": [
-                {
-                    **fact.to_json(),
-                    "uri": fact_uri(fact.id),
-                    "request": request_outcome(status) if status else {"id": fact.request},
-                }
-                for fact, status in found
-            ],
-        }
-    )
+    def read() -> list[dict[str, Any]]:
+        return [
+            {
+                **_note_view(app, fact),
+                "request": request_outcome(status) if status else {"id": fact.request},
+            }
+            for fact, status in app.proposed()
+        ]
+
+    found = await anyio.to_thread.run_sync(read)
+    return _json({"thread": app.thread, "proposed": found})
 
 
 async def permanent(app: AgentSession) -> str:
@@ -119,11 +126,12 @@ async def fact(fact_id: str, ctx: Context) -> str:
             kept = await anyio.to_thread.run_sync(app.permanent_fact, fact_id)
             return _json(permanent_fact(kept))
         note = await anyio.to_thread.run_sync(app.fact, fact_id)
+        view = await anyio.to_thread.run_sync(_note_view, app, note)
     except UnknownFact as exc:
         raise ResourceNotFoundError(refusal_text(exc)) from None
     except StoreError as exc:
         raise ResourceError(str(exc)) from None
-    view: dict[str, Any] = {**note.to_json(), "uri": fact_uri(note.id), "request": None}
+    view["request"] = None
     if note.request is not None:
         try:
             status = await anyio.to_thread.run_sync(app.status, note.request)

@@ -59,8 +59,8 @@ from wisp.mcp._args import (
     required,
 )
 from wisp.mcp._dialog import dialog_for, wait_for_person
-from wisp.mcp._updates import PENDING_URI, PROPOSED_URI, Served, fact_uri, served
-from wisp.mcp._views import Rendered, fact_said, permanent_fact, request_outcome
+from wisp.mcp._updates import PROPOSED_URI, Served, fact_uri, served
+from wisp.mcp._views import Rendered, fact_said, request_outcome
 
 T = TypeVar("T")
 _APPROVE_ID = view(Kind.COMMAND).answering[0].line("ID")  # as tool descriptions name it
@@ -177,10 +177,9 @@ async def record_fact(subject: Subject, name: Name, value: Value, ctx: Context) 
         lambda: face.app.record_fact(subject, name, value, source=RECORD_FACT_SOURCE)
     )
     held = await _off_loop(face.app.conflicts, subject, name, value)
-    data: dict[str, Any] = {**fact.to_json(), "uri": fact_uri(fact.id)}
+    data = views.note_fact(fact, held)
     text = f"recorded {fact_said(fact)} as {fact.id} in this thread ({fact_uri(fact.id)})"
     if held:
-        data["conflict"] = [permanent_fact(p) for p in held]
         text += (
             "; the person's permanent facts say otherwise: "
             + "; ".join(f"{p.id}: {fact_said(p)}" for p in held)
@@ -213,7 +212,7 @@ async def set_fact_scope(fact: FactId, scope: Scope, ctx: Context) -> Said:
     keep = change.keep
     if keep.state is KeepState.KEPT and keep.fact is not None:
         return Said.of(views.already_kept(moved, keep.fact, uri))
-    face.updates.changed([uri, PROPOSED_URI, PENDING_URI])
+    face.updates.changed([uri, PROPOSED_URI])  # the filing itself is heard from the channel
     assert keep.request_id is not None
     return Said.of(views.asked_to_keep(moved, keep.request_id, uri, new=keep.new))
 
@@ -240,7 +239,6 @@ async def await_outcome(face: Served, request: Request, wait_s: float, ctx: Cont
     ending = await wait_for_person(face.app, request, wait_s, ctx, dialog)
     if ending is None:
         return Said.of(views.still_waiting(request))
-    face.updates.changed([PENDING_URI])
     return Said.of(await _off_loop(_ended, face, ending))
 
 
@@ -267,7 +265,6 @@ async def request_approval(
     if granted is not None:
         return Said.of(views.granted(granted, command))
     request = await _off_loop(face.app.file_command, command, where, reason or None)
-    face.updates.changed([PENDING_URI])
     return await await_outcome(face, request, wait_seconds, ctx)
 
 
@@ -293,7 +290,6 @@ async def ask_person(
     if free_text is False and not choices:
         raise BadArgument("free_text is false but there are no options to choose.")
     request = await _off_loop(face.app.file_question, question, choices or None, free_text)
-    face.updates.changed([PENDING_URI])
     return await await_outcome(face, request, wait_seconds, ctx)
 
 
@@ -343,7 +339,6 @@ async def permission_prompt(
     asked = await _off_loop(face.app.ask_permission, tool_name, input, str(Path.cwd()))
     if not isinstance(asked, Request):
         return Said.of(views.permission(asked, input))
-    face.updates.changed([PENDING_URI])
     # The client's dialog is a command's accept/decline; a tool call is answered elsewhere.
     dialog = dialog_for(asked, ctx) if asked.kind is Kind.COMMAND else None
     try:
@@ -355,7 +350,6 @@ async def permission_prompt(
             await _off_loop(face.app.permission_verdict, asked, None)
         raise
     verdict = await _off_loop(face.app.permission_verdict, asked, ending)
-    face.updates.changed([PENDING_URI])
     return Said.of(views.permission(verdict, input))
 
 
@@ -363,8 +357,9 @@ async def permission_prompt(
 
 
 @tool(
-    "Show the person a desktop notification (title cut to 64 characters, message to 256). At "
-    "most notifications.perMinute a minute; off with notifications.enabled."
+    "Show the person a desktop notification (title cut to 64 characters, message to 256; "
+    "either over 4096 is refused). At most notifications.perMinute a minute; off with "
+    "notifications.enabled."
 )
 async def notify(title: Title, message: Message, ctx: Context) -> Said:
     shown = await _off_loop(served(ctx).app.notify, title, message)

@@ -19,7 +19,7 @@ from mcp.server.mcpserver import Context
 from mcp.server.session import ServerSession
 from mcp.server.subscriptions import InMemorySubscriptionBus, ResourceUpdated
 
-from pending import Kind, Missed, State, Transition
+from pending import Event, Kind, Missed, State, Transition
 from wisp._agentsession import AgentSession
 from wisp._factids import PERMANENT_PREFIX, SESSION_PREFIX, THREAD_PREFIX
 
@@ -43,27 +43,36 @@ def is_our_uri(uri: str) -> bool:
     return uri.startswith(FACTS_URI_HEAD) and bool(FACT_ID_RE.fullmatch(uri[len(FACTS_URI_HEAD) :]))
 
 
+def _connection(session: ServerSession) -> object:
+    """What a subscriber is known by: its connection. The SDK makes a new session object for
+    every request, so a `resources/unsubscribe` never carries the object that subscribed; all
+    of a client's requests share its connection."""
+    return cast(object, session._connection)  # the SDK offers no public name for it
+
+
 class Updates:
     """Tells subscribed clients when a resource changes: handshake-era clients subscribed
-    with `resources/subscribe` get `notifications/resources/updated`; 2026-era clients listen
-    with `subscriptions/listen` (the SDK's bus filters by URI). Changes made elsewhere (an
-    answer from a terminal) are heard from the channel, through the session's inbox."""
+    with `resources/subscribe` get `notifications/resources/updated`, once per change however
+    often they subscribed; 2026-era clients listen with `subscriptions/listen` (the SDK's bus
+    filters by URI).
+
+    Each change is said once, by whoever sees it happen: a tool says what it changed in this
+    process (a fact recorded, moved or asked about); the channel's transitions, heard through
+    the session's inbox, say the rest (every change to this server's requests, so
+    `wisp://pending`, and what the person does to a keep request)."""
 
     def __init__(self, app: AgentSession, bus: InMemorySubscriptionBus) -> None:
         self.app = app
         self.bus = bus
-        self._sessions: dict[str, list[ServerSession]] = {}
+        # uri -> {a subscriber's connection: the latest of its session objects, to send with}
+        self._subscribers: dict[str, dict[object, ServerSession]] = {}
         self._send, self._receive = anyio.create_memory_object_stream[str](math.inf)
 
     def subscribe(self, session: ServerSession, uri: str) -> None:
-        sessions = self._sessions.setdefault(uri, [])
-        if session not in sessions:
-            sessions.append(session)
+        self._subscribers.setdefault(uri, {})[_connection(session)] = session
 
     def unsubscribe(self, session: ServerSession, uri: str) -> None:
-        sessions = self._sessions.get(uri, [])
-        if session in sessions:
-            sessions.remove(session)
+        self._subscribers.get(uri, {}).pop(_connection(session), None)
 
     def changed(self, uris: Iterable[str]) -> None:
         """These resources changed (said on the event loop; delivered in order)."""
@@ -78,7 +87,7 @@ class Updates:
 
     async def _deliver(self) -> None:
         async for uri in self._receive:
-            for session in list(self._sessions.get(uri, ())):
+            for session in list(self._subscribers.get(uri, {}).values()):
                 try:
                     await session.send_resource_updated(uri)
                 except Exception:  # a client gone away is told nothing more
@@ -108,7 +117,8 @@ class Updates:
         uris = []
         if status is not None and status.request.server.id == self.app.server_id:
             uris.append(PENDING_URI)
-        if item.kind is Kind.FACT:
+        # A keep request's filing is said by set_fact_scope, which filed it.
+        if item.kind is Kind.FACT and item.event is not Event.FILED:
             asking = self.app.asking(item.id)
             uris.extend(fact_uri(f.id) for f in asking)
             if asking:

@@ -29,6 +29,7 @@ from wisp._factids import PERMANENT_PREFIX
 from wisp._factstore import Fact
 from wisp._threadfacts import NoteFact, UnknownFact
 from wisp.kinds import view as kind_view
+from wisp.mcp._updates import fact_uri
 
 Rendered = tuple[str, dict[str, Any]]  # the words for the model, and the structured content
 
@@ -101,6 +102,15 @@ def pending_entry(status: Status) -> dict[str, Any]:
         "thread": request.server.thread,
         "answerWith": answer_hint(request.kind, request.id),
     }
+
+
+def note_fact(note: NoteFact, held: list[Fact]) -> dict[str, Any]:
+    """A thread's or the session's fact, as record_fact returns it and its resources show it:
+    with its URI and, where the person's permanent facts say otherwise (*held*), `conflict`."""
+    view: dict[str, Any] = {**note.to_json(), "uri": fact_uri(note.id)}
+    if held:
+        view["conflict"] = [permanent_fact(p) for p in held]
+    return view
 
 
 def permanent_fact(fact: Fact) -> dict[str, Any]:

@@ -43,6 +43,7 @@ from pending import (
     parse_time,
 )
 from wisp import AnswerFate
+from wisp._lines import LINE_MAX_BYTES, LineSplitter, TooLong
 from wisp.kinds import views
 
 __all__ = [
@@ -91,7 +92,7 @@ __all__ = [
 
 # A line longer than this is refused unread (and skipped up to its newline): no request, answer
 # or hello comes near it, and neither end must hold the other's megabytes.
-MAX_LINE_BYTES = 1 << 20
+MAX_LINE_BYTES = LINE_MAX_BYTES
 
 # An `error` line names the request it concerns only when the id is at most this long (a
 # valid one is 8-32 characters): a hostile front end's megabyte "id" is not echoed back.
@@ -963,54 +964,3 @@ _RELAY_READERS: dict[str, Callable[[_Fields], RelayLine]] = {
     "history": _read_history_reply,
     "error": _read_error,
 }
-
-
-# --- splitting a stream into lines -------------------------------------------------------
-
-
-@attrs.frozen(kw_only=True)
-class TooLong:
-    """Stands in the stream where a line over the splitter's limit was skipped."""
-
-    size: int  # bytes skipped (at least the limit + 1)
-
-
-class LineSplitter:
-    """Bytes in, lines out, holding at most :data:`MAX_LINE_BYTES` of any one line: the rest
-    of a longer line is counted and dropped up to its newline, never buffered. Blank lines
-    and a trailing CR are dropped."""
-
-    def __init__(self, limit: int = MAX_LINE_BYTES) -> None:
-        self._limit = limit
-        self._buffer = bytearray()
-        self._skipping = 0  # >0: inside a line that was too long, this many bytes so far
-
-    def feed(self, data: bytes) -> list[bytes | TooLong]:
-        out: list[bytes | TooLong] = []
-        start = 0
-        while start < len(data):
-            end = data.find(b"\n", start)
-            piece = data[start:] if end < 0 else data[start:end]
-            if self._skipping:
-                self._skipping += len(piece)
-            else:
-                self._buffer += piece
-                if len(self._buffer) > self._limit:
-                    self._skipping = len(self._buffer)
-                    self._buffer.clear()
-            if end < 0:
-                break
-            if self._skipping:
-                out.append(TooLong(size=self._skipping))
-                self._skipping = 0
-            else:
-                line = bytes(self._buffer).rstrip(b"\r")
-                self._buffer.clear()
-                if line.strip():
-                    out.append(line)
-            start = end + 1
-        return out
-
-    def end(self) -> list[bytes | TooLong]:
-        """At end of input: a last line without its newline still counts."""
-        return self.feed(b"\n") if self._buffer or self._skipping else []
