@@ -26,6 +26,7 @@ Run:  python bench/tui_latency.py [--quick] [--json] [--filings N] [--runs R]
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import subprocess
 import sys
@@ -135,8 +136,9 @@ def filed_to_screen(home: Path, filings: int) -> list[float]:
             await _until(lambda: all(e.is_set() for e in app.ready.values()), "the relay")
             for n in range(filings):
                 request_id, filed_at = json.loads(await ask(f"file {n}"))
-                await _until(lambda n=n: str(n) in seen, f"request {n} on screen")
-                delays.append(seen[str(n)] - filed_at)
+                marker = str(n)
+                await _until(functools.partial(dict.__contains__, seen, marker), f"row {n}")
+                delays.append(seen[marker] - filed_at)
                 await ask(f"drop {request_id}")
                 await _until(lambda: app._table().row_count == 0, "the row to go")
                 await asyncio.sleep(GAP_S)
