@@ -379,7 +379,8 @@ class TestDialogs:
     def test_answered_elsewhere_closes_the_dialog(
         self, home: Path, asker: Asker, channel: Channel
     ) -> None:
-        """A request answered from another terminal closes its open dialog, saying who."""
+        """A request answered from another terminal closes its open dialog, saying who in
+        the CLI's words: "denied by you", not the decision and the login name."""
         request = ApprovalGate(asker, timeout_s=60).file("make deploy", "/srv")
 
         async def body(app: WispTui, pilot: Any) -> None:
@@ -389,8 +390,29 @@ class TestDialogs:
             code, _out = await asyncio.to_thread(in_terminal, "approvals", "deny", request.id)
             assert code == 0
             await until(pilot, lambda: not isinstance(app.screen, CommandDialog), "closed")
-            assert said(app, "answered no by") and said(app, "via cli")
+            assert said(app, f"{request.id}: denied by you via cli")
             assert f"local/{request.id}" not in app._table().rows
+
+        tui(home, body)
+
+    def test_a_question_answered_elsewhere_says_the_answer(
+        self, home: Path, asker: Asker, channel: Channel
+    ) -> None:
+        """A question answered from another terminal closes with what was answered (never
+        "answered answer"), and by you."""
+        request = QuestionAsker(asker, timeout_s=60).file("Which?", options=("staging", "prod"))
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            await select(app, pilot, request.id)
+            await pilot.press("enter")
+            assert isinstance(app.screen, QuestionDialog)
+            code, _out = await asyncio.to_thread(
+                in_terminal, "questions", "answer", request.id, "staging"
+            )
+            assert code == 0
+            await until(pilot, lambda: not isinstance(app.screen, QuestionDialog), "closed")
+            assert said(app, f'{request.id}: answered "staging" by you via cli')
+            assert not said(app, "answered answer")
 
         tui(home, body)
 
@@ -415,7 +437,7 @@ class TestDialogs:
                 await pilot.press("y")
             finally:
                 os.kill(relay, signal.SIGCONT)
-            await until(pilot, lambda: said(app, "too late, already answered always by"))
+            await until(pilot, lambda: said(app, "too late, already approved always by you"))
             assert said(app, "via cli")
             assert f"local/{request.id}" not in app._table().rows
 

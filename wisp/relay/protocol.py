@@ -388,6 +388,7 @@ class Winner:
     via: str | None
     user: str | None
     answered_at: datetime | None
+    text: str | None = None  # a question's answer, as typed or picked
 
 
 @attrs.frozen(kw_only=True)
@@ -559,6 +560,7 @@ def _winner_json(winner: Winner | None) -> dict[str, Any] | None:
         "via": winner.via,
         "user": winner.user,
         "answeredAt": _time(winner.answered_at),
+        "text": winner.text,
     }
 
 
@@ -878,6 +880,7 @@ def _read_winner(line: _Fields) -> Winner | None:
         via=answer.opt_text("via"),
         user=answer.opt_text("user"),
         answered_at=answer.time("answeredAt"),
+        text=answer.opt_text("text"),
     )
 
 

@@ -54,6 +54,7 @@ from wisp.tui._model import (
     Waiting,
     age,
     asked,
+    describe,
     detail,
     read_relay_line,
     report,
@@ -347,6 +348,9 @@ class WispTui(App[None]):
         if item is None:
             return
         why = one_line(gone.reason, 100)
+        if gone.answer is not None and gone.state is Withdrawal.ANSWERED:
+            # Worded here, not as the relay said it: "by you", and a question's answer.
+            why = describe(gone.answer, item.kind, host)
         if gone.state is Withdrawal.STALE:
             # A dead asker's command or question turns stale in place: shown, not answerable.
             self.items[key] = item = attrs.evolve(item, state=State.STALE)
@@ -362,7 +366,7 @@ class WispTui(App[None]):
     def _answered(self, host: str, message: Answered) -> None:
         key = f"{host}/{message.id}"
         item = self.answering.pop(key, None) or self.items.get(key)
-        self.say(report(item, message))
+        self.say(report(item, message, host))
         self._forget(key, closing=None)
 
     def _error(self, host: str, error: ErrorLine) -> None:
