@@ -489,6 +489,28 @@ class TestLongRequests:
         answer = channel.status(request.id).answer
         assert answer is not None and answer.decision == "once"
 
+    def test_the_fact_dialog_says_its_own_keys(
+        self, home: Path, channel: Channel, server: ServerLock
+    ) -> None:
+        """A long fact's dialog says what k does ("before keeping it (k)"), never a
+        command's "answering yes" or "approved"."""
+        request = fact(server, value="B" * 3000)
+        channel.file(request)
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            await select(app, pilot, request.id)
+            await pilot.press("enter")
+            dialog = await until(pilot, lambda: isinstance(app.screen, FactDialog) and app.screen)
+            scroll = dialog.query_one("#scroll")
+            await until(pilot, lambda: scroll.max_scroll_y > 0, "an overflowing request")
+            more = str(dialog.query_one("#more").render())
+            assert "before keeping it (k)" in more and "yes" not in more
+            await pilot.press("k")
+            refused = str(dialog.query_one("#more").render())
+            assert "before keeping it (k)" in refused and "approved" not in refused
+
+        tui(home, body, size=(80, 20))
+
     def test_no_is_never_held_back(self, home: Path, asker: Asker, channel: Channel) -> None:
         """Refusing needs no scrolling: n answers at once, however long the command."""
         request = ApprovalGate(asker, timeout_s=60).file(LONG_COMMAND, "/srv/shop")
@@ -588,8 +610,9 @@ class TestOddRelays:
 
 class TestKeys:
     def test_filters(self, home: Path, channel: Channel, server: ServerLock) -> None:
-        """f cycles the kinds shown; w shows only the selected request's asker, and again
-        shows all."""
+        """f cycles the kinds shown; w shows only the selected request's asker, and says so
+        by the asker (`showing from test PID`, never a host as "asker local"); again shows
+        all."""
         other = channel.server().acquire()
         mine = [command(server), fact(server), question(server)]
         theirs = command(other)
@@ -607,7 +630,9 @@ class TestKeys:
             await select(app, pilot, theirs.id)
             await pilot.press("w")
             assert app._table().row_count == 1
-            assert "asker local" in str(app.screen.query_one("#summary").render())
+            summary = app.screen.query_one("#summary")
+            await until(pilot, lambda: f"showing from test {os.getpid()}" in str(summary.render()))
+            assert "local" not in str(summary.render())
             await pilot.press("w")
             assert app._table().row_count == 4
 
@@ -875,6 +900,12 @@ class TestNotify:
         assert notify_sequence({"TERM": "xterm-kitty"}) == "osc99"
         assert notify_sequence({"TERM_PROGRAM": "ghostty", "TMUX": "/tmp/t"}) is None
         assert notify_sequence({"TERM_PROGRAM": "Apple_Terminal"}) is None
+
+    def test_iterm2_leaves_notifications_to_wisp(self) -> None:
+        """In iTerm2 the TUI declares no notify (its OSC 9 can be switched off and lost
+        without a word, seed 002): the askers' own notifications announce requests."""
+        assert notify_sequence({"TERM_PROGRAM": "iTerm.app"}) is None
+        assert notify_sequence({"TERM_PROGRAM": "WezTerm"}) == "osc9"
 
 
 NO_TEXTUAL = """

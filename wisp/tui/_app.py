@@ -65,6 +65,7 @@ from wisp.tui._model import (
 NARROW_COLUMNS = 60
 # Ages in the table are re-drawn this often: a display clock, nothing is read or waited on.
 AGE_REDRAW_S = 15.0
+ASKER_LABEL = 28  # characters of the asker filter's words in the summary line
 MESSAGES_KEPT = 200
 POSTED_KEPT = 50
 HISTORY_LIMIT = 100
@@ -237,6 +238,7 @@ class WispTui(App[None]):
         self.hosts: dict[str, Relay] = {link.host: Relay.STARTING for link in self.links}
         self.kind_filter: Kind | None = None
         self.asker_filter: str | None = None
+        self.asker_label = ""  # the filtered asker as the summary says it: `wisp-cli 13723`
         self.dialog: Dialog | None = None
         self.dialog_key: str | None = None
         self.series: deque[str] = deque()  # keys still to ask, answering all from one asker
@@ -570,7 +572,7 @@ class WispTui(App[None]):
             parts[0] += " (" + ", ".join(f"{n} {k.value}" for k, n in counts.items()) + ")"
         shown = [self.kind_filter.value] if self.kind_filter else []
         if self.asker_filter:
-            shown.append("asker " + one_line(self.asker_filter.split("/", 1)[0], 12))
+            shown.append("from " + self.asker_label)
         parts.append("showing " + (" ".join(shown) if shown else "all"))
         if len(self.links) > 1 or any(s is not Relay.READY for s in self.hosts.values()):
             parts.append(
@@ -688,6 +690,8 @@ class WispTui(App[None]):
                 self.say("select a request to show only its asker's")
                 return
             self.asker_filter = item.asker_key
+            on = f" on {item.host}" if len(self.links) > 1 else ""
+            self.asker_label = one_line(who(item, short=True) + on, ASKER_LABEL)
         self._build_table()
         self._show_summary()
 

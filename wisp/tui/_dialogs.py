@@ -71,11 +71,15 @@ class Dialog(ModalScreen[Choice | None]):
     CHROME_LINES = 10
     # Keys that approve (say yes): refused until the whole request has been on screen.
     APPROVING: frozenset[Decision] = frozenset()
-    MORE = (
-        "▼ more below — scroll to the end (↓ PgDn End) before answering yes: "
-        "the whole request must be seen"
-    )
+    APPROVE = "approving it"  # what the approving keys do, in the dialog's own words
     KEYS = ""
+
+    @property
+    def more(self) -> str:
+        return (
+            f"▼ more below — scroll to the end (↓ PgDn End) before {self.APPROVE}: "
+            "the whole request must be seen"
+        )
 
     def __init__(self, item: Waiting, *, series: str | None = None) -> None:
         super().__init__()
@@ -128,7 +132,7 @@ class Dialog(ModalScreen[Choice | None]):
         if self._at_end():
             self.seen_end = True
         more = self.query_one("#more", Static)
-        more.update("" if self.seen_end else self.MORE)
+        more.update("" if self.seen_end else self.more)
         more.display = not self.seen_end
 
     def answer(self, decision: Decision, text: str | None = None) -> None:
@@ -138,7 +142,7 @@ class Dialog(ModalScreen[Choice | None]):
                 more = self.query_one("#more", Static)
                 more.update(
                     "▼ not yet: scroll to the end (↓ PgDn End) first — the whole request "
-                    "must be seen before it is approved"
+                    f"must be seen before {self.APPROVE}"
                 )
                 more.display = True
                 self.query_one("#scroll", VerticalScroll).focus()
@@ -161,6 +165,7 @@ class CommandDialog(Dialog):
         Binding("escape", "later", "later"),
     ]
     APPROVING = frozenset({Decision.ONCE, Decision.SESSION, Decision.PROJECT, Decision.ALWAYS})
+    APPROVE = "answering yes (y s p a)"
 
     def on_mount(self) -> None:
         super().on_mount()
@@ -181,6 +186,7 @@ class FactDialog(Dialog):
     ]
 
     APPROVING = frozenset({Decision.KEEP})
+    APPROVE = "keeping it (k)"
 
     def note(self) -> str:
         if self.item.state is State.HANDED_OVER:
