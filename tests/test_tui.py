@@ -115,6 +115,11 @@ async def select(app: WispTui, pilot: Any, request_id: str) -> None:
     await pilot.pause()
 
 
+def screen_text(app: WispTui) -> list[str]:
+    """The screen's lines as textual's compositor paints them (what a terminal would show)."""
+    return [strip.text for strip in app.screen._compositor.render_strips()]
+
+
 def cells(app: WispTui, request_id: str, host: str = "local") -> list[str]:
     return [str(cell) for cell in app._table().get_row(f"{host}/{request_id}")]
 
@@ -870,12 +875,72 @@ class TestHosts:
 
         tui(home, body, relays=relays)
 
+    @pytest.mark.parametrize("width", [80, 60, 40])
+    def test_a_failed_host_and_r_are_on_a_narrow_screen(self, home: Path, width: int) -> None:
+        """At 80, 60 and 40 columns a host that is down leads the summary line, the status
+        line says why in full (wrapped), and the footer keeps `q quit`, `? help` and
+        `r restart`; r is in the footer only while a relay is down."""
+        relays = [
+            *local(home),
+            ("beta", [sys.executable, "-c", "import sys; sys.exit('no route to beta')"]),
+        ]
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            await until(pilot, lambda: app.hosts["beta"] == "down")
+            await until(pilot, lambda: "r restart" in screen_text(app)[-1], "r in the footer")
+            lines = screen_text(app)
+            assert lines[0].startswith(" beta down · ")
+            assert "q quit" in lines[-1] and "? help" in lines[-1]
+            assert "Press r" in " ".join(lines)
+
+        tui(home, body, relays=relays, size=(width, 24))
+
+    def test_r_is_not_in_the_footer_while_every_relay_runs(self, home: Path) -> None:
+        """With every relay up the footer has no `r restart`; r still says why it does
+        nothing."""
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            await pilot.pause()
+            assert "restart" not in screen_text(app)[-1]
+            await pilot.press("r")
+            assert said(app, "every relay is running")
+
+        tui(home, body)
+
     def test_a_host_name_is_never_an_option(self) -> None:
         """A host that ssh could read as an option is refused before anything runs."""
         from wisp.tui._link import LinkError
 
         with pytest.raises(LinkError):
             default_relays(["-oProxyCommand=evil"], "ssh -- {host} wisp relay")
+
+
+class TestHelp:
+    @pytest.mark.parametrize("key", ["question_mark", "f1"])
+    def test_help_on_question_mark_and_f1(self, home: Path, key: str) -> None:
+        """? and F1 open a screen of every key; Esc goes back to the list."""
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            await pilot.press(key)
+            await until(pilot, lambda: type(app.screen).__name__ == "HelpScreen", "help")
+            text = "\n".join(screen_text(app))
+            for words in ("Enter", "answer", "history", "quit", "k (keep)"):
+                assert words in text, words
+            await pilot.press("escape")
+            await until(pilot, lambda: type(app.screen).__name__ == "RequestsScreen", "back")
+
+        tui(home, body)
+
+    @pytest.mark.parametrize("width", [60, 40])
+    def test_the_footer_keeps_quit_when_narrow(self, home: Path, width: int) -> None:
+        """At 60 and 40 columns the footer still shows `q quit` and `? help`."""
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            await pilot.pause()
+            footer = screen_text(app)[-1]
+            assert "q quit" in footer and "? help" in footer
+
+        tui(home, body, size=(width, 15))
 
 
 class TestNotify:

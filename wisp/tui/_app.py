@@ -24,6 +24,7 @@ from rich.text import Text
 from textual import events
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
 from textual.coordinate import Coordinate
 from textual.screen import ModalScreen, Screen
 from textual.widgets import DataTable, Footer, Static
@@ -63,6 +64,7 @@ from wisp.tui._model import (
 
 # Below this width the table drops the columns a narrow terminal cannot hold.
 NARROW_COLUMNS = 60
+HOST_COLUMN = 10  # the HOST column's width, with --host
 # Ages in the table are re-drawn this often: a display clock, nothing is read or waited on.
 AGE_REDRAW_S = 15.0
 ASKER_LABEL = 28  # characters of the asker filter's words in the summary line
@@ -107,9 +109,17 @@ class Cell:
 
 
 class RequestTable(DataTable[Any]):
-    """The requests, a row each; Enter opens the selected one's dialog."""
+    """The requests, a row each; Enter opens the selected one's dialog.
+
+    The keys the footer must never lose are bound here, first: the footer lists the focused
+    widget's keys before the screen's, and a narrow terminal cuts its tail, so `q quit` and
+    `? help` (and `r restart`, while a relay is down) lead at 40 columns too."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("q", "app.quit", "quit"),
+        Binding("question_mark", "app.help", "help", key_display="?"),
+        Binding("f1", "app.help", "help", show=False),
+        Binding("r", "app.restart_down", "restart"),  # shown only while a relay is down
         Binding("enter", "select_cursor", "answer", show=True),
         Binding("home", "first_row", "first", show=False),
         Binding("end", "last_row", "last", show=False),
@@ -134,8 +144,7 @@ class RequestsScreen(Screen[None]):
         Binding("A", "app.answer_all", "all from asker"),
         Binding("h", "app.history", "history"),
         Binding("i", "app.toggle_detail", "detail"),
-        Binding("r", "app.restart", "restart", show=False),  # said when a relay ends
-        Binding("q", "app.quit", "quit"),
+        Binding("r", "app.restart", "restart", show=False),  # none is down: it says so
         Binding("ctrl+c", "app.quit", "quit", show=False),
     ]
     DEFAULT_CSS = """
@@ -143,7 +152,7 @@ class RequestsScreen(Screen[None]):
     #requests { height: 1fr; }
     #detail { height: auto; max-height: 11; border-top: solid $accent; padding: 0 1; }
     #detail.hidden { display: none; }
-    #status { height: 1; padding: 0 1; color: $text-muted; }
+    #status { height: auto; max-height: 3; padding: 0 1; color: $text-muted; }
     """
 
     def compose(self) -> ComposeResult:
@@ -213,6 +222,45 @@ class HistoryScreen(ModalScreen[None]):
             )
 
 
+HELP = """\
+The keys of wisp tui (docs/tui.md says more)
+
+  ↑ ↓ PgUp PgDn   move the selection        Home End   the first, the last row
+  Enter           answer the selected request, in its dialog
+  f               show one kind: all → command → fact → question → tool → all
+  w               show only the selected request's asker (again: everyone's)
+  A               answer everything from the selected request's asker, in turn
+  h               history: what ended lately    i   hide or show the detail pane
+  r               start again a relay that has ended (shown while one is down)
+  ? F1            this help                     q Ctrl-C Ctrl-Q   quit
+
+In a dialog: a command's y s p a (yes: once, session, project, always) and n (no); a fact's
+k (keep) and d (drop); a question's 1-9 or a typed answer; Esc: later; Ctrl-C refuses.
+Approving keys wait until the whole request has been scrolled through.
+
+Esc, ?, F1 or q: back"""
+
+
+class HelpScreen(ModalScreen[None]):
+    """Every key, on ? or F1."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "dismiss", "back"),
+        Binding("question_mark", "dismiss", "back", show=False),
+        Binding("f1", "dismiss", "back", show=False),
+        Binding("q", "dismiss", "back", show=False),
+    ]
+    DEFAULT_CSS = """
+    HelpScreen { background: $background; }
+    HelpScreen VerticalScroll { height: 1fr; padding: 0 1; }
+    """
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll():
+            yield Static(Text(HELP), id="help")
+        yield Footer()
+
+
 class WispTui(App[None]):
     """The application: its relays, what they sent, and the dialog open on one of them."""
 
@@ -260,7 +308,7 @@ class WispTui(App[None]):
     def begin(self) -> None:
         """The main screen is composed: draw it, and start the relays."""
         self.width = self.size.width
-        self.narrow = self.width < NARROW_COLUMNS
+        self.narrow = self.width < self._narrow_below()
         self._build_table()
         self._show_summary()
         for link in self.links:
@@ -300,6 +348,7 @@ class WispTui(App[None]):
 
     def _host_down(self, host: str, why: str) -> None:
         self.hosts[host] = Relay.DOWN
+        self.refresh_bindings()
         self.ready.setdefault(host, asyncio.Event()).set()
         self.say(
             f"{host}: relay ended ({one_line(why, 120)}); its requests are not shown here. "
@@ -381,6 +430,7 @@ class WispTui(App[None]):
                 self._update_row(item)
         if error.fatal:
             self.hosts[host] = Relay.DOWN
+            self.refresh_bindings()
             self._show_summary()
         self.say(text)
 
@@ -411,10 +461,15 @@ class WispTui(App[None]):
         else:
             fixed = [("kind", "KIND", 8), ("age", "AGE", 3), ("by", "BY", 16)]
             if len(self.links) > 1:
-                fixed.append(("host", "HOST", 10))
+                fixed.append(("host", "HOST", HOST_COLUMN))
             fixed.append(("state", "STATE", 11))
         used = sum(w + 2 for _k, _l, w in fixed) + 2 + 2
         return [*fixed[:2], ("asked", "ASKED", max(8, width - used)), *fixed[2:]]
+
+    def _narrow_below(self) -> int:
+        """The width under which the table drops columns: more with a HOST column (and its
+        padding) to hold."""
+        return NARROW_COLUMNS + (HOST_COLUMN + 2 if len(self.links) > 1 else 0)
 
     def _cells(self, item: Waiting) -> list[Cell]:
         now = datetime.now(UTC)
@@ -494,7 +549,7 @@ class WispTui(App[None]):
 
     def on_resize(self, event: events.Resize) -> None:
         # The event's size, not self.size: the columns are fitted to the new width.
-        narrow = event.size.width < NARROW_COLUMNS
+        narrow = event.size.width < self._narrow_below()
         if self.started:
             self.width = event.size.width
             self.narrow = narrow
@@ -574,13 +629,13 @@ class WispTui(App[None]):
         if self.asker_filter:
             shown.append("from " + self.asker_label)
         parts.append("showing " + (" ".join(shown) if shown else "all"))
-        if len(self.links) > 1 or any(s is not Relay.READY for s in self.hosts.values()):
-            parts.append(
-                " ".join(
-                    f"{visible(h)}{'' if s is Relay.READY else ' ' + s.value}"
-                    for h, s in self.hosts.items()
-                )
-            )
+        # A host that is not ready leads the line, so a narrow terminal never cuts it off;
+        # with every host ready they close it.
+        unready = [f"{visible(h)} {s.value}" for h, s in self.hosts.items() if s is not Relay.READY]
+        if unready:
+            parts.insert(0, " ".join(unready))
+        elif len(self.links) > 1:
+            parts.append(" ".join(visible(h) for h in self.hosts))
         self.screen_stack[0].query_one("#summary", Static).update(Text(" · ".join(parts)))
 
     # --- keys ------------------------------------------------------------------------
@@ -695,6 +750,9 @@ class WispTui(App[None]):
         self._build_table()
         self._show_summary()
 
+    def action_restart_down(self) -> None:
+        self.action_restart()
+
     def action_restart(self) -> None:
         """Start again every relay that has ended (the person's r, after it said so)."""
         down = [link for link in self.links if self.hosts.get(link.host) is Relay.DOWN]
@@ -708,7 +766,19 @@ class WispTui(App[None]):
             self.ready[link.host] = asyncio.Event()
             self.run_worker(self._run_link(fresh), group="links", exit_on_error=False)
             self.say(f"{link.host}: starting its relay again")
+        self.refresh_bindings()
         self._show_summary()
+
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """`r restart` is in the footer only while a relay is down (else r is the screen's
+        hidden binding, which says that every relay runs)."""
+        if action == "restart_down":
+            return any(state is Relay.DOWN for state in self.hosts.values())
+        return True
 
     def action_toggle_detail(self) -> None:
         self.screen_stack[0].query_one("#detail", Static).toggle_class("hidden")
