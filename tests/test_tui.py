@@ -26,7 +26,7 @@ from pending import Channel, ServerLock, State
 from wisp import ApprovalGate, Asker, Notifier, QuestionAsker
 from wisp._extras import install_hint
 from wisp.tui import notify_sequence
-from wisp.tui._app import WispTui, default_relays
+from wisp.tui._app import STALE_SHOWN_S, WispTui, default_relays
 from wisp.tui._dialogs import CommandDialog, FactDialog, QuestionDialog
 
 WAIT_S = 10.0  # every condition below is waited for at most this long
@@ -91,10 +91,12 @@ def tui(
     return app
 
 
-async def until(pilot: Any, condition: Callable[[], Any], what: str = "condition") -> Any:
+async def until(
+    pilot: Any, condition: Callable[[], Any], what: str = "condition", within: float = WAIT_S
+) -> Any:
     """Let the app run until *condition* holds, within a bounded deadline."""
     loop = asyncio.get_running_loop()
-    deadline = loop.time() + WAIT_S
+    deadline = loop.time() + within
     while True:
         value = condition()
         if value:
@@ -204,6 +206,57 @@ class TestMainView:
             # Its dialog says the answer is applied here (finding 9: the note was never drawn).
             note = str(app.screen.query_one("#note").render())
             assert "its asker has stopped: your answer is applied here" in note
+
+        tui(home, body)
+
+    def test_a_stale_row_says_why_then_leaves(self, home: Path, channel: Channel) -> None:
+        """A stale row's detail says why it is stale, never "expires in …"; after
+        STALE_SHOWN_S it leaves the list."""
+        dying = AskerProcess(home, "command")
+        (cmd_id,) = dying.filed()
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            await select(app, pilot, cmd_id)
+            dying.kill()
+            await until(pilot, lambda: cells(app, cmd_id)[-1] == "stale", "stale")
+            pane = app.screen.query_one("#detail")
+            await until(pilot, lambda: "stale" in str(pane.render()), "the pane says stale")
+            text = str(pane.render())
+            assert "expires in" not in text and "stale: the program that asked" in text, text
+            await until(
+                pilot,
+                lambda: f"local/{cmd_id}" not in app._table().rows,
+                "the stale row to leave",
+                within=STALE_SHOWN_S + WAIT_S,
+            )
+
+        tui(home, body)
+
+    def test_times_shown_move_with_the_clock(
+        self, home: Path, channel: Channel, server: ServerLock
+    ) -> None:
+        """The AGE column and the detail pane's "expires in" are redrawn as the clock
+        moves (at each display deadline), not left as first drawn."""
+        request = command(server, expires_in_s=600)
+        channel.file(request)
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            await select(app, pilot, request.id)
+            pane = app.screen.query_one("#detail")
+            first_age = cells(app, request.id)[1]
+            first = re.search(r"expires in \d+s", str(pane.render()))
+            assert first is not None
+            await until(
+                pilot,
+                lambda: cells(app, request.id)[1] != first_age,
+                "the age to move",
+            )
+            await until(
+                pilot,
+                lambda: first.group() not in str(pane.render()),
+                "the countdown to move",
+            )
+            assert re.search(r"expires in \d+s", str(pane.render()))
 
         tui(home, body)
 

@@ -27,6 +27,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.coordinate import Coordinate
 from textual.screen import ModalScreen, Screen
+from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Static
 
 from pending import Kind, State, parse_time
@@ -54,7 +55,9 @@ from wisp.tui._model import (
     Message,
     Waiting,
     age,
+    age_changes_in,
     asked,
+    countdown_changes_in,
     describe,
     detail,
     read_relay_line,
@@ -65,8 +68,11 @@ from wisp.tui._model import (
 # Below this width the table drops the columns a narrow terminal cannot hold.
 NARROW_COLUMNS = 60
 HOST_COLUMN = 10  # the HOST column's width, with --host
-# Ages in the table are re-drawn this often: a display clock, nothing is read or waited on.
-AGE_REDRAW_S = 15.0
+# A stale row (its asker gone: it takes no answer) stays this long, dimmed and saying why,
+# so the person sees what became of it; then it leaves the list.
+STALE_SHOWN_S = 10.0
+# The display clock never wakes sooner than this after its last tick (a floor for rounding).
+CLOCK_FLOOR_S = 0.05
 ASKER_LABEL = 28  # characters of the asker filter's words in the summary line
 MESSAGES_KEPT = 200
 POSTED_KEPT = 50
@@ -299,6 +305,7 @@ class WispTui(App[None]):
         self.ready: dict[str, asyncio.Event] = {}
         self.started = False  # the main screen is composed
         self._summary_due = False
+        self._clock: Timer | None = None  # the next display deadline (see _set_clock)
 
     # --- start and stop --------------------------------------------------------------
 
@@ -314,7 +321,6 @@ class WispTui(App[None]):
         for link in self.links:
             self.ready[link.host] = asyncio.Event()
             self.run_worker(self._run_link(link), group="links", exit_on_error=False)
-        self.set_interval(AGE_REDRAW_S, self._redraw_ages)
         self.started = True
 
     async def on_unmount(self) -> None:
@@ -403,8 +409,10 @@ class WispTui(App[None]):
             # Worded here, not as the relay said it: "by you", and a question's answer.
             why = describe(gone.answer, item.kind, host)
         if gone.state is Withdrawal.STALE:
-            # A dead asker's command or question turns stale in place: shown, not answerable.
-            self.items[key] = item = attrs.evolve(item, state=State.STALE)
+            # A dead asker's command or question turns stale in place: shown, not answerable,
+            # saying why, until STALE_SHOWN_S later it leaves the list (_tick).
+            item = attrs.evolve(item, state=State.STALE, why=why, ended_at=datetime.now(UTC))
+            self.items[key] = item
             self._update_row(item)
             self._close_dialog(key, f"{gone.id}: {why}")
             self._show_summary()
@@ -539,13 +547,56 @@ class WispTui(App[None]):
             return False
         return self.asker_filter is None or item.asker_key == self.asker_filter
 
-    def _redraw_ages(self) -> None:
+    # --- the display clock -------------------------------------------------------------
+    #
+    # Shown times go wrong as the clock moves: an AGE, the detail pane's "expires in", a
+    # stale row's time to leave. No timer polls for them; one timer is set for the next
+    # moment any shown text changes — a display deadline, as a request's own deadline is —
+    # and re-set after each tick and each burst of relay lines. Nothing is read or waited
+    # on; with no row shown, no timer runs.
+
+    def _set_clock(self, now: datetime | None = None) -> None:
+        now = now or datetime.now(UTC)
+        due = self._next_change(now)
+        if self._clock is not None:
+            self._clock.stop()
+        self._clock = None if due is None else self.set_timer(max(CLOCK_FLOOR_S, due), self._tick)
+
+    def _next_change(self, now: datetime) -> float | None:
+        """Seconds until the first shown time changes (None: none will)."""
         table = self._table()
-        now = datetime.now(UTC)
-        for key in list(table.rows):
+        soon: list[float] = []
+        for key in table.rows:
             item = self.items.get(str(key.value))
-            if item is not None:
-                table.update_cell(key, "age", Cell(Text(age(item.filed_at, now))))
+            if item is None:
+                continue
+            soon.append(age_changes_in(item.filed_at, now) or float("inf"))
+            if item.ended_at is not None:
+                soon.append(STALE_SHOWN_S - (now - item.ended_at).total_seconds())
+        selected = self.selected()
+        if selected is not None and selected.state is not State.STALE:
+            soon.append(countdown_changes_in(selected.expires_at, now) or float("inf"))
+        first = min(soon, default=float("inf"))
+        return None if first == float("inf") else first
+
+    def _tick(self) -> None:
+        """A display deadline: stale rows whose time is up leave, ages and the detail pane
+        are redrawn, and the next deadline is set."""
+        self._clock = None
+        now = datetime.now(UTC)
+        for key, item in list(self.items.items()):
+            if item.ended_at is not None and (now - item.ended_at).total_seconds() >= (
+                STALE_SHOWN_S - CLOCK_FLOOR_S
+            ):
+                self._forget(key, closing=None)
+        table = self._table()
+        for row_key in list(table.rows):
+            shown = self.items.get(str(row_key.value))
+            if shown is not None:
+                text = Text(age(shown.filed_at, now), style="" if shown.answerable else "dim")
+                table.update_cell(row_key, "age", Cell(text))
+        self._show_detail()
+        self._set_clock(now)
 
     def on_resize(self, event: events.Resize) -> None:
         # The event's size, not self.size: the columns are fitted to the new width.
@@ -569,6 +620,7 @@ class WispTui(App[None]):
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         if event.data_table.id == "requests":
             self._show_detail()
+            self._show_summary()  # and the clock, for the selected request's countdown
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         if event.data_table.id == "requests":
@@ -617,6 +669,7 @@ class WispTui(App[None]):
 
     def _draw_summary(self) -> None:
         self._summary_due = False
+        self._set_clock()  # the rows changed: so may the next shown time that changes
         counts = {kind: 0 for kind in Kind}
         for item in self.items.values():
             if item.answerable:

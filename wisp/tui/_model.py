@@ -47,6 +47,8 @@ class Waiting:
     host: str
     line: ApprovalLine
     state: State
+    why: str | None = None  # why it can no longer be answered (a stale row says it)
+    ended_at: datetime | None = None  # when it turned stale here: it leaves the list later
 
     @property
     def id(self) -> str:
@@ -169,6 +171,27 @@ def age(moment: datetime | None, now: datetime) -> str:
     return "?" if moment is None else render_age(moment, now)
 
 
+# The units an age is shown in (`age`): below each bound, its text changes once a unit.
+_AGE_UNITS_S = ((60, 1), (3600, 60), (86400, 3600), (float("inf"), 86400))
+
+
+def age_changes_in(moment: datetime | None, now: datetime) -> float | None:
+    """Seconds until :func:`age`'s text for *moment* changes (None: never, it is `?`)."""
+    if moment is None:
+        return None
+    elapsed = max(0.0, (now - moment).total_seconds())
+    unit = next(unit for bound, unit in _AGE_UNITS_S if elapsed < bound)
+    return unit - elapsed % unit
+
+
+def countdown_changes_in(moment: datetime | None, now: datetime) -> float | None:
+    """Seconds until an `expires in Ns` for *moment* changes (None: past or no deadline)."""
+    if moment is None:
+        return None
+    left = (moment - now).total_seconds()
+    return None if left <= 0 else (left % 1.0) or 1.0
+
+
 def detail(item: Waiting, now: datetime) -> list[tuple[str, str]]:
     """The whole request, label and text, every text visible and nothing cut."""
     found = binding(item)
@@ -183,7 +206,10 @@ def detail(item: Waiting, now: datetime) -> list[tuple[str, str]]:
     rows.append(("asked by", by))
     rows.append(("host", visible(item.host)))
     when = age(item.filed_at, now) + " ago"
-    if item.expires_at is not None:
+    if item.state is State.STALE:
+        # Its deadline no longer matters: nobody waits for the answer.
+        when += f"; {item.why}" if item.why else "; stale, it takes no answer"
+    elif item.expires_at is not None:
         left = int((item.expires_at - now).total_seconds())
         when += f", expires in {left}s" if left > 0 else ", past its deadline"
     else:
