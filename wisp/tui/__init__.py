@@ -74,7 +74,13 @@ def run(hosts: Sequence[str], relay_command: str | None = None) -> int:
             f"`wisp tui` needs the textual library ({exc.name} is missing). {install_hint('tui')}"
         ) from None
     app = WispTui(links=links, notify_sequence=sequence)
-    app.run()
+    try:
+        app.run()
+    finally:
+        # Whatever ended the TUI (q, a closed terminal's SIGHUP, SIGTERM, a crash), no relay
+        # or ssh outlives it: the app stops them cleanly; here the rest are ended.
+        for link in app.links:
+            link.end_now()
     return exit_status(app)
 
 

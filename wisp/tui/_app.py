@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import secrets
+import signal
 from collections import deque
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
@@ -73,6 +74,7 @@ HOST_COLUMN = 10  # the HOST column's width, with --host
 STALE_SHOWN_S = 10.0
 # The display clock never wakes sooner than this after its last tick (a floor for rounding).
 CLOCK_FLOOR_S = 0.05
+ENDING_SIGNALS = (signal.SIGHUP, signal.SIGTERM)
 ASKER_LABEL = 28  # characters of the asker filter's words in the summary line
 MESSAGES_KEPT = 200
 POSTED_KEPT = 50
@@ -321,6 +323,11 @@ class WispTui(App[None]):
         for link in self.links:
             self.ready[link.host] = asyncio.Event()
             self.run_worker(self._run_link(link), group="links", exit_on_error=False)
+        loop = asyncio.get_running_loop()
+        for signum in ENDING_SIGNALS:
+            # A closed terminal (SIGHUP) or a kill (SIGTERM) ends the TUI as q does, so its
+            # relays are stopped (on_unmount) instead of left running under nobody.
+            loop.add_signal_handler(signum, self.exit)
         self.started = True
 
     async def on_unmount(self) -> None:
