@@ -9,6 +9,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -966,6 +967,50 @@ class TestHosts:
 
         with pytest.raises(LinkError):
             default_relays(["-oProxyCommand=evil"], "ssh -- {host} wisp relay")
+
+
+class TestChannelRemoved:
+    def test_a_request_filed_after_the_channel_was_removed_appears(
+        self, home: Path, channel: Channel, server: ServerLock
+    ) -> None:
+        """`rm -rf $WISP_HOME/pending` under the TUI: its rows go, and a request filed once
+        an asker has made the channel again appears, with no restart."""
+        before = command(server, "make before")
+        channel.file(before)
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            await until(pilot, lambda: f"local/{before.id}" in app._table().rows, "the row")
+            shutil.rmtree(home / "pending")
+            await until(pilot, lambda: f"local/{before.id}" not in app._table().rows, "gone")
+            asking = AskerProcess(home, "command")
+            try:
+                (after,) = await asyncio.to_thread(asking.filed)
+                await until(pilot, lambda: f"local/{after}" in app._table().rows, "the new row")
+                assert app.hosts["local"] == "ready"
+            finally:
+                asking.kill()
+
+        tui(home, body)
+
+    def test_the_whole_home_removed_says_so_and_r_brings_it_back(self, home: Path) -> None:
+        """`rm -rf $WISP_HOME`: the relay says the home went and ends (never remaking it
+        itself); r starts it again, and a request filed then appears."""
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            shutil.rmtree(home)
+            await until(pilot, lambda: app.hosts["local"] == "down", "the relay down")
+            assert said(app, "(WISP_HOME) was removed")
+            await until(pilot, lambda: said(app, "Press r to start it again"), "what to do")
+            await pilot.press("r")
+            await until(pilot, lambda: app.hosts["local"] == "ready", "the relay again")
+            asking = AskerProcess(home, "command")
+            try:
+                (after,) = await asyncio.to_thread(asking.filed)
+                await until(pilot, lambda: f"local/{after}" in app._table().rows, "the new row")
+            finally:
+                asking.kill()
+
+        tui(home, body)
 
 
 class TestHelp:

@@ -357,7 +357,8 @@ class WispTui(App[None]):
                     self.log.error(f"handling {message!r}: {exc!r}")
                     self.say(f"{link.host}: could not show a relay line ({exc!r})")
         code, last = await link.ended()
-        self._host_down(link.host, describe_exit(code, last))
+        if any(held is link for held in self.links):  # not already replaced by r
+            self._host_down(link.host, describe_exit(code, last))
 
     def _host_down(self, host: str, why: str) -> None:
         self.hosts[host] = Relay.DOWN
