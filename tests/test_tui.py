@@ -548,6 +548,34 @@ class TestLongRequests:
         answer = channel.status(request.id).answer
         assert answer is not None and answer.decision == "once"
 
+    def test_yes_typed_while_scrolling_to_the_end_is_taken_there(
+        self, home: Path, asker: Asker, channel: Channel
+    ) -> None:
+        """End then y at once, while the view still scrolls: the y is taken once the end is
+        on screen (never dropped without a word); a refusal there would say why."""
+        request = ApprovalGate(asker, timeout_s=60).file(LONG_COMMAND, "/srv/shop")
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            await select(app, pilot, request.id)
+            await pilot.press("enter")
+            dialog = await until(
+                pilot, lambda: isinstance(app.screen, CommandDialog) and app.screen
+            )
+            scroll = dialog.query_one("#scroll")
+            await until(pilot, lambda: scroll.max_scroll_y > 0, "an overflowing request")
+            # A smooth scroll on its way down (as a wheel or a held PgDn makes), and y typed
+            # meanwhile: its binding's action, as the key runs it (pilot.press would wait
+            # for the animation to end first).
+            scroll.scroll_end(animate=True, duration=1.0)
+            await until(pilot, lambda: 0 < scroll.scroll_y < scroll.max_scroll_y, "scrolling")
+            dialog.action_answer("once")
+            assert "taken once it is there" in str(dialog.query_one("#more").render())
+            await until(pilot, lambda: said(app, f"approved once ({request.id})"), "approved")
+
+        tui(home, body)
+        answer = channel.status(request.id).answer
+        assert answer is not None and answer.decision == "once"
+
     def test_the_fact_dialog_says_its_own_keys(
         self, home: Path, channel: Channel, server: ServerLock
     ) -> None:

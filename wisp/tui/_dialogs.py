@@ -107,6 +107,7 @@ class Dialog(ModalScreen[Choice | None]):
 
     def on_mount(self) -> None:
         self.seen_end = False  # the end of the request has been on screen
+        self.held: Choice | None = None  # an approval typed while scrolling to the end
         scroll = self.query_one("#scroll", VerticalScroll)
         self._fit()
         self.watch(scroll, "scroll_y", lambda _y: self._mark(), init=False)
@@ -131,13 +132,28 @@ class Dialog(ModalScreen[Choice | None]):
             return
         if self._at_end():
             self.seen_end = True
+            if self.held is not None:  # typed while the scroll was on its way here
+                held, self.held = self.held, None
+                self.dismiss(held)
+                return
         more = self.query_one("#more", Static)
         more.update("" if self.seen_end else self.more)
         more.display = not self.seen_end
 
+    def _scrolling_to_end(self) -> bool:
+        scroll = self.query_one("#scroll", VerticalScroll)
+        return scroll.scroll_target_y >= scroll.max_scroll_y > scroll.scroll_y
+
     def answer(self, decision: Decision, text: str | None = None) -> None:
         if decision in self.APPROVING:
             self._mark()
+            if not self.seen_end and self._scrolling_to_end():
+                # Taken once the scroll gets there, never dropped unsaid.
+                self.held = Choice(decision=decision, text=text)
+                more = self.query_one("#more", Static)
+                more.update("▼ scrolling to the end: your answer is taken once it is there")
+                more.display = True
+                return
             if not self.seen_end:
                 more = self.query_one("#more", Static)
                 more.update(
