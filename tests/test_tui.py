@@ -118,6 +118,16 @@ async def select(app: WispTui, pilot: Any, request_id: str) -> None:
     await pilot.pause()
 
 
+async def open_long(app: WispTui, pilot: Any, request_id: str, dialog_type: type) -> Any:
+    """Open a request's dialog, once it overflows the screen: (the dialog, its scroll)."""
+    await select(app, pilot, request_id)
+    await pilot.press("enter")
+    dialog = await until(pilot, lambda: isinstance(app.screen, dialog_type) and app.screen)
+    scroll = dialog.query_one("#scroll")
+    await until(pilot, lambda: scroll.max_scroll_y > 0, "an overflowing request")
+    return dialog, scroll
+
+
 def screen_text(app: WispTui) -> list[str]:
     """The screen's lines as textual's compositor paints them (what a terminal would show)."""
     return [strip.text for strip in app.screen._compositor.render_strips()]
@@ -522,13 +532,7 @@ class TestLongRequests:
         request = ApprovalGate(asker, timeout_s=60).file(LONG_COMMAND, "/srv/shop")
 
         async def body(app: WispTui, pilot: Any) -> None:
-            await select(app, pilot, request.id)
-            await pilot.press("enter")
-            dialog = await until(
-                pilot, lambda: isinstance(app.screen, CommandDialog) and app.screen
-            )
-            scroll = dialog.query_one("#scroll")
-            await until(pilot, lambda: scroll.max_scroll_y > 0, "an overflowing request")
+            dialog, scroll = await open_long(app, pilot, request.id, CommandDialog)
             assert "more below" in str(dialog.query_one("#more").render())
             for key in ("y", "s", "p", "a"):
                 await pilot.press(key)
@@ -556,13 +560,7 @@ class TestLongRequests:
         request = ApprovalGate(asker, timeout_s=60).file(LONG_COMMAND, "/srv/shop")
 
         async def body(app: WispTui, pilot: Any) -> None:
-            await select(app, pilot, request.id)
-            await pilot.press("enter")
-            dialog = await until(
-                pilot, lambda: isinstance(app.screen, CommandDialog) and app.screen
-            )
-            scroll = dialog.query_one("#scroll")
-            await until(pilot, lambda: scroll.max_scroll_y > 0, "an overflowing request")
+            dialog, scroll = await open_long(app, pilot, request.id, CommandDialog)
             # A smooth scroll on its way down (as a wheel or a held PgDn makes), and y typed
             # meanwhile: its binding's action, as the key runs it (pilot.press would wait
             # for the animation to end first).
@@ -585,11 +583,7 @@ class TestLongRequests:
         channel.file(request)
 
         async def body(app: WispTui, pilot: Any) -> None:
-            await select(app, pilot, request.id)
-            await pilot.press("enter")
-            dialog = await until(pilot, lambda: isinstance(app.screen, FactDialog) and app.screen)
-            scroll = dialog.query_one("#scroll")
-            await until(pilot, lambda: scroll.max_scroll_y > 0, "an overflowing request")
+            dialog, _scroll = await open_long(app, pilot, request.id, FactDialog)
             more = str(dialog.query_one("#more").render())
             assert "before keeping it (k)" in more and "yes" not in more
             await pilot.press("k")
