@@ -331,6 +331,8 @@ class WispTui(App[None]):
         self.started = True
 
     async def on_unmount(self) -> None:
+        if self._clock is not None:
+            self._clock.stop()
         await asyncio.gather(*(link.stop() for link in self.links), return_exceptions=True)
 
     def hello(self) -> Hello:
@@ -563,7 +565,14 @@ class WispTui(App[None]):
     # and re-set after each tick and each burst of relay lines. Nothing is read or waited
     # on; with no row shown, no timer runs.
 
+    def _drawn(self) -> bool:
+        """Whether the main screen still holds its widgets (not while the app ends: a
+        deferred redraw or a display deadline may come after they are gone)."""
+        return bool(self.screen_stack) and bool(self.screen_stack[0].query("#requests"))
+
     def _set_clock(self, now: datetime | None = None) -> None:
+        if not self._drawn():
+            return
         now = now or datetime.now(UTC)
         due = self._next_change(now)
         if self._clock is not None:
@@ -591,6 +600,8 @@ class WispTui(App[None]):
         """A display deadline: stale rows whose time is up leave, ages and the detail pane
         are redrawn, and the next deadline is set."""
         self._clock = None
+        if not self._drawn():
+            return
         now = datetime.now(UTC)
         for key, item in list(self.items.items()):
             if item.ended_at is not None and (now - item.ended_at).total_seconds() >= (
@@ -677,6 +688,8 @@ class WispTui(App[None]):
 
     def _draw_summary(self) -> None:
         self._summary_due = False
+        if not self._drawn():
+            return
         self._set_clock()  # the rows changed: so may the next shown time that changes
         counts = {kind: 0 for kind in Kind}
         for item in self.items.values():
