@@ -9,6 +9,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -26,7 +27,7 @@ from pending import Channel, ServerLock, State
 from wisp import ApprovalGate, Asker, Notifier, QuestionAsker
 from wisp._extras import install_hint
 from wisp.tui import notify_sequence
-from wisp.tui._app import WispTui, default_relays
+from wisp.tui._app import STALE_SHOWN_S, WispTui, default_relays
 from wisp.tui._dialogs import CommandDialog, FactDialog, QuestionDialog
 
 WAIT_S = 10.0  # every condition below is waited for at most this long
@@ -91,10 +92,12 @@ def tui(
     return app
 
 
-async def until(pilot: Any, condition: Callable[[], Any], what: str = "condition") -> Any:
+async def until(
+    pilot: Any, condition: Callable[[], Any], what: str = "condition", within: float = WAIT_S
+) -> Any:
     """Let the app run until *condition* holds, within a bounded deadline."""
     loop = asyncio.get_running_loop()
-    deadline = loop.time() + WAIT_S
+    deadline = loop.time() + within
     while True:
         value = condition()
         if value:
@@ -113,6 +116,21 @@ async def select(app: WispTui, pilot: Any, request_id: str) -> None:
     await until(pilot, lambda: f"local/{request_id}" in app._table().rows, f"row {request_id}")
     app._table().move_cursor(row=app._table().get_row_index(f"local/{request_id}"))
     await pilot.pause()
+
+
+async def open_long(app: WispTui, pilot: Any, request_id: str, dialog_type: type) -> Any:
+    """Open a request's dialog, once it overflows the screen: (the dialog, its scroll)."""
+    await select(app, pilot, request_id)
+    await pilot.press("enter")
+    dialog = await until(pilot, lambda: isinstance(app.screen, dialog_type) and app.screen)
+    scroll = dialog.query_one("#scroll")
+    await until(pilot, lambda: scroll.max_scroll_y > 0, "an overflowing request")
+    return dialog, scroll
+
+
+def screen_text(app: WispTui) -> list[str]:
+    """The screen's lines as textual's compositor paints them (what a terminal would show)."""
+    return [strip.text for strip in app.screen._compositor.render_strips()]
 
 
 def cells(app: WispTui, request_id: str, host: str = "local") -> list[str]:
@@ -199,6 +217,57 @@ class TestMainView:
             # Its dialog says the answer is applied here (finding 9: the note was never drawn).
             note = str(app.screen.query_one("#note").render())
             assert "its asker has stopped: your answer is applied here" in note
+
+        tui(home, body)
+
+    def test_a_stale_row_says_why_then_leaves(self, home: Path, channel: Channel) -> None:
+        """A stale row's detail says why it is stale, never "expires in …"; after
+        STALE_SHOWN_S it leaves the list."""
+        dying = AskerProcess(home, "command")
+        (cmd_id,) = dying.filed()
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            await select(app, pilot, cmd_id)
+            dying.kill()
+            await until(pilot, lambda: cells(app, cmd_id)[-1] == "stale", "stale")
+            pane = app.screen.query_one("#detail")
+            await until(pilot, lambda: "stale" in str(pane.render()), "the pane says stale")
+            text = str(pane.render())
+            assert "expires in" not in text and "stale: the program that asked" in text, text
+            await until(
+                pilot,
+                lambda: f"local/{cmd_id}" not in app._table().rows,
+                "the stale row to leave",
+                within=STALE_SHOWN_S + WAIT_S,
+            )
+
+        tui(home, body)
+
+    def test_times_shown_move_with_the_clock(
+        self, home: Path, channel: Channel, server: ServerLock
+    ) -> None:
+        """The AGE column and the detail pane's "expires in" are redrawn as the clock
+        moves (at each display deadline), not left as first drawn."""
+        request = command(server, expires_in_s=600)
+        channel.file(request)
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            await select(app, pilot, request.id)
+            pane = app.screen.query_one("#detail")
+            first_age = cells(app, request.id)[1]
+            first = re.search(r"expires in \d+s", str(pane.render()))
+            assert first is not None
+            await until(
+                pilot,
+                lambda: cells(app, request.id)[1] != first_age,
+                "the age to move",
+            )
+            await until(
+                pilot,
+                lambda: first.group() not in str(pane.render()),
+                "the countdown to move",
+            )
+            assert re.search(r"expires in \d+s", str(pane.render()))
 
         tui(home, body)
 
@@ -379,7 +448,8 @@ class TestDialogs:
     def test_answered_elsewhere_closes_the_dialog(
         self, home: Path, asker: Asker, channel: Channel
     ) -> None:
-        """A request answered from another terminal closes its open dialog, saying who."""
+        """A request answered from another terminal closes its open dialog, saying who in
+        the CLI's words: "denied by you", not the decision and the login name."""
         request = ApprovalGate(asker, timeout_s=60).file("make deploy", "/srv")
 
         async def body(app: WispTui, pilot: Any) -> None:
@@ -389,8 +459,29 @@ class TestDialogs:
             code, _out = await asyncio.to_thread(in_terminal, "approvals", "deny", request.id)
             assert code == 0
             await until(pilot, lambda: not isinstance(app.screen, CommandDialog), "closed")
-            assert said(app, "answered no by") and said(app, "via cli")
+            assert said(app, f"{request.id}: denied by you via cli")
             assert f"local/{request.id}" not in app._table().rows
+
+        tui(home, body)
+
+    def test_a_question_answered_elsewhere_says_the_answer(
+        self, home: Path, asker: Asker, channel: Channel
+    ) -> None:
+        """A question answered from another terminal closes with what was answered (never
+        "answered answer"), and by you."""
+        request = QuestionAsker(asker, timeout_s=60).file("Which?", options=("staging", "prod"))
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            await select(app, pilot, request.id)
+            await pilot.press("enter")
+            assert isinstance(app.screen, QuestionDialog)
+            code, _out = await asyncio.to_thread(
+                in_terminal, "questions", "answer", request.id, "staging"
+            )
+            assert code == 0
+            await until(pilot, lambda: not isinstance(app.screen, QuestionDialog), "closed")
+            assert said(app, f'{request.id}: answered "staging" by you via cli')
+            assert not said(app, "answered answer")
 
         tui(home, body)
 
@@ -415,7 +506,7 @@ class TestDialogs:
                 await pilot.press("y")
             finally:
                 os.kill(relay, signal.SIGCONT)
-            await until(pilot, lambda: said(app, "too late, already answered always by"))
+            await until(pilot, lambda: said(app, "too late, already approved always by you"))
             assert said(app, "via cli")
             assert f"local/{request.id}" not in app._table().rows
 
@@ -441,13 +532,7 @@ class TestLongRequests:
         request = ApprovalGate(asker, timeout_s=60).file(LONG_COMMAND, "/srv/shop")
 
         async def body(app: WispTui, pilot: Any) -> None:
-            await select(app, pilot, request.id)
-            await pilot.press("enter")
-            dialog = await until(
-                pilot, lambda: isinstance(app.screen, CommandDialog) and app.screen
-            )
-            scroll = dialog.query_one("#scroll")
-            await until(pilot, lambda: scroll.max_scroll_y > 0, "an overflowing request")
+            dialog, scroll = await open_long(app, pilot, request.id, CommandDialog)
             assert "more below" in str(dialog.query_one("#more").render())
             for key in ("y", "s", "p", "a"):
                 await pilot.press(key)
@@ -466,6 +551,46 @@ class TestLongRequests:
         tui(home, body, size=size)
         answer = channel.status(request.id).answer
         assert answer is not None and answer.decision == "once"
+
+    def test_yes_typed_while_scrolling_to_the_end_is_taken_there(
+        self, home: Path, asker: Asker, channel: Channel
+    ) -> None:
+        """End then y at once, while the view still scrolls: the y is taken once the end is
+        on screen (never dropped without a word); a refusal there would say why."""
+        request = ApprovalGate(asker, timeout_s=60).file(LONG_COMMAND, "/srv/shop")
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            dialog, scroll = await open_long(app, pilot, request.id, CommandDialog)
+            # A smooth scroll on its way down (as a wheel or a held PgDn makes), and y typed
+            # meanwhile: its binding's action, as the key runs it (pilot.press would wait
+            # for the animation to end first).
+            scroll.scroll_end(animate=True, duration=1.0)
+            await until(pilot, lambda: 0 < scroll.scroll_y < scroll.max_scroll_y, "scrolling")
+            dialog.action_answer("once")
+            assert "taken once it is there" in str(dialog.query_one("#more").render())
+            await until(pilot, lambda: said(app, f"approved once ({request.id})"), "approved")
+
+        tui(home, body)
+        answer = channel.status(request.id).answer
+        assert answer is not None and answer.decision == "once"
+
+    def test_the_fact_dialog_says_its_own_keys(
+        self, home: Path, channel: Channel, server: ServerLock
+    ) -> None:
+        """A long fact's dialog says what k does ("before keeping it (k)"), never a
+        command's "answering yes" or "approved"."""
+        request = fact(server, value="B" * 3000)
+        channel.file(request)
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            dialog, _scroll = await open_long(app, pilot, request.id, FactDialog)
+            more = str(dialog.query_one("#more").render())
+            assert "before keeping it (k)" in more and "yes" not in more
+            await pilot.press("k")
+            refused = str(dialog.query_one("#more").render())
+            assert "before keeping it (k)" in refused and "approved" not in refused
+
+        tui(home, body, size=(80, 20))
 
     def test_no_is_never_held_back(self, home: Path, asker: Asker, channel: Channel) -> None:
         """Refusing needs no scrolling: n answers at once, however long the command."""
@@ -566,8 +691,9 @@ class TestOddRelays:
 
 class TestKeys:
     def test_filters(self, home: Path, channel: Channel, server: ServerLock) -> None:
-        """f cycles the kinds shown; w shows only the selected request's asker, and again
-        shows all."""
+        """f cycles the kinds shown; w shows only the selected request's asker, and says so
+        by the asker (`showing from test PID`, never a host as "asker local"); again shows
+        all."""
         other = channel.server().acquire()
         mine = [command(server), fact(server), question(server)]
         theirs = command(other)
@@ -585,7 +711,9 @@ class TestKeys:
             await select(app, pilot, theirs.id)
             await pilot.press("w")
             assert app._table().row_count == 1
-            assert "asker local" in str(app.screen.query_one("#summary").render())
+            summary = app.screen.query_one("#summary")
+            await until(pilot, lambda: f"showing from test {os.getpid()}" in str(summary.render()))
+            assert "local" not in str(summary.render())
             await pilot.press("w")
             assert app._table().row_count == 4
 
@@ -823,12 +951,116 @@ class TestHosts:
 
         tui(home, body, relays=relays)
 
+    @pytest.mark.parametrize("width", [80, 60, 40])
+    def test_a_failed_host_and_r_are_on_a_narrow_screen(self, home: Path, width: int) -> None:
+        """At 80, 60 and 40 columns a host that is down leads the summary line, the status
+        line says why in full (wrapped), and the footer keeps `q quit`, `? help` and
+        `r restart`; r is in the footer only while a relay is down."""
+        relays = [
+            *local(home),
+            ("beta", [sys.executable, "-c", "import sys; sys.exit('no route to beta')"]),
+        ]
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            await until(pilot, lambda: app.hosts["beta"] == "down")
+            await until(pilot, lambda: "r restart" in screen_text(app)[-1], "r in the footer")
+            lines = screen_text(app)
+            assert lines[0].startswith(" beta down · ")
+            assert "q quit" in lines[-1] and "? help" in lines[-1]
+            assert "Press r" in " ".join(lines)
+
+        tui(home, body, relays=relays, size=(width, 24))
+
+    def test_r_is_not_in_the_footer_while_every_relay_runs(self, home: Path) -> None:
+        """With every relay up the footer has no `r restart`; r still says why it does
+        nothing."""
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            await pilot.pause()
+            assert "restart" not in screen_text(app)[-1]
+            await pilot.press("r")
+            assert said(app, "every relay is running")
+
+        tui(home, body)
+
     def test_a_host_name_is_never_an_option(self) -> None:
         """A host that ssh could read as an option is refused before anything runs."""
         from wisp.tui._link import LinkError
 
         with pytest.raises(LinkError):
             default_relays(["-oProxyCommand=evil"], "ssh -- {host} wisp relay")
+
+
+class TestChannelRemoved:
+    def test_a_request_filed_after_the_channel_was_removed_appears(
+        self, home: Path, channel: Channel, server: ServerLock
+    ) -> None:
+        """`rm -rf $WISP_HOME/pending` under the TUI: its rows go, and a request filed once
+        an asker has made the channel again appears, with no restart."""
+        before = command(server, "make before")
+        channel.file(before)
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            await until(pilot, lambda: f"local/{before.id}" in app._table().rows, "the row")
+            shutil.rmtree(home / "pending")
+            await until(pilot, lambda: f"local/{before.id}" not in app._table().rows, "gone")
+            asking = AskerProcess(home, "command")
+            try:
+                (after,) = await asyncio.to_thread(asking.filed)
+                await until(pilot, lambda: f"local/{after}" in app._table().rows, "the new row")
+                assert app.hosts["local"] == "ready"
+            finally:
+                asking.kill()
+
+        tui(home, body)
+
+    def test_the_whole_home_removed_says_so_and_r_brings_it_back(self, home: Path) -> None:
+        """`rm -rf $WISP_HOME`: the relay says the home went and ends (never remaking it
+        itself); r starts it again, and a request filed then appears."""
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            shutil.rmtree(home)
+            await until(pilot, lambda: app.hosts["local"] == "down", "the relay down")
+            assert said(app, "(WISP_HOME) was removed")
+            await until(pilot, lambda: said(app, "Press r to start it again"), "what to do")
+            await pilot.press("r")
+            await until(pilot, lambda: app.hosts["local"] == "ready", "the relay again")
+            asking = AskerProcess(home, "command")
+            try:
+                (after,) = await asyncio.to_thread(asking.filed)
+                await until(pilot, lambda: f"local/{after}" in app._table().rows, "the new row")
+            finally:
+                asking.kill()
+
+        tui(home, body)
+
+
+class TestHelp:
+    @pytest.mark.parametrize("key", ["question_mark", "f1"])
+    def test_help_on_question_mark_and_f1(self, home: Path, key: str) -> None:
+        """? and F1 open a screen of every key; Esc goes back to the list."""
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            await pilot.press(key)
+            await until(pilot, lambda: type(app.screen).__name__ == "HelpScreen", "help")
+            text = "\n".join(screen_text(app))
+            for words in ("Enter", "answer", "history", "quit", "k (keep)"):
+                assert words in text, words
+            await pilot.press("escape")
+            await until(pilot, lambda: type(app.screen).__name__ == "RequestsScreen", "back")
+
+        tui(home, body)
+
+    @pytest.mark.parametrize("width", [60, 40])
+    def test_the_footer_keeps_quit_when_narrow(self, home: Path, width: int) -> None:
+        """At 60 and 40 columns the footer still shows `q quit` and `? help`."""
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            await pilot.pause()
+            footer = screen_text(app)[-1]
+            assert "q quit" in footer and "? help" in footer
+
+        tui(home, body, size=(width, 15))
 
 
 class TestNotify:
@@ -853,6 +1085,12 @@ class TestNotify:
         assert notify_sequence({"TERM": "xterm-kitty"}) == "osc99"
         assert notify_sequence({"TERM_PROGRAM": "ghostty", "TMUX": "/tmp/t"}) is None
         assert notify_sequence({"TERM_PROGRAM": "Apple_Terminal"}) is None
+
+    def test_iterm2_leaves_notifications_to_wisp(self) -> None:
+        """In iTerm2 the TUI declares no notify (its OSC 9 can be switched off and lost
+        without a word, seed 002): the askers' own notifications announce requests."""
+        assert notify_sequence({"TERM_PROGRAM": "iTerm.app"}) is None
+        assert notify_sequence({"TERM_PROGRAM": "WezTerm"}) == "osc9"
 
 
 NO_TEXTUAL = """

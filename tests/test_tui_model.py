@@ -187,9 +187,7 @@ class TestShowing:
             asker=None,
             applied=False,
         )
-        assert (
-            report(item, lost) == "a1b2c3d4: too late, already answered no by bob⟨ESC⟩[2J via cli"
-        )
+        assert report(item, lost) == "a1b2c3d4: too late, already denied by bob⟨ESC⟩[2J via cli"
 
 
 TUI = Path(__file__).resolve().parent.parent / "wisp" / "tui"

@@ -4,7 +4,9 @@ with send-keys, and the screen is read back with capture-pane."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -60,11 +62,72 @@ class Terminal:
         done = subprocess.run([*self.base, "has-session"], capture_output=True, timeout=30)
         return done.returncode == 0
 
+    def pid(self) -> int:
+        """The process the pane runs (the TUI)."""
+        done = subprocess.run(
+            [*self.base, "display-message", "-p", "#{pane_pid}"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=True,
+        )
+        return int(done.stdout)
+
     def close(self) -> None:
         subprocess.run([*self.base, "kill-server"], capture_output=True, timeout=30)
 
 
+def descendants(pid: int) -> set[int]:
+    """Every process under *pid*, read from /proc."""
+    found: set[int] = set()
+    todo = [pid]
+    while todo:
+        parent = todo.pop()
+        for task in Path(f"/proc/{parent}/task").glob("*"):
+            try:
+                children = {int(c) for c in (task / "children").read_text().split()}
+            except OSError:
+                continue
+            todo.extend(children - found)
+            found |= children
+    return found
+
+
+def alive(pid: int) -> bool:
+    """Whether *pid* runs (a zombie, which has ended, does not count)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1][0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
 class TestRealTerminal:
+    def test_closing_the_terminal_ends_every_relay(self, home: Path) -> None:
+        """The terminal closes under a TUI with a `--host` (tmux's server killed: SIGHUP):
+        the local relay, the ssh stand-in and the far relay behind it all end with the
+        TUI, none left running under nobody."""
+        fake_ssh = str(Path(__file__).with_name("fakessh.py"))
+        far = f"{sys.executable} {fake_ssh} {{host}} {sys.executable} -m wisp relay --via tui"
+        term = Terminal(
+            home.parent / "tmux.sock",
+            [sys.executable, "-m", "wisp", "tui", "--host", "alpha", "--relay-command", far],
+            {"WISP_HOME": str(home), "TERM": "xterm-256color"},
+        )
+        try:
+            term.wait_for("showing all · local alpha")
+            tui = term.pid()
+            children = descendants(tui)
+            assert len(children) >= 3, children  # a relay, the ssh stand-in, a far relay
+        finally:
+            term.close()
+        deadline = time.monotonic() + SCREEN_WAIT_S
+        while any(alive(p) for p in (tui, *children)) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        left = [p for p in (tui, *children) if alive(p)]
+        for pid in left:
+            os.kill(pid, signal.SIGKILL)
+        assert not left, f"still running after the terminal closed: {left}"
+
     def test_keep_a_fact(self, home: Path) -> None:
         """A fact request whose asker has stopped is shown, opened with Enter, kept with k:
         facts.json holds it, the screen says so, and q leaves the terminal as it was."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pending import Answer, Kind, Request, State, Status, known_json
 from wisp import AnswerReport
+from wisp._text import one_line
 from wisp.kinds import view
 from wisp.relay.protocol import (
     Answered,
@@ -76,28 +77,37 @@ def why_gone(status: Status | None) -> tuple[Withdrawal, str]:
         return Withdrawal.REMOVED, "it was removed from the channel"
     answer = status.answer
     if status.state is State.ANSWERED and answer is not None:
-        return (
-            Withdrawal.ANSWERED,
-            f"answered {answer.decision} by {answer.user} via {answer.via}",
-        )
+        said = answered(status.kind, answer)
+        return Withdrawal.ANSWERED, f"{said} by {answer.user} via {answer.via}"
     if status.state is State.STALE:
         return Withdrawal.STALE, f"stale: {status.reason}" if status.reason else "stale"
     if status.state is State.SETTLED:
         ended = Withdrawal(status.outcome.value) if status.outcome else Withdrawal.SETTLED
         if answer is not None and not answer.is_tombstone:
-            return (
-                ended,
-                f"answered {answer.decision} by {answer.user} via {answer.via}; ended {ended}",
-            )
+            said = answered(status.kind, answer)
+            return ended, f"{said} by {answer.user} via {answer.via}; ended {ended}"
         detail = f": {status.reason}" if status.reason else ""
         return ended, f"ended {ended}{detail}"
     return Withdrawal(status.state.value), status.state.value
 
 
+def answered(kind: Kind, answer: Answer) -> str:
+    """An answer as its kind's view words it (`approved once`, `kept`), a question's with
+    what was answered (`answered "staging"`), never the bare decision (`answered answer`)."""
+    said = view(kind).answered_word(answer.decision)
+    if answer.text is not None:
+        said += f' "{one_line(answer.text, 60)}"'
+    return said
+
+
 def winner_of(answer: Answer) -> Winner:
     """An answer as `answered` and `withdrawn` lines show it."""
     return Winner(
-        decision=answer.decision, via=answer.via, user=answer.user, answered_at=answer.answered_at
+        decision=answer.decision,
+        via=answer.via,
+        user=answer.user,
+        answered_at=answer.answered_at,
+        text=answer.text,
     )
 
 

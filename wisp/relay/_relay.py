@@ -42,13 +42,16 @@ from pending import (
     Via,
     WrongKind,
 )
-from wisp import Answerer, EntryPoint, Inbox, Notifier, __version__
+from wisp import Answerer, EntryPoint, Notifier, __version__
 from wisp._asking import default_notifier
 from wisp._hello import hello_heard
 from wisp._history import ended_requests
+from wisp._home import open_channel
+from wisp._live import ChannelBack, ChannelGone, HomeGone, LiveInbox
 from wisp._notify import Face
 from wisp._store import StoreError
 from wisp.kinds import notice_for, views
+from wisp.relay import EXIT_ERROR, EXIT_OK
 from wisp.relay._lines import (
     answered_line,
     approval_line,
@@ -179,6 +182,8 @@ class Relay:
         self.answering: set[str] = set()
         self.threads: list[threading.Thread] = []
         self.lock = threading.RLock()
+        self.exit_code = EXIT_OK
+        self._lines: queue.Queue[object] | None = None
 
     def _answerer(self) -> Answerer:
         # The relay's own `via` (from its command line), never the hello's: a front end's
@@ -192,8 +197,14 @@ class Relay:
         reader = threading.Thread(
             target=read_input, args=(stdin_fd, lines), name="relay-stdin", daemon=True
         )
-        with Inbox(self.channel, entry_point=EntryPoint.RELAY, on_warning=self.on_warning) as inbox:
-            subscription, snapshot = inbox.subscribe()
+        self._lines = lines
+        # A live view, as `wisp pending watch` has: the channel directory removed and made
+        # again is followed to the new one, never left watched blind (see _watch).
+        live = LiveInbox(
+            self.channel.home, entry_point=EntryPoint.RELAY, on_warning=self.on_warning
+        )
+        try:
+            snapshot = live.start(self.channel)
             reader.start()
             try:
                 first: object | None = lines.get(timeout=HELLO_WAIT_S)
@@ -207,7 +218,7 @@ class Relay:
             else:
                 self._start(NO_HELLO, snapshot, announce_ready=False)
             watch = threading.Thread(
-                target=self._watch, args=(subscription,), name="relay-watch", daemon=True
+                target=self._watch, args=(live,), name="relay-watch", daemon=True
             )
             watch.start()
             item = first
@@ -220,8 +231,10 @@ class Relay:
                 self._take(item)
                 item = None
             self._drain()
+        finally:
+            live.close()
         watch.join(timeout=DRAIN_GRACE_S)
-        return 0
+        return self.exit_code
 
     @staticmethod
     def _hello_of(item: object) -> Hello | None:
@@ -501,10 +514,13 @@ class Relay:
 
     # --- the channel's transitions ---------------------------------------------------
 
-    def _watch(self, subscription: Any) -> None:
-        for item in subscription:
+    def _watch(self, live: LiveInbox) -> None:
+        for item in live:
             if isinstance(item, Missed):
                 self._resync()
+                continue
+            if isinstance(item, ChannelGone | ChannelBack | HomeGone):
+                self._moved(item)
                 continue
             with self.lock:
                 if item.id in self.answering:
@@ -537,6 +553,35 @@ class Relay:
         elif request_id in self.sent:
             del self.sent[request_id]
             self.out.send(withdrawn_line(request_id, status))
+
+    def _moved(self, item: ChannelGone | ChannelBack | HomeGone) -> None:
+        """The channel directory went (each request sent is withdrawn, `removed`), came back
+        (answers go to the new one, and what waits there is sent), or the home itself went:
+        a fatal `error` line, and the relay ends (exit 2) — nothing here can tell when the
+        home is made again, and making it would hide that it went."""
+        with self.lock:
+            if isinstance(item, ChannelBack):
+                self.channel = open_channel(self.channel.home)
+                self.answerer = self._answerer()
+                for status in item.statuses:
+                    self._consider(status, new=False)
+                return
+            for request_id in list(self.sent):
+                if request_id not in self.answering:
+                    del self.sent[request_id]
+                    self.out.send(withdrawn_line(request_id, None))
+            if isinstance(item, HomeGone):
+                self.out.send(
+                    error_line(
+                        ErrorCode.CHANNEL,
+                        f"{item.path} (WISP_HOME) was removed, so nothing is watched here now; "
+                        "start the relay again (r in wisp tui) to make it anew.",
+                        fatal=True,
+                    )
+                )
+                self.exit_code = EXIT_ERROR
+                if self._lines is not None:
+                    self._lines.put(_EOF)
 
     def _resync(self) -> None:
         """After missed events: compare what was sent with what is, and send the difference."""

@@ -389,6 +389,7 @@ class Winner:
     via: str | None
     user: str | None
     answered_at: datetime | None
+    text: str | None = None  # a question's answer, as typed or picked
 
 
 @attrs.frozen(kw_only=True)
@@ -560,6 +561,7 @@ def _winner_json(winner: Winner | None) -> dict[str, Any] | None:
         "via": winner.via,
         "user": winner.user,
         "answeredAt": _time(winner.answered_at),
+        "text": winner.text,
     }
 
 
@@ -879,6 +881,7 @@ def _read_winner(line: _Fields) -> Winner | None:
         via=answer.opt_text("via"),
         user=answer.opt_text("user"),
         answered_at=answer.time("answeredAt"),
+        text=answer.opt_text("text"),
     )
 
 

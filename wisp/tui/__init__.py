@@ -25,6 +25,7 @@ from wisp.tui._model import LOCAL
 
 __all__ = ["EXIT_CRASHED", "TuiError", "exit_status", "notify_sequence", "run"]
 
+ITERM2 = "iTerm2"  # the terminal's name in the notifier's table
 EXIT_CRASHED = 2  # the TUI stopped on an error of its own (never 0: nothing was done)
 
 
@@ -35,10 +36,14 @@ class TuiError(Exception):
 def notify_sequence(environ: Mapping[str, str]) -> str | None:
     """The sequence this terminal posts a notification for (`osc9`, `osc99`), or None — the
     notifier's own rules: by TERM_PROGRAM (else TERM), never inside tmux, which does not pass
-    it on. Only then does the TUI declare `notify` (seed ADR 0044, "Built")."""
+    it on. Only then does the TUI declare `notify` (seed ADR 0044, "Built"). Never in iTerm2:
+    it shows OSC 9 only with a setting on, and a sequence it drops is lost without a word, so
+    there the TUI leaves notifications to wisp's own routes (seed 002)."""
     if environ.get("TMUX"):
         return None
     name = (environ.get("TERM_PROGRAM") or environ.get("TERM") or "").lower()
+    if OSC9_TERMINALS.get(name) == ITERM2:
+        return None
     if name in OSC9_TERMINALS:
         return "osc9"
     if name in OSC99_TERMINALS:
@@ -69,7 +74,13 @@ def run(hosts: Sequence[str], relay_command: str | None = None) -> int:
             f"`wisp tui` needs the textual library ({exc.name} is missing). {install_hint('tui')}"
         ) from None
     app = WispTui(links=links, notify_sequence=sequence)
-    app.run()
+    try:
+        app.run()
+    finally:
+        # Whatever ended the TUI (q, a closed terminal's SIGHUP, SIGTERM, a crash), no relay
+        # or ssh outlives it: the app stops them cleanly; here the rest are ended.
+        for link in app.links:
+            link.end_now()
     return exit_status(app)
 
 

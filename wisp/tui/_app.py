@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import secrets
+import signal
 from collections import deque
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
@@ -24,8 +25,10 @@ from rich.text import Text
 from textual import events
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
 from textual.coordinate import Coordinate
 from textual.screen import ModalScreen, Screen
+from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Static
 
 from pending import Kind, State, parse_time
@@ -53,7 +56,10 @@ from wisp.tui._model import (
     Message,
     Waiting,
     age,
+    age_changes_in,
     asked,
+    countdown_changes_in,
+    describe,
     detail,
     read_relay_line,
     report,
@@ -62,8 +68,14 @@ from wisp.tui._model import (
 
 # Below this width the table drops the columns a narrow terminal cannot hold.
 NARROW_COLUMNS = 60
-# Ages in the table are re-drawn this often: a display clock, nothing is read or waited on.
-AGE_REDRAW_S = 15.0
+HOST_COLUMN = 10  # the HOST column's width, with --host
+# A stale row (its asker gone: it takes no answer) stays this long, dimmed and saying why,
+# so the person sees what became of it; then it leaves the list.
+STALE_SHOWN_S = 10.0
+# The display clock never wakes sooner than this after its last tick (a floor for rounding).
+CLOCK_FLOOR_S = 0.05
+ENDING_SIGNALS = (signal.SIGHUP, signal.SIGTERM)
+ASKER_LABEL = 28  # characters of the asker filter's words in the summary line
 MESSAGES_KEPT = 200
 POSTED_KEPT = 50
 HISTORY_LIMIT = 100
@@ -105,9 +117,17 @@ class Cell:
 
 
 class RequestTable(DataTable[Any]):
-    """The requests, a row each; Enter opens the selected one's dialog."""
+    """The requests, a row each; Enter opens the selected one's dialog.
+
+    The keys the footer must never lose are bound here, first: the footer lists the focused
+    widget's keys before the screen's, and a narrow terminal cuts its tail, so `q quit` and
+    `? help` (and `r restart`, while a relay is down) lead at 40 columns too."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("q", "app.quit", "quit"),
+        Binding("question_mark", "app.help", "help", key_display="?"),
+        Binding("f1", "app.help", "help", show=False),
+        Binding("r", "app.restart_down", "restart"),  # shown only while a relay is down
         Binding("enter", "select_cursor", "answer", show=True),
         Binding("home", "first_row", "first", show=False),
         Binding("end", "last_row", "last", show=False),
@@ -132,8 +152,7 @@ class RequestsScreen(Screen[None]):
         Binding("A", "app.answer_all", "all from asker"),
         Binding("h", "app.history", "history"),
         Binding("i", "app.toggle_detail", "detail"),
-        Binding("r", "app.restart", "restart", show=False),  # said when a relay ends
-        Binding("q", "app.quit", "quit"),
+        Binding("r", "app.restart", "restart", show=False),  # none is down: it says so
         Binding("ctrl+c", "app.quit", "quit", show=False),
     ]
     DEFAULT_CSS = """
@@ -141,7 +160,7 @@ class RequestsScreen(Screen[None]):
     #requests { height: 1fr; }
     #detail { height: auto; max-height: 11; border-top: solid $accent; padding: 0 1; }
     #detail.hidden { display: none; }
-    #status { height: 1; padding: 0 1; color: $text-muted; }
+    #status { height: auto; max-height: 3; padding: 0 1; color: $text-muted; }
     """
 
     def compose(self) -> ComposeResult:
@@ -211,6 +230,45 @@ class HistoryScreen(ModalScreen[None]):
             )
 
 
+HELP = """\
+The keys of wisp tui (docs/tui.md says more)
+
+  ↑ ↓ PgUp PgDn   move the selection        Home End   the first, the last row
+  Enter           answer the selected request, in its dialog
+  f               show one kind: all → command → fact → question → tool → all
+  w               show only the selected request's asker (again: everyone's)
+  A               answer everything from the selected request's asker, in turn
+  h               history: what ended lately    i   hide or show the detail pane
+  r               start again a relay that has ended (shown while one is down)
+  ? F1            this help                     q Ctrl-C Ctrl-Q   quit
+
+In a dialog: a command's y s p a (yes: once, session, project, always) and n (no); a fact's
+k (keep) and d (drop); a question's 1-9 or a typed answer; Esc: later; Ctrl-C refuses.
+Approving keys wait until the whole request has been scrolled through.
+
+Esc, ?, F1 or q: back"""
+
+
+class HelpScreen(ModalScreen[None]):
+    """Every key, on ? or F1."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "dismiss", "back"),
+        Binding("question_mark", "dismiss", "back", show=False),
+        Binding("f1", "dismiss", "back", show=False),
+        Binding("q", "dismiss", "back", show=False),
+    ]
+    DEFAULT_CSS = """
+    HelpScreen { background: $background; }
+    HelpScreen VerticalScroll { height: 1fr; padding: 0 1; }
+    """
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll():
+            yield Static(Text(HELP), id="help")
+        yield Footer()
+
+
 class WispTui(App[None]):
     """The application: its relays, what they sent, and the dialog open on one of them."""
 
@@ -236,6 +294,7 @@ class WispTui(App[None]):
         self.hosts: dict[str, Relay] = {link.host: Relay.STARTING for link in self.links}
         self.kind_filter: Kind | None = None
         self.asker_filter: str | None = None
+        self.asker_label = ""  # the filtered asker as the summary says it: `wisp-cli 13723`
         self.dialog: Dialog | None = None
         self.dialog_key: str | None = None
         self.series: deque[str] = deque()  # keys still to ask, answering all from one asker
@@ -248,6 +307,7 @@ class WispTui(App[None]):
         self.ready: dict[str, asyncio.Event] = {}
         self.started = False  # the main screen is composed
         self._summary_due = False
+        self._clock: Timer | None = None  # the next display deadline (see _set_clock)
 
     # --- start and stop --------------------------------------------------------------
 
@@ -257,16 +317,22 @@ class WispTui(App[None]):
     def begin(self) -> None:
         """The main screen is composed: draw it, and start the relays."""
         self.width = self.size.width
-        self.narrow = self.width < NARROW_COLUMNS
+        self.narrow = self.width < self._narrow_below()
         self._build_table()
         self._show_summary()
         for link in self.links:
             self.ready[link.host] = asyncio.Event()
             self.run_worker(self._run_link(link), group="links", exit_on_error=False)
-        self.set_interval(AGE_REDRAW_S, self._redraw_ages)
+        loop = asyncio.get_running_loop()
+        for signum in ENDING_SIGNALS:
+            # A closed terminal (SIGHUP) or a kill (SIGTERM) ends the TUI as q does, so its
+            # relays are stopped (on_unmount) instead of left running under nobody.
+            loop.add_signal_handler(signum, self.exit)
         self.started = True
 
     async def on_unmount(self) -> None:
+        if self._clock is not None:
+            self._clock.stop()
         await asyncio.gather(*(link.stop() for link in self.links), return_exceptions=True)
 
     def hello(self) -> Hello:
@@ -293,10 +359,12 @@ class WispTui(App[None]):
                     self.log.error(f"handling {message!r}: {exc!r}")
                     self.say(f"{link.host}: could not show a relay line ({exc!r})")
         code, last = await link.ended()
-        self._host_down(link.host, describe_exit(code, last))
+        if any(held is link for held in self.links):  # not already replaced by r
+            self._host_down(link.host, describe_exit(code, last))
 
     def _host_down(self, host: str, why: str) -> None:
         self.hosts[host] = Relay.DOWN
+        self.refresh_bindings()
         self.ready.setdefault(host, asyncio.Event()).set()
         self.say(
             f"{host}: relay ended ({one_line(why, 120)}); its requests are not shown here. "
@@ -347,9 +415,14 @@ class WispTui(App[None]):
         if item is None:
             return
         why = one_line(gone.reason, 100)
+        if gone.answer is not None and gone.state is Withdrawal.ANSWERED:
+            # Worded here, not as the relay said it: "by you", and a question's answer.
+            why = describe(gone.answer, item.kind, host)
         if gone.state is Withdrawal.STALE:
-            # A dead asker's command or question turns stale in place: shown, not answerable.
-            self.items[key] = item = attrs.evolve(item, state=State.STALE)
+            # A dead asker's command or question turns stale in place: shown, not answerable,
+            # saying why, until STALE_SHOWN_S later it leaves the list (_tick).
+            item = attrs.evolve(item, state=State.STALE, why=why, ended_at=datetime.now(UTC))
+            self.items[key] = item
             self._update_row(item)
             self._close_dialog(key, f"{gone.id}: {why}")
             self._show_summary()
@@ -362,7 +435,7 @@ class WispTui(App[None]):
     def _answered(self, host: str, message: Answered) -> None:
         key = f"{host}/{message.id}"
         item = self.answering.pop(key, None) or self.items.get(key)
-        self.say(report(item, message))
+        self.say(report(item, message, host))
         self._forget(key, closing=None)
 
     def _error(self, host: str, error: ErrorLine) -> None:
@@ -375,6 +448,7 @@ class WispTui(App[None]):
                 self._update_row(item)
         if error.fatal:
             self.hosts[host] = Relay.DOWN
+            self.refresh_bindings()
             self._show_summary()
         self.say(text)
 
@@ -405,10 +479,15 @@ class WispTui(App[None]):
         else:
             fixed = [("kind", "KIND", 8), ("age", "AGE", 3), ("by", "BY", 16)]
             if len(self.links) > 1:
-                fixed.append(("host", "HOST", 10))
+                fixed.append(("host", "HOST", HOST_COLUMN))
             fixed.append(("state", "STATE", 11))
         used = sum(w + 2 for _k, _l, w in fixed) + 2 + 2
         return [*fixed[:2], ("asked", "ASKED", max(8, width - used)), *fixed[2:]]
+
+    def _narrow_below(self) -> int:
+        """The width under which the table drops columns: more with a HOST column (and its
+        padding) to hold."""
+        return NARROW_COLUMNS + (HOST_COLUMN + 2 if len(self.links) > 1 else 0)
 
     def _cells(self, item: Waiting) -> list[Cell]:
         now = datetime.now(UTC)
@@ -478,17 +557,69 @@ class WispTui(App[None]):
             return False
         return self.asker_filter is None or item.asker_key == self.asker_filter
 
-    def _redraw_ages(self) -> None:
+    # --- the display clock -------------------------------------------------------------
+    #
+    # Shown times go wrong as the clock moves: an AGE, the detail pane's "expires in", a
+    # stale row's time to leave. No timer polls for them; one timer is set for the next
+    # moment any shown text changes — a display deadline, as a request's own deadline is —
+    # and re-set after each tick and each burst of relay lines. Nothing is read or waited
+    # on; with no row shown, no timer runs.
+
+    def _drawn(self) -> bool:
+        """Whether the main screen still holds its widgets (not while the app ends: a
+        deferred redraw or a display deadline may come after they are gone)."""
+        return bool(self.screen_stack) and bool(self.screen_stack[0].query("#requests"))
+
+    def _set_clock(self, now: datetime | None = None) -> None:
+        if not self._drawn():
+            return
+        now = now or datetime.now(UTC)
+        due = self._next_change(now)
+        if self._clock is not None:
+            self._clock.stop()
+        self._clock = None if due is None else self.set_timer(max(CLOCK_FLOOR_S, due), self._tick)
+
+    def _next_change(self, now: datetime) -> float | None:
+        """Seconds until the first shown time changes (None: none will)."""
         table = self._table()
-        now = datetime.now(UTC)
-        for key in list(table.rows):
+        soon: list[float] = []
+        for key in table.rows:
             item = self.items.get(str(key.value))
-            if item is not None:
-                table.update_cell(key, "age", Cell(Text(age(item.filed_at, now))))
+            if item is None:
+                continue
+            soon.append(age_changes_in(item.filed_at, now) or float("inf"))
+            if item.ended_at is not None:
+                soon.append(STALE_SHOWN_S - (now - item.ended_at).total_seconds())
+        selected = self.selected()
+        if selected is not None and selected.state is not State.STALE:
+            soon.append(countdown_changes_in(selected.expires_at, now) or float("inf"))
+        first = min(soon, default=float("inf"))
+        return None if first == float("inf") else first
+
+    def _tick(self) -> None:
+        """A display deadline: stale rows whose time is up leave, ages and the detail pane
+        are redrawn, and the next deadline is set."""
+        self._clock = None
+        if not self._drawn():
+            return
+        now = datetime.now(UTC)
+        for key, item in list(self.items.items()):
+            if item.ended_at is not None and (now - item.ended_at).total_seconds() >= (
+                STALE_SHOWN_S - CLOCK_FLOOR_S
+            ):
+                self._forget(key, closing=None)
+        table = self._table()
+        for row_key in list(table.rows):
+            shown = self.items.get(str(row_key.value))
+            if shown is not None:
+                text = Text(age(shown.filed_at, now), style="" if shown.answerable else "dim")
+                table.update_cell(row_key, "age", Cell(text))
+        self._show_detail()
+        self._set_clock(now)
 
     def on_resize(self, event: events.Resize) -> None:
         # The event's size, not self.size: the columns are fitted to the new width.
-        narrow = event.size.width < NARROW_COLUMNS
+        narrow = event.size.width < self._narrow_below()
         if self.started:
             self.width = event.size.width
             self.narrow = narrow
@@ -508,6 +639,7 @@ class WispTui(App[None]):
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         if event.data_table.id == "requests":
             self._show_detail()
+            self._show_summary()  # and the clock, for the selected request's countdown
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         if event.data_table.id == "requests":
@@ -556,8 +688,9 @@ class WispTui(App[None]):
 
     def _draw_summary(self) -> None:
         self._summary_due = False
-        if not self.screen_stack:  # drawn later (call_later): the app may have closed since
+        if not self._drawn():
             return
+        self._set_clock()  # the rows changed: so may the next shown time that changes
         counts = {kind: 0 for kind in Kind}
         for item in self.items.values():
             if item.answerable:
@@ -568,18 +701,16 @@ class WispTui(App[None]):
             parts[0] += " (" + ", ".join(f"{n} {k.value}" for k, n in counts.items()) + ")"
         shown = [self.kind_filter.value] if self.kind_filter else []
         if self.asker_filter:
-            shown.append("asker " + one_line(self.asker_filter.split("/", 1)[0], 12))
+            shown.append("from " + self.asker_label)
         parts.append("showing " + (" ".join(shown) if shown else "all"))
-        if len(self.links) > 1 or any(s is not Relay.READY for s in self.hosts.values()):
-            parts.append(
-                " ".join(
-                    f"{visible(h)}{'' if s is Relay.READY else ' ' + s.value}"
-                    for h, s in self.hosts.items()
-                )
-            )
-        # Closing, its widgets may be gone already: then there is nothing to draw on.
-        for summary in self.screen_stack[0].query("#summary").results(Static):
-            summary.update(Text(" · ".join(parts)))
+        # A host that is not ready leads the line, so a narrow terminal never cuts it off;
+        # with every host ready they close it.
+        unready = [f"{visible(h)} {s.value}" for h, s in self.hosts.items() if s is not Relay.READY]
+        if unready:
+            parts.insert(0, " ".join(unready))
+        elif len(self.links) > 1:
+            parts.append(" ".join(visible(h) for h in self.hosts))
+        self.screen_stack[0].query_one("#summary", Static).update(Text(" · ".join(parts)))
 
     # --- keys ------------------------------------------------------------------------
 
@@ -688,8 +819,13 @@ class WispTui(App[None]):
                 self.say("select a request to show only its asker's")
                 return
             self.asker_filter = item.asker_key
+            on = f" on {item.host}" if len(self.links) > 1 else ""
+            self.asker_label = one_line(who(item, short=True) + on, ASKER_LABEL)
         self._build_table()
         self._show_summary()
+
+    def action_restart_down(self) -> None:
+        self.action_restart()
 
     def action_restart(self) -> None:
         """Start again every relay that has ended (the person's r, after it said so)."""
@@ -704,7 +840,19 @@ class WispTui(App[None]):
             self.ready[link.host] = asyncio.Event()
             self.run_worker(self._run_link(fresh), group="links", exit_on_error=False)
             self.say(f"{link.host}: starting its relay again")
+        self.refresh_bindings()
         self._show_summary()
+
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """`r restart` is in the footer only while a relay is down (else r is the screen's
+        hidden binding, which says that every relay runs)."""
+        if action == "restart_down":
+            return any(state is Relay.DOWN for state in self.hosts.values())
+        return True
 
     def action_toggle_detail(self) -> None:
         self.screen_stack[0].query_one("#detail", Static).toggle_class("hidden")

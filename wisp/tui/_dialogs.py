@@ -71,11 +71,15 @@ class Dialog(ModalScreen[Choice | None]):
     CHROME_LINES = 10
     # Keys that approve (say yes): refused until the whole request has been on screen.
     APPROVING: frozenset[Decision] = frozenset()
-    MORE = (
-        "▼ more below — scroll to the end (↓ PgDn End) before answering yes: "
-        "the whole request must be seen"
-    )
+    APPROVE = "approving it"  # what the approving keys do, in the dialog's own words
     KEYS = ""
+
+    @property
+    def more(self) -> str:
+        return (
+            f"▼ more below — scroll to the end (↓ PgDn End) before {self.APPROVE}: "
+            "the whole request must be seen"
+        )
 
     def __init__(self, item: Waiting, *, series: str | None = None) -> None:
         super().__init__()
@@ -103,6 +107,7 @@ class Dialog(ModalScreen[Choice | None]):
 
     def on_mount(self) -> None:
         self.seen_end = False  # the end of the request has been on screen
+        self.held: Choice | None = None  # an approval typed while scrolling to the end
         scroll = self.query_one("#scroll", VerticalScroll)
         self._fit()
         self.watch(scroll, "scroll_y", lambda _y: self._mark(), init=False)
@@ -127,18 +132,33 @@ class Dialog(ModalScreen[Choice | None]):
             return
         if self._at_end():
             self.seen_end = True
+            if self.held is not None:  # typed while the scroll was on its way here
+                held, self.held = self.held, None
+                self.dismiss(held)
+                return
         more = self.query_one("#more", Static)
-        more.update("" if self.seen_end else self.MORE)
+        more.update("" if self.seen_end else self.more)
         more.display = not self.seen_end
+
+    def _scrolling_to_end(self) -> bool:
+        scroll = self.query_one("#scroll", VerticalScroll)
+        return scroll.scroll_target_y >= scroll.max_scroll_y > scroll.scroll_y
 
     def answer(self, decision: Decision, text: str | None = None) -> None:
         if decision in self.APPROVING:
             self._mark()
+            if not self.seen_end and self._scrolling_to_end():
+                # Taken once the scroll gets there, never dropped unsaid.
+                self.held = Choice(decision=decision, text=text)
+                more = self.query_one("#more", Static)
+                more.update("▼ scrolling to the end: your answer is taken once it is there")
+                more.display = True
+                return
             if not self.seen_end:
                 more = self.query_one("#more", Static)
                 more.update(
                     "▼ not yet: scroll to the end (↓ PgDn End) first — the whole request "
-                    "must be seen before it is approved"
+                    f"must be seen before {self.APPROVE}"
                 )
                 more.display = True
                 self.query_one("#scroll", VerticalScroll).focus()
@@ -161,6 +181,7 @@ class CommandDialog(Dialog):
         Binding("escape", "later", "later"),
     ]
     APPROVING = frozenset({Decision.ONCE, Decision.SESSION, Decision.PROJECT, Decision.ALWAYS})
+    APPROVE = "answering yes (y s p a)"
 
     def on_mount(self) -> None:
         super().on_mount()
@@ -181,6 +202,7 @@ class FactDialog(Dialog):
     ]
 
     APPROVING = frozenset({Decision.KEEP})
+    APPROVE = "keeping it (k)"
 
     def note(self) -> str:
         if self.item.state is State.HANDED_OVER:

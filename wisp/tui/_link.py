@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import re
 import shlex
+import signal
 import subprocess
 import sys
 from collections import deque
@@ -168,6 +170,23 @@ class Link:
         except subprocess.TimeoutExpired:
             popen.terminate()
             popen.wait()
+
+    def end_now(self) -> None:
+        """However the TUI ends (a closed terminal's SIGHUP, SIGTERM, a crash): end the relay
+        and everything it started — `ssh`, and through it the far relay, whose terminal
+        closes with the connection — by its process group (its own, see :meth:`spawn`):
+        SIGTERM, then SIGKILL after KILL_WAIT_S. Synchronous: the loop may be gone."""
+        popen = self.popen
+        if popen is None or popen.poll() is not None:
+            return
+        for signum in (signal.SIGTERM, signal.SIGKILL):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(popen.pid, signum)
+            try:
+                popen.wait(KILL_WAIT_S)
+                return
+            except subprocess.TimeoutExpired:
+                continue
 
     async def attach(self) -> None:
         """Read its stdout and stderr, and write its stdin, on the running loop."""

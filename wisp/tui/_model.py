@@ -16,6 +16,7 @@ import attrs
 
 from pending import KINDS, Decision, DecodeError, Kind, Outcome, State, format_time, from_json
 from wisp import AnswerFate
+from wisp._home import current_user
 from wisp._render import age as render_age
 from wisp._text import one_line, visible
 from wisp.kinds import view
@@ -46,6 +47,8 @@ class Waiting:
     host: str
     line: ApprovalLine
     state: State
+    why: str | None = None  # why it can no longer be answered (a stale row says it)
+    ended_at: datetime | None = None  # when it turned stale here: it leaves the list later
 
     @property
     def id(self) -> str:
@@ -114,11 +117,22 @@ def read_relay_line(host: str, data: bytes) -> Message | None:
     return line
 
 
-def describe(winner: Winner) -> str:
-    """Who holds a slot, for people: `no by bob via cli at …`."""
+def answerer(user: str | None, host: str) -> str:
+    """Who answered, as the CLI says it: "you" for this person's own answers on this
+    machine (a far host's login name may differ, so there it is the name as written)."""
+    if user is not None and host == LOCAL and user == current_user():
+        return "you"
+    return one_line(user or "?", 32)
+
+
+def describe(winner: Winner, kind: Kind | None, host: str) -> str:
+    """Who holds a slot, for people: `denied by bob via cli at …`, a question's with its
+    answer (`answered "staging" by you via cli`): its kind's words, never the bare decision."""
+    said = answer_word(kind, winner.decision) if kind is not None else visible(winner.decision)
+    if winner.text is not None:
+        said += f' "{one_line(winner.text, 40)}"'
     when = f" at {format_time(winner.answered_at)}" if winner.answered_at else ""
-    user = one_line(winner.user or "?", 32)
-    return f"{visible(winner.decision)} by {user} via {visible(winner.via or '?')}{when}"
+    return f"{said} by {answerer(winner.user, host)} via {visible(winner.via or '?')}{when}"
 
 
 # --- showing -----------------------------------------------------------------------------
@@ -157,6 +171,27 @@ def age(moment: datetime | None, now: datetime) -> str:
     return "?" if moment is None else render_age(moment, now)
 
 
+# The units an age is shown in (`age`): below each bound, its text changes once a unit.
+_AGE_UNITS_S = ((60, 1), (3600, 60), (86400, 3600), (float("inf"), 86400))
+
+
+def age_changes_in(moment: datetime | None, now: datetime) -> float | None:
+    """Seconds until :func:`age`'s text for *moment* changes (None: never, it is `?`)."""
+    if moment is None:
+        return None
+    elapsed = max(0.0, (now - moment).total_seconds())
+    unit = next(unit for bound, unit in _AGE_UNITS_S if elapsed < bound)
+    return unit - elapsed % unit
+
+
+def countdown_changes_in(moment: datetime | None, now: datetime) -> float | None:
+    """Seconds until an `expires in Ns` for *moment* changes (None: past or no deadline)."""
+    if moment is None:
+        return None
+    left = (moment - now).total_seconds()
+    return None if left <= 0 else (left % 1.0) or 1.0
+
+
 def detail(item: Waiting, now: datetime) -> list[tuple[str, str]]:
     """The whole request, label and text, every text visible and nothing cut."""
     found = binding(item)
@@ -171,7 +206,10 @@ def detail(item: Waiting, now: datetime) -> list[tuple[str, str]]:
     rows.append(("asked by", by))
     rows.append(("host", visible(item.host)))
     when = age(item.filed_at, now) + " ago"
-    if item.expires_at is not None:
+    if item.state is State.STALE:
+        # Its deadline no longer matters: nobody waits for the answer.
+        when += f"; {item.why}" if item.why else "; stale, it takes no answer"
+    elif item.expires_at is not None:
         left = int((item.expires_at - now).total_seconds())
         when += f", expires in {left}s" if left > 0 else ", past its deadline"
     else:
@@ -182,18 +220,19 @@ def detail(item: Waiting, now: datetime) -> list[tuple[str, str]]:
     return rows
 
 
-def answer_word(kind: Kind, decision: Decision) -> str:
+def answer_word(kind: Kind, decision: str) -> str:
     """How an answer reads to the person: `approved once`, `denied`, `kept`, … (its kind's
     view says)."""
     return view(kind).answered_word(decision)
 
 
-def report(item: Waiting | None, message: Answered) -> str:
+def report(item: Waiting | None, message: Answered, host: str = LOCAL) -> str:
     """The status line after the relay reports on an answer this TUI gave."""
-    kind = item.kind if item is not None else None
+    kind = item.kind if item is not None else message.kind
     if not message.won:
-        winner = describe(message.answer) if message.answer else "someone else"
-        return f"{message.id}: too late, already answered {winner}"
+        if message.answer is None:
+            return f"{message.id}: too late, someone else answered it first"
+        return f"{message.id}: too late, already {describe(message.answer, kind, host)}"
     said = answer_word(kind, message.decision) if kind else message.decision.value
     if message.text is not None and message.decision is Decision.ANSWER:
         said += f' "{one_line(message.text, 40)}"'
