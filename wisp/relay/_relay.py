@@ -47,7 +47,7 @@ from wisp._asking import default_notifier
 from wisp._hello import hello_heard
 from wisp._history import ended_requests
 from wisp._home import open_channel
-from wisp._live import ChannelBack, ChannelGone, HomeGone, LiveInbox
+from wisp._live import ChannelBack, ChannelGone, Found, HomeGone, LiveInbox
 from wisp._notify import Face
 from wisp._store import StoreError
 from wisp.kinds import notice_for, views
@@ -521,6 +521,10 @@ class Relay:
                 continue
             if isinstance(item, ChannelGone | ChannelBack | HomeGone):
                 self._moved(item)
+                continue
+            if isinstance(item, Found):  # waiting in the directory made again: send it once
+                with self.lock:
+                    self._consider(item.status, new=False)
                 continue
             with self.lock:
                 if item.id in self.answering:
