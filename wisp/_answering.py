@@ -42,7 +42,7 @@ from pending import (
     pid_alive,
     settlement_for,
 )
-from wisp._audit import AuditEvent, EntryPoint, audit, request_fields
+from wisp._audit import AuditEvent, EntryPoint, audit, check_log, request_fields
 from wisp._config import ConfigError, load_config
 from wisp._factids import asked_from
 from wisp._factstore import KEPT_BY_PERSON, FactStore
@@ -162,6 +162,7 @@ class Answerer:
         :class:`StoreError` for a keep the facts store cannot take) with nothing written.
         Losing the race is not an error: the report says who won."""
         wait = self.wait_s if wait_s is None else wait_s
+        check_log(self.home)  # a FIFO or a stranger's log: refused before answering
         if (
             kind is not None
             and not wait > 0
