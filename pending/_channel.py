@@ -634,7 +634,12 @@ class Channel:
             raise AlreadySettled(settled, status.answer)
         if status.state is State.ANSWERED and status.answer is not None:
             raise AlreadyAnswered(status.answer)
-        if status.state is State.STALE:
+        # Past its expiry by this clock, but its asker holds its lock: it is waiting, and keeps
+        # its own deadline on its monotonic clock (a clock ahead of the asker's must not turn
+        # the person away; the first to take the slot, answer or `timed-out`, decides). Only
+        # a legacy request, judged alive by its pid, is still held to the wall clock.
+        asker_waits = status.server_alive is True and not request.legacy
+        if status.state is State.STALE and not asker_waits:
             raise StaleRequest(request_id, status.reason or "it can no longer be answered")
         return self._publish_answer(
             self._new_answer(request, decision, via=via, text=text, reason=reason), request
