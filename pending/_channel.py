@@ -36,6 +36,7 @@ from pending._errors import (
     InvalidDecision,
     InvalidId,
     PendingError,
+    RecordTooLarge,
     RequestChanged,
     StaleRequest,
     UnknownRequest,
@@ -43,6 +44,7 @@ from pending._errors import (
     WrongKind,
 )
 from pending._fsio import (
+    MAX_RECORD_BYTES,
     Unreadable,
     entry_problem,
     list_dir,
@@ -120,6 +122,14 @@ SERVERS_DIR = ".servers"
 REQUEST_CACHE_SIZE = 4096
 # A writer holds a temp file for milliseconds; one an hour old belongs to a crashed writer.
 STALE_TMP_AFTER_S = 3600.0
+
+
+def _within_cap(data: bytes, what: str) -> bytes:
+    """*data*, if every reader will read it back (under the record cap); else
+    :class:`RecordTooLarge`, before anything is published."""
+    if len(data) > MAX_RECORD_BYTES:
+        raise RecordTooLarge(what, len(data), MAX_RECORD_BYTES)
+    return data
 
 
 def _login_name() -> str:
@@ -540,7 +550,7 @@ class Channel:
             for kind, suffix in REQUEST_SUFFIX.items()
             if kind is not request.kind
         )
-        data = dumps_record(to_json(request))
+        data = _within_cap(dumps_record(to_json(request)), f"{request.kind.value} request")
         if taken or not publish(self.dir_fd, self.tmp_fd, name, data, shown=str(self.path)):
             raise IdCollision(request.id)
 
@@ -587,9 +597,8 @@ class Channel:
 
     def _publish_answer(self, answer: Answer, request: Request | None = None) -> AnswerResult:
         name = answer_name(answer.id)
-        if publish(
-            self.dir_fd, self.tmp_fd, name, dumps_record(to_json(answer)), shown=str(self.path)
-        ):
+        data = _within_cap(dumps_record(to_json(answer)), "answer")
+        if publish(self.dir_fd, self.tmp_fd, name, data, shown=str(self.path)):
             return AnswerResult(won=True, answer=answer, request=request)
         winner = self._read_winner(name, Answer, answer.id)
         return AnswerResult(won=False, answer=winner, request=request)
@@ -636,7 +645,12 @@ class Channel:
             raise AlreadySettled(settled, status.answer)
         if status.state is State.ANSWERED and status.answer is not None:
             raise AlreadyAnswered(status.answer)
-        if status.state is State.STALE:
+        # Past its expiry by this clock, but its asker holds its lock: it is waiting, and keeps
+        # its own deadline on its monotonic clock (a clock ahead of the asker's must not turn
+        # the person away; the first to take the slot, answer or `timed-out`, decides). Only
+        # a legacy request, judged alive by its pid, is still held to the wall clock.
+        asker_waits = status.server_alive is True and not request.legacy
+        if status.state is State.STALE and not asker_waits:
             raise StaleRequest(request_id, status.reason or "it can no longer be answered")
         return self._publish_answer(
             self._new_answer(request, decision, via=via, text=text, reason=reason), request

@@ -146,6 +146,23 @@ class InvalidId(PendingError):
         self.text = text
 
 
+class RecordTooLarge(PendingError):
+    """A record that would be over the cap every reader holds it to (as written: its text
+    UTF-8 encoded and JSON-escaped, so a control character counts six bytes): refused before
+    anything is written, for a reader would refuse it once published."""
+
+    def __init__(self, what: str, size: int, cap: int) -> None:
+        super().__init__(
+            f"this {what} would be {size:,} bytes as written (its text as escaped JSON), over "
+            f"the {cap:,}-byte ({cap // 1024} KiB) cap on one record of the channel, so nothing "
+            "was written, announced or recorded. Shorten it (a long script or text can go in a "
+            "file, and the request name the file)."
+        )
+        self.what = what
+        self.size = size
+        self.cap = cap
+
+
 class UnknownRequest(PendingError):
     def __init__(self, request_id: str) -> None:
         super().__init__(

@@ -103,6 +103,21 @@ def _make_or_refuse_dir(path: str, target: str, parent_fd: int | None) -> int:
     return fd
 
 
+def _not_yours_fix(path: str, uid: int, owner: int) -> str:
+    """What to do about a directory of another user's. Only root can give it to you, and root
+    taking a user's directory for itself (`chown 0 …`) is never the fix: so a user is told
+    to use a directory of their own; root, to run as the directory's owner."""
+    if uid == 0:
+        return (
+            f"run wisp as the user who owns it (`sudo -u '#{owner}' wisp …`), or set WISP_HOME "
+            "to a directory of root's own (`export WISP_HOME=/root/.wisp`)"
+        )
+    return (
+        "set WISP_HOME to a directory of your own (`export WISP_HOME=~/.wisp`); if this one "
+        f"should be yours, ask an administrator to give it back: `sudo chown {uid} {path}`"
+    )
+
+
 def _check_dir_stat(path: str, st: os.stat_result) -> None:
     uid = os.getuid()
     if stat.S_ISLNK(st.st_mode):
@@ -122,7 +137,7 @@ def _check_dir_stat(path: str, st: os.stat_result) -> None:
         raise ChannelUnsafe(
             path,
             f"it is owned by uid {st.st_uid}, not by you (uid {uid})",
-            f"chown {uid} {path} (or set WISP_HOME to a directory of your own)",
+            _not_yours_fix(path, uid, st.st_uid),
         )
     if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
         raise ChannelUnsafe(

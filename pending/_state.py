@@ -58,8 +58,9 @@ def derive_status(
     1. settled: its outcome is written (or a tombstone holds the slot: it reads as its outcome);
     2. answered: a person's answer holds the slot;
     3. stale: a command or question whose server is gone, or any request past ``expiresAt``
-       (if its server lives: *live_grace_s* past it, for until then its asker's own deadline
-       decides, see :data:`LIVE_EXPIRY_GRACE_S`);
+       whose asker holds no lock (a legacy request whose pid lives: *live_grace_s* past it,
+       see :data:`LIVE_EXPIRY_GRACE_S`); while its asker holds its lock, that asker's own
+       deadline decides;
     4. handed-over: a fact request whose server is gone (it waits for the person, unbounded);
     5. filed.
 
@@ -90,10 +91,19 @@ def derive_status(
     if server_alive is None:
         raise ValueError("deriving a waiting request's state needs its server's liveness")
     expires_at = request.expires_at
-    if expires_at is not None and (
-        now >= expires_at + timedelta(seconds=live_grace_s)
-        if server_alive
-        else is_expired(request, now)
+    # An asker that holds its lock keeps its own deadline (on its monotonic clock): its
+    # request waits until that asker claims `timed-out`, whatever this clock says (a clock
+    # ahead of the asker's must not turn the person away). Only a legacy request, judged
+    # alive by its pid, is held to the wall clock, *live_grace_s* past its expiry.
+    held = server_alive and not request.legacy
+    if (
+        expires_at is not None
+        and not held
+        and (
+            now >= expires_at + timedelta(seconds=live_grace_s)
+            if server_alive
+            else is_expired(request, now)
+        )
     ):
         return make(
             state=State.STALE,

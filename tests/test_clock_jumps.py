@@ -81,16 +81,16 @@ class TestClockJumps:
             ending = asker.wait(request.id, 10)
             assert ending is not None and gate.verdict(ending).approved
 
-    def test_a_large_step_forward_reads_stale_but_only_its_asker_ends_it(
+    def test_a_large_step_forward_leaves_it_to_its_asker(
         self, clocked: tuple[Channel, FakeClock]
     ) -> None:
-        """Far past expiresAt by the wall clock while its asker waits: it reads stale (no
-        answer is taken), yet no sweep writes its ending; the asker, on its own clock, does."""
+        """Far past expiresAt by the wall clock while its asker waits (its lock held): it
+        still reads waiting, no sweep writes its ending; the asker, on its own clock, does."""
         channel, clock = clocked
         with Asker(channel, entry_point="approvals", notifier=quiet(channel.home)) as asker:
             request = ApprovalGate(asker, timeout_s=DEADLINE_S).file("make deploy", "/srv")
             clock.jump(DAY_S)
-            assert channel.status(request.id).state is State.STALE
+            assert channel.status(request.id).state is State.FILED
             assert channel.sweep().stale == ()
             ending = asker.wait(request.id, 30)
         assert ending is not None and ending.outcome is Outcome.TIMED_OUT

@@ -83,13 +83,15 @@ class TestRefuse:
 
     @as_root
     def test_owned_by_another_uid(self, home: Path) -> None:
-        """A pending/ owned by another uid is refused with the chown that fixes it."""
+        """A pending/ owned by another uid is refused with what root would do: run as its
+        owner (never `chown 0`, root taking a user's directory)."""
         Channel.open(home).close()
         os.chown(home / "pending", OTHER_UID, -1)
         with pytest.raises(ChannelUnsafe) as info:
             Channel.open(home)
         assert f"owned by uid {OTHER_UID}" in str(info.value)
-        assert f"chown {os.getuid()} {home / 'pending'}" in str(info.value)
+        assert f"sudo -u '#{OTHER_UID}'" in str(info.value)
+        assert "chown 0" not in str(info.value)
 
     def test_not_a_directory(self, home: Path) -> None:
         """A file where pending/ should be is refused, not overwritten."""

@@ -122,15 +122,18 @@ class TestDeriveStatus:
     @pytest.mark.parametrize("kind", list(Kind))
     def test_expired_is_stale_for_every_kind(self, kind: Kind) -> None:
         """Past expiresAt is stale, even a fact (0.22.0 filed facts with an expiry): at once
-        if its server is gone, and past the grace if it lives (its asker's own deadline
-        decides until then)."""
+        if its server is gone; while its asker holds its lock, never by the time (its own
+        deadline decides); a legacy request whose pid lives, past the grace."""
         req = request(kind, expires_in_s=5)
         group = Group(id=req.id, request=req)
         status = derive_status(group, now=NOW, server_alive=False)
         assert status is not None and status.state is State.STALE
         assert status.reason is not None and "expired" in status.reason
         late = NOW + timedelta(seconds=LIVE_EXPIRY_GRACE_S)
-        status = derive_status(group, now=late, server_alive=True)
+        status = derive_status(group, now=late + timedelta(days=1), server_alive=True)
+        assert status is not None and status.state is State.FILED
+        legacy = Group(id=req.id, request=attrs.evolve(req, legacy=True))
+        status = derive_status(legacy, now=late, server_alive=True)
         assert status is not None and status.state is State.STALE
         assert status.reason is not None and "expired" in status.reason
 

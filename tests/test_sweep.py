@@ -130,14 +130,14 @@ class TestPlanSweep:
         """Filed and alive, of every kind: no step."""
         assert plan(*(Group(id=r.id, request=r) for r in map(req, Kind))) == []
 
-    def test_expiry_is_stale_even_with_a_live_server(self) -> None:
-        """Past expiresAt by the grace, a live server's request (even a fact's) reads stale,
-        but no sweep claims it while its asker holds its lock: that asker claims its own
-        time-out. Once the asker is gone, the sweep claims it at once."""
+    def test_expiry_is_stale_once_the_server_is_gone(self) -> None:
+        """Past expiresAt by the grace, a live server's request (even a fact's) still reads
+        waiting and no sweep claims it while its asker holds its lock: that asker claims its
+        own time-out. Once the asker is gone, the sweep claims it at once."""
         r = req(Kind.FACT, LIVE, expires_in_s=5)
         late = NOW + timedelta(seconds=LIVE_EXPIRY_GRACE_S)
         status = derive_status(Group(id=r.id, request=r), now=late, server_alive=True)
-        assert status is not None and status.state is State.STALE
+        assert status is not None and status.state is State.FILED
         assert plan_sweep([Group(id=r.id, request=r)], now=late, alive=Liveness(LIVE)) == ()
         [action] = plan_sweep([Group(id=r.id, request=r)], now=late, alive=Liveness())
         assert action.step is SweepStep.CLAIM_STALE and "expired" in (action.reason or "")
@@ -329,7 +329,7 @@ class TestSweep:
             req = command(lock, clock=clock, expires_in_s=60)
             channel.file(req)
             clock.advance(61 + LIVE_EXPIRY_GRACE_S)
-            assert channel.status(req.id).state is State.STALE
+            assert channel.status(req.id).state is State.FILED  # its asker decides
             assert channel.sweep().stale == ()
         assert channel.sweep().stale == (req.id,)
 

@@ -10,7 +10,6 @@ import pytest
 from helpers import BUILDERS, command, fact, question
 
 from pending import (
-    LIVE_EXPIRY_GRACE_S,
     AlreadyAnswered,
     AlreadySettled,
     Channel,
@@ -217,20 +216,23 @@ class TestRefusals:
         assert not (channel.path / f"{req.id}.answer.json").exists()
 
     def test_stale_expired(self, home: Path) -> None:
-        """A request past its expiry is refused as stale, naming when it expired."""
+        """A request past its expiry whose asker is gone is refused as stale, naming when it
+        expired. (While its asker holds its lock it still waits, whatever this clock says:
+        tests/test_clock_ahead.py.)"""
         clock = FakeClock()
-        with Channel.open(home, clock=clock) as channel, channel.server() as lock:
-            req = make_request(
-                kind=Kind.FACT,
-                binding=fact(lock).binding,
-                title="t",
-                body="b",
-                server=lock.record(),
-                clock=clock,
-                expires_in_s=60,
-            )
-            channel.file(req)
-            clock.advance(61 + LIVE_EXPIRY_GRACE_S)  # its asker lives: past the grace
+        with Channel.open(home, clock=clock) as channel:
+            with channel.server() as lock:
+                req = make_request(
+                    kind=Kind.FACT,
+                    binding=fact(lock).binding,
+                    title="t",
+                    body="b",
+                    server=lock.record(),
+                    clock=clock,
+                    expires_in_s=60,
+                )
+                channel.file(req)
+            clock.advance(61)  # its asker has stopped: expired, no grace
             with pytest.raises(StaleRequest, match="expired at"):
                 channel.answer(req.id, "keep", kind=Kind.FACT, via="cli")
 

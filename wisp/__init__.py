@@ -25,6 +25,7 @@ _HOMES = {
     "ApprovalOutcome": "wisp._asking",
     "Asker": "wisp._asking",
     "AuditEvent": "wisp._audit",
+    "AuditLogUnsafe": "wisp._audit",
     "Cancel": "wisp._asking",
     "DeadlineError": "wisp._deadlines",
     "Ending": "wisp._asking",
@@ -68,7 +69,7 @@ if _typing.TYPE_CHECKING:
         Reply,
         ReplyOutcome,
     )
-    from wisp._audit import AuditEvent, EntryPoint
+    from wisp._audit import AuditEvent, AuditLogUnsafe, EntryPoint
     from wisp._deadlines import DeadlineError
     from wisp._factids import FactScope
     from wisp._factstore import Fact, FactRefused, FactStore
@@ -104,6 +105,7 @@ __all__ = [
     "ApprovalOutcome",
     "Asker",
     "AuditEvent",
+    "AuditLogUnsafe",
     "Cancel",
     "DeadlineError",
     "Ending",

@@ -42,7 +42,7 @@ from pending import (
     pid_alive,
     settlement_for,
 )
-from wisp._audit import AuditEvent, EntryPoint, audit, request_fields
+from wisp._audit import AuditEvent, EntryPoint, audit, check_log, request_fields
 from wisp._config import ConfigError, load_config
 from wisp._factids import asked_from
 from wisp._factstore import KEPT_BY_PERSON, FactStore
@@ -127,6 +127,26 @@ def wait_until(
         wake(remaining)
 
 
+# The approvals the asker keeps as a standing grant in a store (`session` lives in memory).
+_STANDING = (Decision.PROJECT, Decision.ALWAYS)
+
+
+def _check_grants(home: Path, decision: Decision, *, tool: bool) -> None:
+    """Refuse (:class:`StoreError`) a `project`/`always` approval whose grant could not be
+    saved, before it is written: else the person would be told a grant stands that never
+    was (the asker would approve this request only)."""
+    from wisp._grants import GrantStore
+
+    try:
+        GrantStore(home).check_writable(tool=tool)
+    except StoreError as exc:
+        raise StoreError(
+            f"{exc} An {decision} approval could not be kept as a standing grant, so it was "
+            "not given: approve it once (`--scope once`; a tool call: `--as once`), for this "
+            "request only, or make room first."
+        ) from None
+
+
 class Answerer:
     """The person's answers, from one face (*via*), checked, audited, awaited and applied."""
 
@@ -166,10 +186,12 @@ class Answerer:
         :class:`StoreError` for a keep the facts store cannot take) with nothing written.
         Losing the race is not an error: the report says who won."""
         wait = self.wait_s if wait_s is None else wait_s
+        check_log(self.home)  # a FIFO or a stranger's log: refused before answering
         if (
             kind is not None
             and not wait > 0
             and not (kind is Kind.FACT and decision == Decision.KEEP)
+            and decision not in _STANDING
         ):
             # Nothing to do before answering (no store to check for room, no watch to start):
             # the channel's own check reads the request, once, and hands it back.
@@ -181,6 +203,8 @@ class Answerer:
         asked_as = request.kind if kind is None else kind
         if request.kind is Kind.FACT and decision == Decision.KEEP and asked_as is Kind.FACT:
             self.store.check_writable()  # before answering, so the request keeps waiting
+        if decision in _STANDING and request.kind is asked_as:
+            _check_grants(self.home, decision, tool=request.kind is Kind.TOOL)
         return self._publish_and_wait(
             request.id,
             request,

@@ -50,7 +50,7 @@ from pending import (
     record_time,
     settlement_for,
 )
-from wisp._audit import AuditEvent, EntryPoint, audit, request_fields
+from wisp._audit import AuditEvent, EntryPoint, audit, check_log, request_fields
 from wisp._config import ConfigError, load_config
 from wisp._deadlines import check_deadline
 from wisp._grants import Grant, GrantStore
@@ -312,6 +312,7 @@ class Asker:
         deadline (*timeout_s*, 0 for none) is kept by a timer. *body* gets the request's ID.
         A deadline out of range raises :class:`wisp.DeadlineError`, before anything is filed."""
         check_deadline(timeout_s, what="timeout_s", zero="waits until answered")
+        check_log(self.channel.home)  # a FIFO or a stranger's log: refused before filing
         request_id = new_id()  # the body names it: made first, the request is built once
         request = make_request(
             kind=kind,

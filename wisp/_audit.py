@@ -3,6 +3,13 @@
 Each record is written with a single `write(2)` on an `O_APPEND` descriptor, under an
 exclusive `flock`, so concurrent writers never interleave within a line. Auditing never fails
 the action it records: a log that cannot be written is reported on stderr, once per process.
+
+The log is opened as the channel opens its files: never through a symlink, never blocking (a
+FIFO put at its name with nobody reading would hang every command that audits), and appended
+to only when it is a regular file of the caller's with one link (a hard link to another
+user's log would take their records, fact values included). A log that is none of these is
+refused: :func:`check_log` says so before an asker files or an answerer answers, so the
+command exits 2 with nothing written (:class:`AuditLogUnsafe`).
 """
 
 from __future__ import annotations
@@ -12,6 +19,7 @@ import errno
 import fcntl
 import json
 import os
+import stat
 import sys
 import threading
 from collections.abc import Mapping
@@ -31,7 +39,16 @@ from pending import (
 
 LOGS_DIR = "logs"
 AUDIT_FILE = "audit.jsonl"
-_APPEND_FLAGS = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+# O_NONBLOCK: opening a FIFO for writing with no reader fails (ENXIO) instead of waiting for one.
+_APPEND_FLAGS = (
+    os.O_WRONLY
+    | os.O_APPEND
+    | os.O_CREAT
+    | os.O_NOFOLLOW
+    | os.O_NONBLOCK
+    | os.O_NOCTTY
+    | os.O_CLOEXEC
+)
 
 _warned = False
 
@@ -65,8 +82,51 @@ class EntryPoint(StrEnum):
     HOOK = "hook"  # an agent harness's hook (`wisp hook claude-code`)
 
 
+class AuditLogUnsafe(Exception):
+    """The audit log is there but is no file wisp may append to (a FIFO, a device, a symlink,
+    another user's file, a file with other hard links): refused, with what is wrong and the
+    fix. The CLI exits 2 on it."""
+
+
 def audit_path(home: Path) -> Path:
     return home / LOGS_DIR / AUDIT_FILE
+
+
+def log_problem(st: os.stat_result) -> str | None:
+    """What makes the file *st* describes no audit log to append to; None if it is one."""
+    if stat.S_ISLNK(st.st_mode):
+        return "a symbolic link"
+    if stat.S_ISFIFO(st.st_mode):
+        return "a FIFO (a named pipe), which would hold every command that audits until read"
+    if not stat.S_ISREG(st.st_mode):
+        return "not a regular file"
+    if st.st_uid != os.getuid():
+        return f"owned by uid {st.st_uid}, not by you"
+    if st.st_nlink != 1:
+        return f"a file with {st.st_nlink} hard links (records written here would reach the others)"
+    return None
+
+
+def unsafe_message(path: Path, problem: str) -> str:
+    return (
+        f"the audit log {path} is {problem}, so nothing is recorded in it and nothing was done. "
+        f"Move it aside (`mv {path} {path}.suspect`, or remove it if you did not put it there); "
+        "the next record starts a new log."
+    )
+
+
+def check_log(home: Path) -> None:
+    """Raise :class:`AuditLogUnsafe` if the audit log exists and is no file to append to
+    (checked by name, not following a symlink; a missing log or logs directory is fine: the
+    first record makes it). Cheap: one lstat, nothing opened."""
+    path = audit_path(home)
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return  # absent (made on the first record) or unreachable: audit() says what it meets
+    problem = log_problem(st)
+    if problem is not None:
+        raise AuditLogUnsafe(unsafe_message(path, problem))
 
 
 def audit(
@@ -96,6 +156,9 @@ def audit(
             _append_whole(fd, line)
         finally:
             os.close(fd)  # releases the lock
+    except AuditLogUnsafe as exc:
+        _warn_once(f"wisp: {exc}")
+        return False
     except (OSError, PendingError) as exc:
         if not make_home and isinstance(exc, FileNotFoundError):
             return False  # the home went while we wrote: nothing to say, nothing remade
@@ -130,7 +193,7 @@ def _open_log(home: Path, make_home: bool) -> int:
         kept = _kept_logs
         if kept is not None and kept[0] == key:
             try:
-                return os.open(AUDIT_FILE, _APPEND_FLAGS, 0o600, dir_fd=kept[1])
+                return _open_log_at(kept[1], home)
             except FileNotFoundError:
                 pass  # the directory was removed since: open (or refuse) it afresh
         if kept is not None:
@@ -138,7 +201,7 @@ def _open_log(home: Path, make_home: bool) -> int:
             os.close(kept[1])
         logs_fd = _open_logs(home, make_home)
         try:
-            fd = os.open(AUDIT_FILE, _APPEND_FLAGS, 0o600, dir_fd=logs_fd)
+            fd = _open_log_at(logs_fd, home)
         except BaseException:
             os.close(logs_fd)
             raise
@@ -153,6 +216,25 @@ def _forget_in_child() -> None:
 
 
 os.register_at_fork(after_in_child=_forget_in_child)
+
+
+def _open_log_at(logs_fd: int, home: Path) -> int:
+    """The log, open for appending (made 0600 if missing); :class:`AuditLogUnsafe` if it is
+    no regular file of the caller's with one link. Never blocks."""
+    try:
+        fd = os.open(AUDIT_FILE, _APPEND_FLAGS, 0o600, dir_fd=logs_fd)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENXIO):  # a symlink; a FIFO nobody reads
+            st = os.stat(AUDIT_FILE, dir_fd=logs_fd, follow_symlinks=False)
+            raise AuditLogUnsafe(
+                unsafe_message(audit_path(home), log_problem(st) or "not a regular file")
+            ) from None
+        raise
+    problem = log_problem(os.fstat(fd))
+    if problem is not None:
+        os.close(fd)
+        raise AuditLogUnsafe(unsafe_message(audit_path(home), problem))
+    return fd
 
 
 def _append_whole(fd: int, line: bytes) -> None:

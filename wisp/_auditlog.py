@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from pending import PendingError, open_private_dir, parse_time
-from wisp._audit import AUDIT_FILE, LOGS_DIR, AuditEvent, audit_path
+from wisp._audit import AUDIT_FILE, LOGS_DIR, AuditEvent, audit_path, log_problem
 
 if TYPE_CHECKING:
     from pending import Observation
@@ -127,6 +127,11 @@ class LogFilter:
         return True
 
 
+# O_NONBLOCK: a FIFO at the log's name opens at once (and is refused) instead of waiting for
+# a writer; O_NOFOLLOW: a symlink there is never followed.
+_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+
+
 class LogReader:
     """Reads the records appended to the log since the last read; holds a line still being
     written until it ends. Reopens the log if it was replaced or cut short."""
@@ -155,7 +160,7 @@ class LogReader:
     def _open(self) -> bool:
         logs_fd = self.logs_fd()
         try:
-            fd = os.open(AUDIT_FILE, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=logs_fd)
+            fd = os.open(AUDIT_FILE, _READ_FLAGS, dir_fd=logs_fd)
         except FileNotFoundError:
             return False
         except OSError as exc:
@@ -293,6 +298,9 @@ class LogFollower:
         self.reader.close()
 
 
+_PROBE_FLAGS = os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+
+
 def check_writable(home: Path) -> str:
     """Raise :class:`AuditLogError` if a record could not be appended now; else say how big
     the log is. Appends nothing: the log is opened for appending and closed, or (when it does
@@ -315,10 +323,11 @@ def check_writable(home: Path) -> str:
                     f"cannot create the audit log in {path.parent}: {exc.strerror or exc}"
                 ) from None
             return "not written yet"
-        if not stat.S_ISREG(st.st_mode):
-            raise AuditLogError(f"{path} is not a regular file, so nothing can be recorded in it")
+        problem = log_problem(st)  # a FIFO, a stranger's file, a hard link: not writable
+        if problem is not None:
+            raise AuditLogError(f"{path} is {problem}, so nothing can be recorded in it")
         try:
-            os.close(os.open(AUDIT_FILE, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW, dir_fd=logs_fd))
+            os.close(os.open(AUDIT_FILE, _PROBE_FLAGS, dir_fd=logs_fd))
         except OSError as exc:
             raise AuditLogError(f"cannot append to {path}: {exc.strerror or exc}") from None
         return f"{st.st_size} bytes"

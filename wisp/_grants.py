@@ -187,6 +187,13 @@ class GrantStore:
         # What grants.json held when last read, by the file's identity then (None: absent).
         self._read: tuple[FileKey | None, tuple[Grant, ...]] | None = None
 
+    def check_writable(self, *, tool: bool = False) -> None:
+        """Raise :class:`StoreError` now if a standing grant (a command's, or with *tool* a
+        tool call's) could not be saved: damaged, unwritable, or at its cap. For an answerer
+        to check before it answers `project` or `always`, so that nobody is told a grant
+        stands that was never saved."""
+        (self._tools if tool else self._store).check_writable()
+
     def list(self) -> list[Grant]:
         """The standing grants (project and always): commands', then tool calls'."""
         return [*self._store.items(), *self._tools.items()]

@@ -10,7 +10,7 @@ import pwd
 from collections.abc import Mapping
 from pathlib import Path
 
-from pending import Channel, Clock
+from pending import Channel, ChannelUnsafe, Clock
 
 DEFAULT_HOME = "~/.wisp"
 
@@ -33,6 +33,31 @@ def open_channel(home: Path | str | None = None, *, clock: Clock | None = None) 
     """The person's pending channel under *home* (default :func:`wisp_home`), created 0700;
     raises :class:`pending.ChannelUnsafe` or :class:`pending.ChannelUnavailable`."""
     path = Path(home) if home is not None else wisp_home()
+    if home is None and not os.environ.get("WISP_HOME"):
+        _refuse_anothers_home(path)
     if clock is None:
         return Channel.open(path, user=current_user())
     return Channel.open(path, clock=clock, user=current_user())
+
+
+def _refuse_anothers_home(path: Path) -> None:
+    """Refuse to make the default `~/.wisp` in a home directory another user owns: root
+    with `$HOME` left at a user's home (`sudo` without `-H`) would leave a root-owned
+    `.wisp` there that the user's own wisp then refuses. One already there is checked as
+    any channel directory is (owner, mode)."""
+    parent = path.parent
+    try:
+        owner = parent.stat().st_uid
+    except OSError:
+        return  # nothing to tell about: opening the channel says what it meets
+    uid = os.getuid()
+    if owner == uid or path.exists():
+        return
+    raise ChannelUnsafe(
+        str(path),
+        f"it would be made in {parent}, the home of uid {owner}, not yours (uid {uid}): "
+        "$HOME names another user's home (as `sudo` without `-H` leaves it), and a .wisp "
+        "made there would be yours, not theirs",
+        f"run wisp as that user (`sudo -u '#{owner}' wisp …`), or with your own home "
+        "(`sudo -H wisp …`), or set WISP_HOME to a directory of your own",
+    )

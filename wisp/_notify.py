@@ -45,7 +45,7 @@ import attrs
 
 from pending import SYSTEM_CLOCK, Clock, Kind
 from wisp import _push
-from wisp._audit import AuditEvent, EntryPoint, audit
+from wisp._audit import AuditEvent, EntryPoint, audit, check_log
 from wisp._config import PushWhen
 from wisp._subproc import run_bounded
 from wisp._text import visible
@@ -379,6 +379,12 @@ class Notifier:
         return [(route, self.why_not(route, deep=deep)) for route in [*self.order(), Route.PUSH]]
 
     # --- posting -------------------------------------------------------------------------
+
+    def check_log(self) -> None:
+        """Raise :class:`wisp.AuditLogUnsafe` if the audit log a post would be recorded in is
+        no file to append to (a FIFO, a stranger's hard link): for a face to refuse before
+        posting what could not be recorded."""
+        check_log(self.home)
 
     def post(
         self,

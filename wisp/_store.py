@@ -167,8 +167,20 @@ class JsonStore(Generic[T]):
         write_atomically(home_fd, self.name, body, shown=self.path)
 
     def items(self) -> list[T]:
-        with self.locked() as home_fd:
+        """The items, read without the lock: the document is only ever replaced whole (renamed
+        over), so a reader sees the old one or the new one, never half of either; and a
+        read-only filesystem, where no lock file can be made, is still read. (Nothing is
+        made: with no home, there is nothing stored.)"""
+        try:
+            home_fd = open_private_dir(str(self.home), make=False)
+        except FileNotFoundError:
+            return []
+        except PendingError as exc:
+            raise StoreError(str(exc)) from None
+        try:
             return self.read(home_fd)
+        finally:
+            os.close(home_fd)
 
     def check_writable(self) -> None:
         """Raise :class:`StoreError` now if a write would fail (damaged, unwritable, no room
@@ -183,6 +195,7 @@ class JsonStore(Generic[T]):
                     size = 0
                 if size + PROBE_SLACK_BYTES > self.cap_bytes:
                     raise self._full(size + PROBE_SLACK_BYTES)
+                _replaceable(home_fd, self.name, self.path)
                 fd = os.open(probe, _CREATE, 0o600, dir_fd=home_fd)
                 try:
                     _reserve(fd, size + PROBE_SLACK_BYTES)
@@ -191,6 +204,27 @@ class JsonStore(Generic[T]):
                     os.unlink(probe, dir_fd=home_fd)
             except OSError as exc:
                 raise unwritable(self.path, "write", exc) from None
+
+
+def _replaceable(home_fd: int, name: str, shown: Path) -> None:
+    """Refuse (:class:`StoreError`) a document that cannot be replaced though its directory
+    takes new files: the file itself immutable or append-only (`chattr +i`, `+a`), which
+    opening it to write finds (EPERM), as renaming over it would. Opened, never written; a
+    missing one is fine; anything else raises OSError."""
+    try:
+        fd = os.open(
+            name, os.O_WRONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=home_fd
+        )
+    except FileNotFoundError:
+        return
+    except PermissionError as exc:
+        code = errno.errorcode.get(exc.errno or 0, "?")
+        raise StoreError(
+            f"{shown} cannot be replaced: {exc.strerror} [{code}] (an immutable or "
+            f"append-only flag: `lsattr {shown}`; `chattr -i -a {shown}` clears them; or its "
+            "permissions: `ls -l` it)."
+        ) from None
+    os.close(fd)
 
 
 def _reserve(fd: int, size: int) -> None:

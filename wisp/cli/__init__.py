@@ -213,6 +213,15 @@ class _LazyRoot(WispGroup):
             if shortage is None:
                 raise
             fail(f"cannot go on: {shortage}.")
+        except Exception as exc:
+            # An audit log that is no file to append to (a FIFO, a stranger's hard link) is
+            # refused by the application before anything is written; said here, once, for
+            # every command. (Looked up, not imported: a command that loaded no audit
+            # writer cannot have met one.)
+            audit = sys.modules.get("wisp._audit")
+            if audit is None or not isinstance(exc, audit.AuditLogUnsafe):
+                raise
+            fail(str(exc))
 
     def format_commands(self, ctx: Context, formatter: HelpFormatter) -> None:
         rows = [(name, entry.summary) for name, entry in _COMMANDS.items()]

@@ -17,6 +17,7 @@ from pending import (
     Outcome,
     PendingError,
     QuestionBinding,
+    RecordTooLarge,
     Via,
     WrongKind,
 )
@@ -128,7 +129,7 @@ def answer_from_terminal(
                 reason=reason,
                 shown=status.request,
             )
-        except ChannelUnwritable as exc:  # an error, not a refusal: exit 2
+        except (ChannelUnwritable, RecordTooLarge) as exc:  # an error, not a refusal: exit 2
             fail(f"{exc} Your answer was not recorded; the request still waits.")
         except WrongKind as exc:
             refuse(

@@ -101,6 +101,7 @@ def notify(
     notifier = Notifier(
         home, settings=settings, entry_point=EntryPoint.NOTIFY, background_push=False
     )
+    notifier.check_log()  # an audit log that is no file of yours: exit 2, nothing posted
     result = notifier.post(
         title, message, subtitle=subtitle, source="user", route=route.value if route else None
     )

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import shlex
+from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 
@@ -211,6 +212,38 @@ def revoke(
     say(f"revoked {removed.id}: {visible(removed.command)} will be asked about again.")
 
 
+def _print_verdict(
+    request_id: str | None,
+    *,
+    approved: bool,
+    outcome: StrEnum,
+    scope: Scope | None = None,
+    grant: str | None = None,
+    reason: str | None,
+) -> None:
+    """`wisp approvals request --json`'s one verdict (docs/cli.md, "Asking")."""
+    print_json(
+        {
+            "id": request_id,
+            "approved": approved,
+            "outcome": outcome,
+            "scope": scope,
+            "grant": grant,
+            "reason": reason,
+        }
+    )
+
+
+def _could_not_ask(exc: Exception, request_id: str | None, *, as_json: bool) -> NoReturn:
+    """Exit 2 saying what failed; with --json, as a verdict too (a script reads the shape it
+    always reads). Leaving `asking` then withdraws what waits and closes the channel."""
+    if as_json:
+        _print_verdict(
+            request_id, approved=False, outcome=Outcome.FAILED, reason=f"could not ask: {exc}"
+        )
+    fail(f"could not ask: {exc}")
+
+
 @approvals_app.command(
     "request",
     context_settings={"allow_interspersed_args": False},
@@ -248,7 +281,10 @@ def request_approval(
     require_text(text, "the command", "`wisp approvals request -- make deploy`")
     where = str((cwd or Path.cwd()).resolve())
 
+    filed_ids: list[str] = []
+
     def filed(request: Request) -> None:
+        filed_ids.append(request.id)
         tell(
             prompt(
                 f"wisp: asking you to approve (in {visible(where)}):",
@@ -274,7 +310,7 @@ def request_approval(
             grant = approval.grant.id if approval.grant else None  # a session grant has none
             approved = approval.approved
         except (PendingError, StoreError) as exc:
-            fail(f"could not ask: {exc}")  # leaving `asking` withdraws what waits and closes
+            _could_not_ask(exc, filed_ids[0] if filed_ids else None, as_json=as_json)
         except KeyboardInterrupt as interrupt:  # Ctrl-C, SIGTERM or SIGHUP
             endings = asker.withdraw()
             approved, outcome, scope, grant = False, ApprovalOutcome.WITHDRAWN, None, None
@@ -283,15 +319,13 @@ def request_approval(
             if endings and endings[0].outcome is Outcome.ANSWERED and endings[0].decision:
                 verdict_reason += " after it was answered"
     if as_json:
-        print_json(
-            {
-                "id": request_id,
-                "approved": approved,
-                "outcome": outcome,
-                "scope": scope,
-                "grant": grant,
-                "reason": verdict_reason,
-            }
+        _print_verdict(
+            request_id,
+            approved=approved,
+            outcome=outcome,
+            scope=scope,
+            grant=grant,
+            reason=verdict_reason,
         )
     elif approved and outcome is ApprovalOutcome.ANSWERED and scope in STORED_SCOPES and not grant:
         # The grant could not be saved (the store said why: verdict_reason, on stderr).

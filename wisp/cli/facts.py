@@ -274,8 +274,10 @@ def request_fact(
                 source=source,
                 proposed_by="wisp facts request",
             )
-        except (FactRefused, StoreError) as exc:
+        except FactRefused as exc:
             refuse(str(exc))
+        except StoreError as exc:  # the store cannot be used: an error, as documented (2)
+            fail(f"{exc} Nothing was filed.")
         finally:
             keeper.close()
     if as_json:
