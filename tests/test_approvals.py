@@ -201,13 +201,14 @@ class TestRefusals:
             assert code == 1 and "is a fact request" in output
 
     def test_a_killed_asker(self, home: Path) -> None:
-        """SIGKILL: the request shows stale in `wisp pending`, answering is refused, and a
-        sweep has settled it stale."""
+        """SIGKILL: `wisp pending` sweeps it first, so it is not among what waits; `--all`
+        shows it settled stale; answering is refused, and a sweep has settled it stale."""
         child = Asker(home, "command")
         (request_id,) = child.filed()
         child.kill()
-        rows = json.loads(run_wisp("pending", "--json").stdout)
-        assert [(r["id"], r["state"]) for r in rows] == [(request_id, "stale")]
+        assert json.loads(run_wisp("pending", "--json").stdout) == []
+        rows = json.loads(run_wisp("pending", "--all", "--json").stdout)
+        assert [(r["id"], r["outcome"]) for r in rows] == [(request_id, "stale")], rows
         code, output = in_terminal("approvals", "approve", request_id)
         assert code == 1 and "stale" in output
         run_wisp("pending", "sweep")
