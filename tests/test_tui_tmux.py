@@ -93,6 +93,13 @@ def descendants(pid: int) -> set[int]:
     return found
 
 
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()[:160]
+    except OSError:
+        return "?"
+
+
 def alive(pid: int) -> bool:
     """Whether *pid* runs (a zombie, which has ended, does not count)."""
     try:
@@ -123,10 +130,10 @@ class TestRealTerminal:
         deadline = time.monotonic() + SCREEN_WAIT_S
         while any(alive(p) for p in (tui, *children)) and time.monotonic() < deadline:
             time.sleep(0.05)
-        left = [p for p in (tui, *children) if alive(p)]
+        left = {p: _cmdline(p) for p in (tui, *children) if alive(p)}
         for pid in left:
             os.kill(pid, signal.SIGKILL)
-        assert not left, f"still running after the terminal closed: {left}"
+        assert not left, f"still running after the terminal closed: {left} (the TUI: {tui})"
 
     def test_keep_a_fact(self, home: Path) -> None:
         """A fact request whose asker has stopped is shown, opened with Enter, kept with k:
