@@ -430,6 +430,30 @@ class TestDialogs:
             ("decline", None),
         ]
 
+    def test_the_dialogs_expires_in_moves_with_the_clock(
+        self, home: Path, asker: Asker, channel: Channel
+    ) -> None:
+        """An open dialog's own "expires in" counts down at the display deadlines, as the
+        detail pane's does, instead of staying as the dialog was opened."""
+        request = QuestionAsker(asker, timeout_s=600).file("Which?", options=("a", "b"))
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            await select(app, pilot, request.id)
+            await pilot.press("enter")
+            dialog = await until(
+                pilot, lambda: isinstance(app.screen, QuestionDialog) and app.screen
+            )
+            shown = dialog.query_one("#request")
+            first = re.search(r"expires in \d+s", str(shown.render()))
+            assert first is not None
+            await until(
+                pilot, lambda: first.group() not in str(shown.render()), "the countdown to move"
+            )
+            assert re.search(r"expires in \d+s", str(shown.render()))
+            assert app.screen is dialog  # still open: redrawn in place
+
+        tui(home, body)
+
     def test_escape_leaves_it_waiting(
         self, home: Path, channel: Channel, server: ServerLock
     ) -> None:

@@ -559,11 +559,11 @@ class WispTui(App[None]):
 
     # --- the display clock -------------------------------------------------------------
     #
-    # Shown times go wrong as the clock moves: an AGE, the detail pane's "expires in", a
-    # stale row's time to leave. No timer polls for them; one timer is set for the next
-    # moment any shown text changes — a display deadline, as a request's own deadline is —
-    # and re-set after each tick and each burst of relay lines. Nothing is read or waited
-    # on; with no row shown, no timer runs.
+    # Shown times go wrong as the clock moves: an AGE, the detail pane's "expires in" and
+    # the open dialog's, a stale row's time to leave. No timer polls for them; one timer is
+    # set for the next moment any shown text changes — a display deadline, as a request's
+    # own deadline is — and re-set after each tick, each burst of relay lines and each
+    # dialog opened. Nothing is read or waited on; with no row shown, no timer runs.
 
     def _drawn(self) -> bool:
         """Whether the main screen still holds its widgets (not while the app ends: a
@@ -590,15 +590,17 @@ class WispTui(App[None]):
             soon.append(age_changes_in(item.filed_at, now) or float("inf"))
             if item.ended_at is not None:
                 soon.append(STALE_SHOWN_S - (now - item.ended_at).total_seconds())
-        selected = self.selected()
-        if selected is not None and selected.state is not State.STALE:
-            soon.append(countdown_changes_in(selected.expires_at, now) or float("inf"))
+        # The selected request's countdown (the detail pane) and the open dialog's own.
+        counting = [self.selected(), self.dialog.item if self.dialog is not None else None]
+        for shown in counting:
+            if shown is not None and shown.state is not State.STALE:
+                soon.append(countdown_changes_in(shown.expires_at, now) or float("inf"))
         first = min(soon, default=float("inf"))
         return None if first == float("inf") else first
 
     def _tick(self) -> None:
-        """A display deadline: stale rows whose time is up leave, ages and the detail pane
-        are redrawn, and the next deadline is set."""
+        """A display deadline: stale rows whose time is up leave, ages, the detail pane and
+        the open dialog's request are redrawn, and the next deadline is set."""
         self._clock = None
         if not self._drawn():
             return
@@ -615,6 +617,8 @@ class WispTui(App[None]):
                 text = Text(age(shown.filed_at, now), style="" if shown.answerable else "dim")
                 table.update_cell(row_key, "age", Cell(text))
         self._show_detail()
+        if self.dialog is not None:
+            self.dialog.redraw_request()
         self._set_clock(now)
 
     def on_resize(self, event: events.Resize) -> None:
@@ -735,6 +739,7 @@ class WispTui(App[None]):
         dialog = dialog_type(item, series=series)
         self.dialog, self.dialog_key = dialog, item.key
         self.push_screen(dialog, callback=lambda choice: self._chosen(item.key, choice))
+        self._set_clock()  # its own "expires in" counts down at the display deadlines
 
     def _chosen(self, key: str, choice: Choice | None) -> None:
         if self.dialog_key != key:

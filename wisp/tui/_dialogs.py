@@ -102,6 +102,12 @@ class Dialog(ModalScreen[Choice | None]):
     def note(self) -> str:
         return ""
 
+    def redraw_request(self) -> None:
+        """Draw the request again, as the clock has moved: its "filed … ago, expires in Ns"
+        line (called at the app's display deadlines; nothing here keeps time itself)."""
+        if self.is_mounted:
+            self.query_one("#request", Static).update(_details(self.item))
+
     def compose_answer(self) -> ComposeResult:
         yield from ()
 
