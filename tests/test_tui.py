@@ -128,6 +128,17 @@ async def open_long(app: WispTui, pilot: Any, request_id: str, dialog_type: type
     return dialog, scroll
 
 
+async def approve_then_history(app: WispTui, pilot: Any, request_id: str, key: str) -> Any:
+    """Approve a request with *key* in its dialog, then open the history: its screen."""
+    await select(app, pilot, request_id)
+    await pilot.press("enter", key)
+    await until(pilot, lambda: said(app, "the asker has it"))
+    await pilot.press("h")
+    screen = app.history_screen
+    assert screen is not None
+    return screen
+
+
 def screen_text(app: WispTui) -> list[str]:
     """The screen's lines as textual's compositor paints them (what a terminal would show)."""
     return [strip.text for strip in app.screen._compositor.render_strips()]
@@ -786,12 +797,7 @@ class TestKeys:
         request = ApprovalGate(asker, timeout_s=60).file("make deploy", "/srv")
 
         async def body(app: WispTui, pilot: Any) -> None:
-            await select(app, pilot, request.id)
-            await pilot.press("enter", "a")
-            await until(pilot, lambda: said(app, "the asker has it"))
-            await pilot.press("h")
-            screen = app.history_screen
-            assert screen is not None
+            screen = await approve_then_history(app, pilot, request.id, "a")
             await until(pilot, lambda: screen.rows, "history")
             entry = screen.rows[0][2]
             assert (entry.id, entry.outcome, entry.decision, entry.by) == (
@@ -811,6 +817,30 @@ class TestKeys:
         app = tui(home, body)
         process = app.links[0].popen
         assert process is not None and process.returncode == 0
+
+    def test_history_words_each_ending_by_its_kind(self, home: Path, asker: Asker) -> None:
+        """The history says how each request ended in its kind's words, as the status line
+        does: a question answered from the CLI reads `answered`, never `answered answer`; a
+        command approved here reads `approved once`."""
+        question_ = QuestionAsker(asker, timeout_s=60).file("Which?", options=("staging", "b"))
+        request = ApprovalGate(asker, timeout_s=60).file("make deploy", "/srv")
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            code, _out = await asyncio.to_thread(
+                in_terminal, "questions", "answer", question_.id, "staging"
+            )
+            assert code == 0
+            await until(pilot, lambda: f"local/{question_.id}" not in app._table().rows)
+            screen = await approve_then_history(app, pilot, request.id, "y")
+            table = screen.query_one("#history", DataTable)
+            await until(pilot, lambda: table.row_count == 2, "both in the history")
+            rows = [[str(c) for c in table.get_row_at(n)] for n in range(2)]
+            assert [row[2:4] for row in rows] == [
+                ["command", "approved once"],
+                ["question", "answered"],
+            ]
+
+        tui(home, body)
 
     def test_ctrl_c_quits_from_the_list(self) -> None:
         """Ctrl-C on the list quits (in a dialog it refuses instead: see TestDialogs)."""
@@ -851,7 +881,7 @@ class TestKeys:
                 assert row[1:] == [
                     "local",
                     "fact",
-                    "answered keep",
+                    "kept",
                     "release codename = ⟨ESC⟩[2J BLUE HERON",
                     "tui",
                 ]

@@ -61,6 +61,7 @@ from wisp.tui._model import (
     countdown_changes_in,
     describe,
     detail,
+    ended_words,
     read_relay_line,
     report,
     who,
@@ -219,12 +220,11 @@ class HistoryScreen(ModalScreen[None]):
         table = self.query_one("#history", DataTable)
         table.clear()
         for ts, where, entry in self.rows:
-            ended = entry.outcome + (f" {entry.decision}" if entry.decision else "")
             table.add_row(
                 Text(_clock(ts)),
                 Text(visible(where)),
                 Text(visible(entry.kind)),
-                Text(visible(ended)),
+                Text(ended_words(entry)),
                 Text(one_line(entry.asked, 50)),
                 Text(one_line(entry.by or "", 20)),
             )
