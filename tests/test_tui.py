@@ -587,27 +587,58 @@ class TestLongRequests:
         answer = channel.status(request.id).answer
         assert answer is not None and answer.decision == "once"
 
-    def test_yes_typed_while_scrolling_to_the_end_is_taken_there(
-        self, home: Path, asker: Asker, channel: Channel
+    @staticmethod
+    def approved_at_the_end(
+        home: Path,
+        asker: Asker,
+        channel: Channel,
+        typed: Callable[[Any, Any, Any], Awaitable[None]],
     ) -> None:
-        """End then y at once, while the view still scrolls: the y is taken once the end is
-        on screen (never dropped without a word); a refusal there would say why."""
+        """A long command's dialog, *typed*(pilot, dialog, scroll) into it: it must end
+        approved once, at the end of the scroll."""
         request = ApprovalGate(asker, timeout_s=60).file(LONG_COMMAND, "/srv/shop")
 
         async def body(app: WispTui, pilot: Any) -> None:
             dialog, scroll = await open_long(app, pilot, request.id, CommandDialog)
-            # A smooth scroll on its way down (as a wheel or a held PgDn makes), and y typed
-            # meanwhile: its binding's action, as the key runs it (pilot.press would wait
-            # for the animation to end first).
-            scroll.scroll_end(animate=True, duration=1.0)
-            await until(pilot, lambda: 0 < scroll.scroll_y < scroll.max_scroll_y, "scrolling")
-            dialog.action_answer("once")
-            assert "taken once it is there" in str(dialog.query_one("#more").render())
+            await typed(pilot, dialog, scroll)
             await until(pilot, lambda: said(app, f"approved once ({request.id})"), "approved")
 
         tui(home, body)
         answer = channel.status(request.id).answer
         assert answer is not None and answer.decision == "once"
+
+    def test_yes_typed_while_scrolling_to_the_end_is_taken_there(
+        self, home: Path, asker: Asker, channel: Channel
+    ) -> None:
+        """End then y at once, while the view still scrolls: the y is taken once the end is
+        on screen (never dropped without a word); a refusal there would say why."""
+
+        async def typed(pilot: Any, dialog: Any, scroll: Any) -> None:
+            # A smooth scroll on its way down (as a wheel or a held PgDn makes), and y typed
+            # meanwhile: its binding's action, as the key runs it (pilot.press would wait
+            # for the animation to end first). Slow enough to see the y held on a busy box.
+            scroll.scroll_end(animate=True, duration=3.0)
+            await until(pilot, lambda: 0 < scroll.scroll_y < scroll.max_scroll_y, "scrolling")
+            dialog.action_answer("once")
+            more = dialog.query_one("#more")
+            await until(pilot, lambda: "taken once it is there" in str(more.render()), "held")
+
+        self.approved_at_the_end(home, asker, channel, typed)
+
+    def test_end_and_yes_typed_at_once_take_the_yes_at_the_end(
+        self, home: Path, asker: Asker, channel: Channel
+    ) -> None:
+        """End and y in one read (as a terminal sends `End y` typed fast), before the scroll
+        has even begun: the y is held and taken once the end is on screen, never dropped."""
+
+        async def typed(pilot: Any, dialog: Any, scroll: Any) -> None:
+            # Both keys' actions in one go, as textual runs two keys of one read: the
+            # scroll End asks for starts only after the next refresh.
+            scroll.action_scroll_end()
+            dialog.action_answer("once")
+            assert scroll.scroll_y == 0
+
+        self.approved_at_the_end(home, asker, channel, typed)
 
     def test_the_fact_dialog_says_its_own_keys(
         self, home: Path, channel: Channel, server: ServerLock
