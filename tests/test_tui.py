@@ -27,11 +27,12 @@ from pending import Channel, ServerLock, State
 from wisp import ApprovalGate, Asker, Notifier, QuestionAsker
 from wisp._extras import install_hint
 from wisp.tui import notify_sequence
-from wisp.tui._app import STALE_SHOWN_S, WispTui, default_relays
+from wisp.tui._app import HELP, STALE_SHOWN_S, WispTui, default_relays
 from wisp.tui._dialogs import CommandDialog, FactDialog, QuestionDialog
 
 WAIT_S = 10.0  # every condition below is waited for at most this long
 Body = Callable[[WispTui, Any], Awaitable[None]]
+HELP_WIDTH = 78  # the help's columns in an 80-column terminal (its padding aside)
 RELAY_ARGS = [sys.executable, "-m", "wisp", "relay", "--via", "tui"]  # as `wisp tui` runs it
 
 
@@ -1133,6 +1134,21 @@ class TestHelp:
                 assert words in text, words
             await pilot.press("escape")
             await until(pilot, lambda: type(app.screen).__name__ == "RequestsScreen", "back")
+
+        tui(home, body)
+
+    def test_help_fits_80_columns(self, home: Path) -> None:
+        """At 80 columns each line of the keys' table is shown whole, never wrapped into
+        the next (`i   hide or show the detail` / `pane`), and the dialog's keys read as
+        sentences, not lines broken mid-phrase."""
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            await pilot.press("question_mark")
+            await until(pilot, lambda: type(app.screen).__name__ == "HelpScreen", "help")
+            lines = [line.strip() for line in screen_text(app)]
+            for line in HELP.splitlines()[2:12]:
+                assert len(line) <= HELP_WIDTH and line.strip() in lines, line
+            assert not any(line in {"pane", "(no); a fact's", "refuses."} for line in lines)
 
         tui(home, body)
 

@@ -230,6 +230,8 @@ class HistoryScreen(ModalScreen[None]):
             )
 
 
+# The keys' table fits 80 columns (78 within the help's padding); each paragraph below it
+# is one line, wrapped by the screen at whatever width it has.
 HELP = """\
 The keys of wisp tui (docs/tui.md says more)
 
@@ -238,13 +240,14 @@ The keys of wisp tui (docs/tui.md says more)
   f               show one kind: all → command → fact → question → tool → all
   w               show only the selected request's asker (again: everyone's)
   A               answer everything from the selected request's asker, in turn
-  h               history: what ended lately    i   hide or show the detail pane
+  h               history: what ended lately
+  i               hide or show the detail pane
   r               start again a relay that has ended (shown while one is down)
   ? F1            this help                     q Ctrl-C Ctrl-Q   quit
 
-In a dialog: a command's y s p a (yes: once, session, project, always) and n (no); a fact's
-k (keep) and d (drop); a question's 1-9 or a typed answer; Esc: later; Ctrl-C refuses.
-Approving keys wait until the whole request has been scrolled through.
+In a dialog: a command's y s p a (yes: once, session, project, always) and n (no); \
+a fact's k (keep) and d (drop); a question's 1-9 or a typed answer; Esc: later; \
+Ctrl-C refuses. Approving keys wait until the whole request has been scrolled through.
 
 Esc, ?, F1 or q: back"""
 
