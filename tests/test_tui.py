@@ -341,6 +341,24 @@ class TestMainView:
 
         tui(home, body)
 
+    def test_a_short_screen_keeps_the_rows_in_view(
+        self, home: Path, channel: Channel, server: ServerLock
+    ) -> None:
+        """At 40x15 the detail pane gives way (cut, saying so) so the table still shows its
+        rows: at full height it took every line but one, and no request was in view."""
+        requests = [fact(server, value=f"BLUE HERON {n}") for n in range(3)]
+        for request in requests:
+            channel.file(request)
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            await until(pilot, lambda: app._table().row_count == 3, "three rows")
+            await pilot.pause()
+            text = "\n".join(screen_text(app))
+            assert text.count("release codename") >= 4, text  # three rows and the pane
+            assert "cut here: Enter shows it whole" in text, text
+
+        tui(home, body, size=(40, 15))
+
     def test_narrow(self, home: Path, channel: Channel, server: ServerLock) -> None:
         """At 40 columns the table keeps kind, age and what is asked; dialogs still open."""
         request = command(server, "make deploy")
@@ -684,7 +702,7 @@ class TestLongRequests:
             text = str(pane.render())
             assert "more characters: Enter shows the whole request" in text
             assert "rm -rf" not in text  # cut, and said so
-            assert request.id in text or "cut here: Enter shows the whole request" in text
+            assert request.id in text or "cut here: Enter shows it whole" in text
             assert len(text.splitlines()) <= 10
 
         tui(home, body, size=size)

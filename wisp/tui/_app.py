@@ -86,6 +86,12 @@ HISTORY_LIMIT = 100
 DETAIL_MAX_LINES = 10
 DETAIL_VALUE_LINES = 2
 DETAIL_LABEL = 11  # "  command  ": the label column and its gap
+# On a short screen the detail pane gives way so the table keeps TABLE_MIN_LINES (its header
+# and rows): the lines besides are the summary, the footer, the status line (3 at most) and
+# the pane's border.
+TABLE_MIN_LINES = 4
+OTHER_LINES = 6
+DETAIL_MIN_LINES = 2
 CUT_MARK = " … +{n} more characters: Enter shows the whole request"
 
 
@@ -307,6 +313,7 @@ class WispTui(App[None]):
         self.history_screen: HistoryScreen | None = None
         self.narrow = False
         self.width = 80  # the terminal's, as last laid out (a resize says the new one)
+        self.height = 24
         self.ready: dict[str, asyncio.Event] = {}
         self.started = False  # the main screen is composed
         self._summary_due = False
@@ -319,7 +326,7 @@ class WispTui(App[None]):
 
     def begin(self) -> None:
         """The main screen is composed: draw it, and start the relays."""
-        self.width = self.size.width
+        self.width, self.height = self.size.width, self.size.height
         self.narrow = self.width < self._narrow_below()
         self._build_table()
         self._show_summary()
@@ -628,7 +635,7 @@ class WispTui(App[None]):
         # The event's size, not self.size: the columns are fitted to the new width.
         narrow = event.size.width < self._narrow_below()
         if self.started:
-            self.width = event.size.width
+            self.width, self.height = event.size.width, event.size.height
             self.narrow = narrow
             self._build_table()
             self._show_summary()
@@ -680,11 +687,19 @@ class WispTui(App[None]):
             else:
                 out.append(value + "\n")
         out.rstrip()
+        most = self._detail_lines()
+        pane.styles.max_height = most + 1  # and its border
         lines = out.wrap(self.console, width)
-        if len(lines) > DETAIL_MAX_LINES:  # a narrow screen: cut the whole, and say so
-            out = Text("\n").join(lines[: DETAIL_MAX_LINES - 1])
-            out.append("\n… cut here: Enter shows the whole request", style="bold reverse")
+        if len(lines) > most:  # a narrow or short screen: cut the whole, and say so
+            out = Text("\n").join(lines[: most - 1])
+            out.append("\n… cut here: Enter shows it whole", style="bold reverse")
         pane.update(out)
+
+    def _detail_lines(self) -> int:
+        """The detail pane's lines: DETAIL_MAX_LINES, fewer on a screen too short to keep
+        the table's rows in view beside it (40x15 shows three rows and five detail lines)."""
+        spare = self.height - OTHER_LINES - TABLE_MIN_LINES
+        return max(DETAIL_MIN_LINES, min(DETAIL_MAX_LINES, spare))
 
     def _show_summary(self) -> None:
         """Redraw the summary line once the lines at hand are handled: a burst of a thousand
