@@ -1019,6 +1019,26 @@ class TestHosts:
 
         tui(home, body)
 
+    def test_a_filter_stays_in_the_summary_beside_a_failed_host(
+        self, home: Path, channel: Channel, server: ServerLock
+    ) -> None:
+        """At 80 columns, with a host down and `w` showing one asker, the summary still says
+        which asker is shown (the count per kind gives way), and the failed host leads it."""
+        request = question(server)
+        channel.file(request)
+        relays = [*local(home), ("far", [sys.executable, "-c", "raise SystemExit(3)"])]
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            await select(app, pilot, request.id)
+            await pilot.press("w")
+            await pilot.pause()
+            summary = screen_text(app)[0].strip()
+            assert summary.startswith("far down · 1 waiting"), summary
+            assert summary.endswith(f"showing from {app.asker_label}"), summary
+            assert app.asker_label.endswith(" on local")
+
+        tui(home, body, relays=relays)
+
     @pytest.mark.parametrize(
         ("hosts", "says"),
         [

@@ -76,6 +76,7 @@ STALE_SHOWN_S = 10.0
 # The display clock never wakes sooner than this after its last tick (a floor for rounding).
 CLOCK_FLOOR_S = 0.05
 ENDING_SIGNALS = (signal.SIGHUP, signal.SIGTERM)
+SUMMARY_PADDING = 2  # the summary line's columns of padding, one each side
 ASKER_LABEL = 28  # characters of the asker filter's words in the summary line
 MESSAGES_KEPT = 200
 POSTED_KEPT = 50
@@ -719,8 +720,7 @@ class WispTui(App[None]):
                 counts[item.kind] += 1
         total = sum(counts.values())
         parts = [f"{total} waiting"]
-        if not self.narrow:
-            parts[0] += " (" + ", ".join(f"{n} {k.value}" for k, n in counts.items()) + ")"
+        by_kind = " (" + ", ".join(f"{n} {k.value}" for k, n in counts.items()) + ")"
         shown = [self.kind_filter.value] if self.kind_filter else []
         if self.asker_filter:
             shown.append("from " + self.asker_label)
@@ -732,7 +732,13 @@ class WispTui(App[None]):
             parts.insert(0, " ".join(unready))
         elif len(self.links) > 1:
             parts.append(" ".join(visible(h) for h in self.hosts))
-        self.screen_stack[0].query_one("#summary", Static).update(Text(" · ".join(parts)))
+        line = " · ".join(parts)
+        # The count per kind goes first when the line would be cut: never what is shown
+        # (a filter) or a host that is down.
+        if not self.narrow and len(line) + len(by_kind) <= self.width - SUMMARY_PADDING:
+            waiting = parts.index(f"{total} waiting")
+            line = " · ".join([*parts[:waiting], parts[waiting] + by_kind, *parts[waiting + 1 :]])
+        self.screen_stack[0].query_one("#summary", Static).update(Text(line))
 
     # --- keys ------------------------------------------------------------------------
 
