@@ -677,6 +677,20 @@ class TestLongRequests:
 
         tui(home, body, size=(80, 20))
 
+    def test_a_long_question_never_speaks_of_approving(
+        self, home: Path, asker: Asker, channel: Channel
+    ) -> None:
+        """A question that does not fit says there is more to read, never "before approving
+        it" (a question has nothing to approve, and its answers are never held back)."""
+        request = QuestionAsker(asker, timeout_s=60).file("Which? " + "why " * 400)
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            dialog, _scroll = await open_long(app, pilot, request.id, QuestionDialog)
+            more = str(dialog.query_one("#more").render())
+            assert "more below" in more and "approv" not in more, more
+
+        tui(home, body, size=(40, 15))
+
     def test_no_is_never_held_back(self, home: Path, asker: Asker, channel: Channel) -> None:
         """Refusing needs no scrolling: n answers at once, however long the command."""
         request = ApprovalGate(asker, timeout_s=60).file(LONG_COMMAND, "/srv/shop")

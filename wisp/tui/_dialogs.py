@@ -71,11 +71,13 @@ class Dialog(ModalScreen[Choice | None]):
     CHROME_LINES = 10
     # Keys that approve (say yes): refused until the whole request has been on screen.
     APPROVING: frozenset[Decision] = frozenset()
-    APPROVE = "approving it"  # what the approving keys do, in the dialog's own words
+    APPROVE = ""  # what the approving keys do, in the dialog's own words (none: a question)
     KEYS = ""
 
     @property
     def more(self) -> str:
+        if not self.APPROVING:  # a question: nothing to approve, its answers never wait
+            return "▼ more below — scroll (↓ PgDn End, or the wheel) to read the rest"
         return (
             f"▼ more below — scroll to the end (↓ PgDn End) before {self.APPROVE}: "
             "the whole request must be seen"
