@@ -906,6 +906,24 @@ class TestKeys:
 
         tui(home, body)
 
+    def test_a_long_command_in_the_history_leaves_room_for_by(
+        self, home: Path, asker: Asker
+    ) -> None:
+        """At 80 columns a long command's ASKED is cut to the room left, so the BY column
+        (where the answer came from) stays on screen."""
+        request = ApprovalGate(asker, timeout_s=60).file("echo step && " * 20, "/srv")
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            screen = await approve_then_history(app, pilot, request.id, "y")
+            table = screen.query_one("#history", DataTable)
+            await until(pilot, lambda: table.row_count == 1, "the history")
+            await pilot.pause()
+            lines = screen_text(app)
+            assert lines[1].rstrip().endswith("BY"), lines[1]
+            assert lines[2].rstrip().endswith("tui"), lines[2]
+
+        tui(home, body)
+
     def test_ctrl_c_quits_from_the_list(self) -> None:
         """Ctrl-C on the list quits (in a dialog it refuses instead: see TestDialogs)."""
         app = WispTui()

@@ -81,6 +81,10 @@ ASKER_LABEL = 28  # characters of the asker filter's words in the summary line
 MESSAGES_KEPT = 200
 POSTED_KEPT = 50
 HISTORY_LIMIT = 100
+HISTORY_COLUMNS = ("WHEN", "HOST", "KIND", "ENDED", "ASKED", "BY")
+HISTORY_ASKED = 4  # ASKED's place among them: it is cut to the room the others leave
+HISTORY_ASKED_MIN = 12  # characters of ASKED kept however narrow the screen
+HISTORY_EDGE = 4  # ASKED's own padding (2) and a scrollbar's columns (2)
 # The detail pane: lines it shows (its border aside; the CSS's max-height is one more), and
 # lines one long value may take there before it is cut — always with a marker saying so and
 # that Enter shows the request whole, in its dialog.
@@ -211,7 +215,7 @@ class HistoryScreen(ModalScreen[None]):
 
     def on_mount(self) -> None:
         table = self.query_one("#history", DataTable)
-        table.add_columns("WHEN", "HOST", "KIND", "ENDED", "ASKED", "BY")
+        table.add_columns(*HISTORY_COLUMNS)
         table.focus()
         self._draw()
 
@@ -226,15 +230,28 @@ class HistoryScreen(ModalScreen[None]):
     def _draw(self) -> None:
         table = self.query_one("#history", DataTable)
         table.clear()
-        for ts, where, entry in self.rows:
-            table.add_row(
-                Text(_clock(ts)),
-                Text(visible(where)),
-                Text(visible(entry.kind)),
-                Text(ended_words(entry)),
-                Text(one_line(entry.asked, 50)),
-                Text(one_line(entry.by or "", 20)),
-            )
+        rows = [
+            [
+                _clock(ts),
+                visible(where),
+                visible(entry.kind),
+                ended_words(entry),
+                entry.asked,
+                one_line(entry.by or "", 20),
+            ]
+            for ts, where, entry in self.rows
+        ]
+        # ASKED takes what the other columns (and their padding, 2 each) leave, so BY is
+        # never pushed off the screen's edge by a long command.
+        others = sum(
+            max([len(label), *(len(row[n]) for row in rows)]) + 2
+            for n, label in enumerate(HISTORY_COLUMNS)
+            if n != HISTORY_ASKED
+        )
+        room = max(HISTORY_ASKED_MIN, self.app.size.width - others - HISTORY_EDGE)
+        for row in rows:
+            row[HISTORY_ASKED] = one_line(row[HISTORY_ASKED], room)
+            table.add_row(*(Text(cell) for cell in row))
 
 
 # The keys' table fits 80 columns (78 within the help's padding); each paragraph below it
