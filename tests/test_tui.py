@@ -27,11 +27,12 @@ from pending import Channel, ServerLock, State
 from wisp import ApprovalGate, Asker, Notifier, QuestionAsker
 from wisp._extras import install_hint
 from wisp.tui import notify_sequence
-from wisp.tui._app import STALE_SHOWN_S, WispTui, default_relays
+from wisp.tui._app import HELP, STALE_SHOWN_S, WispTui, default_relays
 from wisp.tui._dialogs import CommandDialog, FactDialog, QuestionDialog
 
 WAIT_S = 10.0  # every condition below is waited for at most this long
 Body = Callable[[WispTui, Any], Awaitable[None]]
+HELP_WIDTH = 78  # the help's columns in an 80-column terminal (its padding aside)
 RELAY_ARGS = [sys.executable, "-m", "wisp", "relay", "--via", "tui"]  # as `wisp tui` runs it
 
 
@@ -126,6 +127,17 @@ async def open_long(app: WispTui, pilot: Any, request_id: str, dialog_type: type
     scroll = dialog.query_one("#scroll")
     await until(pilot, lambda: scroll.max_scroll_y > 0, "an overflowing request")
     return dialog, scroll
+
+
+async def approve_then_history(app: WispTui, pilot: Any, request_id: str, key: str) -> Any:
+    """Approve a request with *key* in its dialog, then open the history: its screen."""
+    await select(app, pilot, request_id)
+    await pilot.press("enter", key)
+    await until(pilot, lambda: said(app, "the asker has it"))
+    await pilot.press("h")
+    screen = app.history_screen
+    assert screen is not None
+    return screen
 
 
 def screen_text(app: WispTui) -> list[str]:
@@ -329,6 +341,24 @@ class TestMainView:
 
         tui(home, body)
 
+    def test_a_short_screen_keeps_the_rows_in_view(
+        self, home: Path, channel: Channel, server: ServerLock
+    ) -> None:
+        """At 40x15 the detail pane gives way (cut, saying so) so the table still shows its
+        rows: at full height it took every line but one, and no request was in view."""
+        requests = [fact(server, value=f"BLUE HERON {n}") for n in range(3)]
+        for request in requests:
+            channel.file(request)
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            await until(pilot, lambda: app._table().row_count == 3, "three rows")
+            await pilot.pause()
+            text = "\n".join(screen_text(app))
+            assert text.count("release codename") >= 4, text  # three rows and the pane
+            assert "cut here: Enter shows it whole" in text, text
+
+        tui(home, body, size=(40, 15))
+
     def test_narrow(self, home: Path, channel: Channel, server: ServerLock) -> None:
         """At 40 columns the table keeps kind, age and what is asked; dialogs still open."""
         request = command(server, "make deploy")
@@ -429,6 +459,30 @@ class TestDialogs:
             ("answer", "blue heron"),
             ("decline", None),
         ]
+
+    def test_the_dialogs_expires_in_moves_with_the_clock(
+        self, home: Path, asker: Asker, channel: Channel
+    ) -> None:
+        """An open dialog's own "expires in" counts down at the display deadlines, as the
+        detail pane's does, instead of staying as the dialog was opened."""
+        request = QuestionAsker(asker, timeout_s=600).file("Which?", options=("a", "b"))
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            await select(app, pilot, request.id)
+            await pilot.press("enter")
+            dialog = await until(
+                pilot, lambda: isinstance(app.screen, QuestionDialog) and app.screen
+            )
+            shown = dialog.query_one("#request")
+            first = re.search(r"expires in \d+s", str(shown.render()))
+            assert first is not None
+            await until(
+                pilot, lambda: first.group() not in str(shown.render()), "the countdown to move"
+            )
+            assert re.search(r"expires in \d+s", str(shown.render()))
+            assert app.screen is dialog  # still open: redrawn in place
+
+        tui(home, body)
 
     def test_escape_leaves_it_waiting(
         self, home: Path, channel: Channel, server: ServerLock
@@ -552,27 +606,58 @@ class TestLongRequests:
         answer = channel.status(request.id).answer
         assert answer is not None and answer.decision == "once"
 
-    def test_yes_typed_while_scrolling_to_the_end_is_taken_there(
-        self, home: Path, asker: Asker, channel: Channel
+    @staticmethod
+    def approved_at_the_end(
+        home: Path,
+        asker: Asker,
+        channel: Channel,
+        typed: Callable[[Any, Any, Any], Awaitable[None]],
     ) -> None:
-        """End then y at once, while the view still scrolls: the y is taken once the end is
-        on screen (never dropped without a word); a refusal there would say why."""
+        """A long command's dialog, *typed*(pilot, dialog, scroll) into it: it must end
+        approved once, at the end of the scroll."""
         request = ApprovalGate(asker, timeout_s=60).file(LONG_COMMAND, "/srv/shop")
 
         async def body(app: WispTui, pilot: Any) -> None:
             dialog, scroll = await open_long(app, pilot, request.id, CommandDialog)
-            # A smooth scroll on its way down (as a wheel or a held PgDn makes), and y typed
-            # meanwhile: its binding's action, as the key runs it (pilot.press would wait
-            # for the animation to end first).
-            scroll.scroll_end(animate=True, duration=1.0)
-            await until(pilot, lambda: 0 < scroll.scroll_y < scroll.max_scroll_y, "scrolling")
-            dialog.action_answer("once")
-            assert "taken once it is there" in str(dialog.query_one("#more").render())
+            await typed(pilot, dialog, scroll)
             await until(pilot, lambda: said(app, f"approved once ({request.id})"), "approved")
 
         tui(home, body)
         answer = channel.status(request.id).answer
         assert answer is not None and answer.decision == "once"
+
+    def test_yes_typed_while_scrolling_to_the_end_is_taken_there(
+        self, home: Path, asker: Asker, channel: Channel
+    ) -> None:
+        """End then y at once, while the view still scrolls: the y is taken once the end is
+        on screen (never dropped without a word); a refusal there would say why."""
+
+        async def typed(pilot: Any, dialog: Any, scroll: Any) -> None:
+            # A smooth scroll on its way down (as a wheel or a held PgDn makes), and y typed
+            # meanwhile: its binding's action, as the key runs it (pilot.press would wait
+            # for the animation to end first). Slow enough to see the y held on a busy box.
+            scroll.scroll_end(animate=True, duration=3.0)
+            await until(pilot, lambda: 0 < scroll.scroll_y < scroll.max_scroll_y, "scrolling")
+            dialog.action_answer("once")
+            more = dialog.query_one("#more")
+            await until(pilot, lambda: "taken once it is there" in str(more.render()), "held")
+
+        self.approved_at_the_end(home, asker, channel, typed)
+
+    def test_end_and_yes_typed_at_once_take_the_yes_at_the_end(
+        self, home: Path, asker: Asker, channel: Channel
+    ) -> None:
+        """End and y in one read (as a terminal sends `End y` typed fast), before the scroll
+        has even begun: the y is held and taken once the end is on screen, never dropped."""
+
+        async def typed(pilot: Any, dialog: Any, scroll: Any) -> None:
+            # Both keys' actions in one go, as textual runs two keys of one read: the
+            # scroll End asks for starts only after the next refresh.
+            scroll.action_scroll_end()
+            dialog.action_answer("once")
+            assert scroll.scroll_y == 0
+
+        self.approved_at_the_end(home, asker, channel, typed)
 
     def test_the_fact_dialog_says_its_own_keys(
         self, home: Path, channel: Channel, server: ServerLock
@@ -591,6 +676,20 @@ class TestLongRequests:
             assert "before keeping it (k)" in refused and "approved" not in refused
 
         tui(home, body, size=(80, 20))
+
+    def test_a_long_question_never_speaks_of_approving(
+        self, home: Path, asker: Asker, channel: Channel
+    ) -> None:
+        """A question that does not fit says there is more to read, never "before approving
+        it" (a question has nothing to approve, and its answers are never held back)."""
+        request = QuestionAsker(asker, timeout_s=60).file("Which? " + "why " * 400)
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            dialog, _scroll = await open_long(app, pilot, request.id, QuestionDialog)
+            more = str(dialog.query_one("#more").render())
+            assert "more below" in more and "approv" not in more, more
+
+        tui(home, body, size=(40, 15))
 
     def test_no_is_never_held_back(self, home: Path, asker: Asker, channel: Channel) -> None:
         """Refusing needs no scrolling: n answers at once, however long the command."""
@@ -617,7 +716,7 @@ class TestLongRequests:
             text = str(pane.render())
             assert "more characters: Enter shows the whole request" in text
             assert "rm -rf" not in text  # cut, and said so
-            assert request.id in text or "cut here: Enter shows the whole request" in text
+            assert request.id in text or "cut here: Enter shows it whole" in text
             assert len(text.splitlines()) <= 10
 
         tui(home, body, size=size)
@@ -762,12 +861,7 @@ class TestKeys:
         request = ApprovalGate(asker, timeout_s=60).file("make deploy", "/srv")
 
         async def body(app: WispTui, pilot: Any) -> None:
-            await select(app, pilot, request.id)
-            await pilot.press("enter", "a")
-            await until(pilot, lambda: said(app, "the asker has it"))
-            await pilot.press("h")
-            screen = app.history_screen
-            assert screen is not None
+            screen = await approve_then_history(app, pilot, request.id, "a")
             await until(pilot, lambda: screen.rows, "history")
             entry = screen.rows[0][2]
             assert (entry.id, entry.outcome, entry.decision, entry.by) == (
@@ -787,6 +881,48 @@ class TestKeys:
         app = tui(home, body)
         process = app.links[0].popen
         assert process is not None and process.returncode == 0
+
+    def test_history_words_each_ending_by_its_kind(self, home: Path, asker: Asker) -> None:
+        """The history says how each request ended in its kind's words, as the status line
+        does: a question answered from the CLI reads `answered`, never `answered answer`; a
+        command approved here reads `approved once`."""
+        question_ = QuestionAsker(asker, timeout_s=60).file("Which?", options=("staging", "b"))
+        request = ApprovalGate(asker, timeout_s=60).file("make deploy", "/srv")
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            code, _out = await asyncio.to_thread(
+                in_terminal, "questions", "answer", question_.id, "staging"
+            )
+            assert code == 0
+            await until(pilot, lambda: f"local/{question_.id}" not in app._table().rows)
+            screen = await approve_then_history(app, pilot, request.id, "y")
+            table = screen.query_one("#history", DataTable)
+            await until(pilot, lambda: table.row_count == 2, "both in the history")
+            rows = [[str(c) for c in table.get_row_at(n)] for n in range(2)]
+            assert [row[2:4] for row in rows] == [
+                ["command", "approved once"],
+                ["question", "answered"],
+            ]
+
+        tui(home, body)
+
+    def test_a_long_command_in_the_history_leaves_room_for_by(
+        self, home: Path, asker: Asker
+    ) -> None:
+        """At 80 columns a long command's ASKED is cut to the room left, so the BY column
+        (where the answer came from) stays on screen."""
+        request = ApprovalGate(asker, timeout_s=60).file("echo step && " * 20, "/srv")
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            screen = await approve_then_history(app, pilot, request.id, "y")
+            table = screen.query_one("#history", DataTable)
+            await until(pilot, lambda: table.row_count == 1, "the history")
+            await pilot.pause()
+            lines = screen_text(app)
+            assert lines[1].rstrip().endswith("BY"), lines[1]
+            assert lines[2].rstrip().endswith("tui"), lines[2]
+
+        tui(home, body)
 
     def test_ctrl_c_quits_from_the_list(self) -> None:
         """Ctrl-C on the list quits (in a dialog it refuses instead: see TestDialogs)."""
@@ -827,7 +963,7 @@ class TestKeys:
                 assert row[1:] == [
                     "local",
                     "fact",
-                    "answered keep",
+                    "kept",
                     "release codename = ⟨ESC⟩[2J BLUE HERON",
                     "tui",
                 ]
@@ -914,6 +1050,26 @@ class TestHosts:
             await until(pilot, lambda: f"local/{request.id}" in app._table().rows, "its row")
 
         tui(home, body)
+
+    def test_a_filter_stays_in_the_summary_beside_a_failed_host(
+        self, home: Path, channel: Channel, server: ServerLock
+    ) -> None:
+        """At 80 columns, with a host down and `w` showing one asker, the summary still says
+        which asker is shown (the count per kind gives way), and the failed host leads it."""
+        request = question(server)
+        channel.file(request)
+        relays = [*local(home), ("far", [sys.executable, "-c", "raise SystemExit(3)"])]
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            await select(app, pilot, request.id)
+            await pilot.press("w")
+            await pilot.pause()
+            summary = screen_text(app)[0].strip()
+            assert summary.startswith("far down · 1 waiting"), summary
+            assert summary.endswith(f"showing from {app.asker_label}"), summary
+            assert app.asker_label.endswith(" on local")
+
+        tui(home, body, relays=relays)
 
     @pytest.mark.parametrize(
         ("hosts", "says"),
@@ -1048,6 +1204,21 @@ class TestHelp:
                 assert words in text, words
             await pilot.press("escape")
             await until(pilot, lambda: type(app.screen).__name__ == "RequestsScreen", "back")
+
+        tui(home, body)
+
+    def test_help_fits_80_columns(self, home: Path) -> None:
+        """At 80 columns each line of the keys' table is shown whole, never wrapped into
+        the next (`i   hide or show the detail` / `pane`), and the dialog's keys read as
+        sentences, not lines broken mid-phrase."""
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            await pilot.press("question_mark")
+            await until(pilot, lambda: type(app.screen).__name__ == "HelpScreen", "help")
+            lines = [line.strip() for line in screen_text(app)]
+            for line in HELP.splitlines()[2:12]:
+                assert len(line) <= HELP_WIDTH and line.strip() in lines, line
+            assert not any(line in {"pane", "(no); a fact's", "refuses."} for line in lines)
 
         tui(home, body)
 

@@ -19,6 +19,7 @@ from wisp import AnswerFate
 from wisp.relay._lines import approval_line
 from wisp.relay.protocol import (
     Answered,
+    Ended,
     ErrorLine,
     HistoryReply,
     LineError,
@@ -28,7 +29,7 @@ from wisp.relay.protocol import (
     Withdrawn,
     encode,
 )
-from wisp.tui._model import Waiting, asked, detail, read_relay_line, report
+from wisp.tui._model import Waiting, asked, detail, ended_words, read_relay_line, report
 
 HIDDEN = {"Cc", "Cf", "Zl", "Zp", "Co", "Cs", "Cn"}
 
@@ -188,6 +189,31 @@ class TestShowing:
             applied=False,
         )
         assert report(item, lost) == "a1b2c3d4: too late, already denied by bob⟨ESC⟩[2J via cli"
+
+    @pytest.mark.parametrize(
+        ("kind", "outcome", "decision", "words"),
+        [
+            ("command", "answered", "always", "approved always"),
+            ("command", "answered", "no", "denied"),
+            ("fact", "answered", "keep", "kept"),
+            ("fact", "failed", "keep", "kept, ended failed"),
+            ("question", "answered", "answer", "answered"),
+            ("question", "answered", "decline", "declined"),
+            ("question", "timed-out", None, "timed-out"),
+            ("gadget\x1b[2J", "answered", "zap\x07", "zap⟨U+0007⟩"),
+            ("command", "vanished\x1b", None, "vanished⟨ESC⟩"),
+        ],
+    )
+    def test_a_history_entry_in_its_kinds_words(
+        self, kind: str, outcome: str, decision: str | None, words: str
+    ) -> None:
+        """A history entry's ending reads as the status line words an answer (never
+        `answered answer`); a kind, outcome or decision this build does not know is shown
+        as the log wrote it, made visible."""
+        entry = Ended(
+            ts="", id="a1b2c3d4", kind=kind, outcome=outcome, decision=decision, asked="", by=None
+        )
+        assert ended_words(entry) == words
 
 
 TUI = Path(__file__).resolve().parent.parent / "wisp" / "tui"

@@ -61,6 +61,7 @@ from wisp.tui._model import (
     countdown_changes_in,
     describe,
     detail,
+    ended_words,
     read_relay_line,
     report,
     who,
@@ -75,16 +76,27 @@ STALE_SHOWN_S = 10.0
 # The display clock never wakes sooner than this after its last tick (a floor for rounding).
 CLOCK_FLOOR_S = 0.05
 ENDING_SIGNALS = (signal.SIGHUP, signal.SIGTERM)
+SUMMARY_PADDING = 2  # the summary line's columns of padding, one each side
 ASKER_LABEL = 28  # characters of the asker filter's words in the summary line
 MESSAGES_KEPT = 200
 POSTED_KEPT = 50
 HISTORY_LIMIT = 100
+HISTORY_COLUMNS = ("WHEN", "HOST", "KIND", "ENDED", "ASKED", "BY")
+HISTORY_ASKED = 4  # ASKED's place among them: it is cut to the room the others leave
+HISTORY_ASKED_MIN = 12  # characters of ASKED kept however narrow the screen
+HISTORY_EDGE = 4  # ASKED's own padding (2) and a scrollbar's columns (2)
 # The detail pane: lines it shows (its border aside; the CSS's max-height is one more), and
 # lines one long value may take there before it is cut — always with a marker saying so and
 # that Enter shows the request whole, in its dialog.
 DETAIL_MAX_LINES = 10
 DETAIL_VALUE_LINES = 2
 DETAIL_LABEL = 11  # "  command  ": the label column and its gap
+# On a short screen the detail pane gives way so the table keeps TABLE_MIN_LINES (its header
+# and rows): the lines besides are the summary, the footer, the status line (3 at most) and
+# the pane's border.
+TABLE_MIN_LINES = 4
+OTHER_LINES = 6
+DETAIL_MIN_LINES = 2
 CUT_MARK = " … +{n} more characters: Enter shows the whole request"
 
 
@@ -203,7 +215,7 @@ class HistoryScreen(ModalScreen[None]):
 
     def on_mount(self) -> None:
         table = self.query_one("#history", DataTable)
-        table.add_columns("WHEN", "HOST", "KIND", "ENDED", "ASKED", "BY")
+        table.add_columns(*HISTORY_COLUMNS)
         table.focus()
         self._draw()
 
@@ -218,18 +230,32 @@ class HistoryScreen(ModalScreen[None]):
     def _draw(self) -> None:
         table = self.query_one("#history", DataTable)
         table.clear()
-        for ts, where, entry in self.rows:
-            ended = entry.outcome + (f" {entry.decision}" if entry.decision else "")
-            table.add_row(
-                Text(_clock(ts)),
-                Text(visible(where)),
-                Text(visible(entry.kind)),
-                Text(visible(ended)),
-                Text(one_line(entry.asked, 50)),
-                Text(one_line(entry.by or "", 20)),
-            )
+        rows = [
+            [
+                _clock(ts),
+                visible(where),
+                visible(entry.kind),
+                ended_words(entry),
+                entry.asked,
+                one_line(entry.by or "", 20),
+            ]
+            for ts, where, entry in self.rows
+        ]
+        # ASKED takes what the other columns (and their padding, 2 each) leave, so BY is
+        # never pushed off the screen's edge by a long command.
+        others = sum(
+            max([len(label), *(len(row[n]) for row in rows)]) + 2
+            for n, label in enumerate(HISTORY_COLUMNS)
+            if n != HISTORY_ASKED
+        )
+        room = max(HISTORY_ASKED_MIN, self.app.size.width - others - HISTORY_EDGE)
+        for row in rows:
+            row[HISTORY_ASKED] = one_line(row[HISTORY_ASKED], room)
+            table.add_row(*(Text(cell) for cell in row))
 
 
+# The keys' table fits 80 columns (78 within the help's padding); each paragraph below it
+# is one line, wrapped by the screen at whatever width it has.
 HELP = """\
 The keys of wisp tui (docs/tui.md says more)
 
@@ -238,13 +264,14 @@ The keys of wisp tui (docs/tui.md says more)
   f               show one kind: all → command → fact → question → tool → all
   w               show only the selected request's asker (again: everyone's)
   A               answer everything from the selected request's asker, in turn
-  h               history: what ended lately    i   hide or show the detail pane
+  h               history: what ended lately
+  i               hide or show the detail pane
   r               start again a relay that has ended (shown while one is down)
   ? F1            this help                     q Ctrl-C Ctrl-Q   quit
 
-In a dialog: a command's y s p a (yes: once, session, project, always) and n (no); a fact's
-k (keep) and d (drop); a question's 1-9 or a typed answer; Esc: later; Ctrl-C refuses.
-Approving keys wait until the whole request has been scrolled through.
+In a dialog: a command's y s p a (yes: once, session, project, always) and n (no); \
+a fact's k (keep) and d (drop); a question's 1-9 or a typed answer; Esc: later; \
+Ctrl-C refuses. Approving keys wait until the whole request has been scrolled through.
 
 Esc, ?, F1 or q: back"""
 
@@ -304,6 +331,7 @@ class WispTui(App[None]):
         self.history_screen: HistoryScreen | None = None
         self.narrow = False
         self.width = 80  # the terminal's, as last laid out (a resize says the new one)
+        self.height = 24
         self.ready: dict[str, asyncio.Event] = {}
         self.started = False  # the main screen is composed
         self._summary_due = False
@@ -316,7 +344,7 @@ class WispTui(App[None]):
 
     def begin(self) -> None:
         """The main screen is composed: draw it, and start the relays."""
-        self.width = self.size.width
+        self.width, self.height = self.size.width, self.size.height
         self.narrow = self.width < self._narrow_below()
         self._build_table()
         self._show_summary()
@@ -559,11 +587,11 @@ class WispTui(App[None]):
 
     # --- the display clock -------------------------------------------------------------
     #
-    # Shown times go wrong as the clock moves: an AGE, the detail pane's "expires in", a
-    # stale row's time to leave. No timer polls for them; one timer is set for the next
-    # moment any shown text changes — a display deadline, as a request's own deadline is —
-    # and re-set after each tick and each burst of relay lines. Nothing is read or waited
-    # on; with no row shown, no timer runs.
+    # Shown times go wrong as the clock moves: an AGE, the detail pane's "expires in" and
+    # the open dialog's, a stale row's time to leave. No timer polls for them; one timer is
+    # set for the next moment any shown text changes — a display deadline, as a request's
+    # own deadline is — and re-set after each tick, each burst of relay lines and each
+    # dialog opened. Nothing is read or waited on; with no row shown, no timer runs.
 
     def _drawn(self) -> bool:
         """Whether the main screen still holds its widgets (not while the app ends: a
@@ -590,15 +618,17 @@ class WispTui(App[None]):
             soon.append(age_changes_in(item.filed_at, now) or float("inf"))
             if item.ended_at is not None:
                 soon.append(STALE_SHOWN_S - (now - item.ended_at).total_seconds())
-        selected = self.selected()
-        if selected is not None and selected.state is not State.STALE:
-            soon.append(countdown_changes_in(selected.expires_at, now) or float("inf"))
+        # The selected request's countdown (the detail pane) and the open dialog's own.
+        counting = [self.selected(), self.dialog.item if self.dialog is not None else None]
+        for shown in counting:
+            if shown is not None and shown.state is not State.STALE:
+                soon.append(countdown_changes_in(shown.expires_at, now) or float("inf"))
         first = min(soon, default=float("inf"))
         return None if first == float("inf") else first
 
     def _tick(self) -> None:
-        """A display deadline: stale rows whose time is up leave, ages and the detail pane
-        are redrawn, and the next deadline is set."""
+        """A display deadline: stale rows whose time is up leave, ages, the detail pane and
+        the open dialog's request are redrawn, and the next deadline is set."""
         self._clock = None
         if not self._drawn():
             return
@@ -615,13 +645,15 @@ class WispTui(App[None]):
                 text = Text(age(shown.filed_at, now), style="" if shown.answerable else "dim")
                 table.update_cell(row_key, "age", Cell(text))
         self._show_detail()
+        if self.dialog is not None:
+            self.dialog.redraw_request()
         self._set_clock(now)
 
     def on_resize(self, event: events.Resize) -> None:
         # The event's size, not self.size: the columns are fitted to the new width.
         narrow = event.size.width < self._narrow_below()
         if self.started:
-            self.width = event.size.width
+            self.width, self.height = event.size.width, event.size.height
             self.narrow = narrow
             self._build_table()
             self._show_summary()
@@ -673,11 +705,19 @@ class WispTui(App[None]):
             else:
                 out.append(value + "\n")
         out.rstrip()
+        most = self._detail_lines()
+        pane.styles.max_height = most + 1  # and its border
         lines = out.wrap(self.console, width)
-        if len(lines) > DETAIL_MAX_LINES:  # a narrow screen: cut the whole, and say so
-            out = Text("\n").join(lines[: DETAIL_MAX_LINES - 1])
-            out.append("\n… cut here: Enter shows the whole request", style="bold reverse")
+        if len(lines) > most:  # a narrow or short screen: cut the whole, and say so
+            out = Text("\n").join(lines[: most - 1])
+            out.append("\n… cut here: Enter shows it whole", style="bold reverse")
         pane.update(out)
+
+    def _detail_lines(self) -> int:
+        """The detail pane's lines: DETAIL_MAX_LINES, fewer on a screen too short to keep
+        the table's rows in view beside it (40x15 shows three rows and five detail lines)."""
+        spare = self.height - OTHER_LINES - TABLE_MIN_LINES
+        return max(DETAIL_MIN_LINES, min(DETAIL_MAX_LINES, spare))
 
     def _show_summary(self) -> None:
         """Redraw the summary line once the lines at hand are handled: a burst of a thousand
@@ -697,8 +737,7 @@ class WispTui(App[None]):
                 counts[item.kind] += 1
         total = sum(counts.values())
         parts = [f"{total} waiting"]
-        if not self.narrow:
-            parts[0] += " (" + ", ".join(f"{n} {k.value}" for k, n in counts.items()) + ")"
+        by_kind = " (" + ", ".join(f"{n} {k.value}" for k, n in counts.items()) + ")"
         shown = [self.kind_filter.value] if self.kind_filter else []
         if self.asker_filter:
             shown.append("from " + self.asker_label)
@@ -710,7 +749,13 @@ class WispTui(App[None]):
             parts.insert(0, " ".join(unready))
         elif len(self.links) > 1:
             parts.append(" ".join(visible(h) for h in self.hosts))
-        self.screen_stack[0].query_one("#summary", Static).update(Text(" · ".join(parts)))
+        line = " · ".join(parts)
+        # The count per kind goes first when the line would be cut: never what is shown
+        # (a filter) or a host that is down.
+        if not self.narrow and len(line) + len(by_kind) <= self.width - SUMMARY_PADDING:
+            waiting = parts.index(f"{total} waiting")
+            line = " · ".join([*parts[:waiting], parts[waiting] + by_kind, *parts[waiting + 1 :]])
+        self.screen_stack[0].query_one("#summary", Static).update(Text(line))
 
     # --- keys ------------------------------------------------------------------------
 
@@ -735,6 +780,7 @@ class WispTui(App[None]):
         dialog = dialog_type(item, series=series)
         self.dialog, self.dialog_key = dialog, item.key
         self.push_screen(dialog, callback=lambda choice: self._chosen(item.key, choice))
+        self._set_clock()  # its own "expires in" counts down at the display deadlines
 
     def _chosen(self, key: str, choice: Choice | None) -> None:
         if self.dialog_key != key:

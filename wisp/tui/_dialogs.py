@@ -71,11 +71,13 @@ class Dialog(ModalScreen[Choice | None]):
     CHROME_LINES = 10
     # Keys that approve (say yes): refused until the whole request has been on screen.
     APPROVING: frozenset[Decision] = frozenset()
-    APPROVE = "approving it"  # what the approving keys do, in the dialog's own words
+    APPROVE = ""  # what the approving keys do, in the dialog's own words (none: a question)
     KEYS = ""
 
     @property
     def more(self) -> str:
+        if not self.APPROVING:  # a question: nothing to approve, its answers never wait
+            return "▼ more below — scroll (↓ PgDn End, or the wheel) to read the rest"
         return (
             f"▼ more below — scroll to the end (↓ PgDn End) before {self.APPROVE}: "
             "the whole request must be seen"
@@ -101,6 +103,12 @@ class Dialog(ModalScreen[Choice | None]):
 
     def note(self) -> str:
         return ""
+
+    def redraw_request(self) -> None:
+        """Draw the request again, as the clock has moved: its "filed … ago, expires in Ns"
+        line (called at the app's display deadlines; nothing here keeps time itself)."""
+        if self.is_mounted:
+            self.query_one("#request", Static).update(_details(self.item))
 
     def compose_answer(self) -> ComposeResult:
         yield from ()
@@ -136,6 +144,8 @@ class Dialog(ModalScreen[Choice | None]):
                 held, self.held = self.held, None
                 self.dismiss(held)
                 return
+        if self.held is not None:
+            return  # it keeps saying the answer is held, until the end is reached
         more = self.query_one("#more", Static)
         more.update("" if self.seen_end else self.more)
         more.display = not self.seen_end
@@ -145,25 +155,37 @@ class Dialog(ModalScreen[Choice | None]):
         return scroll.scroll_target_y >= scroll.max_scroll_y > scroll.scroll_y
 
     def answer(self, decision: Decision, text: str | None = None) -> None:
+        choice = Choice(decision=decision, text=text)
         if decision in self.APPROVING:
             self._mark()
-            if not self.seen_end and self._scrolling_to_end():
-                # Taken once the scroll gets there, never dropped unsaid.
-                self.held = Choice(decision=decision, text=text)
-                more = self.query_one("#more", Static)
-                more.update("▼ scrolling to the end: your answer is taken once it is there")
-                more.display = True
-                return
             if not self.seen_end:
-                more = self.query_one("#more", Static)
-                more.update(
-                    "▼ not yet: scroll to the end (↓ PgDn End) first — the whole request "
-                    f"must be seen before {self.APPROVE}"
-                )
-                more.display = True
-                self.query_one("#scroll", VerticalScroll).focus()
+                # A scroll asked for just before (End and y typed at once, as a terminal
+                # sends them in one read) only starts after the next refresh: judge then.
+                self.call_after_refresh(self._approve_unseen, choice)
                 return
-        self.dismiss(Choice(decision=decision, text=text))
+        self.dismiss(choice)
+
+    def _approve_unseen(self, choice: Choice) -> None:
+        """An approval typed before the end was seen: taken if the end is on screen now,
+        held until it is while the view scrolls there, else refused saying why."""
+        if not self.is_mounted or self.app.screen is not self:
+            return  # closed meanwhile (answered elsewhere, or Esc)
+        self._mark()
+        more = self.query_one("#more", Static)
+        if self.seen_end:
+            self.dismiss(choice)
+        elif self._scrolling_to_end():
+            # Taken once the scroll gets there, never dropped unsaid.
+            self.held = choice
+            more.update("▼ scrolling to the end: your answer is taken once it is there")
+            more.display = True
+        else:
+            more.update(
+                "▼ not yet: scroll to the end (↓ PgDn End) first — the whole request "
+                f"must be seen before {self.APPROVE}"
+            )
+            more.display = True
+            self.query_one("#scroll", VerticalScroll).focus()
 
     def action_later(self) -> None:
         self.dismiss(None)

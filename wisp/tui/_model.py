@@ -24,6 +24,7 @@ from wisp.relay.protocol import (
     ANSWERABLE,
     Answered,
     ApprovalLine,
+    Ended,
     ErrorLine,
     HistoryReply,
     Notify,
@@ -224,6 +225,28 @@ def answer_word(kind: Kind, decision: str) -> str:
     """How an answer reads to the person: `approved once`, `denied`, `kept`, … (its kind's
     view says)."""
     return view(kind).answered_word(decision)
+
+
+def ended_words(entry: Ended) -> str:
+    """How a history entry ended, in its kind's words as the status line says an answer:
+    `approved always`, `answered`, `kept`; an ending other than by its answer says so too
+    (`kept, ended failed`), and one without an answer says only how it ended (`timed-out`).
+    The entry's texts come from an audit log, older events' words among them: a kind or a
+    decision this build does not know is shown as written, made visible."""
+    try:
+        kind: Kind | None = Kind(entry.kind)
+    except ValueError:
+        kind = None
+    try:
+        ended: Outcome | None = Outcome(entry.outcome)
+    except ValueError:
+        ended = None
+    outcome = ended.value if ended is not None else visible(entry.outcome)
+    if entry.decision is None:
+        return outcome
+    said = answer_word(kind, entry.decision) if kind is not None else entry.decision
+    said = visible(said)
+    return said if ended is Outcome.ANSWERED else f"{said}, ended {outcome}"
 
 
 def report(item: Waiting | None, message: Answered, host: str = LOCAL) -> str:
