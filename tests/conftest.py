@@ -4,6 +4,8 @@ native watching for the tests that need it."""
 from __future__ import annotations
 
 import compileall
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,6 +17,7 @@ import wisp
 from pending import Channel, ServerLock
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
     """Compile wisp's and pending's bytecode once, before any test starts a `wisp` process.
 
@@ -23,11 +26,40 @@ def pytest_configure(config: pytest.Config) -> None:
     it imports from source again, which is ~40 % of the instructions such a process runs
     (measured with callgrind: 834 M against 481 M for `wisp approvals pending`). An installed
     wheel has its bytecode; this gives the suite's processes the same. The controller does it,
-    not each xdist worker; a stale file is never used (Python checks the source's mtime)."""
+    not each xdist worker; a stale file is never used (Python checks the source's mtime).
+    Then the run's own temporary directory (:func:`_own_basetemp`)."""
     if hasattr(config, "workerinput"):
         return
     for package in (pending, wisp):
         compileall.compile_dir(Path(package.__file__).parent, quiet=1)
+    _own_basetemp(config)
+
+
+def _own_basetemp(config: pytest.Config) -> None:
+    """The run's temporary directories in a directory of its own, not in pytest's shared
+    `/tmp/pytest-of-USER/pytest-N`: every pytest session of this user (another suite, the
+    soak's run beside this one, any project's tests) removes all but the three newest of
+    those as it starts, so a session that ran beside a few others lost its tests' homes,
+    tmux sockets and relays' directories mid-test (seen: a TUI test whose tmux socket went
+    away failed in CI while another suite ran). Set before pytest's own tmp_path factory is
+    made (tryfirst, below); removed when the run passed, kept (and named) when it failed.
+    An explicit ``--basetemp`` is left alone."""
+    if config.option.basetemp is None:
+        config.option.basetemp = tempfile.mkdtemp(prefix="wisp-tests-")
+        config.stash[_MADE_BASETEMP] = config.option.basetemp
+
+
+_MADE_BASETEMP = pytest.StashKey[str]()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    made = session.config.stash.get(_MADE_BASETEMP, None)
+    if made is None:
+        return
+    if exitstatus == 0:
+        shutil.rmtree(made, ignore_errors=True)
+    else:
+        print(f"\nthe tests' temporary directories are kept in {made}")
 
 
 @pytest.fixture
