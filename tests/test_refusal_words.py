@@ -37,14 +37,25 @@ class TestAnotherUsersDirectory:
 
     def test_root_makes_no_wisp_in_another_users_home(self, tmp_path: Path) -> None:
         """No WISP_HOME and $HOME at another user's home: exit 2 saying why and what to do
-        (run as them, or `sudo -H`), and no `.wisp` is made there."""
+        (run as them, or `sudo -H`), and no `.wisp` is made there: not by the channel's
+        commands, nor by those that write or read the person's stores (config, grants,
+        facts)."""
         theirs = given_away(tmp_path / "ana")
         env = {k: v for k, v in os.environ.items() if k != "WISP_HOME"}
-        for args in (("pending",), ("approvals", "request", "--timeout", "1", "--", "ls")):
+        for args in (
+            ("pending",),
+            ("approvals", "request", "--timeout", "1", "--", "ls"),
+            ("config", "set", "notifications.perMinute", "30"),  # a tightening: no terminal
+        ):
             done = run_wisp(*args, env={**env, "HOME": str(theirs), "WISP_HOME": ""})
-            assert done.returncode == 2, done.stderr
-            assert "another user's home" in done.stderr and "sudo -H" in done.stderr
-        assert not (theirs / ".wisp").exists()
+            assert done.returncode == 2, (args, done.stderr)
+            assert "another user's home" in done.stderr and "sudo -H" in done.stderr, args
+            assert not (theirs / ".wisp").exists(), args
+        # What only reads the stores finds none there, and makes none either.
+        for args in (("approvals", "revoke", "g1234"), ("facts", "list"), ("approvals", "grants")):
+            done = run_wisp(*args, env={**env, "HOME": str(theirs), "WISP_HOME": ""})
+            assert "Traceback" not in done.stderr, (args, done.stderr)
+            assert not (theirs / ".wisp").exists(), args
 
 
 class TestADamagedFactsStore:

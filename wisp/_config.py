@@ -22,6 +22,11 @@ class ConfigError(Exception):
     """The config file cannot be used; the message names the file, the key and the fix."""
 
 
+class ConfigUnusable(ConfigError):
+    """config.json (or the home it is in) cannot be read or written at all, whatever the
+    value: an error (exit 2), where a value it does not take is a refusal (exit 1)."""
+
+
 @attrs.frozen(kw_only=True)
 class Setting:
     key: str
@@ -253,9 +258,9 @@ def set_setting(home: Path, key: str, value: Any) -> Any:
                 data = read_private_file(home_fd, CONFIG_FILE)
                 tree = loads_strict(data) if data is not None else {}
             except (Unreadable, DecodeError) as exc:
-                raise ConfigError(f"{path} cannot be read ({exc}); fix or remove it.") from None
+                raise ConfigUnusable(f"{path} cannot be read ({exc}); fix or remove it.") from None
             if not isinstance(tree, dict):
-                raise ConfigError(f"{path} must hold a JSON object; fix or remove it.")
+                raise ConfigUnusable(f"{path} must hold a JSON object; fix or remove it.")
             node = tree
             *parents, last = key.split(".")
             for part in parents:
@@ -267,5 +272,5 @@ def set_setting(home: Path, key: str, value: Any) -> Any:
             body = json.dumps(tree, indent=2, ensure_ascii=False) + "\n"
             write_atomically(home_fd, CONFIG_FILE, body.encode(), shown=path)
     except StoreError as exc:
-        raise ConfigError(str(exc)) from None
+        raise ConfigUnusable(str(exc)) from None
     return value

@@ -41,6 +41,7 @@ from pending import (
     record_time,
 )
 from wisp._audit import AuditEvent, EntryPoint, audit
+from wisp._home import refuse_anothers_home
 from wisp._store import JsonStore, StoreError
 
 GRANTS_FILE = "grants.json"
@@ -236,6 +237,7 @@ class GrantStore:
         grants would: a long-lived gate must not keep trusting grants from a home that has
         become unsafe since it last read them."""
         try:
+            refuse_anothers_home(self.home)
             os.close(open_private_dir(str(self.home)))
         except PendingError as exc:
             raise StoreError(str(exc)) from None

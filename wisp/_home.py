@@ -33,11 +33,20 @@ def open_channel(home: Path | str | None = None, *, clock: Clock | None = None) 
     """The person's pending channel under *home* (default :func:`wisp_home`), created 0700;
     raises :class:`pending.ChannelUnsafe` or :class:`pending.ChannelUnavailable`."""
     path = Path(home) if home is not None else wisp_home()
-    if home is None and not os.environ.get("WISP_HOME"):
-        _refuse_anothers_home(path)
+    if home is None:
+        refuse_anothers_home(path)
     if clock is None:
         return Channel.open(path, user=current_user())
     return Channel.open(path, clock=clock, user=current_user())
+
+
+def refuse_anothers_home(path: Path) -> None:
+    """:func:`_refuse_anothers_home` for *path* when it is the default `~/.wisp` (no
+    `$WISP_HOME`: one the person set is theirs to choose). Every way into the person's home
+    asks this before it may make it: the channel, and the stores (config, grants, facts)."""
+    if os.environ.get("WISP_HOME") or path != Path(DEFAULT_HOME).expanduser():
+        return
+    _refuse_anothers_home(path)
 
 
 def _refuse_anothers_home(path: Path) -> None:

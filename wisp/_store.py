@@ -27,6 +27,7 @@ from pending import (
     open_private_dir,
     read_private_file,
 )
+from wisp._home import refuse_anothers_home
 
 T = TypeVar("T")
 
@@ -49,6 +50,7 @@ def unwritable(path: Path, action: str, exc: OSError) -> StoreError:
 def locked_home(home: Path, name: str) -> Iterator[int]:
     """Hold the lock of document *name* in *home*; yields the home directory's descriptor."""
     try:
+        refuse_anothers_home(home)
         home_fd = open_private_dir(str(home))
     except PendingError as exc:
         raise StoreError(str(exc)) from None

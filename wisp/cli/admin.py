@@ -13,6 +13,7 @@ from wisp._audit import EntryPoint
 from wisp._config import (
     SETTINGS,
     ConfigError,
+    ConfigUnusable,
     PushWhen,
     load_config,
     loosens,
@@ -205,7 +206,8 @@ def config_set(
             )
         stored = set_setting(wisp_home(), key, parsed)
     except ConfigError as exc:
-        fail(str(exc), ExitCode.ERROR if setting.deadline else ExitCode.NO)
+        unusable = setting.deadline or isinstance(exc, ConfigUnusable)
+        fail(str(exc), ExitCode.ERROR if unusable else ExitCode.NO)
     shown = json.dumps(setting.shown(stored), ensure_ascii=False)
     out.print(f"{key} = {shown}", highlight=False)
 
