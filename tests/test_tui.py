@@ -1151,15 +1151,22 @@ class TestChannelRemoved:
     def test_a_request_filed_after_the_channel_was_removed_appears(
         self, home: Path, channel: Channel, server: ServerLock
     ) -> None:
-        """`rm -rf $WISP_HOME/pending` under the TUI: its rows go, and a request filed once
-        an asker has made the channel again appears, with no restart."""
+        """`rm -rf $WISP_HOME/pending` under the TUI: its rows go (or, where the watcher
+        caught the removal half done — the asker's lock gone, its request not yet — turn
+        stale, which is what that moment showed: either way no longer answerable), and a
+        request filed once an asker has made the channel again appears, with no restart."""
         before = command(server, "make before")
         channel.file(before)
+        key = f"local/{before.id}"
 
         async def body(app: WispTui, pilot: Any) -> None:
-            await until(pilot, lambda: f"local/{before.id}" in app._table().rows, "the row")
+            def ended() -> bool:
+                item = app.items.get(key)
+                return key not in app._table().rows or (item is not None and not item.answerable)
+
+            await until(pilot, lambda: key in app._table().rows, "the row")
             shutil.rmtree(home / "pending")
-            await until(pilot, lambda: f"local/{before.id}" not in app._table().rows, "gone")
+            await until(pilot, ended, "gone, or stale")
             asking = AskerProcess(home, "command")
             try:
                 (after,) = await asyncio.to_thread(asking.filed)
