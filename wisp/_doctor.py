@@ -17,7 +17,7 @@ from wisp._config import CONFIG_FILE, ConfigError, load_config
 from wisp._factstore import FactStore
 from wisp._grants import GrantStore
 from wisp._notify import Notifier, Route
-from wisp._push import PUSH_INSTALL, apprise_installed, redact
+from wisp._push import apprise_installed, push_install, redact
 from wisp._store import StoreError
 
 # Below this much free space in the channel's filesystem, requests, answers and outcomes may
@@ -72,9 +72,9 @@ def reach(notifier: Notifier) -> dict[str, Any]:
         warning = "no route can reach you from here: a request can wait, unseen, until it times out"
         fix = f"wisp config set notifications.push '{EXAMPLE_PUSH_URL}'"
         if notifier.push_urls():
-            fix = PUSH_INSTALL  # the targets are set: Apprise is what is missing
+            fix = push_install()  # the targets are set: Apprise is what is missing
         elif not apprise_installed():
-            fix = f"{PUSH_INSTALL} && {fix}"
+            fix = f"{push_install()} && {fix}"
     return {
         "route": route,
         "skipped": [f"{r}: {why}" for r, why in routes if why is not None],

@@ -29,13 +29,23 @@ def requirements(extra: str) -> list[str]:
 
 def install_hint(extra: str) -> str:
     """A sentence naming the command that adds *extra* to this install."""
+    where, command = _install(extra)
+    return f"Add it to {where}: {command}"
+
+
+def install_command(extra: str) -> str:
+    """Just the command that adds *extra* to this install (for a `fix:` line)."""
+    return _install(extra)[1]
+
+
+def _install(extra: str) -> tuple[str, str]:
     needed = requirements(extra) or [extra]
     quoted = " ".join(shlex.quote(r) for r in needed)
     prefix = Path(sys.prefix)
     if prefix.parent.name == "venvs" and "pipx" in prefix.parts[-3:-1]:
-        return f"Add it to wisp's pipx install: pipx inject {DISTRIBUTION} {quoted}"
+        return "wisp's pipx install", f"pipx inject {DISTRIBUTION} {quoted}"
     python = shlex.quote(sys.executable)
     if (_CLONE / "pyproject.toml").is_file() and (_CLONE / "wisp").is_dir():
         target = shlex.quote(f"{_CLONE}[{extra}]")
-        return f"Add it to this clone's install: {python} -m pip install -e {target}"
-    return f"Add it to the Python that runs wisp: {python} -m pip install {quoted}"
+        return "this clone's install", f"{python} -m pip install -e {target}"
+    return "the Python that runs wisp", f"{python} -m pip install {quoted}"

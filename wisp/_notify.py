@@ -335,7 +335,7 @@ class Notifier:
             if not self.push_urls():
                 return "no push URL set (notifications.push)"
             if not _push.apprise_installed():
-                return f"Apprise is not installed ({_push.PUSH_INSTALL})"
+                return f"Apprise is not installed ({_push.push_install()})"
             return None
         raise ValueError(f"unknown route {route!r}")
 

@@ -6,7 +6,7 @@ ntfy topic, a bot token, a webhook key — so nothing but :func:`redact`'s ``sch
 ever written out (audit log, stderr, `wisp config`, `wisp doctor`), and Apprise's own log,
 which names them, is kept quiet.
 
-Apprise is an optional extra (``pip install 'wisp-pending[push]'``): only :func:`send`
+Apprise is an optional extra (``push``; :func:`push_install` names how to add it): only :func:`send`
 imports it, so no everyday command loads it. Each target is sent to in a thread of its own,
 all at once; one that has not answered within :data:`PUSH_TIMEOUT_S` is given up on (its
 daemon thread ends with Apprise's own socket timeouts, or with the process) and reported
@@ -35,7 +35,16 @@ from typing import Any
 import attrs
 
 PUSH_TIMEOUT_S = 5.0  # a target that has not taken the message by then is given up on
-PUSH_INSTALL = "pip install 'wisp-pending[push]'"  # the extra that brings Apprise
+
+
+def push_install() -> str:
+    """The command that adds the extra bringing Apprise to this install (no index has
+    wisp, so no bare `pip install` of its name)."""
+    from wisp._extras import install_command
+
+    return install_command("push")
+
+
 # An Apprise URL: a scheme, `://`, and something after it, with no white space or controls.
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s\x00-\x1f\x7f]+")
 # Several URLs in one text are separated by white space or commas, as Apprise takes them.
@@ -131,7 +140,7 @@ def send(
     try:
         apprise = _load_apprise()
     except ImportError:
-        missing = f"Apprise is not installed ({PUSH_INSTALL})"
+        missing = f"Apprise is not installed ({push_install()})"
         return [Delivery(target=redact(url), posted=False, reason=missing) for url in urls]
     slots = [_Slot() for _ in urls]
     for url, slot in zip(urls, slots, strict=True):
