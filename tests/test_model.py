@@ -294,11 +294,20 @@ class ChannelModel(RuleBasedStateMachine):
     def settle_down(self) -> None:
         """Wait until every live asker and keeper has settled what its slot decided."""
         for actor in self.live():
+            # One the settler has taken to finish is off the waiting list until its ending
+            # is recorded, its outcome written first: wait for every such one too.
+            wait_until(
+                lambda a=actor: not a.asker._finishing,
+                timeout=SETTLE_WAIT_S,
+                what=f"{actor.name} to finish what it took",
+            )
             for request in actor.asker.waiting():
                 group = self.channel.read(request.id)
                 if group.answer is not None:
+                    # Ended, not just taken from the waiting list: a request leaves it when
+                    # the settler takes it to finish, before its outcome is written.
                     wait_until(
-                        lambda r=request, a=actor: r.id not in {w.id for w in a.asker.waiting()},
+                        lambda r=request, a=actor: r.id in a.asker._ended,
                         timeout=SETTLE_WAIT_S,
                         what=f"{actor.name} to settle {request.id}",
                     )
