@@ -5,14 +5,14 @@ whatever happens."""
 from __future__ import annotations
 
 import signal
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from types import FrameType
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from pending import Kind, PendingError
+from pending import Kind, PendingError, Request
 from wisp._audit import EntryPoint
 from wisp._config import Config
 from wisp._deadlines import check_deadline, deadline_range
@@ -116,6 +116,26 @@ def how_to_answer(kind: Kind, request_id: str) -> list[str]:
     kind_view = view(kind)
     seen = ("see it", f"wisp show {request_id}")
     return [*kind_view.prompt_lines(request_id, more=[seen]), *kind_view.notes]
+
+
+def command_prompt(
+    head: str, text: str, reason: str | None, timeout_s: float
+) -> Callable[[Request], None]:
+    """The callback that tells the person of a command filed for approval (`wisp exec`,
+    `wisp approvals request`): *head* (which says where it runs), the command whole, the
+    reason if any, how to answer, and how long it waits."""
+
+    def filed(request: Request) -> None:
+        tell(
+            prompt(
+                head,
+                text,
+                [("reason", reason)] if reason else [],
+                [*how_to_answer(Kind.COMMAND, request.id), waiting_note(timeout_s)],
+            )
+        )
+
+    return filed
 
 
 def waiting_note(timeout_s: float) -> str:

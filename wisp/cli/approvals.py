@@ -28,10 +28,8 @@ from wisp.cli._answer import JsonFlag, answer_from_terminal, id_argument, render
 from wisp.cli._ask import (
     TimeoutOption,
     asking,
-    how_to_answer,
-    prompt,
+    command_prompt,
     timeout_in_effect,
-    waiting_note,
     withdrawn_how,
 )
 from wisp.cli._common import (
@@ -283,19 +281,13 @@ def request_approval(
 
     filed_ids: list[str] = []
 
+    told = command_prompt(
+        f"wisp: asking you to approve (in {visible(where)}):", text, reason, timeout_s
+    )
+
     def filed(request: Request) -> None:
         filed_ids.append(request.id)
-        tell(
-            prompt(
-                f"wisp: asking you to approve (in {visible(where)}):",
-                text,
-                [("reason", reason)] if reason else [],
-                [
-                    *how_to_answer(Kind.COMMAND, request.id),
-                    waiting_note(timeout_s),
-                ],
-            )
-        )
+        told(request)
 
     # The asking side loads only when it asks.
     from wisp._asking import ApprovalGate, ApprovalOutcome

@@ -16,17 +16,15 @@ from typing import Annotated
 
 import typer
 
-from pending import Kind, PendingError, Request
+from pending import PendingError
 from wisp._audit import EntryPoint
 from wisp._store import StoreError
 from wisp._text import visible
 from wisp.cli._ask import (
     TimeoutOption,
     asking,
-    how_to_answer,
-    prompt,
+    command_prompt,
     timeout_in_effect,
-    waiting_note,
 )
 from wisp.cli._common import config_or_fail, fail, tell
 from wisp.cli._exit import ExitCode
@@ -64,18 +62,9 @@ def execute(
     text = shlex.join(argv)
     where = str(Path.cwd().resolve())
 
-    def filed(request: Request) -> None:
-        tell(
-            prompt(
-                f"wisp: asking you to approve running (in {visible(where)}):",
-                text,
-                [("reason", reason)] if reason else [],
-                [
-                    *how_to_answer(Kind.COMMAND, request.id),
-                    waiting_note(timeout_s),
-                ],
-            )
-        )
+    filed = command_prompt(
+        f"wisp: asking you to approve running (in {visible(where)}):", text, reason, timeout_s
+    )
 
     from wisp._asking import ApprovalGate, ApprovalOutcome  # loads only when it asks
 
