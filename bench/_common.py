@@ -215,8 +215,11 @@ def file_requests(home: Path, make: Callable[[int], Any], first: int, end: int) 
 
 
 def file_commands(home: Path, server: Any, first: int, end: int) -> None:
-    """File command requests number *first* to *end* - 1 for *server*."""
+    """File command requests number *first* to *end* - 1 for *server* (a list of servers:
+    request *i* for the *i*-th of them, round the list)."""
     from pending import CommandBinding, Kind, make_request
+
+    servers = server if isinstance(server, list) else [server]
 
     file_requests(
         home,
@@ -225,7 +228,7 @@ def file_commands(home: Path, server: Any, first: int, end: int) -> None:
             binding=CommandBinding(command=f"make deploy-{i}", cwd="/srv/shop"),
             title="wisp: run a command?",
             body=f"make deploy-{i}",
-            server=server,
+            server=servers[i % len(servers)],
         ),
         first,
         end,

@@ -35,7 +35,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from _common import Report, bench_home, child_env, file_requests, machine, parser, spread
+from _common import Report, bench_home, child_env, file_commands, machine, parser, spread
 
 FILED_TARGET_MS = 50.0  # issue 23: filedAt → the row on screen, median
 FIRST_SCREEN_TARGET_MS = 600.0  # issue 23: 200 waiting from 100 live askers, median
@@ -185,7 +185,7 @@ def first_screen(home: Path, count: int) -> float:
 
 def fill(home: Path, count: int, askers: int) -> subprocess.Popen[str]:
     """*count* command requests from *askers* live servers (held by the returned process)."""
-    from pending import CommandBinding, Kind, Server, make_request
+    from pending import Server
 
     holder = subprocess.Popen(
         [sys.executable, "-c", _HOLDERS, str(home), str(askers)],
@@ -196,18 +196,7 @@ def fill(home: Path, count: int, askers: int) -> subprocess.Popen[str]:
     assert holder.stdout is not None
     ids = [line.strip() for line in iter(holder.stdout.readline, "held\n")]
     servers = [Server(id=i, pid=holder.pid, client="bench", entry_point="approvals") for i in ids]
-    file_requests(
-        home,
-        lambda i: make_request(
-            kind=Kind.COMMAND,
-            binding=CommandBinding(command=f"make deploy-{i}", cwd="/srv/shop"),
-            title="wisp: run a command?",
-            body=f"make deploy-{i}",
-            server=servers[i % len(servers)],
-        ),
-        0,
-        count,
-    )
+    file_commands(home, servers, 0, count)
     return holder
 
 
