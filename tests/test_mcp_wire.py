@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from mcp_harness import BOUND_S, INITIALIZE, RawWire, recorder, server_env
+from mcp_harness import BOUND_S, INITIALIZE, RawWire, recorder, server_env, wisp_mcp_command
 
 NOTIFY = '{"title":"still","message":"alive"}'
 HIGH_WATER_SLACK_KIB = 16 * 1024  # what reading may add to the peak; a line held whole is more
@@ -24,7 +24,13 @@ def bin_dir(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def raw(home: Path, bin_dir: Path) -> Iterator[RawWire]:
-    wire = RawWire(home, bin_dir)
+    with closing_raw(RawWire(home, bin_dir)) as wire:
+        yield wire
+
+
+@contextmanager
+def closing_raw(wire: RawWire) -> Iterator[RawWire]:
+    """*wire*, then EOF: the server must exit 0 without a traceback."""
     try:
         yield wire
     finally:
@@ -36,7 +42,7 @@ def served_from(stdin: Path, home: Path, bin_dir: Path) -> subprocess.CompletedP
     """`wisp mcp` run to its end with *stdin* as its standard input."""
     with stdin.open("rb") as source:
         return subprocess.run(
-            [sys.executable, "-m", "wisp", "mcp"],
+            wisp_mcp_command(),
             stdin=source,
             capture_output=True,
             env=server_env(home, bin_dir),
@@ -124,10 +130,14 @@ class TestLoneSurrogates:
 
 
 class TestLongLines:
-    def test_a_40_mb_line_is_refused_unread(self, raw: RawWire) -> None:
+    def test_a_40_mb_line_is_refused_unread(self, home: Path, bin_dir: Path) -> None:
         """A line over the 1 MiB cap is skipped as it streams, never held: -32600 with
         `id: null` saying the cap, the server's peak memory barely moves, and the next call
-        is served."""
+        is served. Started cold: the peak read is the server process's own."""
+        with closing_raw(RawWire(home, bin_dir, cold=True)) as raw:
+            self._refused_unread(raw)
+
+    def _refused_unread(self, raw: RawWire) -> None:
         before = high_water_kib(raw.process.pid)
         raw.send(b'{"jsonrpc":"2.0","id":5,"method":"ping","params":{"x":"' + b"x" * 40_000_000)
         raw.send(b'"}}\n')
