@@ -11,7 +11,8 @@ zygote (:mod:`zygote`), which has the SDK imported already; the test starts a sm
 in place of `python -m wisp mcp`. Each server is still a real, separate process with its own
 stdio pipes, environment, cwd and session, wisp imported fresh, its own pid in what it files
 (tests signal that pid), and its exit status seen as the launcher's. Start-up itself is
-tested cold: the refusals to start, and one whole-protocol test (their docstrings say so).
+tested cold: the refusals to start, one whole-protocol session, and the 40 MB line (whose
+peak memory must be the server's own); their docstrings say so.
 """
 
 from __future__ import annotations
