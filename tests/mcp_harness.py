@@ -2,6 +2,17 @@
 
 Nothing here waits by sleeping: a test waits for a condition (a notification received, a file
 written) within a bounded deadline.
+
+Servers start warm unless a test asks for a cold one (``cold=True``): a `wisp mcp` process
+spends ~1.3 s of CPU importing the MCP SDK before it reads a line (measured: `import
+wisp.mcp._server, wisp.mcp._run` alone costs 1.2-1.5 s, nearly all of it the SDK's `mcp` and
+`mcp_types`), which was most of the MCP tests' CPU. A warm server is forked by this worker's
+zygote (:mod:`zygote`), which has the SDK imported already; the test starts a small launcher
+in place of `python -m wisp mcp`. Each server is still a real, separate process with its own
+stdio pipes, environment, cwd and session, wisp imported fresh, its own pid in what it files
+(tests signal that pid), and its exit status seen as the launcher's. Start-up itself is
+tested cold: the refusals to start, one whole-protocol session, and the 40 MB line (whose
+peak memory must be the server's own); their docstrings say so.
 """
 
 from __future__ import annotations
@@ -18,6 +29,7 @@ from typing import Any
 
 import anyio
 import mcp_types as types
+import zygote
 from mcp import Client, StdioServerParameters
 from mcp.client.session import ClientRequestContext
 
@@ -177,15 +189,15 @@ async def wisp_mcp(
     elicit: ElicitFn | None = None,
     mode: str = "legacy",
     env: dict[str, str] | None = None,
+    cold: bool = False,
 ) -> AsyncIterator[Wire]:
     """`wisp mcp` as a real subprocess, and the SDK's client talking to it over stdio.
     `mode="legacy"` is the initialize handshake most clients use today; `"auto"` lets the
-    SDK settle on the 2026 protocol."""
+    SDK settle on the 2026 protocol. Warm unless *cold* (the module's docstring says why)."""
     inbox = Inbox()
+    command, *args = wisp_mcp_command(cold=cold)
     params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "wisp", "mcp"],
-        env=server_env(home, bin_dir, **(env or {})),
+        command=command, args=args, env=server_env(home, bin_dir, **(env or {}))
     )
     client = Client(
         params,
@@ -199,6 +211,14 @@ async def wisp_mcp(
     # Nothing but protocol on the server's stdout: a stray line reaches the client as an
     # exception in place of a message.
     assert not [m for m in inbox.items if isinstance(m, Exception)], inbox.items
+
+
+def wisp_mcp_command(*, cold: bool = False) -> list[str]:
+    """The argv of `python -m wisp mcp`: run as written if *cold*, else through this
+    worker's zygote (a forked server with the SDK imported already)."""
+    if cold:
+        return [sys.executable, "-m", "wisp", "mcp"]
+    return zygote.command("mcp")
 
 
 def server_pid(home: Path, request_id: str) -> int:
@@ -224,11 +244,11 @@ class RawWire:
     """`wisp mcp` as a real subprocess spoken to in raw JSON-RPC lines, as any client may
     write them (bytes the SDK's own client would never send), after the handshake."""
 
-    def __init__(self, home: Path, bin_dir: Path) -> None:
+    def __init__(self, home: Path, bin_dir: Path, *, cold: bool = False) -> None:
         import subprocess
 
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "wisp", "mcp"],
+            wisp_mcp_command(cold=cold),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

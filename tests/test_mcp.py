@@ -27,6 +27,7 @@ from mcp_harness import (
     stop,
     text_of,
     wisp_mcp,
+    wisp_mcp_command,
 )
 
 from pending import Channel, FactBinding, Kind, Outcome, State
@@ -432,7 +433,7 @@ class TestApprovals:
         """Raw JSON-RPC, as any client may send it: `1e999` as a number is refused; every
         line the server writes to stdout is a JSON-RPC message."""
         process = subprocess.Popen(
-            [sys.executable, "-m", "wisp", "mcp"],
+            wisp_mcp_command(),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -616,9 +617,10 @@ class TestNewerProtocol:
     async def test_2026_era_client(self, home: Path, bin_dir: Path) -> None:
         """A client that settles on the 2026-07-28 protocol (no handshake; no server requests
         mid-call, so no dialog even with elicitation declared): the terminal answers, and a
-        `subscriptions/listen` stream hears the fact's resource change."""
+        `subscriptions/listen` stream hears the fact's resource change. Started cold
+        (`python -m wisp mcp` itself, not forked warm): one whole session as a client runs it."""
         never = elicitation("accept", {})
-        async with wisp_mcp(home, bin_dir, mode="auto", elicit=never) as wire:
+        async with wisp_mcp(home, bin_dir, mode="auto", elicit=never, cold=True) as wire:
             assert wire.client.protocol_version == "2026-07-28"
             async with in_flight(wire, "request_approval", command="make", wait_seconds=30) as call:
                 code, output = await terminal("approvals", "approve", call.id)
@@ -698,7 +700,8 @@ class TestStarting:
     @pytest.mark.parametrize("broken", ["unsafe channel", "broken config"])
     def test_refuses_to_start_saying_why(self, home: Path, bin_dir: Path, broken: str) -> None:
         """A channel another user could tamper with, or a config.json that does not parse:
-        exit 2, the reason and the fix on stderr, nothing on stdout, nothing filed."""
+        exit 2, the reason and the fix on stderr, nothing on stdout, nothing filed. Started
+        cold (`python -m wisp mcp` itself): start-up is what is tested."""
         (home / "pending").mkdir(parents=True)
         if broken == "unsafe channel":
             (home / "pending").chmod(0o777)

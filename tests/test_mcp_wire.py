@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from mcp_harness import BOUND_S, INITIALIZE, RawWire, recorder, server_env
+from mcp_harness import BOUND_S, INITIALIZE, RawWire, recorder, server_env, wisp_mcp_command
 
 NOTIFY = '{"title":"still","message":"alive"}'
 HIGH_WATER_SLACK_KIB = 16 * 1024  # what reading may add to the peak; a line held whole is more
@@ -24,7 +24,13 @@ def bin_dir(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def raw(home: Path, bin_dir: Path) -> Iterator[RawWire]:
-    wire = RawWire(home, bin_dir)
+    with closing_raw(RawWire(home, bin_dir)) as wire:
+        yield wire
+
+
+@contextmanager
+def closing_raw(wire: RawWire) -> Iterator[RawWire]:
+    """*wire*, then EOF: the server must exit 0 without a traceback."""
     try:
         yield wire
     finally:
@@ -36,7 +42,7 @@ def served_from(stdin: Path, home: Path, bin_dir: Path) -> subprocess.CompletedP
     """`wisp mcp` run to its end with *stdin* as its standard input."""
     with stdin.open("rb") as source:
         return subprocess.run(
-            [sys.executable, "-m", "wisp", "mcp"],
+            wisp_mcp_command(),
             stdin=source,
             capture_output=True,
             env=server_env(home, bin_dir),
@@ -56,25 +62,43 @@ def high_water_kib(pid: int) -> int:
     raise AssertionError("no VmHWM")
 
 
+# (case, line, JSON-RPC error code, what its message says)
+MALFORMED = [
+    ("not JSON", b"not json", -32700, "not JSON"),
+    ("a truncated object", b'{"jsonrpc":"2.0","id":7,"method":', -32700, "not JSON"),
+    ("invalid UTF-8", b'\xff\xfe{"jsonrpc":"2.0"}', -32700, "not UTF-8"),
+    ("a JSON array", b"[1, 2]", -32600, "not a JSON-RPC 2.0 message"),
+    ("a JSON string", b'"a string"', -32600, "not a JSON-RPC 2.0 message"),
+]
+
+# (tool, arguments as raw JSON, the start of the tool error's text)
+SURROGATES = [
+    ("notify", r'{"title":"\ud800","message":"m"}', "title holds a lone UTF-16"),
+    (
+        "ask_person",
+        r'{"question":"q","options":["a","\udc00"],"wait_seconds":0}',
+        "options[1] holds a lone UTF-16",
+    ),
+    (
+        "permission_prompt",
+        r'{"tool_name":"Edit","input":{"pa\ud800th":"x"}}',
+        r"input[pa\ud800th] holds",
+    ),
+]
+
+
 class TestMalformedLines:
-    @pytest.mark.parametrize(
-        ("line", "code", "said"),
-        [
-            (b"not json", -32700, "not JSON"),
-            (b'{"jsonrpc":"2.0","id":7,"method":', -32700, "not JSON"),
-            (b'\xff\xfe{"jsonrpc":"2.0"}', -32700, "not UTF-8"),
-            (b"[1, 2]", -32600, "not a JSON-RPC 2.0 message"),
-            (b'"a string"', -32600, "not a JSON-RPC 2.0 message"),
-        ],
-    )
-    def test_answered_with_id_null(self, raw: RawWire, line: bytes, code: int, said: str) -> None:
+    def test_answered_with_id_null(self, raw: RawWire) -> None:
         """A line that is not JSON, a truncated object, invalid UTF-8 or JSON that is no
-        message: the JSON-RPC error JSON-RPC 2.0 names, with `id: null`; then it carries on."""
-        raw.send(line + b"\n")
-        reply = raw.reply()
-        assert (reply["id"], reply["error"]["code"]) == (None, code), reply
-        assert said in reply["error"]["message"]
-        alive(raw)
+        message: the JSON-RPC error JSON-RPC 2.0 names, with `id: null`; then it carries on.
+        Every case goes to one server, one after another (a server must survive each), and
+        a failure names its case."""
+        for case, line, code, said in MALFORMED:
+            raw.send(line + b"\n")
+            reply = raw.reply()
+            assert (reply["id"], reply["error"]["code"]) == (None, code), (case, reply)
+            assert said in reply["error"]["message"], (case, reply)
+            alive(raw)
 
     def test_an_object_that_is_no_message_keeps_its_id(self, raw: RawWire) -> None:
         """A JSON-RPC object with an id but no method, result or error: -32600 with its id."""
@@ -85,33 +109,16 @@ class TestMalformedLines:
 
 
 class TestLoneSurrogates:
-    @pytest.mark.parametrize(
-        ("tool", "arguments", "named"),
-        [
-            ("notify", r'{"title":"\ud800","message":"m"}', "title holds a lone UTF-16"),
-            (
-                "ask_person",
-                r'{"question":"q","options":["a","\udc00"],"wait_seconds":0}',
-                "options[1] holds a lone UTF-16",
-            ),
-            (
-                "permission_prompt",
-                r'{"tool_name":"Edit","input":{"pa\ud800th":"x"}}',
-                r"input[pa\ud800th] holds",
-            ),
-        ],
-    )
-    def test_a_tool_error_naming_the_argument(
-        self, raw: RawWire, tool: str, arguments: str, named: str
-    ) -> None:
+    def test_a_tool_error_naming_the_argument(self, raw: RawWire) -> None:
         """A lone surrogate (which a TypeScript client's JSON.stringify can send) in any
         argument, a key included: a tool error that says which and what to send, never a
-        hang."""
-        result = raw.call(tool, arguments)["result"]
-        assert result["isError"] is True, result
-        assert result["content"][0]["text"].startswith(f"error: {named}")
-        assert result["structuredContent"]["notifications"] == []
-        alive(raw)
+        hang. Every tool's case goes to one server; a failure names its tool."""
+        for tool, arguments, named in SURROGATES:
+            result = raw.call(tool, arguments)["result"]
+            assert result["isError"] is True, (tool, result)
+            assert result["content"][0]["text"].startswith(f"error: {named}"), (tool, result)
+            assert result["structuredContent"]["notifications"] == [], (tool, result)
+            alive(raw)
 
     def test_elsewhere_invalid_params(self, raw: RawWire) -> None:
         """In another request's params: -32602 with the request's id."""
@@ -124,10 +131,14 @@ class TestLoneSurrogates:
 
 
 class TestLongLines:
-    def test_a_40_mb_line_is_refused_unread(self, raw: RawWire) -> None:
+    def test_a_40_mb_line_is_refused_unread(self, home: Path, bin_dir: Path) -> None:
         """A line over the 1 MiB cap is skipped as it streams, never held: -32600 with
         `id: null` saying the cap, the server's peak memory barely moves, and the next call
-        is served."""
+        is served. Started cold: the peak read is the server process's own."""
+        with closing_raw(RawWire(home, bin_dir, cold=True)) as raw:
+            self._refused_unread(raw)
+
+    def _refused_unread(self, raw: RawWire) -> None:
         before = high_water_kib(raw.process.pid)
         raw.send(b'{"jsonrpc":"2.0","id":5,"method":"ping","params":{"x":"' + b"x" * 40_000_000)
         raw.send(b'"}}\n')
