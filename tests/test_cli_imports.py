@@ -35,6 +35,9 @@ FACES = ("textual", "mcp", "wisp.tui", "wisp.mcp", "wisp.relay")
 WATCHING = ("watchdog", "asyncio", "pending._edge", "pending._watch", "pending._onewatch")
 # A listing reads and shows requests: it neither asks, nor notifies, nor watches.
 LISTING_NEVER = (*FACES, *WATCHING, "wisp._asking", "wisp._notify")
+# What a command that makes no random name needs none of: `secrets` loads hmac and OpenSSL
+# (~17 M instructions of every start, issue 23); the stores import it where they name a file.
+RANDOM_NAMES = ("secrets", "hmac")
 
 
 def loaded(home: Path, *args: str) -> set[str]:
@@ -104,6 +107,24 @@ class TestWhatACommandLoads:
         """Options and arguments given values are parsed without pydantic (typer 0.29 builds a
         pydantic adapter for each: a third more CPU for every command; pyproject.toml)."""
         assert found(loaded(home, *args), ("pydantic", "pydantic_core")) == []
+
+    @pytest.mark.parametrize(
+        "args",
+        [
+            ("approvals", "pending"),
+            ("pending", "--json"),
+            ("--version",),
+            ("approvals", "approve", "0123456789abcdef"),
+        ],
+        ids=" ".join,
+    )
+    def test_no_random_names_before_they_are_needed(
+        self, home: Path, channel: Channel, server: ServerLock, args: tuple[str, ...]
+    ) -> None:
+        """A listing, the version and a refused answer load no `secrets` (nor hmac): only
+        writing a store's file or minting an ID needs a random name, and imports it there."""
+        channel.file(command(server))
+        assert found(loaded(home, *args), RANDOM_NAMES) == []
 
     def test_the_probe_sees_what_a_command_loads(self, home: Path) -> None:
         """The check can fail: `wisp pending watch` does load watchdog (stopped at once by its
