@@ -15,9 +15,8 @@ import attrs
 import typer
 from typer._click import Command, Context, HelpFormatter
 
-from pending import resource_shortage
 from wisp._version import __version__
-from wisp.cli._common import command_group, fail, out
+from wisp.cli._common import command_group, fail, say
 from wisp.cli._exit import ExitCode
 from wisp.cli._help import WispGroup, WispTyper
 
@@ -37,7 +36,7 @@ app = command_group(
 
 def _version(value: bool) -> None:
     if value:
-        out.print(f"wisp {__version__}")
+        say(f"wisp {__version__}")  # plain text: no rich console for one line
         raise typer.Exit()
 
 
@@ -209,6 +208,10 @@ class _LazyRoot(WispGroup):
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             raise typer.Exit(int(ExitCode.OK)) from None
         except OSError as exc:
+            # Imported here: the channel's errors (and the kinds table under them) are loaded
+            # by the commands that use the channel, not by `wisp --version`.
+            from pending import resource_shortage
+
             shortage = resource_shortage(exc)
             if shortage is None:
                 raise

@@ -12,17 +12,18 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import typer
 
-from pending import Channel, PendingError
-from wisp._config import Config, ConfigError, load_config
-from wisp._home import current_user, wisp_home
-from wisp._home import open_channel as open_home_channel
 from wisp._text import visible
 from wisp.cli._exit import ExitCode
 from wisp.cli._help import WispGroup, WispTyper
 
+# The channel, the settings and the home are imported by the helpers that use them: a command
+# that reads neither (`wisp --version`, `--help`) loads no records, kinds table or stores.
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.text import Text
+
+    from pending import Channel
+    from wisp._config import Config
 
 T = TypeVar("T")
 E = TypeVar("E", bound=Enum)
@@ -98,6 +99,8 @@ def emit(lines: Iterable[str], *, style: str | None = None) -> None:
 
 def me() -> str:
     """The person running this command (answers they gave read "by you")."""
+    from wisp._home import current_user
+
     return current_user()
 
 
@@ -128,6 +131,9 @@ def fail(message: str, code: ExitCode = ExitCode.ERROR) -> NoReturn:
 
 
 def open_channel() -> Channel:
+    from pending import PendingError
+    from wisp._home import open_channel as open_home_channel
+
     try:
         return open_home_channel()
     except PendingError as exc:
@@ -168,6 +174,9 @@ def refuse(message: str) -> NoReturn:
 
 
 def config_or_fail() -> Config:
+    from wisp._config import ConfigError, load_config
+    from wisp._home import wisp_home
+
     try:
         return load_config(wisp_home())
     except ConfigError as exc:
