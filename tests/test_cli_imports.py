@@ -38,6 +38,10 @@ LISTING_NEVER = (*FACES, *WATCHING, "wisp._asking", "wisp._notify")
 # What a command that makes no random name needs none of: `secrets` loads hmac and OpenSSL
 # (~17 M instructions of every start, issue 23); the stores import it where they name a file.
 RANDOM_NAMES = ("secrets", "hmac")
+# What listing approvals needs none of: the grants store and the ID lookup (revoke, answers,
+# show), the facts store (a kept fact), the settings (a listing reads none). Each is loaded by
+# the command that uses it (issue 23: ~25 M instructions of `wisp approvals pending`).
+LISTING_DEFERS = ("wisp._grants", "wisp._lookup", "wisp._factstore", "wisp._config")
 
 
 def loaded(home: Path, *args: str) -> set[str]:
@@ -125,6 +129,17 @@ class TestWhatACommandLoads:
         writing a store's file or minting an ID needs a random name, and imports it there."""
         channel.file(command(server))
         assert found(loaded(home, *args), RANDOM_NAMES) == []
+
+    @pytest.mark.parametrize(
+        "args", [("approvals", "pending"), ("pending", "--json")], ids=" ".join
+    )
+    def test_a_listing_loads_no_stores_lookup_or_settings(
+        self, home: Path, channel: Channel, server: ServerLock, args: tuple[str, ...]
+    ) -> None:
+        """A listing of a waiting request loads no grants or facts store, no ID lookup and no
+        settings: the commands that answer, revoke or show load those themselves."""
+        channel.file(command(server))
+        assert found(loaded(home, *args), LISTING_DEFERS) == []
 
     def test_the_version_loads_no_channel_settings_or_rich(self, home: Path) -> None:
         """`wisp --version` loads typer and attrs and nothing of the channel, the settings,
