@@ -18,9 +18,17 @@ from helpers import command
 
 from pending import Channel, ServerLock
 
-# Runs `wisp ARGS` in-process, then prints the loaded modules (the command's exit is caught).
+# Runs `wisp ARGS` in-process, then prints the loaded modules and the commands typer built
+# (the command's exit is caught).
 PROBE = """\
 import json, sys
+import typer.main
+built = []
+make = typer.main.get_command_from_info
+def counted(command_info, **settings):
+    built.append(command_info.name)
+    return make(command_info, **settings)
+typer.main.get_command_from_info = counted
 sys.argv = ["wisp", *sys.argv[1:]]
 from wisp.cli import main
 try:
@@ -28,7 +36,7 @@ try:
 except SystemExit:
     pass
 sys.stdout.flush()
-print("\\nMODULES " + json.dumps(sorted(sys.modules)))
+print("\\nPROBED " + json.dumps({"modules": sorted(sys.modules), "built": built}))
 """
 
 FACES = ("textual", "mcp", "wisp.tui", "wisp.mcp", "wisp.relay")
@@ -44,7 +52,8 @@ RANDOM_NAMES = ("secrets", "hmac")
 LISTING_DEFERS = ("wisp._grants", "wisp._lookup", "wisp._factstore", "wisp._config")
 
 
-def loaded(home: Path, *args: str) -> set[str]:
+def probed(home: Path, *args: str) -> dict[str, list[str]]:
+    """What `wisp ARGS` loaded (`modules`) and which commands typer built for it (`built`)."""
     done = subprocess.run(
         [sys.executable, "-c", PROBE, *args],
         capture_output=True,
@@ -53,8 +62,13 @@ def loaded(home: Path, *args: str) -> set[str]:
         env={**_env(), "WISP_HOME": str(home)},
         check=False,
     )
-    marker = done.stdout.rindex("\nMODULES ")
-    return set(json.loads(done.stdout[marker + len("\nMODULES ") :]))
+    marker = done.stdout.rindex("\nPROBED ")
+    found: dict[str, list[str]] = json.loads(done.stdout[marker + len("\nPROBED ") :])
+    return found
+
+
+def loaded(home: Path, *args: str) -> set[str]:
+    return set(probed(home, *args)["modules"])
 
 
 def _env() -> dict[str, str]:
@@ -146,6 +160,13 @@ class TestWhatACommandLoads:
         the home or rich: one plain line needs none of them (it took ~70% more without)."""
         modules = loaded(home, "--version")
         assert found(modules, ("pending", "wisp._config", "wisp._home", "rich")) == []
+
+    def test_a_group_builds_only_the_command_run(self, home: Path) -> None:
+        """`wisp approvals pending` builds one of its group's commands (typer makes each
+        command's parameters from its signature: ~3 M instructions a command); `--help`
+        lists, and so builds, all of them."""
+        assert probed(home, "approvals", "pending")["built"] == ["pending"]
+        assert "revoke" in probed(home, "approvals", "--help")["built"]
 
     def test_the_probe_sees_what_a_command_loads(self, home: Path) -> None:
         """The check can fail: `wisp pending watch` does load watchdog (stopped at once by its

@@ -18,7 +18,7 @@ from typer._click import Command, Context, HelpFormatter
 from wisp._version import __version__
 from wisp.cli._common import command_group, fail, say
 from wisp.cli._exit import ExitCode
-from wisp.cli._help import WispGroup, WispTyper
+from wisp.cli._help import WispGroup, WispTyper, group_command
 
 app = command_group(
     "wisp's pending channel: what your agents are waiting on you for, answered from any terminal.",
@@ -176,7 +176,7 @@ class _LazyRoot(WispGroup):
             from wisp.kinds import views
 
             (kind_view,) = (v for v in views() if v.group == cmd_name)
-            command = typer.main.get_command(kind_group(kind_view))
+            command = group_command(kind_group(kind_view))
             command.help = summary
             self.commands[cmd_name] = command
         return command
@@ -249,7 +249,7 @@ def _build(name: str, entry: _Entry) -> Command:
     module = importlib.import_module(entry.module)
     target = getattr(module, entry.attr)
     if isinstance(target, typer.Typer):
-        command = typer.main.get_command(target)
+        command = group_command(target)
     else:
         holder = WispTyper(add_completion=False, rich_markup_mode=None)
         function = target() if entry.factory else target
