@@ -12,16 +12,17 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers import command
 
 from pending import Channel, ServerLock
 
-# Runs `wisp ARGS` in-process, then prints the loaded modules and the commands typer built
-# (the command's exit is caught).
+# Runs `wisp ARGS` in-process, then prints the loaded modules, the commands typer built and
+# how many objects are frozen out of the collector's reach (the command's exit is caught).
 PROBE = """\
-import json, sys
+import gc, json, sys
 import typer.main
 built = []
 make = typer.main.get_command_from_info
@@ -36,7 +37,8 @@ try:
 except SystemExit:
     pass
 sys.stdout.flush()
-print("\\nPROBED " + json.dumps({"modules": sorted(sys.modules), "built": built}))
+frozen = gc.get_freeze_count()
+print("\\nPROBED " + json.dumps({"modules": sorted(sys.modules), "built": built, "frozen": frozen}))
 """
 
 FACES = ("textual", "mcp", "wisp.tui", "wisp.mcp", "wisp.relay")
@@ -52,8 +54,9 @@ RANDOM_NAMES = ("secrets", "hmac")
 LISTING_DEFERS = ("wisp._grants", "wisp._lookup", "wisp._factstore", "wisp._config")
 
 
-def probed(home: Path, *args: str) -> dict[str, list[str]]:
-    """What `wisp ARGS` loaded (`modules`) and which commands typer built for it (`built`)."""
+def probed(home: Path, *args: str) -> dict[str, Any]:
+    """What `wisp ARGS` loaded (`modules`), which commands typer built for it (`built`), and
+    how many objects it froze (`frozen`)."""
     done = subprocess.run(
         [sys.executable, "-c", PROBE, *args],
         capture_output=True,
@@ -63,7 +66,7 @@ def probed(home: Path, *args: str) -> dict[str, list[str]]:
         check=False,
     )
     marker = done.stdout.rindex("\nPROBED ")
-    found: dict[str, list[str]] = json.loads(done.stdout[marker + len("\nPROBED ") :])
+    found: dict[str, Any] = json.loads(done.stdout[marker + len("\nPROBED ") :])
     return found
 
 
@@ -167,6 +170,13 @@ class TestWhatACommandLoads:
         lists, and so builds, all of them."""
         assert probed(home, "approvals", "pending")["built"] == ["pending"]
         assert "revoke" in probed(home, "approvals", "--help")["built"]
+
+    def test_a_command_loaded_is_frozen(self, home: Path) -> None:
+        """What a command loads and builds lives as long as `wisp` does: frozen after it is
+        built (no collection walks it again, nor at exit), as main() freezes what came
+        before; `wisp --version`, which builds no command, froze only that."""
+        before = probed(home, "--version")["frozen"]
+        assert probed(home, "approvals", "pending")["frozen"] > before + 1_000
 
     def test_the_probe_sees_what_a_command_loads(self, home: Path) -> None:
         """The check can fail: `wisp pending watch` does load watchdog (stopped at once by its

@@ -16,7 +16,7 @@ import typer
 from typer._click import Command, Context, HelpFormatter
 
 from wisp._version import __version__
-from wisp.cli._common import command_group, fail, say
+from wisp.cli._common import command_group, fail, no_collections, say
 from wisp.cli._exit import ExitCode
 from wisp.cli._help import WispGroup, WispTyper, group_command
 
@@ -168,10 +168,22 @@ class _LazyRoot(WispGroup):
 
     def get_command(self, ctx: Context, cmd_name: str) -> Command | None:
         command = super().get_command(ctx, cmd_name)
-        if command is None and cmd_name in _COMMANDS:
+        if command is None:
+            # The command's modules and its click command live as long as the process: no
+            # collection while they load (it would find nothing to free), and, in `wisp`
+            # itself, frozen as main() froze what came before (~8 M instructions a command).
+            with no_collections():
+                command = self._build_command(cmd_name)
+            if command is not None and _freeze_what_loads:
+                gc.freeze()
+        return command
+
+    def _build_command(self, cmd_name: str) -> Command | None:
+        command = None
+        if cmd_name in _COMMANDS:
             command = _build(cmd_name, _COMMANDS[cmd_name])
             self.commands[cmd_name] = command
-        elif command is None and (summary := _kind_groups().get(cmd_name)) is not None:
+        elif (summary := _kind_groups().get(cmd_name)) is not None:
             from wisp.cli._kindgroup import kind_group
             from wisp.kinds import views
 
@@ -262,12 +274,19 @@ def _build(name: str, entry: _Entry) -> Command:
 
 app.info.cls = _LazyRoot
 
+# Set by main(), where the process is the command's: what is loaded is frozen (see main()). A
+# Python caller running `app` in its own process keeps its collector as it was.
+_freeze_what_loads = False
+
 
 def main() -> None:
+    global _freeze_what_loads
+
     # What is loaded by now lives as long as the process: frozen, no collection walks it
     # again. A listing of 10,000 requests makes ~150,000 objects and so triggers collections
     # that walked every module's objects each time (~25 ms of `wisp pending --json`).
     gc.freeze()
+    _freeze_what_loads = True
     # One name however it is started (`wisp`, `python -m wisp`): help reads `wisp …`, and
     # shell completion talks to `wisp` through $_WISP_COMPLETE.
     app(prog_name="wisp")

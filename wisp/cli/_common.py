@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import re
 import sys
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from enum import Enum
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
@@ -69,6 +71,26 @@ class _Console:
 
 out: Console = _Console(highlight=False, soft_wrap=False)  # type: ignore[assignment]
 err: Console = _Console(stderr=True, highlight=False, soft_wrap=True)  # type: ignore[assignment]
+
+
+@contextmanager
+def no_collections() -> Iterator[None]:
+    """No garbage collection while what lives to the command's end is made (then as it was).
+
+    A listing keeps every object it makes until it is printed, so a collection finds nothing
+    to free; but each one walks them all again, and with 10,000 requests (some 150,000
+    objects) the collections made the listing grow faster than the channel: ~12.6x the work
+    for 10x the requests, and ~40 ms at 10,000. (Mercurial's `util.nogc` does the same for
+    its large builds.) The same holds for the modules and commands a command loads and
+    builds. The command ends soon after; anything cyclic it leaves goes at exit.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def command_group(help: str, **settings: Any) -> typer.Typer:
