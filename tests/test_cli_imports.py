@@ -12,15 +12,24 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers import command
 
 from pending import Channel, ServerLock
 
-# Runs `wisp ARGS` in-process, then prints the loaded modules (the command's exit is caught).
+# Runs `wisp ARGS` in-process, then prints the loaded modules, the commands typer built and
+# how many objects are frozen out of the collector's reach (the command's exit is caught).
 PROBE = """\
-import json, sys
+import gc, json, sys
+import typer.main
+built = []
+make = typer.main.get_command_from_info
+def counted(command_info, **settings):
+    built.append(command_info.name)
+    return make(command_info, **settings)
+typer.main.get_command_from_info = counted
 sys.argv = ["wisp", *sys.argv[1:]]
 from wisp.cli import main
 try:
@@ -28,16 +37,26 @@ try:
 except SystemExit:
     pass
 sys.stdout.flush()
-print("\\nMODULES " + json.dumps(sorted(sys.modules)))
+frozen = gc.get_freeze_count()
+print("\\nPROBED " + json.dumps({"modules": sorted(sys.modules), "built": built, "frozen": frozen}))
 """
 
 FACES = ("textual", "mcp", "wisp.tui", "wisp.mcp", "wisp.relay")
 WATCHING = ("watchdog", "asyncio", "pending._edge", "pending._watch", "pending._onewatch")
 # A listing reads and shows requests: it neither asks, nor notifies, nor watches.
 LISTING_NEVER = (*FACES, *WATCHING, "wisp._asking", "wisp._notify")
+# What a command that makes no random name needs none of: `secrets` loads hmac and OpenSSL
+# (~17 M instructions of every start, issue 23); the stores import it where they name a file.
+RANDOM_NAMES = ("secrets", "hmac")
+# What listing approvals needs none of: the grants store and the ID lookup (revoke, answers,
+# show), the facts store (a kept fact), the settings (a listing reads none). Each is loaded by
+# the command that uses it (issue 23: ~25 M instructions of `wisp approvals pending`).
+LISTING_DEFERS = ("wisp._grants", "wisp._lookup", "wisp._factstore", "wisp._config")
 
 
-def loaded(home: Path, *args: str) -> set[str]:
+def probed(home: Path, *args: str) -> dict[str, Any]:
+    """What `wisp ARGS` loaded (`modules`), which commands typer built for it (`built`), and
+    how many objects it froze (`frozen`)."""
     done = subprocess.run(
         [sys.executable, "-c", PROBE, *args],
         capture_output=True,
@@ -46,8 +65,13 @@ def loaded(home: Path, *args: str) -> set[str]:
         env={**_env(), "WISP_HOME": str(home)},
         check=False,
     )
-    marker = done.stdout.rindex("\nMODULES ")
-    return set(json.loads(done.stdout[marker + len("\nMODULES ") :]))
+    marker = done.stdout.rindex("\nPROBED ")
+    found: dict[str, Any] = json.loads(done.stdout[marker + len("\nPROBED ") :])
+    return found
+
+
+def loaded(home: Path, *args: str) -> set[str]:
+    return set(probed(home, *args)["modules"])
 
 
 def _env() -> dict[str, str]:
@@ -104,6 +128,55 @@ class TestWhatACommandLoads:
         """Options and arguments given values are parsed without pydantic (typer 0.29 builds a
         pydantic adapter for each: a third more CPU for every command; pyproject.toml)."""
         assert found(loaded(home, *args), ("pydantic", "pydantic_core")) == []
+
+    @pytest.mark.parametrize(
+        "args",
+        [
+            ("approvals", "pending"),
+            ("pending", "--json"),
+            ("--version",),
+            ("approvals", "approve", "0123456789abcdef"),
+        ],
+        ids=" ".join,
+    )
+    def test_no_random_names_before_they_are_needed(
+        self, home: Path, channel: Channel, server: ServerLock, args: tuple[str, ...]
+    ) -> None:
+        """A listing, the version and a refused answer load no `secrets` (nor hmac): only
+        writing a store's file or minting an ID needs a random name, and imports it there."""
+        channel.file(command(server))
+        assert found(loaded(home, *args), RANDOM_NAMES) == []
+
+    @pytest.mark.parametrize(
+        "args", [("approvals", "pending"), ("pending", "--json")], ids=" ".join
+    )
+    def test_a_listing_loads_no_stores_lookup_or_settings(
+        self, home: Path, channel: Channel, server: ServerLock, args: tuple[str, ...]
+    ) -> None:
+        """A listing of a waiting request loads no grants or facts store, no ID lookup and no
+        settings: the commands that answer, revoke or show load those themselves."""
+        channel.file(command(server))
+        assert found(loaded(home, *args), LISTING_DEFERS) == []
+
+    def test_the_version_loads_no_channel_settings_or_rich(self, home: Path) -> None:
+        """`wisp --version` loads typer and attrs and nothing of the channel, the settings,
+        the home or rich: one plain line needs none of them (it took ~70% more without)."""
+        modules = loaded(home, "--version")
+        assert found(modules, ("pending", "wisp._config", "wisp._home", "rich")) == []
+
+    def test_a_group_builds_only_the_command_run(self, home: Path) -> None:
+        """`wisp approvals pending` builds one of its group's commands (typer makes each
+        command's parameters from its signature: ~3 M instructions a command); `--help`
+        lists, and so builds, all of them."""
+        assert probed(home, "approvals", "pending")["built"] == ["pending"]
+        assert "revoke" in probed(home, "approvals", "--help")["built"]
+
+    def test_a_command_loaded_is_frozen(self, home: Path) -> None:
+        """What a command loads and builds lives as long as `wisp` does: frozen after it is
+        built (no collection walks it again, nor at exit), as main() freezes what came
+        before; `wisp --version`, which builds no command, froze only that."""
+        before = probed(home, "--version")["frozen"]
+        assert probed(home, "approvals", "pending")["frozen"] > before + 1_000
 
     def test_the_probe_sees_what_a_command_loads(self, home: Path) -> None:
         """The check can fail: `wisp pending watch` does load watchdog (stopped at once by its

@@ -43,13 +43,11 @@ from pending import (
     settlement_for,
 )
 from wisp._audit import AuditEvent, EntryPoint, audit, check_log, request_fields
-from wisp._config import ConfigError, load_config
-from wisp._factids import asked_from
-from wisp._factstore import KEPT_BY_PERSON, FactStore
 from wisp._store import StoreError
 
 if TYPE_CHECKING:
     from pending import Subscription, Transition
+    from wisp._factstore import FactStore
 
 T = TypeVar("T")
 
@@ -165,8 +163,18 @@ class Answerer:
         self.via = via
         self.entry_point = entry_point
         self.wait_s = _configured_wait(channel.home) if wait_s is None else wait_s
-        self.store = store or FactStore(channel.home, clock=channel.clock)
+        self._store = store
         self._liveness_recheck_s = liveness_recheck_s
+
+    @property
+    def store(self) -> FactStore:
+        """The facts store a kept fact goes to, made when an answer first needs it: a listing
+        never does, and loads no facts store (issue 23)."""
+        if self._store is None:
+            from wisp._factstore import FactStore
+
+            self._store = FactStore(self.home, clock=self.channel.clock)
+        return self._store
 
     # --- answering -----------------------------------------------------------------------
 
@@ -504,6 +512,8 @@ class Inbox:
 
 
 def _configured_wait(home: Path) -> float:
+    from wisp._config import ConfigError, load_config  # only when no wait was given
+
     try:
         return float(load_config(home)["answer.waitSeconds"])
     except ConfigError:
@@ -541,6 +551,9 @@ def apply_answered(
                 settlement, outcome=Outcome.FAILED, reason=changed, delivery=delivery
             )
     if settlement.outcome is Outcome.ANSWERED and answer.decision == Decision.KEEP:
+        from wisp._factids import asked_from
+        from wisp._factstore import KEPT_BY_PERSON
+
         fact, new = store.keep(binding, request=request.id, via=answer.via)
         result = channel.settle_with(request, settlement, by=by, result=fact.id)
         if new:
@@ -588,11 +601,15 @@ def _apply_all(
 ) -> tuple[list[str], list[str]]:
     """Apply answered facts whose applier died, in the process at hand (idempotent): the
     IDs applied, and what could not be, for the caller to say."""
-    store = FactStore(channel.home)
     applied: list[str] = []
     problems: list[str] = []
+    store: FactStore | None = None  # made for the first fact to apply: most listings have none
     for status in awaiting:
         if status.kind is Kind.FACT and status.state is State.ANSWERED:
+            if store is None:
+                from wisp._factstore import FactStore
+
+                store = FactStore(channel.home)
             try:
                 apply_answered(
                     channel,

@@ -7,7 +7,6 @@ new ID with that scope's letter. Everything that mints, reads or checks such an 
 
 from __future__ import annotations
 
-import secrets
 from enum import StrEnum
 
 PERMANENT_PREFIX = "p"
@@ -36,6 +35,8 @@ ASKABLE_SCOPES = (FactScope.THREAD, FactScope.SESSION)
 
 def new_fact_id(scope: FactScope) -> str:
     """A fresh random ID for a fact in *scope*: its letter, then 8 hex characters."""
+    import secrets  # here, not at import: it loads hmac and OpenSSL, ~20 M instructions
+
     return PREFIXES[scope] + secrets.token_hex(_RANDOM_BYTES)
 
 

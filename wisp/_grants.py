@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 from collections.abc import Mapping
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -150,6 +149,8 @@ def project_of(cwd: str) -> str:
 
 
 def new_grant_id() -> str:
+    import secrets  # here, not at import: it loads hmac and OpenSSL, ~20 M instructions
+
     return "g" + secrets.token_hex(4)
 
 

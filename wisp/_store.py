@@ -12,7 +12,6 @@ import errno
 import fcntl
 import json
 import os
-import secrets
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, suppress
 from pathlib import Path
@@ -86,6 +85,8 @@ def _sweep_leftovers(home_fd: int, name: str) -> None:
 def write_atomically(home_fd: int, name: str, data: bytes, *, shown: Path) -> None:
     """Replace document *name*: temp file, fsync, rename over it, fsync the directory.
     The caller holds the document's lock (:func:`locked_home`)."""
+    import secrets  # here, not at import: it loads hmac and OpenSSL, ~20 M instructions
+
     tmp = f"{name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
     try:
         _sweep_leftovers(home_fd, name)

@@ -10,7 +10,6 @@ module is plain data behind one lock, used by :class:`wisp.AgentSession`; it kno
 from __future__ import annotations
 
 import itertools
-import secrets
 import threading
 from datetime import datetime
 from typing import Any
@@ -73,6 +72,8 @@ class NoteFact:
 
 
 def new_thread_id() -> str:
+    import secrets  # here, not at import: it loads hmac and OpenSSL, ~20 M instructions
+
     return "t" + secrets.token_hex(4)
 
 

@@ -15,11 +15,10 @@ import attrs
 import typer
 from typer._click import Command, Context, HelpFormatter
 
-from pending import resource_shortage
 from wisp._version import __version__
-from wisp.cli._common import command_group, fail, out
+from wisp.cli._common import command_group, fail, no_collections, say
 from wisp.cli._exit import ExitCode
-from wisp.cli._help import WispGroup, WispTyper
+from wisp.cli._help import WispGroup, WispTyper, group_command
 
 app = command_group(
     "wisp's pending channel: what your agents are waiting on you for, answered from any terminal.",
@@ -37,7 +36,7 @@ app = command_group(
 
 def _version(value: bool) -> None:
     if value:
-        out.print(f"wisp {__version__}")
+        say(f"wisp {__version__}")  # plain text: no rich console for one line
         raise typer.Exit()
 
 
@@ -169,15 +168,27 @@ class _LazyRoot(WispGroup):
 
     def get_command(self, ctx: Context, cmd_name: str) -> Command | None:
         command = super().get_command(ctx, cmd_name)
-        if command is None and cmd_name in _COMMANDS:
+        if command is None:
+            # The command's modules and its click command live as long as the process: no
+            # collection while they load (it would find nothing to free), and, in `wisp`
+            # itself, frozen as main() froze what came before (~8 M instructions a command).
+            with no_collections():
+                command = self._build_command(cmd_name)
+            if command is not None and _freeze_what_loads:
+                gc.freeze()
+        return command
+
+    def _build_command(self, cmd_name: str) -> Command | None:
+        command = None
+        if cmd_name in _COMMANDS:
             command = _build(cmd_name, _COMMANDS[cmd_name])
             self.commands[cmd_name] = command
-        elif command is None and (summary := _kind_groups().get(cmd_name)) is not None:
+        elif (summary := _kind_groups().get(cmd_name)) is not None:
             from wisp.cli._kindgroup import kind_group
             from wisp.kinds import views
 
             (kind_view,) = (v for v in views() if v.group == cmd_name)
-            command = typer.main.get_command(kind_group(kind_view))
+            command = group_command(kind_group(kind_view))
             command.help = summary
             self.commands[cmd_name] = command
         return command
@@ -209,6 +220,10 @@ class _LazyRoot(WispGroup):
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             raise typer.Exit(int(ExitCode.OK)) from None
         except OSError as exc:
+            # Imported here: the channel's errors (and the kinds table under them) are loaded
+            # by the commands that use the channel, not by `wisp --version`.
+            from pending import resource_shortage
+
             shortage = resource_shortage(exc)
             if shortage is None:
                 raise
@@ -246,7 +261,7 @@ def _build(name: str, entry: _Entry) -> Command:
     module = importlib.import_module(entry.module)
     target = getattr(module, entry.attr)
     if isinstance(target, typer.Typer):
-        command = typer.main.get_command(target)
+        command = group_command(target)
     else:
         holder = WispTyper(add_completion=False, rich_markup_mode=None)
         function = target() if entry.factory else target
@@ -259,12 +274,19 @@ def _build(name: str, entry: _Entry) -> Command:
 
 app.info.cls = _LazyRoot
 
+# Set by main(), where the process is the command's: what is loaded is frozen (see main()). A
+# Python caller running `app` in its own process keeps its collector as it was.
+_freeze_what_loads = False
+
 
 def main() -> None:
+    global _freeze_what_loads
+
     # What is loaded by now lives as long as the process: frozen, no collection walks it
     # again. A listing of 10,000 requests makes ~150,000 objects and so triggers collections
     # that walked every module's objects each time (~25 ms of `wisp pending --json`).
     gc.freeze()
+    _freeze_what_loads = True
     # One name however it is started (`wisp`, `python -m wisp`): help reads `wisp …`, and
     # shell completion talks to `wisp` through $_WISP_COMPLETE.
     app(prog_name="wisp")

@@ -23,15 +23,7 @@ from pending import (
 )
 from wisp._answering import Answerer, AnswerFate, AnswerReport
 from wisp._home import open_channel as open_home_channel
-from wisp._lookup import (
-    LookupRefused,
-    answer_of_this_process,
-    answerable,
-    find_request,
-    option_answer,
-)
 from wisp._render import asked_text, refusal, report_json
-from wisp._store import StoreError
 from wisp._text import visible
 from wisp.cli._ask import ASKING_CLIENT
 from wisp.cli._common import (
@@ -59,6 +51,8 @@ def complete_ids(*kinds: Kind) -> Callable[[str], list[tuple[str, str]]]:
     short hint. Reads only; says nothing on failure (its output is the completion)."""
 
     def complete(incomplete: str) -> list[tuple[str, str]]:
+        from wisp._lookup import answerable
+
         try:
             with open_home_channel() as channel:
                 found = answerable(channel, kinds=kinds or None, prefix=incomplete)
@@ -102,6 +96,11 @@ def answer_from_terminal(
     """Answer through the application layer. Refusals exit 1 (nothing written); a store that
     cannot take a keep exits 2; Ctrl-C says whether the answer was written."""
     require_terminal(command)  # before anything, the store's probe included
+    # Imported here: the answering groups' listings and `show` build this module's
+    # arguments, but only an answer looks a request up (issue 23).
+    from wisp._lookup import LookupRefused, answer_of_this_process, find_request, option_answer
+    from wisp._store import StoreError
+
     config = config_or_fail()
     person = me()
     with open_channel() as channel:

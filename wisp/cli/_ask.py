@@ -14,7 +14,6 @@ import typer
 
 from pending import Kind, PendingError, Request
 from wisp._audit import EntryPoint
-from wisp._config import Config
 from wisp._deadlines import check_deadline, deadline_range
 from wisp._text import wrap
 from wisp.cli._common import err, fail, open_channel, tell, typed_as
@@ -22,6 +21,7 @@ from wisp.kinds import view
 
 if TYPE_CHECKING:
     from wisp._asking import Asker
+    from wisp._config import Config
 
 ASKING_CLIENT = "wisp-cli"  # the client the asking commands file requests as
 INDENT = "  "

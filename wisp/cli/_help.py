@@ -8,11 +8,13 @@ and help texts the commands give instead.
 
 from __future__ import annotations
 
+import functools
 import inspect
+from collections.abc import Callable, Iterator, MutableMapping
 from typing import Any
 
 import typer
-from typer._click import Context, HelpFormatter, Parameter, echo
+from typer._click import Command, Context, HelpFormatter, Parameter, echo
 from typer._click.exceptions import NoSuchOption
 from typer.core import TyperCommand, TyperGroup
 
@@ -137,6 +139,10 @@ class WispGroup(TyperGroup):
             with formatter.section("Commands"):
                 formatter.write_dl(rows)
 
+    def list_commands(self, ctx: Context) -> list[str]:
+        """The commands in the order they were written: their names, none built for it."""
+        return list(self.commands)
+
     def parse_args(self, ctx: Context, args: list[str]) -> list[str]:
         if not args and self.no_args_is_help and not ctx.resilient_parsing:
             # Named alone, a group shows what it does: that is an answer, not an error.
@@ -154,3 +160,60 @@ class WispTyper(typer.Typer):
     def command(self, *args: Any, **kwargs: Any) -> Any:
         kwargs.setdefault("cls", WispCommand)
         return super().command(*args, **kwargs)
+
+
+class _Built(MutableMapping[str, Command]):
+    """A group's commands by name, each built by typer the first time it is looked up."""
+
+    def __init__(self, makers: dict[str, Callable[[], Command]], built: dict[str, Command]):
+        self._makers = makers
+        self._built = built
+        self._names = dict.fromkeys([*makers, *built])  # the order they were written in
+
+    def __getitem__(self, name: str) -> Command:
+        if name not in self._built:
+            self._built[name] = self._makers.pop(name)()  # KeyError: no such command
+        return self._built[name]
+
+    def __setitem__(self, name: str, command: Command) -> None:
+        self._makers.pop(name, None)
+        self._built[name] = command
+        self._names[name] = None
+
+    def __delitem__(self, name: str) -> None:
+        self._makers.pop(name, None)
+        self._built.pop(name, None)
+        del self._names[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+
+def group_command(app: typer.Typer) -> Command:
+    """*app* as a click group, as ``typer.main.get_command`` makes it, but each command built
+    only when it is looked up: `wisp approvals pending` builds one command, not eight
+    (typer reads each command's signature and makes its parameters: ~3 M instructions each,
+    issue 23). Help and completion list every command, and so build them all."""
+    infos = app.registered_commands
+    if app._add_completion or not (app.registered_callback or app.info.callback or len(infos) > 1):
+        return typer.main.get_command(app)  # not a plain group: typer's own way
+    app.registered_commands = []
+    try:
+        group = typer.main.get_group(app)
+    finally:
+        app.registered_commands = infos
+    makers: dict[str, Callable[[], Command]] = {
+        info.name or typer.main.get_command_name(info.callback.__name__): functools.partial(
+            typer.main.get_command_from_info,
+            info,
+            pretty_exceptions_short=app.pretty_exceptions_short,
+            rich_markup_mode=app.rich_markup_mode,
+        )
+        for info in infos
+        if info.callback is not None
+    }
+    group.commands = _Built(makers, dict(group.commands))
+    return group

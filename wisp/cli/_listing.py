@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from typing import Annotated, Any
 
 import typer
@@ -13,7 +11,17 @@ from pending import Kind, State, Via
 from wisp._answering import Answerer
 from wisp._audit import EntryPoint
 from wisp._render import age, listed, state_text, status_json, who
-from wisp.cli._common import emit, open_channel, out, print_json, say, tell, typed_as, width
+from wisp.cli._common import (
+    emit,
+    no_collections,
+    open_channel,
+    out,
+    print_json,
+    say,
+    tell,
+    typed_as,
+    width,
+)
 from wisp.cli._layout import TABLE_PARAGRAPH_LINES, Cell, Column, Line, Role, layout
 from wisp.kinds import view
 
@@ -84,25 +92,6 @@ def more_line(left: int, oldest: str, command: str) -> str:
         f"filed {oldest} ago): `{command} --limit N` shows the newest N, `--limit 0` all, "
         "`--json` all of them for scripts."
     )
-
-
-@contextmanager
-def no_collections() -> Iterator[None]:
-    """No garbage collection while a listing is built and shown (then as it was).
-
-    A listing keeps every object it makes until it is printed, so a collection finds nothing
-    to free; but each one walks them all again, and with 10,000 requests (some 150,000
-    objects) the collections made the listing grow faster than the channel: ~12.6x the work
-    for 10x the requests, and ~40 ms at 10,000. (Mercurial's `util.nogc` does the same for
-    its large builds.) The command ends soon after; anything cyclic it leaves goes at exit.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def list_requests(

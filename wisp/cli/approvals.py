@@ -19,10 +19,7 @@ from pending import (
     format_time,
 )
 from wisp._audit import EntryPoint
-from wisp._grants import STORED_SCOPES, GrantsError, GrantStore
 from wisp._home import wisp_home
-from wisp._lookup import LookupRefused, typed_hex, unique
-from wisp._store import StoreError
 from wisp._text import one_line, visible
 from wisp.cli._answer import JsonFlag, answer_from_terminal, id_argument, render_command_or_question
 from wisp.cli._ask import (
@@ -146,6 +143,10 @@ def grants(
     as_json: Annotated[bool, typer.Option("--json", help="A JSON array on stdout.")] = False,
 ) -> None:
     """Standing approvals (project and always) your answers have made."""
+    # The grants store and the ID lookup are imported by the commands that use them: a
+    # listing of approvals pays for neither (issue 23).
+    from wisp._grants import GrantsError, GrantStore
+
     try:
         found = GrantStore(wisp_home()).list()
     except GrantsError as exc:
@@ -186,6 +187,9 @@ def revoke(
     ],
 ) -> None:
     """Remove a standing approval: that command will be asked about again."""
+    from wisp._grants import GrantsError, GrantStore
+    from wisp._lookup import LookupRefused, typed_hex, unique
+
     store = GrantStore(wisp_home())
     try:
         typed = typed_hex(grant_id, what="grant", exact=True)
@@ -291,6 +295,8 @@ def request_approval(
 
     # The asking side loads only when it asks.
     from wisp._asking import ApprovalGate, ApprovalOutcome
+    from wisp._grants import STORED_SCOPES
+    from wisp._store import StoreError
 
     with asking(EntryPoint.APPROVALS, config) as asker:
         try:
