@@ -117,6 +117,17 @@ def discard_line(shell: pexpect.spawn) -> None:  # type: ignore[type-arg]
     shell.expect_exact("$ ")
 
 
+class TestHelpOption:
+    @pytest.mark.parametrize("path", [["approvals", "pending"], ["pending"], []])
+    def test_named_in_one_order_whatever_the_hashing(self, home: Path, path: list[str]) -> None:
+        """The help option reads `-h, --help` in every run: click keeps its names in a set,
+        whose order follows the interpreter's string hashing (PYTHONHASHSEED), so the same
+        help said `--help, -h` in some runs."""
+        for seed in range(6):
+            shown = run_wisp(*path, "--help", env={"PYTHONHASHSEED": str(seed)}).stdout
+            assert "-h, --help" in shown and "--help, -h" not in shown, (seed, shown)
+
+
 class TestCompletion:
     @pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
     def test_scripts_are_produced(self, shell: str) -> None:

@@ -98,7 +98,19 @@ def _hint_dash(ctx: Context, exc: NoSuchOption) -> NoSuchOption:
     return exc
 
 
+def _help_names(command: Any, ctx: Context) -> list[str]:
+    """The help option's names in the order the settings give them (`-h, --help`), less any
+    a parameter of *command* takes, as click has it. click gathers them in a set, so their
+    order followed the interpreter's string hashing: the same help said `--help, -h` in one
+    run and `-h, --help` in the next."""
+    taken = {name for param in command.params for name in (*param.opts, *param.secondary_opts)}
+    return [name for name in ctx.help_option_names if name not in taken]
+
+
 class WispCommand(TyperCommand):
+    def get_help_option_names(self, ctx: Context) -> list[str]:
+        return _help_names(self, ctx)
+
     def collect_usage_pieces(self, ctx: Context) -> list[str]:
         return _usage_pieces(self, ctx)
 
@@ -116,6 +128,9 @@ class WispCommand(TyperCommand):
 
 
 class WispGroup(TyperGroup):
+    def get_help_option_names(self, ctx: Context) -> list[str]:
+        return _help_names(self, ctx)
+
     def collect_usage_pieces(self, ctx: Context) -> list[str]:
         return [*_usage_pieces(self, ctx), self.subcommand_metavar]
 
