@@ -50,6 +50,7 @@ from wisp.relay.protocol import (
     Withdrawn,
 )
 from wisp.tui._dialogs import Choice, Dialog, dialog_for
+from wisp.tui._driver import hang_up_safe
 from wisp.tui._link import Link, check_hosts, describe_exit, hello_line, host_argv, local_argv
 from wisp.tui._model import (
     LOCAL,
@@ -338,6 +339,11 @@ class WispTui(App[None]):
         self._clock: Timer | None = None  # the next display deadline (see _set_clock)
 
     # --- start and stop --------------------------------------------------------------
+
+    def get_driver_class(self) -> type[Any]:
+        """textual's driver for this platform, its output safe for a terminal that hangs up
+        (:mod:`wisp.tui._driver`: else the TUI could hang as it ends on SIGHUP)."""
+        return hang_up_safe(super().get_driver_class())
 
     def get_default_screen(self) -> Screen[Any]:
         return RequestsScreen()
