@@ -139,6 +139,17 @@ def fake_clock_channel(home: Path) -> tuple[Channel, FakeClock]:
     return Channel.open(home, clock=clock), clock
 
 
+def running(pid: int) -> bool:
+    """Whether *pid* runs. A zombie (ended, not yet reaped) does not; nor does a process that
+    ends while it is looked at: its /proc entry can go between the open and the read, which
+    then fails with ESRCH (seen with servers reaped the moment they exit)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:  # FileNotFoundError, or ProcessLookupError mid-read
+        return False
+    return stat.rpartition(") ")[2][:1] != "Z"  # the state follows the command's name
+
+
 def run_wisp(
     *args: str, env: dict[str, str] | None = None, **kw: Any
 ) -> subprocess.CompletedProcess[str]:

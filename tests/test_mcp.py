@@ -16,7 +16,7 @@ from typing import Any
 import anyio
 import mcp_types as types
 import pytest
-from helpers import audit_records, in_terminal, read_line, wait_until
+from helpers import audit_records, in_terminal, read_line, running, wait_until
 from mcp import MCPError
 from mcp_harness import (
     Wire,
@@ -732,7 +732,7 @@ class TestStopping:
             _, fact_request = await ask_to_keep(wire)
             pid = server_pid(home, command["id"])
             stop(pid, how)
-            wait_until(lambda: not _alive(pid), what="the server to exit")
+            wait_until(lambda: not running(pid), what="the server to exit")
         with Channel.open(home) as channel:
             ended = channel.status(command["id"])
             assert ended.state is State.SETTLED and ended.settled is not None
@@ -749,7 +749,7 @@ class TestStopping:
             _, fact_request = await ask_to_keep(wire)
             pid = server_pid(home, command["id"])
             stop(pid, signal.SIGKILL)
-            wait_until(lambda: not _alive(pid), what="the server to die")
+            wait_until(lambda: not running(pid), what="the server to die")
         with Channel.open(home) as channel:
             assert channel.status(command["id"]).state is State.STALE
             assert channel.status(fact_request).state is State.HANDED_OVER
@@ -763,7 +763,7 @@ class TestStopping:
         async with wisp_mcp(home, bin_dir) as wire:
             _, request_id = await ask_to_keep(wire)
             pid = server_pid(home, request_id)
-        wait_until(lambda: not _alive(pid), what="the server to exit")
+        wait_until(lambda: not running(pid), what="the server to exit")
         with Channel.open(home) as channel:
             assert channel.status(request_id).state is State.HANDED_OVER
         code, output = await terminal("facts", "keep", request_id)
@@ -771,19 +771,6 @@ class TestStopping:
         assert [k.request for k in FactStore(home).list()] == [request_id]
         handed = [r for r in audit_records(home) if r.get("outcome") == "handed-over"]
         assert [r["id"] for r in handed] == [request_id]
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # A zombie still answers kill(0): it has exited all the same.
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().split()[2] != "Z"
-    except FileNotFoundError:
-        return False
 
 
 # --- permission_prompt: Claude Code's permission prompt tool (`claude -p

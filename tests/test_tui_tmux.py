@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from helpers import Asker as AskerProcess
+from helpers import running
 
 TMUX = shutil.which("tmux")
 SCREEN_WAIT_S = 20.0
@@ -100,14 +101,6 @@ def _cmdline(pid: int) -> str:
         return "?"
 
 
-def alive(pid: int) -> bool:
-    """Whether *pid* runs (a zombie, which has ended, does not count)."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1][0] != "Z"
-    except (OSError, IndexError):
-        return False
-
-
 class TestRealTerminal:
     def test_closing_the_terminal_ends_every_relay(self, home: Path) -> None:
         """The terminal closes under a TUI with a `--host` (tmux's server killed: SIGHUP):
@@ -128,9 +121,9 @@ class TestRealTerminal:
         finally:
             term.close()
         deadline = time.monotonic() + SCREEN_WAIT_S
-        while any(alive(p) for p in (tui, *children)) and time.monotonic() < deadline:
+        while any(running(p) for p in (tui, *children)) and time.monotonic() < deadline:
             time.sleep(0.05)
-        left = {p: _cmdline(p) for p in (tui, *children) if alive(p)}
+        left = {p: _cmdline(p) for p in (tui, *children) if running(p)}
         for pid in left:
             os.kill(pid, signal.SIGKILL)
         assert not left, f"still running after the terminal closed: {left} (the TUI: {tui})"

@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from helpers import wait_until
+from helpers import running, wait_until
 from mcp_harness import BOUND_S, RawWire, recorder, server_env, server_pid, wisp_mcp_command
 
 from pending import Channel, Outcome, State
@@ -27,14 +27,6 @@ def filed(raw: RawWire, home: Path) -> tuple[str, int]:
     result = raw.call("request_approval", FILE)["result"]
     request_id = result["structuredContent"]["id"]
     return request_id, server_pid(home, request_id)
-
-
-def gone(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().split()[2] == "Z"
-    except FileNotFoundError:
-        return True
 
 
 class TestWarmServer:
@@ -69,7 +61,7 @@ class TestWarmServer:
         _, pid = filed(raw, home)
         raw.process.kill()
         raw.process.wait(timeout=BOUND_S)
-        wait_until(lambda: gone(pid), what="the server to die with its launcher")
+        wait_until(lambda: not running(pid), what="the server to die with its launcher")
 
     def test_exit_status_and_output_are_the_commands(self, home: Path, bin_dir: Path) -> None:
         """`wisp mcp --help` exits 0 with its usage on stdout; a word wisp does not know exits
