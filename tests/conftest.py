@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 from isolation import native_watching_refusal
 
 import pending
@@ -26,6 +27,14 @@ from pending import Channel, ServerLock
 # This lets these pytest processes write it; the `wisp` processes the tests start keep the
 # environment's setting (and find wisp's bytecode compiled, below).
 sys.dont_write_bytecode = False
+
+# Timing is not what a test checks: hypothesis's own clocks — each example's 200 ms deadline
+# and the "input generation is slow" health check — failed tests on a loaded machine that pass
+# on an idle one (seen: test_sweep's plans, too_slow, in a soak run with four workers). Every
+# property test runs without them; a test's own settings that name health checks name
+# too_slow as well.
+settings.register_profile("wisp", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("wisp")
 
 # How many processes `-n auto` (the README's command, through addopts) starts: twice the CPUs
 # this process may use. Much of the suite waits — on `wisp` subprocesses starting, on pipes

@@ -27,3 +27,14 @@ class TestQuickstart:
         """`.ci/run` runs the README's test command verbatim: no second recipe."""
         ci = (ROOT / ".ci" / "run").read_text()
         assert quickstart()[1] in ci.splitlines()
+
+
+class TestPropertyTests:
+    def test_no_clock_of_hypothesis_can_fail_a_test(self) -> None:
+        """Every property test runs without hypothesis's deadline and its too-slow health
+        check (the suite's profile, tests/conftest.py): a test fails for what it asserts, not
+        for how busy the machine was."""
+        from hypothesis import HealthCheck, settings
+
+        assert settings.default.deadline is None
+        assert HealthCheck.too_slow in settings.default.suppress_health_check
