@@ -6,6 +6,7 @@ from __future__ import annotations
 import compileall
 import os
 import shutil
+import signal
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -27,6 +28,14 @@ from pending import Channel, ServerLock
 # This lets these pytest processes write it; the `wisp` processes the tests start keep the
 # environment's setting (and find wisp's bytecode compiled, below).
 sys.dont_write_bytecode = False
+
+# A shell starts a background job (`pytest &`, the soak script's run beside another) with
+# SIGINT ignored, and an ignored signal stays ignored across fork and exec: every `wisp` a test
+# then pressed Ctrl-C on ignored it (seen: the 22 Ctrl-C and watch tests failed in both runs
+# of the soak's load mode). A handled signal is reset to the default at exec, so the pytest
+# processes handle it as Python does, and the commands they start can be interrupted.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # Timing is not what a test checks: hypothesis's own clocks — each example's 200 ms deadline
 # and the "input generation is slow" health check — failed tests on a loaded machine that pass

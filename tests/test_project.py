@@ -38,3 +38,16 @@ class TestPropertyTests:
 
         assert settings.default.deadline is None
         assert HealthCheck.too_slow in settings.default.suppress_health_check
+
+
+class TestLaunchedInTheBackground:
+    def test_the_commands_a_test_starts_can_be_interrupted(self) -> None:
+        """A process a test starts does not inherit an ignored SIGINT, however the suite was
+        launched: a shell's background job (`pytest &`, the soak's run beside another) starts
+        with SIGINT ignored, and without tests/conftest.py's reset every Ctrl-C test failed
+        there."""
+        import subprocess
+        import sys
+
+        code = "import signal, sys; sys.exit(signal.getsignal(signal.SIGINT) is signal.SIG_IGN)"
+        assert subprocess.run([sys.executable, "-c", code], timeout=60).returncode == 0
