@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 from typing import Any
 
 import pexpect
+from helpers import wisp_spawn
 
 from wisp._text import cell_width
 
@@ -23,8 +23,7 @@ def spawn(*args: str, cols: int, env: dict[str, str] | None = None, timeout: flo
     environ = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "NO_COLOR")}
     environ.update(env or {})
     return pexpect.spawn(
-        sys.executable,
-        ["-m", "wisp", *args],
+        *wisp_spawn(*args),
         encoding="utf-8",
         timeout=timeout,
         dimensions=(ROWS, cols),

@@ -13,6 +13,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import zygote
+
 from pending import (
     Channel,
     CommandBinding,
@@ -150,12 +152,33 @@ def running(pid: int) -> bool:
     return stat.rpartition(") ")[2][:1] != "Z"  # the state follows the command's name
 
 
+def wisp_command(*args: str) -> list[str]:
+    """The argv of `python -m wisp ARGS` (this interpreter's `wisp`, as installed), started
+    warm: forked by this worker's zygote, which has typer and attrs imported already, as its
+    own process with the caller's streams, terminal and environment; it runs cold, in place,
+    where a fork could not be that process (:mod:`zygote`). Start-up itself is tested cold."""
+    return zygote.command(*args)
+
+
+def wisp_spawn(*args: str) -> tuple[str, list[str]]:
+    """:func:`wisp_command` as ``pexpect.spawn`` takes it: the program, then its arguments."""
+    program, *rest = wisp_command(*args)
+    return program, rest
+
+
+def server_pid(home: Path, request_id: str) -> int:
+    """The pid of the process that filed a request, as its record says (a warm command's is
+    its own, not its launcher's)."""
+    with Channel.open(home) as channel:
+        return channel.status(request_id).request.server.pid
+
+
 def run_wisp(
     *args: str, env: dict[str, str] | None = None, **kw: Any
 ) -> subprocess.CompletedProcess[str]:
     """Run the `wisp` command in a real process (as installed, via this interpreter)."""
     return subprocess.run(
-        [sys.executable, "-m", "wisp", *args],
+        wisp_command(*args),
         capture_output=True,
         text=True,
         env={**os.environ, **(env or {})},
@@ -287,7 +310,7 @@ class AskingCommand:
 
     def __init__(self, *args: str, cwd: Path | None = None) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "wisp", *args],
+            wisp_command(*args),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -314,8 +337,7 @@ def in_terminal(*args: str, timeout: float = 60) -> tuple[int, str]:
     import pexpect
 
     child = pexpect.spawn(
-        sys.executable,
-        ["-m", "wisp", *args],
+        *wisp_spawn(*args),
         encoding="utf-8",
         timeout=timeout,
         dimensions=(40, 250),

@@ -221,14 +221,6 @@ def wisp_mcp_command(*, cold: bool = False) -> list[str]:
     return zygote.command("mcp")
 
 
-def server_pid(home: Path, request_id: str) -> int:
-    """The pid of the server that filed a request (as its record says)."""
-    from pending import Channel
-
-    with Channel.open(home) as channel:
-        return channel.status(request_id).request.server.pid
-
-
 def stop(pid: int, how: int = signal.SIGTERM) -> None:
     os.kill(pid, how)
 

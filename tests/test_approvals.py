@@ -11,7 +11,16 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import Asker, AskingCommand, audit_records, fact, in_terminal, run_wisp, wait_until
+from helpers import (
+    Asker,
+    AskingCommand,
+    audit_records,
+    fact,
+    in_terminal,
+    run_wisp,
+    server_pid,
+    wait_until,
+)
 
 from pending import Channel, Kind, Outcome, State
 from wisp._asking import ApprovalGate
@@ -32,8 +41,9 @@ class TestRoundTrip:
         events = [(r["event"], r["pid"]) for r in audit_records(home) if r.get("id") == asking.id]
         # In order within each process; across processes the asker may settle (and audit)
         # before the answering process has written its own line.
-        by_asker = [e for e, pid in events if pid == asking.process.pid]
-        by_answerer = [e for e, pid in events if pid != asking.process.pid]
+        asker = server_pid(home, asking.id)
+        by_asker = [e for e, pid in events if pid == asker]
+        by_answerer = [e for e, pid in events if pid != asker]
         assert by_asker == ["approval.pending", "notification", "approval.settled"]
         assert by_answerer == ["approval.answered"]
         answered = next(r for r in audit_records(home) if r["event"] == "approval.answered")

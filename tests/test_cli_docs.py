@@ -11,7 +11,7 @@ from pathlib import Path
 import pexpect
 import pytest
 from cliterm import spawn
-from helpers import ROOT, run_wisp
+from helpers import ROOT, run_wisp, wisp_command
 
 from wisp._extras import install_hint, requirements
 from wisp._manual import topics
@@ -108,7 +108,5 @@ class TestPackage:
     def test_messages_point_to_wisp_docs_not_files(self) -> None:
         """A message or help text an installed user reads names `wisp docs TOPIC`, never a
         docs/*.md file a wheel does not have at that path."""
-        done = subprocess.run(
-            [sys.executable, "-m", "wisp", "--help"], capture_output=True, text=True, timeout=60
-        )
+        done = subprocess.run(wisp_command("--help"), capture_output=True, text=True, timeout=60)
         assert "docs/" not in done.stdout and "wisp docs relay" in done.stdout

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from cliterm import WIDTHS, overflowing, run, unwrapped
-from helpers import in_terminal, run_wisp
+from helpers import in_terminal, run_wisp, wisp_command
 from isolation import native_watching_refusal, own_inotify_limit
 
 from pending import Channel
@@ -153,7 +153,7 @@ class TestReach:
     def run(self, home: Path, **env: str) -> dict[str, Any]:
         """`wisp doctor --json` with no terminal (its own session, as under `setsid`)."""
         done = subprocess.run(
-            [sys.executable, "-m", "wisp", "doctor", "--json"],
+            wisp_command("doctor", "--json"),
             capture_output=True,
             text=True,
             env={**os.environ, "TMUX": "", "DBUS_SESSION_BUS_ADDRESS": "", **env},

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pexpect
 import pytest
-from helpers import AskingCommand, audit_records, command, run_wisp
+from helpers import AskingCommand, audit_records, command, run_wisp, wisp_command
 
 from pending import Channel, Outcome, ServerLock, State
 
@@ -104,7 +104,7 @@ class TestClosedPipe:
         os.close(read_end)  # the reader is gone before the first line is written
         try:
             result = subprocess.run(
-                [sys.executable, "-m", "wisp", *args],
+                wisp_command(*args),
                 stdout=write_end,
                 stderr=subprocess.PIPE,
                 text=True,

@@ -8,14 +8,13 @@ import re
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
 import pexpect
 import pytest
 from cliterm import WIDTHS, run, spawn
-from helpers import ROOT, command
+from helpers import ROOT, command, wisp_command
 
 from pending import Channel, Kind
 
@@ -143,7 +142,7 @@ class TestReadmeShowsWhatIsPrinted:
         # A short directory, as the README's, so that its first line is not wrapped either.
         shop = Path(tempfile.mkdtemp(prefix="shop", dir="/tmp"))
         process = subprocess.Popen(
-            [sys.executable, "-m", "wisp", "approvals", "request", "--", "make", "deploy"],
+            wisp_command("approvals", "request", "--", "make", "deploy"),
             cwd=shop,
             stderr=subprocess.PIPE,
             stdout=subprocess.DEVNULL,

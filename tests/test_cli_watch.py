@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import command, fact, question, read_line, wait_until
+from helpers import command, fact, question, read_line, wait_until, wisp_command
 from isolation import own_inotify_limit
 
 from pending import Channel, Kind, Outcome
@@ -24,7 +24,7 @@ READY = "wisp: watching "
 class WatchProcess:
     def __init__(self, *args: str) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "wisp", "pending", "watch", *args],
+            wisp_command("pending", "watch", *args),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,

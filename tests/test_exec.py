@@ -6,10 +6,9 @@ from __future__ import annotations
 import json
 import shlex
 import subprocess
-import sys
 from pathlib import Path
 
-from helpers import AskingCommand, in_terminal
+from helpers import AskingCommand, in_terminal, wisp_command
 
 
 def wisp_exec(*args: str, cwd: Path) -> AskingCommand:
@@ -26,7 +25,7 @@ class TestExec:
         assert shlex.join(argv) in running.prompt
         listed = json.loads(
             subprocess.run(
-                [sys.executable, "-m", "wisp", "approvals", "pending", "--json"],
+                wisp_command("approvals", "pending", "--json"),
                 capture_output=True,
                 text=True,
                 timeout=60,

@@ -7,12 +7,19 @@ import getpass
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import FIXTURES, audit_records, in_terminal, run_wisp, wait_until
+from helpers import (
+    FIXTURES,
+    audit_records,
+    in_terminal,
+    run_wisp,
+    wait_until,
+    wisp_command,
+    wisp_spawn,
+)
 
 from pending import Channel, Kind
 from wisp._hook import CLAUDE_HOOK_TIMEOUT_S, DEFAULT_WAIT_S, MAX_ASKED_BYTES, SETTINGS_MATCHER
@@ -38,7 +45,7 @@ class Hook:
     def __init__(self, data: dict[str, Any] | bytes, *args: str) -> None:
         payload = data if isinstance(data, bytes) else json.dumps(data).encode()
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "wisp", "hook", "claude-code", *args],
+            wisp_command("hook", "claude-code", *args),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -302,9 +309,7 @@ class TestFailsClosed:
         """Run by hand in a terminal, it does not wait for typing: a deny, exit 2."""
         import pexpect
 
-        child = pexpect.spawn(
-            sys.executable, ["-m", "wisp", "hook", "claude-code"], encoding="utf-8", timeout=60
-        )
+        child = pexpect.spawn(*wisp_spawn("hook", "claude-code"), encoding="utf-8", timeout=60)
         child.expect(pexpect.EOF)
         child.close()
         assert child.exitstatus == 2

@@ -13,10 +13,9 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
-from helpers import read_line
+from helpers import read_line, wisp_command
 from hypothesis import HealthCheck, given, settings
 from strategies import Edit
 from test_fuzz_records import GOOD, cases, edited, encode
@@ -41,7 +40,7 @@ def _channel_with(home: Path, target: Path, edit: Edit) -> None:
 def _wisp(home: Path, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "WISP_HOME": str(home), "NO_COLOR": "1"}
     return subprocess.run(
-        [sys.executable, "-m", "wisp", *args],
+        wisp_command(*args),
         capture_output=True,
         text=True,
         env=env,
@@ -79,7 +78,7 @@ class TestHostileFilesFromTheCommandLine:
             _clean(asked, "wisp approvals request")
             assert asked.returncode == 124, asked.stderr  # nobody answered: its own time-out
             watch = subprocess.Popen(
-                [sys.executable, "-m", "wisp", "pending", "watch", "--json"],
+                wisp_command("pending", "watch", "--json"),
                 env={**os.environ, "WISP_HOME": str(home)},
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 from figures import note, scaled
-from helpers import FIXTURES, AskingCommand, command, in_terminal, read_line, run_wisp
+from helpers import FIXTURES, AskingCommand, command, in_terminal, read_line, run_wisp, wisp_command
 from hypothesis import HealthCheck, given, settings
 from strategies import ENTRY_KINDS, SLOT_SUFFIXES, HostileEntry, hostile_entries
 
@@ -228,10 +228,9 @@ class WatchOnce:
     def __init__(self, home: Path) -> None:
         import signal
         import subprocess
-        import sys
 
         process = subprocess.Popen(
-            [sys.executable, "-m", "wisp", "pending", "watch"],
+            wisp_command("pending", "watch"),
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             env={**os.environ, "WISP_HOME": str(home)},

@@ -5,12 +5,11 @@ from __future__ import annotations
 import json
 import os
 import re
-import sys
 from pathlib import Path
 
 import pexpect
 import pytest
-from helpers import command, run_wisp
+from helpers import command, run_wisp, wisp_spawn
 
 import pending._channel
 from pending import Channel, ServerLock, State
@@ -78,8 +77,7 @@ class TestScreenful:
         # over the terminal's size), so the child gets an environment without them.
         env = {k: v for k, v in os.environ.items() if k not in ("LINES", "COLUMNS")}
         child = pexpect.spawn(
-            sys.executable,
-            ["-m", "wisp", "pending", "--kind", "command"],
+            *wisp_spawn("pending", "--kind", "command"),
             env=env,
             encoding="utf-8",
             timeout=60,

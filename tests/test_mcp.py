@@ -16,14 +16,13 @@ from typing import Any
 import anyio
 import mcp_types as types
 import pytest
-from helpers import audit_records, in_terminal, read_line, running, wait_until
+from helpers import audit_records, in_terminal, read_line, running, server_pid, wait_until
 from mcp import MCPError
 from mcp_harness import (
     Wire,
     in_flight,
     recorder,
     server_env,
-    server_pid,
     stop,
     text_of,
     wisp_mcp,

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import audit_records, in_terminal, run_wisp
+from helpers import audit_records, in_terminal, run_wisp, wisp_spawn
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -407,8 +407,7 @@ class TestFiling:
         import pexpect
 
         child = pexpect.spawn(
-            sys.executable,
-            ["-m", "wisp", "questions", "ask", "--timeout", "0.5", "Which env?"],
+            *wisp_spawn("questions", "ask", "--timeout", "0.5", "Which env?"),
             env={**os.environ, "TERM_PROGRAM": "ghostty"},
             timeout=30,
         )

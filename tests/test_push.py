@@ -11,7 +11,6 @@ import os
 import socket
 import stat
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -21,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import audit_records, in_terminal, run_wisp, wait_until
+from helpers import audit_records, in_terminal, run_wisp, wait_until, wisp_command
 from test_cli_imports import found, loaded
 
 from pending.testing import FakeClock
@@ -254,7 +253,7 @@ class TestPushRoute:
         push is audited failed about 5 s after the filing."""
         set_push(f"ntfy://127.0.0.1:{silent_port}/{SECRET}")
         child = subprocess.Popen(
-            [sys.executable, "-m", "wisp", "facts", "request", "a", "b", "c"],
+            wisp_command("facts", "request", "a", "b", "c"),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             env=os.environ.copy(),

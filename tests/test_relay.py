@@ -12,7 +12,7 @@ from pathlib import Path
 import pexpect
 import pytest
 from helpers import Asker as AskerProcess
-from helpers import audit_records, command, fact, question, wait_until
+from helpers import audit_records, command, fact, question, wait_until, wisp_spawn
 from relayproc import RelayProcess, write_config
 
 from pending import Channel, ServerLock, State
@@ -44,7 +44,7 @@ def asker(channel: Channel) -> Iterator[Asker]:
 
 def at_terminal(*args: str) -> pexpect.spawn:
     """`wisp ARGS` with a pseudo-terminal for stdin and stdout, as a person runs it."""
-    return pexpect.spawn(sys.executable, ["-m", "wisp", *args], encoding="utf-8", timeout=30)
+    return pexpect.spawn(*wisp_spawn(*args), encoding="utf-8", timeout=30)
 
 
 def approvals(lines: list[dict[str, object]]) -> list[tuple[object, object]]:
@@ -425,8 +425,7 @@ class TestTerminal:
         never echoed back, ends at Ctrl-D, and leaves the terminal as it found it."""
         request = ApprovalGate(asker, timeout_s=60).file("make deploy", "/srv")
         child = pexpect.spawn(
-            sys.executable,
-            ["-m", "wisp", "relay"],
+            *wisp_spawn("relay"),
             env={**os.environ, "WISP_HOME": str(home)},
             timeout=30,
             echo=False,

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 from helpers import Asker as AskerProcess
-from helpers import command, fact, in_terminal, question
+from helpers import command, fact, in_terminal, question, wisp_command
 from relayproc import with_terminal, write_config
 from textual.widgets import DataTable
 
@@ -1085,7 +1085,7 @@ class TestHosts:
         rows of one label, answers going to the first: refused before anything runs."""
         argv = [arg for host in hosts for arg in ("--host", host)]
         done = subprocess.run(
-            [sys.executable, "-m", "wisp", "tui", *argv, "--relay-command", "false {host}"],
+            wisp_command("tui", *argv, "--relay-command", "false {host}"),
             capture_output=True,
             text=True,
             env={**os.environ, "WISP_HOME": str(home)},

@@ -1,16 +1,21 @@
-"""The warm path the MCP tests start servers by (:mod:`zygote`): a warm server is a process of
-its own whose status, signals and end are what a cold `python -m wisp mcp` would have."""
+"""The warm path the tests start `wisp` by (:mod:`zygote`): a warm command or MCP server is a
+process of its own whose streams, terminal, status, signals and end are what a cold
+`python -m wisp` would have; what a fork cannot be runs cold, in place."""
 
 from __future__ import annotations
 
 import os
+import resource
 import signal
 import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
-from helpers import running, wait_until
-from mcp_harness import BOUND_S, RawWire, recorder, server_env, server_pid, wisp_mcp_command
+import zygote
+from helpers import AskingCommand, read_line, running, server_pid, wait_until
+from mcp_harness import BOUND_S, RawWire, recorder, server_env, wisp_mcp_command
 
 from pending import Channel, Outcome, State
 
@@ -74,3 +79,125 @@ class TestWarmServer:
         command = wisp_mcp_command()[:-1]
         wrong = subprocess.run([*command, "nosuch"], capture_output=True, env=env, timeout=BOUND_S)
         assert wrong.returncode == 2 and b"No such command 'nosuch'" in wrong.stderr
+
+
+def proc_stat(pid: int) -> list[str]:
+    """/proc/PID/stat's fields after the command's name: state, ppid, pgrp, session, tty_nr,
+    tpgid (the terminal's foreground group), ..."""
+    return Path(f"/proc/{pid}/stat").read_text().rpartition(") ")[2].split()
+
+
+def asked_in_terminal(cold: bool = False, **spawn: Any) -> tuple[Any, str, int]:
+    """`wisp approvals request -- make deploy` on a pseudo-terminal (warm unless *cold*): the
+    pexpect child, the request's ID and the pid its record names, once its prompt is out."""
+    import pexpect
+
+    argv = [sys.executable, "-m", "wisp"] if cold else zygote.command()
+    child = pexpect.spawn(
+        argv[0],
+        [*argv[1:], "approvals", "request", "--", "make", "deploy"],
+        encoding="utf-8",
+        timeout=BOUND_S,
+        **spawn,
+    )
+    child.expect(r"wisp approvals approve ([0-9a-f]+)")
+    request_id = child.match.group(1)
+    return child, request_id, server_pid(Path(os.environ["WISP_HOME"]), request_id)
+
+
+class TestWarmCommand:
+    def test_a_command_is_a_process_of_its_own(self, home: Path) -> None:
+        """A warm `wisp approvals request` on pipes records its own pid, not the launcher's;
+        SIGINT to the launcher reaches it, and it withdraws and exits 1 as a cold one does."""
+        asking = AskingCommand("approvals", "request", "--", "make", "deploy")
+        pid = server_pid(home, asking.id)
+        assert pid != asking.process.pid and running(pid)
+        asking.process.send_signal(signal.SIGINT)
+        code, out, _ = asking.result()
+        assert code == 1 and out.startswith("withdrawn")
+        with Channel.open(home) as channel:
+            ended = channel.status(asking.id).settled
+            assert ended is not None and ended.outcome is Outcome.WITHDRAWN
+
+    @pytest.mark.parametrize("cold", [False, True], ids=["warm", "cold"])
+    def test_the_terminal_is_handed_over(self, home: Path, cold: bool) -> None:
+        """Spawned on a pty, a warm command leads a session of its own with the pty as its
+        controlling terminal, in its foreground, as a cold one does; Ctrl-C typed there
+        reaches it (the kernel's signal, not the launcher's), and both end alike."""
+        import pexpect
+
+        child, request_id, pid = asked_in_terminal(cold=cold)
+        try:
+            assert (pid == child.pid) is cold
+            _state, _ppid, pgrp, session, tty_nr, tpgid = proc_stat(pid)[:6]
+            assert (int(pgrp), int(session), int(tpgid)) == (pid, pid, pid)
+            terminal = os.readlink(f"/proc/{pid}/fd/0")  # the pty's slave side, /dev/pts/N
+            assert int(tty_nr) == os.stat(terminal).st_rdev
+            if not cold:  # the launcher let go of it
+                assert proc_stat(child.pid)[4] == "0"
+            child.sendintr()
+            child.expect(pexpect.EOF)
+        finally:
+            child.close()
+        assert child.exitstatus == 1, child.before
+        assert "withdrawn" in (child.before or "")
+        with Channel.open(home) as channel:
+            ended = channel.status(request_id).settled
+            assert ended is not None and ended.outcome is Outcome.WITHDRAWN
+
+    def test_a_hang_up_reaches_the_command(self, home: Path) -> None:
+        """The terminal closed under a warm command: the hang-up is the command's, which
+        withdraws its request, as a cold command's would (its terminal is its own)."""
+        child, request_id, pid = asked_in_terminal()
+        child.close(force=False)  # closes the pty's master side only: the kernel hangs up
+        wait_until(lambda: not running(pid), what="the command to end on the hang-up")
+        with Channel.open(home) as channel:
+            ended = channel.status(request_id).settled
+            assert ended is not None and ended.outcome is Outcome.WITHDRAWN
+
+    @pytest.mark.parametrize(
+        "differs",
+        ["hash seed", "file limit", "ignored SIGINT", "background of a terminal"],
+    )
+    def test_what_a_fork_cannot_be_runs_cold_in_place(self, home: Path, differs: str) -> None:
+        """A launcher that differs from the zygote in what a fork cannot take on — the
+        interpreter's start-up environment, a resource limit, a signal ignored from the start,
+        a terminal whose session it does not lead — becomes `python -m wisp` itself: the
+        request names the launcher's own pid."""
+        env = dict(os.environ)
+        before: Any = None
+        argv = zygote.command("approvals", "request", "--", "make", "deploy")
+        if differs == "hash seed":
+            env["PYTHONHASHSEED"] = "7"
+        elif differs == "file limit":
+            soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+            low = min(soft, 200)
+            if low == soft:
+                low -= 1
+
+            def before() -> None:
+                resource.setrlimit(resource.RLIMIT_NOFILE, (low, hard))
+        elif differs == "ignored SIGINT":
+
+            def before() -> None:
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
+        else:
+            argv = [sys.executable, str(Path(__file__).parent / "ctty.py"), "--", *argv]
+        asking = subprocess.Popen(
+            argv, env=env, preexec_fn=before, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        try:
+            assert asking.stderr is not None
+            said = read_line(asking.stderr)
+            while "wisp approvals approve" not in said:
+                said = read_line(asking.stderr)
+            request_id = said.split("wisp approvals approve ")[1].split()[0]
+            pid = server_pid(home, request_id)
+            if differs == "background of a terminal":  # ctty.py's command is its child
+                assert proc_stat(pid)[1] != str(asking.pid)
+                assert proc_stat(int(proc_stat(pid)[1]))[1] == str(asking.pid)
+            else:
+                assert pid == asking.pid
+        finally:
+            asking.kill()
+            asking.wait(timeout=BOUND_S)

@@ -1,34 +1,50 @@
-"""A warm fork server for the tests' `wisp mcp` processes, and the launcher that asks it for one.
+"""A warm fork server for the tests' `wisp` processes, and the launcher that asks it for one.
 
-Why: a `wisp mcp` process spends ~1.3 s of CPU before it reads its first line, nearly all of it
-importing the MCP SDK (`mcp`, whose `__init__` pulls in client, server and HTTP transports, and
-`mcp_types`' pydantic models for two protocol versions); wisp's own modules are a small part.
-The MCP tests start a server per test, so that import was most of their CPU. The SDK cannot be
-changed, so the tests import it once per pytest worker, in a parent (the zygote) that forks a
-server per test.
+Why: a `wisp` command spends most of its CPU before its own work: the interpreter's start-up,
+then typer and attrs (~125 of a listing's ~205 ms of CPU, measured with a forked child against
+a cold `python -m wisp approvals pending`); a `wisp mcp` process ~1.3 s, nearly all of it the
+MCP SDK (`mcp`, whose `__init__` pulls in client, server and HTTP transports, and `mcp_types`'
+pydantic models for two protocol versions). The suite starts some 700 `wisp` processes, so that
+start-up was most of its CPU. The libraries cannot be changed, so the tests import them once
+per pytest worker, in a parent (the zygote) that forks a process per command.
 
 Two modes of this one file:
 
 - ``python zygote.py --serve SOCKET`` (the zygote, one per worker, started by :func:`command`):
-  imports only the third-party modules the server needs (:data:`PRELOAD`) — never a `wisp` or
+  imports only the third-party modules wisp needs (:data:`PRELOAD`) — never a `wisp` or
   `pending` module, which may read the environment or the terminal as they import; they are
   imported fresh in each child — starts no thread, and listens on a Unix socket. It ends when
-  its stdin (a pipe from the worker) closes, killing any server still running.
+  its stdin (a pipe from the worker) closes, killing any child still running.
 - ``python -I -S zygote.py SOCKET ARGS...`` (the launcher: what a test starts in place of
-  ``python -m wisp ARGS``; ~30 ms, it imports only os, signal, socket, marshal): hands its
-  stdin, stdout and stderr (SCM_RIGHTS), argv, environment, cwd, umask and session to the
-  zygote, which forks a child that takes them on as its own and runs wisp's CLI exactly as
-  ``python -m wisp ARGS`` does (:func:`runpy.run_module` with ``alter_sys``). The launcher
+  ``python -m wisp ARGS``; ~30 ms, it imports only os, signal, socket, marshal, resource):
+  hands its stdin, stdout and stderr (SCM_RIGHTS), argv, environment, cwd, umask, session and
+  controlling terminal to the zygote, which forks a child that takes them on as its own and
+  runs wisp's CLI exactly as ``python -m wisp ARGS`` does (:func:`runpy.run_module` with
+  ``alter_sys``, standard streams made anew as the interpreter makes them). The launcher
   forwards SIGTERM, SIGINT and SIGHUP to the child and exits with the child's status (a death
   by a signal re-raised on itself, so ``returncode`` is ``-SIG`` as before); if the launcher
   dies, the zygote SIGKILLs its child.
 
-What stays the same as a cold start: a real, separate process per server, with its own stdio
-pipes, environment, cwd, umask and session (a new session when the launcher leads one, as the
-SDK's client starts it), Python's start-up signal dispositions, and wisp imported fresh; the
-pid a server records (which tests signal) is the child's own. What is shared: the SDK's
-modules as imported once, with the zygote's environment (none reads wisp's variables), and
-the interpreter's start-up settings (its flags and hash seed). ``random`` is reseeded in a
+When a fork cannot be the process the test asked for, the launcher becomes that process
+itself: it execs ``python -m wisp ARGS`` cold, in place (same pid). That is so when the
+launcher differs from the zygote in anything a fork cannot take on (:func:`differences`):
+user, groups or namespaces (a test in a user namespace), resource limits (a test that lowers
+them), signals ignored from the start, the environment the interpreter reads as it starts
+(``PYTHON*``, the locale's) or that a preloaded module read as it imported
+(:data:`IMPORT_ENV`); or when it runs on a terminal it cannot hand over (it has one but does not
+lead its session, or is not in the terminal's foreground: a shell's job, a relay's background
+group). A launcher that leads its session in the foreground of its terminal (``pexpect``'s
+spawn, a terminal's first process) hands the terminal over: it lets go of it (``TIOCNOTTY``,
+its own SIGHUP from that ignored) before the child, in a new session, takes it
+(``TIOCSCTTY``), so Ctrl-C typed there, a hang-up, the window size and ``/dev/tty`` are the
+child's as they would be a cold command's.
+
+What stays the same as a cold start: a real, separate process per command, with its own stdio,
+environment, cwd, umask, session and terminal, Python's start-up signal dispositions, and wisp
+imported fresh; the pid a command records (which tests signal) is the child's own. What is
+shared: the libraries' modules as imported once, with the zygote's environment (the variables
+they read as they import are compared, above), and the interpreter's start-up settings (its
+flags and hash seed: a launcher asking for another seed runs cold). ``random`` is reseeded in a
 forked child by CPython; wisp's IDs come from ``os.urandom``.
 """
 
@@ -47,10 +63,13 @@ NOT_SERVED = 125  # the launcher's exit status when no zygote answers (none of w
 START_BOUND_S = 120.0  # the zygote's time to import the SDK (~1.5 s idle; a loaded machine)
 STOP_BOUND_S = 20.0  # the zygote's time to end once told to
 
-# What `wisp mcp` imports from the SDK (wisp.mcp's own imports of it), and nothing of wisp's.
+# What `wisp` imports of third-party code, and nothing of wisp's: the CLI's (typer, attrs,
+# cattrs) and `wisp mcp`'s (the SDK, wisp.mcp's own imports of it).
 PRELOAD = (
     "anyio",
     "anyio.to_thread",
+    "attrs",
+    "cattrs",
     "mcp",
     "mcp.server.context",
     "mcp.server.mcpserver",
@@ -63,15 +82,127 @@ PRELOAD = (
     "mcp_types",
     "pydantic",
     "pydantic_core",
+    "typer",
+    "typer.main",
 )
+# The environment the modules of PRELOAD read as they import (typer.core: whether to use rich):
+# a launcher whose value differs runs cold. (Read by grepping them for module-level getenv.)
+IMPORT_ENV = ("TYPER_USE_RICH",)
+# The environment the interpreter itself reads as it starts (flags, hash seed, paths, the
+# standard streams' encoding): a launcher whose value differs runs cold.
+START_ENV_PREFIXES = ("PYTHON", "LC_")
+START_ENV = ("LANG",)
+NAMESPACES = ("user", "mnt", "pid", "net", "uts", "ipc", "cgroup")
+# Ignored by the interpreter itself at start-up, whatever it inherited (SIGPIPE, SIGXFSZ).
+IGNORED_BY_PYTHON = frozenset({signal.SIGPIPE, signal.SIGXFSZ})
+
+
+# --- what a fork must match ----------------------------------------------------------------
+
+
+def traits() -> dict[str, object]:
+    """What this process has that a process forked from the zygote cannot take on: its user,
+    groups, capabilities and namespaces, its cgroup, resource limits, scheduling, the signals
+    it inherited ignored, and the environment the interpreter and PRELOAD read as they start.
+    The launcher sends its own; the zygote compares them with its (:func:`differences`)."""
+    import resource
+
+    status = {}
+    with open("/proc/self/status") as lines:
+        for line in lines:
+            name, _, value = line.partition(":")
+            if name in ("Uid", "Gid", "Groups", "NoNewPrivs", "Seccomp") or name[:3] == "Cap":
+                status[name] = value.strip()
+    namespaces = {}
+    for name in NAMESPACES:
+        with suppress(OSError):
+            namespaces[name] = os.readlink(f"/proc/self/ns/{name}")
+    with open("/proc/self/cgroup") as cgroup:
+        group = cgroup.read()
+    limits = {
+        name: resource.getrlimit(getattr(resource, name))
+        for name in dir(resource)
+        if name.startswith("RLIMIT_")
+    }
+    ignored = sorted(
+        int(number)
+        for number in signal.valid_signals()
+        if number not in IGNORED_BY_PYTHON and signal.getsignal(number) is signal.SIG_IGN
+    )
+    environment = {
+        name: value
+        for name, value in os.environ.items()
+        if name.startswith(START_ENV_PREFIXES) or name in START_ENV or name in IMPORT_ENV
+    }
+    return {
+        "status": status,
+        "namespaces": namespaces,
+        "cgroup": group,
+        "limits": limits,
+        "priority": os.getpriority(os.PRIO_PROCESS, 0),
+        "affinity": sorted(os.sched_getaffinity(0)),
+        "ignored": ignored,
+        "environment": environment,
+    }
+
+
+def differences(mine: dict[str, object], theirs: object) -> str:
+    """Why a fork of the zygote (*mine*) cannot be the launcher's process (*theirs*), or ""."""
+    if not isinstance(theirs, dict):
+        return "the launcher sent no traits"
+    for name, value in mine.items():
+        if theirs.get(name) != value:
+            return f"its {name} differ from the zygote's"
+    return ""
 
 
 # --- the launcher -------------------------------------------------------------------------
 
 
+def terminal() -> tuple[int | None, str]:
+    """The launcher's controlling terminal (an fd on it, or None) and, if a child cannot take
+    it over, why: only a session's leader in its terminal's foreground can let go of it."""
+    try:
+        fd = os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY)
+    except OSError:  # ENXIO: no controlling terminal
+        return None, ""
+    if os.getsid(0) != os.getpid():
+        return fd, "it runs on a terminal whose session it does not lead"
+    try:
+        foreground = os.tcgetpgrp(fd)
+    except OSError:
+        foreground = -1
+    if foreground != os.getpgrp():
+        return fd, "it is not in its terminal's foreground"
+    return fd, ""
+
+
+def let_go(tty: int) -> None:
+    """Give up the controlling terminal *tty* (this process leads its session), so the child
+    can take it. The kernel sends the terminal's foreground group — this process — SIGHUP and
+    SIGCONT: ignored, and not left pending (a blocked signal is kept even when ignored)."""
+    import fcntl
+    import termios
+
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGHUP])
+    fcntl.ioctl(tty, termios.TIOCNOTTY)
+    signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGHUP])
+    os.close(tty)
+
+
+def cold(args: list[str]) -> None:
+    """Become ``python -m wisp ARGS`` itself, in place (same pid); never returns."""
+    signal.pthread_sigmask(signal.SIG_SETMASK, [])
+    os.execv(sys.executable, [sys.executable, "-m", "wisp", *args])
+
+
 def launch(path: str, args: list[str]) -> None:
     """Be ``python -m wisp ARGS`` through the zygote at *path*; never returns."""
     signal.pthread_sigmask(signal.SIG_BLOCK, FORWARDED)  # held until the child's pid is known
+    tty, unmovable = terminal()
+    if unmovable:
+        cold(args)
     umask = os.umask(0)
     os.umask(umask)
     request = {
@@ -81,16 +212,26 @@ def launch(path: str, args: list[str]) -> None:
         "umask": umask,
         "setsid": os.getsid(0) == os.getpid(),
         "pgid": os.getpgrp(),
+        "terminal": tty is not None,
+        "traits": traits(),
     }
     link = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     try:
         link.connect(path)
-        socket.send_fds(link, [marshal.dumps(request)], [0, 1, 2])
+        fds = [0, 1, 2] if tty is None else [0, 1, 2, tty]
+        socket.send_fds(link, [marshal.dumps(request)], fds)
+        verdict = marshal.loads(link.recv(MESSAGE_MAX))
+        if verdict != "fork":
+            link.close()
+            cold(args)
+        if tty is not None:
+            let_go(tty)
+        link.send(marshal.dumps("go"))
         pid = marshal.loads(link.recv(MESSAGE_MAX))
     except (OSError, EOFError, ValueError) as exc:
-        os.write(2, f"zygote launcher: no server from {path}: {exc}\n".encode())
+        os.write(2, f"zygote launcher: no process from {path}: {exc}\n".encode())
         os._exit(NOT_SERVED)
-    # The child has the pipes now: hold none of them open behind its back.
+    # The child has the streams now: hold none of them open behind its back.
     null = os.open(os.devnull, os.O_RDWR)
     os.dup2(null, 0)
     os.dup2(null, 1)
@@ -106,7 +247,7 @@ def launch(path: str, args: list[str]) -> None:
     try:
         status = marshal.loads(link.recv(MESSAGE_MAX))
     except (OSError, EOFError, ValueError) as exc:
-        os.write(2, f"zygote launcher: the zygote went before server {pid} ended: {exc}\n".encode())
+        os.write(2, f"zygote launcher: the zygote went before {pid} ended: {exc}\n".encode())
         os._exit(NOT_SERVED)
     code = os.waitstatus_to_exitcode(status)
     if code < 0:
@@ -122,12 +263,13 @@ def launch(path: str, args: list[str]) -> None:
 
 
 def serve(path: str) -> None:
-    """Preload the SDK, listen at *path*, fork a server per launcher; until stdin closes."""
+    """Preload PRELOAD, listen at *path*, fork a process per launcher; until stdin closes."""
     import importlib
     import selectors
     import threading
 
     dispositions = {n: signal.getsignal(n) for n in signal.valid_signals()}
+    mine = traits()
     for name in PRELOAD:
         importlib.import_module(name)
     leaked = sorted(m for m in sys.modules if m.partition(".")[0] in ("wisp", "pending"))
@@ -140,6 +282,7 @@ def serve(path: str) -> None:
     chooser = selectors.DefaultSelector()
     chooser.register(listener, selectors.EVENT_READ, "accept")
     chooser.register(0, selectors.EVENT_READ, "lifeline")
+    asked: dict[socket.socket, tuple[dict[str, object], list[int]]] = {}  # told "fork"
     children: dict[int, tuple[int, socket.socket]] = {}  # pidfd -> (pid, launcher link)
     orphaned: set[socket.socket] = set()  # links whose launcher went before its child
     sys.stdout.write("ready\n")
@@ -147,6 +290,7 @@ def serve(path: str) -> None:
     while True:
         for key, _ in chooser.select():
             what = key.data
+            link = key.fileobj  # type: ignore[assignment]
             if what == "lifeline":
                 if not os.read(0, 4096):
                     for pid, _link in children.values():
@@ -156,14 +300,33 @@ def serve(path: str) -> None:
             elif what == "accept":
                 link, _ = listener.accept()
                 chooser.register(link, selectors.EVENT_READ, "request")
-            elif what == "request":
-                link = key.fileobj  # type: ignore[assignment]
+            elif what == "request":  # the launcher's request: fork, or tell it to run cold
                 chooser.unregister(link)
                 try:
-                    data, fds, _flags, _addr = socket.recv_fds(link, MESSAGE_MAX, 3)
-                except OSError:
-                    data, fds = b"", []
-                if not data or len(fds) != 3:
+                    data, fds, _flags, _addr = socket.recv_fds(link, MESSAGE_MAX, 4)
+                    request = marshal.loads(data)
+                except (OSError, EOFError, ValueError):
+                    request, fds = None, []
+                wanted = 4 if isinstance(request, dict) and request.get("terminal") else 3
+                why = "" if request is not None and len(fds) == wanted else "a bad request"
+                why = why or differences(mine, request.get("traits"))  # type: ignore[union-attr]
+                with suppress(OSError):
+                    link.send(marshal.dumps(why or "fork"))
+                if why:
+                    for fd in fds:
+                        os.close(fd)
+                    link.close()
+                    continue
+                asked[link] = (request, fds)  # type: ignore[assignment]
+                chooser.register(link, selectors.EVENT_READ, "go")
+            elif what == "go":  # the launcher has let go of its terminal, if it had one
+                chooser.unregister(link)
+                request, fds = asked.pop(link)
+                try:
+                    go = marshal.loads(link.recv(MESSAGE_MAX)) == "go"
+                except (OSError, EOFError, ValueError):
+                    go = False
+                if not go:
                     for fd in fds:
                         os.close(fd)
                     link.close()
@@ -172,7 +335,7 @@ def serve(path: str) -> None:
                 sys.stderr.flush()
                 pid = os.fork()
                 if pid == 0:
-                    child(marshal.loads(data), fds, dispositions)  # never returns
+                    child(request, fds, dispositions)  # never returns
                 for fd in fds:
                     os.close(fd)
                 pidfd = os.pidfd_open(pid)
@@ -201,17 +364,23 @@ def serve(path: str) -> None:
 
 
 def child(request: dict[str, object], fds: list[int], dispositions: dict[int, object]) -> None:
-    """In the forked child: take on the launcher's stdio, environment, cwd and session, then
-    be ``python -m wisp ARGS``; exits with its status, never returns."""
+    """In the forked child: take on the launcher's stdio, terminal, environment, cwd and
+    session, then be ``python -m wisp ARGS``; exits with its status, never returns."""
     try:
         if request["setsid"]:
             os.setsid()
+            if request["terminal"]:  # the launcher let go of it: the new session's now
+                import fcntl
+                import termios
+
+                fcntl.ioctl(fds[3], termios.TIOCSCTTY, 0)
         else:
             with suppress(OSError):  # another session's group: stay in the zygote's
                 os.setpgid(0, request["pgid"])  # type: ignore[arg-type]
-        for target, fd in enumerate(fds):
+        for target, fd in enumerate(fds[:3]):
             os.dup2(fd, target)
         os.closerange(3, os.sysconf("SC_OPEN_MAX"))
+        standard_streams()
         for number, handler in dispositions.items():
             if handler is not None and signal.getsignal(number) != handler:
                 signal.signal(number, handler)  # type: ignore[arg-type]
@@ -229,6 +398,40 @@ def child(request: dict[str, object], fds: list[int], dispositions: dict[int, ob
         traceback.print_exc()
         os._exit(NOT_SERVED)
     os._exit(run_as_main("wisp"))
+
+
+def standard_streams() -> None:
+    """sys.stdin, stdout and stderr made anew on fds 0, 1 and 2 as the interpreter makes them as it
+    starts (CPython's ``create_stdio``): the zygote's were made for its own pipes, and whether
+    a stream is line-buffered depends on whether it is a terminal. Encoding, errors and
+    buffering are the zygote's, which the launcher's environment matched."""
+    import io
+
+    unbuffered = sys.__stdout__.write_through  # type: ignore[union-attr]
+    made = []
+    for fd, name, old in (
+        (0, "<stdin>", sys.__stdin__),
+        (1, "<stdout>", sys.__stdout__),
+        (2, "<stderr>", sys.__stderr__),
+    ):
+        writing = fd > 0
+        buffering = 0 if unbuffered and writing else -1
+        stream = open(fd, "wb" if writing else "rb", buffering, closefd=False)  # noqa: SIM115
+        raw = stream.raw if buffering else stream  # type: ignore[union-attr]
+        raw.name = name
+        text = io.TextIOWrapper(
+            stream,  # type: ignore[arg-type]
+            encoding=old.encoding,  # type: ignore[union-attr]
+            errors=old.errors,  # type: ignore[union-attr]
+            newline="\n",
+            line_buffering=not unbuffered and (raw.isatty() or fd == 2),
+            write_through=unbuffered,
+        )
+        text.mode = "w" if writing else "r"  # type: ignore[misc]
+        made.append(text)
+    sys.stdin = sys.__stdin__ = made[0]  # type: ignore[misc]
+    sys.stdout = sys.__stdout__ = made[1]  # type: ignore[misc]
+    sys.stderr = sys.__stderr__ = made[2]  # type: ignore[misc]
 
 
 def run_as_main(module: str) -> int:
@@ -287,6 +490,7 @@ class Zygote:
         self.path = os.path.join(self.directory, "socket")
         self.process = subprocess.Popen(
             [sys.executable, os.path.abspath(__file__), "--serve", self.path],
+            env=ENVIRONMENT,  # the worker's as it started, not a test's patched one
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
         )
@@ -314,6 +518,7 @@ class Zygote:
 
 
 _ZYGOTE: list[Zygote] = []
+ENVIRONMENT = dict(os.environ)  # imported as the tests are collected, before any patches them
 
 
 def command(*args: str) -> list[str]:
