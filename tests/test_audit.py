@@ -23,7 +23,7 @@ def writer(home: str, index: int, count: int) -> None:
 class TestAudit:
     def test_concurrent_writers_never_interleave(self, home: Path) -> None:
         """8 processes each write 200 long records: every line parses, none is lost."""
-        ctx = multiprocessing.get_context("spawn")
+        ctx = multiprocessing.get_context("forkserver")  # forked from a clean server, not started
         procs = [ctx.Process(target=writer, args=(str(home), i, 200)) for i in range(8)]
         for p in procs:
             p.start()

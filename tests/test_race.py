@@ -18,7 +18,7 @@ class TestFirstAnswerWins:
     def test_sixteen_processes_two_hundred_times(self, home: Path) -> None:
         """16 processes answer each of 200 requests at once: exactly one wins each time,
         every loser is told the winner's decision, and no reader ever sees a partial file."""
-        ctx = multiprocessing.get_context("spawn")
+        ctx = multiprocessing.get_context("forkserver")  # forked from a clean server, not started
         with Channel.open(home) as channel, channel.server() as lock:
             requests = [command(lock, text=f"deploy {n}") for n in range(ROUNDS)]
             for req in requests:

@@ -20,7 +20,7 @@ class TestBurst:
     def test_five_thousand_filed_and_answered(self, home: Path) -> None:
         """4 processes file and answer 5,000 requests while one subscriber counts: every
         request is `filed` then `answered`, each exactly once, nothing missed."""
-        ctx = multiprocessing.get_context("spawn")
+        ctx = multiprocessing.get_context("forkserver")  # forked from a clean server, not started
         with Channel.open(home) as channel, Watcher(channel, backend=Backend.NATIVE) as watcher:
             subscription, _ = watcher.subscribe(backlog=2 * PROCESSES * PER_PROCESS)
             start = ctx.Barrier(PROCESSES + 1)
