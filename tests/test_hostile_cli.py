@@ -37,16 +37,22 @@ def _channel_with(home: Path, target: Path, edit: Edit) -> None:
     (pending / target.name).write_bytes(encode(edited(tree, edit)))
 
 
-def _wisp(home: Path, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+def _wisp(home: Path, *args: str) -> subprocess.Popen[str]:
+    """`wisp ARGS` started on *home*, its output captured (read by :func:`_ended`)."""
     env = {**os.environ, "WISP_HOME": str(home), "NO_COLOR": "1"}
-    return subprocess.run(
+    return subprocess.Popen(
         wisp_command(*args),
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
         env=env,
-        timeout=timeout,
         stdin=subprocess.DEVNULL,
     )
+
+
+def _ended(process: subprocess.Popen[str], timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    out, err = process.communicate(timeout=timeout)
+    return subprocess.CompletedProcess(process.args, process.returncode, out, err)
 
 
 def _clean(result: subprocess.CompletedProcess[str], what: str) -> None:
@@ -71,12 +77,14 @@ class TestHostileFilesFromTheCommandLine:
         with tempfile.TemporaryDirectory() as tmp:
             home = Path(tmp) / "home"
             _channel_with(home, target, edit)
-            _clean(_wisp(home, "pending", "--json"), "wisp pending --json")
-            _clean(_wisp(home, "pending", "--all"), "wisp pending --all")
-            _clean(_wisp(home, "doctor", "--json"), "wisp doctor --json")
-            asked = _wisp(home, "approvals", "request", "--timeout", "0.5", "--json", "--", "true")
-            _clean(asked, "wisp approvals request")
-            assert asked.returncode == 124, asked.stderr  # nobody answered: its own time-out
+            # All at once (each is its own process on the same junk): one example's wall
+            # time is its slowest command's, not the sum.
+            started = [
+                _wisp(home, "pending", "--json"),
+                _wisp(home, "pending", "--all"),
+                _wisp(home, "doctor", "--json"),
+                _wisp(home, "approvals", "request", "--timeout", "0.5", "--json", "--", "true"),
+            ]
             watch = subprocess.Popen(
                 wisp_command("pending", "watch", "--json"),
                 env={**os.environ, "WISP_HOME": str(home)},
@@ -85,9 +93,18 @@ class TestHostileFilesFromTheCommandLine:
                 stdin=subprocess.DEVNULL,
             )
             try:
-                started = read_line(watch.stderr, timeout=30)
-                assert "watching" in started, started  # it starts, junk and all
+                listed, listed_all, doctor, asked = (_ended(p) for p in started)
+                _clean(listed, "wisp pending --json")
+                _clean(listed_all, "wisp pending --all")
+                _clean(doctor, "wisp doctor --json")
+                _clean(asked, "wisp approvals request")
+                assert asked.returncode == 124, asked.stderr  # nobody answered: its time-out
+                said = read_line(watch.stderr, timeout=30)
+                assert "watching" in said, said  # it starts, junk and all
             finally:
+                for process in started:
+                    process.kill()
+                    process.communicate(timeout=30)
                 watch.send_signal(signal.SIGINT)
                 _, err = watch.communicate(timeout=30)
             assert b"Traceback" not in err, err.decode()
