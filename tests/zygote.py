@@ -4,19 +4,19 @@ Why: a `wisp` command spends most of its CPU before its own work: the interprete
 then typer and attrs (~125 of a listing's ~205 ms of CPU, measured with a forked child against
 a cold `python -m wisp approvals pending`); a `wisp mcp` process ~1.3 s, nearly all of it the
 MCP SDK (`mcp`, whose `__init__` pulls in client, server and HTTP transports, and `mcp_types`'
-pydantic models for two protocol versions). The suite starts some 700 `wisp` processes, so that
-start-up was most of its CPU. The libraries cannot be changed, so the tests import them once
-per pytest worker, in a parent (the zygote) that forks a process per command.
+pydantic models for two protocol versions). The suite starts some 1,300 `wisp` processes, so
+that start-up was most of its CPU. The libraries cannot be changed, so the tests import them
+once per pytest worker, in a parent (the zygote) that forks a process per command.
 
-Two modes of this one file:
+Two programs:
 
 - ``python zygote.py --serve SOCKET`` (the zygote, one per worker, started by :func:`command`):
   imports only the third-party modules wisp needs (:data:`PRELOAD`) — never a `wisp` or
   `pending` module, which may read the environment or the terminal as they import; they are
   imported fresh in each child — starts no thread, and listens on a Unix socket. It ends when
   its stdin (a pipe from the worker) closes, killing any child still running.
-- ``python -I -S zygote.py SOCKET ARGS...`` (the launcher: what a test starts in place of
-  ``python -m wisp ARGS``; ~30 ms, it imports only os, signal, socket, marshal, resource):
+- the launcher (:mod:`launcher`, what :func:`command` gives a test to start in place of
+  ``python -m wisp ARGS``; ~15 ms of CPU, it imports only modules built into the interpreter):
   hands its stdin, stdout and stderr (SCM_RIGHTS), argv, environment, cwd, umask, session and
   controlling terminal to the zygote, which forks a child that takes them on as its own and
   runs wisp's CLI exactly as ``python -m wisp ARGS`` does (:func:`runpy.run_module` with
@@ -27,17 +27,17 @@ Two modes of this one file:
 
 When a fork cannot be the process the test asked for, the launcher becomes that process
 itself: it execs ``python -m wisp ARGS`` cold, in place (same pid). That is so when the
-launcher differs from the zygote in anything a fork cannot take on (:func:`differences`):
+launcher differs from the zygote in anything a fork cannot take on (:func:`launcher.differences`):
 user, groups or namespaces (a test in a user namespace), resource limits (a test that lowers
 them), signals ignored from the start, the environment the interpreter reads as it starts
 (``PYTHON*``, the locale's) or that a preloaded module read as it imported
-(:data:`IMPORT_ENV`); or when it runs on a terminal it cannot hand over (it has one but does not
-lead its session, or is not in the terminal's foreground: a shell's job, a relay's background
-group). A launcher that leads its session in the foreground of its terminal (``pexpect``'s
-spawn, a terminal's first process) hands the terminal over: it lets go of it (``TIOCNOTTY``,
-its own SIGHUP from that ignored) before the child, in a new session, takes it
-(``TIOCSCTTY``), so Ctrl-C typed there, a hang-up, the window size and ``/dev/tty`` are the
-child's as they would be a cold command's.
+(:data:`launcher.IMPORT_ENV`); or when it runs on a terminal it cannot hand over (it has one
+but does not lead its session, or is not in the terminal's foreground: a shell's job, a
+relay's background group). A launcher that leads its session in the foreground of its
+terminal (``pexpect``'s spawn, a terminal's first process) hands the terminal over: it lets go
+of it (``TIOCNOTTY``, its own SIGHUP from that ignored) before the child, in a new session,
+takes it (``TIOCSCTTY``), so Ctrl-C typed there, a hang-up, the window size and ``/dev/tty``
+are the child's as they would be a cold command's.
 
 What stays the same as a cold start: a real, separate process per command, with its own stdio,
 environment, cwd, umask, session and terminal, Python's start-up signal dispositions, and wisp
@@ -57,9 +57,8 @@ import socket
 import sys
 from contextlib import suppress
 
-FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
-MESSAGE_MAX = 1 << 20  # a request: argv, environment and cwd; far beyond any test's
-NOT_SERVED = 125  # the launcher's exit status when no zygote answers (none of wisp's)
+from launcher import MESSAGE_MAX, NOT_SERVED, differences, traits
+
 START_BOUND_S = 120.0  # the zygote's time to import the SDK (~1.5 s idle; a loaded machine)
 STOP_BOUND_S = 20.0  # the zygote's time to end once told to
 
@@ -85,180 +84,6 @@ PRELOAD = (
     "typer",
     "typer.main",
 )
-# The environment the modules of PRELOAD read as they import (typer.core: whether to use rich):
-# a launcher whose value differs runs cold. (Read by grepping them for module-level getenv.)
-IMPORT_ENV = ("TYPER_USE_RICH",)
-# The environment the interpreter itself reads as it starts (flags, hash seed, paths, the
-# standard streams' encoding): a launcher whose value differs runs cold.
-START_ENV_PREFIXES = ("PYTHON", "LC_")
-START_ENV = ("LANG",)
-NAMESPACES = ("user", "mnt", "pid", "net", "uts", "ipc", "cgroup")
-# Ignored by the interpreter itself at start-up, whatever it inherited (SIGPIPE, SIGXFSZ).
-IGNORED_BY_PYTHON = frozenset({signal.SIGPIPE, signal.SIGXFSZ})
-
-
-# --- what a fork must match ----------------------------------------------------------------
-
-
-def traits() -> dict[str, object]:
-    """What this process has that a process forked from the zygote cannot take on: its user,
-    groups, capabilities and namespaces, its cgroup, resource limits, scheduling, the signals
-    it inherited ignored, and the environment the interpreter and PRELOAD read as they start.
-    The launcher sends its own; the zygote compares them with its (:func:`differences`)."""
-    import resource
-
-    status = {}
-    with open("/proc/self/status") as lines:
-        for line in lines:
-            name, _, value = line.partition(":")
-            if name in ("Uid", "Gid", "Groups", "NoNewPrivs", "Seccomp") or name[:3] == "Cap":
-                status[name] = value.strip()
-    namespaces = {}
-    for name in NAMESPACES:
-        with suppress(OSError):
-            namespaces[name] = os.readlink(f"/proc/self/ns/{name}")
-    with open("/proc/self/cgroup") as cgroup:
-        group = cgroup.read()
-    limits = {
-        name: resource.getrlimit(getattr(resource, name))
-        for name in dir(resource)
-        if name.startswith("RLIMIT_")
-    }
-    ignored = sorted(
-        int(number)
-        for number in signal.valid_signals()
-        if number not in IGNORED_BY_PYTHON and signal.getsignal(number) is signal.SIG_IGN
-    )
-    environment = {
-        name: value
-        for name, value in os.environ.items()
-        if name.startswith(START_ENV_PREFIXES) or name in START_ENV or name in IMPORT_ENV
-    }
-    return {
-        "status": status,
-        "namespaces": namespaces,
-        "cgroup": group,
-        "limits": limits,
-        "priority": os.getpriority(os.PRIO_PROCESS, 0),
-        "affinity": sorted(os.sched_getaffinity(0)),
-        "ignored": ignored,
-        "environment": environment,
-    }
-
-
-def differences(mine: dict[str, object], theirs: object) -> str:
-    """Why a fork of the zygote (*mine*) cannot be the launcher's process (*theirs*), or ""."""
-    if not isinstance(theirs, dict):
-        return "the launcher sent no traits"
-    for name, value in mine.items():
-        if theirs.get(name) != value:
-            return f"its {name} differ from the zygote's"
-    return ""
-
-
-# --- the launcher -------------------------------------------------------------------------
-
-
-def terminal() -> tuple[int | None, str]:
-    """The launcher's controlling terminal (an fd on it, or None) and, if a child cannot take
-    it over, why: only a session's leader in its terminal's foreground can let go of it."""
-    try:
-        fd = os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY)
-    except OSError:  # ENXIO: no controlling terminal
-        return None, ""
-    if os.getsid(0) != os.getpid():
-        return fd, "it runs on a terminal whose session it does not lead"
-    try:
-        foreground = os.tcgetpgrp(fd)
-    except OSError:
-        foreground = -1
-    if foreground != os.getpgrp():
-        return fd, "it is not in its terminal's foreground"
-    return fd, ""
-
-
-def let_go(tty: int) -> None:
-    """Give up the controlling terminal *tty* (this process leads its session), so the child
-    can take it. The kernel sends the terminal's foreground group — this process — SIGHUP and
-    SIGCONT: ignored, and not left pending (a blocked signal is kept even when ignored)."""
-    import fcntl
-    import termios
-
-    signal.signal(signal.SIGHUP, signal.SIG_IGN)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGHUP])
-    fcntl.ioctl(tty, termios.TIOCNOTTY)
-    signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGHUP])
-    os.close(tty)
-
-
-def cold(args: list[str]) -> None:
-    """Become ``python -m wisp ARGS`` itself, in place (same pid); never returns."""
-    signal.pthread_sigmask(signal.SIG_SETMASK, [])
-    os.execv(sys.executable, [sys.executable, "-m", "wisp", *args])
-
-
-def launch(path: str, args: list[str]) -> None:
-    """Be ``python -m wisp ARGS`` through the zygote at *path*; never returns."""
-    signal.pthread_sigmask(signal.SIG_BLOCK, FORWARDED)  # held until the child's pid is known
-    tty, unmovable = terminal()
-    if unmovable:
-        cold(args)
-    umask = os.umask(0)
-    os.umask(umask)
-    request = {
-        "args": args,
-        "env": dict(os.environb),
-        "cwd": os.getcwd(),
-        "umask": umask,
-        "setsid": os.getsid(0) == os.getpid(),
-        "pgid": os.getpgrp(),
-        "terminal": tty is not None,
-        "traits": traits(),
-    }
-    link = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    try:
-        link.connect(path)
-        fds = [0, 1, 2] if tty is None else [0, 1, 2, tty]
-        socket.send_fds(link, [marshal.dumps(request)], fds)
-        verdict = marshal.loads(link.recv(MESSAGE_MAX))
-        if verdict != "fork":
-            link.close()
-            cold(args)
-        if tty is not None:
-            let_go(tty)
-        link.send(marshal.dumps("go"))
-        pid = marshal.loads(link.recv(MESSAGE_MAX))
-    except (OSError, EOFError, ValueError) as exc:
-        os.write(2, f"zygote launcher: no process from {path}: {exc}\n".encode())
-        os._exit(NOT_SERVED)
-    # The child has the streams now: hold none of them open behind its back.
-    null = os.open(os.devnull, os.O_RDWR)
-    os.dup2(null, 0)
-    os.dup2(null, 1)
-    os.close(null)
-
-    def forward(number: int, _frame: object) -> None:
-        with suppress(ProcessLookupError):  # already gone: its status is on the way
-            os.kill(pid, number)
-
-    for number in FORWARDED:
-        signal.signal(number, forward)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, FORWARDED)
-    try:
-        status = marshal.loads(link.recv(MESSAGE_MAX))
-    except (OSError, EOFError, ValueError) as exc:
-        os.write(2, f"zygote launcher: the zygote went before {pid} ended: {exc}\n".encode())
-        os._exit(NOT_SERVED)
-    code = os.waitstatus_to_exitcode(status)
-    if code < 0:
-        with suppress(OSError):  # SIGKILL's cannot be set (nor needs to be)
-            signal.signal(-code, signal.SIG_DFL)
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, [-code])
-        os.kill(os.getpid(), -code)
-        code = 128 - code  # only if the signal did not end us (it is ignored, say)
-    os._exit(code)
-
-
 # --- the zygote -----------------------------------------------------------------------------
 
 
@@ -501,7 +326,7 @@ class Zygote:
         assert said == "ready\n", f"the zygote did not start: {said!r}"
 
     def command(self, *args: str) -> list[str]:
-        return [sys.executable, "-I", "-S", os.path.abspath(__file__), self.path, *args]
+        return [sys.executable, "-I", "-S", "-c", LAUNCH, self.path, *args]
 
     def stop(self) -> None:
         import shutil
@@ -518,7 +343,12 @@ class Zygote:
 
 
 _ZYGOTE: list[Zygote] = []
-ENVIRONMENT = dict(os.environ)  # imported as the tests are collected, before any patches them
+ENVIRONMENT = dict(os.environ)
+# The launcher's whole program: its module comes from cached bytecode, not compiled each start.
+LAUNCH = (
+    f"import sys; sys.path[:0] = [{os.path.dirname(os.path.abspath(__file__))!r}]; "
+    "import launcher; launcher.main()"
+)  # imported as the tests are collected, before any patches them
 
 
 def command(*args: str) -> list[str]:
@@ -532,7 +362,4 @@ def command(*args: str) -> list[str]:
 
 
 if __name__ == "__main__":
-    if sys.argv[1] == "--serve":
-        serve(sys.argv[2])
-    else:
-        launch(sys.argv[1], sys.argv[2:])
+    serve(sys.argv[2])  # zygote.py --serve SOCKET
