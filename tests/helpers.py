@@ -152,12 +152,14 @@ def running(pid: int) -> bool:
     return stat.rpartition(") ")[2][:1] != "Z"  # the state follows the command's name
 
 
-def wisp_command(*args: str) -> list[str]:
+def wisp_command(*args: str, own_terminal: bool = False) -> list[str]:
     """The argv of `python -m wisp ARGS` (this interpreter's `wisp`, as installed), started
     warm: forked by this worker's zygote, which has typer and attrs imported already, as its
     own process with the caller's streams, terminal and environment; it runs cold, in place,
-    where a fork could not be that process (:mod:`zygote`). Start-up itself is tested cold."""
-    return zygote.command(*args)
+    where a fork could not be that process (:mod:`zygote`). Start-up itself is tested cold.
+    With *own_terminal*: as `python tests/ctty.py -- python -m wisp ARGS` runs it (a fresh
+    controlling terminal, the command in its background, as `wisp tui` starts its relay)."""
+    return zygote.command(*args, own_terminal=own_terminal)
 
 
 def wisp_spawn(*args: str) -> tuple[str, list[str]]:

@@ -138,10 +138,14 @@ def let_go(tty: int) -> None:
     os.close(tty)
 
 
-def cold(args: list[str]) -> None:
-    """Become ``python -m wisp ARGS`` itself, in place (same pid); never returns."""
+def cold(args: list[str], own_terminal: bool = False) -> None:
+    """Become ``python -m wisp ARGS`` itself, in place (same pid), or with *own_terminal*
+    ``python tests/ctty.py -- python -m wisp ARGS``; never returns."""
     _signal.pthread_sigmask(_signal.SIG_SETMASK, [])
-    os.execv(sys.executable, [sys.executable, "-m", "wisp", *args])
+    argv = [sys.executable, "-m", "wisp", *args]
+    if own_terminal:
+        argv = [sys.executable, os.path.join(os.path.dirname(__file__), "ctty.py"), "--", *argv]
+    os.execv(sys.executable, argv)
 
 
 def ask(path: str, request: dict[str, object], fds: list[int]) -> tuple[_socket.socket, str]:
@@ -154,10 +158,20 @@ def ask(path: str, request: dict[str, object], fds: list[int]) -> tuple[_socket.
     return link, marshal.loads(link.recv(MESSAGE_MAX))
 
 
+OWN_TERMINAL = "--own-terminal"  # before ARGS: as `tests/ctty.py -- python -m wisp ARGS` runs
+
+
 def launch(path: str, args: list[str]) -> None:
-    """Be ``python -m wisp ARGS`` through the zygote at *path*; never returns."""
+    """Be ``python -m wisp ARGS`` through the zygote at *path*; never returns. With
+    ``--own-terminal`` first, be ``python tests/ctty.py -- python -m wisp ARGS`` (a fresh
+    terminal, the command in its background) instead."""
     _signal.pthread_sigmask(_signal.SIG_BLOCK, FORWARDED)  # held until the child's pid is known
-    tty, unmovable = terminal()
+    own = args[:1] == [OWN_TERMINAL]
+    if own:
+        args = args[1:]
+        tty, unmovable = None, ""  # ctty.py's session leaves the launcher's terminal behind
+    else:
+        tty, unmovable = terminal()
     if unmovable:
         cold(args)
     umask = os.umask(0)
@@ -170,13 +184,14 @@ def launch(path: str, args: list[str]) -> None:
         "setsid": os.getsid(0) == os.getpid(),
         "pgid": os.getpgrp(),
         "terminal": tty is not None,
+        "own_terminal": own,
         "traits": traits(),
     }
     try:
         link, verdict = ask(path, request, [0, 1, 2] if tty is None else [0, 1, 2, tty])
         if verdict != "fork":
             link.close()
-            cold(args)
+            cold(args, own)
         if tty is not None:
             let_go(tty)
         link.send(marshal.dumps("go"))

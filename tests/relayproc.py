@@ -13,6 +13,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from helpers import wisp_command
+
 ALL_EFFECTS = ["approve-mcp", "keep-facts", "answer-questions"]
 LINE_WAIT_S = 15.0
 CTTY = str(Path(__file__).with_name("ctty.py"))
@@ -58,8 +60,12 @@ class RelayProcess:
         has no controlling terminal at all (with ``terminal="none"``); *wisp*: how this
         interpreter runs `wisp` (a script that adds a kind first, say)."""
         self.home = home
+        if wisp == ("-m", "wisp") and terminal != "foreground":  # started warm (helpers)
+            argv = wisp_command("relay", *args, own_terminal=terminal == "background")
+        else:
+            argv = with_terminal([sys.executable, *wisp, "relay", *args], terminal)
         self.process = subprocess.Popen(
-            with_terminal([sys.executable, *wisp, "relay", *args], terminal),
+            argv,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

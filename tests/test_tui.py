@@ -33,7 +33,8 @@ from wisp.tui._dialogs import CommandDialog, FactDialog, QuestionDialog
 WAIT_S = 10.0  # every condition below is waited for at most this long
 Body = Callable[[WispTui, Any], Awaitable[None]]
 HELP_WIDTH = 78  # the help's columns in an 80-column terminal (its padding aside)
-RELAY_ARGS = [sys.executable, "-m", "wisp", "relay", "--via", "tui"]  # as `wisp tui` runs it
+RELAY = ("relay", "--via", "tui")  # as `wisp tui` runs it
+RELAY_ARGS = [sys.executable, "-m", "wisp", *RELAY]
 
 
 @pytest.fixture
@@ -51,12 +52,20 @@ def asker(channel: Channel) -> Iterator[Asker]:
 
 def local(home: Path) -> list[tuple[str, list[str]]]:
     """This machine's relay as `wisp tui` starts it (`--via tui`), with a real controlling
-    terminal as the person's would be (tests/ctty.py): without one it takes no answers."""
+    terminal as the person's would be (as tests/ctty.py gives it; started warm): without one
+    it takes no answers."""
+    return [("local", wisp_command(*RELAY, own_terminal=True))]
+
+
+def cold_local(home: Path) -> list[tuple[str, list[str]]]:
+    """:func:`local` started cold, under tests/ctty.py itself: its process tree is the test's
+    to walk (:func:`relay_pid`)."""
     return [("local", with_terminal(RELAY_ARGS))]
 
 
 def relay_pid(app: WispTui, host: str = "local") -> int:
-    """The relay process itself (under tests/ctty.py's session): the last descendant."""
+    """The relay process itself (under tests/ctty.py's session, :func:`cold_local`): the last
+    descendant."""
     link = next(link for link in app.links if link.host == host)
     assert link.popen is not None
     pid = link.popen.pid
@@ -564,7 +573,7 @@ class TestDialogs:
             assert said(app, "via cli")
             assert f"local/{request.id}" not in app._table().rows
 
-        tui(home, body)
+        tui(home, body, relays=cold_local(home))
         answer = channel.status(request.id).answer
         assert answer is not None and (answer.decision, answer.via) == ("always", "cli")
 
@@ -1049,7 +1058,7 @@ class TestHosts:
             await until(pilot, lambda: app.hosts["local"] == "ready", "the relay again")
             await until(pilot, lambda: f"local/{request.id}" in app._table().rows, "its row")
 
-        tui(home, body)
+        tui(home, body, relays=cold_local(home))
 
     def test_a_filter_stays_in_the_summary_beside_a_failed_host(
         self, home: Path, channel: Channel, server: ServerLock

@@ -201,3 +201,31 @@ class TestWarmCommand:
         finally:
             asking.kill()
             asking.wait(timeout=BOUND_S)
+
+    @pytest.mark.parametrize("cold", [False, True], ids=["warm", "cold"])
+    def test_a_terminal_of_its_own_as_ctty_gives_it(self, home: Path, cold: bool) -> None:
+        """With a terminal of its own (as `wisp tui` starts its relay; tests/ctty.py when
+        cold): the command runs in a process group of its own in the background of a fresh
+        controlling terminal whose session its parent leads; SIGINT to what the test started
+        reaches it, and both end alike (withdrawn, exit 1)."""
+        args = ("approvals", "request", "--", "make", "deploy")
+        ctty = [sys.executable, str(Path(__file__).parent / "ctty.py"), "--"]
+        cold_argv = [*ctty, sys.executable, "-m", "wisp", *args]
+        started = subprocess.Popen(
+            cold_argv if cold else zygote.command(*args, own_terminal=True),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert started.stderr is not None
+        said = read_line(started.stderr)
+        while "wisp approvals approve" not in said:
+            said = read_line(started.stderr)
+        request_id = said.split("wisp approvals approve ")[1].split()[0]
+        pid = server_pid(home, request_id)
+        _state, ppid, pgrp, session, tty_nr, tpgid = proc_stat(pid)[:6]
+        assert (int(pgrp), int(session), int(tpgid)) == (pid, int(ppid), int(ppid))
+        assert int(tty_nr) != 0 and pid != started.pid
+        started.send_signal(signal.SIGINT)
+        out, _ = started.communicate(timeout=BOUND_S)
+        assert started.returncode == 1 and out.startswith("withdrawn")

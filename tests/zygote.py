@@ -57,7 +57,7 @@ import socket
 import sys
 from contextlib import suppress
 
-from launcher import MESSAGE_MAX, NOT_SERVED, differences, traits
+from launcher import FORWARDED, MESSAGE_MAX, NOT_SERVED, OWN_TERMINAL, differences, traits
 
 START_BOUND_S = 120.0  # the zygote's time to import the SDK (~1.5 s idle; a loaded machine)
 STOP_BOUND_S = 20.0  # the zygote's time to end once told to
@@ -192,7 +192,9 @@ def child(request: dict[str, object], fds: list[int], dispositions: dict[int, ob
     """In the forked child: take on the launcher's stdio, terminal, environment, cwd and
     session, then be ``python -m wisp ARGS``; exits with its status, never returns."""
     try:
-        if request["setsid"]:
+        if request.get("own_terminal"):
+            os.setsid()  # a session of its own, its terminal made below
+        elif request["setsid"]:
             os.setsid()
             if request["terminal"]:  # the launcher let go of it: the new session's now
                 import fcntl
@@ -205,6 +207,8 @@ def child(request: dict[str, object], fds: list[int], dispositions: dict[int, ob
         for target, fd in enumerate(fds[:3]):
             os.dup2(fd, target)
         os.closerange(3, os.sysconf("SC_OPEN_MAX"))
+        if request.get("own_terminal"):
+            own_terminal()  # returns in the command's process only
         standard_streams()
         for number, handler in dispositions.items():
             if handler is not None and signal.getsignal(number) != handler:
@@ -223,6 +227,37 @@ def child(request: dict[str, object], fds: list[int], dispositions: dict[int, ob
         traceback.print_exc()
         os._exit(NOT_SERVED)
     os._exit(run_as_main("wisp"))
+
+
+def own_terminal() -> None:
+    """As tests/ctty.py runs a command: this process (leading a new session) takes a fresh
+    pseudo-terminal as its controlling terminal and runs the command in a process group of
+    its own, in that terminal's background, as `wisp tui` starts its relay. It holds the
+    terminal, passes SIGTERM, SIGINT and SIGHUP on to the command and exits with its status
+    (a death by a signal as a shell reports it, 128+N, as ctty.py does). Returns only in the
+    command's process."""
+    import fcntl
+    import termios
+
+    master, slave = os.openpty()
+    fcntl.ioctl(slave, termios.TIOCSCTTY, 0)
+    pid = os.fork()
+    if pid == 0:
+        os.setpgid(0, 0)  # not the terminal's foreground group: that stays the leader's
+        os.close(master)
+        os.close(slave)
+        return
+
+    def forward(number: int, _frame: object) -> None:
+        with suppress(ProcessLookupError):
+            os.kill(pid, number)
+
+    for number in FORWARDED:
+        signal.signal(number, forward)
+    signal.pthread_sigmask(signal.SIG_SETMASK, [])
+    _, status = os.waitpid(pid, 0)  # retried after a forwarded signal's handler (PEP 475)
+    code = os.waitstatus_to_exitcode(status)
+    os._exit(128 - code if code < 0 else code)
 
 
 def standard_streams() -> None:
@@ -325,8 +360,9 @@ class Zygote:
         said = read_line(self.process.stdout, START_BOUND_S)
         assert said == "ready\n", f"the zygote did not start: {said!r}"
 
-    def command(self, *args: str) -> list[str]:
-        return [sys.executable, "-I", "-S", "-c", LAUNCH, self.path, *args]
+    def command(self, *args: str, own_terminal: bool = False) -> list[str]:
+        flags = [OWN_TERMINAL] if own_terminal else []
+        return [sys.executable, "-I", "-S", "-c", LAUNCH, self.path, *flags, *args]
 
     def stop(self) -> None:
         import shutil
@@ -351,14 +387,15 @@ LAUNCH = (
 )  # imported as the tests are collected, before any patches them
 
 
-def command(*args: str) -> list[str]:
-    """The argv that runs ``python -m wisp ARGS`` warm (this worker's zygote, started once)."""
+def command(*args: str, own_terminal: bool = False) -> list[str]:
+    """The argv that runs ``python -m wisp ARGS`` warm (this worker's zygote, started once);
+    with *own_terminal*, as ``python tests/ctty.py -- python -m wisp ARGS`` runs it."""
     if not _ZYGOTE:
         import atexit
 
         _ZYGOTE.append(Zygote())
         atexit.register(_ZYGOTE[0].stop)
-    return _ZYGOTE[0].command(*args)
+    return _ZYGOTE[0].command(*args, own_terminal=own_terminal)
 
 
 if __name__ == "__main__":
