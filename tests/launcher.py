@@ -28,10 +28,19 @@ import sys
 FORWARDED = (_signal.SIGTERM, _signal.SIGINT, _signal.SIGHUP)
 MESSAGE_MAX = 1 << 20  # a request: argv, environment and cwd; far beyond any test's
 NOT_SERVED = 125  # the launcher's exit status when no zygote answers (none of wisp's)
-# The environment the modules the zygote preloads read as they import (typer.core: whether to
-# use rich): a launcher whose value differs runs cold. (Found by grepping them for getenv at
-# module level.)
-IMPORT_ENV = ("TYPER_USE_RICH",)
+# The environment the modules the zygote preloads read as they import, which a fork carries
+# from the zygote: a launcher whose values differ runs cold. typer.core reads whether to use
+# rich; the MCP SDK's imports read the rest (gettext's locale, opentelemetry's and pydantic's
+# settings, sysconfig's, and HOME). The zygote checks that the list is whole as it preloads.
+IMPORT_ENV = (
+    "HOME",
+    "LANGUAGE",
+    "PYDANTIC_DISABLE_PLUGINS",
+    "TYPER_USE_RICH",
+    "_PYTHON_PROJECT_BASE",
+    "_PYTHON_SYSCONFIGDATA_NAME",
+)
+IMPORT_ENV_PREFIXES = ("OTEL_",)
 # The environment the interpreter itself reads as it starts (flags, hash seed, paths, the
 # standard streams' encoding): a launcher whose value differs runs cold.
 START_ENV_PREFIXES = ("PYTHON", "LC_")
@@ -79,7 +88,9 @@ def traits() -> dict[str, object]:
     environment = {
         name: value
         for name, value in os.environ.items()
-        if name.startswith(START_ENV_PREFIXES) or name in START_ENV or name in IMPORT_ENV
+        if name.startswith(START_ENV_PREFIXES + IMPORT_ENV_PREFIXES)
+        or name in START_ENV
+        or name in IMPORT_ENV
     }
     return {
         "status": status,

@@ -9,7 +9,7 @@ wisp.mcp._server, wisp.mcp._run` alone costs 1.2-1.5 s, nearly all of it the SDK
 `mcp_types`), which was most of the MCP tests' CPU. A warm server is forked by this worker's
 zygote (:mod:`zygote`), which has the SDK imported already; the test starts a small launcher
 in place of `python -m wisp mcp`. Each server is still a real, separate process with its own
-stdio pipes, environment, cwd and session, wisp imported fresh, its own pid in what it files
+stdio pipes, environment, cwd and session, its own pid in what it files
 (tests signal that pid), and its exit status seen as the launcher's. Start-up itself is
 tested cold: the refusals to start, one whole-protocol session, and the 40 MB line (whose
 peak memory must be the server's own); their docstrings say so.

@@ -11,10 +11,11 @@ once per pytest worker, in a parent (the zygote) that forks a process per comman
 Two programs:
 
 - ``python zygote.py --serve SOCKET`` (the zygote, one per worker, started by :func:`command`):
-  imports only the third-party modules wisp needs (:data:`PRELOAD`) — never a `wisp` or
-  `pending` module, which may read the environment or the terminal as they import; they are
-  imported fresh in each child — starts no thread, and listens on a Unix socket. It ends when
-  its stdin (a pipe from the worker) closes, killing any child still running.
+  imports the third-party modules wisp needs (:data:`PRELOAD`) and wisp's own but the TUI's
+  (:func:`preloaded`), checking as they import that they read nothing of the environment but
+  what the launcher compares (:func:`preload`) — wisp's modules read none, nor the terminal,
+  nor start a thread — and listens on a Unix socket. It ends when its stdin (a pipe from the
+  worker) closes, killing any child still running.
 - the launcher (:mod:`launcher`, what :func:`command` gives a test to start in place of
   ``python -m wisp ARGS``; ~15 ms of CPU, it imports only modules built into the interpreter):
   hands its stdin, stdout and stderr (SCM_RIGHTS), argv, environment, cwd, umask, session and
@@ -40,11 +41,12 @@ takes it (``TIOCSCTTY``), so Ctrl-C typed there, a hang-up, the window size and 
 are the child's as they would be a cold command's.
 
 What stays the same as a cold start: a real, separate process per command, with its own stdio,
-environment, cwd, umask, session and terminal, Python's start-up signal dispositions, and wisp
-imported fresh; the pid a command records (which tests signal) is the child's own. What is
-shared: the libraries' modules as imported once, with the zygote's environment (the variables
-they read as they import are compared, above), and the interpreter's start-up settings (its
-flags and hash seed: a launcher asking for another seed runs cold). ``random`` is reseeded in a
+environment, cwd, umask, session and terminal, and Python's start-up signal dispositions; the
+pid a command records (which tests signal) is the child's own. What is shared: the modules as
+imported once, with the zygote's environment (the variables they read as they import are
+compared, above; a fork has its own copy of every module's state), and the interpreter's
+start-up settings (its flags and hash seed: a launcher asking for another seed runs cold).
+What each command imports is tested cold (tests/test_cli_imports.py). ``random`` is reseeded in a
 forked child by CPython; wisp's IDs come from ``os.urandom``.
 """
 
@@ -55,15 +57,29 @@ import os
 import signal
 import socket
 import sys
+from collections.abc import Iterator, MutableMapping
 from contextlib import suppress
 
-from launcher import FORWARDED, MESSAGE_MAX, NOT_SERVED, OWN_TERMINAL, differences, traits
+from launcher import (
+    FORWARDED,
+    IMPORT_ENV,
+    IMPORT_ENV_PREFIXES,
+    MESSAGE_MAX,
+    NOT_SERVED,
+    OWN_TERMINAL,
+    START_ENV,
+    START_ENV_PREFIXES,
+    differences,
+    traits,
+)
 
 START_BOUND_S = 120.0  # the zygote's time to import the SDK (~1.5 s idle; a loaded machine)
 STOP_BOUND_S = 20.0  # the zygote's time to end once told to
 
-# What `wisp` imports of third-party code, and nothing of wisp's: the CLI's (typer, attrs,
-# cattrs) and `wisp mcp`'s (the SDK, wisp.mcp's own imports of it).
+# What `wisp` imports: third-party, the CLI's (typer, attrs, cattrs, rich's console and text)
+# and `wisp mcp`'s (the SDK, wisp.mcp's own imports of it); then every module of `pending` and
+# `wisp` (:func:`preloaded`) but the TUI's (textual is imported only by `wisp tui`, which few
+# tests start).
 PRELOAD = (
     "anyio",
     "anyio.to_thread",
@@ -81,25 +97,104 @@ PRELOAD = (
     "mcp_types",
     "pydantic",
     "pydantic_core",
+    "rich.console",
+    "rich.text",
     "typer",
     "typer.main",
 )
+OWN_PACKAGES = ("pending", "wisp")
+NOT_PRELOADED = ("wisp.tui",)
+
+
+def preloaded() -> list[str]:
+    """PRELOAD, then the modules of OWN_PACKAGES but NOT_PRELOADED, packages before their
+    modules (found on disk, so that no package left out is imported to be looked into)."""
+    import importlib.util
+    import pkgutil
+
+    names = list(PRELOAD)
+    packages = list(OWN_PACKAGES)
+    while packages:
+        package = packages.pop(0)
+        names.append(package)
+        spec = importlib.util.find_spec(package)
+        assert spec is not None and spec.submodule_search_locations is not None, package
+        for found in pkgutil.iter_modules(spec.submodule_search_locations, package + "."):
+            if found.name in NOT_PRELOADED or found.name.endswith(".__main__"):
+                continue  # a __main__ runs its program as it imports
+            (packages if found.ispkg else names).append(found.name)
+    return names
+
+
+class WatchedEnvironment(MutableMapping[str, str]):
+    """``os.environ`` as the preloaded modules see it while they import: every variable they
+    read is noted (:attr:`read`; ``"*"`` for a walk over all of them), so that the zygote can
+    check it reads none but those the launcher compares (:data:`launcher.IMPORT_ENV`). It
+    stays a live view of the real environment for any module that kept it."""
+
+    def __init__(self, real: MutableMapping[str, str]) -> None:
+        self.real = real
+        self.read: set[str] = set()
+
+    def __getitem__(self, name: str) -> str:
+        self.read.add(name)
+        return self.real[name]
+
+    def __setitem__(self, name: str, value: str) -> None:
+        self.real[name] = value
+
+    def __delitem__(self, name: str) -> None:
+        del self.real[name]
+
+    def __iter__(self) -> Iterator[str]:
+        self.read.add("*")
+        return iter(self.real)
+
+    def __len__(self) -> int:
+        return len(self.real)
+
+    def copy(self) -> dict[str, str]:
+        self.read.add("*")
+        return dict(self.real)
+
+
+def preload() -> None:
+    """Import :func:`preloaded`, checking that they read no environment variable as they
+    import but those whose values the launcher compares (the interpreter's, IMPORT_ENV), nor
+    start a thread."""
+    import importlib
+    import threading
+
+    watched = WatchedEnvironment(os.environ)
+    os.environ = watched  # type: ignore[assignment]  # noqa: B003 (os.getenv reads it too)
+    try:
+        for name in preloaded():
+            importlib.import_module(name)
+    finally:
+        os.environ = watched.real  # type: ignore[assignment]  # noqa: B003
+    compared = START_ENV_PREFIXES + IMPORT_ENV_PREFIXES
+    unexpected = sorted(
+        name
+        for name in watched.read
+        if not (name in IMPORT_ENV or name in START_ENV or name.startswith(compared))
+    )
+    assert not unexpected, (
+        f"a preloaded module read {unexpected} of the environment as it imported: a fork "
+        "would carry the zygote's value; compare it in launcher.IMPORT_ENV"
+    )
+    assert threading.active_count() == 1, "the zygote must start no thread (it forks)"
+
+
 # --- the zygote -----------------------------------------------------------------------------
 
 
 def serve(path: str) -> None:
-    """Preload PRELOAD, listen at *path*, fork a process per launcher; until stdin closes."""
-    import importlib
+    """Preload, listen at *path*, fork a process per launcher; until stdin closes."""
     import selectors
-    import threading
 
     dispositions = {n: signal.getsignal(n) for n in signal.valid_signals()}
     mine = traits()
-    for name in PRELOAD:
-        importlib.import_module(name)
-    leaked = sorted(m for m in sys.modules if m.partition(".")[0] in ("wisp", "pending"))
-    assert not leaked, f"the zygote must not import wisp's own modules: {leaked}"
-    assert threading.active_count() == 1, "the zygote must start no thread (it forks)"
+    preload()
 
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     listener.bind(path)
