@@ -451,7 +451,10 @@ class TestFollowing:
         self, asker: Asker, channel: Channel
     ) -> None:
         """Of a request's transitions (filed, answered, settled by the asker itself), only the
-        answer is queued for the settler: the others cannot end a waiting request."""
+        answer may be queued for the settler: the others cannot end a waiting request. (The
+        answer may not be either: an asker that reads it first, as it checks once it follows
+        the request, settles and stops following before the watcher's event comes; seen in 1
+        of 10 soak runs.)"""
         queued: list[tuple[str, str]] = []
         put = asker._subscription.put
 
@@ -467,4 +470,5 @@ class TestFollowing:
         wait_until(lambda: channel.status(request_id).state is State.SETTLED, what="settled")
         later = ask(gate, channel, "no")  # its transitions come after the first's settled one
         assert later.outcome == "answered"
-        assert [q for q in queued if q[1] == request_id] == [("answered", request_id)]
+        assert [q for q in queued if q[1] == request_id] in ([], [("answered", request_id)])
+        assert {event for event, _ in queued} <= {"answered"}
