@@ -204,12 +204,15 @@ class Relay:
             self.channel.home, entry_point=EntryPoint.RELAY, on_warning=self.on_warning
         )
         try:
-            snapshot = live.start(self.channel)
             reader.start()
             try:
                 first: object | None = lines.get(timeout=HELLO_WAIT_S)
             except queue.Empty:
                 first = None
+            # What waits when the hello comes (or the wait for it ends), not when the relay
+            # started: `ready` follows every request then waiting. A request filed between
+            # the two came only after `ready` (the watch's transitions are taken after it).
+            snapshot = live.start(self.channel)
             hello = self._hello_of(first)
             if hello is not None:
                 self.heard_first = True
