@@ -105,6 +105,15 @@ def asked_in_terminal(cold: bool = False, **spawn: Any) -> tuple[Any, str, int]:
     return child, request_id, server_pid(Path(os.environ["WISP_HOME"]), request_id)
 
 
+def filed_id(asking: subprocess.Popen[Any]) -> str:
+    """The ID a `wisp approvals request` names on its stderr once it has filed (bounded)."""
+    assert asking.stderr is not None
+    said = read_line(asking.stderr)
+    while "wisp approvals approve" not in said:
+        said = read_line(asking.stderr)
+    return said.split("wisp approvals approve ")[1].split()[0]
+
+
 class TestWarmCommand:
     def test_a_command_is_a_process_of_its_own(self, home: Path) -> None:
         """A warm `wisp approvals request` on pipes records its own pid, not the launcher's;
@@ -187,12 +196,7 @@ class TestWarmCommand:
             argv, env=env, preexec_fn=before, stdout=subprocess.PIPE, stderr=subprocess.PIPE
         )
         try:
-            assert asking.stderr is not None
-            said = read_line(asking.stderr)
-            while "wisp approvals approve" not in said:
-                said = read_line(asking.stderr)
-            request_id = said.split("wisp approvals approve ")[1].split()[0]
-            pid = server_pid(home, request_id)
+            pid = server_pid(home, filed_id(asking))
             if differs == "background of a terminal":  # ctty.py's command is its child
                 assert proc_stat(pid)[1] != str(asking.pid)
                 assert proc_stat(int(proc_stat(pid)[1]))[1] == str(asking.pid)
@@ -217,12 +221,7 @@ class TestWarmCommand:
             stderr=subprocess.PIPE,
             text=True,
         )
-        assert started.stderr is not None
-        said = read_line(started.stderr)
-        while "wisp approvals approve" not in said:
-            said = read_line(started.stderr)
-        request_id = said.split("wisp approvals approve ")[1].split()[0]
-        pid = server_pid(home, request_id)
+        pid = server_pid(home, filed_id(started))
         _state, ppid, pgrp, session, tty_nr, tpgid = proc_stat(pid)[:6]
         assert (int(pgrp), int(session), int(tpgid)) == (pid, int(ppid), int(ppid))
         assert int(tty_nr) != 0 and pid != started.pid
