@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,7 +13,7 @@ from pathlib import Path
 import pexpect
 import pytest
 from helpers import Asker as AskerProcess
-from helpers import audit_records, command, fact, question, wait_until, wisp_spawn
+from helpers import audit_records, command, fact, question, read_line, wait_until, wisp_spawn
 from relayproc import RelayProcess, write_config
 
 from pending import Channel, ServerLock, State
@@ -205,6 +206,27 @@ class TestWhileItRuns:
         line = relay.expect(type="approval", id=request.id)
         assert line["state"] == "handed-over" and line["server"]["alive"] is False
         assert not [x for x in relay.seen if x["type"] == "withdrawn"]
+
+    def test_the_home_removed_after_its_channel_directory(
+        self, relay: RelayProcess, home: Path
+    ) -> None:
+        """`$WISP_HOME/pending` removed, the relay told so, then the whole home, while a
+        descriptor is still open on it (as an asker's channel holds one): the relay says the
+        home went and ends with status 2. The home's own watch says nothing until that
+        descriptor is closed; the directory holding the home hears the `rmdir` itself."""
+        relay.hello()
+        held = os.open(home, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            shutil.rmtree(home / "pending")
+            assert relay.process.stderr is not None
+            while "waiting for it again" not in (line := read_line(relay.process.stderr)):
+                assert line, "the relay ended before saying the channel directory went"
+            shutil.rmtree(home)
+            error = relay.expect(type="error")
+            assert error["fatal"] is True and "(WISP_HOME) was removed" in error["message"]
+            assert relay.close() == 2
+        finally:
+            os.close(held)
 
     def test_a_burst(self, relay: RelayProcess, channel: Channel, server: ServerLock) -> None:
         """Two hundred requests filed at once are each sent, once."""

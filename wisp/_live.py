@@ -7,6 +7,13 @@ an Inbox left on the old one would hear nothing more. :class:`LiveInbox` also wa
 again it opens the new one and starts over with what waits there. Its events are hints too:
 on each, the directory open is compared with what the name now holds.
 
+The home's own removal is heard from the directory that holds it. The home's watch says it
+went only once nothing refers to it any more: Linux sends `IN_DELETE_SELF` when the last
+descriptor on the directory, or on anything that was in it, is closed (this process's log
+directory, an asker's channel), so a view that had already said the channel directory went
+would wait on it for as long as any asker runs. The parent's `IN_DELETE` comes with the
+`rmdir(2)` itself.
+
 A directory made again may be filled with what an old one held (restored from a copy, moved
 back): requests settled minutes ago reappear, file by file, and a watcher would report each
 file as a transition. So the view remembers the last state it gave each request, across
@@ -27,6 +34,7 @@ from pathlib import Path
 import attrs
 
 from pending import (
+    Backend,
     Channel,
     Event,
     Kind,
@@ -150,14 +158,26 @@ class LiveInbox:
 
     def start(self, channel: Channel) -> list[Status]:
         """Watch *channel* (open on this home) and its home; the statuses waiting now."""
+        self._observation = self._observe_home()
+        return self._follow(channel)
+
+    def _observe_home(self) -> Observation:
+        """Watch the home, and the directory that holds it for the home's name (see the
+        module's doc), natively; where the parent cannot be watched so (unreadable, or no
+        inotify instance left), the home alone, as :func:`pending.observe` can: then its own
+        watch says when it went, once nothing refers to it (a polling watch, at once)."""
         # The home itself removed, or events lost: look again too.
         look = self._look_again
         hints = WatchHints(on_change=self._home_changed, on_overflow=look, on_lost=look)
-        self._observation = observe((str(self.home),), hints)
-        return self._follow(channel)
+        both = (str(self.home), str(self.home.parent))
+        try:
+            return observe(both, hints, backend=Backend.NATIVE)
+        except OSError:
+            return observe((str(self.home),), hints)
 
     def _home_changed(self, path: str, is_directory: bool, deleted: bool) -> None:
-        if Path(path).name == PENDING_DIR:
+        # The channel directory's name in the home, or the home's in its parent.
+        if Path(path).name in (PENDING_DIR, self.home.name):
             self._look_again()
 
     def _look_again(self) -> None:
