@@ -108,11 +108,29 @@ def pytest_configure(config: pytest.Config) -> None:
     not each xdist worker; a stale file is never used (Python checks the source's mtime).
     Then the run's own temporary directory (:func:`_own_basetemp`)."""
     if hasattr(config, "workerinput"):
+        _end_without_teardown()
         return
     for package in (pending, wisp):
         compileall.compile_dir(Path(package.__file__).parent, quiet=1)
     _rewrite_once(config)
     _own_basetemp(config)
+
+
+def _end_without_teardown() -> None:
+    """An xdist worker ends once its exit handlers have run, without the interpreter's
+    teardown of everything it imported (textual, the MCP SDK, hypothesis, each test module):
+    that took the four workers seconds of CPU at once, and pytest waits for every worker to
+    end before it reports (measured: the run's last 11 s, the tests all done). Registered as
+    the worker starts, so it runs after every exit handler registered later: the zygote's
+    stop, multiprocessing's (which the tests import)."""
+    import atexit
+
+    def end() -> None:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)  # what the worker found went to the controller through its channel
+
+    atexit.register(end)
 
 
 def _rewrite_once(config: pytest.Config) -> None:
@@ -122,7 +140,12 @@ def _rewrite_once(config: pytest.Config) -> None:
     xdist worker then rewrote all of them at once as it collected (~6 s of CPU a process on
     the 2-core machine, four times over: the first run took ~20 s longer than the next).
     Written here, split over this machine's CPUs, each worker reads them. It uses pytest's
-    own rewriting, which is private: if that changes, the workers rewrite as before."""
+    own rewriting, which is private: if that changes, the workers rewrite as before.
+
+    The same for the plugins' packages, which pytest rewrites too (every module of a package
+    that installs a pytest plugin: hypothesis, anyio, xdist...): where PYTHONDONTWRITEBYTECODE
+    is set, pytest never caches them, and every process rewrote the ~120 it imports, in
+    every run (~2 s of CPU a process on the 2-core machine)."""
     try:
         from _pytest.assertion.rewrite import (
             PYC_TAIL,
@@ -143,28 +166,51 @@ def _rewrite_once(config: pytest.Config) -> None:
 
     stale = [
         source
-        for source in sorted(Path(__file__).parent.glob("test_*.py"))
+        for source in [*sorted(Path(__file__).parent.glob("test_*.py")), *_plugin_sources(config)]
         if _read_pyc(source, cached(source)) is None
     ]
     if not stale:
         return
-    cached(stale[0]).parent.mkdir(exist_ok=True)
     shares = len(os.sched_getaffinity(0))
     children = []
     for share in range(shares):
         pid = os.fork()  # the controller has started no thread yet
         if pid == 0:
-            code = 0
-            try:
-                for source in stale[share::shares]:
+            for source in stale[share::shares]:
+                try:
+                    cached(source).parent.mkdir(exist_ok=True)
                     source_hash, rewritten = _rewrite_test(source, config)
                     _write_pyc(state, rewritten, source_hash, cached(source))
-            except BaseException:
-                code = 1  # whatever is left, a worker rewrites as it collects
-            os._exit(code)
+                except BaseException:  # a worker rewrites it as it imports it, as before
+                    continue
+            os._exit(0)
         children.append(pid)
     for pid in children:
         os.waitpid(pid, 0)
+
+
+def _plugin_sources(config: pytest.Config) -> list[Path]:
+    """The files of the packages pytest marked for rewriting as it loaded the installed
+    plugins (not the tests'), without importing any of them."""
+    import importlib.util
+
+    tests = Path(__file__).parent
+    sources: list[Path] = []
+    for name in sorted(getattr(config.pluginmanager.rewrite_hook, "_must_rewrite", ())):
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            continue
+        if spec is None or spec.origin is None or not spec.origin.endswith(".py"):
+            continue
+        origin = Path(spec.origin)
+        if origin.parent == tests:
+            continue
+        if spec.submodule_search_locations:
+            sources += sorted(origin.parent.rglob("*.py"))
+        else:
+            sources.append(origin)
+    return sources
 
 
 def _own_basetemp(config: pytest.Config) -> None:
