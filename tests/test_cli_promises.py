@@ -39,6 +39,21 @@ class TestJsonEscapes:
         (listed,) = json.loads(result.stdout)
         assert TRICKY in json.dumps(listed, ensure_ascii=False)
 
+    def test_del_in_otherwise_ascii_json_is_escaped(
+        self, channel: Channel, server: ServerLock
+    ) -> None:
+        """A DEL in JSON that is otherwise all ASCII (the text the quick path passes without
+        the pattern's scan) is still written as \\u007f, and text past ASCII that fools no
+        terminal (an accent) stays raw."""
+        channel.file(command(server, text="make \x7fclean"))
+        result = run_wisp("pending", "--json")
+        assert result.returncode == 0, result.stderr
+        assert "\x7f" not in result.stdout and "\\u007f" in result.stdout
+        assert [s["body"] for s in json.loads(result.stdout)] == ["make \x7fclean"]
+        channel.file(command(server, text="make café"))
+        result = run_wisp("pending", "--json")
+        assert "café" in result.stdout and "\x7f" not in result.stdout
+
 
 def _limited(files: int) -> Callable[[], None]:
     def limit() -> None:

@@ -176,11 +176,19 @@ def _escaped(found: re.Match[str]) -> str:
 def json_line(value: Any) -> str:
     """*value* as one line of JSON: any text, raw only where no terminal is fooled (see
     :data:`_UNSAFE_IN_JSON`; C0 controls JSON escapes itself). Every `--json` output is one."""
-    return _UNSAFE_IN_JSON.sub(_escaped, json.dumps(value, ensure_ascii=False))
+    text = json.dumps(value, ensure_ascii=False)
+    # Every character the pattern takes but DEL is past ASCII: text that is ASCII without DEL
+    # (nearly all of it) needs no scan. Both checks run at memory speed; the pattern's scan
+    # of `wisp pending --json` at 10,000 (4.7 MB) took ~25 ms.
+    if text.isascii() and "\x7f" not in text:
+        return text
+    return _UNSAFE_IN_JSON.sub(_escaped, text)
 
 
 def print_json(value: Any) -> None:
-    sys.stdout.write(json_line(value) + "\n")
+    # Written in two: joined, a large array (4.7 MB at 10,000 requests) was copied once more.
+    sys.stdout.write(json_line(value))
+    sys.stdout.write("\n")
 
 
 def require_text(value: str, what: str, example: str) -> None:
