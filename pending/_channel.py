@@ -59,6 +59,7 @@ from pending._ids import (
     SETTLED_SUFFIX,
     NameVerdict,
     answer_name,
+    name_id,
     new_id,
     parse_name,
     request_name,
@@ -481,15 +482,15 @@ class Channel:
         names_by_id: dict[str, set[str]] = {}
         problems: list[Problem] = []
         for name in sorted(list_dir(self.dir_fd)):
-            verdict, parsed = parse_name(name)
+            verdict, request_id = name_id(name)
             if verdict is NameVerdict.IGNORED:
                 continue
-            if verdict is NameVerdict.BAD or parsed is None:
+            if verdict is NameVerdict.BAD or request_id is None:
                 reason = entry_problem(self.dir_fd, name) or "its name is not ID.KIND.json"
                 problems.append(Problem(name=name, reason=reason))
                 continue
-            if only is None or only(parsed.id):
-                names_by_id.setdefault(parsed.id, set()).add(name)
+            if only is None or only(request_id):
+                names_by_id.setdefault(request_id, set()).add(name)
         with self._cache_lock:
             self._cache_limit = max(self._cache_limit, REQUEST_CACHE_SIZE + len(names_by_id))
         groups: list[Group] = []

@@ -87,24 +87,35 @@ class NameVerdict(StrEnum):
     BAD = "bad"  # a name that does not parse: reported, never acted on
 
 
+# What each known suffix names: a slot, and for a request, its kind.
+_SLOT_BY_SUFFIX: dict[str, tuple[Slot, Kind | None]] = {
+    **{suffix: (Slot.REQUEST, kind) for suffix, kind in KIND_BY_SUFFIX.items()},
+    ANSWER_SUFFIX: (Slot.ANSWER, None),
+    SETTLED_SUFFIX: (Slot.SETTLED, None),
+}
+
+
+def name_id(name: str) -> tuple[NameVerdict, str | None]:
+    """:func:`parse_name`'s verdict, and for a parsed name its ID, without building the
+    :class:`ParsedName` (a scan of 10,000 requests needs only their IDs)."""
+    if name.startswith("."):
+        return NameVerdict.IGNORED, None
+    request_id, dot, rest = name.partition(".")
+    if not dot or not is_valid_id(request_id):
+        return NameVerdict.BAD, None
+    if "." + rest in _SLOT_BY_SUFFIX:
+        return NameVerdict.PARSED, request_id
+    return NameVerdict.IGNORED, None
+
+
 def parse_name(name: str) -> tuple[NameVerdict, ParsedName | None]:
     """Classify a directory entry's name.
 
     Unknown suffixes on a valid ID are ignored silently, so that a newer build's kinds stay
     invisible to this one (as `.fact.json` was to 0.16.0).
     """
-    if name.startswith("."):
-        return NameVerdict.IGNORED, None
-    request_id, dot, rest = name.partition(".")
-    if not dot or not is_valid_id(request_id):
-        return NameVerdict.BAD, None
-    suffix = "." + rest
-    if suffix in KIND_BY_SUFFIX:
-        return NameVerdict.PARSED, ParsedName(
-            id=request_id, slot=Slot.REQUEST, kind=KIND_BY_SUFFIX[suffix]
-        )
-    if suffix == ANSWER_SUFFIX:
-        return NameVerdict.PARSED, ParsedName(id=request_id, slot=Slot.ANSWER)
-    if suffix == SETTLED_SUFFIX:
-        return NameVerdict.PARSED, ParsedName(id=request_id, slot=Slot.SETTLED)
-    return NameVerdict.IGNORED, None
+    verdict, request_id = name_id(name)
+    if request_id is None:
+        return verdict, None
+    slot, kind = _SLOT_BY_SUFFIX[name[len(request_id) :]]
+    return verdict, ParsedName(id=request_id, slot=slot, kind=kind)

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from strategies import ids
 
 from pending import InvalidId, Kind, is_valid_id, new_id, validate_id
-from pending._ids import NameVerdict, Slot, parse_name, request_name
+from pending._ids import NameVerdict, Slot, name_id, parse_name, request_name
 
 
 class TestValidateId:
@@ -84,3 +84,31 @@ class TestParseName:
     def test_names_that_do_not_parse_are_bad(self, name: str) -> None:
         """Names without a valid ID are reported, never acted on."""
         assert parse_name(name) == (NameVerdict.BAD, None)
+
+
+class TestNameId:
+    @pytest.mark.parametrize(
+        "name",
+        [
+            "a1b2c3d4.request.json",
+            "a1b2c3d4.fact.json",
+            "a1b2c3d4.question.json",
+            "a1b2c3d4.tool.json",
+            "a1b2c3d4.answer.json",
+            "a1b2c3d4.settled.json",
+            "a1b2c3d4.poll.json",
+            "a1b2c3d4.request.json.bak",
+            ".tmp",
+            ".a1b2c3d4.request.json",
+            "NOT-AN-ID.request.json",
+            "README",
+            "a1b2.request.json",
+            "a1b2c3d4",
+            "a1b2c3d4.",
+        ],
+    )
+    def test_the_verdict_and_id_of_parse_name(self, name: str) -> None:
+        """A scan's lighter parse says what parse_name says: the same verdict, and the ID of
+        each name it parses."""
+        verdict, parsed = parse_name(name)
+        assert name_id(name) == (verdict, None if parsed is None else parsed.id)
