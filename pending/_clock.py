@@ -41,7 +41,19 @@ def record_time(clock: Clock) -> datetime:
 
 def format_time(moment: datetime) -> str:
     """`2026-11-29T19:55:42.123Z`: UTC, milliseconds, as every record writes it."""
-    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    # What isoformat(timespec="milliseconds") writes of a UTC time, `Z` for its `+00:00`
+    # (milliseconds cut, not rounded), without its keyword parsing and offset formatting: a
+    # third fewer instructions, for each of the 10,000 times a listing of 10,000 shows.
+    utc = moment.astimezone(UTC)
+    return "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ" % (  # noqa: UP031 (the cheapest formatting)
+        utc.year,
+        utc.month,
+        utc.day,
+        utc.hour,
+        utc.minute,
+        utc.second,
+        utc.microsecond // 1000,
+    )
 
 
 def parse_time(text: str) -> datetime:

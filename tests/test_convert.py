@@ -7,7 +7,7 @@ import json
 import re
 import subprocess
 import sys
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +47,7 @@ from pending import (
     Settled,
     ToolBinding,
     binding_digest,
+    format_time,
     from_json,
     known_json,
     loads_strict,
@@ -73,6 +74,31 @@ from pending._convert import (
 
 def round_trip(record: object, cls: type) -> object:
     return from_json(loads_strict(dumps_record(to_json(record))), cls)
+
+
+ZONES = st.sampled_from(
+    [
+        UTC,
+        timezone(timedelta(0)),
+        timezone(timedelta(hours=5, minutes=30)),
+        timezone(-timedelta(hours=11)),
+    ]
+)
+
+
+class TestFormatTime:
+    @given(st.datetimes(timezones=ZONES))
+    def test_the_text_isoformat_writes(self, moment: datetime) -> None:
+        """A record's time is written as isoformat writes it in UTC to the millisecond (cut,
+        not rounded), `Z` for `+00:00`, for any zoned time from year 1 to 9999: a time that
+        cannot be put in UTC fails as it did."""
+        try:
+            expected = moment.astimezone(UTC).isoformat(timespec="milliseconds")
+        except OverflowError:
+            with pytest.raises(OverflowError):
+                format_time(moment)
+            return
+        assert format_time(moment) == expected.replace("+00:00", "Z")
 
 
 class TestRoundTrip:
