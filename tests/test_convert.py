@@ -25,6 +25,7 @@ from strategies import (
     command_bindings,
     edits,
     fact_bindings,
+    json_values,
     paths_of,
     question_bindings,
     requests,
@@ -345,6 +346,28 @@ class TestDigest:
         b = json.loads('{ "cwd":"/",   "command":"ls" }')
         assert digest(a) == digest(b)
         assert canonical_json(a) == b'{"command":"ls","cwd":"/"}'
+
+    @given(json_values | st.lists(st.floats(allow_nan=False, allow_infinity=False)))
+    def test_canonical_json_is_the_sorted_compact_encoding(self, value: Any) -> None:
+        """canonical_json (its C encoder kept across calls) writes any JSON value exactly as
+        a sorted, compact, non-ASCII-escaping json encoder does."""
+        expected = json.dumps(
+            value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+        )
+        assert canonical_json(value) == expected.encode("utf-8")
+
+    def test_canonical_json_refuses_what_is_no_json_value_as_before(self) -> None:
+        """A cycle, NaN and an object JSON has no form for are refused as json refuses them,
+        and a value still encodes after each refusal."""
+        cycle: list[Any] = []
+        cycle.append(cycle)
+        with pytest.raises(ValueError, match="Circular reference detected"):
+            canonical_json({"a": cycle})
+        with pytest.raises(ValueError, match="Out of range float"):
+            canonical_json({"a": [float("nan")]})
+        with pytest.raises(TypeError, match="not JSON serializable"):
+            canonical_json({"a": object()})
+        assert canonical_json({"b": [1], "a": None}) == b'{"a":null,"b":[1]}'
 
     def test_digest_is_sha256_of_the_written_binding(self) -> None:
         """The digest of a binding record is that of the JSON written for it."""
