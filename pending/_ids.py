@@ -87,12 +87,9 @@ class NameVerdict(StrEnum):
     BAD = "bad"  # a name that does not parse: reported, never acted on
 
 
-# What each known suffix names: a slot, and for a request, its kind.
-_SLOT_BY_SUFFIX: dict[str, tuple[Slot, Kind | None]] = {
-    **{suffix: (Slot.REQUEST, kind) for suffix, kind in KIND_BY_SUFFIX.items()},
-    ANSWER_SUFFIX: (Slot.ANSWER, None),
-    SETTLED_SUFFIX: (Slot.SETTLED, None),
-}
+# The suffixes of the slots that are not a request's (a request's is its kind's: a kind
+# registered later, as a test's throwaway kind is, is in KIND_BY_SUFFIX from then on).
+_SLOT_BY_SUFFIX: dict[str, Slot] = {ANSWER_SUFFIX: Slot.ANSWER, SETTLED_SUFFIX: Slot.SETTLED}
 
 
 def name_id(name: str) -> tuple[NameVerdict, str | None]:
@@ -103,7 +100,8 @@ def name_id(name: str) -> tuple[NameVerdict, str | None]:
     request_id, dot, rest = name.partition(".")
     if not dot or not is_valid_id(request_id):
         return NameVerdict.BAD, None
-    if "." + rest in _SLOT_BY_SUFFIX:
+    suffix = "." + rest
+    if suffix in KIND_BY_SUFFIX or suffix in _SLOT_BY_SUFFIX:
         return NameVerdict.PARSED, request_id
     return NameVerdict.IGNORED, None
 
@@ -117,5 +115,8 @@ def parse_name(name: str) -> tuple[NameVerdict, ParsedName | None]:
     verdict, request_id = name_id(name)
     if request_id is None:
         return verdict, None
-    slot, kind = _SLOT_BY_SUFFIX[name[len(request_id) :]]
-    return verdict, ParsedName(id=request_id, slot=slot, kind=kind)
+    suffix = name[len(request_id) :]
+    kind = KIND_BY_SUFFIX.get(suffix)
+    if kind is not None:
+        return verdict, ParsedName(id=request_id, slot=Slot.REQUEST, kind=kind)
+    return verdict, ParsedName(id=request_id, slot=_SLOT_BY_SUFFIX[suffix])
