@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import command
+from helpers import ANSWER_LINE, command
 
 from pending import Channel, ServerLock
 
@@ -157,6 +157,50 @@ class TestWhatACommandLoads:
         settings: the commands that answer, revoke or show load those themselves."""
         channel.file(command(server))
         assert found(loaded(home, *args), LISTING_DEFERS) == []
+
+    def test_filing_and_answering_load_no_cattrs(self, home: Path) -> None:
+        """`wisp approvals request` files and is answered, and `wisp approvals approve`
+        answers in a terminal, without cattrs: their records are written and read on the plain
+        path (loading cattrs and building the converter cost each ~20 ms, issue 23)."""
+        import pexpect
+
+        env = {**_env(), "WISP_HOME": str(home)}
+        asker = subprocess.Popen(
+            [sys.executable, "-c", PROBE, "approvals", "request", "--", "make", "deploy"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        try:
+            assert asker.stderr is not None
+            prompt = ""
+            for line in asker.stderr:  # ends at the asker's exit at the latest
+                prompt += line
+                if asked := ANSWER_LINE.search(line):
+                    break
+            else:
+                raise AssertionError(f"no request was filed: {prompt!r}")
+            approver = pexpect.spawn(
+                sys.executable,
+                ["-c", PROBE, "approvals", "approve", asked.group(1)],
+                env=env,
+                encoding="utf-8",
+                timeout=60,
+                dimensions=(40, 250),
+            )
+            approver.expect(pexpect.EOF)
+            approver.close()
+            said = (approver.before or "").replace("\r\n", "\n")
+            out, err = asker.communicate(timeout=60)
+        finally:
+            asker.kill()
+            asker.wait()
+        assert "the asker has it" in said, said
+        assert out.startswith("approved once"), prompt + err
+        for output in (said, out):
+            modules = json.loads(output[output.rindex("\nPROBED ") + len("\nPROBED ") :])
+            assert found(set(modules["modules"]), ("cattrs",)) == []
 
     def test_the_version_loads_no_channel_settings_or_rich(self, home: Path) -> None:
         """`wisp --version` loads typer and attrs and nothing of the channel, the settings,
