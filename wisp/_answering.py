@@ -238,14 +238,7 @@ class Answerer:
     ) -> AnswerReport:
         """Answer, audit, and wait for the outcome. *read*: the request as read before
         answering, if it was (it must be to wait: the watch needs its server)."""
-        # Watch before answering: the asker's outcome cannot slip in between. A caller that
-        # will not wait (wait_s 0: a face that follows its own Inbox) needs no watch at all.
         watch: _Wake = _NoWake()
-        if wait_s > 0:
-            from pending import RequestWatch  # watchdog loads only for a wait
-
-            assert read is not None
-            watch = RequestWatch(self.channel, read.id, read.server.id).start()
         try:
             try:
                 result = self.channel.answer(
@@ -276,6 +269,15 @@ class Answerer:
                 answerText=text,
                 answerReason=reason,
             )
+            # The watch starts once the answer is out: the asker it wakes is what a person
+            # waits for, and watchdog's import and an observer's start (~10 ms) are not. No
+            # outcome slips in between: wait_until reads the slot once the watch is on, before
+            # it first waits. A caller that will not wait (wait_s 0: a face that follows its
+            # own Inbox) needs no watch at all.
+            if wait_s > 0:
+                from pending import RequestWatch  # watchdog loads only for a wait
+
+                watch = RequestWatch(self.channel, request.id, request.server.id).start()
             outcome = wait_until(
                 lambda: self._outcome(request),
                 watch.wait,
