@@ -130,6 +130,52 @@ class TestClosedPipe:
         assert (result.returncode, result.stderr) == (0, ""), result.stderr
 
 
+class TestTheProcessEnd:
+    # `wisp` as its console script runs it, with an exit handler and a thread that is no
+    # daemon and is still at work when the command returns: both must have done their work
+    # when the process is gone, as the interpreter's own ending would have them.
+    PROBE = """\
+import atexit, os, sys, threading
+from pathlib import Path
+where = Path(sys.argv[1])
+atexit.register(lambda: (where / "atexit").write_text("ran"))
+late = threading.Event()
+def work():
+    late.wait(0.3)  # still at work once the command has returned
+    (where / "thread").write_text("done")
+threading.Thread(target=work).start()
+sys.argv = ["wisp", *sys.argv[2:]]
+from wisp.cli import run
+run()
+"""
+
+    @pytest.mark.parametrize(
+        ("args", "status"),
+        [(("--version",), 0), (("approvals", "approve", "0123456789abcdef"), 2)],
+        ids=["version", "refused"],
+    )
+    def test_threads_and_exit_handlers_finish_and_the_status_is_the_commands(
+        self, tmp_path: Path, args: tuple[str, ...], status: int
+    ) -> None:
+        """The `wisp` program ends without the interpreter's teardown (wisp.cli.run), but
+        joins the threads that are no daemons, runs the exit handlers and flushes its
+        output first; its status is the command's (2: an answer refused off a terminal)."""
+        done = subprocess.run(
+            [sys.executable, "-c", self.PROBE, str(tmp_path), *args],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == status, done.stderr
+        assert (tmp_path / "thread").read_text() == "done"
+        assert (tmp_path / "atexit").read_text() == "ran"
+        if status == 0:
+            assert done.stdout.startswith("wisp "), done.stdout
+        else:
+            assert "only from a terminal" in done.stderr, done.stderr
+
+
 class TestSignalsWithdraw:
     @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
     @pytest.mark.parametrize(

@@ -1,3 +1,3 @@
-from wisp.cli import main
+from wisp.cli import run
 
-main()
+run()

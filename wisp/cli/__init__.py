@@ -9,7 +9,7 @@ import gc
 import importlib
 import os
 import sys
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import attrs
 import typer
@@ -290,3 +290,49 @@ def main() -> None:
     # One name however it is started (`wisp`, `python -m wisp`): help reads `wisp …`, and
     # shell completion talks to `wisp` through $_WISP_COMPLETE.
     app(prog_name="wisp")
+
+
+# The status Python gives a process that ends with SystemExit, and the one it gives when
+# standard output or error cannot be flushed at exit (Python's own 120).
+_FLUSH_FAILED_STATUS = 120
+
+
+def run() -> NoReturn:
+    """The `wisp` program (`wisp`, `python -m wisp`): :func:`main`, then the process ends as
+    the interpreter would end it, without freeing what it holds object by object.
+
+    Once the command is done, the interpreter's teardown only frees memory the kernel frees
+    at once: ~12 ms of an asker's exit after its answer came (bench/README.md, issue 23).
+    What the teardown does that matters is done first, as multiprocessing's children end:
+    threads that are not daemons joined (with threading's own exit hooks), the exit handlers
+    run (logging's flush, finalizers), standard output and error flushed. wisp writes its
+    files unbuffered (os.write), so nothing is left in a buffer. An uncaught exception (a bug,
+    Ctrl-C) takes the interpreter's own path, traceback and all.
+    """
+    try:
+        main()
+        code: object = 0
+    except SystemExit as exc:
+        code = exc.code
+    status = _exit_status(code)
+    import atexit
+    import threading
+
+    threading._shutdown()  # type: ignore[attr-defined]
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe or stream: as Python itself says it
+            status = status or _FLUSH_FAILED_STATUS
+    os._exit(status)
+
+
+def _exit_status(code: object) -> int:
+    """SystemExit's code as the interpreter turns it into a status (a text: said, then 1)."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code & 0xFF
+    print(code, file=sys.stderr)
+    return 1
