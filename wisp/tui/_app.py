@@ -694,6 +694,8 @@ class WispTui(App[None]):
             self.screen_stack[0].query_one("#status", Static).update(Text(shown))
 
     def _show_detail(self) -> None:
+        if not self._drawn():  # a row highlighted as the app ends: nothing to draw on
+            return
         pane = self.screen_stack[0].query_one("#detail", Static)
         item = self.selected()
         if item is None:
