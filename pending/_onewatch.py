@@ -20,9 +20,10 @@ from pending._ids import is_valid_id, validate_id
 class RequestWatch:
     """Wakes :meth:`wait` when a file of *request_id* or the lock of *server_id* changes.
 
-    Start it *before* the action whose effect it waits for (an answer), so the effect cannot
-    slip by between acting and watching. Falls back to polling where native watching cannot
-    start (``backend`` says which).
+    An effect that came before the watch started is not told: the waiter reads once the watch
+    is on, before it first waits (the answerer starts it after publishing its answer and
+    then reads the outcome slot, so an asker's outcome cannot slip by between the two). Falls
+    back to polling where native watching cannot start (``backend`` says which).
     """
 
     def __init__(self, channel: Channel, request_id: str, server_id: str | None = None) -> None:

@@ -269,3 +269,66 @@ class TestWaitUntil:
             )
             is None
         )
+
+
+# One answer given in a process of its own with few descriptors to spare: `spare` more than it
+# holds once its channel is open and its request filed. It prints what became of the answer.
+_SPARE_DESCRIPTORS = """\
+import json, os, resource, sys
+sys.path.insert(0, sys.argv[3])
+from helpers import command
+from pending import Channel, Decision, Kind, Via
+from wisp import Answerer, EntryPoint
+
+home, spare = sys.argv[1], int(sys.argv[2])
+channel = Channel.open(home)
+lock = channel.server().__enter__()  # held to the process's end: its request is alive
+request = command(lock)
+channel.file(request)
+answerer = Answerer(channel, via=Via.CLI, entry_point=EntryPoint.APPROVALS, wait_s=1.0)
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+highest = max(int(fd) for fd in os.listdir("/proc/self/fd"))
+resource.setrlimit(resource.RLIMIT_NOFILE, (highest + 1 + spare, hard))
+try:
+    report = answerer.answer(request.id, Decision.ONCE, kind=Kind.COMMAND)
+    said = f"report {report.asker}"
+except Exception as exc:
+    said = f"raised {type(exc).__name__}"
+resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+answered = channel.status(request.id).answer is not None
+print(json.dumps({"said": said, "answered": answered}))
+"""
+
+
+class TestAWatchThatCannotStart:
+    def test_an_answer_given_stands_and_is_not_waited_on(self, tmp_path: Path) -> None:
+        """The watch for the asker's outcome starts once the answer is out. With one
+        descriptor after another to spare, the answer is either refused with nothing written
+        (too few to publish it), or given and reported: a watch that could not start then
+        leaves it unwaited for, with a warning, never an error after the answer stood."""
+        import json
+        import subprocess
+        import sys
+
+        tests = str(Path(__file__).parent)
+        seen = []
+        for spare in range(12):
+            home = tmp_path / f"home-{spare}"
+            done = subprocess.run(
+                [sys.executable, "-c", _SPARE_DESCRIPTORS, str(home), str(spare), tests],
+                capture_output=True,
+                text=True,
+                timeout=60,
+                check=True,
+            )
+            result = json.loads(done.stdout)
+            unwatched = "outcome cannot be followed" in done.stderr
+            seen.append((result["said"], result["answered"], unwatched))
+            if result["said"].startswith("raised"):
+                assert not result["answered"], (spare, result, done.stderr)
+            else:
+                assert result == {"said": f"report {AnswerFate.LATE}", "answered": True}
+                if not unwatched:
+                    break  # enough to spare: watched, and waited on (nobody settles it here)
+        assert (f"report {AnswerFate.LATE}", True, True) in seen, seen
+        assert seen[-1] == (f"report {AnswerFate.LATE}", True, False), seen

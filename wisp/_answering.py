@@ -11,6 +11,7 @@ request handed over, or one whose server died before settling), it applies the a
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Collection, Iterable
 from enum import StrEnum
 from pathlib import Path
@@ -50,6 +51,8 @@ if TYPE_CHECKING:
     from wisp._factstore import FactStore
 
 T = TypeVar("T")
+
+logger = logging.getLogger("wisp.answering")
 
 # The states a request the sweep ends can be in when it is scanned: stale (settled `stale`),
 # answered with its asker gone (settled as answered), a fact handed over or answered (applied).
@@ -274,17 +277,29 @@ class Answerer:
             # outcome slips in between: wait_until reads the slot once the watch is on, before
             # it first waits. A caller that will not wait (wait_s 0: a face that follows its
             # own Inbox) needs no watch at all.
-            if wait_s > 0:
-                from pending import RequestWatch  # watchdog loads only for a wait
+            try:
+                if wait_s > 0:
+                    from pending import RequestWatch  # watchdog loads only for a wait
 
-                watch = RequestWatch(self.channel, request.id, request.server.id).start()
-            outcome = wait_until(
-                lambda: self._outcome(request),
-                watch.wait,
-                timeout_s=wait_s,
-                monotonic=self.channel.clock.monotonic,
-                recheck_s=self._liveness_recheck_s,
-            )
+                    watch = RequestWatch(self.channel, request.id, request.server.id).start()
+                outcome = wait_until(
+                    lambda: self._outcome(request),
+                    watch.wait,
+                    timeout_s=wait_s,
+                    monotonic=self.channel.clock.monotonic,
+                    recheck_s=self._liveness_recheck_s,
+                )
+            except Exception as exc:
+                # The answer stands, whatever fails after it (no descriptor or thread left to
+                # watch or read with): it is reported as not picked up yet, never as an error.
+                logger.warning(
+                    "wisp: the answer to %s is given, but the asker's outcome cannot be "
+                    "followed (%s); `wisp show %s` shows what it makes of it",
+                    request.id,
+                    exc,
+                    request.id,
+                )
+                outcome = None
         finally:
             watch.stop()
         if outcome is None and self._nobody_known_to_apply(request):
@@ -316,7 +331,10 @@ class Answerer:
         if settled is not None:
             return settled, True
         if not self.channel.request_alive(request):
-            return None, False
+            # An asker settles, then releases its lock as it ends: it may have done both since
+            # the slot was read. Read once more before saying nobody acted on the answer.
+            settled = self.channel.outcome(request.id)
+            return (settled, True) if settled is not None else (None, False)
         return None
 
     def _nobody_known_to_apply(self, request: Request) -> bool:
