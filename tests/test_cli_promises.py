@@ -175,6 +175,18 @@ run()
         else:
             assert "only from a terminal" in done.stderr, done.stderr
 
+    def test_a_closed_standard_error_changes_no_status(self, home: Path) -> None:
+        """Started with its standard error closed (cron, a daemon), `wisp` has no stream to
+        flush there: the command's status stands (0 for the version, printed)."""
+        done = subprocess.run(
+            [sys.executable, "-m", "wisp", "--version"],  # cold: as a person's shell starts it
+            stdout=subprocess.PIPE,
+            text=True,
+            timeout=60,
+            preexec_fn=lambda: os.close(2),
+        )
+        assert (done.returncode, done.stdout.split()[0]) == (0, "wisp")
+
 
 class TestSignalsWithdraw:
     @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])

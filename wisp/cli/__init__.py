@@ -321,6 +321,8 @@ def run() -> NoReturn:
     threading._shutdown()  # type: ignore[attr-defined]
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
+        if stream is None:  # started with that descriptor closed: Python gives it no stream
+            continue
         try:
             stream.flush()
         except (OSError, ValueError):  # a closed pipe or stream: as Python itself says it
