@@ -175,17 +175,26 @@ run()
         else:
             assert "only from a terminal" in done.stderr, done.stderr
 
-    def test_a_closed_standard_error_changes_no_status(self, home: Path) -> None:
-        """Started with its standard error closed (cron, a daemon), `wisp` has no stream to
-        flush there: the command's status stands (0 for the version, printed)."""
-        done = subprocess.run(
-            [sys.executable, "-m", "wisp", "--version"],  # cold: as a person's shell starts it
-            stdout=subprocess.PIPE,
-            text=True,
-            timeout=60,
-            preexec_fn=lambda: os.close(2),
-        )
-        assert (done.returncode, done.stdout.split()[0]) == (0, "wisp")
+    @pytest.mark.parametrize("closed", [1, 2], ids=["stdout", "stderr"])
+    def test_a_closed_standard_stream_changes_no_status(self, closed: int) -> None:
+        """Started with standard output or error closed (`>&-`, cron, a daemon), `wisp` writes
+        what would go there nowhere, with no traceback, and the command's status stands (0 for
+        the version; a refusal's 2)."""
+        for args, status in ((("--version",), 0), (("approvals", "approve", "zz"), 2)):
+            done = subprocess.run(
+                [sys.executable, "-m", "wisp", *args],  # cold: as a person's shell starts it
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                timeout=60,
+                preexec_fn=lambda: os.close(closed),
+            )
+            assert done.returncode == status, done.stderr
+            if closed == 2:
+                assert done.stdout.startswith("wisp ") if status == 0 else done.stdout == ""
+            else:
+                assert ("only from a terminal" in done.stderr) if status else done.stderr == ""
+            assert "Traceback" not in done.stderr
 
 
 class TestSignalsWithdraw:

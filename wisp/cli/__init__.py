@@ -309,6 +309,7 @@ def run() -> NoReturn:
     files unbuffered (os.write), so nothing is left in a buffer. An uncaught exception (a bug,
     Ctrl-C) takes the interpreter's own path, traceback and all.
     """
+    _closed_streams_to_devnull()
     try:
         main()
         code: object = 0
@@ -328,6 +329,23 @@ def run() -> NoReturn:
         except (OSError, ValueError):  # a closed pipe or stream: as Python itself says it
             status = status or _FLUSH_FAILED_STATUS
     os._exit(status)
+
+
+def _closed_streams_to_devnull() -> None:
+    """A standard stream the process was started without (`wisp … >&-`, a daemon's closed
+    descriptors) reads and writes as /dev/null: what would go there is dropped, as print()
+    drops it, and the status still says how the command ended. The descriptor is taken too,
+    so that no file wisp opens is given it and then written to as the stream."""
+    for fd, name in ((0, "stdin"), (1, "stdout"), (2, "stderr")):
+        if getattr(sys, name) is not None:
+            continue
+        null = os.open(os.devnull, os.O_RDONLY if fd == 0 else os.O_WRONLY)
+        if null != fd:
+            os.dup2(null, fd)
+            os.close(null)
+        stream = open(fd, "r" if fd == 0 else "w", closefd=False)  # noqa: SIM115 (the process's)
+        setattr(sys, name, stream)
+        setattr(sys, f"__{name}__", stream)
 
 
 def _exit_status(code: object) -> int:
