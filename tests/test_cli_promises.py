@@ -107,7 +107,7 @@ def _in_terminal_limited(files: int, *args: str) -> tuple[int, str]:
 
 
 class TestClosedPipe:
-    @pytest.mark.parametrize("args", [("pending", "--all"), ("log",), ("doctor",)])
+    @pytest.mark.parametrize("args", [("pending", "--all"), ("log",), ("doctor",), ("--version",)])
     def test_a_reader_gone_ends_it_quietly(
         self, channel: Channel, server: ServerLock, args: tuple[str, ...]
     ) -> None:

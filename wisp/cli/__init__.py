@@ -36,7 +36,10 @@ app = command_group(
 
 def _version(value: bool) -> None:
     if value:
-        say(f"wisp {__version__}")  # plain text: no rich console for one line
+        try:
+            say(f"wisp {__version__}")  # plain text: no rich console for one line
+        except BrokenPipeError:  # `wisp --version | true`: read by nobody, as for a command
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         raise typer.Exit()
 
 
