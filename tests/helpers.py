@@ -350,6 +350,24 @@ def in_terminal(*args: str, timeout: float = 60) -> tuple[int, str]:
     return child.exitstatus, output
 
 
+def remove_tree(path: Path, within: float = WAIT_S) -> None:
+    """`rm -rf PATH` while a live process may still write into it (a relay audits the channel
+    directory's removal into PATH/logs as it happens, so the last `rmdir` can find the log
+    made again): removed again until it is gone, within a bounded deadline."""
+    import errno
+
+    deadline = time.monotonic() + within
+    while True:
+        try:
+            shutil.rmtree(path)
+            return
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            if exc.errno != errno.ENOTEMPTY or time.monotonic() > deadline:
+                raise
+
+
 def audit_records(home: Path) -> list[dict[str, Any]]:
     path = home / "logs" / "audit.jsonl"
     if not path.exists():

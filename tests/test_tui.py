@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 from helpers import Asker as AskerProcess
-from helpers import command, fact, in_terminal, question, wisp_command
+from helpers import command, fact, in_terminal, question, remove_tree, wisp_command
 from relayproc import with_terminal, write_config
 from textual.widgets import DataTable
 
@@ -1198,7 +1198,7 @@ class TestChannelRemoved:
         itself); r starts it again, and a request filed then appears."""
 
         async def body(app: WispTui, pilot: Any) -> None:
-            shutil.rmtree(home)
+            remove_tree(home)  # the relay may audit the channel's removal as it goes
             await until(pilot, lambda: app.hosts["local"] == "down", "the relay down")
             assert said(app, "(WISP_HOME) was removed")
             await until(pilot, lambda: said(app, "Press r to start it again"), "what to do")
