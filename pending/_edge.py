@@ -44,6 +44,8 @@ from watchdog.events import (
 from watchdog.observers.api import BaseObserver
 from watchdog.observers.polling import PollingObserver
 
+from pending._threads import signals_left_to_main
+
 logger = logging.getLogger("pending.edge")
 
 # watchdog logs a benign shutdown race at ERROR and each inotify overflow as a warning. The
@@ -153,7 +155,8 @@ class _InotifyReader(Observation):
         self._lost = False
         self._stopping = False
         self.inotify_fd = InotifyFD()  # OSError: no inotify instance left for this user
-        self.inotify_fd.start()
+        with signals_left_to_main():  # the reader's thread takes no Ctrl-C
+            self.inotify_fd.start()
         try:
             for path in paths:
                 wd = self.inotify_fd.add_callback(
@@ -274,7 +277,8 @@ class _ObserverObservation(Observation):
         for path in paths:
             self._observer.schedule(handler, path, recursive=False, event_filter=_CHANGES)
         try:
-            self._observer.start()
+            with signals_left_to_main():  # nor the observer's threads
+                self._observer.start()
         except BaseException:
             self._observer.stop()
             raise
@@ -333,7 +337,8 @@ def _signalling_inotify_observer(on_overflow: Callable[[], None]) -> BaseObserve
     class _Observer(InotifyObserver):
         def __init__(self) -> None:  # as InotifyObserver's, with the emitter above
             self._inotify_fd = InotifyFD()
-            self._inotify_fd.start()
+            with signals_left_to_main():
+                self._inotify_fd.start()
             BaseObserver.__init__(
                 self, _Emitter, timeout=DEFAULT_OBSERVER_TIMEOUT, inotify_fd=self._inotify_fd
             )

@@ -37,6 +37,7 @@ from pending._kinds import Kind, Outcome, State
 from pending._liveness import LIVENESS_RECHECK_S
 from pending._records import Status
 from pending._subscribe import SUBSCRIBER_BACKLOG, Subscription
+from pending._threads import start_thread
 
 logger = logging.getLogger("pending.watch")
 
@@ -152,7 +153,7 @@ class Watcher:
         with self._lock:
             self._scan(emit=False)
         self._timer = threading.Thread(target=self._run_timer, name="pending-liveness", daemon=True)
-        self._timer.start()
+        start_thread(self._timer)
         return self
 
     def stop(self) -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pexpect
 import pytest
-from helpers import AskingCommand, audit_records, command, run_wisp, wisp_command
+from helpers import AskingCommand, audit_records, command, run_wisp, server_pid, wisp_command
 
 from pending import Channel, Outcome, ServerLock, State
 
@@ -198,6 +198,28 @@ run()
 
 
 class TestSignalsWithdraw:
+    def test_only_the_main_thread_takes_an_ending_signal(self, home: Path) -> None:
+        """A waiting asker's other threads (its watcher's reader, settler, liveness timer)
+        block SIGINT, SIGTERM and SIGHUP, so the kernel gives Ctrl-C to the main thread,
+        where Python runs the handler: taken by another thread, it would not wake the main
+        one from its wait (the request's whole timeout)."""
+        asking = AskingCommand("approvals", "request", "--", "make", "deploy")
+        try:
+            pid = server_pid(home, asking.id)
+            ending = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+            masks = {}
+            for tid in os.listdir(f"/proc/{pid}/task"):
+                with open(f"/proc/{pid}/task/{tid}/status") as status:
+                    blocked = next(line for line in status if line.startswith("SigBlk:"))
+                bits = int(blocked.split()[1], 16)
+                masks[int(tid)] = {s for s in ending if bits & (1 << (s - 1))}
+            assert masks.pop(pid) == set()  # the main thread takes them
+            assert masks, "the asker runs threads besides its main one"
+            assert all(taken == ending for taken in masks.values()), masks
+        finally:
+            asking.process.kill()
+            asking.result()
+
     @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
     @pytest.mark.parametrize(
         "args",

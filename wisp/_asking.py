@@ -49,6 +49,7 @@ from pending import (
     new_id,
     record_time,
     settlement_for,
+    start_thread,
 )
 from wisp._audit import AuditEvent, EntryPoint, audit, check_log, request_fields
 from wisp._config import ConfigError, load_config
@@ -144,7 +145,7 @@ class _Deadlines:
                 self._thread = threading.Thread(
                     target=self._run, name="asker-deadlines", daemon=True
                 )
-                self._thread.start()
+                start_thread(self._thread)
             elif self._heap[0] == (due, request_id):  # earlier than what the thread waits for
                 self._changed.notify()
 
@@ -274,7 +275,7 @@ class Asker:
         # Subscribed before anything is filed, so no answer can slip by unseen.
         self._subscription, _ = self.watcher.subscribe(backlog=1024, accept=self._may_end)
         self._settler = threading.Thread(target=self._follow, name="asker-settle", daemon=True)
-        self._settler.start()
+        start_thread(self._settler)
 
     @property
     def server_id(self) -> str:

@@ -49,6 +49,7 @@ from pending import (
     Transition,
     WatchHints,
     observe,
+    start_thread,
 )
 from wisp._answering import Inbox
 from wisp._audit import AuditEvent, EntryPoint, audit
@@ -196,7 +197,7 @@ class LiveInbox:
         forwarder = threading.Thread(
             target=self._forward, args=(subscription,), name="live-inbox", daemon=True
         )
-        forwarder.start()
+        start_thread(forwarder)
         self._forwarder = forwarder
         return snapshot
 

@@ -34,6 +34,8 @@ from typing import Any
 
 import attrs
 
+from pending import start_thread
+
 PUSH_TIMEOUT_S = 5.0  # a target that has not taken the message by then is given up on
 
 
@@ -144,9 +146,14 @@ def send(
         return [Delivery(target=redact(url), posted=False, reason=missing) for url in urls]
     slots = [_Slot() for _ in urls]
     for url, slot in zip(urls, slots, strict=True):
-        threading.Thread(
-            target=_send_one, args=(apprise, url, title, body, slot), name="wisp-push", daemon=True
-        ).start()
+        start_thread(
+            threading.Thread(
+                target=_send_one,
+                args=(apprise, url, title, body, slot),
+                name="wisp-push",
+                daemon=True,
+            )
+        )
     deadline = time.monotonic() + timeout_s
     deliveries = []
     for url, slot in zip(urls, slots, strict=True):
@@ -243,7 +250,7 @@ def send_later(
     with child.stdin:
         child.stdin.write(json.dumps(job).encode())  # a few KiB: fits the pipe, never blocks
     # Reaped when it ends, so a long-lived asker (the MCP server) leaves no zombies.
-    threading.Thread(target=child.wait, name="wisp-push-reaper", daemon=True).start()
+    start_thread(threading.Thread(target=child.wait, name="wisp-push-reaper", daemon=True))
 
 
 def outcome(deliveries: Sequence[Delivery]) -> tuple[str, str]:

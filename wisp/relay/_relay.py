@@ -41,6 +41,7 @@ from pending import (
     UnreadableRequest,
     Via,
     WrongKind,
+    start_thread,
 )
 from wisp import Answerer, EntryPoint, Notifier, __version__
 from wisp._asking import default_notifier
@@ -204,7 +205,7 @@ class Relay:
             self.channel.home, entry_point=EntryPoint.RELAY, on_warning=self.on_warning
         )
         try:
-            reader.start()
+            start_thread(reader)
             try:
                 first: object | None = lines.get(timeout=HELLO_WAIT_S)
             except queue.Empty:
@@ -223,7 +224,7 @@ class Relay:
             watch = threading.Thread(
                 target=self._watch, args=(live,), name="relay-watch", daemon=True
             )
-            watch.start()
+            start_thread(watch)
             item = first
             while True:
                 if item is None:
@@ -445,7 +446,7 @@ class Relay:
         )
         self.threads = [t for t in self.threads if t.is_alive()]
         self.threads.append(thread)
-        thread.start()
+        start_thread(thread)
 
     def _give(
         self, answerer: Answerer, line: AnswerLine, kind: Kind, shown: Request | None
