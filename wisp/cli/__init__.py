@@ -34,12 +34,19 @@ app = command_group(
 )
 
 
+def _reader_gone() -> None:
+    """Standard output's reader went away: nothing more reaches it, and the interpreter's
+    own flush at exit must not complain either (as Python's documentation of SIGPIPE
+    advises)."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
 def _version(value: bool) -> None:
     if value:
         try:
             say(f"wisp {__version__}")  # plain text: no rich console for one line
         except BrokenPipeError:  # `wisp --version | true`: read by nobody, as for a command
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            _reader_gone()
         raise typer.Exit()
 
 
@@ -218,9 +225,7 @@ class _LazyRoot(WispGroup):
             finally:
                 sys.stdout.flush()  # what is still buffered meets a closed pipe here, not at exit
         except BrokenPipeError:
-            # As Python's documentation of SIGPIPE advises: nothing more reaches the reader, and
-            # the interpreter's own flush at exit must not complain either.
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            _reader_gone()
             raise typer.Exit(int(ExitCode.OK)) from None
         except OSError as exc:
             # Imported here: the channel's errors (and the kinds table under them) are loaded
@@ -325,8 +330,6 @@ def run() -> NoReturn:
     threading._shutdown()  # type: ignore[attr-defined]
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
-        if stream is None:  # started with that descriptor closed: Python gives it no stream
-            continue
         try:
             stream.flush()
         except (OSError, ValueError):  # a closed pipe or stream: as Python itself says it
