@@ -12,7 +12,7 @@ import os
 from typing import TYPE_CHECKING
 
 from pending._clock import format_time
-from pending._kinds import Kind
+from pending._names import Kind
 
 if TYPE_CHECKING:
     from pending._records import Answer, Settled

@@ -1,4 +1,5 @@
-"""The names the channel speaks in, and the one table of request kinds (pure: no I/O).
+"""The one table of request kinds (pure: no I/O); the names it is written in are
+:mod:`pending._names`'s, re-exported here.
 
 Everything the channel knows of a kind is in :data:`KINDS`: the file suffix, the binding
 record, the decisions a person may give, and whether the request dies with its server. How a
@@ -8,86 +9,16 @@ kind means a row here, its binding record, and its one module there.
 
 from __future__ import annotations
 
-from enum import StrEnum
-
 import attrs
 
 from pending._bindings import Binding, CommandBinding, FactBinding, QuestionBinding, ToolBinding
-
-
-class Kind(StrEnum):
-    """What a request asks of the person."""
-
-    COMMAND = "command"
-    FACT = "fact"
-    QUESTION = "question"
-    TOOL = "tool"
-
-
-class Decision(StrEnum):
-    """What an answer decides: a person's decisions, then the endings that claim the slot."""
-
-    ONCE = "once"
-    SESSION = "session"
-    PROJECT = "project"
-    ALWAYS = "always"
-    NO = "no"
-    KEEP = "keep"
-    DROP = "drop"
-    ANSWER = "answer"
-    DECLINE = "decline"
-    # Tombstones: the asker or a sweeper claims the slot with one (see TOMBSTONES).
-    TIMED_OUT = "timed-out"
-    WITHDRAWN = "withdrawn"
-    STALE = "stale"
-
-
-class Scope(StrEnum):
-    """How far a command's approval reaches (the approving decisions)."""
-
-    ONCE = "once"
-    SESSION = "session"
-    PROJECT = "project"
-    ALWAYS = "always"
-
-
-class Via(StrEnum):
-    """Who wrote an answer (`via`) or an outcome (`by`)."""
-
-    CLI = "cli"
-    TUI = "tui"
-    RELAY = "relay"
-    MCP = "mcp"
-    ELICITATION = "elicitation"
-    ASKER = "asker"
-    SWEEP = "sweep"
-
-
-class State(StrEnum):
-    """Where a request stands, derived from what is on disk (see :func:`pending.derive_status`)."""
-
-    FILED = "filed"
-    ANSWERED = "answered"
-    SETTLED = "settled"
-    STALE = "stale"
-    HANDED_OVER = "handed-over"
-
-
-class Outcome(StrEnum):
-    """How a request ended, as its settled record says."""
-
-    ANSWERED = "answered"
-    TIMED_OUT = "timed-out"
-    WITHDRAWN = "withdrawn"
-    FAILED = "failed"
-    STALE = "stale"
-
-
-class Delivery(StrEnum):
-    """Who applied an answered request."""
-
-    WATCHED = "watched"  # the asker, watching, applied it
-    APPLIED = "applied"  # the answering process applied it: no asker was watching
+from pending._names import Decision as Decision
+from pending._names import Delivery as Delivery
+from pending._names import Kind as Kind
+from pending._names import Outcome as Outcome
+from pending._names import Scope as Scope
+from pending._names import State as State
+from pending._names import Via as Via
 
 
 @attrs.frozen(kw_only=True)
