@@ -25,9 +25,9 @@ _HOMES: dict[str, tuple[str, str]] = {
     "Clock": ("pending._clock", "Clock"),
     "CommandBinding": ("pending._bindings", "CommandBinding"),
     "DECISIONS": ("pending._kinds", "DECISIONS"),
-    "Decision": ("pending._kinds", "Decision"),
+    "Decision": ("pending._names", "Decision"),
     "DecodeError": ("pending._convert", "DecodeError"),
-    "Delivery": ("pending._kinds", "Delivery"),
+    "Delivery": ("pending._names", "Delivery"),
     "Event": ("pending._watch", "Event"),
     "FORMAT": ("pending._records", "FORMAT"),
     "FactBinding": ("pending._bindings", "FactBinding"),
@@ -36,7 +36,7 @@ _HOMES: dict[str, tuple[str, str]] = {
     "InvalidDecision": ("pending._errors", "InvalidDecision"),
     "InvalidId": ("pending._errors", "InvalidId"),
     "KINDS": ("pending._kinds", "KINDS"),
-    "Kind": ("pending._kinds", "Kind"),
+    "Kind": ("pending._names", "Kind"),
     "KindSpec": ("pending._kinds", "KindSpec"),
     "LIVENESS_RECHECK_S": ("pending._liveness", "LIVENESS_RECHECK_S"),
     "LIVE_EXPIRY_GRACE_S": ("pending._state", "LIVE_EXPIRY_GRACE_S"),
@@ -44,7 +44,7 @@ _HOMES: dict[str, tuple[str, str]] = {
     "Liveness": ("pending._liveness", "Liveness"),
     "MAX_RECORD_BYTES": ("pending._fsio", "MAX_RECORD_BYTES"),
     "Missed": ("pending._subscribe", "Missed"),
-    "Outcome": ("pending._kinds", "Outcome"),
+    "Outcome": ("pending._names", "Outcome"),
     "Observation": ("pending._edge", "Observation"),
     "POLLING_INTERVAL_S": ("pending._edge", "POLLING_INTERVAL_S"),
     "PendingError": ("pending._errors", "PendingError"),
@@ -58,14 +58,14 @@ _HOMES: dict[str, tuple[str, str]] = {
     "STALE_TMP_AFTER_S": ("pending._channel", "STALE_TMP_AFTER_S"),
     "SUBSCRIBER_BACKLOG": ("pending._subscribe", "SUBSCRIBER_BACKLOG"),
     "SYSTEM_CLOCK": ("pending._clock", "SYSTEM_CLOCK"),
-    "Scope": ("pending._kinds", "Scope"),
+    "Scope": ("pending._names", "Scope"),
     "Server": ("pending._records", "Server"),
     "ServerLock": ("pending._liveness", "ServerLock"),
     "SettleResult": ("pending._records", "SettleResult"),
     "Settled": ("pending._records", "Settled"),
     "Settlement": ("pending._state", "Settlement"),
     "StaleRequest": ("pending._errors", "StaleRequest"),
-    "State": ("pending._kinds", "State"),
+    "State": ("pending._names", "State"),
     "Status": ("pending._records", "Status"),
     "Subscription": ("pending._subscribe", "Subscription"),
     "SubscriptionClosed": ("pending._subscribe", "SubscriptionClosed"),
@@ -83,13 +83,14 @@ _HOMES: dict[str, tuple[str, str]] = {
     "UnreadableRequest": ("pending._errors", "UnreadableRequest"),
     "VIA_ASKER": ("pending._kinds", "VIA_ASKER"),
     "VIA_SWEEP": ("pending._kinds", "VIA_SWEEP"),
-    "Via": ("pending._kinds", "Via"),
+    "Via": ("pending._names", "Via"),
     "WatchHints": ("pending._edge", "WatchHints"),
     "Watcher": ("pending._watch", "Watcher"),
     "WrongKind": ("pending._errors", "WrongKind"),
     "answer_problem": ("pending._state", "answer_problem"),
     "binding_digest": ("pending._convert", "binding_digest"),
     "canonical_json": ("pending._convert", "canonical_json"),
+    "channel_empty": ("pending._dirs", "channel_empty"),
     "derive_status": ("pending._state", "derive_status"),
     "ending_of": ("pending._state", "ending_of"),
     "format_time": ("pending._clock", "format_time"),
@@ -100,7 +101,7 @@ _HOMES: dict[str, tuple[str, str]] = {
     "make_request": ("pending._channel", "make_request"),
     "new_id": ("pending._ids", "new_id"),
     "observe": ("pending._edge", "observe"),
-    "open_private_dir": ("pending._fsio", "open_private_dir"),
+    "open_private_dir": ("pending._dirs", "open_private_dir"),
     "pid_alive": ("pending._liveness", "pid_alive"),
     "parse_time": ("pending._clock", "parse_time"),
     "plan_sweep": ("pending._sweep", "plan_sweep"),
@@ -140,6 +141,7 @@ if _typing.TYPE_CHECKING:
         loads_strict,
         to_json,
     )
+    from pending._dirs import channel_empty, open_private_dir
     from pending._edge import POLLING_INTERVAL_S, Backend, Observation, WatchHints, observe
     from pending._errors import (
         AlreadyAnswered,
@@ -159,7 +161,7 @@ if _typing.TYPE_CHECKING:
         WrongKind,
         resource_shortage,
     )
-    from pending._fsio import MAX_RECORD_BYTES, Unreadable, open_private_dir
+    from pending._fsio import MAX_RECORD_BYTES, Unreadable
     from pending._fsio import read_bytes as read_private_file
     from pending._ids import is_valid_id, new_id, validate_id
     from pending._kinds import (
@@ -169,16 +171,10 @@ if _typing.TYPE_CHECKING:
         TOMBSTONES,
         VIA_ASKER,
         VIA_SWEEP,
-        Decision,
-        Delivery,
-        Kind,
         KindSpec,
-        Outcome,
-        Scope,
-        State,
-        Via,
     )
     from pending._liveness import LIVENESS_RECHECK_S, Liveness, ServerLock, pid_alive
+    from pending._names import Decision, Delivery, Kind, Outcome, Scope, State, Via
     from pending._onewatch import RequestWatch
     from pending._records import (
         FORMAT,
@@ -301,6 +297,7 @@ __all__ = [
     "answer_problem",
     "binding_digest",
     "canonical_json",
+    "channel_empty",
     "derive_status",
     "ending_of",
     "format_time",

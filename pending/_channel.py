@@ -28,6 +28,9 @@ from pending._convert import (
     loads_strict,
     to_json,
 )
+from pending._dirs import PENDING_DIR as PENDING_DIR
+from pending._dirs import SERVERS_DIR as SERVERS_DIR
+from pending._dirs import TMP_DIR as TMP_DIR
 from pending._errors import (
     AlreadyAnswered,
     AlreadySettled,
@@ -112,9 +115,6 @@ R = TypeVar("R", Request, Answer, Settled)
 # One pass over the directory: every ID's group, and every entry that could not be read.
 Scanned = tuple[tuple[Group, ...], tuple[Problem, ...]]
 
-PENDING_DIR = "pending"
-TMP_DIR = ".tmp"  # staging for publication: outside what watchers see, never read as a request
-SERVERS_DIR = ".servers"
 
 # Parsed requests kept for re-reading by identity (a watcher re-reads one on every event): at
 # least this many, and room for every ID the last scan found besides, so that a second pass

@@ -1,4 +1,5 @@
-"""The filesystem edge: opening trusted directories, publishing, and reading defensively.
+"""The filesystem edge: publishing, and reading defensively (trusted directories are opened
+by :mod:`pending._dirs`).
 
 Every path below the channel is opened relative to a directory descriptor with ``O_NOFOLLOW``,
 so a symlink swapped in after a check cannot redirect a read or a write.
@@ -17,135 +18,22 @@ from typing import TypeVar
 
 import attrs
 
-from pending._errors import RESOURCE_ERRNOS, ChannelUnavailable, ChannelUnsafe, ChannelUnwritable
+from pending._dirs import DIR_FLAGS
+from pending._dirs import DIR_MODE as DIR_MODE
+from pending._dirs import open_private_dir as open_private_dir
+from pending._errors import RESOURCE_ERRNOS, ChannelUnwritable
 
 T = TypeVar("T")
 
 MAX_RECORD_BYTES = 64 * 1024  # a request's text is for a person to read; 64 KiB is far beyond it
-DIR_MODE = 0o700
 FILE_MODE = 0o600
 
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 _CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 class Unreadable(Exception):
     """A file the channel will not read, with the reason (for the doctor's report)."""
-
-
-def _unavailable(path: str, exc: OSError) -> ChannelUnavailable:
-    """*exc* on opening *path* as :class:`ChannelUnavailable`; a resource limit reached is
-    passed on as it is (no fault of the path: :data:`RESOURCE_ERRNOS`)."""
-    if exc.errno in RESOURCE_ERRNOS:
-        raise exc
-    return ChannelUnavailable(path, exc.strerror or str(exc))
-
-
-def open_private_dir(
-    path: str, *, parent_fd: int | None = None, name: str | None = None, make: bool = True
-) -> int:
-    """Open (creating it 0700 if missing, unless *make* is false: then FileNotFoundError) a
-    directory the caller alone may write, or refuse.
-
-    With *parent_fd*, *name* is opened relative to it; *path* is then only for messages.
-    Refused, as OpenSSH's StrictModes refuses: a symlink, a non-directory, another owner, or
-    group/world write permission. Each refusal names the fix.
-    """
-    target = name if parent_fd is not None and name is not None else path
-    # The usual case first: it is there, and ours. Opened as it is (never through a symlink,
-    # only a directory), then checked as opened: two calls rather than four, for something
-    # every audit record and every grant lookup opens. Anything else takes the long way,
-    # which makes it or says exactly what is wrong with it.
-    try:
-        fd = os.open(target, _DIR_FLAGS, dir_fd=parent_fd)
-    except FileNotFoundError:
-        if not make:
-            raise
-        return _make_or_refuse_dir(path, target, parent_fd)
-    except OSError:
-        return _make_or_refuse_dir(path, target, parent_fd)
-    try:
-        _check_dir_stat(path, os.fstat(fd))
-    except ChannelUnsafe:
-        os.close(fd)
-        raise
-    return fd
-
-
-def _make_or_refuse_dir(path: str, target: str, parent_fd: int | None) -> int:
-    """:func:`open_private_dir` for a directory that did not simply open: made if missing,
-    else refused with the reason (a symlink, not a directory, ...)."""
-    try:
-        os.mkdir(target, DIR_MODE, dir_fd=parent_fd)
-    except FileExistsError:
-        pass
-    except OSError as exc:
-        raise _unavailable(path, exc) from None
-    try:
-        st = os.stat(target, dir_fd=parent_fd, follow_symlinks=False)
-    except OSError as exc:
-        raise _unavailable(path, exc) from None
-    _check_dir_stat(path, st)
-    try:
-        fd = os.open(target, _DIR_FLAGS, dir_fd=parent_fd)
-    except OSError as exc:
-        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
-            raise ChannelUnsafe(
-                path, "it was replaced while being opened", f"check what is at {path}"
-            ) from None
-        raise _unavailable(path, exc) from None
-    try:
-        _check_dir_stat(path, os.fstat(fd))  # the directory actually opened, not the name
-    except ChannelUnsafe:
-        os.close(fd)
-        raise
-    return fd
-
-
-def _not_yours_fix(path: str, uid: int, owner: int) -> str:
-    """What to do about a directory of another user's. Only root can give it to you, and root
-    taking a user's directory for itself (`chown 0 …`) is never the fix: so a user is told
-    to use a directory of their own; root, to run as the directory's owner."""
-    if uid == 0:
-        return (
-            f"run wisp as the user who owns it (`sudo -u '#{owner}' wisp …`), or set WISP_HOME "
-            "to a directory of root's own (`export WISP_HOME=/root/.wisp`)"
-        )
-    return (
-        "set WISP_HOME to a directory of your own (`export WISP_HOME=~/.wisp`); if this one "
-        f"should be yours, ask an administrator to give it back: `sudo chown {uid} {path}`"
-    )
-
-
-def _check_dir_stat(path: str, st: os.stat_result) -> None:
-    uid = os.getuid()
-    if stat.S_ISLNK(st.st_mode):
-        raise ChannelUnsafe(
-            path,
-            "it is a symbolic link, which could point the channel anywhere",
-            f"replace it with a real directory: rm {path} && mkdir -m 700 {path}",
-        )
-    if not stat.S_ISDIR(st.st_mode):
-        raise ChannelUnsafe(
-            path,
-            "it is not a directory",
-            "set WISP_HOME to a directory of yours; only if this path is wisp's own and should "
-            f"have been a directory, move it aside and run again: mv {path} {path}.bak",
-        )
-    if st.st_uid != uid:
-        raise ChannelUnsafe(
-            path,
-            f"it is owned by uid {st.st_uid}, not by you (uid {uid})",
-            _not_yours_fix(path, uid, st.st_uid),
-        )
-    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        raise ChannelUnsafe(
-            path,
-            f"it is group- or world-writable (mode {stat.S_IMODE(st.st_mode):04o}), "
-            "so another user could plant or remove requests",
-            f"chmod 700 {path}",
-        )
 
 
 class Op(StrEnum):
@@ -365,7 +253,7 @@ def list_dir(dir_fd: int) -> list[str]:
     listing through one descriptor at once can each miss entries; a fresh open of "." does not
     share it.
     """
-    fd = os.open(".", _DIR_FLAGS, dir_fd=dir_fd)
+    fd = os.open(".", DIR_FLAGS, dir_fd=dir_fd)
     try:
         return os.listdir(fd)
     finally:

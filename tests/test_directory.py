@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pending import Channel, ChannelUnavailable, ChannelUnsafe
+from pending import Channel, ChannelUnavailable, ChannelUnsafe, channel_empty
 from pending._fsio import MAX_RECORD_BYTES, Unreadable, read_fd
 
 as_root = pytest.mark.skipif(os.getuid() != 0, reason="chown to another uid needs root")
@@ -111,6 +111,61 @@ class TestRefuse:
             target = locked / "home"
         with pytest.raises(ChannelUnavailable, match="WISP_HOME"):
             Channel.open(target)
+
+
+class TestEmpty:
+    """`channel_empty`: true only where a listing would find nothing and a sweep do nothing,
+    and only where opening the channel would not refuse it; it makes nothing."""
+
+    def test_a_channel_just_made_is_empty(self, home: Path) -> None:
+        """The three directories as Channel.open makes them, with nothing in them."""
+        Channel.open(home).close()
+        assert channel_empty(home)
+
+    @pytest.mark.parametrize("missing", ["home", "pending", "pending/.tmp", "pending/.servers"])
+    def test_a_missing_directory_is_not_empty_and_is_not_made(
+        self, home: Path, missing: str
+    ) -> None:
+        """Missing (never made yet, or removed): not known to be empty, and left missing;
+        opening the channel makes it."""
+        Channel.open(home).close()
+        gone = home if missing == "home" else home / missing
+        for name in ("pending/.tmp", "pending/.servers", "pending", ""):
+            if (home / name).is_relative_to(gone):
+                (home / name).rmdir()
+        assert not channel_empty(home)
+        assert not gone.exists()
+
+    @pytest.mark.parametrize(
+        "entry", ["abc.request.json", ".tmp/abc.tmp", ".servers/0123456789abcdef.lock", "junk"]
+    )
+    def test_anything_in_it_is_not_empty(self, channel: Channel, entry: str) -> None:
+        """A request, a writer's temp, a server's lock, or anything else a sweep would look
+        at: not empty."""
+        (channel.path / entry).write_text("{}")
+        assert not channel_empty(channel.home)
+
+    def test_a_request_filed_is_not_empty(self, channel: Channel) -> None:
+        """A request filed by a live asker (its lock and its request file)."""
+        from helpers import command
+
+        with channel.server() as server:
+            channel.file(command(server))
+            assert not channel_empty(channel.home)
+
+    @pytest.mark.parametrize("which", ["home", "pending", "pending/.tmp", "pending/.servers"])
+    def test_an_unsafe_directory_is_not_empty(self, home: Path, which: str) -> None:
+        """Group-writable or a symlink, where Channel.open refuses: not empty (the listing
+        then opens the channel, which refuses it)."""
+        Channel.open(home).close()
+        path = home if which == "home" else home / which
+        os.chmod(path, 0o770)
+        assert not channel_empty(home)
+        os.chmod(path, 0o700)
+        real = home.parent / "real"
+        path.rename(real)
+        path.symlink_to(real)
+        assert not channel_empty(home)
 
 
 class TestReading:
