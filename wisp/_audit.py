@@ -36,6 +36,7 @@ from pending import (
     open_private_dir,
     to_json,
 )
+from wisp._entry import EntryPoint as EntryPoint
 
 LOGS_DIR = "logs"
 AUDIT_FILE = "audit.jsonl"
@@ -66,20 +67,6 @@ class AuditEvent(StrEnum):
     NOTIFICATION = "notification"
     HOST_HELLO = "host.hello"
     WATCH_WARNING = "watch.warning"
-
-
-class EntryPoint(StrEnum):
-    """Where an action came from: the face or command group that made it."""
-
-    APPROVALS = "approvals"
-    FACTS = "facts"
-    QUESTIONS = "questions"
-    PENDING = "pending"
-    NOTIFY = "notify"
-    MCP = "mcp"
-    TUI = "tui"
-    RELAY = "relay"
-    HOOK = "hook"  # an agent harness's hook (`wisp hook claude-code`)
 
 
 class AuditLogUnsafe(Exception):

@@ -9,8 +9,10 @@ import os
 import pwd
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from pending import Channel, ChannelUnsafe, Clock
+if TYPE_CHECKING:
+    from pending import Channel, Clock
 
 DEFAULT_HOME = "~/.wisp"
 
@@ -32,6 +34,10 @@ def current_user() -> str:
 def open_channel(home: Path | str | None = None, *, clock: Clock | None = None) -> Channel:
     """The person's pending channel under *home* (default :func:`wisp_home`), created 0700;
     raises :class:`pending.ChannelUnsafe` or :class:`pending.ChannelUnavailable`."""
+    # Imported here: `wisp_home()` is asked by commands that may never open the channel (an
+    # empty listing, bench/README.md, issue 23), and the channel loads its records.
+    from pending import Channel
+
     path = Path(home) if home is not None else wisp_home()
     if home is None:
         refuse_anothers_home(path)
@@ -62,6 +68,8 @@ def _refuse_anothers_home(path: Path) -> None:
     uid = os.getuid()
     if owner == uid or path.exists():
         return
+    from pending import ChannelUnsafe
+
     raise ChannelUnsafe(
         str(path),
         f"it would be made in {parent}, the home of uid {owner}, not yours (uid {uid}): "
@@ -70,3 +78,12 @@ def _refuse_anothers_home(path: Path) -> None:
         f"run wisp as that user (`sudo -u '#{owner}' wisp …`), or with your own home "
         "(`sudo -H wisp …`), or set WISP_HOME to a directory of your own",
     )
+
+
+def channel_is_empty(home: Path | None = None) -> bool:
+    """Whether the person's channel (under *home*, default :func:`wisp_home`) holds nothing
+    at all, read without opening it (:func:`pending.channel_empty`): a listing then has
+    nothing to show and nothing to sweep. False when it cannot tell (missing, unsafe)."""
+    from pending import channel_empty
+
+    return channel_empty(home if home is not None else wisp_home())

@@ -7,12 +7,14 @@ here, registered with :func:`register` (docs/architecture.md).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pending import Kind, Request
-from wisp._audit import request_fields
+from pending import Kind
 from wisp.kinds import command, fact, question, tool
 from wisp.kinds._view import Answering, KindView, Rows, numbered
+
+if TYPE_CHECKING:
+    from pending import Request
 
 __all__ = [
     "Answering",
@@ -52,6 +54,10 @@ def views() -> list[KindView]:
 def notice_for(request: Request) -> tuple[str, str, str, dict[str, Any], str]:
     """The notification a request gets, the same for every route: title, message, subtitle
     (who asks), the request's audit fields, and its source (as its kind's view says)."""
+    # Imported here: every command group reads the views as it is declared; only a notice
+    # needs the audit log's fields (and the records under them).
+    from wisp._audit import request_fields
+
     server, kind_view = request.server, view(request.kind)
     who = [*kind_view.asker_parts(request.binding), server.client or "wisp"]
     if server.thread:

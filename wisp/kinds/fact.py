@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
-from pending import Decision, FactBinding, Kind
-from wisp._audit import EntryPoint
+from pending import Decision, Kind
+from wisp._entry import EntryPoint
 from wisp.kinds._view import Answering, KindView, Rows
+
+if TYPE_CHECKING:  # the records are the channel's; a view only reads them
+    from pending import FactBinding
 
 
 class FactView(KindView):

@@ -8,16 +8,18 @@ content to its first lines; `wisp show ID` shows all of it.
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 import stat
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from pending import Decision, Kind, Scope, ToolBinding
-from wisp._audit import EntryPoint
+from pending import Decision, Kind, Scope
+from wisp._entry import EntryPoint
 from wisp.kinds._view import Answering, KindView, Rows
+
+if TYPE_CHECKING:  # the records are the channel's; a view only reads them
+    from pending import ToolBinding
 
 # How many lines of a diff, a written file or arguments a listing shows (`wisp show` shows all).
 LISTING_LINES = 12
@@ -93,6 +95,8 @@ def edit_diff(tool: str, tool_input: Mapping[str, Any]) -> list[str] | None:
 
 
 def _unified(before: str, after: str, old_name: str, new_name: str) -> list[str]:
+    import difflib  # only for a tool call that edits a file (~1 ms, every command loads this)
+
     return [
         line.rstrip("\n")
         for line in difflib.unified_diff(
