@@ -169,13 +169,13 @@ class TestReadmeShowsWhatIsPrinted:
     def test_the_listings(self) -> None:
         """The README's listings are what the layout prints at 80 columns for them."""
         from wisp.cli._layout import Column, Role, layout
-        from wisp.cli._listing import REQUEST_COLUMNS
+        from wisp.cli._listing import request_columns
 
         readme = ROOT / "README.md"
         cases = [
             (
                 "wisp approvals pending",
-                REQUEST_COLUMNS,
+                request_columns(),
                 (
                     "3f9c0a1b2c3d4e5f",
                     "command",
@@ -187,7 +187,7 @@ class TestReadmeShowsWhatIsPrinted:
             ),
             (
                 "wisp facts pending",
-                REQUEST_COLUMNS,
+                request_columns(),
                 (
                     "9d1c2b3a4f5e6d7c",
                     "fact",

@@ -9,9 +9,8 @@ import gc
 import importlib
 import os
 import sys
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any, NamedTuple, NoReturn
 
-import attrs
 import typer
 from typer._click import Command, Context, HelpFormatter
 
@@ -60,9 +59,10 @@ def root(
     """wisp's pending channel: what your agents are waiting on you for."""
 
 
-@attrs.frozen
-class _Entry:
-    """One command of the root: where it lives, and how `wisp --help` summarises it."""
+class _Entry(NamedTuple):
+    """One command of the root: where it lives, and how `wisp --help` summarises it. (A row
+    of a table, not a record: attrs' import is ~7.5 ms of a cold command, which `wisp
+    --version` and an empty listing need nothing else of, bench/README.md.)"""
 
     module: str
     attr: str  # a Typer group, a command function, or a factory of one (`show_command`)

@@ -5,7 +5,7 @@ drop. It finds the request the person typed (a unique prefix will do), and leave
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -16,16 +16,11 @@ from pending import (
     Kind,
     Outcome,
     PendingError,
-    QuestionBinding,
     RecordTooLarge,
     Via,
     WrongKind,
 )
-from wisp._answering import Answerer, AnswerFate, AnswerReport
-from wisp._home import open_channel as open_home_channel
-from wisp._render import asked_text, refusal, report_json
 from wisp._text import visible
-from wisp.cli._ask import ASKING_CLIENT
 from wisp.cli._common import (
     config_or_fail,
     fail,
@@ -40,6 +35,13 @@ from wisp.cli._common import (
 from wisp.cli._exit import ExitCode
 from wisp.kinds import view
 
+if TYPE_CHECKING:
+    from wisp._answering import AnswerReport
+
+# The answering side (the application's Answerer, the renderings of its reports) is imported
+# by the functions that answer: a group's listing and `show` declare this module's arguments,
+# and an empty listing loads neither the channel's records nor the audit log (issue 23).
+
 # Completion hints may reach a shell that evaluates them (zsh's completion script does):
 # only these characters of a request's text are shown there.
 _HINT_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 .,_/+=@%-")
@@ -51,7 +53,9 @@ def complete_ids(*kinds: Kind) -> Callable[[str], list[tuple[str, str]]]:
     short hint. Reads only; says nothing on failure (its output is the completion)."""
 
     def complete(incomplete: str) -> list[tuple[str, str]]:
+        from wisp._home import open_channel as open_home_channel
         from wisp._lookup import answerable
+        from wisp._render import asked_text
 
         try:
             with open_home_channel() as channel:
@@ -98,7 +102,9 @@ def answer_from_terminal(
     require_terminal(command)  # before anything, the store's probe included
     # Imported here: the answering groups' listings and `show` build this module's
     # arguments, but only an answer looks a request up (issue 23).
+    from wisp._answering import Answerer
     from wisp._lookup import LookupRefused, answer_of_this_process, find_request, option_answer
+    from wisp._render import refusal, report_json
     from wisp._store import StoreError
 
     config = config_or_fail()
@@ -179,6 +185,8 @@ def exit_code(report: AnswerReport) -> ExitCode:
 def question_answered(report: AnswerReport) -> str:
     """What was recorded for a question, as said back: the text (made visible), and which
     option it is, so `wisp questions answer ID 2` says what 2 was."""
+    from pending import QuestionBinding
+
     text = report.answer.text or ""
     binding = report.request.binding
     options = (binding.options or ()) if isinstance(binding, QuestionBinding) else ()
@@ -193,6 +201,8 @@ def render_command_or_question(
     says what was recorded (or makes it from the report)."""
 
     def render(report: AnswerReport) -> None:
+        from wisp._answering import AnswerFate
+
         said = f"{verb if isinstance(verb, str) else verb(report)} ({report.request.id})"
         settled = report.settled
         if settled is not None:
@@ -219,6 +229,8 @@ def render_command_or_question(
 
 def session_note(report: AnswerReport) -> str:
     """What a session approval covers, said where it is given (it is easy to expect more)."""
+    from wisp.cli._ask import ASKING_CLIENT
+
     server = report.request.server
     if server.client == ASKING_CLIENT:
         return (

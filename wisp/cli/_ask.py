@@ -12,14 +12,15 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from pending import Kind, PendingError, Request
-from wisp._audit import EntryPoint
+from pending import Kind, PendingError
 from wisp._deadlines import check_deadline, deadline_range
+from wisp._entry import EntryPoint
 from wisp._text import wrap
 from wisp.cli._common import err, fail, open_channel, tell, typed_as
 from wisp.kinds import view
 
 if TYPE_CHECKING:
+    from pending import Request
     from wisp._asking import Asker
     from wisp._config import Config
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import shlex
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
@@ -14,11 +14,10 @@ from pending import (
     Kind,
     Outcome,
     PendingError,
-    Request,
     Scope,
     format_time,
 )
-from wisp._audit import EntryPoint
+from wisp._entry import EntryPoint
 from wisp._home import wisp_home
 from wisp._text import one_line, visible
 from wisp.cli._answer import JsonFlag, answer_from_terminal, id_argument, render_command_or_question
@@ -43,10 +42,12 @@ from wisp.cli._common import (
     tell,
 )
 from wisp.cli._exit import ExitCode
-from wisp.cli._layout import Column, Role
 from wisp.cli._listing import pending_command, show_rows
 from wisp.cli.show import SHOW_EXAMPLES, show_command
 from wisp.kinds import view
+
+if TYPE_CHECKING:
+    from pending import Request
 
 COMMANDS = view(Kind.COMMAND)
 APPROVE, DENY = COMMANDS.answering
@@ -146,6 +147,7 @@ def grants(
     # The grants store and the ID lookup are imported by the commands that use them: a
     # listing of approvals pays for neither (issue 23).
     from wisp._grants import GrantsError, GrantStore
+    from wisp.cli._layout import Column, Role
 
     try:
         found = GrantStore(wisp_home()).list()

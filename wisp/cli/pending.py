@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from pending import Kind, PendingError, Status, Via
-from wisp._answering import Answerer
-from wisp._audit import EntryPoint
-from wisp._render import transition_json, transition_line
+from pending import Kind, PendingError, Via
+from wisp._entry import EntryPoint
 from wisp.cli._common import (
     choice_of,
     choices,
@@ -27,6 +25,12 @@ from wisp.cli._common import (
 )
 from wisp.cli._exit import ExitCode
 from wisp.cli._listing import WAITING, LimitOption, list_requests
+
+if TYPE_CHECKING:
+    from pending import Status
+
+# The answering side and the renderings are imported by the commands that use them: the
+# listing loads them only when something waits (see wisp.cli._listing).
 
 pending_app = command_group(
     "List what waits for you across every kind; watch or sweep the channel.",
@@ -67,6 +71,8 @@ def sweep(
     as_json: Annotated[bool, typer.Option("--json", help="The report as JSON.")] = False,
 ) -> None:
     """Tidy the channel: settle stale requests, remove old ended ones and crashed writers' files."""
+    from wisp._answering import Answerer
+
     with open_channel() as channel:
         answerer = Answerer(channel, via=Via.CLI, entry_point=EntryPoint.PENDING, wait_s=0)
         report = answerer.sweep(on_problem=lambda problem: tell(f"wisp: {problem}"))
@@ -136,6 +142,7 @@ def watch(
     to be made again, then goes on there. Exit 2 if the channel cannot be used."""
     # Here, not at the top: these load watchdog, which a listing or a sweep never needs.
     from pending import Missed, Transition
+    from wisp._answering import Answerer
     from wisp._live import ChannelBack, Found, HomeGone, LiveInbox
 
     channel = open_channel()
@@ -203,6 +210,8 @@ def watch(
 def emit_transition(
     event: str, status: Any, request_id: str, kind: str, ts: Any, as_json: bool, person: str
 ) -> None:
+    from wisp._render import transition_json, transition_line
+
     if as_json:
         line = json_line(transition_json(event, status, request_id=request_id, kind=kind, ts=ts))
     else:

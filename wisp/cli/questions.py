@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from pending import Decision, Kind, PendingError, Request
-from wisp._audit import EntryPoint
-from wisp._store import StoreError
+from pending import Decision, Kind, PendingError
+from wisp._entry import EntryPoint
 from wisp.cli._answer import (
     JsonFlag,
     answer_from_terminal,
@@ -37,6 +36,9 @@ from wisp.cli._exit import ExitCode
 from wisp.cli._listing import pending_command
 from wisp.cli.show import SHOW_EXAMPLES, show_command
 from wisp.kinds import view
+
+if TYPE_CHECKING:
+    from pending import Request
 
 QUESTIONS = view(Kind.QUESTION)
 ANSWER, DECLINE = QUESTIONS.answering
@@ -167,6 +169,7 @@ def ask_question(
 
     # The asking side loads only when it asks.
     from wisp._asking import QuestionAsker, ReplyOutcome
+    from wisp._store import StoreError
 
     with asking(EntryPoint.QUESTIONS, config) as asker:
         try:

@@ -9,11 +9,9 @@ from typing import Annotated
 
 import typer
 
-from pending import FactBinding, Kind, PendingError
-from wisp._render import details, refusal, status_json
+from pending import Kind, PendingError
 from wisp.cli._answer import id_argument
 from wisp.cli._common import emit, me, open_channel, print_json, refuse, width
-from wisp.cli._layout import labelled
 
 SHOW_HELP = """Everything about one request, nothing cut.
 
@@ -32,11 +30,14 @@ JsonFlag = Annotated[
 
 
 def show_request(typed_id: str, as_json: bool) -> None:
-    # Imported here: every group builds its `show` command, but only showing looks a request
-    # up or reads the facts store.
+    # Imported here: every group declares its `show` command, but only showing looks a
+    # request up, renders it (the records and the kinds' rows) or reads the facts store.
+    from pending import FactBinding
     from wisp._factstore import FactStore
     from wisp._lookup import LookupRefused, find_request
+    from wisp._render import details, refusal, status_json
     from wisp._store import StoreError
+    from wisp.cli._layout import labelled
 
     with open_channel() as channel:
         try:
