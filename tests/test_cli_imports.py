@@ -242,7 +242,13 @@ class TestWhatACommandLoads:
 
     @pytest.mark.parametrize(
         "args",
-        [("approvals", "pending"), ("pending",), ("pending", "--json"), ("questions", "pending")],
+        [
+            ("approvals", "pending"),
+            ("pending",),
+            ("pending", "--json"),
+            ("questions", "pending"),
+            ("facts", "pending"),
+        ],
         ids=" ".join,
     )
     def test_an_empty_listing_loads_no_records(

@@ -2,18 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from pending import Decision, FactBinding, Kind, Outcome, PendingError, format_time
-from wisp._answering import AnswerFate, AnswerReport
-from wisp._audit import EntryPoint
-from wisp._factids import FactScope, new_fact_id
-from wisp._factstore import Fact, FactRefused, FactStore
+from pending import Decision, Kind, Outcome, PendingError, format_time
+from wisp._entry import EntryPoint
 from wisp._home import wisp_home
-from wisp._lookup import LookupRefused, find_request, typed_hex, unique
-from wisp._store import StoreError
 from wisp._text import one_line, visible
 from wisp.cli._answer import JsonFlag, answer_from_terminal, id_argument
 from wisp.cli._ask import asking, how_to_answer
@@ -31,10 +26,17 @@ from wisp.cli._common import (
     say,
     tell,
 )
-from wisp.cli._layout import Column, Role
 from wisp.cli._listing import pending_command, show_rows
 from wisp.cli.show import SHOW_EXAMPLES, show_command
 from wisp.kinds import view
+
+if TYPE_CHECKING:
+    from pending import FactBinding
+    from wisp._answering import AnswerReport
+    from wisp._factstore import Fact
+
+# The stores, the ID lookup and the answering side are imported by the commands that use
+# them: `wisp facts pending` on an empty channel loads none of them (wisp.cli._listing).
 
 FACTS = view(Kind.FACT)
 KEEP, DROP = FACTS.answering
@@ -75,6 +77,11 @@ def answer_fact(request_id: str, decision: Decision, as_json: bool) -> None:
 def _contradicting(typed_id: str) -> list[Fact]:
     """The kept facts a keep of this request would contradict (read before answering, so a
     warning can follow; the answer itself decides nothing here)."""
+    from pending import FactBinding
+    from wisp._factstore import FactStore
+    from wisp._lookup import LookupRefused, find_request
+    from wisp._store import StoreError
+
     try:
         with open_channel() as channel:
             binding = find_request(channel, typed_id).request.binding
@@ -88,6 +95,9 @@ def _contradicting(typed_id: str) -> list[Fact]:
 
 
 def _report(report: AnswerReport) -> None:
+    from pending import FactBinding
+    from wisp._answering import AnswerFate
+
     binding = report.request.binding
     assert isinstance(binding, FactBinding)
     decision, request_id, said = report.answer.decision, report.request.id, _said(binding)
@@ -158,6 +168,9 @@ facts_app.command("show", epilog=SHOW_EXAMPLES.replace("wisp show", "wisp facts 
 
 
 def _stored_facts() -> list[Fact]:
+    from wisp._factstore import FactStore
+    from wisp._store import StoreError
+
     try:
         return FactStore(wisp_home()).list()
     except StoreError as exc:
@@ -169,6 +182,8 @@ def list_facts(
     as_json: Annotated[bool, typer.Option("--json", help="A JSON array on stdout.")] = False,
 ) -> None:
     """Your permanent facts."""
+    from wisp.cli._layout import Column, Role
+
     facts = _stored_facts()
     show_rows(
         [f.to_json() for f in facts],
@@ -213,6 +228,10 @@ def forget(
     audit log (fact.scope.changed, to "forgotten"). Exit 0 forgotten, 1 refused (nothing
     written), 2 error (the store cannot be used)."""
     require_terminal("wisp facts forget")
+    from wisp._factstore import FactStore
+    from wisp._lookup import LookupRefused, typed_hex, unique
+    from wisp._store import StoreError
+
     try:
         typed = typed_hex(fact_id, what="fact", exact=True)
         chosen = unique(
@@ -233,6 +252,8 @@ def forget(
 
 
 def _fact_ids(incomplete: str) -> list[tuple[str, str]]:
+    from wisp._factstore import FactStore
+
     try:
         facts = FactStore(wisp_home()).list()
     except Exception:  # a completion must never print an error into the command line
@@ -261,7 +282,11 @@ def request_fact(
     for text, what in ((subject, "the subject"), (name, "the name"), (value, "the value")):
         require_text(text, what, '`wisp facts request release codename "BLUE HERON"`')
     config = config_or_fail()
-    from wisp._keeper import FactKeeper, KeepState  # the asking side loads only when it asks
+    # The asking side loads only when it asks.
+    from wisp._factids import FactScope, new_fact_id
+    from wisp._factstore import FactRefused
+    from wisp._keeper import FactKeeper, KeepState
+    from wisp._store import StoreError
 
     with asking(EntryPoint.FACTS, config) as asker:
         keeper = FactKeeper(asker)
