@@ -16,6 +16,7 @@ from pending import (
     Outcome,
     ServerLock,
     StaleRequest,
+    State,
     UnknownRequest,
     Via,
     WrongKind,
@@ -332,3 +333,43 @@ class TestAWatchThatCannotStart:
                     break  # enough to spare: watched, and waited on (nobody settles it here)
         assert (f"report {AnswerFate.LATE}", True, True) in seen, seen
         assert seen[-1] == (f"report {AnswerFate.LATE}", True, False), seen
+
+
+class TestWaiting:
+    """`wisp._waiting.waiting`: the listing the faces show, an empty channel read unopened."""
+
+    def test_an_empty_channel_is_not_opened(self, channel: Channel) -> None:
+        """Nothing waits, and the channel was not opened (no time read): nothing to sweep."""
+        from wisp._waiting import waiting
+
+        found = waiting(
+            kinds=None, states=None, via=Via.CLI, entry_point=EntryPoint.PENDING, home=channel.home
+        )
+        assert found == ((), (), None)
+
+    def test_a_request_is_listed_after_the_sweep(self, channel: Channel) -> None:
+        """A request filed by a live asker is listed (its kind asked for), with the time the
+        listing looked; one whose asker stopped is settled stale by the sweep first."""
+        from wisp._waiting import waiting
+
+        with channel.server() as server:
+            request = command(server)
+            channel.file(request)
+            found = waiting(
+                kinds=[Kind.COMMAND],
+                states=[State.FILED],
+                via=Via.CLI,
+                entry_point=EntryPoint.PENDING,
+                home=channel.home,
+            )
+            assert [s.id for s in found.statuses] == [request.id]
+            assert found.now is not None and found.problems == ()
+        after = waiting(
+            kinds=None,
+            states=[State.FILED],
+            via=Via.CLI,
+            entry_point=EntryPoint.PENDING,
+            home=channel.home,
+        )
+        assert after.statuses == ()
+        assert channel.status(request.id).state is State.SETTLED

@@ -60,3 +60,37 @@ class TestListingAfterItsSweep:
         assert request.id in out.stdout
         if kind is not Kind.FACT:
             assert "stale" in out.stdout and "has stopped" in out.stdout
+
+
+class TestAnEmptyChannel:
+    """The listing of an empty channel, read without opening it, says what the listing that
+    opens and sweeps the channel says when it has nothing to show: byte for byte."""
+
+    @pytest.mark.parametrize(
+        ("args", "said"),
+        [
+            (("pending",), "Nothing waits for you (anything).\n"),
+            (("pending", "--json"), "[]\n"),
+            (("pending", "--all"), "Nothing waits for you (anything).\n"),
+            (("pending", "--kind", "question"), "Nothing waits for you (question).\n"),
+            (("approvals", "pending"), "Nothing waits for you (command).\n"),
+            (("approvals", "pending", "--all", "--json"), "[]\n"),
+            (("facts", "pending", "-n", "3"), "Nothing waits for you (fact).\n"),
+            (("questions", "pending", "--limit", "0"), "Nothing waits for you (question).\n"),
+            (("tools", "pending"), "Nothing waits for you (tool).\n"),
+        ],
+        ids=lambda v: " ".join(v) if isinstance(v, tuple) else "",
+    )
+    def test_as_the_listing_that_opens_the_channel(
+        self, channel: Channel, args: tuple[str, ...], said: str
+    ) -> None:
+        """The same status, output and (no) error as with a writer's fresh temp file in the
+        channel, for which the listing opens the channel and sweeps it (and leaves the
+        file: it is younger than an hour; test_cli_imports checks that it loads the records)."""
+        empty = run_wisp(*args)
+        temp = channel.path / ".tmp" / "0123456789abcdef.request.json.tmp"
+        temp.write_text("")
+        opened = run_wisp(*args)
+        assert (empty.returncode, empty.stdout, empty.stderr) == (0, said, "")
+        assert (opened.returncode, opened.stdout, opened.stderr) == (0, said, "")
+        assert temp.exists()

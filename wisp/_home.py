@@ -78,12 +78,3 @@ def _refuse_anothers_home(path: Path) -> None:
         f"run wisp as that user (`sudo -u '#{owner}' wisp …`), or with your own home "
         "(`sudo -H wisp …`), or set WISP_HOME to a directory of your own",
     )
-
-
-def channel_is_empty(home: Path | None = None) -> bool:
-    """Whether the person's channel (under *home*, default :func:`wisp_home`) holds nothing
-    at all, read without opening it (:func:`pending.channel_empty`): a listing then has
-    nothing to show and nothing to sweep. False when it cannot tell (missing, unsafe)."""
-    from pending import channel_empty
-
-    return channel_empty(home if home is not None else wisp_home())

@@ -8,13 +8,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from pending import Kind, State, Via
+from pending import Kind, PendingError, State, Via
 from wisp._entry import EntryPoint
-from wisp._home import channel_is_empty
+from wisp._waiting import waiting
 from wisp.cli._common import (
     emit,
+    fail,
     no_collections,
-    open_channel,
     out,
     print_json,
     say,
@@ -160,31 +160,26 @@ def _list_requests(
 
 
 def _listed(kinds: list[Kind] | None, show_all: bool) -> tuple[Sequence[Status], datetime | None]:
-    """The requests a listing shows, after its sweep, and when it looked (None: the channel
-    holds nothing at all, seen without opening it; nothing to sweep, nothing to show). A
-    skipped entry and a sweep's problem are told on stderr: with --json too, the array alone
-    stays on stdout."""
-    if channel_is_empty():
-        return (), None
-    # Imported here: an empty channel's listing loads neither the answering side nor the
-    # channel's records (~20 ms of a cold `wisp approvals pending`, bench/README.md).
-    from wisp._answering import Answerer
-
-    with open_channel() as channel:
-        answerer = Answerer(channel, via=Via.CLI, entry_point=EntryPoint.PENDING, wait_s=0)
-        listing = answerer.listing(
+    """The requests a listing shows and when it looked (None: the channel holds nothing, so
+    nothing is shown). A skipped entry and a sweep's problem are told on stderr: with --json
+    too, the array alone stays on stdout."""
+    try:
+        found = waiting(
             kinds=kinds,
             states=None if show_all else LISTED,
+            via=Via.CLI,
+            entry_point=EntryPoint.PENDING,
             on_problem=lambda problem: tell(f"wisp: {problem}"),
         )
-        now = channel.clock.now()
-    if listing.problems:
-        count = len(listing.problems)
+    except PendingError as exc:
+        fail(str(exc))
+    if found.problems:
+        count = len(found.problems)
         tell(
             f"wisp: skipped {count} entr{'y' if count == 1 else 'ies'} that cannot "
             "be read safely; run `wisp doctor` to see them."
         )
-    return listing.statuses, now
+    return found.statuses, found.now
 
 
 def show_rows(
