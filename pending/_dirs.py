@@ -54,9 +54,9 @@ def open_private_dir(
     except FileNotFoundError:
         if not make:
             raise
-        return _make_or_refuse_dir(path, target, parent_fd)
+        return _make_or_refuse_dir(path, target, parent_fd, make=True)
     except OSError:
-        return _make_or_refuse_dir(path, target, parent_fd)
+        return _make_or_refuse_dir(path, target, parent_fd, make=make)
     try:
         _check_dir_stat(path, os.fstat(fd))
     except ChannelUnsafe:
@@ -65,18 +65,23 @@ def open_private_dir(
     return fd
 
 
-def _make_or_refuse_dir(path: str, target: str, parent_fd: int | None) -> int:
-    """:func:`open_private_dir` for a directory that did not simply open: made if missing,
-    else refused with the reason (a symlink, not a directory, ...)."""
-    try:
-        os.mkdir(target, DIR_MODE, dir_fd=parent_fd)
-    except FileExistsError:
-        pass
-    except OSError as exc:
-        raise _unavailable(path, exc) from None
+def _make_or_refuse_dir(path: str, target: str, parent_fd: int | None, *, make: bool) -> int:
+    """:func:`open_private_dir` for a directory that did not simply open: made if missing
+    (unless *make* is false: then FileNotFoundError, and nothing is made whatever the first
+    open failed with, a descriptor limit included), else refused with the reason (a symlink,
+    not a directory, ...)."""
+    if make:
+        try:
+            os.mkdir(target, DIR_MODE, dir_fd=parent_fd)
+        except FileExistsError:
+            pass
+        except OSError as exc:
+            raise _unavailable(path, exc) from None
     try:
         st = os.stat(target, dir_fd=parent_fd, follow_symlinks=False)
     except OSError as exc:
+        if not make and isinstance(exc, FileNotFoundError):
+            raise
         raise _unavailable(path, exc) from None
     _check_dir_stat(path, st)
     try:
@@ -156,13 +161,25 @@ def channel_empty(home: Path | str) -> bool:
             path = Path(home) / PENDING_DIR
             dir_fd = open_private_dir(str(path), parent_fd=home_fd, name=PENDING_DIR, make=False)
             closing.callback(os.close, dir_fd)
-            if sorted(os.listdir(dir_fd)) != sorted((SERVERS_DIR, TMP_DIR)):
+            if not _holds_only(dir_fd, {SERVERS_DIR, TMP_DIR}):
                 return False
             for name in (TMP_DIR, SERVERS_DIR):
                 fd = open_private_dir(str(path / name), parent_fd=dir_fd, name=name, make=False)
                 closing.callback(os.close, fd)
-                if os.listdir(fd):
+                if not _holds_only(fd, set()):
                     return False
     except (OSError, PendingError):
         return False
     return True
+
+
+def _holds_only(dir_fd: int, names: set[str]) -> bool:
+    """Whether the directory open as *dir_fd* holds exactly *names*: read up to the first
+    other name, not the whole of a directory of 10,000 requests."""
+    seen: set[str] = set()
+    with os.scandir(dir_fd) as entries:
+        for entry in entries:
+            if entry.name not in names:
+                return False
+            seen.add(entry.name)
+    return seen == names

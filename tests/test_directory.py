@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -152,6 +154,35 @@ class TestEmpty:
         with channel.server() as server:
             channel.file(command(server))
             assert not channel_empty(channel.home)
+
+    def test_out_of_descriptors_it_makes_nothing(self, home: Path) -> None:
+        """With one descriptor left (the home opens, pending/ cannot: EMFILE before the
+        missing name), nothing is made either: only a missing directory was ever to be made,
+        and never by this."""
+        home.mkdir(mode=0o700)
+        script = (
+            "import os, resource, sys\n"
+            "from pending import channel_empty\n"
+            "soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)\n"
+            "resource.setrlimit(resource.RLIMIT_NOFILE, (64, hard))\n"
+            "fds = []\n"
+            "try:\n"
+            "    while True:\n"
+            "        fds.append(os.open('/dev/null', os.O_RDONLY))\n"
+            "except OSError:\n"
+            "    pass\n"
+            "os.close(fds.pop())\n"
+            "print(channel_empty(sys.argv[1]))\n"
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", script, str(home)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert (done.returncode, done.stdout, done.stderr) == (0, "False\n", "")
+        assert list(home.iterdir()) == []
 
     @pytest.mark.parametrize("which", ["home", "pending", "pending/.tmp", "pending/.servers"])
     def test_an_unsafe_directory_is_not_empty(self, home: Path, which: str) -> None:

@@ -38,9 +38,20 @@ from pending.testing import FakeClock
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 # Records, names and rules: no module of these may reach the filesystem or a watcher.
-PURE_MODULES = ("_bindings", "_clock", "_kinds", "_errors", "_ids", "_records", "_convert")
+PURE_MODULES = (
+    "_bindings",
+    "_clock",
+    "_names",
+    "_kinds",
+    "_errors",
+    "_ids",
+    "_records",
+    "_convert",
+)
 PURE_MODULES += ("_state", "_sweep")  # the rules
-IO_MODULES = frozenset({"pending._fsio", "pending._liveness", "pending._channel", "pending._watch"})
+IO_MODULES = frozenset(
+    {"pending._dirs", "pending._fsio", "pending._liveness", "pending._channel", "pending._watch"}
+)
 SERVER = Server(id="5e5e5e5e", pid=4242)
 BINDING_ARGS = {
     Kind.COMMAND: {"command": "ls", "cwd": "/"},
