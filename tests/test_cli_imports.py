@@ -248,6 +248,7 @@ class TestWhatACommandLoads:
             ("pending", "--json"),
             ("questions", "pending"),
             ("facts", "pending"),
+            ("tools", "pending"),
         ],
         ids=" ".join,
     )

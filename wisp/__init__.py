@@ -29,7 +29,7 @@ _HOMES = {
     "Cancel": "wisp._asking",
     "DeadlineError": "wisp._deadlines",
     "Ending": "wisp._asking",
-    "EntryPoint": "wisp._audit",
+    "EntryPoint": "wisp._entry",
     "Fact": "wisp._factstore",
     "FactBook": "wisp._threadfacts",
     "FactKeeper": "wisp._keeper",
@@ -69,8 +69,9 @@ if _typing.TYPE_CHECKING:
         Reply,
         ReplyOutcome,
     )
-    from wisp._audit import AuditEvent, AuditLogUnsafe, EntryPoint
+    from wisp._audit import AuditEvent, AuditLogUnsafe
     from wisp._deadlines import DeadlineError
+    from wisp._entry import EntryPoint
     from wisp._factids import FactScope
     from wisp._factstore import Fact, FactRefused, FactStore
     from wisp._grants import Grant, GrantStore

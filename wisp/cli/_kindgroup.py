@@ -10,17 +10,19 @@ those name the kind this group was built for, a local of the builder.
 """
 
 from collections.abc import Callable
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from pending import Decision
-from wisp._answering import AnswerReport
 from wisp.cli._answer import JsonFlag, answer_from_terminal, id_argument, render_command_or_question
 from wisp.cli._common import command_group
 from wisp.cli._listing import pending_command
 from wisp.cli.show import show_command
 from wisp.kinds import Answering, KindView
+
+if TYPE_CHECKING:  # the answering side is loaded by an answer, not by the group's listing
+    from wisp._answering import AnswerReport
 
 
 def kind_group(kind_view: KindView) -> typer.Typer:
@@ -69,5 +71,5 @@ def _decision(typed: str, answering: Answering) -> Decision:
     raise typer.BadParameter(f"{typed!r} is not one of: {choices}.", param_hint="--as")
 
 
-def _render(kind_view: KindView, decision: Decision) -> Callable[[AnswerReport], None]:
+def _render(kind_view: KindView, decision: Decision) -> "Callable[[AnswerReport], None]":
     return render_command_or_question(kind_view.answered_word(decision))

@@ -9,7 +9,6 @@ from typing import Annotated, Any
 import typer
 
 from pending import PendingError
-from wisp._audit import EntryPoint
 from wisp._config import (
     SETTINGS,
     ConfigError,
@@ -21,6 +20,7 @@ from wisp._config import (
     set_setting,
 )
 from wisp._doctor import diagnose
+from wisp._entry import EntryPoint
 from wisp._home import open_channel, wisp_home
 from wisp._notify import ROUTES, Notifier, Route
 from wisp._text import visible, wrap

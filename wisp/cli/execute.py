@@ -17,7 +17,7 @@ from typing import Annotated
 import typer
 
 from pending import PendingError
-from wisp._audit import EntryPoint
+from wisp._entry import EntryPoint
 from wisp._store import StoreError
 from wisp._text import visible
 from wisp.cli._ask import (
