@@ -1,5 +1,6 @@
 """Cold start: `wisp approvals pending` (empty channel) and `wisp --help`, against a minimal
-one-command typer app, in the same run.
+one-command typer app, in the same run; and, for what an empty listing does not pay, the same
+listing with one request waiting (from a live asker).
 
 Each round runs every variant once, as a new process, in a rotating order (so a burst of load
 on the shared machine falls on all of them alike); the figures are medians over the rounds,
@@ -23,9 +24,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from _common import (
+    LockHolder,
     Report,
     bench_home,
     child_env,
+    file_commands,
     judge,
     machine,
     ms,
@@ -77,6 +80,11 @@ OPTIONS_APP = MINIMAL_APP.replace(
 )
 
 
+# The listing with a request to show: it opens the channel, sweeps, and loads the records, the
+# answering side and the layout (what an empty listing is spared; bench/README.md).
+ONE_WAITING = "wisp approvals pending, 1 waiting"
+
+
 def variants(tmp: Path) -> dict[str, list[str]]:
     minimal = tmp / "minimal_app.py"
     minimal.write_text(MINIMAL_APP)
@@ -87,6 +95,7 @@ def variants(tmp: Path) -> dict[str, list[str]]:
     wisp = wisp_argv()
     return {
         "wisp approvals pending": [*wisp, "approvals", "pending"],
+        ONE_WAITING: [*wisp, "approvals", "pending"],
         "wisp --help": [*wisp, "--help"],
         "wisp --version": [*wisp, "--version"],
         "minimal typer app": [sys.executable, str(minimal)],
@@ -115,10 +124,18 @@ def main(argv: list[str] | None = None) -> int:
     rounds = args.rounds or (QUICK_ROUNDS if args.quick else ROUNDS)
     report = Report("cold", args.json)
 
-    with bench_home() as home, tempfile.TemporaryDirectory(prefix="wisp-bench-app-") as tmp:
+    with (
+        bench_home() as home,
+        bench_home() as waiting_home,
+        tempfile.TemporaryDirectory(prefix="wisp-bench-app-") as tmp,
+    ):
         env = child_env(home, COLUMNS="120")
         commands = variants(Path(tmp))
+        holder = LockHolder(waiting_home)
+        file_commands(waiting_home, holder.server, 0, 1)
+        envs = {ONE_WAITING: child_env(waiting_home, COLUMNS="120")}
         check_output(commands["wisp approvals pending"], env, "Nothing waits for you")
+        check_output(commands[ONE_WAITING], envs[ONE_WAITING], "make deploy-0")
         check_output(commands["wisp --help"], env, "approvals")
         check_output(commands["minimal typer app"], env, "Nothing waits for you")
         check_output(commands["minimal app + declared deps"], env, "Nothing waits for you")
@@ -130,10 +147,11 @@ def main(argv: list[str] | None = None) -> int:
         for r in range(WARMUP_ROUNDS + rounds):
             shift = r % len(names)
             for name in names[shift:] + names[:shift]:  # rotate who goes first
-                run = run_timed(commands[name], env=env)
+                run = run_timed(commands[name], env=envs.get(name, env))
                 if r >= WARMUP_ROUNDS:
                     wall[name].append(run.wall_s)
                     cpu[name].append(run.cpu_s)
+        holder.close()
 
     base = statistics.median(wall["minimal typer app"])
     base_cpu = statistics.median(cpu["minimal typer app"])
