@@ -17,6 +17,7 @@ from wisp.cli._common import (
     no_collections,
     out,
     print_json,
+    print_json_array,
     say,
     tell,
     typed_as,
@@ -130,10 +131,10 @@ def _list_requests(
         show_rows([], (), [], empty=f"Nothing waits for you ({what}).", as_json=as_json)
         return
     # The rendering (and the records under it) is loaded once there is something to render.
-    from wisp._render import age, listed, state_text, status_json, who
+    from wisp._render import age, listed, state_text, status_json_text, who
 
     if as_json:
-        print_json([status_json(s) for s in statuses])
+        print_json_array([status_json_text(s) for s in statuses])
         return
     # Oldest first, so the newest are the last: a person's screen shows those, in order.
     shown = statuses[len(statuses) - shown_rows(len(statuses), limit) :]

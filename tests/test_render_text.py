@@ -1,0 +1,93 @@
+"""`wisp pending --json` writes each request's text directly (wisp._render.status_json_text):
+it must be the text json.dumps makes of status_json, for any record, character for character."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+import attrs
+from hypothesis import given
+from hypothesis import strategies as st
+from strategies import groups
+
+from pending import CommandBinding, FactBinding, Kind, Request, Server, State, Status, derive_status
+from wisp._render import status_json, status_json_text
+
+NOW = datetime(2050, 1, 1, tzinfo=UTC)
+
+
+def dumped(status: Status) -> str:
+    return json.dumps(status_json(status), ensure_ascii=False)
+
+
+@st.composite
+def statuses(draw: st.DrawFn) -> Status:
+    """Every state a group can derive to, its records with and without unknown keys (the
+    common case is without: that is the one written out)."""
+    group = draw(groups().filter(lambda g: g.request is not None))
+    request = group.request
+    assert request is not None
+    if draw(st.booleans()):
+        request = attrs.evolve(
+            request,
+            extra={},
+            server=attrs.evolve(request.server, extra={}),
+            binding=attrs.evolve(request.binding, extra={}),
+        )
+        group = attrs.evolve(group, request=request)
+    status = derive_status(group, now=NOW, server_alive=draw(st.booleans()))
+    assert status is not None
+    return status
+
+
+@given(statuses())
+def test_the_same_text_as_json_dumps(status: Status) -> None:
+    assert status_json_text(status) == dumped(status)
+
+
+def _status(**binding_fields: object) -> Status:
+    binding = CommandBinding(command="make deploy", cwd="/srv", **binding_fields)  # type: ignore[arg-type]
+    request = Request(
+        id="0123456789abcdef",
+        kind=Kind.COMMAND,
+        filed_at=datetime(2026, 12, 2, 13, 28, 8, 608000, tzinfo=UTC),
+        expires_at=None,
+        server=Server(id="fedcba9876543210", pid=4242, client="bench", entry_point="approvals"),
+        title="wisp: run a command?",
+        body="make deploy",
+        binding=binding,
+        binding_digest="0" * 64,
+    )
+    return Status(
+        id=request.id, kind=request.kind, state=State.FILED, request=request, server_alive=True
+    )
+
+
+def test_what_a_terminal_or_json_must_not_take_raw_is_escaped_as_json_dumps_does() -> None:
+    # Quotes, backslashes, C0 controls (JSON escapes them); DEL, C1, bidi and line separators
+    # are raw here, as json.dumps leaves them: the CLI's last step escapes those.
+    status = _status(thread='"\\\n\t\x00\x7f\x85\u202e\u2028é☃\U0001f600', reason=None)
+    assert status_json_text(status) == dumped(status)
+
+
+def test_a_fact_binding_and_a_server_with_unknown_keys() -> None:
+    status = _status()
+    fact = FactBinding(
+        fact_id="f1", subject="release", name="codename", value='"x"', source="s", proposed_by="p"
+    )
+    request = attrs.evolve(
+        status.request,
+        kind=Kind.FACT,
+        binding=fact,
+        server=attrs.evolve(status.request.server, extra={"xnew": [1, 2.5, None]}),
+    )
+    for alive in (True, False, None):
+        status = attrs.evolve(status, kind=Kind.FACT, request=request, server_alive=alive)
+        assert status_json_text(status) == dumped(status)
+
+
+def test_a_field_not_of_its_type_is_encoded_as_json_dumps_encodes_it() -> None:
+    status = _status()
+    odd = attrs.evolve(status, request=attrs.evolve(status.request, title=7))  # type: ignore[arg-type]
+    assert status_json_text(odd) == dumped(odd)
