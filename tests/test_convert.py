@@ -55,6 +55,7 @@ from pending import (
     to_json,
 )
 from pending._convert import (
+    _DECODER,
     _PLAIN_FROM_JSON,
     _PLAIN_TO_JSON,
     ANSWER_KEYS,
@@ -66,6 +67,7 @@ from pending._convert import (
     SETTLED_KEYS,
     TOOL_KEYS,
     _converter,
+    _decode,
     _NotPlain,
     camel,
     canonical_json,
@@ -208,6 +210,26 @@ class TestStrictJson:
         """Each hostile input is a DecodeError that says why, never another exception."""
         with pytest.raises(DecodeError, match=why):
             loads_strict(data)
+
+    @given(
+        st.sampled_from(["", " ", "\n", "\t\r\n ", "\u00a0", "x", "{}"]),
+        json_values,
+        st.sampled_from(["", "\n", " \n\t", "\u2028", ",", "]", "1", "\ufeff"]),
+    )
+    def test_a_record_is_decoded_as_the_decoder_decodes_it(
+        self, before: str, value: object, after: str
+    ) -> None:
+        """The direct scan (_decode) returns what JSONDecoder.decode returns, and raises what
+        it raises, whatever comes before and after the value."""
+        text = before + json.dumps(value, ensure_ascii=False) + after
+        try:
+            expected = _DECODER.decode(text)
+        except ValueError as exc:
+            with pytest.raises(type(exc)) as raised:
+                _decode(text)
+            assert str(raised.value) == str(exc)
+        else:
+            assert _decode(text) == expected
 
     @pytest.mark.parametrize(
         "change",
