@@ -263,6 +263,16 @@ class TestStrictJson:
         with pytest.raises(DecodeError):
             from_json(raw, Request)
 
+    @pytest.mark.parametrize("pid", [True, 1.0, "1", 0, -1, 2**31])
+    def test_a_server_already_read_vouches_for_no_other_value(self, pid: object) -> None:
+        """Plain servers are kept by their values once checked: a pid that equals (and hashes
+        as) a valid one, `true` or `1.0` for 1, is still refused after the valid one was read."""
+        assert from_json({"id": "5e5e5e5e", "pid": 1}, Server).pid == 1
+        with pytest.raises(DecodeError):
+            from_json({"id": "5e5e5e5e", "pid": pid}, Server)
+        with pytest.raises(DecodeError):
+            from_json({"id": "5E5E5E5E", "pid": 1}, Server)
+
 
 def _request_json(**change: object) -> dict[str, object]:
     binding = {"question": "which?", "options": ["a", "b"], "freeText": False}
