@@ -479,7 +479,9 @@ class Channel:
         """Every ID's group as it is now, and every entry that could not be read (a name that
         does not parse, a file refused): one listing of the directory, one read per file.
         *only*, if given, picks the IDs to read (the rest are not read, nor reported)."""
-        names_by_id: dict[str, set[str]] = {}
+        # An ID's one name, or its names: most IDs have one (a request waiting), kept as it is
+        # rather than in a set of its own (10,000 sets a listing of 10,000).
+        names_by_id: dict[str, str | set[str]] = {}
         problems: list[Problem] = []
         for name in sorted(list_dir(self.dir_fd)):
             verdict, request_id = name_id(name)
@@ -490,14 +492,27 @@ class Channel:
                 problems.append(Problem(name=name, reason=reason))
                 continue
             if only is None or only(request_id):
-                names_by_id.setdefault(request_id, set()).add(name)
+                found = names_by_id.get(request_id)
+                if found is None:
+                    names_by_id[request_id] = name
+                elif isinstance(found, str):
+                    names_by_id[request_id] = {found, name}
+                else:
+                    found.add(name)
         with self._cache_lock:
             self._cache_limit = max(self._cache_limit, REQUEST_CACHE_SIZE + len(names_by_id))
         groups: list[Group] = []
         for request_id, names in names_by_id.items():
             # Each ID was validated when its name was parsed.
-            group, group_problems = self._read_group(request_id, names)
-            problems.extend(group_problems)
+            if isinstance(names, str):
+                if KIND_BY_SUFFIX.get(names[len(request_id) :]) is not None:
+                    group, group_problems = self._lone_request(request_id, names)
+                else:
+                    group, group_problems = self._read_group(request_id, (names,))
+            else:
+                group, group_problems = self._read_group(request_id, names)
+            if group_problems:
+                problems.extend(group_problems)
             groups.append(group)
         return tuple(groups), tuple(problems)
 
