@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 import os
 import pwd
 import stat
@@ -123,6 +124,10 @@ Scanned = tuple[tuple[Group, ...], tuple[Problem, ...]]
 REQUEST_CACHE_SIZE = 4096
 # A writer holds a temp file for milliseconds; one an hour old belongs to a crashed writer.
 STALE_TMP_AFTER_S = 3600.0
+
+
+# A listing's order: oldest first, the ID between requests filed in the same millisecond.
+_FILED_ORDER = operator.attrgetter("request.filed_at", "id")
 
 
 def _within_cap(data: bytes, what: str) -> bytes:
@@ -437,10 +442,18 @@ class Channel:
             return Group(id=request_id), (Problem(name=name, reason=str(exc)),)
         return Group(id=request_id, request=request), ()
 
-    def derive(self, group: Group, alive_cache: dict[str, bool] | None = None) -> Status | None:
+    def derive(
+        self,
+        group: Group,
+        alive_cache: dict[str, bool] | None = None,
+        *,
+        now: datetime | None = None,
+    ) -> Status | None:
         """*group*'s state now (None if it has no request), probing its server's lock only if
         the state depends on it. *alive_cache* (server ID to liveness; see :meth:`alive_key`)
-        spares repeated probes across one pass over many groups: it is read and filled in."""
+        spares repeated probes across one pass over many groups: it is read and filled in.
+        *now*: the clock's time, if the caller has just read it (one pass over many groups
+        derives them all at one instant)."""
         alive: bool | None = None
         if needs_liveness(group):
             assert group.request is not None
@@ -451,7 +464,9 @@ class Channel:
                 alive = self.request_alive(group.request)
                 if alive_cache is not None:
                     alive_cache[key] = alive
-        return derive_status(group, now=self.clock.now(), server_alive=alive)
+        return derive_status(
+            group, now=self.clock.now() if now is None else now, server_alive=alive
+        )
 
     def read(self, request_id: str) -> Group:
         """The files of one ID as they are now (unreadable ones left out)."""
@@ -529,15 +544,16 @@ class Channel:
         again (a listing followed by its sweep reads the channel once)."""
         groups, problems = self.scan() if scanned is None else scanned
         alive_cache: dict[str, bool] = {}
+        now = self.clock.now()  # every group derived at one instant, as a sweep plans them
         statuses = []
         for group in groups:
             if kinds is not None and (group.request is None or group.request.kind not in kinds):
                 continue
-            status = self.derive(group, alive_cache)
+            status = self.derive(group, alive_cache, now=now)
             if status is None or (states is not None and status.state not in states):
                 continue
             statuses.append(status)
-        statuses.sort(key=lambda s: (s.request.filed_at, s.id))
+        statuses.sort(key=_FILED_ORDER)
         return Listing(statuses=tuple(statuses), problems=tuple(problems))
 
     def listing_and_sweep(

@@ -8,7 +8,6 @@ an answer call these, so the rules are written once.
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from functools import partial
 
 import attrs
 
@@ -70,10 +69,13 @@ def derive_status(
     request = group.request
     if request is None:
         return None
-    make = partial(Status, id=group.id, kind=request.kind, request=request)
+    request_id, kind = group.id, request.kind
     if group.settled is not None:
         settled = group.settled
-        return make(
+        return Status(
+            id=request_id,
+            kind=kind,
+            request=request,
             state=State.SETTLED,
             answer=group.answer,
             settled=settled,
@@ -84,10 +86,18 @@ def derive_status(
         answer = group.answer
         if answer.is_tombstone:
             ending = ending_of(answer)
-            return make(
-                state=State.SETTLED, answer=answer, outcome=ending.outcome, reason=ending.reason
+            return Status(
+                id=request_id,
+                kind=kind,
+                request=request,
+                state=State.SETTLED,
+                answer=answer,
+                outcome=ending.outcome,
+                reason=ending.reason,
             )
-        return make(state=State.ANSWERED, answer=answer)
+        return Status(
+            id=request_id, kind=kind, request=request, state=State.ANSWERED, answer=answer
+        )
     if server_alive is None:
         raise ValueError("deriving a waiting request's state needs its server's liveness")
     expires_at = request.expires_at
@@ -105,20 +115,28 @@ def derive_status(
             else is_expired(request, now)
         )
     ):
-        return make(
+        return Status(
+            id=request_id,
+            kind=kind,
+            request=request,
             state=State.STALE,
             server_alive=server_alive,
             reason=f"it expired at {format_time(expires_at)}",
         )
     if not server_alive:
         if request.kind in DIES_WITH_SERVER:
-            return make(
+            return Status(
+                id=request_id,
+                kind=kind,
+                request=request,
                 state=State.STALE,
                 server_alive=False,
                 reason=f"the program that asked (pid {request.server.pid}) has stopped",
             )
-        return make(state=State.HANDED_OVER, server_alive=False)
-    return make(state=State.FILED, server_alive=True)
+        return Status(
+            id=request_id, kind=kind, request=request, state=State.HANDED_OVER, server_alive=False
+        )
+    return Status(id=request_id, kind=kind, request=request, state=State.FILED, server_alive=True)
 
 
 def decision_problem(request: Request, decision: str, text: str | None) -> tuple[str, str] | None:
