@@ -458,6 +458,7 @@ class _NotPlain(Exception):
 
 
 _KIND_BY_VALUE = {kind.value: kind for kind in Kind}
+_COMMAND = Kind.COMMAND.value  # a request's kind where it names none (0.16.0's: a command)
 _OUTCOME_BY_VALUE = {outcome.value: outcome for outcome in Outcome}
 _DELIVERY_BY_VALUE = {delivery.value: delivery for delivery in Delivery}
 
@@ -633,7 +634,7 @@ _PLAIN_BINDING: dict[Kind, Callable[[Any], Binding]] = {
 def _plain_request(data: Any) -> Request:
     if type(data) is not dict or not data.keys() <= REQUEST_KEYS:
         raise _NotPlain
-    kind = _KIND_BY_VALUE[_text(data.get("kind", Kind.COMMAND.value))]
+    kind = _KIND_BY_VALUE[_text(data.get("kind", _COMMAND))]
     request_id = data["id"]
     filed_at = data["filedAt"]
     expires_at = data["expiresAt"]

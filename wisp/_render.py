@@ -164,9 +164,11 @@ def status_json_text(status: Status) -> str:
     try:
         return _STATUS_TEXT % (
             _encode(status.id),
-            _encode(status.kind.value),
-            _encode(status.state.value),
-            "null" if outcome is None else _encode(outcome.value),
+            # A StrEnum member is its value as a str: encoded as such, without the enum's
+            # `.value` property (two Python calls each, three a request).
+            _encode(status.kind),
+            _encode(status.state),
+            "null" if outcome is None else _encode(outcome),
             "null" if reason is None else _encode(reason),
             _encode(format_time(request.filed_at)),
             "null" if expires_at is None else _encode(format_time(expires_at)),
