@@ -13,6 +13,7 @@ from helpers import command, run_wisp, wisp_spawn
 
 import pending._channel
 from pending import Channel, ServerLock, State
+from pending.testing import FakeClock
 from wisp.cli._listing import ROWS_NOT_TERMINAL, ROWS_RESERVED_LINES
 
 ID_ROW = re.compile(r"^([0-9a-f]{16})\s", re.MULTILINE)
@@ -122,3 +123,18 @@ class TestOneScan:
             second = {g.id: g.request for g in channel.scan()[0]}
             assert len(first) == 10
             assert all(second[key] is first[key] for key in first)
+
+    def test_oldest_first_and_by_id_within_an_instant(self, home: Path) -> None:
+        """A listing is ordered by filing time, and requests filed at the same instant by
+        their ID (IDs of different lengths among them), whatever order their files are in."""
+        clock = FakeClock()
+        ids = ["ffff0000", "00000000aa", "0000000a", "a0a0a0a0a0a0", "12345678", "9abcdef0"]
+        with Channel.open(home, clock=clock) as channel, channel.server() as lock:
+            for n, request_id in enumerate(ids):
+                if n % 2:
+                    clock.advance(-1.0 if n == 3 else 0.5)
+                channel.file(command(lock, text=f"make {n}", request_id=request_id, clock=clock))
+            listed = channel.listing().statuses
+        expected = sorted(listed, key=lambda s: (s.request.filed_at, s.id))
+        assert [s.id for s in listed] == [s.id for s in expected]
+        assert len({s.request.filed_at for s in listed}) < len(ids)  # ties were listed
