@@ -11,7 +11,6 @@ request handed over, or one whose server died before settling), it applies the a
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Collection, Iterable
 from enum import StrEnum
 from pathlib import Path
@@ -52,7 +51,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-logger = logging.getLogger("wisp.answering")
+LOGGER_NAME = "wisp.answering"  # logging is imported by the one warning that needs it
 
 # The states a request the sweep ends can be in when it is scanned: stale (settled `stale`),
 # answered with its asker gone (settled as answered), a fact handed over or answered (applied).
@@ -292,7 +291,9 @@ class Answerer:
             except Exception as exc:
                 # The answer stands, whatever fails after it (no descriptor or thread left to
                 # watch or read with): it is reported as not picked up yet, never as an error.
-                logger.warning(
+                import logging
+
+                logging.getLogger(LOGGER_NAME).warning(
                     "wisp: the answer to %s is given, but the asker's outcome cannot be "
                     "followed (%s); `wisp show %s` shows what it makes of it",
                     request.id,
