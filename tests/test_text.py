@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import sys
 import unicodedata
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from wisp._text import one_line, visible
+from wisp._text import _BLANK, one_line, visible
 
 HIDDEN = {"Cc", "Cf", "Zl", "Zp", "Co", "Cs", "Cn"}
 
@@ -45,6 +46,26 @@ class TestVisible:
         assert shown == (
             "a⟨U+115F⟩⟨U+1160⟩⟨U+3164⟩⟨U+FFA0⟩⟨U+034F⟩⟨U+FE0F⟩⟨U+FE00⟩⟨U+2800⟩⟨U+E0100⟩⟨U+180B⟩b"
         )
+
+    def test_printable_is_exactly_not_hidden_by_category(self) -> None:
+        """visible()'s fast path: text that str.isprintable() passes holds no character
+        hidden by its category (checked over every code point), so only the blank ones
+        are left to look for."""
+        wrong = [
+            code
+            for code in range(sys.maxunicode + 1)
+            if chr(code).isprintable() != shown_safely(chr(code))
+        ]
+        assert wrong == []
+
+    def test_printable_text_beyond_ascii(self) -> None:
+        """Printable text with a dash or a letter beyond ASCII is shown as it is; a blank
+        character in it is still marked."""
+        assert visible("make deploy — wisp approvals approve a1b2c3d4") == (
+            "make deploy — wisp approvals approve a1b2c3d4"
+        )
+        for blank in sorted(_BLANK):
+            assert visible(f"é{blank}") == f"é⟨U+{ord(blank):04X}⟩"
 
     @given(st.text(), st.integers(2, 200))
     def test_one_line_is_bounded(self, text: str, limit: int) -> None:
