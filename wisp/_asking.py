@@ -336,7 +336,13 @@ class Asker:
         if on_filed is not None:
             on_filed(request)
         self.announce(request)
-        self._settle_if_ended(request.id)  # answered before we subscribed to it? (never lost)
+        # Answered before we took its events (they are taken once it waits, above)? Never
+        # lost: its slots say. Only they are read: the request is the one just published,
+        # and re-reading it (and every kind's name) cost each round trip a parse and four
+        # system calls. Anything in a slot, junk included, is looked at in full.
+        group, problems = self.channel.read_group(request.id, kinds=())
+        if problems or group.answer is not None or group.settled is not None:
+            self._settle_if_ended(request.id)
         return request
 
     def wait(
