@@ -61,7 +61,9 @@ from pending._fsio import (
 from pending._ids import (
     ANSWER_SUFFIX,
     SETTLED_SUFFIX,
+    SLOT_BY_SUFFIX,
     NameVerdict,
+    Slot,
     answer_name,
     name_id,
     new_id,
@@ -318,11 +320,12 @@ class Channel:
         # edit in place changes the key, and the file is read (and refused) afresh.
         key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
         try:
-            with self._cache_lock:
-                cached = self._requests.get(name) if cls is Request else None
-                if cached is not None and cached[0] == key:
-                    self._requests.move_to_end(name)  # least recently used goes first
-                    return cached[1]  # type: ignore[return-value]
+            if cls is Request:  # only requests are kept (an answer or outcome is read once)
+                with self._cache_lock:
+                    cached = self._requests.get(name)
+                    if cached is not None and cached[0] == key:
+                        self._requests.move_to_end(name)  # least recently used goes first
+                        return cached[1]  # type: ignore[return-value]
             data = read_fd(fd)
         finally:
             os.close(fd)
@@ -389,10 +392,16 @@ class Channel:
         """:meth:`read_group` for an ID already validated (names are built without checking
         it again: a listing of 10,000 requests would check each ID some 20 times)."""
         every_kind = kinds is None
-        if every_kind and names is not None and len(names) == 1:
+        if names is not None and len(names) == 1:
+            # One file to read (a scan's request alone; a watcher's on that file's event):
+            # read it, without the group's machinery.
             (name,) = names
-            if KIND_BY_SUFFIX.get(name[len(request_id) :]) is not None:
+            suffix = name[len(request_id) :]
+            kind = KIND_BY_SUFFIX.get(suffix)
+            if kind is not None and (kinds is None or kind in kinds):
                 return self._lone_request(request_id, name)
+            if kinds is not None and not kinds and suffix in SLOT_BY_SUFFIX:
+                return self._lone_slot(request_id, name, SLOT_BY_SUFFIX[suffix])
         kinds = tuple(KINDS) if kinds is None else kinds
         problems: list[Problem] = []
         found: dict[str, Any] = {}
@@ -431,6 +440,18 @@ class Channel:
             requests = []
         found["request"] = requests[0] if requests else None
         return Group(id=request_id, **found), tuple(problems)
+
+    def _lone_slot(
+        self, request_id: str, name: str, slot: Slot
+    ) -> tuple[Group, tuple[Problem, ...]]:
+        """:meth:`_read_group` of one answer or outcome file alone (what a watcher reads
+        when that file appears for a request it holds)."""
+        try:
+            if slot is Slot.ANSWER:
+                return Group(id=request_id, answer=self._read_record(name, Answer, request_id)), ()
+            return Group(id=request_id, settled=self._read_record(name, Settled, request_id)), ()
+        except Unreadable as exc:
+            return Group(id=request_id), (Problem(name=name, reason=str(exc)),)
 
     def _lone_request(self, request_id: str, name: str) -> tuple[Group, tuple[Problem, ...]]:
         """:meth:`_read_group` of a scan's common case, a request file alone: its one name

@@ -89,7 +89,7 @@ class NameVerdict(StrEnum):
 
 # The suffixes of the slots that are not a request's (a request's is its kind's: a kind
 # registered later, as a test's throwaway kind is, is in KIND_BY_SUFFIX from then on).
-_SLOT_BY_SUFFIX: dict[str, Slot] = {ANSWER_SUFFIX: Slot.ANSWER, SETTLED_SUFFIX: Slot.SETTLED}
+SLOT_BY_SUFFIX: dict[str, Slot] = {ANSWER_SUFFIX: Slot.ANSWER, SETTLED_SUFFIX: Slot.SETTLED}
 
 
 def name_id(name: str) -> tuple[NameVerdict, str | None]:
@@ -101,7 +101,7 @@ def name_id(name: str) -> tuple[NameVerdict, str | None]:
     if not dot or not is_valid_id(request_id):
         return NameVerdict.BAD, None
     suffix = "." + rest
-    if suffix in KIND_BY_SUFFIX or suffix in _SLOT_BY_SUFFIX:
+    if suffix in KIND_BY_SUFFIX or suffix in SLOT_BY_SUFFIX:
         return NameVerdict.PARSED, request_id
     return NameVerdict.IGNORED, None
 
@@ -119,4 +119,4 @@ def parse_name(name: str) -> tuple[NameVerdict, ParsedName | None]:
     kind = KIND_BY_SUFFIX.get(suffix)
     if kind is not None:
         return verdict, ParsedName(id=request_id, slot=Slot.REQUEST, kind=kind)
-    return verdict, ParsedName(id=request_id, slot=_SLOT_BY_SUFFIX[suffix])
+    return verdict, ParsedName(id=request_id, slot=SLOT_BY_SUFFIX[suffix])

@@ -27,15 +27,17 @@ from pending._clock import record_time
 from pending._edge import POLLING_INTERVAL_S, Backend, Observation, WatchHints, observe
 from pending._ids import (
     ANSWER_SUFFIX,
+    KIND_BY_SUFFIX,
     REQUEST_SUFFIX,
     SETTLED_SUFFIX,
+    SLOT_BY_SUFFIX,
     NameVerdict,
     Slot,
-    parse_name,
+    name_id,
 )
 from pending._kinds import Kind, Outcome, State
 from pending._liveness import LIVENESS_RECHECK_S
-from pending._records import Status
+from pending._records import Group, Status
 from pending._subscribe import SUBSCRIBER_BACKLOG, Subscription
 from pending._threads import start_thread
 
@@ -76,10 +78,14 @@ class _Known:
 _OPEN_STATES = frozenset({State.FILED, State.HANDED_OVER})
 
 
+# The event a state is reached by (settled: see _event_of), looked up rather than made.
+_EVENT_BY_STATE = {state: Event(state.value) for state in State if state is not State.SETTLED}
+
+
 def _event_of(status: Status) -> Event:
     if status.state is State.SETTLED:
         return Event.WITHDRAWN if status.outcome is Outcome.WITHDRAWN else Event.SETTLED
-    return Event(status.state.value)
+    return _EVENT_BY_STATE[status.state]
 
 
 def _rank(status: Status) -> int:
@@ -249,16 +255,19 @@ class Watcher:
             return
         # A directory named like a slot is junk in that slot: re-read its group, which reports
         # it (and ends a live asker's request `failed`); any other directory is nothing.
-        verdict, parsed = parse_name(name)
-        if verdict is NameVerdict.PARSED and parsed is not None:
+        # (As parse_name() classifies it, without building its ParsedName.)
+        verdict, request_id = name_id(name)
+        if verdict is NameVerdict.PARSED and request_id is not None:
             # An answer or outcome appearing for a known request needs no re-read of the
             # request: published files are never edited, and an edit or removal of the
             # request file is an event of its own, which takes the full path. (Likewise an
             # outcome appearing beside an answer already read: see _refresh.)
-            slot = None if deleted or parsed.slot is Slot.REQUEST else parsed.slot
-            kind = parsed.kind if slot is None and not deleted else None
+            suffix = name[len(request_id) :]
+            request_kind = KIND_BY_SUFFIX.get(suffix)
+            slot = None if deleted or request_kind is not None else SLOT_BY_SUFFIX[suffix]
+            kind = request_kind if slot is None and not deleted else None
             with self._lock:
-                self._refresh(parsed.id, self._alive, slot=slot, kind=kind)
+                self._refresh(request_id, self._alive, slot=slot, kind=kind)
 
     def request_rescan(self, reason: str) -> None:
         """Ask for a full rescan (done on the watcher's own thread, promptly)."""
@@ -295,14 +304,19 @@ class Watcher:
                 group, _ = self.channel.read_group(
                     request_id, names=(request_id + SETTLED_SUFFIX,), kinds=()
                 )
-                group = attrs.evolve(group, request=known.status.request, answer=answer)
+                group = Group(
+                    id=request_id,
+                    request=known.status.request,
+                    answer=answer,
+                    settled=group.settled,
+                )
             elif slot is Slot.ANSWER and known.status.settled is None:
                 # The answer to a request not yet ended: only the answer is new. An outcome
                 # is published after its answer, and its event follows this one.
                 group, _ = self.channel.read_group(
                     request_id, names=(request_id + ANSWER_SUFFIX,), kinds=()
                 )
-                group = attrs.evolve(group, request=known.status.request)
+                group = Group(id=request_id, request=known.status.request, answer=group.answer)
             else:
                 group, _ = self.channel.read_group(request_id, kinds=())
                 group = attrs.evolve(group, request=known.status.request)
