@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 import attrs
 
-from pending._bindings import Binding
+from pending._bindings import Binding, QuestionBinding, ToolBinding
 from pending._clock import SYSTEM_CLOCK, Clock, record_time
 from pending._convert import (
     DecodeError,
@@ -49,6 +49,7 @@ from pending._errors import (
 )
 from pending._fsio import (
     MAX_RECORD_BYTES,
+    Published,
     Unreadable,
     entry_problem,
     list_dir,
@@ -130,6 +131,20 @@ STALE_TMP_AFTER_S = 3600.0
 
 _BY_ID = operator.attrgetter("id")
 _BY_FILING = operator.attrgetter("request.filed_at")
+
+# How many answers and outcomes a Channel object keeps, the last it read or published (see
+# Channel._slots).
+SLOTS_KEPT = 64
+
+
+def _file_key(st: os.stat_result) -> tuple[int, ...]:
+    """A published file's identity: ctime is in it because a writer can put mtime back, not
+    ctime, so an edit in place changes it."""
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _whole_ms(moment: datetime) -> bool:
+    return moment.microsecond % 1000 == 0
 
 
 def _within_cap(data: bytes, what: str) -> bytes:
@@ -226,6 +241,12 @@ class Channel:
         self._fds: list[int] = []
         self._requests: OrderedDict[str, tuple[tuple[int, ...], Request]] = OrderedDict()
         self._cache_limit = REQUEST_CACHE_SIZE
+        # The answers and outcomes this Channel object last read or published, by name, with
+        # the file's identity then: one is read again at once (an asker's watcher reads the
+        # answer, then its settler; a process's own watcher reads what it just published),
+        # and that read parses nothing. Published files are never edited; an edit in place
+        # changes the identity (see _file_key), and the file is read afresh.
+        self._slots: dict[str, tuple[tuple[int, ...], Answer | Settled]] = {}
         # The IDs this Channel object filed (added before each is published), so that an
         # asker's watcher can follow its own requests and ignore everyone else's.
         self.filed_ids: set[str] = set()
@@ -318,14 +339,18 @@ class Channel:
         # Published files are never edited, so a request already parsed is reused while its
         # identity holds. ctime is in it because a writer can put mtime back, not ctime: an
         # edit in place changes the key, and the file is read (and refused) afresh.
-        key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        key = _file_key(st)
         try:
-            if cls is Request:  # only requests are kept (an answer or outcome is read once)
-                with self._cache_lock:
-                    cached = self._requests.get(name)
+            with self._cache_lock:
+                if cls is Request:
+                    cached: tuple[tuple[int, ...], Any] | None = self._requests.get(name)
                     if cached is not None and cached[0] == key:
                         self._requests.move_to_end(name)  # least recently used goes first
-                        return cached[1]  # type: ignore[return-value]
+                        return cached[1]  # type: ignore[no-any-return]
+                else:  # an answer or an outcome, one of the last read or published
+                    cached = self._slots.get(name)
+                    if cached is not None and cached[0] == key and type(cached[1]) is cls:
+                        return cached[1]
             data = read_fd(fd)
         finally:
             os.close(fd)
@@ -349,12 +374,53 @@ class Channel:
                 raise Unreadable(
                     "its binding does not match its bindingDigest: altered after filing"
                 )
-            with self._cache_lock:
-                self._requests[name] = (key, record)
-                self._requests.move_to_end(name)
-                while len(self._requests) > self._cache_limit:
-                    self._requests.popitem(last=False)
+            self._keep_request(name, key, record)
+        else:
+            self._keep_slot(name, key, record)
         return record
+
+    def _keep_slot(self, name: str, key: tuple[int, ...], record: Answer | Settled) -> None:
+        with self._cache_lock:
+            self._slots.pop(name, None)  # kept as the newest
+            self._slots[name] = (key, record)
+            while len(self._slots) > SLOTS_KEPT:
+                del self._slots[next(iter(self._slots))]  # the oldest first
+
+    def _keep_request(self, name: str, key: tuple[int, ...], request: Request) -> None:
+        with self._cache_lock:
+            self._requests[name] = (key, request)
+            self._requests.move_to_end(name)
+            while len(self._requests) > self._cache_limit:
+                self._requests.popitem(last=False)
+
+    def _published_as(self, name: str, record: Request | Answer | Settled) -> Published | None:
+        """What :func:`publish` tells once *record* is published as *name*: it is kept by
+        the file's identity, as if read back, so that reading that file again (this process's
+        own watcher, on its event) parses nothing. None for a record that reading back would
+        not give exactly (a time finer than the milliseconds records keep, a tool call's
+        input, which JSON may change, a record carrying unknown keys): that one is read."""
+        if record.extra:
+            return None
+        if isinstance(record, Request):
+            if (
+                record.legacy
+                or isinstance(record.binding, ToolBinding)
+                or (
+                    isinstance(record.binding, QuestionBinding)
+                    and not isinstance(record.binding.options, tuple | None)
+                )
+                or record.binding.extra
+                or record.server.extra
+                or not _whole_ms(record.filed_at)
+                or (record.expires_at is not None and not _whole_ms(record.expires_at))
+            ):
+                return None
+            request = record
+            return lambda st: self._keep_request(name, _file_key(st), request)
+        if not _whole_ms(record.answered_at if isinstance(record, Answer) else record.settled_at):
+            return None
+        slot = record
+        return lambda st: self._keep_slot(name, _file_key(st), slot)
 
     @staticmethod
     def _legacy(raw: Any, name: str, st: os.stat_result) -> Request:
@@ -609,7 +675,14 @@ class Channel:
             if kind is not request.kind
         )
         data = _within_cap(dumps_record(to_json(request)), f"{request.kind.value} request")
-        if taken or not publish(self.dir_fd, self.tmp_fd, name, data, shown=str(self.path)):
+        if taken or not publish(
+            self.dir_fd,
+            self.tmp_fd,
+            name,
+            data,
+            shown=str(self.path),
+            on_published=self._published_as(name, request),
+        ):
             raise IdCollision(request.id)
 
     def _exists(self, name: str) -> bool:
@@ -656,7 +729,14 @@ class Channel:
     def _publish_answer(self, answer: Answer, request: Request | None = None) -> AnswerResult:
         name = answer_name(answer.id)
         data = _within_cap(dumps_record(to_json(answer)), "answer")
-        if publish(self.dir_fd, self.tmp_fd, name, data, shown=str(self.path)):
+        if publish(
+            self.dir_fd,
+            self.tmp_fd,
+            name,
+            data,
+            shown=str(self.path),
+            on_published=self._published_as(name, answer),
+        ):
             return AnswerResult(won=True, answer=answer, request=request)
         winner = self._read_winner(name, Answer, answer.id)
         return AnswerResult(won=False, answer=winner, request=request)
@@ -754,7 +834,12 @@ class Channel:
         )
         name = settled_name(request.id)
         if publish(
-            self.dir_fd, self.tmp_fd, name, dumps_record(to_json(settled)), shown=str(self.path)
+            self.dir_fd,
+            self.tmp_fd,
+            name,
+            dumps_record(to_json(settled)),
+            shown=str(self.path),
+            on_published=self._published_as(name, settled),
         ):
             return SettleResult(won=True, settled=settled)
         return SettleResult(won=False, settled=self._read_winner(name, Settled, request.id))

@@ -96,10 +96,23 @@ def _io(op: Op, name: str, call: Callable[[], T], *, staged: bool = False) -> T:
     return result
 
 
-def publish(dir_fd: int, tmp_fd: int, name: str, data: bytes, *, shown: str) -> bool:
+Published = Callable[[os.stat_result], None]
+
+
+def publish(
+    dir_fd: int,
+    tmp_fd: int,
+    name: str,
+    data: bytes,
+    *,
+    shown: str,
+    on_published: Published | None = None,
+) -> bool:
     """Publish *data* as *name*, first-wins. True if this call created it, False if another
     publisher had; raises :class:`ChannelUnwritable` (naming ``shown/name``) if it cannot be
-    written, having left nothing under *name*.
+    written, having left nothing under *name*. *on_published*, if given, is told the
+    published file's status (its identity, for a cache of what this process wrote) when
+    this call created it.
 
     Written to a temp file in the staging directory, fsynced, then ``link(2)``-ed to its name:
     link fails if the name exists, so of racing publishers exactly one wins, and no reader can
@@ -119,7 +132,7 @@ def publish(dir_fd: int, tmp_fd: int, name: str, data: bytes, *, shown: str) -> 
     """
     path = os.path.join(shown, name)
     if _TMPFILE is not None:
-        published = _publish_unnamed(dir_fd, tmp_fd, name, data, path)
+        published = _publish_unnamed(dir_fd, tmp_fd, name, data, path, on_published)
         if published is not None:
             return published
     tmp_name = f"{name}.{os.getpid()}.{os.urandom(6).hex()}.tmp"
@@ -133,6 +146,7 @@ def publish(dir_fd: int, tmp_fd: int, name: str, data: bytes, *, shown: str) -> 
     except OSError as exc:
         raise ChannelUnwritable(path, "write", exc) from None
     linked = False
+    staged: os.stat_result | None = None
     try:
         try:
             os.fchmod(fd, FILE_MODE)  # exact, whatever the umask
@@ -149,6 +163,9 @@ def publish(dir_fd: int, tmp_fd: int, name: str, data: bytes, *, shown: str) -> 
                     ),
                 )
                 linked = True
+                if on_published is not None:
+                    with contextlib.suppress(OSError):
+                        staged = os.fstat(fd)
             except OSError as exc:
                 # Kept open until here so that only a failed link asks which file it staged.
                 linked = _holds(dir_fd, name, os.fstat(fd))
@@ -165,13 +182,22 @@ def publish(dir_fd: int, tmp_fd: int, name: str, data: bytes, *, shown: str) -> 
             _io(Op.UNLINK, name, lambda: os.unlink(tmp_name, dir_fd=tmp_fd), staged=True)
     with contextlib.suppress(OSError):
         _io(Op.FSYNC_DIR, name, lambda: os.fsync(dir_fd))
+    if staged is not None and on_published is not None:
+        # As it is now (the staged name's removal changed its ctime), if it is still ours.
+        with contextlib.suppress(OSError):
+            st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+            if (st.st_dev, st.st_ino) == (staged.st_dev, staged.st_ino):
+                on_published(st)
     return linked
 
 
-def _publish_unnamed(dir_fd: int, tmp_fd: int, name: str, data: bytes, path: str) -> bool | None:
+def _publish_unnamed(
+    dir_fd: int, tmp_fd: int, name: str, data: bytes, path: str, on_published: Published | None
+) -> bool | None:
     """:func:`publish` through a staged file with no name; None if none can be made here
     (the caller stages a named one instead), with nothing done."""
     assert _TMPFILE is not None
+    published: os.stat_result | None = None
     try:
         fd = _io(
             Op.CREATE,
@@ -198,6 +224,12 @@ def _publish_unnamed(dir_fd: int, tmp_fd: int, name: str, data: bytes, path: str
                     lambda: os.link(f"/proc/self/fd/{fd}", name, dst_dir_fd=dir_fd),
                 )
                 linked = True
+                if on_published is not None:
+                    with contextlib.suppress(OSError):  # as it stays: its one link made
+                        published = os.fstat(fd)
+                    if published is not None:
+                        # At once: the link woke every watcher, this process's among them.
+                        on_published(published)
             except OSError as exc:
                 linked = _holds(dir_fd, name, os.fstat(fd))
                 if not linked:

@@ -9,6 +9,7 @@ import attrs
 import pytest
 from helpers import BUILDERS, command, fact, question
 
+import pending._channel as pending_channel
 from pending import (
     AlreadyAnswered,
     AlreadySettled,
@@ -271,6 +272,47 @@ class TestRequestCache:
         assert path.stat().st_size == before.st_size
         with pytest.raises(UnreadableRequest, match="altered"):
             channel.status(req.id)
+
+    def test_what_this_channel_published_is_not_parsed_again(
+        self, channel: Channel, server: ServerLock, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """The request, answer and outcome a Channel object published are kept by the files'
+        identity as published: reading them back (its own watcher does, on their events)
+        parses nothing, and gives what was written. A file edited since, in place and to the
+        same size with its mtime put back, is read afresh."""
+        req = command(server, text="make test")
+        channel.file(req)
+        answer = channel.answer(req.id, "once", kind=Kind.COMMAND, via="cli").answer
+        settled = channel.settle(req, Outcome.ANSWERED, by="asker", decision="once").settled
+        parsed: list[bytes] = []
+        loads = pending_channel.loads_strict
+
+        def counted(data: bytes) -> object:
+            parsed.append(data)
+            return loads(data)
+
+        monkeypatch.setattr(pending_channel, "loads_strict", counted)
+        group = channel.read(req.id)
+        assert (group.request, group.answer, group.settled) == (req, answer, settled)
+        assert parsed == []
+        path = channel.path / f"{req.id}.answer.json"
+        before = path.stat()
+        path.write_text(path.read_text().replace('"cli"', '"tui"'))
+        os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+        assert path.stat().st_size == before.st_size
+        assert channel.read(req.id).answer == attrs.evolve(answer, via="tui")
+        assert len(parsed) == 1
+
+    def test_a_record_that_reading_back_would_change_is_read(
+        self, channel: Channel, server: ServerLock
+    ) -> None:
+        """A request whose expiry is finer than the milliseconds records keep is not kept as
+        it was made: read back, it is what its file says."""
+        req = command(server, expires_in_s=10.0004)
+        channel.file(req)
+        read = channel.status(req.id).request
+        assert read.expires_at is not None and read.expires_at.microsecond % 1000 == 0
+        assert read == attrs.evolve(req, expires_at=read.expires_at)
 
 
 class TestClaimAndSettle:
