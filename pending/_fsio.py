@@ -30,12 +30,6 @@ FILE_MODE = 0o600
 
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 _CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-# Linux: a staged file with no name at all (open(2)'s O_TMPFILE), linked to its final name
-# through /proc/self/fd. None where the system has no such flag.
-_TMPFILE = getattr(os, "O_TMPFILE", None)
-# What open(2) says where the filesystem (or an older kernel) cannot make one: staged with
-# a name instead.
-_NO_TMPFILE_ERRNOS = frozenset({errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL, errno.ENOENT})
 
 
 class Unreadable(Exception):
@@ -121,20 +115,8 @@ def publish(
     the name then holds this call's file, and it won. Once the name is linked, failing to
     remove the staged copy or to sync the directory does not undo a publication others may
     already have read: the temp is left for the sweep.
-
-    On Linux the staged file has no name (``O_TMPFILE`` in the staging directory): it is
-    written and fsynced as a named one is, then linked to its name through
-    ``/proc/self/fd`` (``linkat``: first-wins the same way), and there is no temp to remove,
-    nor one for a crash to leave. Its fsync then writes the file alone; a named temp's also
-    writes the staging directory's entry on a filesystem without a journal (measured,
-    docs/reliability.md). Where the filesystem cannot make one, or there is no /proc, the
-    temp is named as above.
     """
     path = os.path.join(shown, name)
-    if _TMPFILE is not None:
-        published = _publish_unnamed(dir_fd, tmp_fd, name, data, path, on_published)
-        if published is not None:
-            return published
     tmp_name = f"{name}.{os.getpid()}.{os.urandom(6).hex()}.tmp"
     try:
         fd = _io(
@@ -188,62 +170,6 @@ def publish(
             st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
             if (st.st_dev, st.st_ino) == (staged.st_dev, staged.st_ino):
                 on_published(st)
-    return linked
-
-
-def _publish_unnamed(
-    dir_fd: int, tmp_fd: int, name: str, data: bytes, path: str, on_published: Published | None
-) -> bool | None:
-    """:func:`publish` through a staged file with no name; None if none can be made here
-    (the caller stages a named one instead), with nothing done."""
-    assert _TMPFILE is not None
-    published: os.stat_result | None = None
-    try:
-        fd = _io(
-            Op.CREATE,
-            name,
-            lambda: os.open(".", os.O_WRONLY | _TMPFILE | os.O_CLOEXEC, FILE_MODE, dir_fd=tmp_fd),
-            staged=True,
-        )
-    except OSError as exc:
-        if exc.errno in _NO_TMPFILE_ERRNOS:
-            return None
-        raise ChannelUnwritable(path, "write", exc) from None
-    linked = False
-    try:
-        try:
-            os.fchmod(fd, FILE_MODE)  # exact, whatever the umask
-            view = memoryview(data)
-            while view:
-                view = view[_io(Op.WRITE, name, partial(os.write, fd, view), staged=True) :]
-            _io(Op.FSYNC, name, lambda: os.fsync(fd), staged=True)
-            try:
-                _io(
-                    Op.LINK,
-                    name,
-                    lambda: os.link(f"/proc/self/fd/{fd}", name, dst_dir_fd=dir_fd),
-                )
-                linked = True
-                if on_published is not None:
-                    with contextlib.suppress(OSError):  # as it stays: its one link made
-                        published = os.fstat(fd)
-                    if published is not None:
-                        # At once: the link woke every watcher, this process's among them.
-                        on_published(published)
-            except OSError as exc:
-                linked = _holds(dir_fd, name, os.fstat(fd))
-                if not linked:
-                    if exc.errno == errno.EEXIST:
-                        return False
-                    if exc.errno == errno.ENOENT and not os.path.isdir("/proc/self/fd"):
-                        return None  # no /proc to link through: a named temp, then
-                    raise
-        finally:
-            os.close(fd)  # unlinked, the file goes with its last descriptor
-    except OSError as exc:
-        raise ChannelUnwritable(path, "write", exc) from None
-    with contextlib.suppress(OSError):
-        _io(Op.FSYNC_DIR, name, lambda: os.fsync(dir_fd))
     return linked
 
 

@@ -34,7 +34,7 @@ from pending import (
     State,
     Via,
 )
-from pending.testing import FakeClock, Fault, IoHook, IoStep, Op, Phase, Recorder, io_hook, raise_at
+from pending.testing import FakeClock, Fault, Op, Phase, Recorder, io_hook, raise_at
 from wisp._answering import Answerer, AnswerFate
 from wisp._asking import ApprovalGate, Asker
 from wisp._keeper import FactKeeper
@@ -55,44 +55,11 @@ FATAL = [
     Fault(op=Op.LINK),
 ]
 # Steps after the link: failing, they leave the publication standing (and maybe a temp).
-# (A staged copy's removal is a step only where it has a name: see NAMED_STAGING.)
 AFTER_LINK = [
     Fault(op=Op.LINK, phase=Phase.AFTER),
     Fault(op=Op.UNLINK, staged=True),
     Fault(op=Op.FSYNC_DIR),
 ]
-# Where the system stages a publication as a file with no name (Linux: O_TMPFILE), this
-# makes the filesystem refuse that, so that a named staged copy is made, as elsewhere.
-NO_UNNAMED = Fault(op=Op.CREATE, staged=True)
-
-
-def stages_unnamed(channel: Channel) -> bool:
-    """Whether this system and the channel's filesystem make a staged file with no name."""
-    flag = getattr(os, "O_TMPFILE", None)
-    if flag is None:
-        return False
-    try:
-        fd = os.open(channel.path / ".tmp", os.O_WRONLY | flag, 0o600)
-    except OSError:
-        return False
-    os.close(fd)
-    return True
-
-
-def named_staging(channel: Channel, then: IoHook | None = None) -> IoHook:
-    """An I/O hook under which every publication stages a named copy (the unnamed one
-    refused as a filesystem without O_TMPFILE refuses it), then *then*."""
-    unnamed = stages_unnamed(channel)
-    refused: set[str] = set()
-
-    def hook(step: IoStep) -> None:
-        if unnamed and NO_UNNAMED.matches(step) and step.name not in refused:
-            refused.add(step.name)
-            raise OSError(errno.EOPNOTSUPP, os.strerror(errno.EOPNOTSUPP), step.name)
-        if then is not None:
-            then(step)
-
-    return hook
 
 
 def step_id(fault: Fault) -> str:
@@ -227,8 +194,7 @@ class TestPublicationUnderFaults:
         with channel.server() as lock:
             req = command(lock)
             channel.file(req)
-            strike = raise_at(at(fault, ".answer.json"), code)
-            with io_hook(named_staging(channel, strike) if fault.op is Op.UNLINK else strike):
+            with io_hook(raise_at(at(fault, ".answer.json"), code)):
                 result = channel.answer(req.id, "once", kind=Kind.COMMAND, via="cli")
             assert result.won
             assert channel.status(req.id).state is State.ANSWERED
@@ -266,34 +232,15 @@ class TestPublicationUnderFaults:
         assert not lock.held
 
     def test_every_step_passes_through_the_seam(self, channel: Channel) -> None:
-        """The seam sees every operation of a publication, in order, around each: a staged
-        copy with no name (Linux) has none to remove."""
+        """The seam sees every operation of a publication, in order, around each."""
         recorder = Recorder()
         with channel.server() as lock, io_hook(recorder):
             req = command(lock)
             channel.file(req)
         name = f"{req.id}.request.json"
         ops = [(s.op, s.phase) for s in recorder.steps if s.name == name]
-        expected = [Op.CREATE, Op.WRITE, Op.FSYNC, Op.LINK, Op.FSYNC_DIR]
-        if not stages_unnamed(channel):
-            expected.insert(4, Op.UNLINK)
-        assert ops == [(op, phase) for op in expected for phase in (Phase.BEFORE, Phase.AFTER)]
-
-    def test_a_filesystem_without_unnamed_files_stages_a_named_copy(self, channel: Channel) -> None:
-        """Where no file with no name can be made (a filesystem without O_TMPFILE, not
-        Linux), the staged copy is named in `.tmp/`, linked, then removed; the publication
-        is the same."""
-        recorder = Recorder()
-        with channel.server() as lock, io_hook(named_staging(channel, recorder)):
-            req = command(lock)
-            channel.file(req)
-            assert channel.status(req.id).state is State.FILED
-        name = f"{req.id}.request.json"
-        ops = [(s.op, s.phase) for s in recorder.steps if s.name == name]
         expected = [Op.CREATE, Op.WRITE, Op.FSYNC, Op.LINK, Op.UNLINK, Op.FSYNC_DIR]
         assert ops == [(op, phase) for op in expected for phase in (Phase.BEFORE, Phase.AFTER)]
-        assert temp_files(channel) == []
-        assert violations(channel) == []
 
 
 class TestSweepUnderFaults:
