@@ -340,7 +340,11 @@ class Asker:
         # lost: its slots say. Only they are read: the request is the one just published,
         # and re-reading it (and every kind's name) cost each round trip a parse and four
         # system calls. Anything in a slot, junk included, is looked at in full.
-        group, problems = self.channel.read_group(request.id, kinds=())
+        try:
+            group, problems = self.channel.read_group(request.id, kinds=())
+        except (OSError, PendingError):  # (a descriptor limit): the full look ends it failed
+            self._settle_if_ended(request.id)
+            return request
         if problems or group.answer is not None or group.settled is not None:
             self._settle_if_ended(request.id)
         return request
