@@ -31,9 +31,6 @@ if TYPE_CHECKING:
     from pending import Status
     from wisp.cli._layout import Cell, Column, Line
 
-# The layout (its column and line records) is loaded by what lays rows out: an empty listing
-# says one line and loads none of it.
-
 WAITING = (State.FILED, State.ANSWERED, State.HANDED_OVER)
 # What a listing shows by default: what waits. Its sweep runs first and ends what went stale;
 # a stale request is listed (with why) only when that sweep could not end it (a full disk).
@@ -69,7 +66,8 @@ LimitOption = Annotated[
 
 @functools.cache
 def request_columns() -> tuple[Column, ...]:
-    """The columns of a listing of requests."""
+    """The columns of a listing of requests. (The layout, its column and line records, is
+    loaded by what lays rows out: an empty listing says one line and loads none of it.)"""
     from wisp.cli._layout import Column, Role
 
     return (
