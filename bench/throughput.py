@@ -156,7 +156,9 @@ def answerer_main(
     # outcomes (three quarters of what a 4-answerer channel publishes) is work it never uses.
     with Watcher(channel, only=None if race or watch_all else mine) as watcher:
         backend = str(watcher.backend)
-        subscription, snapshot = watcher.subscribe()
+        # Only what it answers wakes it: a request filed (and a gap, Missed, which is never
+        # refused). Its answer's and the outcome's transitions would wake it for nothing.
+        subscription, snapshot = watcher.subscribe(accept=lambda t: t.event is Event.FILED)
         for status in snapshot:
             consider(status.id, status.kind, status.state)
         # Stopping closes the subscription, which ends the loop below: no polling for it.
