@@ -28,6 +28,12 @@ ROOT = Path(__file__).resolve().parent.parent
 BENCH_CONFIG = {"notifications": {"enabled": False}}
 FILING_THREADS = 8
 PRODUCT = ("pending", "wisp", "pyproject.toml")  # what a change to is a change of what is measured
+# A disk is "disturbed" when creating a file takes longer than this: ext4 without a journal
+# skips every inode freed in the last 60 s (360 s while its table block is dirty) on each
+# allocation (recently_deleted()), and a test run's or a benchmark's clean-up leaves
+# thousands. Seen: 14-20 us a file on a quiet disk, up to 900 us right after a clean-up.
+DISTURBED_CREATE_US = 100.0
+CREATE_PROBE_FILES = 20  # few: each one removed is itself skipped by later allocations
 
 
 def parser(doc: str | None, *, quick_help: str) -> argparse.ArgumentParser:
@@ -111,10 +117,26 @@ def compile_bytecode() -> str:
     return "cached" if ok else "not cached"
 
 
+def _create_us(work_dir: Path) -> float:
+    """The median time to create an empty file beside *work_dir* (in a directory made and
+    removed for it), in microseconds: what every publication pays once per file."""
+    with tempfile.TemporaryDirectory(prefix="create-probe-", dir=work_dir) as probe:
+        times = []
+        for i in range(CREATE_PROBE_FILES):
+            t0 = time.perf_counter()
+            os.close(os.open(os.path.join(probe, str(i)), os.O_CREAT | os.O_WRONLY, 0o600))
+            times.append(time.perf_counter() - t0)
+    return round(sorted(times)[len(times) // 2] * 1e6, 1)
+
+
 def machine(work_dir: Path | None = None) -> dict[str, Any]:
-    """What a figure means nothing without: cores, CPU, Python, kernel, load, filesystem."""
+    """What a figure means nothing without: cores, CPU, Python, kernel, load, filesystem,
+    and how long creating a file takes there now."""
     bytecode = compile_bytecode()
     load = os.getloadavg() if hasattr(os, "getloadavg") else (0.0, 0.0, 0.0)
+    where = work_dir or Path(tempfile.gettempdir())
+    # Beside a bench home (its parent is the bench's own temporary directory), not in it.
+    probe_dir = where.parent if work_dir is not None and where.name == "home" else where
     return {
         "cpus": os.cpu_count(),
         "cpu_model": _cpu_model(),
@@ -123,7 +145,8 @@ def machine(work_dir: Path | None = None) -> dict[str, Any]:
         "implementation": platform.python_implementation(),
         "kernel": f"{platform.system()} {platform.release()}",
         "load_1m": round(load[0], 2),
-        "filesystem": _filesystem(work_dir or Path(tempfile.gettempdir())),
+        "filesystem": _filesystem(where),
+        "create_us": _create_us(probe_dir),
         **_commits(),
         "bytecode": bytecode,
         "date": time.strftime("%Y-%m-%d"),
@@ -134,7 +157,8 @@ def machine_line(m: Mapping[str, Any]) -> str:
     return (
         f"machine: {m['cpus']} cpus ({m['cpu_model']}, {m['arch']}), "
         f"{m['implementation']} {m['python']}, {m['kernel']}, load {m['load_1m']}, "
-        f"bench dir on {m['filesystem']}, commit {m['commit']} (code {m['code_commit']}), "
+        f"bench dir on {m['filesystem']} (a file created in {m['create_us']} us), "
+        f"commit {m['commit']} (code {m['code_commit']}), "
         f"wisp's bytecode {m['bytecode']}, {m['date']}"
     )
 
@@ -337,6 +361,14 @@ class Report:
 
     def machine(self, m: Mapping[str, Any]) -> None:
         self.line("machine", dict(m), machine_line(m))
+        if m["create_us"] > DISTURBED_CREATE_US:
+            self.note(
+                f"WARNING: creating a file takes {m['create_us']} us in the bench directory "
+                f"now (over {DISTURBED_CREATE_US:g} us): the disk is disturbed, likely by "
+                "files removed in the last minutes (ext4 without a journal skips recently "
+                "freed inodes); figures that file requests read slow. Wait a few minutes "
+                "and rerun."
+            )
 
     def note(self, text: str) -> None:
         """Progress for people, on stderr (never mixed into JSON lines)."""
