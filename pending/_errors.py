@@ -81,9 +81,11 @@ def resource_shortage(error: BaseException) -> str | None:
     :data:`RESOURCE_ERRNOS`): the limit, and how to raise it. None for anything else."""
     code = error.errno if isinstance(error, OSError) else None
     if code == errno.EMFILE:
+        limit = _open_files_limit()
+        now = f", now {limit}" if limit is not None else ""
         return (
-            "this process ran out of open files: the limit on them (`ulimit -n`, now "
-            f"{_open_files_limit()}) is too low. Raise it (`ulimit -n 1024`) and run it again"
+            f"this process ran out of open files: the limit on them (`ulimit -n`{now}) is too "
+            "low. Raise it (`ulimit -n 1024`) and run it again"
         )
     if code == errno.ENFILE:
         return (
@@ -98,9 +100,13 @@ def resource_shortage(error: BaseException) -> str | None:
     return None
 
 
-def _open_files_limit() -> str:
-    import resource  # only when the limit is reached
-
+def _open_files_limit() -> str | None:
+    """The soft limit on open files, None if it cannot be told: loaded only when the limit is
+    reached, `resource` may not load then (its shared object needs a descriptor too)."""
+    try:
+        import resource
+    except ImportError:
+        return None
     soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
     return "unlimited" if soft == resource.RLIM_INFINITY else str(soft)
 
