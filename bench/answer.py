@@ -40,7 +40,7 @@ TARGET_P50_MS = 150.0  # issue 23 (issue 11 asked 300)
 ROUNDS = 30
 QUICK_ROUNDS = 10
 # A person reads the prompt before answering; the asker is waiting by then. A pace, not a
-# synchronisation: the asker subscribes before it files, so an earlier answer is not missed.
+# synchronisation: the asker reads its slots once it watches, so an earlier answer is not missed.
 PERSON_READS_S = 0.3
 STEP_TIMEOUT_S = 30.0
 NO_INOTIFY_TRIES = 5

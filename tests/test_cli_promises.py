@@ -15,7 +15,15 @@ from pathlib import Path
 
 import pexpect
 import pytest
-from helpers import AskingCommand, audit_records, command, run_wisp, server_pid, wisp_command
+from helpers import (
+    AskingCommand,
+    audit_records,
+    command,
+    run_wisp,
+    server_pid,
+    wait_until,
+    wisp_command,
+)
 
 from pending import Channel, Outcome, ServerLock, State
 
@@ -88,6 +96,34 @@ class TestResourceLimits:
         # Its asker (this process) lives throughout: no limit may pass for its death.
         status = channel.status(request.id)
         assert status.state is not State.STALE and status.outcome is not Outcome.STALE, status
+
+    def test_an_asker_short_of_files_never_leaves_its_request_waiting(self, home: Path) -> None:
+        """Under `ulimit -n` 8 to 16, `wisp approvals request` ends without a traceback:
+        refused before filing, or (its watch starting once the request is out) the request
+        withdrawn and exit 2 naming the limit, or, with files enough, timed out (124). A
+        request it filed is never left waiting for an asker that is gone."""
+        said_limit = False
+        for files in range(8, 17):
+            done = run_wisp(
+                "approvals",
+                "request",
+                "--timeout",
+                "1",
+                "--",
+                f"make {files}",
+                preexec_fn=_limited(files),
+            )
+            said = done.stdout + done.stderr
+            what = f"wisp approvals request at ulimit -n {files}: {said}"
+            assert "Traceback" not in said, what
+            assert done.returncode in (2, 124), what
+            if "was filed, but its answer cannot be watched" in said:
+                assert done.returncode == 2 and "so it was withdrawn" in said, what
+            said_limit = said_limit or "ulimit -n" in said
+        assert said_limit
+        with Channel.open(home) as channel:
+            waiting = [s for s in channel.listing().statuses if s.state is State.FILED]
+        assert waiting == []
 
 
 def _in_terminal_limited(files: int, *args: str) -> tuple[int, str]:
@@ -207,15 +243,26 @@ class TestSignalsWithdraw:
         try:
             pid = server_pid(home, asking.id)
             ending = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
-            masks = {}
-            for tid in os.listdir(f"/proc/{pid}/task"):
-                with open(f"/proc/{pid}/task/{tid}/status") as status:
-                    blocked = next(line for line in status if line.startswith("SigBlk:"))
-                bits = int(blocked.split()[1], 16)
-                masks[int(tid)] = {s for s in ending if bits & (1 << (s - 1))}
-            assert masks.pop(pid) == set()  # the main thread takes them
-            assert masks, "the asker runs threads besides its main one"
-            assert all(taken == ending for taken in masks.values()), masks
+
+            def masks() -> dict[int, set[int]]:
+                found = {}
+                for tid in os.listdir(f"/proc/{pid}/task"):
+                    with open(f"/proc/{pid}/task/{tid}/status") as status:
+                        blocked = next(line for line in status if line.startswith("SigBlk:"))
+                    bits = int(blocked.split()[1], 16)
+                    found[int(tid)] = {s for s in ending if bits & (1 << (s - 1))}
+                return found
+
+            # Its watch starts once the request is filed, and the main thread blocks them
+            # only for the instant it starts a thread (start_thread): read once it waits,
+            # with its four others (deadlines, the watcher's reader and liveness timer, the
+            # settler) started.
+            taken = wait_until(
+                lambda: (found := masks())[pid] == set() and len(found) >= 5 and found,
+                what="the asker waiting, its threads started",
+            )
+            assert taken.pop(pid) == set()  # the main thread takes them
+            assert all(blocked == ending for blocked in taken.values()), taken
         finally:
             asking.process.kill()
             asking.result()

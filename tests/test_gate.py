@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -419,7 +421,48 @@ class TestDeadlines:
         assert status.outcome is Outcome.ANSWERED and status.answer.decision == "once"  # type: ignore[union-attr]
 
 
+# Files one request through a fresh interpreter's asker and tells what was loaded when the
+# request was published (on_filed) and once file() returned: filing waits for no watchdog.
+FILED_BEFORE_WATCHING = """\
+import json, sys
+from pending import Channel
+from wisp import ApprovalGate, Asker
+WATCHING = ("watchdog", "pending._watch", "pending._edge")
+def loaded():
+    return [m for m in WATCHING if m in sys.modules]
+seen = {}
+with Channel.open(sys.argv[1]) as channel, Asker(channel, entry_point="approvals") as asker:
+    seen["asker made"] = loaded()
+    gate = ApprovalGate(asker, timeout_s=5)
+    request = gate.file(
+        "make deploy", "/srv", on_filed=lambda r: seen.setdefault("filed", loaded())
+    )
+    seen["file returned"] = loaded()
+    seen["watching"] = asker.watcher is not None and asker.watcher.status(request.id) is not None
+print(json.dumps(seen))
+"""
+
+
 class TestFollowing:
+    def test_a_request_is_filed_before_the_watch_loads(self, home: Path) -> None:
+        """An asker loads and starts its watcher once its first request is published, not
+        before: filing waits for no watchdog (~12-20 ms of a command's start); once file()
+        returns, the request is followed (and withdrawn when the asker closes)."""
+        done = subprocess.run(
+            [sys.executable, "-c", FILED_BEFORE_WATCHING, str(home)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr
+        seen = json.loads(done.stdout)
+        assert seen["asker made"] == [] and seen["filed"] == []
+        assert seen["file returned"] == ["watchdog", "pending._watch", "pending._edge"]
+        assert seen["watching"] is True
+        with Channel.open(home) as channel:
+            (status,) = channel.listing().statuses
+        assert status.state is State.SETTLED and status.outcome is Outcome.WITHDRAWN
+
     def test_a_transition_that_decides_nothing_is_not_read_again(
         self, asker: Asker, channel: Channel
     ) -> None:
@@ -456,14 +499,17 @@ class TestFollowing:
         the request, settles and stops following before the watcher's event comes; seen in 1
         of 10 soak runs.)"""
         queued: list[tuple[str, str]] = []
-        put = asker._subscription.put
+        gate = ApprovalGate(asker, timeout_s=30)
+        assert ask(gate, channel, "once").outcome == "answered"  # the watch starts with it
+        subscription = asker._subscription
+        assert subscription is not None
+        put = subscription.put
 
         def spy(item: Any) -> None:
             queued.append((item.event.value, item.id))
             put(item)
 
-        asker._subscription.put = spy  # type: ignore[method-assign]
-        gate = ApprovalGate(asker, timeout_s=30)
+        subscription.put = spy  # type: ignore[method-assign]
         approval = ask(gate, channel, "once")
         assert approval.outcome == "answered" and approval.request_id is not None
         request_id = approval.request_id

@@ -182,9 +182,11 @@ class ChannelModel(RuleBasedStateMachine):
         """As the kernel ends a process: threads stop, the flock goes, the lock file stays."""
         actor = data.draw(st.sampled_from(self.live()), label="actor")
         asker = actor.asker
-        asker.watcher.unsubscribe(asker._subscription)
-        asker._settler.join(10)
-        asker.watcher.stop()
+        if asker.watcher is not None:  # it watches once it has filed
+            assert asker._subscription is not None and asker._settler is not None
+            asker.watcher.unsubscribe(asker._subscription)
+            asker._settler.join(10)
+            asker.watcher.stop()
         asker._deadlines.stop()  # its deadlines die with it
         lock = asker._lock
         assert lock._fd is not None

@@ -48,6 +48,7 @@ from pending import (
     make_request,
     new_id,
     record_time,
+    resource_shortage,
     settlement_for,
     start_thread,
 )
@@ -56,15 +57,33 @@ from wisp._config import ConfigError, load_config
 from wisp._deadlines import check_deadline
 from wisp._grants import Grant, GrantStore
 from wisp._home import current_user
-from wisp._notify import Notifier
 from wisp._store import StoreError
 from wisp.kinds import notice_for, view
 
 if TYPE_CHECKING:
-    from pending import Transition
+    from pending import Subscription, Transition, Watcher
+    from wisp._notify import Notifier
 
 logger = logging.getLogger("wisp.asking")
 _COMMANDS, _QUESTIONS = view(Kind.COMMAND), view(Kind.QUESTION)
+
+
+class CannotFollow(PendingError):
+    """A request was filed, but its asker could not start watching for its answer (no
+    descriptor or thread left): it was withdrawn, and nothing waits for it."""
+
+    def __init__(self, request_id: str, error: BaseException) -> None:
+        shortage = resource_shortage(error)
+        remedy = (
+            f"Not the channel's fault: {shortage}."
+            if shortage is not None
+            else "Check the channel with `wisp doctor`, then ask again."
+        )
+        super().__init__(
+            f"request {request_id} was filed, but its answer cannot be watched for ({error}), "
+            f"so it was withdrawn. {remedy}"
+        )
+        self.request_id = request_id
 
 
 @attrs.frozen(kw_only=True)
@@ -247,7 +266,7 @@ class Asker:
         self.entry_point = entry_point
         self.client = client
         self.clock = clock or channel.clock or SYSTEM_CLOCK
-        self.notifier = notifier or default_notifier(channel.home, entry_point)
+        self._notifier = notifier
         self._lock = channel.server().acquire()
         self._waiting: dict[str, Request] = {}
         self._deadlines = _Deadlines(self._expire)
@@ -257,25 +276,24 @@ class Asker:
         self._appliers: dict[Kind, Applier] = {}
         self._mutex = threading.Lock()
         self._changed = threading.Condition(self._mutex)
-        # Imported here: a command that only lists or answers loads no watchdog.
-        from pending import Watcher
+        self._liveness_recheck_s = liveness_recheck_s
+        self._on_warning = on_warning
+        # The watch starts once the first request is out (see _watch): until then there is
+        # nothing of ours to follow, and loading watchdog (~12-20 ms) before filing would
+        # keep the person from seeing the request for that long.
+        self._watch_lock = threading.Lock()
+        self.watcher: Watcher | None = None
+        self._subscription: Subscription[Transition] | None = None
+        self._settler: threading.Thread | None = None
+        self._stopped_watching = False  # closed: no watch starts any more
 
-        try:
-            # It follows only the requests filed through this channel (ours, and a
-            # FactKeeper's on this asker): everyone else's events are not even read.
-            self.watcher = Watcher(
-                channel,
-                liveness_recheck_s=liveness_recheck_s,
-                on_warning=on_warning,
-                only=channel.filed_ids.__contains__,
-            ).start()
-        except BaseException:
-            self._lock.release()
-            raise
-        # Subscribed before anything is filed, so no answer can slip by unseen.
-        self._subscription, _ = self.watcher.subscribe(backlog=1024, accept=self._may_end)
-        self._settler = threading.Thread(target=self._follow, name="asker-settle", daemon=True)
-        start_thread(self._settler)
+    @property
+    def notifier(self) -> Notifier:
+        """What announces each request filed: made when the first is (after it is published:
+        the notifier's routes load ~10 ms of modules a filing need not wait for)."""
+        if self._notifier is None:
+            self._notifier = default_notifier(self.home, self.entry_point)
+        return self._notifier
 
     @property
     def server_id(self) -> str:
@@ -336,10 +354,11 @@ class Asker:
         if on_filed is not None:
             on_filed(request)
         self.announce(request)
-        # Answered before we took its events (they are taken once it waits, above)? Never
-        # lost: its slots say. Only they are read: the request is the one just published,
-        # and re-reading it (and every kind's name) cost each round trip a parse and four
-        # system calls. Anything in a slot, junk included, is looked at in full.
+        self._watch(request)
+        # Answered before we took its events (they are taken once it waits and the watch is
+        # on, above)? Never lost: its slots say. Only they are read: the request is the one
+        # just published, and re-reading it (and every kind's name) cost each round trip a
+        # parse and four system calls. Anything in a slot, junk included, is looked at in full.
         try:
             group, problems = self.channel.read_group(request.id, kinds=())
         except (OSError, PendingError):  # (a descriptor limit): the full look ends it failed
@@ -348,6 +367,37 @@ class Asker:
         if problems or group.answer is not None or group.settled is not None:
             self._settle_if_ended(request.id)
         return request
+
+    def _watch(self, request: Request) -> None:
+        """Start following this asker's requests, once: after the first is published, so
+        that filing waits for no watchdog. Nothing is missed by starting late: events are only
+        hints, and file() reads the request's slots once the subscription is taken. If the
+        watch cannot start, *request* (just filed) is withdrawn, and :class:`CannotFollow` says
+        why: nobody would see its answer."""
+        if self._subscription is not None:
+            return
+        with self._watch_lock:
+            if self._subscription is not None or self._stopped_watching:
+                return
+            from pending import Watcher  # a command that only lists or answers loads none
+
+            try:
+                # It follows only the requests filed through this channel (ours, and a
+                # FactKeeper's on this asker): everyone else's events are not even read.
+                watcher = Watcher(
+                    self.channel,
+                    liveness_recheck_s=self._liveness_recheck_s,
+                    on_warning=self._on_warning,
+                    only=self.channel.filed_ids.__contains__,
+                ).start()
+            except (OSError, RuntimeError) as exc:  # no descriptor, no thread left
+                self.withdraw(request.id)
+                raise CannotFollow(request.id, exc) from None
+            self.watcher = watcher
+            subscription, _ = watcher.subscribe(backlog=1024, accept=self._may_end)
+            self._settler = threading.Thread(target=self._follow, name="asker-settle", daemon=True)
+            self._subscription = subscription
+            start_thread(self._settler)
 
     def wait(
         self, request_id: str, wait_s: float | None = None, *, cancel: Cancel | None = None
@@ -424,6 +474,7 @@ class Asker:
         """Settle each of our requests as soon as its slot is decided (events are hints)."""
         from pending import Transition
 
+        assert self._subscription is not None  # started by _watch, with the subscription
         for item in self._subscription:
             if isinstance(item, Transition):
                 # Only transitions that may end a waiting request come (_may_end): an
@@ -677,11 +728,15 @@ class Asker:
             self.withdraw()
         finally:
             self._deadlines.stop()
-            self.watcher.unsubscribe(self._subscription)
-            self._subscription.close()
-            if self._settler is not threading.current_thread():
-                self._settler.join()
-            self.watcher.stop()
+            with self._watch_lock:  # no watch starts after this
+                watcher, subscription, settler = self.watcher, self._subscription, self._settler
+                self._stopped_watching = True
+            if watcher is not None and subscription is not None:
+                watcher.unsubscribe(subscription)
+                subscription.close()
+                if settler is not None and settler is not threading.current_thread():
+                    settler.join()
+                watcher.stop()
             self._lock.release()
 
     def __enter__(self) -> Asker:
@@ -692,6 +747,8 @@ class Asker:
 
 
 def default_notifier(home: Path, entry_point: EntryPoint) -> Notifier:
+    from wisp._notify import Notifier
+
     try:
         settings = load_config(home).values
     except ConfigError:
