@@ -32,6 +32,7 @@ from _common import (
     file_commands,
     machine,
     parser,
+    settle_for,
     spread,
     wisp_argv,
 )
@@ -142,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     report = Report("answer", args.json)
     with bench_home() as home:
         env = child_env(home, COLUMNS="200", TERM="xterm")
-        report.machine(machine(Path(home)))
+        report.machine(machine(Path(home), settle_s=settle_for(args), note=report.note))
         holder = LockHolder(home) if args.waiting else None
         try:
             if holder is not None:

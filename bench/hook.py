@@ -37,6 +37,7 @@ from _common import (
     machine,
     ms,
     ratio_note,
+    settle_for,
     spread,
     wisp_argv,
 )
@@ -115,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
         project = home.parent / "project"
         project.mkdir()
         env = child_env(home)
-        report.machine(machine(home))
+        report.machine(machine(home, settle_s=settle_for(args), note=report.note))
         with Channel.open(home) as channel, Watcher(channel) as watcher:
             subscription, _ = watcher.subscribe()
             for r in range(WARMUP_ROUNDS + rounds):

@@ -38,7 +38,7 @@ from multiprocessing.synchronize import Event as EventType
 from pathlib import Path
 from typing import Any
 
-from _common import Report, bench_home, machine, parser, percentile
+from _common import Report, bench_home, machine, parser, percentile, settle_for
 
 from pending import (
     AlreadyAnswered,
@@ -387,7 +387,7 @@ def main(argv: list[str] | None = None) -> int:
     seconds = args.seconds or (QUICK_SECONDS if args.quick else SECONDS)
     report = Report("throughput", args.json)
     with bench_home() as home:
-        report.machine(machine(home))
+        report.machine(machine(home, settle_s=settle_for(args), note=report.note))
         result = run(
             args.askers, args.answerers, seconds, args.race, home, watch_all=args.watch_all
         )

@@ -35,7 +35,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from _common import Report, bench_home, child_env, file_commands, machine, parser, spread
+from _common import (
+    Report,
+    bench_home,
+    child_env,
+    file_commands,
+    machine,
+    parser,
+    settle_for,
+    spread,
+)
 
 FILED_TARGET_MS = 50.0  # issue 23: filedAt → the row on screen, median
 FIRST_SCREEN_TARGET_MS = 600.0  # issue 23: 200 waiting from 100 live askers, median
@@ -210,7 +219,7 @@ def main() -> None:
     filings = args.filings or (12 if args.quick else 60)
     runs = args.runs or (2 if args.quick else 7)
     report = Report("tui_latency", args.json)
-    report.machine(machine())
+    report.machine(machine(settle_s=settle_for(args), note=report.note))
 
     with bench_home() as home:
         report.note(f"filing {filings} requests one at a time ...")
