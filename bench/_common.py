@@ -31,8 +31,10 @@ PRODUCT = ("pending", "wisp", "pyproject.toml")  # what a change to is a change 
 # A disk is "disturbed" when creating a file takes longer than this: ext4 without a journal
 # skips every inode freed in the last 60 s (360 s while its table block is dirty) on each
 # allocation (recently_deleted()), and a test run's or a benchmark's clean-up leaves
-# thousands. Seen: 14-20 us a file on a quiet disk, up to 900 us right after a clean-up.
-DISTURBED_CREATE_US = 100.0
+# thousands. Seen: 11-25 us a file on a quiet disk, up to 1.6 ms right after a clean-up; and
+# 55 us at the start of a round-trip run that then ran at half its rate (257.9/s at 6.86 ms
+# of CPU a trip, against 486.3/s at 3.64 ms from 10.9 us, the same code an hour apart).
+DISTURBED_CREATE_US = 30.0
 # How long a full run waits at most for a disturbed disk to settle before it measures: a freed
 # inode counts as recent for 60 s, 360 s while its inode table block is dirty (and new files
 # in the same group keep dirtying it). A quick run does not wait: it only warns.
