@@ -34,7 +34,6 @@ from _common import (
     ms,
     ratio_note,
     run_timed,
-    settle_for,
     wisp_argv,
 )
 
@@ -141,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
         check_output(commands["minimal typer app"], env, "Nothing waits for you")
         check_output(commands["minimal app + declared deps"], env, "Nothing waits for you")
         check_output(commands["minimal app with wisp's options"], env, "Nothing waits for you")
-        report.machine(machine(home, settle_s=settle_for(args), note=report.note))
+        report.machine(machine(home, note=report.note))
         names = list(commands)
         wall: dict[str, list[float]] = {n: [] for n in names}
         cpu: dict[str, list[float]] = {n: [] for n in names}

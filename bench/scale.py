@@ -55,7 +55,6 @@ from _common import (
     ms,
     parser,
     run_timed,
-    settle_for,
     wisp_argv,
 )
 
@@ -249,11 +248,7 @@ def main(argv: list[str] | None = None) -> int:
             t0 = time.perf_counter()
             populations[size] = Population(size, stack)
             report.note(f"[{size} waiting: filed in {time.perf_counter() - t0:.1f} s]")
-        report.machine(
-            machine(
-                populations[sizes[0]].commands_home, settle_s=settle_for(args), note=report.note
-            )
-        )
+        report.machine(machine(populations[sizes[0]].commands_home, note=report.note))
         for rep in range(reps):
             shift = rep % len(sizes)
             for size in sizes[shift:] + sizes[:shift]:  # rotate which size goes first

@@ -42,7 +42,6 @@ from _common import (
     file_commands,
     machine,
     parser,
-    settle_for,
     spread,
 )
 
@@ -219,7 +218,7 @@ def main() -> None:
     filings = args.filings or (12 if args.quick else 60)
     runs = args.runs or (2 if args.quick else 7)
     report = Report("tui_latency", args.json)
-    report.machine(machine(settle_s=settle_for(args), note=report.note))
+    report.machine(machine(note=report.note))
 
     with bench_home() as home:
         report.note(f"filing {filings} requests one at a time ...")
