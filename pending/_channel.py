@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import operator
 import os
 import pwd
@@ -141,6 +142,23 @@ def _file_key(st: os.stat_result) -> tuple[int, ...]:
     """A published file's identity: ctime is in it because a writer can put mtime back, not
     ctime, so an edit in place changes it."""
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+# The ctime of a key taken from a file this process is still publishing (staged, not yet
+# linked): its link and the staged name's removal change the ctime, so until publish() gives
+# the final one a key with this ctime matches on the rest. The window is this process's own
+# link, unlink and directory fsync; an edit in place then is what the final key can't see
+# either.
+_CTIME_TO_COME = -1
+
+
+def _staged_key(st: os.stat_result) -> tuple[int, ...]:
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, _CTIME_TO_COME)
+
+
+def _same_file(kept: tuple[int, ...], key: tuple[int, ...]) -> bool:
+    """Whether *key* (a file read now) is the file *kept* was taken from, unchanged."""
+    return kept == key or (kept[4] == _CTIME_TO_COME and kept[:4] == key[:4])
 
 
 def _whole_ms(moment: datetime) -> bool:
@@ -344,12 +362,12 @@ class Channel:
             with self._cache_lock:
                 if cls is Request:
                     cached: tuple[tuple[int, ...], Any] | None = self._requests.get(name)
-                    if cached is not None and cached[0] == key:
+                    if cached is not None and _same_file(cached[0], key):
                         self._requests.move_to_end(name)  # least recently used goes first
                         return cached[1]  # type: ignore[no-any-return]
                 else:  # an answer or an outcome, one of the last read or published
                     cached = self._slots.get(name)
-                    if cached is not None and cached[0] == key and type(cached[1]) is cls:
+                    if cached is not None and _same_file(cached[0], key) and type(cached[1]) is cls:
                         return cached[1]
             data = read_fd(fd)
         finally:
@@ -415,12 +433,28 @@ class Channel:
                 or (record.expires_at is not None and not _whole_ms(record.expires_at))
             ):
                 return None
-            request = record
-            return lambda st: self._keep_request(name, _file_key(st), request)
+            return functools.partial(self._published, name, record, self._keep_request)
         if not _whole_ms(record.answered_at if isinstance(record, Answer) else record.settled_at):
             return None
-        slot = record
-        return lambda st: self._keep_slot(name, _file_key(st), slot)
+        return functools.partial(self._published, name, record, self._keep_slot)
+
+    def _published(
+        self,
+        name: str,
+        record: Any,
+        keep: Callable[[str, tuple[int, ...], Any], None],
+        st: os.stat_result | None,
+        final: bool,
+    ) -> None:
+        """A :data:`Published` for *record* under *name*, kept in the cache by *keep*."""
+        if st is not None:
+            keep(name, _file_key(st) if final else _staged_key(st), record)
+            return
+        with self._cache_lock:  # not published, or no longer there: forget what was staged
+            for cache in (self._requests, self._slots):
+                kept = cache.get(name)
+                if kept is not None and kept[1] is record:
+                    del cache[name]
 
     @staticmethod
     def _legacy(raw: Any, name: str, st: os.stat_result) -> Request:

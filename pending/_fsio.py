@@ -90,7 +90,12 @@ def _io(op: Op, name: str, call: Callable[[], T], *, staged: bool = False) -> T:
     return result
 
 
-Published = Callable[[os.stat_result], None]
+# Told (status, final) of a file being published, for a cache of what this process wrote:
+# the staged file's status just before it is linked (final False: the link and the staged
+# name's removal are still to change its ctime), so that a reader woken by the link already
+# finds it; the published file's as it is once done (final True); or None (final True) when
+# the link did not take, or the name no longer holds that file: forget what was staged.
+Published = Callable[[os.stat_result | None, bool], None]
 
 
 def publish(
@@ -105,8 +110,9 @@ def publish(
     """Publish *data* as *name*, first-wins. True if this call created it, False if another
     publisher had; raises :class:`ChannelUnwritable` (naming ``shown/name``) if it cannot be
     written, having left nothing under *name*. *on_published*, if given, is told the
-    published file's status (its identity, for a cache of what this process wrote) when
-    this call created it.
+    published file's status (its identity, for a cache of what this process wrote): the
+    staged file's before the link, and the published file's once this call created it (see
+    :data:`Published`).
 
     Written to a temp file in the staging directory, fsynced, then ``link(2)``-ed to its name:
     link fails if the name exists, so of racing publishers exactly one wins, and no reader can
@@ -136,6 +142,12 @@ def publish(
             while view:
                 view = view[_io(Op.WRITE, name, partial(os.write, fd, view), staged=True) :]
             _io(Op.FSYNC, name, lambda: os.fsync(fd), staged=True)
+            if on_published is not None:
+                # Before the link: the process's own watcher, woken by it on another thread,
+                # may read the name before link() has even returned here.
+                with contextlib.suppress(OSError):
+                    staged = os.fstat(fd)
+                    on_published(staged, False)
             try:
                 _io(
                     Op.LINK,
@@ -145,13 +157,12 @@ def publish(
                     ),
                 )
                 linked = True
-                if on_published is not None:
-                    with contextlib.suppress(OSError):
-                        staged = os.fstat(fd)
             except OSError as exc:
                 # Kept open until here so that only a failed link asks which file it staged.
-                linked = _holds(dir_fd, name, os.fstat(fd))
+                linked = _holds(dir_fd, name, staged if staged is not None else os.fstat(fd))
                 if not linked:
+                    if staged is not None and on_published is not None:
+                        on_published(None, True)
                     if exc.errno == errno.EEXIST:
                         return False
                     raise
@@ -166,10 +177,11 @@ def publish(
         _io(Op.FSYNC_DIR, name, lambda: os.fsync(dir_fd))
     if staged is not None and on_published is not None:
         # As it is now (the staged name's removal changed its ctime), if it is still ours.
+        st: os.stat_result | None = None
         with contextlib.suppress(OSError):
             st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-            if (st.st_dev, st.st_ino) == (staged.st_dev, staged.st_ino):
-                on_published(st)
+        ours = st is not None and (st.st_dev, st.st_ino) == (staged.st_dev, staged.st_ino)
+        on_published(st if ours else None, True)
     return linked
 
 

@@ -30,7 +30,7 @@ from pending import (
     WrongKind,
     make_request,
 )
-from pending.testing import FakeClock
+from pending.testing import FakeClock, IoStep, Op, Phase, io_hook
 
 DECIDE = {
     Kind.COMMAND: ("once", None),
@@ -256,6 +256,20 @@ class TestRefusals:
         assert any("altered" in p.reason for p in channel.listing().problems)
 
 
+@pytest.fixture
+def parsed(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
+    """Every record the channel parses from now on, as the bytes it parsed."""
+    seen: list[bytes] = []
+    loads = pending_channel.loads_strict
+
+    def counted(data: bytes) -> object:
+        seen.append(data)
+        return loads(data)
+
+    monkeypatch.setattr(pending_channel, "loads_strict", counted)
+    return seen
+
+
 class TestRequestCache:
     def test_an_edit_in_place_of_the_same_size_is_still_caught(
         self, channel: Channel, server: ServerLock
@@ -274,7 +288,7 @@ class TestRequestCache:
             channel.status(req.id)
 
     def test_what_this_channel_published_is_not_parsed_again(
-        self, channel: Channel, server: ServerLock, monkeypatch: pytest.MonkeyPatch
+        self, channel: Channel, server: ServerLock, parsed: list[bytes]
     ) -> None:
         """The request, answer and outcome a Channel object published are kept by the files'
         identity as published: reading them back (its own watcher does, on their events)
@@ -284,14 +298,6 @@ class TestRequestCache:
         channel.file(req)
         answer = channel.answer(req.id, "once", kind=Kind.COMMAND, via="cli").answer
         settled = channel.settle(req, Outcome.ANSWERED, by="asker", decision="once").settled
-        parsed: list[bytes] = []
-        loads = pending_channel.loads_strict
-
-        def counted(data: bytes) -> object:
-            parsed.append(data)
-            return loads(data)
-
-        monkeypatch.setattr(pending_channel, "loads_strict", counted)
         group = channel.read(req.id)
         assert (group.request, group.answer, group.settled) == (req, answer, settled)
         assert parsed == []
@@ -302,6 +308,39 @@ class TestRequestCache:
         assert path.stat().st_size == before.st_size
         assert channel.read(req.id).answer == attrs.evolve(answer, via="tui")
         assert len(parsed) == 1
+
+    def test_a_reader_woken_by_the_link_parses_nothing_either(
+        self, channel: Channel, server: ServerLock, parsed: list[bytes]
+    ) -> None:
+        """Its own watcher, woken by the link on another thread, may read a file before
+        publish() is done (the staged name not yet removed, the directory not yet synced):
+        what it reads then is the record as published, parsed from nothing."""
+        req = command(server, text="make test")
+        seen: list[object] = []
+
+        def read_at_link(step: IoStep) -> None:
+            if step.op is Op.LINK and step.phase is Phase.AFTER:
+                seen.append(channel.read(req.id).request)
+
+        with io_hook(read_at_link):
+            channel.file(req)
+        assert seen == [req]
+        assert parsed == []
+        assert channel.read(req.id).request == req  # and once done, by its final identity
+        assert parsed == []
+
+    def test_a_publication_that_lost_is_not_kept(
+        self, channel: Channel, server: ServerLock
+    ) -> None:
+        """A record staged for publication and beaten to its name is forgotten: only the
+        winner's is kept, and read."""
+        req = command(server)
+        channel.file(req)
+        won = channel.answer(req.id, "once", kind=Kind.COMMAND, via="cli").answer
+        lost = attrs.evolve(won, decision="deny", via="tui")
+        assert not channel._publish_answer(lost).won
+        assert all(kept[1] is not lost for kept in channel._slots.values())
+        assert channel.read(req.id).answer == won
 
     def test_a_record_that_reading_back_would_change_is_read(
         self, channel: Channel, server: ServerLock
