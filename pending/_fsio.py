@@ -158,7 +158,8 @@ def publish(
                 )
                 linked = True
             except OSError as exc:
-                # Kept open until here so that only a failed link asks which file it staged.
+                # Kept open until here: a failed link asks which file it staged (known
+                # already when a cache is told of it).
                 linked = _holds(dir_fd, name, staged if staged is not None else os.fstat(fd))
                 if not linked:
                     if staged is not None and on_published is not None:
