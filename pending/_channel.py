@@ -412,11 +412,12 @@ class Channel:
                 self._requests.popitem(last=False)
 
     def _published_as(self, name: str, record: Request | Answer | Settled) -> Published | None:
-        """What :func:`publish` tells once *record* is published as *name*: it is kept by
-        the file's identity, as if read back, so that reading that file again (this process's
-        own watcher, on its event) parses nothing. None for a record that reading back would
-        not give exactly (a time finer than the milliseconds records keep, a tool call's
-        input, which JSON may change, a record carrying unknown keys): that one is read."""
+        """What :func:`publish` tells as *record* is published as *name* (before the link,
+        and once done): it is kept by the file's identity, as if read back, so that reading
+        that file again (this process's own watcher, on its event) parses nothing. None for a
+        record that reading back would not give exactly (a time finer than the milliseconds
+        records keep, a tool call's input, which JSON may change, a record carrying unknown
+        keys): that one is read."""
         if record.extra:
             return None
         if isinstance(record, Request):
@@ -433,28 +434,32 @@ class Channel:
                 or (record.expires_at is not None and not _whole_ms(record.expires_at))
             ):
                 return None
-            return functools.partial(self._published, name, record, self._keep_request)
-        if not _whole_ms(record.answered_at if isinstance(record, Answer) else record.settled_at):
+        elif not _whole_ms(record.answered_at if isinstance(record, Answer) else record.settled_at):
             return None
-        return functools.partial(self._published, name, record, self._keep_slot)
+        return functools.partial(self._published, name, record)
 
     def _published(
         self,
         name: str,
-        record: Any,
-        keep: Callable[[str, tuple[int, ...], Any], None],
+        record: Request | Answer | Settled,
         st: os.stat_result | None,
         final: bool,
     ) -> None:
-        """A :data:`Published` for *record* under *name*, kept in the cache by *keep*."""
+        """A :data:`Published` for *record* under *name*: kept, or forgotten."""
         if st is not None:
-            keep(name, _file_key(st) if final else _staged_key(st), record)
+            key = _file_key(st) if final else _staged_key(st)
+            if isinstance(record, Request):
+                self._keep_request(name, key, record)
+            else:
+                self._keep_slot(name, key, record)
             return
+        cache: dict[str, tuple[tuple[int, ...], Any]] = (
+            self._requests if isinstance(record, Request) else self._slots
+        )
         with self._cache_lock:  # not published, or no longer there: forget what was staged
-            for cache in (self._requests, self._slots):
-                kept = cache.get(name)
-                if kept is not None and kept[1] is record:
-                    del cache[name]
+            kept = cache.get(name)
+            if kept is not None and kept[1] is record:
+                del cache[name]
 
     @staticmethod
     def _legacy(raw: Any, name: str, st: os.stat_result) -> Request:
