@@ -99,7 +99,7 @@ def answering(channel: Channel) -> tuple[str, Callable[[str], str]]:
         return "wisp.Answerer", through_answerer
 
     # Before wisp.Answerer: what `wisp approvals approve` did, less its terminal and its wait.
-    from wisp._audit import audit, request_fields
+    from wisp.audit.writer import audit, request_fields
 
     def as_the_cli_does(request_id: str) -> str:
         try:

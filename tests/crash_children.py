@@ -21,9 +21,10 @@ from helpers import command, fact
 from pending import Channel, Kind, Via
 from pending.testing import FakeClock, Fault, IoStep, Recorder, end_process_at, io_hook
 from wisp._answering import Answerer
-from wisp._asking import ApprovalGate, Asker
-from wisp._keeper import FactKeeper
-from wisp._notify import Notifier
+from wisp._asking import Asker
+from wisp.kinds.command_gate import ApprovalGate
+from wisp.kinds.fact_keeper import FactKeeper
+from wisp.routes.notify import Notifier
 
 KILLED = 86  # the exit status of a process ended at its step
 SWEEP_AHEAD_S = 2 * 86400.0  # a sweeper's clock this far ahead: every ended group is old
@@ -139,4 +140,4 @@ SCENARIOS = {
 
 def preload() -> list[str]:
     """What the forkserver imports once, so that each child is a fork, not a start."""
-    return [__name__, "pending", "wisp._answering", "wisp._asking", "wisp._keeper"]
+    return [__name__, "pending", "wisp._answering", "wisp._asking", "wisp.kinds.fact_keeper"]

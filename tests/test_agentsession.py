@@ -10,11 +10,11 @@ import pytest
 
 from pending import MAX_RECORD_BYTES, Channel, Kind, Outcome, Request, State, Via
 from wisp import AgentSession, FactRefused, FactScope, UnknownFact
-from wisp._agentsession import NotOurs, PermissionVerdict, StartError, collecting
-from wisp._audit import EntryPoint
-from wisp._config import load_config
 from wisp._home import open_channel
-from wisp._notify import Face
+from wisp.agents.session import NotOurs, PermissionVerdict, StartError, collecting
+from wisp.audit.writer import EntryPoint
+from wisp.routes.notify import Face
+from wisp.stores.config import load_config
 
 
 @pytest.fixture

@@ -36,7 +36,7 @@ from wisp import (
 from wisp import (
     wait_until as app_wait_until,
 )
-from wisp._notify import Notifier
+from wisp.routes.notify import Notifier
 
 # Fields that differ between any two runs of the same transition; the rest must agree.
 _VOLATILE = {"ts", "pid", "id", "server", "factId", "value", "fact", "permanent", "result"}

@@ -23,8 +23,8 @@ from helpers import (
 )
 
 from pending import Channel, Kind, Outcome, State
-from wisp._asking import ApprovalGate
 from wisp._asking import Asker as AskingServer
+from wisp.kinds.command_gate import ApprovalGate
 
 
 class TestRoundTrip:

@@ -7,7 +7,7 @@ import multiprocessing
 import shutil
 from pathlib import Path
 
-from wisp._audit import audit, audit_path
+from wisp.audit.writer import audit, audit_path
 
 
 def writer(home: str, index: int, count: int) -> None:

@@ -13,7 +13,7 @@ import pytest
 from helpers import fact, in_terminal, run_wisp
 
 from pending import Channel
-from wisp._audit import AuditEvent, EntryPoint, audit
+from wisp.audit.writer import AuditEvent, EntryPoint, audit
 
 # Each asking command, with a deadline far under run_wisp's own 60 s: a hang is a failure.
 AUDITING = (

@@ -11,8 +11,8 @@ from helpers import in_terminal, run_wisp
 from test_cli_ids import grants
 
 from pending import Channel
-from wisp._config import SETTINGS
-from wisp._grants import GrantStore
+from wisp.stores.config import SETTINGS
+from wisp.stores.grants import GrantStore
 
 
 class TestConfigFitsTheWidth:

@@ -12,7 +12,7 @@ from test_cli_facts import kept
 
 from pending import Channel, Scope
 from wisp import FactStore
-from wisp._grants import GrantStore
+from wisp.stores.grants import GrantStore
 
 RULE = "or its start: {lead}at least 4 hex characters"
 

@@ -44,14 +44,14 @@ print("\\nPROBED " + json.dumps({"modules": sorted(sys.modules), "built": built,
 FACES = ("textual", "mcp", "wisp.tui", "wisp.mcp", "wisp.relay")
 WATCHING = ("watchdog", "asyncio", "pending._edge", "pending._watch", "pending._onewatch")
 # A listing reads and shows requests: it neither asks, nor notifies, nor watches.
-LISTING_NEVER = (*FACES, *WATCHING, "wisp._asking", "wisp._notify")
+LISTING_NEVER = (*FACES, *WATCHING, "wisp._asking", "wisp.routes.notify")
 # What a command that makes no random name needs none of: `secrets` loads hmac and OpenSSL
 # (~17 M instructions of every start, issue 23); the stores import it where they name a file.
 RANDOM_NAMES = ("secrets", "hmac")
 # What listing approvals needs none of: the grants store and the ID lookup (revoke, answers,
 # show), the facts store (a kept fact), the settings (a listing reads none). Each is loaded by
 # the command that uses it (issue 23: ~25 M instructions of `wisp approvals pending`).
-LISTING_DEFERS = ("wisp._grants", "wisp._lookup", "wisp._factstore", "wisp._config")
+LISTING_DEFERS = ("wisp.stores.grants", "wisp._lookup", "wisp.stores.facts", "wisp.stores.config")
 # What the listing of an empty channel needs none of: it reads three directories and says one
 # line. attrs' import alone is ~7.5 ms of a cold start, the records and the answering side
 # ~20 ms more (bench/README.md, issue 23).
@@ -66,7 +66,7 @@ EMPTY_LISTING_NEVER = (
     "pending._channel",
     "pending._kinds",
     "wisp._answering",
-    "wisp._audit",
+    "wisp.audit.writer",
     "wisp._render",
 )
 
@@ -223,7 +223,7 @@ class TestWhatACommandLoads:
         """`wisp --version` loads typer and nothing of the channel, the settings, the home,
         attrs or rich: one plain line needs none of them (it took ~70% more without)."""
         modules = loaded(home, "--version")
-        never = ("pending", "wisp._config", "wisp._home", "rich", "attr", "attrs")
+        never = ("pending", "wisp.stores.config", "wisp._home", "rich", "attr", "attrs")
         assert found(modules, never) == []
 
     def test_a_group_builds_only_the_command_run(self, home: Path) -> None:

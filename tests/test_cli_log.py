@@ -16,7 +16,7 @@ from helpers import FIXTURES, run_wisp
 
 from pending import Channel
 from wisp import ApprovalGate, Asker
-from wisp._auditlog import LogFilter, LogReader, parse_since
+from wisp.audit.reader import LogFilter, LogReader, parse_since
 
 
 def install_log(home: Path, source: Path = FIXTURES / "audit" / "legacy.jsonl") -> Path:

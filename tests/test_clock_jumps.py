@@ -21,8 +21,9 @@ from invariants import violations
 
 from pending import LIVE_EXPIRY_GRACE_S, Channel, Kind, Outcome, State
 from pending.testing import FakeClock
-from wisp._asking import ApprovalGate, Asker
-from wisp._notify import Notifier
+from wisp._asking import Asker
+from wisp.kinds.command_gate import ApprovalGate
+from wisp.routes.notify import Notifier
 
 DEADLINE_S = 0.6  # the asker's own deadline in these tests (real, monotonic seconds)
 DAY_S = 86400.0

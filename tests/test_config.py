@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from helpers import run_wisp
 
-from wisp._config import SETTINGS, ConfigError, load_config
+from wisp.stores.config import SETTINGS, ConfigError, load_config
 
 
 def write(home: Path, tree: object) -> None:

@@ -35,8 +35,9 @@ from invariants import kept_facts, temp_files, violations
 from pending import AlreadySettled, Channel, Kind, Outcome, State, Via
 from pending.testing import Fault, Op, Phase
 from wisp._answering import Answerer
-from wisp._asking import ApprovalGate, Asker
-from wisp._notify import Notifier
+from wisp._asking import Asker
+from wisp.kinds.command_gate import ApprovalGate
+from wisp.routes.notify import Notifier
 
 CTX = multiprocessing.get_context("forkserver")
 CTX.set_forkserver_preload(crash_children.preload())

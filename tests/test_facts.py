@@ -25,8 +25,8 @@ from helpers import (
 from pending import Channel, Delivery, FactBinding, Kind, Outcome, State, UnknownRequest
 from wisp import FactKeeper, FactRefused, FactStore, KeepState
 from wisp._asking import Asker as AskingServer
-from wisp._audit import EntryPoint
-from wisp._factids import (
+from wisp.audit.writer import EntryPoint
+from wisp.stores.factids import (
     PERMANENT_PREFIX,
     SESSION_PREFIX,
     THREAD_PREFIX,

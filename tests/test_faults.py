@@ -36,9 +36,10 @@ from pending import (
 )
 from pending.testing import FakeClock, Fault, Op, Phase, Recorder, io_hook, raise_at
 from wisp._answering import Answerer, AnswerFate
-from wisp._asking import ApprovalGate, Asker
-from wisp._keeper import FactKeeper
-from wisp._notify import Notifier
+from wisp._asking import Asker
+from wisp.kinds.command_gate import ApprovalGate
+from wisp.kinds.fact_keeper import FactKeeper
+from wisp.routes.notify import Notifier
 
 ERRNOS = {
     "ENOSPC": errno.ENOSPC,

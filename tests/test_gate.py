@@ -17,17 +17,12 @@ from helpers import audit_records, wait_until
 
 from pending import Channel, Outcome, Request, Scope, State, binding_digest, to_json
 from pending._convert import dumps_record
-from wisp._asking import (
-    Approval,
-    ApprovalGate,
-    ApprovalOutcome,
-    Asker,
-    QuestionAsker,
-    ReplyOutcome,
-    _Deadlines,
-)
-from wisp._grants import GrantsError, GrantStore, project_of
-from wisp._store import StoreError
+from wisp._asking import Asker
+from wisp._deadlines import Deadlines
+from wisp.kinds.command_gate import Approval, ApprovalGate, ApprovalOutcome
+from wisp.kinds.question_gate import QuestionAsker, ReplyOutcome
+from wisp.stores.grants import GrantsError, GrantStore, project_of
+from wisp.stores.jsonstore import StoreError
 
 
 @pytest.fixture
@@ -395,7 +390,7 @@ class TestDeadlines:
             else:
                 second.set()
 
-        deadlines = _Deadlines(expire)
+        deadlines = Deadlines(expire)
         try:
             deadlines.add("first", 0.05)
             deadlines.add("second", 0.1)

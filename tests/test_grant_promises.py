@@ -12,7 +12,7 @@ from pathlib import Path
 from helpers import AskingCommand, in_terminal
 
 from wisp import GrantStore
-from wisp._grants import GRANTS_MAX_BYTES
+from wisp.stores.grants import GRANTS_MAX_BYTES
 
 
 def at_its_cap(home: Path) -> str:

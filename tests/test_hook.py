@@ -22,7 +22,12 @@ from helpers import (
 )
 
 from pending import Channel, Kind
-from wisp._hook import CLAUDE_HOOK_TIMEOUT_S, DEFAULT_WAIT_S, MAX_ASKED_BYTES, SETTINGS_MATCHER
+from wisp.agents.claude_code import (
+    CLAUDE_HOOK_TIMEOUT_S,
+    DEFAULT_WAIT_S,
+    MAX_ASKED_BYTES,
+    SETTINGS_MATCHER,
+)
 
 EVENTS = FIXTURES / "claude-code"
 

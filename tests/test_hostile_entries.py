@@ -38,8 +38,9 @@ from pending import (
     Watcher,
 )
 from wisp._answering import Answerer
-from wisp._asking import ApprovalGate, Asker
-from wisp._notify import Notifier
+from wisp._asking import Asker
+from wisp.kinds.command_gate import ApprovalGate
+from wisp.routes.notify import Notifier
 
 EXAMPLES = scaled("WISP_HOSTILE_EXAMPLES", 40)
 GOOD_RECORD = FIXTURES / "good" / "d4e5f6a7.fact.json"

@@ -22,7 +22,7 @@ from toykind import ToyBinding, toy_kind
 
 from pending import KINDS, Channel, Decision, Kind, Outcome
 from wisp import Asker
-from wisp._audit import EntryPoint
+from wisp.audit.writer import EntryPoint
 from wisp.kinds import view, views
 from wisp.tui._model import Waiting, answer_word, asked, detail, read_relay_line
 

@@ -11,8 +11,8 @@ from helpers import WAIT_S, command, wait_until
 
 from pending import Channel, Event, Missed, Transition
 from pending.testing import events_lost, inject_overflow
-from wisp._audit import EntryPoint
 from wisp._live import LiveInbox
+from wisp.audit.writer import EntryPoint
 
 # More than both bounded queues between the watcher and the reader hold (256 each), so the
 # rescan's transitions overflow the watcher's subscription and then the view's own queue.

@@ -59,9 +59,12 @@ from pending import (
 )
 from pending.testing import FakeClock
 from wisp._answering import Answerer
-from wisp._asking import ApprovalGate, Asker, Ending, QuestionAsker
-from wisp._keeper import FactKeeper
-from wisp._notify import Notifier
+from wisp._asking import Asker
+from wisp.kinds._asker import Ending
+from wisp.kinds.command_gate import ApprovalGate
+from wisp.kinds.fact_keeper import FactKeeper
+from wisp.kinds.question_gate import QuestionAsker
+from wisp.routes.notify import Notifier
 
 EXAMPLES = scaled("WISP_MODEL_EXAMPLES", 40)
 STEPS = int(os.environ.get("WISP_MODEL_STEPS", "20"))

@@ -16,7 +16,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pending.testing import FakeClock
-from wisp._notify import (
+from wisp._text import visible
+from wisp.routes.notify import (
     MESSAGE_MAX,
     SUBTITLE_MAX,
     TITLE_MAX,
@@ -27,7 +28,6 @@ from wisp._notify import (
     osc99,
     terminal_safe,
 )
-from wisp._text import visible
 
 # Every route, in the order they are tried (push last, after the routes here).
 ORDER = ("host", "terminal", "tmux", "app", "osascript", "desktop", "push")

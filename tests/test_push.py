@@ -24,8 +24,9 @@ from helpers import audit_records, in_terminal, run_wisp, wait_until, wisp_comma
 from test_cli_imports import found, loaded
 
 from pending.testing import FakeClock
-from wisp._notify import Notifier, RateLimit
-from wisp._push import PUSH_TIMEOUT_S, redact, shown
+from wisp.routes.notify import Notifier, RateLimit
+from wisp.routes.push import PUSH_TIMEOUT_S
+from wisp.stores.pushurls import redact, shown
 
 SECRET = "s3cret-topic-4f9a"  # what must never be shown: a topic, a token
 HOSTILE = "a\x1bb\x07c\x9cd;e\x00f\x7fg\u009bh" + "x" * 10_000
@@ -402,4 +403,4 @@ class TestImports:
         modules = loaded(home, *args)
         assert found(modules, ("apprise",)) == []
         if args == ("pending",):
-            assert found(modules, ("wisp._push", "wisp._tmux")) == []
+            assert found(modules, ("wisp.routes.push", "wisp.routes.tmux")) == []

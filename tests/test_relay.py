@@ -632,7 +632,7 @@ class TestHistory:
 
 
 class TestEndedRequests:
-    """wisp._history.ended_requests: what the relay's history line is read from."""
+    """wisp.audit.history.ended_requests: what the relay's history line is read from."""
 
     def write(self, home: Path, lines: list[bytes]) -> Path:
         logs = home / "logs"
@@ -645,7 +645,7 @@ class TestEndedRequests:
     def test_bad_lines_are_skipped_and_the_latest_ending_stands(self, home: Path) -> None:
         """Garbage, non-records and records without an id are skipped; one entry per request,
         newest first, with who answered."""
-        from wisp._history import ended_requests
+        from wisp.audit.history import ended_requests
 
         def record(**fields: object) -> bytes:
             return json.dumps(fields).encode()
@@ -695,7 +695,7 @@ class TestEndedRequests:
 
     def test_only_the_tail_is_read(self, home: Path) -> None:
         """A log over the tail size is read from its end, the cut first line dropped."""
-        from wisp._history import TAIL_BYTES, ended_requests
+        from wisp.audit.history import TAIL_BYTES, ended_requests
 
         old = json.dumps({"event": "approval.settled", "id": "0000000a", "outcome": "stale"})
         filler = json.dumps({"event": "notification", "pad": "x" * 1000})
@@ -706,7 +706,7 @@ class TestEndedRequests:
 
     def test_a_log_that_is_a_symlink_is_not_read(self, home: Path, tmp_path: Path) -> None:
         """The log is opened without following a symlink: a planted one reads as empty."""
-        from wisp._history import ended_requests
+        from wisp.audit.history import ended_requests
 
         elsewhere = tmp_path / "elsewhere.jsonl"
         elsewhere.write_text(

@@ -12,9 +12,9 @@ from helpers import AskingCommand
 
 from pending import Channel, Decision, FactBinding, Kind
 from wisp import FactStore
-from wisp._factstore import FACTS_MAX_BYTES
-from wisp._grants import GRANTS_MAX_BYTES, GrantStore
-from wisp._store import StoreError
+from wisp.stores.facts import FACTS_MAX_BYTES
+from wisp.stores.grants import GRANTS_MAX_BYTES, GrantStore
+from wisp.stores.jsonstore import StoreError
 
 _BINDING = FactBinding(
     fact_id="s1",

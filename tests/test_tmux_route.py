@@ -18,7 +18,7 @@ import pytest
 from helpers import audit_records, wait_until
 
 from pending.testing import FakeClock
-from wisp._notify import Notifier, RateLimit
+from wisp.routes.notify import Notifier, RateLimit
 
 TMUX = shutil.which("tmux")
 SCREEN_WAIT_S = 20.0

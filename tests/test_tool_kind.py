@@ -22,7 +22,7 @@ from pending import (
     to_json,
 )
 from wisp import ApprovalGate, Asker, GrantStore
-from wisp._audit import EntryPoint
+from wisp.audit.writer import EntryPoint
 from wisp.kinds import view
 from wisp.kinds.tool import LISTING_LINES, edit_diff
 

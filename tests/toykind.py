@@ -16,7 +16,7 @@ import attrs
 
 from pending import Decision, Kind
 from pending.testing import throwaway_kind
-from wisp._audit import EntryPoint
+from wisp.audit.writer import EntryPoint
 from wisp.kinds import Answering, KindView, Rows, register, unregister
 
 

@@ -15,39 +15,39 @@ from wisp._version import __version__
 # Where each public name lives. Loaded on first use (PEP 562), so that `wisp --version` or a
 # listing pays for no watcher, no asyncio and no metadata scan it does not use.
 _HOMES = {
-    "AgentSession": "wisp._agentsession",
+    "AgentSession": "wisp.agents.session",
     "AnswerFate": "wisp._answering",
     "AnswerReport": "wisp._answering",
     "Answerer": "wisp._answering",
-    "Applier": "wisp._asking",
-    "Approval": "wisp._asking",
-    "ApprovalGate": "wisp._asking",
-    "ApprovalOutcome": "wisp._asking",
+    "Applier": "wisp.kinds._asker",
+    "Approval": "wisp.kinds.command_gate",
+    "ApprovalGate": "wisp.kinds.command_gate",
+    "ApprovalOutcome": "wisp.kinds.command_gate",
     "Asker": "wisp._asking",
-    "AuditEvent": "wisp._audit",
-    "AuditLogUnsafe": "wisp._audit",
-    "Cancel": "wisp._asking",
+    "AuditEvent": "wisp.audit.writer",
+    "AuditLogUnsafe": "wisp.audit.writer",
+    "Cancel": "wisp._deadlines",
     "DeadlineError": "wisp._deadlines",
-    "Ending": "wisp._asking",
+    "Ending": "wisp.kinds._asker",
     "EntryPoint": "wisp._entry",
-    "Fact": "wisp._factstore",
-    "FactBook": "wisp._threadfacts",
-    "FactKeeper": "wisp._keeper",
-    "FactRefused": "wisp._factstore",
-    "FactScope": "wisp._factids",
-    "FactStore": "wisp._factstore",
-    "Grant": "wisp._grants",
-    "GrantStore": "wisp._grants",
+    "Fact": "wisp.stores.facts",
+    "FactBook": "wisp.stores.threadfacts",
+    "FactKeeper": "wisp.kinds.fact_keeper",
+    "FactRefused": "wisp.stores.facts",
+    "FactScope": "wisp.stores.factids",
+    "FactStore": "wisp.stores.facts",
+    "Grant": "wisp.stores.grants",
+    "GrantStore": "wisp.stores.grants",
     "Inbox": "wisp._answering",
-    "KeepRequest": "wisp._keeper",
-    "KeepState": "wisp._keeper",
-    "NoteFact": "wisp._threadfacts",
-    "Notifier": "wisp._notify",
-    "QuestionAsker": "wisp._asking",
-    "Reply": "wisp._asking",
-    "ReplyOutcome": "wisp._asking",
-    "StoreError": "wisp._store",
-    "UnknownFact": "wisp._threadfacts",
+    "KeepRequest": "wisp.kinds.fact_keeper",
+    "KeepState": "wisp.kinds.fact_keeper",
+    "NoteFact": "wisp.stores.threadfacts",
+    "Notifier": "wisp.routes.notify",
+    "QuestionAsker": "wisp.kinds.question_gate",
+    "Reply": "wisp.kinds.question_gate",
+    "ReplyOutcome": "wisp.kinds.question_gate",
+    "StoreError": "wisp.stores.jsonstore",
+    "UnknownFact": "wisp.stores.threadfacts",
     "current_user": "wisp._home",
     "open_channel": "wisp._home",
     "wait_until": "wisp._answering",
@@ -55,31 +55,23 @@ _HOMES = {
 }
 
 if _typing.TYPE_CHECKING:
-    from wisp._agentsession import AgentSession
     from wisp._answering import Answerer, AnswerFate, AnswerReport, Inbox, wait_until
-    from wisp._asking import (
-        Applier,
-        Approval,
-        ApprovalGate,
-        ApprovalOutcome,
-        Asker,
-        Cancel,
-        Ending,
-        QuestionAsker,
-        Reply,
-        ReplyOutcome,
-    )
-    from wisp._audit import AuditEvent, AuditLogUnsafe
-    from wisp._deadlines import DeadlineError
+    from wisp._asking import Asker
+    from wisp._deadlines import Cancel, DeadlineError
     from wisp._entry import EntryPoint
-    from wisp._factids import FactScope
-    from wisp._factstore import Fact, FactRefused, FactStore
-    from wisp._grants import Grant, GrantStore
     from wisp._home import current_user, open_channel, wisp_home
-    from wisp._keeper import FactKeeper, KeepRequest, KeepState
-    from wisp._notify import Notifier
-    from wisp._store import StoreError
-    from wisp._threadfacts import FactBook, NoteFact, UnknownFact
+    from wisp.agents.session import AgentSession
+    from wisp.audit.writer import AuditEvent, AuditLogUnsafe
+    from wisp.kinds._asker import Applier, Ending
+    from wisp.kinds.command_gate import Approval, ApprovalGate, ApprovalOutcome
+    from wisp.kinds.fact_keeper import FactKeeper, KeepRequest, KeepState
+    from wisp.kinds.question_gate import QuestionAsker, Reply, ReplyOutcome
+    from wisp.routes.notify import Notifier
+    from wisp.stores.factids import FactScope
+    from wisp.stores.facts import Fact, FactRefused, FactStore
+    from wisp.stores.grants import Grant, GrantStore
+    from wisp.stores.jsonstore import StoreError
+    from wisp.stores.threadfacts import FactBook, NoteFact, UnknownFact
 
 
 def __getattr__(name: str) -> _typing.Any:

@@ -26,7 +26,6 @@ from pending import (
     ChannelUnwritable,
     Decision,
     Delivery,
-    FactBinding,
     Kind,
     Listing,
     Liveness,
@@ -34,20 +33,18 @@ from pending import (
     PendingError,
     Request,
     Settled,
-    SettleResult,
     State,
     Status,
     SweepReport,
     Via,
     pid_alive,
-    settlement_for,
 )
-from wisp._audit import AuditEvent, EntryPoint, audit, check_log, request_fields
-from wisp._store import StoreError
+from wisp.audit.writer import AuditEvent, EntryPoint, audit, check_log, request_fields
+from wisp.stores.jsonstore import StoreError
 
 if TYPE_CHECKING:
     from pending import Subscription, Transition
-    from wisp._factstore import FactStore
+    from wisp.stores.facts import FactStore
 
 T = TypeVar("T")
 
@@ -135,7 +132,7 @@ def _check_grants(home: Path, decision: Decision, *, tool: bool) -> None:
     """Refuse (:class:`StoreError`) a `project`/`always` approval whose grant could not be
     saved, before it is written: else the person would be told a grant stands that never
     was (the asker would approve this request only)."""
-    from wisp._grants import GrantStore
+    from wisp.stores.grants import GrantStore
 
     try:
         GrantStore(home).check_writable(tool=tool)
@@ -173,7 +170,7 @@ class Answerer:
         """The facts store a kept fact goes to, made when an answer first needs it: a listing
         never does, and loads no facts store (issue 23)."""
         if self._store is None:
-            from wisp._factstore import FactStore
+            from wisp.stores.facts import FactStore
 
             self._store = FactStore(self.home, clock=self.channel.clock)
         return self._store
@@ -375,6 +372,8 @@ class Answerer:
         )
         if request.kind is not Kind.FACT:
             return gone
+        from wisp.kinds.fact_keeper import apply_answered  # the fact kind's own applying
+
         try:
             result = apply_answered(
                 self.channel,
@@ -533,84 +532,12 @@ class Inbox:
 
 
 def _configured_wait(home: Path) -> float:
-    from wisp._config import ConfigError, load_config  # only when no wait was given
+    from wisp.stores.config import ConfigError, load_config  # only when no wait was given
 
     try:
         return float(load_config(home)["answer.waitSeconds"])
     except ConfigError:
         return ANSWER_WAIT_S
-
-
-def apply_answered(
-    channel: Channel,
-    status: Status,
-    *,
-    store: FactStore,
-    delivery: Delivery,
-    by: Via,
-    entry_point: EntryPoint,
-    still_shown: Callable[[Request], str | None] | None = None,
-) -> SettleResult:
-    """Apply a fact request's answer (keep or drop) and settle it, first outcome wins (the
-    result says whether this call's outcome won).
-
-    Keep admits the fact only if the request still says what the person was shown (and, with
-    *still_shown*, the asking server's own view agrees: it returns why not, or None);
-    otherwise it ends `failed` and the store is untouched. Raises :class:`StoreError` if the
-    store cannot be written: the answer stays in its slot, to be applied when it can.
-    """
-    request, answer = status.request, status.answer
-    assert answer is not None and request.kind is Kind.FACT
-    binding = request.binding
-    assert isinstance(binding, FactBinding)
-    fields = request_fields(request)
-    settlement = settlement_for(request, answer, delivery=delivery)
-    if settlement.outcome is Outcome.ANSWERED and answer.decision == Decision.KEEP:
-        changed = still_shown(request) if still_shown is not None else None
-        if changed is not None:  # the server's own view says the fact is not what was shown
-            settlement = attrs.evolve(
-                settlement, outcome=Outcome.FAILED, reason=changed, delivery=delivery
-            )
-    if settlement.outcome is Outcome.ANSWERED and answer.decision == Decision.KEEP:
-        from wisp._factids import asked_from
-        from wisp._factstore import KEPT_BY_PERSON
-
-        fact, new = store.keep(binding, request=request.id, via=answer.via)
-        result = channel.settle_with(request, settlement, by=by, result=fact.id)
-        if new:
-            audit(
-                channel.home,
-                AuditEvent.FACT_SCOPE_CHANGED,
-                {
-                    **fields,
-                    "fact": binding.fact_id,
-                    "permanent": fact.id,
-                    "from": asked_from(binding.fact_id) or "unknown",
-                    "to": "permanent",
-                    "by": KEPT_BY_PERSON,
-                },
-                entry_point=entry_point,
-            )
-    else:
-        if settlement.outcome is Outcome.FAILED:
-            settlement = attrs.evolve(settlement, delivery=delivery)
-        result = channel.settle_with(request, settlement, by=by)
-    settled = result.settled
-    if result.won:
-        audit(
-            channel.home,
-            AuditEvent.APPROVAL_SETTLED,
-            {
-                **fields,
-                "outcome": settled.outcome.value,
-                "decision": settled.decision,
-                "result": settled.result,
-                "outcomeReason": settled.reason,
-                "delivery": delivery.value,
-            },
-            entry_point=entry_point,
-        )
-    return result
 
 
 def _apply_all(
@@ -628,9 +555,11 @@ def _apply_all(
     for status in awaiting:
         if status.kind is Kind.FACT and status.state is State.ANSWERED:
             if store is None:
-                from wisp._factstore import FactStore
+                from wisp.stores.facts import FactStore
 
                 store = FactStore(channel.home)
+            from wisp.kinds.fact_keeper import apply_answered  # the fact kind's own applying
+
             try:
                 apply_answered(
                     channel,

@@ -1,68 +1,55 @@
-"""The asking side: file a request, wait for the person by watchdog events, settle it.
+"""The asking core: file a request, wait for the person by watchdog events, settle it.
 
 :class:`Asker` is one asking server: it holds the server lock (so its requests read as alive)
-and one watcher for all its waits. :class:`ApprovalGate` asks about commands and remembers
-the grants their answers make; :class:`QuestionAsker` asks questions. Both are for any Python
-program (an MCP server, an agent loop) and back `wisp approvals request` and
-`wisp questions ask`.
+and one watcher for all its waits, settles each answer the moment it is written, keeps each
+request's deadline and follows what outlives it. Each kind's gate is handed an asker and
+lives with its kind (`wisp.kinds`): :class:`~wisp.ApprovalGate` asks about commands and tool
+calls, :class:`~wisp.QuestionAsker` asks questions, :class:`~wisp.FactKeeper` asks to keep
+facts. They are for any Python program (an MCP server, an agent loop) and back
+`wisp approvals request` and `wisp questions ask`.
 """
 
 from __future__ import annotations
 
-import heapq
 import logging
 import threading
-import time
-from collections.abc import Callable, Mapping
-from enum import StrEnum
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
-
-import attrs
+from typing import TYPE_CHECKING
 
 from pending import (
     KINDS,
     SYSTEM_CLOCK,
-    Answer,
     Binding,
     Channel,
     ChannelUnwritable,
     Clock,
-    CommandBinding,
-    Decision,
     Kind,
     Outcome,
     PendingError,
-    QuestionBinding,
     Request,
-    Scope,
     Server,
     Settled,
     State,
     Status,
-    ToolBinding,
     UnknownRequest,
     Via,
-    answer_problem,
     format_time,
     make_request,
     new_id,
-    record_time,
     resource_shortage,
     settlement_for,
     start_thread,
 )
-from wisp._audit import AuditEvent, EntryPoint, audit, check_log, request_fields
-from wisp._config import ConfigError, load_config
-from wisp._deadlines import check_deadline
-from wisp._grants import Grant, GrantStore
-from wisp._home import current_user
-from wisp._store import StoreError
+from wisp._deadlines import Cancel, Deadlines, check_deadline
+from wisp.audit.writer import AuditEvent, EntryPoint, audit, check_log, request_fields
 from wisp.kinds import notice_for, view
+from wisp.kinds._asker import Applier, Ending, ending_of
+from wisp.stores.jsonstore import StoreError
 
 if TYPE_CHECKING:
     from pending import Subscription, Transition, Watcher
-    from wisp._notify import Notifier
+    from wisp.routes.notify import Notifier
 
 logger = logging.getLogger("wisp.asking")
 _COMMANDS, _QUESTIONS = view(Kind.COMMAND), view(Kind.QUESTION)
@@ -84,156 +71,6 @@ class CannotFollow(PendingError):
             f"so it was withdrawn. {remedy}"
         )
         self.request_id = request_id
-
-
-@attrs.frozen(kw_only=True)
-class Ending:
-    """How a request ended for the asker."""
-
-    request: Request
-    outcome: Outcome
-    answer: Answer | None = None  # the answer in the slot (a person's, or a tombstone)
-    reason: str | None = None
-    # Set when the channel could not record how it ended (a full disk, a read-only mount):
-    # the ending holds for this process all the same (a command is not approved), and a
-    # caller that must say so raises it.
-    error: ChannelUnwritable | None = None
-
-    @property
-    def decision(self) -> str | None:
-        if self.answer is None or self.answer.is_tombstone:
-            return None
-        return self.answer.decision
-
-
-class Cancel:
-    """Stops a :meth:`Asker.wait` at once (a client that cancelled its call); the request
-    itself keeps waiting, to be awaited again."""
-
-    def __init__(self) -> None:
-        self._cancelled = False
-        self._conditions: list[threading.Condition] = []
-        self._mutex = threading.Lock()
-
-    @property
-    def cancelled(self) -> bool:
-        return self._cancelled
-
-    def cancel(self) -> None:
-        with self._mutex:
-            self._cancelled = True
-            conditions = list(self._conditions)
-        for condition in conditions:
-            with condition:
-                condition.notify_all()
-
-    def _attach(self, condition: threading.Condition) -> None:
-        with self._mutex:
-            self._conditions.append(condition)
-
-
-class _Deadlines:
-    """The deadlines of one asker's requests, kept by one thread for them all.
-
-    A thread per request (a ``threading.Timer`` each) costs a thread's start and its wake-ups
-    on every request filed, which at hundreds of requests a second is a good part of filing
-    one (measured: about 0.12 ms of CPU a request). One thread sleeps until the earliest
-    deadline instead; a cancelled one is only forgotten (its heap entry is skipped when it
-    comes up). The thread starts with the first deadline: an asker that sets none has none.
-    A deadline that passes is kept on a thread of its own, so that no expiry waits for
-    another.
-    """
-
-    def __init__(self, expire: Callable[[str], None]) -> None:
-        self._expire = expire
-        self._due: dict[str, float] = {}  # request ID -> its deadline (monotonic seconds)
-        self._heap: list[tuple[float, str]] = []  # may hold cancelled entries: see _due
-        self._changed = threading.Condition(threading.Lock())
-        self._thread: threading.Thread | None = None
-        self._stopped = False
-
-    def add(self, request_id: str, seconds: float) -> None:
-        """Call *expire(request_id)* once *seconds* have passed, unless cancelled first."""
-        with self._changed:
-            if self._stopped:
-                return
-            due = time.monotonic() + seconds
-            self._due[request_id] = due
-            heapq.heappush(self._heap, (due, request_id))
-            if self._thread is None:
-                self._thread = threading.Thread(
-                    target=self._run, name="asker-deadlines", daemon=True
-                )
-                start_thread(self._thread)
-            elif self._heap[0] == (due, request_id):  # earlier than what the thread waits for
-                self._changed.notify()
-
-    def cancel(self, request_id: str) -> None:
-        with self._changed:
-            if self._due.pop(request_id, None) is None:
-                return
-            # Cancelled entries wait in the heap until they come up; if they come to outnumber
-            # the live ones (a long deadline, many requests answered), rebuild it.
-            if len(self._heap) > 2 * len(self._due) + 64:
-                self._heap = [(due, rid) for rid, due in self._due.items()]
-                heapq.heapify(self._heap)
-
-    def stop(self) -> None:
-        """Forget every deadline and end the thread (none fires after this returns, but one
-        already firing may finish)."""
-        with self._changed:
-            self._stopped = True
-            self._due.clear()
-            self._heap.clear()
-            self._changed.notify()
-            thread = self._thread
-        if thread is not None and thread is not threading.current_thread():
-            thread.join()
-
-    def _run(self) -> None:
-        with self._changed:
-            while not self._stopped:
-                heap = self._heap
-                while heap and self._due.get(heap[0][1]) != heap[0][0]:
-                    heapq.heappop(heap)  # cancelled (or set again later)
-                if not heap:
-                    self._changed.wait()
-                    continue
-                due, request_id = heap[0]
-                remaining = due - time.monotonic()
-                if remaining > 0:
-                    self._changed.wait(remaining)
-                    continue
-                heapq.heappop(heap)
-                del self._due[request_id]
-                # Each expiry on a thread of its own: it writes to the channel and audits
-                # (fsyncs, the audit log's lock), and one held up there must not hold up the
-                # other requests' deadlines. A thread is started only when a deadline passes.
-                threading.Thread(
-                    target=self._expire_one, args=(request_id,), name="asker-expire", daemon=True
-                ).start()
-
-    def _expire_one(self, request_id: str) -> None:
-        try:
-            self._expire(request_id)
-        except Exception:  # a deadline that could not be kept is logged, never raised
-            logger.exception("wisp asker: a request's deadline could not be kept")
-
-
-class Applier(Protocol):
-    """What settling one kind's answers takes beyond the one rule, for the asker to call
-    (registered with :meth:`Asker.apply_with`): a fact's keep written to the person's store.
-
-    A kind with an applier is never waited for: its requests are filed with no deadline,
-    :meth:`Asker.wait` and :meth:`Asker.waiting` do not know them, and the asker's one settler
-    hands each answer to the applier when it comes (`delivery: watched`)."""
-
-    def apply(self, request: Request, status: Status) -> Settled:
-        """Apply the answer in *status* and settle *request* (first outcome wins), auditing
-        what it did; the outcome already written if there is one. Raises
-        :class:`wisp.StoreError`, :class:`pending.PendingError` or ``OSError`` to leave it
-        answered: it is tried again on its next event, or handed over when the asker stops."""
-        ...
 
 
 class Asker:
@@ -269,7 +106,7 @@ class Asker:
         self._notifier = notifier
         self._lock = channel.server().acquire()
         self._waiting: dict[str, Request] = {}
-        self._deadlines = _Deadlines(self._expire)
+        self._deadlines = Deadlines(self._expire)
         self._ended: dict[str, Ending] = {}
         # Taken by one thread to settle, not yet recorded.
         self._finishing: dict[str, Request] = {}
@@ -292,6 +129,8 @@ class Asker:
         """What announces each request filed: made when the first is (after it is published:
         the notifier's routes load ~10 ms of modules a filing need not wait for)."""
         if self._notifier is None:
+            from wisp.routes.notify import default_notifier  # loaded once a request is filed
+
             self._notifier = default_notifier(self.home, self.entry_point)
         return self._notifier
 
@@ -406,7 +245,7 @@ class Asker:
         it ends) or *cancel* was cancelled. Raises UnknownRequest for one this asker did not
         file."""
         if cancel is not None:
-            cancel._attach(self._changed)
+            cancel.attach(self._changed)
         deadline = None if wait_s is None else self.clock.monotonic() + wait_s
         with self._changed:
             while True:
@@ -607,7 +446,7 @@ class Asker:
                     error=exc if isinstance(exc, ChannelUnwritable) else None,
                 )
             )
-        ending = _ending(request, settled, answer)
+        ending = ending_of(request, settled, answer)
         event = (
             AuditEvent.APPROVAL_WITHDRAWN
             if ending.outcome is Outcome.WITHDRAWN
@@ -633,7 +472,7 @@ class Asker:
             self._untake(request)
             return None
         self._forget(request.id)  # nobody waits for an applied kind: no ending is kept
-        return _ending(request, settled, status.answer)
+        return ending_of(request, settled, status.answer)
 
     def _settle(self, request: Request, status: Status) -> Settled:
         """Settle what the slot decided, by the one rule (:func:`pending.settlement_for`),
@@ -746,427 +585,5 @@ class Asker:
         self.close()
 
 
-def default_notifier(home: Path, entry_point: EntryPoint) -> Notifier:
-    from wisp._notify import Notifier
-
-    try:
-        settings = load_config(home).values
-    except ConfigError:
-        settings = {}  # a broken config.json is reported by the commands that read it
-    return Notifier(home, settings=settings, entry_point=entry_point)
-
-
 def _iso(request: Request) -> str | None:
     return format_time(request.expires_at) if request.expires_at else None
-
-
-def _ending(request: Request, settled: Settled, answer: Answer | None) -> Ending:
-    """How *request* ended, by its outcome record. An outcome `answered` stands only with a
-    person's answer in the slot that fits the request as this asker filed it: otherwise
-    (an outcome written by someone else for something else) it ends `failed`."""
-    if settled.outcome is Outcome.ANSWERED:
-        problem = (
-            "no person's answer holds its slot"
-            if answer is None or answer.is_tombstone
-            else answer_problem(request, answer)
-        )
-        if problem is not None:
-            return Ending(
-                request=request,
-                outcome=Outcome.FAILED,
-                answer=answer,
-                reason=f"its outcome says answered, but {problem}",
-            )
-    return Ending(request=request, outcome=settled.outcome, answer=answer, reason=settled.reason)
-
-
-# --- commands --------------------------------------------------------------------------
-
-
-class ApprovalOutcome(StrEnum):
-    """How the gate's verdict came about: a standing grant, or how the request ended."""
-
-    GRANTED = "granted"  # a grant covered it: nobody was asked
-    ANSWERED = Outcome.ANSWERED.value
-    TIMED_OUT = Outcome.TIMED_OUT.value
-    WITHDRAWN = Outcome.WITHDRAWN.value
-    FAILED = Outcome.FAILED.value
-    STALE = Outcome.STALE.value
-
-
-@attrs.frozen(kw_only=True)
-class Approval:
-    """The gate's verdict on a command."""
-
-    approved: bool
-    outcome: ApprovalOutcome
-    scope: Scope | None = None  # when approved
-    request_id: str | None = None  # None when a grant covered it without asking
-    grant: Grant | None = None
-    reason: str | None = None
-
-
-class ApprovalGate:
-    """Asks the person before a command runs, and remembers the grants they give."""
-
-    def __init__(self, asker: Asker, *, timeout_s: float, grants: GrantStore | None = None):
-        self.asker = asker
-        self.timeout_s = timeout_s
-        self.grants = grants or GrantStore(asker.home, clock=asker.clock)
-        self._session: dict[str, Grant] = {}  # command -> grant, for this server's life
-
-    def _covering(self, command: str, cwd: str) -> Grant | None:
-        grant = self._session.get(command)
-        if grant is not None:
-            return grant
-        try:
-            return self.grants.covering(command, cwd)
-        except Exception:  # a damaged store grants nothing: the person is asked instead
-            return None
-
-    def granted(self, command: str, cwd: str) -> Approval | None:
-        """The approval a standing grant (this session's, a project's, always) gives at once
-        without asking (audited), or None if the person must be asked."""
-        grant = self._covering(command, cwd)
-        if grant is None:
-            return None
-        audit(
-            self.asker.home,
-            AuditEvent.APPROVAL_GRANTED,
-            {
-                "kind": Kind.COMMAND.value,
-                "command": command,
-                "cwd": cwd,
-                "grant": grant.name,
-                "scope": grant.scope,
-            },
-            entry_point=self.asker.entry_point,
-        )
-        return Approval(
-            approved=True, outcome=ApprovalOutcome.GRANTED, scope=grant.scope, grant=grant
-        )
-
-    def file(
-        self,
-        command: str,
-        cwd: str,
-        *,
-        reason: str | None = None,
-        thread: str | None = None,
-        timeout_s: float | None = None,
-        on_filed: Callable[[Request], None] | None = None,
-    ) -> Request:
-        """Ask the person about *command* and return at once; :meth:`Asker.wait` for the
-        ending, then :meth:`verdict`."""
-        return self.asker.file(
-            Kind.COMMAND,
-            CommandBinding(command=command, cwd=cwd, thread=thread, reason=reason),
-            title=_COMMANDS.title,
-            body=lambda rid: _COMMANDS.body(command, rid),
-            timeout_s=self.timeout_s if timeout_s is None else timeout_s,
-            thread=thread,
-            on_filed=on_filed,
-        )
-
-    def request(
-        self,
-        command: str,
-        cwd: str,
-        *,
-        reason: str | None = None,
-        thread: str | None = None,
-        timeout_s: float | None = None,
-        on_filed: Callable[[Request], None] | None = None,
-    ) -> Approval:
-        """Whether *command* may run in *cwd*: a grant, or the person's answer (waits).
-        Raises :class:`pending.ChannelUnwritable` if the channel could not record how it
-        ended (it is then not approved); a time-out that could not be recorded is still a
-        time-out (:meth:`verdict` of the ending never raises)."""
-        granted = self.granted(command, cwd)
-        if granted is not None:
-            return granted
-        request = self.file(
-            command, cwd, reason=reason, thread=thread, timeout_s=timeout_s, on_filed=on_filed
-        )
-        ending = self.asker.wait(request.id)
-        assert ending is not None  # no wait limit: only an ending returns
-        if ending.error is not None and ending.outcome is not Outcome.TIMED_OUT:
-            raise ending.error  # not approved, and the channel cannot be used: say so
-        return self.verdict(ending)
-
-    def verdict(self, ending: Ending) -> Approval:
-        """The approval an ended command request gives; an approval with a standing scope is
-        remembered as a grant."""
-        binding = ending.request.binding
-        assert isinstance(binding, CommandBinding)
-        command, cwd = binding.command, binding.cwd
-        decision = ending.decision
-        approved = ending.outcome is Outcome.ANSWERED and decision not in (None, Decision.NO)
-        if not approved:
-            denial = ending.answer.reason if ending.answer and decision == Decision.NO else None
-            return Approval(
-                approved=False,
-                outcome=ApprovalOutcome(ending.outcome),
-                request_id=ending.request.id,
-                reason=ending.reason or denial,
-            )
-        assert decision is not None
-        scope = Scope(decision)  # an answered command's decision is a scope, or `no`
-        try:
-            grant, note = self._remember(scope, command, cwd, ending), None
-        except StoreError as exc:  # the approval stands; only its standing grant is lost
-            grant, note = None, f"approved, but the {scope} grant was not saved: {exc}"
-        return Approval(
-            approved=True,
-            outcome=ApprovalOutcome.ANSWERED,
-            scope=scope,
-            request_id=ending.request.id,
-            grant=grant,
-            reason=note,
-        )
-
-    def _remember(self, scope: Scope, command: str, cwd: str, ending: Ending) -> Grant | None:
-        user = ending.answer.user if ending.answer else current_user()
-        if scope is Scope.SESSION:
-            grant = Grant(
-                id=None,  # kept by this gate only: it has no ID in the store
-                scope=Scope.SESSION,
-                command=command,
-                project=None,
-                granted_at=record_time(self.asker.clock),
-                request=ending.request.id,
-                user=user,
-            )
-            self._session[command] = grant
-            return grant
-        if scope in (Scope.PROJECT, Scope.ALWAYS):
-            return self.grants.add(
-                scope=scope, command=command, cwd=cwd, request=ending.request.id, user=user
-            )
-        return None
-
-    # --- tool calls, and session approvals kept for a thread --------------------------------
-    #
-    # A tool call other than a shell command is asked about as a `tool` request; its grants
-    # match the exact tool and its canonical input. A thread whose asker lives for one call
-    # only (a Claude Code hook: one process per tool call, Claude's session as the thread)
-    # keeps a `session` approval in the grant store for that thread, not in this gate's memory.
-
-    def granted_tool(
-        self, tool: str, tool_input: Mapping[str, Any], cwd: str, *, thread: str | None = None
-    ) -> Approval | None:
-        """The approval a grant gives this tool call at once (audited), or None."""
-        try:
-            grant = self.grants.covering_tool(tool, tool_input, cwd, thread=thread)
-        except Exception:  # a damaged store grants nothing: the person is asked instead
-            return None
-        fields = {"kind": Kind.TOOL.value, "tool": tool, "input": dict(tool_input), "cwd": cwd}
-        return None if grant is None else self._granted_by(grant, fields)
-
-    def granted_in_thread(self, command: str, cwd: str, thread: str) -> Approval | None:
-        """As :meth:`granted`, and also by a session approval kept for *thread*."""
-        approval = self.granted(command, cwd)
-        if approval is not None:
-            return approval
-        try:
-            grant = self.grants.covering_in_thread(command, cwd, thread)
-        except Exception:  # a damaged store grants nothing: the person is asked instead
-            return None
-        fields = {"kind": Kind.COMMAND.value, "command": command, "cwd": cwd}
-        return None if grant is None else self._granted_by(grant, fields)
-
-    def _granted_by(self, grant: Grant, fields: Mapping[str, object]) -> Approval:
-        audit(
-            self.asker.home,
-            AuditEvent.APPROVAL_GRANTED,
-            {**fields, "grant": grant.id, "scope": grant.scope},
-            entry_point=self.asker.entry_point,
-        )
-        return Approval(
-            approved=True, outcome=ApprovalOutcome.GRANTED, scope=grant.scope, grant=grant
-        )
-
-    def file_tool(
-        self,
-        tool: str,
-        tool_input: Mapping[str, Any],
-        cwd: str,
-        *,
-        thread: str | None = None,
-        reason: str | None = None,
-        timeout_s: float | None = None,
-        on_filed: Callable[[Request], None] | None = None,
-    ) -> Request:
-        """Ask the person about a tool call and return at once; :meth:`Asker.wait` for the
-        ending, then :meth:`tool_verdict`."""
-        from wisp.kinds import view
-
-        tool_view = view(Kind.TOOL)
-        binding = ToolBinding(
-            tool=tool, input=dict(tool_input), cwd=cwd, thread=thread, reason=reason
-        )
-        return self.asker.file(
-            Kind.TOOL,
-            binding,
-            title=tool_view.title,
-            body=lambda rid: tool_view.body(tool_view.asked(binding), rid),
-            timeout_s=self.timeout_s if timeout_s is None else timeout_s,
-            thread=thread,
-            on_filed=on_filed,
-        )
-
-    def tool_verdict(self, ending: Ending) -> Approval:
-        """The approval an ended tool request gives; a project or always approval is kept as
-        a grant of exactly that tool call (a session one: :meth:`remember_for_thread`)."""
-        binding = ending.request.binding
-        assert isinstance(binding, ToolBinding)
-        decision = ending.decision
-        if ending.outcome is not Outcome.ANSWERED or decision in (None, Decision.NO):
-            denial = ending.answer.reason if ending.answer and decision == Decision.NO else None
-            return Approval(
-                approved=False,
-                outcome=ApprovalOutcome(ending.outcome.value),
-                request_id=ending.request.id,
-                reason=ending.reason or denial,
-            )
-        grant, note = None, None
-        if decision in (Scope.PROJECT, Scope.ALWAYS):
-            user = ending.answer.user if ending.answer else current_user()
-            try:
-                grant = self.grants.add_tool(
-                    scope=Scope(decision),
-                    tool=binding.tool,
-                    tool_input=binding.input,
-                    cwd=binding.cwd,
-                    request=ending.request.id,
-                    user=user,
-                )
-            except StoreError as exc:  # the approval stands; only its standing grant is lost
-                note = f"approved, but the {decision} grant was not saved: {exc}"
-        return Approval(
-            approved=True,
-            outcome=ApprovalOutcome.ANSWERED,
-            scope=Scope(decision),
-            request_id=ending.request.id,
-            grant=grant,
-            reason=note,
-        )
-
-    def remember_for_thread(self, approval: Approval, ending: Ending) -> Approval:
-        """Keep a `session` approval of a command or a tool call for the request's thread, in
-        the grant store (its asker lives for this call only). Any other approval is as it was."""
-        binding = ending.request.binding
-        thread = getattr(binding, "thread", None)
-        if not approval.approved or approval.scope != Scope.SESSION or thread is None:
-            return approval
-        user = ending.answer.user if ending.answer else current_user()
-        try:
-            if isinstance(binding, ToolBinding):
-                grant = self.grants.keep_session(
-                    thread=thread,
-                    tool=binding.tool,
-                    tool_input=binding.input,
-                    request=ending.request.id,
-                    user=user,
-                )
-            else:
-                assert isinstance(binding, CommandBinding)
-                grant = self.grants.keep_session(
-                    thread=thread, command=binding.command, request=ending.request.id, user=user
-                )
-        except StoreError as exc:
-            note = f"approved, but the session grant was not saved: {exc}"
-            return attrs.evolve(approval, reason=note)
-        return attrs.evolve(approval, grant=grant)
-
-
-# --- questions -------------------------------------------------------------------------
-
-
-class ReplyOutcome(StrEnum):
-    """How a question ended for its asker."""
-
-    ANSWERED = Outcome.ANSWERED.value
-    DECLINED = "declined"  # answered, with `decline`
-    TIMED_OUT = Outcome.TIMED_OUT.value
-    WITHDRAWN = Outcome.WITHDRAWN.value
-    FAILED = Outcome.FAILED.value
-    STALE = Outcome.STALE.value
-
-
-@attrs.frozen(kw_only=True)
-class Reply:
-    """A question's reply: the person's text, or how it ended without one."""
-
-    outcome: ReplyOutcome
-    text: str | None = None
-    request_id: str | None = None
-    reason: str | None = None
-
-
-class QuestionAsker:
-    def __init__(self, asker: Asker, *, timeout_s: float) -> None:
-        self.asker = asker
-        self.timeout_s = timeout_s
-
-    def file(
-        self,
-        question: str,
-        *,
-        options: tuple[str, ...] | None = None,
-        free_text: bool | None = None,
-        thread: str | None = None,
-        timeout_s: float | None = None,
-        on_filed: Callable[[Request], None] | None = None,
-    ) -> Request:
-        """Ask and return at once; :meth:`Asker.wait` for the ending, then :meth:`reply`."""
-        free = (not options) if free_text is None else free_text
-        return self.asker.file(
-            Kind.QUESTION,
-            QuestionBinding(question=question, options=options or None, free_text=free),
-            title=_QUESTIONS.title,
-            body=lambda rid: _QUESTIONS.body(question, rid),
-            timeout_s=self.timeout_s if timeout_s is None else timeout_s,
-            thread=thread,
-            on_filed=on_filed,
-        )
-
-    def ask(
-        self,
-        question: str,
-        *,
-        options: tuple[str, ...] | None = None,
-        free_text: bool | None = None,
-        thread: str | None = None,
-        timeout_s: float | None = None,
-        on_filed: Callable[[Request], None] | None = None,
-    ) -> Reply:
-        """Ask the person and wait for the reply. Raises :class:`pending.ChannelUnwritable`
-        as :meth:`ApprovalGate.request` does."""
-        request = self.file(
-            question,
-            options=options,
-            free_text=free_text,
-            thread=thread,
-            timeout_s=timeout_s,
-            on_filed=on_filed,
-        )
-        ending = self.asker.wait(request.id)
-        assert ending is not None  # no wait limit: only an ending returns
-        if ending.error is not None and ending.outcome is not Outcome.TIMED_OUT:
-            raise ending.error  # no reply, and the channel cannot be used: say so
-        return self.reply(ending)
-
-    @staticmethod
-    def reply(ending: Ending) -> Reply:
-        """The reply an ended question gives."""
-        if ending.outcome is Outcome.ANSWERED:
-            if ending.decision == Decision.DECLINE:
-                return Reply(outcome=ReplyOutcome.DECLINED, request_id=ending.request.id)
-            text = ending.answer.text if ending.answer else None
-            return Reply(outcome=ReplyOutcome.ANSWERED, text=text, request_id=ending.request.id)
-        return Reply(
-            outcome=ReplyOutcome(ending.outcome),
-            request_id=ending.request.id,
-            reason=ending.reason,
-        )

@@ -10,15 +10,15 @@ from pathlib import Path
 from typing import Any
 
 from pending import Channel, State, Watcher
-from wisp._asking import default_notifier
-from wisp._audit import EntryPoint, audit_path
-from wisp._auditlog import AuditLogError, check_writable
-from wisp._config import CONFIG_FILE, ConfigError, load_config
-from wisp._factstore import FactStore
-from wisp._grants import GrantStore
-from wisp._notify import Notifier, Route
-from wisp._push import apprise_installed, push_install, redact
-from wisp._store import StoreError
+from wisp.audit.reader import AuditLogError, check_writable
+from wisp.audit.writer import EntryPoint, audit_path
+from wisp.routes.notify import Notifier, Route, default_notifier
+from wisp.routes.push import apprise_installed, push_install
+from wisp.stores.config import CONFIG_FILE, ConfigError, load_config
+from wisp.stores.facts import FactStore
+from wisp.stores.grants import GrantStore
+from wisp.stores.jsonstore import StoreError
+from wisp.stores.pushurls import redact
 
 # Below this much free space in the channel's filesystem, requests, answers and outcomes may
 # soon fail to be written: 4 MiB is 64 requests at the 64 KiB cap, with room for the stores.

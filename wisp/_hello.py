@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from pathlib import Path
 
-from wisp._audit import AuditEvent, EntryPoint, audit
+from wisp.audit.writer import AuditEvent, EntryPoint, audit
 
 
 def hello_heard(

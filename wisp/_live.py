@@ -52,8 +52,8 @@ from pending import (
     start_thread,
 )
 from wisp._answering import Inbox
-from wisp._audit import AuditEvent, EntryPoint, audit
 from wisp._home import open_channel
+from wisp.audit.writer import AuditEvent, EntryPoint, audit
 
 PENDING_DIR = "pending"
 

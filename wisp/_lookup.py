@@ -27,8 +27,8 @@ from pending import (
     UnknownRequest,
     is_valid_id,
 )
-from wisp._factids import PERMANENT_PREFIX
 from wisp._render import asked
+from wisp.stores.factids import PERMANENT_PREFIX
 
 # The fewest characters a prefix may have: four hex characters tell 65,536 IDs apart, enough
 # for the handful of requests one person has waiting, and few enough to type on a phone.

@@ -241,7 +241,7 @@ class _LazyRoot(WispGroup):
             # refused by the application before anything is written; said here, once, for
             # every command. (Looked up, not imported: a command that loaded no audit
             # writer cannot have met one.)
-            audit = sys.modules.get("wisp._audit")
+            audit = sys.modules.get("wisp.audit.writer")
             if audit is None or not isinstance(exc, audit.AuditLogUnsafe):
                 raise
             fail(str(exc))

@@ -105,7 +105,7 @@ def answer_from_terminal(
     from wisp._answering import Answerer
     from wisp._lookup import LookupRefused, answer_of_this_process, find_request, option_answer
     from wisp._render import refusal, report_json
-    from wisp._store import StoreError
+    from wisp.stores.jsonstore import StoreError
 
     config = config_or_fail()
     person = me()

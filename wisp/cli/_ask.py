@@ -22,7 +22,7 @@ from wisp.kinds import view
 if TYPE_CHECKING:
     from pending import Request
     from wisp._asking import Asker
-    from wisp._config import Config
+    from wisp.stores.config import Config
 
 ASKING_CLIENT = "wisp-cli"  # the client the asking commands file requests as
 INDENT = "  "

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from rich.text import Text
 
     from pending import Channel
-    from wisp._config import Config
+    from wisp.stores.config import Config
 
 T = TypeVar("T")
 E = TypeVar("E", bound=Enum)
@@ -222,8 +222,8 @@ def refuse(message: str) -> NoReturn:
 
 
 def config_or_fail() -> Config:
-    from wisp._config import ConfigError, load_config
     from wisp._home import wisp_home
+    from wisp.stores.config import ConfigError, load_config
 
     try:
         return load_config(wisp_home())

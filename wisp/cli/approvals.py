@@ -146,8 +146,8 @@ def grants(
     """Standing approvals (project and always) your answers have made."""
     # The grants store and the ID lookup are imported by the commands that use them: a
     # listing of approvals pays for neither (issue 23).
-    from wisp._grants import GrantsError, GrantStore
     from wisp.cli._layout import Column, Role
+    from wisp.stores.grants import GrantsError, GrantStore
 
     try:
         found = GrantStore(wisp_home()).list()
@@ -189,8 +189,8 @@ def revoke(
     ],
 ) -> None:
     """Remove a standing approval: that command will be asked about again."""
-    from wisp._grants import GrantsError, GrantStore
     from wisp._lookup import LookupRefused, typed_hex, unique
+    from wisp.stores.grants import GrantsError, GrantStore
 
     store = GrantStore(wisp_home())
     try:
@@ -296,9 +296,9 @@ def request_approval(
         told(request)
 
     # The asking side loads only when it asks.
-    from wisp._asking import ApprovalGate, ApprovalOutcome
-    from wisp._grants import STORED_SCOPES
-    from wisp._store import StoreError
+    from wisp.kinds.command_gate import ApprovalGate, ApprovalOutcome
+    from wisp.stores.grants import STORED_SCOPES
+    from wisp.stores.jsonstore import StoreError
 
     with asking(EntryPoint.APPROVALS, config) as asker:
         try:

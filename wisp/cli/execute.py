@@ -18,7 +18,6 @@ import typer
 
 from pending import PendingError
 from wisp._entry import EntryPoint
-from wisp._store import StoreError
 from wisp._text import visible
 from wisp.cli._ask import (
     TimeoutOption,
@@ -28,6 +27,7 @@ from wisp.cli._ask import (
 )
 from wisp.cli._common import config_or_fail, fail, tell
 from wisp.cli._exit import ExitCode
+from wisp.stores.jsonstore import StoreError
 
 EXEC_EXAMPLES = """Examples:
   wisp exec -- make deploy
@@ -66,7 +66,7 @@ def execute(
         f"wisp: asking you to approve running (in {visible(where)}):", text, reason, timeout_s
     )
 
-    from wisp._asking import ApprovalGate, ApprovalOutcome  # loads only when it asks
+    from wisp.kinds.command_gate import ApprovalGate, ApprovalOutcome  # only when it asks
 
     with asking(EntryPoint.APPROVALS, config) as asker:
         try:

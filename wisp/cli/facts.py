@@ -33,7 +33,7 @@ from wisp.kinds import view
 if TYPE_CHECKING:
     from pending import FactBinding
     from wisp._answering import AnswerReport
-    from wisp._factstore import Fact
+    from wisp.stores.facts import Fact
 
 # The stores, the ID lookup and the answering side are imported by the commands that use
 # them: `wisp facts pending` on an empty channel loads none of them (wisp.cli._listing).
@@ -78,9 +78,9 @@ def _contradicting(typed_id: str) -> list[Fact]:
     """The kept facts a keep of this request would contradict (read before answering, so a
     warning can follow; the answer itself decides nothing here)."""
     from pending import FactBinding
-    from wisp._factstore import FactStore
     from wisp._lookup import LookupRefused, find_request
-    from wisp._store import StoreError
+    from wisp.stores.facts import FactStore
+    from wisp.stores.jsonstore import StoreError
 
     try:
         with open_channel() as channel:
@@ -168,8 +168,8 @@ facts_app.command("show", epilog=SHOW_EXAMPLES.replace("wisp show", "wisp facts 
 
 
 def _stored_facts() -> list[Fact]:
-    from wisp._factstore import FactStore
-    from wisp._store import StoreError
+    from wisp.stores.facts import FactStore
+    from wisp.stores.jsonstore import StoreError
 
     try:
         return FactStore(wisp_home()).list()
@@ -228,9 +228,9 @@ def forget(
     audit log (fact.scope.changed, to "forgotten"). Exit 0 forgotten, 1 refused (nothing
     written), 2 error (the store cannot be used)."""
     require_terminal("wisp facts forget")
-    from wisp._factstore import FactStore
     from wisp._lookup import LookupRefused, typed_hex, unique
-    from wisp._store import StoreError
+    from wisp.stores.facts import FactStore
+    from wisp.stores.jsonstore import StoreError
 
     try:
         typed = typed_hex(fact_id, what="fact", exact=True)
@@ -252,7 +252,7 @@ def forget(
 
 
 def _fact_ids(incomplete: str) -> list[tuple[str, str]]:
-    from wisp._factstore import FactStore
+    from wisp.stores.facts import FactStore
 
     try:
         facts = FactStore(wisp_home()).list()
@@ -283,10 +283,10 @@ def request_fact(
         require_text(text, what, '`wisp facts request release codename "BLUE HERON"`')
     config = config_or_fail()
     # The asking side loads only when it asks.
-    from wisp._factids import FactScope, new_fact_id
-    from wisp._factstore import FactRefused
-    from wisp._keeper import FactKeeper, KeepState
-    from wisp._store import StoreError
+    from wisp.kinds.fact_keeper import FactKeeper, KeepState
+    from wisp.stores.factids import FactScope, new_fact_id
+    from wisp.stores.facts import FactRefused
+    from wisp.stores.jsonstore import StoreError
 
     with asking(EntryPoint.FACTS, config) as asker:
         keeper = FactKeeper(asker)

@@ -1,6 +1,6 @@
 """`wisp hook claude-code`: Claude Code's command hook. It reads one hook event (JSON) on
 stdin and writes Claude Code's hook output (JSON) on stdout, and nothing else there; what
-it decides and why is :mod:`wisp._hook`'s."""
+it decides and why is :mod:`wisp.agents.claude_code`'s."""
 
 from __future__ import annotations
 
@@ -12,9 +12,8 @@ from typing import Annotated
 
 import typer
 
-from wisp._asking import Cancel
-from wisp._deadlines import DeadlineError, check_deadline
-from wisp._hook import (
+from wisp._deadlines import Cancel, DeadlineError, check_deadline
+from wisp.agents.claude_code import (
     DEFAULT_WAIT_S,
     MAX_EVENT_BYTES,
     OnTimeout,

@@ -10,7 +10,11 @@ from typing import Annotated, Any
 import typer
 
 from pending import Kind
-from wisp._auditlog import (
+from wisp._home import wisp_home
+from wisp._lookup import LookupRefused, typed_hex
+from wisp._render import log_line
+from wisp._text import wrap
+from wisp.audit.reader import (
     EVENTS,
     AuditLogError,
     LogFilter,
@@ -20,10 +24,6 @@ from wisp._auditlog import (
     parse_since,
     read_log,
 )
-from wisp._home import wisp_home
-from wisp._lookup import LookupRefused, typed_hex
-from wisp._render import log_line
-from wisp._text import wrap
 from wisp.cli._common import choice_of, choices, emit, fail, json_line, say, tell, width
 
 HANG = 2  # a record's further lines are indented this much

@@ -168,8 +168,8 @@ def ask_question(
         )
 
     # The asking side loads only when it asks.
-    from wisp._asking import QuestionAsker, ReplyOutcome
-    from wisp._store import StoreError
+    from wisp.kinds.question_gate import QuestionAsker, ReplyOutcome
+    from wisp.stores.jsonstore import StoreError
 
     with asking(EntryPoint.QUESTIONS, config) as asker:
         try:

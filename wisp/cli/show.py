@@ -33,11 +33,11 @@ def show_request(typed_id: str, as_json: bool) -> None:
     # Imported here: every group declares its `show` command, but only showing looks a
     # request up, renders it (the records and the kinds' rows) or reads the facts store.
     from pending import FactBinding
-    from wisp._factstore import FactStore
     from wisp._lookup import LookupRefused, find_request
     from wisp._render import details, refusal, status_json
-    from wisp._store import StoreError
     from wisp.cli._layout import labelled
+    from wisp.stores.facts import FactStore
+    from wisp.stores.jsonstore import StoreError
 
     with open_channel() as channel:
         try:

@@ -56,7 +56,7 @@ def notice_for(request: Request) -> tuple[str, str, str, dict[str, Any], str]:
     (who asks), the request's audit fields, and its source (as its kind's view says)."""
     # Imported here: every command group reads the views as it is declared; only a notice
     # needs the audit log's fields (and the records under them).
-    from wisp._audit import request_fields
+    from wisp.audit.writer import request_fields
 
     server, kind_view = request.server, view(request.kind)
     who = [*kind_view.asker_parts(request.binding), server.client or "wisp"]

@@ -27,10 +27,7 @@ from mcp_types import (
 from pydantic import ConfigDict, Field
 
 from pending import PendingError
-from wisp._agentsession import AgentSession
-from wisp._factids import PERMANENT_PREFIX
-from wisp._store import StoreError
-from wisp._threadfacts import NoteFact, UnknownFact
+from wisp.agents.session import AgentSession
 from wisp.mcp._updates import (
     FACT_ID_RE,
     FACT_URI,
@@ -48,6 +45,9 @@ from wisp.mcp._views import (
     refusal_text,
     request_outcome,
 )
+from wisp.stores.factids import PERMANENT_PREFIX
+from wisp.stores.jsonstore import StoreError
+from wisp.stores.threadfacts import NoteFact, UnknownFact
 
 JSON_MIME = "application/json"
 

@@ -17,10 +17,10 @@ from collections.abc import Callable
 from typing import Any, cast
 
 from pending import Via
-from wisp._agentsession import AgentSession, StartError
-from wisp._audit import EntryPoint
 from wisp._extras import install_hint
-from wisp._notify import Face
+from wisp.agents.session import AgentSession, StartError
+from wisp.audit.writer import EntryPoint
+from wisp.routes.notify import Face
 
 STARTUP_FAILED = 2  # as every `wisp` command that cannot use the channel (ExitCode.ERROR)
 SDK_MODULES = ("mcp", "mcp_types", "pydantic", "starlette", "httpx", "anyio")

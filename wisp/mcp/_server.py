@@ -23,7 +23,7 @@ from mcp_types import (
 from pydantic import ValidationError
 
 from wisp import __version__
-from wisp._agentsession import AgentSession
+from wisp.agents.session import AgentSession
 from wisp.mcp import _resources as resources
 from wisp.mcp._args import refused_arguments
 from wisp.mcp._tools import TOOLS, refusal

@@ -20,8 +20,8 @@ from mcp.server.session import ServerSession
 from mcp.server.subscriptions import InMemorySubscriptionBus, ResourceUpdated
 
 from pending import Event, Kind, Missed, State, Transition
-from wisp._agentsession import AgentSession
-from wisp._factids import PERMANENT_PREFIX, SESSION_PREFIX, THREAD_PREFIX
+from wisp.agents.session import AgentSession
+from wisp.stores.factids import PERMANENT_PREFIX, SESSION_PREFIX, THREAD_PREFIX
 
 PENDING_URI = "wisp://pending"
 PROPOSED_URI = "wisp://facts/proposed"

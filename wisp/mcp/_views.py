@@ -23,13 +23,15 @@ from pending import (
     Status,
     format_time,
 )
-from wisp._agentsession import WAITING, NotOurs, PermissionVerdict
-from wisp._asking import Approval, Ending, Reply, ReplyOutcome
-from wisp._factids import PERMANENT_PREFIX
-from wisp._factstore import Fact
-from wisp._threadfacts import NoteFact, UnknownFact
+from wisp.agents.session import WAITING, NotOurs, PermissionVerdict
 from wisp.kinds import view as kind_view
+from wisp.kinds._asker import Ending
+from wisp.kinds.command_gate import Approval
+from wisp.kinds.question_gate import Reply, ReplyOutcome
 from wisp.mcp._updates import fact_uri
+from wisp.stores.factids import PERMANENT_PREFIX
+from wisp.stores.facts import Fact
+from wisp.stores.threadfacts import NoteFact, UnknownFact
 
 Rendered = tuple[str, dict[str, Any]]  # the words for the model, and the structured content
 

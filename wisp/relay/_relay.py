@@ -44,13 +44,10 @@ from pending import (
     start_thread,
 )
 from wisp import Answerer, EntryPoint, Notifier, __version__
-from wisp._asking import default_notifier
 from wisp._hello import hello_heard
-from wisp._history import ended_requests
 from wisp._home import open_channel
 from wisp._live import ChannelBack, ChannelGone, Found, HomeGone, LiveInbox
-from wisp._notify import Face
-from wisp._store import StoreError
+from wisp.audit.history import ended_requests
 from wisp.kinds import notice_for, views
 from wisp.relay import EXIT_ERROR, EXIT_OK
 from wisp.relay._lines import (
@@ -80,6 +77,8 @@ from wisp.relay.protocol import (
     decode_front_end,
     encode,
 )
+from wisp.routes.notify import Face, default_notifier
+from wisp.stores.jsonstore import StoreError
 
 # How long the relay waits for a first line before it serves a front end without a hello
 # (command approvals only). A hello that comes later, as the first line, still counts: the

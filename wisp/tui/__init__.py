@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from wisp._extras import install_hint
-from wisp._notify import OSC9_TERMINALS, OSC99_TERMINALS
+from wisp.routes.notify import OSC9_TERMINALS, OSC99_TERMINALS
 from wisp.tui._link import (
     SSH_RELAY,
     Link,

@@ -32,7 +32,6 @@ from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Static
 
 from pending import Kind, State, parse_time
-from wisp._notify import osc9, osc99
 from wisp._text import one_line, visible
 from wisp.kinds import view, views
 from wisp.relay.protocol import (
@@ -49,6 +48,7 @@ from wisp.relay.protocol import (
     Withdrawal,
     Withdrawn,
 )
+from wisp.routes.notify import osc9, osc99
 from wisp.tui._dialogs import Choice, Dialog, dialog_for
 from wisp.tui._driver import hang_up_safe
 from wisp.tui._link import Link, check_hosts, describe_exit, hello_line, host_argv, local_argv

@@ -17,7 +17,7 @@ from typing import Any
 import attrs
 
 from pending import SYSTEM_CLOCK, Clock, FactBinding, format_time, record_time
-from wisp._factids import SESSION_PREFIX, THREAD_PREFIX, FactScope
+from wisp.stores.factids import SESSION_PREFIX, THREAD_PREFIX, FactScope
 
 
 class UnknownFact(LookupError):

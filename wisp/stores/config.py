@@ -13,7 +13,7 @@ import attrs
 
 from pending import DecodeError, Unreadable, loads_strict, read_private_file
 from wisp._deadlines import DeadlineError, check_deadline, deadline_range
-from wisp._store import StoreError, locked_home, write_atomically
+from wisp.stores.jsonstore import StoreError, locked_home, write_atomically
 
 CONFIG_FILE = "config.json"
 
@@ -48,7 +48,7 @@ class Setting:
         """*value* as it may be shown: a secret's redacted."""
         if not self.secret:
             return value
-        from wisp._push import shown  # loaded only where a push setting is shown
+        from wisp.stores.pushurls import shown  # loaded only where a push setting is shown
 
         return shown(value)
 
@@ -73,7 +73,7 @@ def _bool(value: Any) -> bool:
 
 
 def _push_urls(value: Any) -> bool:
-    from wisp._push import valid_push_setting  # loaded only where a push setting is set
+    from wisp.stores.pushurls import valid_push_setting  # loaded only where set
 
     return valid_push_setting(value)
 

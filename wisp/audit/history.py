@@ -16,7 +16,7 @@ from typing import Any
 import attrs
 
 from pending import PendingError, loads_strict, open_private_dir
-from wisp._audit import AUDIT_FILE, LOGS_DIR
+from wisp.audit.writer import AUDIT_FILE, LOGS_DIR
 
 TAIL_BYTES = 1 << 20  # the most of the log read for a history: the last MiB holds thousands
 ASKED_MAX = 200  # characters of what was asked kept per entry

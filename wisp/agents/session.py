@@ -26,38 +26,39 @@ from pending import (
     Channel,
     Decision,
     Kind,
-    Outcome,
     PendingError,
     Request,
     State,
     Status,
     UnknownRequest,
     Via,
-    canonical_json,
 )
 from wisp._answering import Answerer, AnswerReport, Inbox
-from wisp._asking import Approval, ApprovalGate, Asker, Cancel, Ending, QuestionAsker, Reply
-from wisp._audit import AuditEvent, EntryPoint, audit
-from wisp._config import Config, ConfigError, load_config
-from wisp._factids import PERMANENT_PREFIX, FactScope
-from wisp._factstore import Fact, FactRefused, FactStore
+from wisp._asking import Asker
+from wisp._deadlines import Cancel
 from wisp._home import open_channel, wisp_home
-from wisp._hook import (
+from wisp.agents.claude_code import HookRefused, tool_call
+from wisp.agents.gate import (
     MAX_ASKED_BYTES,
-    HookEvent,
-    HookRefused,
-    ToolCall,
+    answered,
     call_verdict,
     decided_reason,
-    file_call,
-    granted_call,
-    touches_home,
+    end_call,
+    open_call,
+    too_large,
     unanswered_reason,
 )
-from wisp._keeper import FactKeeper, KeepRequest
-from wisp._notify import TITLE_MAX, Face, Notifier, Result, clean
-from wisp._store import StoreError
-from wisp._threadfacts import FactBook, NoteFact, UnknownFact
+from wisp.audit.writer import AuditEvent, EntryPoint, audit
+from wisp.kinds._asker import Ending
+from wisp.kinds.command_gate import Approval, ApprovalGate
+from wisp.kinds.fact_keeper import FactKeeper, KeepRequest
+from wisp.kinds.question_gate import QuestionAsker, Reply
+from wisp.routes.notify import TITLE_MAX, Face, Notifier, Result, clean
+from wisp.stores.config import Config, ConfigError, load_config
+from wisp.stores.factids import PERMANENT_PREFIX, FactScope
+from wisp.stores.facts import Fact, FactRefused, FactStore
+from wisp.stores.jsonstore import StoreError
+from wisp.stores.threadfacts import FactBook, NoteFact, UnknownFact
 
 SETTLING_S = 5.0  # a request seen ending between two looks: its ending is recorded within this
 # A permission request with no deadline (approval.timeoutSeconds 0) is still waited for at
@@ -334,9 +335,10 @@ class AgentSession:
 
     # --- a permission prompt (Claude Code's --permission-prompt-tool) -------------------
     #
-    # The tool call is asked about as the hook asks (wisp._hook): a `Bash` call as a command,
-    # any other as a `tool` request, this server's thread as the session; a call naming
-    # wisp's own directory always goes to the person. Silence is a deny, never an allow.
+    # The tool call goes through the gate core as the hook's does (wisp.agents.gate): a
+    # `Bash` call as a command, any other as a `tool` request, this server's thread as the
+    # session; a call naming wisp's own directory always goes to the person. Silence is a
+    # deny, never an allow.
 
     @property
     def permission_wait_s(self) -> float:
@@ -352,47 +354,36 @@ class AgentSession:
         """A grant's allow at once, a deny for a call that cannot be asked, or the request
         filed for the person (:meth:`wait` for it, then :meth:`permission_verdict`).
         Raises :class:`NotFiled` if the channel refused the request."""
-        call = ToolCall(
-            event=HookEvent.PERMISSION_REQUEST,
-            session=self.thread,
-            cwd=cwd,
-            tool=tool,
-            input=tool_input,
-        )
-        command = tool_input.get("command") if tool == "Bash" else None
-        if tool == "Bash" and not (isinstance(command, str) and command):
-            return PermissionVerdict(
-                allowed=False, message="wisp: a Bash call with no `command` (a string); denied"
-            )
-        if len(canonical_json(tool_input)) > MAX_ASKED_BYTES:
+        try:
+            call = tool_call(tool, tool_input, cwd=cwd, session=self.thread)
+        except HookRefused as exc:
+            return PermissionVerdict(allowed=False, message=f"wisp: {exc}; denied")
+        if too_large(call):
             return PermissionVerdict(
                 allowed=False,
                 message=f"wisp: this {tool} call is larger than a request holds "
                 f"({MAX_ASKED_BYTES} bytes), so nobody can be shown it; denied",
             )
-        guarded = touches_home(call, self.home)
-        if not guarded:
-            granted = granted_call(self.gate, call)
-            if granted is not None:
-                return PermissionVerdict(allowed=True, message=decided_reason(granted))
         try:
-            return file_call(self.gate, call, self.home, guarded)
-        except (OSError, PendingError, HookRefused) as exc:
+            opened = open_call(self.gate, call, self.home)
+        except (OSError, PendingError) as exc:
             raise _not_filed(exc) from None
+        if isinstance(opened, Approval):  # a standing grant covered it
+            return PermissionVerdict(allowed=True, message=decided_reason(opened))
+        return opened
 
     def permission_verdict(self, request: Request, ending: Ending | None) -> PermissionVerdict:
         """What the person's answer to a permission request says. No *ending* (the wait
         ended first, or the call was cancelled): the request is withdrawn (an answer that
         got there first stands) and, unanswered, it is a deny."""
-        if ending is None:
-            endings = self.asker.withdraw(request.id)
-            ending = endings[0] if endings else self.asker.wait(request.id, 0)
-        if ending is None or ending.outcome is not Outcome.ANSWERED:
+        ending = end_call(self.asker, request, ending)
+        if not answered(ending):
             bound = self.gate.timeout_s if self.gate.timeout_s > 0 else self.permission_wait_s
             why = unanswered_reason(request.id, ending, bound)
             return PermissionVerdict(
                 allowed=False, message=f"wisp: {why}; denied", request_id=request.id
             )
+        assert ending is not None
         with self._mutex:
             known = self._verdicts.get(request.id)
         approval = known or call_verdict(self.gate, ending)

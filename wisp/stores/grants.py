@@ -39,9 +39,9 @@ from pending import (
     parse_time,
     record_time,
 )
-from wisp._audit import AuditEvent, EntryPoint, audit
 from wisp._home import refuse_anothers_home
-from wisp._store import JsonStore, StoreError
+from wisp.audit.writer import AuditEvent, EntryPoint, audit
+from wisp.stores.jsonstore import JsonStore, StoreError
 
 GRANTS_FILE = "grants.json"
 # grants.json's cap: thousands of ordinary grants, or 60 of the longest command a request can

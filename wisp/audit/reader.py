@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from pending import PendingError, open_private_dir, parse_time
-from wisp._audit import AUDIT_FILE, LOGS_DIR, AuditEvent, audit_path, log_problem
+from wisp.audit.writer import AUDIT_FILE, LOGS_DIR, AuditEvent, audit_path, log_problem
 
 if TYPE_CHECKING:
     from pending import Observation

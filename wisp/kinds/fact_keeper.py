@@ -1,9 +1,10 @@
-"""The fact keeper: asks the person to keep a thread or session fact as permanent.
+"""The fact kind's gate, the keeper: asks the person to keep a thread or session fact as
+permanent, and applies their answer.
 
 A caller asks; only the person keeps (seed ADR 0048). :class:`FactKeeper` files a fact request
-through its :class:`Asker` and returns at once: it never waits for the person. It is the
-asker's :class:`~wisp._asking.Applier` for facts, so the asker's one settler applies the answer
-when it comes (`delivery: watched`); if the asker has stopped, the request is handed over and
+through the asker it is handed and returns at once: it never waits for the person. It is the
+asker's :class:`~wisp.kinds._asker.Applier` for facts, so the asker's one settler applies the
+answer when it comes (`delivery: watched`); if the asker has stopped, the request is handed over and
 the process the person answers in applies it (:func:`apply_answered`, `delivery: applied`).
 Either way a fact is kept only if it still says what the person was shown, and keeping is
 idempotent: the store is keyed by request, so applying twice keeps once.
@@ -19,22 +20,27 @@ from enum import StrEnum
 import attrs
 
 from pending import (
+    Channel,
     Decision,
     Delivery,
     FactBinding,
     Kind,
+    Outcome,
     Request,
     Settled,
+    SettleResult,
     State,
     Status,
     Via,
     format_time,
+    settlement_for,
 )
-from wisp._answering import apply_answered
-from wisp._asking import Asker
-from wisp._factids import asked_from, is_permanent
-from wisp._factstore import Fact, FactRefused, FactStore
+from wisp._entry import EntryPoint
+from wisp.audit.writer import AuditEvent, audit, request_fields
 from wisp.kinds import view
+from wisp.kinds._asker import AskingServer
+from wisp.stores.factids import asked_from, is_permanent
+from wisp.stores.facts import Fact, FactRefused, FactStore
 
 _FACTS = view(Kind.FACT)
 
@@ -68,7 +74,7 @@ class FactKeeper:
 
     def __init__(
         self,
-        asker: Asker,
+        asker: AskingServer,
         *,
         store: FactStore | None = None,
         lookup: Callable[[str], FactBinding | None] | None = None,
@@ -160,7 +166,8 @@ class FactKeeper:
 
     def apply(self, request: Request, status: Status) -> Settled:
         """Apply an answer to one of our requests (the asker's settler calls it, as its
-        :class:`~wisp._asking.Applier` for facts): keep or drop, settled `delivery: watched`."""
+        :class:`~wisp.kinds._asker.Applier` for facts): keep or drop, settled
+        `delivery: watched`."""
         if status.settled is not None:  # settled elsewhere (and audited there)
             return status.settled
         binding, answer = request.binding, status.answer
@@ -210,3 +217,75 @@ class FactKeeper:
 def _uri(fact_id: str) -> str:
     """Where a fact's outcome shows (the MCP server's fact resource)."""
     return f"wisp://facts/{fact_id}"
+
+
+def apply_answered(
+    channel: Channel,
+    status: Status,
+    *,
+    store: FactStore,
+    delivery: Delivery,
+    by: Via,
+    entry_point: EntryPoint,
+    still_shown: Callable[[Request], str | None] | None = None,
+) -> SettleResult:
+    """Apply a fact request's answer (keep or drop) and settle it, first outcome wins (the
+    result says whether this call's outcome won).
+
+    Keep admits the fact only if the request still says what the person was shown (and, with
+    *still_shown*, the asking server's own view agrees: it returns why not, or None);
+    otherwise it ends `failed` and the store is untouched. Raises :class:`StoreError` if the
+    store cannot be written: the answer stays in its slot, to be applied when it can.
+    """
+    request, answer = status.request, status.answer
+    assert answer is not None and request.kind is Kind.FACT
+    binding = request.binding
+    assert isinstance(binding, FactBinding)
+    fields = request_fields(request)
+    settlement = settlement_for(request, answer, delivery=delivery)
+    if settlement.outcome is Outcome.ANSWERED and answer.decision == Decision.KEEP:
+        changed = still_shown(request) if still_shown is not None else None
+        if changed is not None:  # the server's own view says the fact is not what was shown
+            settlement = attrs.evolve(
+                settlement, outcome=Outcome.FAILED, reason=changed, delivery=delivery
+            )
+    if settlement.outcome is Outcome.ANSWERED and answer.decision == Decision.KEEP:
+        from wisp.stores.factids import asked_from
+        from wisp.stores.facts import KEPT_BY_PERSON
+
+        fact, new = store.keep(binding, request=request.id, via=answer.via)
+        result = channel.settle_with(request, settlement, by=by, result=fact.id)
+        if new:
+            audit(
+                channel.home,
+                AuditEvent.FACT_SCOPE_CHANGED,
+                {
+                    **fields,
+                    "fact": binding.fact_id,
+                    "permanent": fact.id,
+                    "from": asked_from(binding.fact_id) or "unknown",
+                    "to": "permanent",
+                    "by": KEPT_BY_PERSON,
+                },
+                entry_point=entry_point,
+            )
+    else:
+        if settlement.outcome is Outcome.FAILED:
+            settlement = attrs.evolve(settlement, delivery=delivery)
+        result = channel.settle_with(request, settlement, by=by)
+    settled = result.settled
+    if result.won:
+        audit(
+            channel.home,
+            AuditEvent.APPROVAL_SETTLED,
+            {
+                **fields,
+                "outcome": settled.outcome.value,
+                "decision": settled.decision,
+                "result": settled.result,
+                "outcomeReason": settled.reason,
+                "delivery": delivery.value,
+            },
+            entry_point=entry_point,
+        )
+    return result

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 
 import attrs
 
-from wisp._subproc import run_bounded
+from wisp.routes.subproc import run_bounded
 
 TMUX_DISPLAY_S = 5.0  # how long the message stays on a client's status line
 TMUX_TIMEOUT_S = 5.0  # a tmux command that hangs is given up on, never waited on

@@ -26,7 +26,7 @@ import os
 import shlex
 import shutil
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from enum import IntEnum, StrEnum
 from pathlib import Path
 from typing import Any
@@ -34,21 +34,29 @@ from typing import Any
 import attrs
 
 from pending import (
-    MAX_RECORD_BYTES,
     DecodeError,
-    Kind,
-    Outcome,
     PendingError,
-    Request,
-    canonical_json,
-    format_time,
     loads_strict,
 )
-from wisp._asking import Approval, ApprovalGate, Asker, Cancel, Ending
-from wisp._audit import EntryPoint
-from wisp._config import ConfigError, load_config
+from wisp._asking import Asker
+from wisp._deadlines import Cancel
 from wisp._home import open_channel, wisp_home
-from wisp._store import StoreError
+from wisp.agents.gate import (
+    MAX_ASKED_BYTES,
+    ToolCall,
+    answered,
+    call_verdict,
+    decided_reason,
+    end_call,
+    open_call,
+    too_large,
+    unanswered_reason,
+)
+from wisp.audit.writer import EntryPoint
+from wisp.kinds._asker import Ending
+from wisp.kinds.command_gate import Approval, ApprovalGate
+from wisp.stores.config import ConfigError, load_config
+from wisp.stores.jsonstore import StoreError
 
 # Claude Code's default `timeout` for a command hook (its hooks reference; earlier versions
 # had 60 s): the hook is cancelled after it. --print-settings sets it explicitly all the same.
@@ -63,16 +71,11 @@ EXPIRY_AFTER_WAIT_S = 5
 SESSION_END_TIMEOUT_S = 30
 # An event larger than this is not read whole: no tool call a person can judge is that long.
 MAX_EVENT_BYTES = 4 * 1024 * 1024
-# What is asked must fit one request record (MAX_RECORD_BYTES) with the rest of the record.
-MAX_ASKED_BYTES = MAX_RECORD_BYTES - 8 * 1024
 # The tools --print-settings puts in front of the person: shell commands, file changes, web
 # fetches and every MCP server's tools (reads and searches are left to Claude Code's rules).
 SETTINGS_MATCHER = "Bash|Edit|MultiEdit|Write|NotebookEdit|WebFetch|mcp__.*"
 CLIENT = "claude-code"
-OWN_CHANNEL = (
-    "it touches wisp's own channel ($WISP_HOME, {home}): an agent that can write there can "
-    "answer for you"
-)
+SHELL_TOOL = "Bash"  # Claude Code's shell tool: its `command` is asked as a command request
 
 
 class HookEvent(StrEnum):
@@ -106,19 +109,12 @@ class HookExit(IntEnum):
 
 
 class HookRefused(Exception):
-    """The event cannot be answered (unreadable, unknown, unusable); the message says why."""
+    """The event cannot be answered (unreadable, unknown, unusable); the message says why,
+    and *event* which event it was, when that much could be read."""
 
-
-@attrs.frozen(kw_only=True)
-class ToolCall:
-    """A tool call Claude Code is about to make, from its event."""
-
-    event: HookEvent
-    session: str
-    cwd: str
-    tool: str
-    input: Mapping[str, Any]
-    tool_use_id: str | None = None
+    def __init__(self, message: str, *, event: HookEvent | None = None) -> None:
+        super().__init__(message)
+        self.event = event
 
 
 @attrs.frozen(kw_only=True)
@@ -176,8 +172,34 @@ def _field(event: Mapping[str, Any], key: str) -> str:
     return value
 
 
-def parse_event(data: bytes) -> ToolCall | tuple[HookEvent, str]:
-    """The event on stdin: a tool call, or (SessionEnd, its session). Raises HookRefused."""
+def tool_call(
+    tool: str,
+    tool_input: Mapping[str, Any],
+    *,
+    cwd: str,
+    session: str,
+    tool_use_id: str | None = None,
+) -> ToolCall:
+    """A Claude Code tool call for the gate core: a `Bash` call's `command` (and its
+    `description`) picked out. Raises :class:`HookRefused` for a `Bash` call without one."""
+    command = tool_input.get("command") if tool == SHELL_TOOL else None
+    if tool == SHELL_TOOL and not (isinstance(command, str) and command):
+        raise HookRefused(f"a {SHELL_TOOL} call with no `command` (a string)")
+    description = tool_input.get("description") if command is not None else None
+    return ToolCall(
+        session=session,
+        cwd=cwd,
+        tool=tool,
+        input=tool_input,
+        command=command,
+        description=description if isinstance(description, str) and description else None,
+        tool_use_id=tool_use_id,
+    )
+
+
+def parse_event(data: bytes) -> tuple[HookEvent, ToolCall | str]:
+    """The event on stdin: (its name, the tool call), or (SessionEnd, its session). Raises
+    :class:`HookRefused`."""
     if len(data) > MAX_EVENT_BYTES:
         raise HookRefused(f"the event is larger than {MAX_EVENT_BYTES} bytes")
     if not data.strip():
@@ -209,56 +231,18 @@ def parse_event(data: bytes) -> ToolCall | tuple[HookEvent, str]:
     if not Path(cwd).is_absolute():
         raise HookRefused(f"the event's cwd {cwd!r} is not an absolute path")
     use_id = event.get("tool_use_id")
-    return ToolCall(
-        event=hook_event,
-        session=session,
-        cwd=cwd,
-        tool=_field(event, "tool_name"),
-        input=tool_input,
-        tool_use_id=use_id if isinstance(use_id, str) else None,
-    )
-
-
-# --- wisp's own channel ----------------------------------------------------------------
-
-
-def _home_forms(home: Path) -> set[str]:
-    """The ways a command or a path may name *home*."""
-    forms = {str(home), os.path.realpath(home), "$WISP_HOME", "${WISP_HOME}"}
-    user_home = str(Path("~").expanduser())
-    for form in tuple(forms):
-        if form.startswith(user_home + os.sep):
-            forms.add("~" + form[len(user_home) :])
-            forms.add("$HOME" + form[len(user_home) :])
-    return {f.rstrip(os.sep) for f in forms if f}
-
-
-def _strings(value: Any) -> Iterator[str]:
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            yield item
-        elif isinstance(item, dict):
-            stack.extend(item.keys())
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-
-
-def touches_home(call: ToolCall, home: Path) -> bool:
-    """Whether *call* names wisp's own directory: run from inside it, a path under it, or any
-    text of its input naming it. A tripwire for the person's attention, not a sandbox: a
-    command can reach a path without naming it."""
-    real_home = Path(os.path.realpath(home))
-    if Path(os.path.realpath(call.cwd)).is_relative_to(real_home):
-        return True
-    for text in _strings(call.input):
-        if any(form in text for form in _home_forms(home)):
-            return True
-        if text.startswith(os.sep) and Path(os.path.realpath(text)).is_relative_to(real_home):
-            return True
-    return False
+    tool = _field(event, "tool_name")
+    try:
+        call = tool_call(
+            tool,
+            tool_input,
+            cwd=cwd,
+            session=session,
+            tool_use_id=use_id if isinstance(use_id, str) else None,
+        )
+    except HookRefused as exc:  # answered in the shape of the event it came in
+        raise HookRefused(str(exc), event=hook_event) from None
+    return hook_event, call
 
 
 # --- answering -------------------------------------------------------------------------
@@ -275,18 +259,15 @@ def answer_event(
     """What to tell Claude Code about the event in *data*. Never raises: what cannot be
     answered is a deny (exit 2) with its reason. *cancel*, cancelled (the process is told to
     stop), ends the wait at once: the request is withdrawn and the answer is a deny."""
+    event: HookEvent | None = None
     try:
-        parsed = parse_event(data)
-    except HookRefused as exc:
-        return refused(None, str(exc))
-    event = parsed.event if isinstance(parsed, ToolCall) else parsed[0]
-    try:
+        event, parsed = parse_event(data)
         where = home if home is not None else wisp_home()
         if isinstance(parsed, ToolCall):
-            return _answer_call(parsed, where, wait_s, on_timeout, cancel or Cancel())
-        return _end_session(parsed[1], where)
+            return _answer_call(event, parsed, where, wait_s, on_timeout, cancel or Cancel())
+        return _end_session(parsed, where)
     except HookRefused as exc:
-        return refused(event, str(exc))
+        return refused(exc.event or event, str(exc))
     except (OSError, PendingError, StoreError, ConfigError) as exc:
         return refused(event, f"the channel cannot be used ({exc}); check it with `wisp doctor`")
     except Exception as exc:  # fail closed, never a traceback: say what broke
@@ -294,26 +275,23 @@ def answer_event(
 
 
 def _end_session(session: str, home: Path) -> HookAnswer:
-    from wisp._grants import GrantStore
+    from wisp.stores.grants import GrantStore
 
     GrantStore(home).end_session(session)
     return HookAnswer(event=HookEvent.SESSION_END, permission=None, reason="")
 
 
-def _asked_size(call: ToolCall) -> int:
-    return len(canonical_json(call.input))
-
-
 def _answer_call(
-    call: ToolCall, home: Path, wait_s: float, on_timeout: OnTimeout, cancel: Cancel
+    event: HookEvent,
+    call: ToolCall,
+    home: Path,
+    wait_s: float,
+    on_timeout: OnTimeout,
+    cancel: Cancel,
 ) -> HookAnswer:
-    command = call.input.get("command") if call.tool == "Bash" else None
-    if call.tool == "Bash" and not (isinstance(command, str) and command):
-        raise HookRefused("a Bash call with no `command` (a string)")
-    guarded = touches_home(call, home)
-    if _asked_size(call) > MAX_ASKED_BYTES:  # not a request a person can be shown whole
+    if too_large(call):  # not a request a person can be shown whole
         return _unasked(
-            call,
+            event,
             f"wisp: this {call.tool} call is larger than a request holds "
             f"({MAX_ASKED_BYTES} bytes); asking here instead",
         )
@@ -328,11 +306,18 @@ def _answer_call(
         )
         try:
             gate = ApprovalGate(asker, timeout_s=wait_s + EXPIRY_AFTER_WAIT_S)
-            if not guarded:
-                granted = granted_call(gate, call)
-                if granted is not None:
-                    return _decided(call, granted)
-            return _ask_person(call, gate, home, guarded, wait_s, on_timeout, cancel)
+            opened = open_call(gate, call, home)
+            if isinstance(opened, Approval):  # a standing grant covered it
+                return _decided(event, opened)
+            ending = end_call(asker, opened, asker.wait(opened.id, wait_s, cancel=cancel))
+            if not answered(ending):
+                if cancel.cancelled:
+                    return refused(
+                        event, f"stopped before anyone answered; request {opened.id} withdrawn"
+                    )
+                return _unanswered(event, opened.id, ending, wait_s, on_timeout)
+            assert ending is not None
+            return _decided(event, call_verdict(gate, ending), ending)
         finally:
             asker.close()
 
@@ -342,127 +327,40 @@ def _warn(message: str) -> None:
     sys.stderr.write(f"wisp: {message}\n")
 
 
-def _ask_person(
-    call: ToolCall,
-    gate: ApprovalGate,
-    home: Path,
-    guarded: bool,
-    wait_s: float,
-    on_timeout: OnTimeout,
-    cancel: Cancel,
-) -> HookAnswer:
-    asker = gate.asker
-    request = file_call(gate, call, home, guarded)
-    ending = asker.wait(request.id, wait_s, cancel=cancel)
-    if ending is None:  # no answer in time: withdraw it (an answer that got there first stands)
-        endings = asker.withdraw(request.id)
-        ending = endings[0] if endings else asker.wait(request.id, 0)
-    if cancel.cancelled and (ending is None or ending.outcome is not Outcome.ANSWERED):
-        return refused(
-            call.event, f"stopped before anyone answered; request {request.id} withdrawn"
-        )
-    if ending is None or ending.outcome is not Outcome.ANSWERED:
-        return _unanswered(call, request.id, ending, wait_s, on_timeout)
-    return _decided(call, call_verdict(gate, ending), ending)
-
-
-def granted_call(gate: ApprovalGate, call: ToolCall) -> Approval | None:
-    """The approval a standing grant (or a session approval kept for the call's session)
-    gives *call* at once, or None: the person is asked."""
-    command = call.input.get("command") if call.tool == "Bash" else None
-    if isinstance(command, str):
-        return gate.granted_in_thread(command, call.cwd, call.session)
-    return gate.granted_tool(call.tool, call.input, call.cwd, thread=call.session)
-
-
-def file_call(gate: ApprovalGate, call: ToolCall, home: Path, guarded: bool) -> Request:
-    """File *call* for the person, returning at once: a `Bash` call as a command request
-    (its `description` as the reason), any other as a `tool` request, the call's session as
-    the thread; a *guarded* one says that it touches wisp's own channel."""
-    guard = OWN_CHANNEL.format(home=home) if guarded else None
-    command = call.input.get("command") if call.tool == "Bash" else None
-    if isinstance(command, str):
-        description = call.input.get("description")
-        said = description if isinstance(description, str) and description else None
-        reason = "; ".join(part for part in (guard, said) if part) or None
-        return gate.file(command, call.cwd, reason=reason, thread=call.session)
-    return gate.file_tool(call.tool, call.input, call.cwd, thread=call.session, reason=guard)
-
-
-def call_verdict(gate: ApprovalGate, ending: Ending) -> Approval:
-    """The approval an ended command or tool request gives; a `session` approval is kept
-    for the request's thread."""
-    request = ending.request
-    verdict = gate.verdict(ending) if request.kind is Kind.COMMAND else gate.tool_verdict(ending)
-    return gate.remember_for_thread(verdict, ending)
-
-
-def _who(ending: Ending) -> str:
-    answer = ending.answer
-    assert answer is not None
-    return f"by {answer.user} via {answer.via} at {format_time(answer.answered_at)}"
-
-
-def _decided(call: ToolCall, approval: Approval, ending: Ending | None = None) -> HookAnswer:
+def _decided(event: HookEvent, approval: Approval, ending: Ending | None = None) -> HookAnswer:
     """An approval (a grant's or the person's) or a denial, worded: who, how, when."""
     permission = Permission.ALLOW if approval.approved else Permission.DENY
     return HookAnswer(
-        event=call.event,
+        event=event,
         permission=permission,
         reason=decided_reason(approval, ending),
         request_id=approval.request_id if ending is not None else None,
     )
 
 
-def decided_reason(approval: Approval, ending: Ending | None = None) -> str:
-    """Why a call is allowed or denied, in words: a grant's (whose, which, when given), or
-    the person's answer to *ending* (who, how, when)."""
-    request_id = approval.request_id
-    if approval.approved and ending is None:  # a grant covered it: nothing was filed
-        grant = approval.grant
-        assert grant is not None
-        return (
-            f"wisp: allowed by {grant.user}'s {grant.scope} approval "
-            f"({grant.id}, given {format_time(grant.granted_at)} for request {grant.request})"
-        )
-    assert ending is not None
-    if approval.approved:
-        reason = f"wisp: approved {approval.scope} {_who(ending)} (request {request_id})"
-        return reason + (f"; {approval.reason}" if approval.reason else "")
-    reason = f"wisp: denied {_who(ending)} (request {request_id})"
-    return reason + (f": {approval.reason}" if approval.reason else "")
-
-
 def _unanswered(
-    call: ToolCall, request_id: str, ending: Ending | None, wait_s: float, on_timeout: OnTimeout
+    event: HookEvent,
+    request_id: str,
+    ending: Ending | None,
+    wait_s: float,
+    on_timeout: OnTimeout,
 ) -> HookAnswer:
     why = unanswered_reason(request_id, ending, wait_s)
     if on_timeout is OnTimeout.DENY:
         return HookAnswer(
-            event=call.event,
+            event=event,
             permission=Permission.DENY,
             reason=f"wisp: {why}; denied (--on-timeout deny)",
             request_id=request_id,
         )
-    return _unasked(call, f"wisp: {why}; asking here instead", request_id)
+    return _unasked(event, f"wisp: {why}; asking here instead", request_id)
 
 
-def unanswered_reason(request_id: str, ending: Ending | None, wait_s: float) -> str:
-    """Why nobody's answer decides the call: none came within *wait_s* (the request timed
-    out or was withdrawn), or the request ended otherwise."""
-    outcome = ending.outcome.value if ending is not None else Outcome.WITHDRAWN.value
-    if ending is not None and ending.outcome not in (Outcome.WITHDRAWN, Outcome.TIMED_OUT):
-        return f"request {request_id} ended {outcome}" + (
-            f": {ending.reason}" if ending.reason else ""
-        )
-    return f"nobody answered request {request_id} in wisp within {wait_s:g} s ({outcome})"
-
-
-def _unasked(call: ToolCall, reason: str, request_id: str | None = None) -> HookAnswer:
+def _unasked(event: HookEvent, reason: str, request_id: str | None = None) -> HookAnswer:
     """Leave it to Claude Code's own dialog: `ask` (PreToolUse), no decision (PermissionRequest:
     its dialog is shown)."""
-    permission = Permission.ASK if call.event is HookEvent.PRE_TOOL_USE else None
-    return HookAnswer(event=call.event, permission=permission, reason=reason, request_id=request_id)
+    permission = Permission.ASK if event is HookEvent.PRE_TOOL_USE else None
+    return HookAnswer(event=event, permission=permission, reason=reason, request_id=request_id)
 
 
 # --- settings --------------------------------------------------------------------------

@@ -9,12 +9,12 @@ machine, in order (seed `000`, ADR 0044), the first that works posting it:
 2. ``terminal``: OSC 9 (Ghostty, iTerm2, WezTerm) or OSC 99 (kitty) written to /dev/tty —
    never to stdout, never under a JSON front end or the MCP server, not inside tmux;
 3. ``tmux``: inside tmux, shown on the attached clients' status lines, and the terminal's
-   sequence passed through to it where the pane allows (wisp._tmux);
+   sequence passed through to it where the pane allows (wisp.routes.tmux);
 4. ``app``: macOS, the terminal app by bundle id (``notifications.viaTerminalApp``);
 5. ``osascript``: macOS, attributed to Script Editor;
 6. ``desktop``: Linux, the freedesktop notification service (``notify-send``) on a session bus.
 
-Then ``push`` (wisp._push), for the person who is not at this machine: to every
+Then ``push`` (wisp.routes.push), for the person who is not at this machine: to every
 `notifications.push` URL through Apprise — also when a route here posted
 (`notifications.pushWhen: always`), or only when none did (`unseen`). It carries the host
 name and the commands that answer, and is sent by a process of its own: filing, the
@@ -44,13 +44,14 @@ from typing import Any
 import attrs
 
 from pending import SYSTEM_CLOCK, Clock, Kind
-from wisp import _push
-from wisp._audit import AuditEvent, EntryPoint, audit, check_log
-from wisp._config import PushWhen
-from wisp._subproc import run_bounded
 from wisp._text import visible
-from wisp._tmux import Client, Tmux, display_text, passthrough
+from wisp.audit.writer import AuditEvent, EntryPoint, audit, check_log
 from wisp.kinds import view
+from wisp.routes import push as _push
+from wisp.routes.subproc import run_bounded
+from wisp.routes.tmux import Client, Tmux, display_text, passthrough
+from wisp.stores.config import PushWhen
+from wisp.stores.pushurls import push_urls, redact
 
 TITLE_MAX = 64
 SUBTITLE_MAX = 64
@@ -293,7 +294,7 @@ class Notifier:
 
     def push_urls(self) -> list[str]:
         """The push targets set (secrets: show them only through :func:`_push.redact`)."""
-        return _push.push_urls(self._setting("notifications.push", []))
+        return push_urls(self._setting("notifications.push", []))
 
     def push_when(self) -> PushWhen:
         return PushWhen(self._setting("notifications.pushWhen", PushWhen.ALWAYS))
@@ -469,7 +470,7 @@ class Notifier:
             reason = skipped[0] if only else "no route could post it"
             return Result(posted=False, reason=reason, skipped=tuple(skipped)), []
         urls = self.push_urls()
-        shown = ", ".join(_push.redact(url) for url in urls)
+        shown = ", ".join(redact(url) for url in urls)
         if self.background_push:
             clause = f"sending to {shown} in the background"
             if taken is not None:
@@ -716,3 +717,14 @@ def _bus_missing(address: str) -> str | None:
     if any(Path(path).exists() for path in paths):
         return None
     return f"no session bus ({paths[0] if paths else address} is not there)"
+
+
+def default_notifier(home: Path, entry_point: EntryPoint) -> Notifier:
+    """This process's terminal routes, with the settings in config.json (a broken one: none)."""
+    from wisp.stores.config import ConfigError, load_config
+
+    try:
+        settings = load_config(home).values
+    except ConfigError:
+        settings = {}  # a broken config.json is reported by the commands that read it
+    return Notifier(home, settings=settings, entry_point=entry_point)

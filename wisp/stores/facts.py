@@ -15,9 +15,9 @@ from typing import Any
 import attrs
 
 from pending import SYSTEM_CLOCK, Clock, FactBinding, format_time, parse_time, record_time
-from wisp._audit import AuditEvent, EntryPoint, audit
-from wisp._factids import FactScope, new_fact_id
-from wisp._store import JsonStore
+from wisp.audit.writer import AuditEvent, EntryPoint, audit
+from wisp.stores.factids import FactScope, new_fact_id
+from wisp.stores.jsonstore import JsonStore
 
 FACTS_FILE = "facts.json"
 # facts.json's cap: thousands of ordinary facts, or 60 of the longest a request can carry
@@ -34,7 +34,7 @@ class FactRefused(Exception):
 class Fact:
     """A permanent fact: the person's."""
 
-    id: str  # p… (wisp._factids)
+    id: str  # p… (wisp.stores.factids)
     subject: str
     name: str
     value: str

@@ -1,0 +1,195 @@
+"""The gate core every harness stands on: a tool call → a request → a decision.
+
+A harness's module reads its own event into a :class:`ToolCall` (the shell tool's command
+picked out as :attr:`ToolCall.command`) and answers in its own shape; what lies between is
+here, once, for every harness and for :class:`~wisp.agents.session.AgentSession`'s permission
+prompt alike:
+
+- :func:`open_call`: the self-guard (a call that names `$WISP_HOME` is always put to the
+  person, never allowed by a grant), then a standing grant's allow at once, else the call
+  filed for the person — a shell call as a `command` request, any other as a `tool` request,
+  the harness's session as the thread;
+- :func:`end_call`: after the wait, how the request ended (withdrawn if nobody answered in
+  time: an answer that got there first stands);
+- :func:`call_verdict`, :func:`decided_reason`, :func:`unanswered_reason`: the verdict and
+  its words (who decided, how and when, or why nobody did).
+
+Silence is never an allow: what a harness does with an unanswered call (ask in its own
+dialog, or deny) is its module's choice, never this core's.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from pending import MAX_RECORD_BYTES, Kind, Outcome, Request, canonical_json, format_time
+from wisp._asking import Asker
+from wisp.kinds._asker import Ending
+from wisp.kinds.command_gate import Approval, ApprovalGate
+
+# What is asked must fit one request record (MAX_RECORD_BYTES) with the rest of the record.
+MAX_ASKED_BYTES = MAX_RECORD_BYTES - 8 * 1024
+OWN_CHANNEL = (
+    "it touches wisp's own channel ($WISP_HOME, {home}): an agent that can write there can "
+    "answer for you"
+)
+
+
+@attrs.frozen(kw_only=True)
+class ToolCall:
+    """A tool call an agent is about to make, as its harness's module read it."""
+
+    session: str  # the harness's session: the requests' thread, and a session grant's
+    cwd: str  # absolute
+    tool: str  # the harness's own name for the tool
+    input: Mapping[str, Any]
+    command: str | None = None  # a shell call's command: asked as a command request
+    description: str | None = None  # what the agent says a shell command is for
+    tool_use_id: str | None = None
+
+
+# --- wisp's own channel ----------------------------------------------------------------
+
+
+def _home_forms(home: Path) -> set[str]:
+    """The ways a command or a path may name *home*."""
+    forms = {str(home), os.path.realpath(home), "$WISP_HOME", "${WISP_HOME}"}
+    user_home = str(Path("~").expanduser())
+    for form in tuple(forms):
+        if form.startswith(user_home + os.sep):
+            forms.add("~" + form[len(user_home) :])
+            forms.add("$HOME" + form[len(user_home) :])
+    return {f.rstrip(os.sep) for f in forms if f}
+
+
+def _strings(value: Any) -> Iterator[str]:
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            yield item
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+
+
+def touches_home(call: ToolCall, home: Path) -> bool:
+    """Whether *call* names wisp's own directory: run from inside it, a path under it, or any
+    text of its input naming it. A tripwire for the person's attention, not a sandbox: a
+    command can reach a path without naming it."""
+    real_home = Path(os.path.realpath(home))
+    if Path(os.path.realpath(call.cwd)).is_relative_to(real_home):
+        return True
+    for text in _strings(call.input):
+        if any(form in text for form in _home_forms(home)):
+            return True
+        if text.startswith(os.sep) and Path(os.path.realpath(text)).is_relative_to(real_home):
+            return True
+    return False
+
+
+def too_large(call: ToolCall) -> bool:
+    """Whether *call* is larger than a request can show the person whole."""
+    return len(canonical_json(call.input)) > MAX_ASKED_BYTES
+
+
+# --- asking ----------------------------------------------------------------------------
+
+
+def open_call(gate: ApprovalGate, call: ToolCall, home: Path) -> Approval | Request:
+    """A standing grant's approval at once (audited), or the request filed for the person
+    (returning at once). A call that names wisp's own directory is never granted: it is
+    filed, and its request says why."""
+    guarded = touches_home(call, home)
+    if not guarded:
+        granted = granted_call(gate, call)
+        if granted is not None:
+            return granted
+    return file_call(gate, call, home, guarded)
+
+
+def granted_call(gate: ApprovalGate, call: ToolCall) -> Approval | None:
+    """The approval a standing grant (or a session approval kept for the call's session)
+    gives *call* at once, or None: the person is asked."""
+    if call.command is not None:
+        return gate.granted_in_thread(call.command, call.cwd, call.session)
+    return gate.granted_tool(call.tool, call.input, call.cwd, thread=call.session)
+
+
+def file_call(gate: ApprovalGate, call: ToolCall, home: Path, guarded: bool) -> Request:
+    """File *call* for the person, returning at once: a shell call as a command request
+    (its description as the reason), any other as a `tool` request, the call's session as
+    the thread; a *guarded* one says that it touches wisp's own channel."""
+    guard = OWN_CHANNEL.format(home=home) if guarded else None
+    if call.command is not None:
+        reason = "; ".join(part for part in (guard, call.description) if part) or None
+        return gate.file(call.command, call.cwd, reason=reason, thread=call.session)
+    return gate.file_tool(call.tool, call.input, call.cwd, thread=call.session, reason=guard)
+
+
+def end_call(asker: Asker, request: Request, ending: Ending | None) -> Ending | None:
+    """How *request* ended, after its wait: with no *ending* (nobody answered in time, or
+    the wait was cancelled) it is withdrawn, and an answer that got there first stands."""
+    if ending is not None:
+        return ending
+    endings = asker.withdraw(request.id)
+    return endings[0] if endings else asker.wait(request.id, 0)
+
+
+def answered(ending: Ending | None) -> bool:
+    """Whether the person's answer ended the request (not a time-out, withdrawal, …)."""
+    return ending is not None and ending.outcome is Outcome.ANSWERED
+
+
+def call_verdict(gate: ApprovalGate, ending: Ending) -> Approval:
+    """The approval an ended command or tool request gives; a `session` approval is kept
+    for the request's thread."""
+    request = ending.request
+    verdict = gate.verdict(ending) if request.kind is Kind.COMMAND else gate.tool_verdict(ending)
+    return gate.remember_for_thread(verdict, ending)
+
+
+# --- in words --------------------------------------------------------------------------
+
+
+def _who(ending: Ending) -> str:
+    answer = ending.answer
+    assert answer is not None
+    return f"by {answer.user} via {answer.via} at {format_time(answer.answered_at)}"
+
+
+def decided_reason(approval: Approval, ending: Ending | None = None) -> str:
+    """Why a call is allowed or denied, in words: a grant's (whose, which, when given), or
+    the person's answer to *ending* (who, how, when)."""
+    request_id = approval.request_id
+    if approval.approved and ending is None:  # a grant covered it: nothing was filed
+        grant = approval.grant
+        assert grant is not None
+        return (
+            f"wisp: allowed by {grant.user}'s {grant.scope} approval "
+            f"({grant.id}, given {format_time(grant.granted_at)} for request {grant.request})"
+        )
+    assert ending is not None
+    if approval.approved:
+        reason = f"wisp: approved {approval.scope} {_who(ending)} (request {request_id})"
+        return reason + (f"; {approval.reason}" if approval.reason else "")
+    reason = f"wisp: denied {_who(ending)} (request {request_id})"
+    return reason + (f": {approval.reason}" if approval.reason else "")
+
+
+def unanswered_reason(request_id: str, ending: Ending | None, wait_s: float) -> str:
+    """Why nobody's answer decides the call: none came within *wait_s* (the request timed
+    out or was withdrawn), or the request ended otherwise."""
+    outcome = ending.outcome.value if ending is not None else Outcome.WITHDRAWN.value
+    if ending is not None and ending.outcome not in (Outcome.WITHDRAWN, Outcome.TIMED_OUT):
+        return f"request {request_id} ended {outcome}" + (
+            f": {ending.reason}" if ending.reason else ""
+        )
+    return f"nobody answered request {request_id} in wisp within {wait_s:g} s ({outcome})"

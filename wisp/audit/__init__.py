@@ -1,0 +1,5 @@
+"""The audit wing: the audit log written (`writer.py`: one JSON line per transition, with its
+entry point), read and followed (`reader.py`), and the ended requests it remembers
+(`history.py`). The lowest wing: it imports none of the others, and only the application
+writes through it, never a face.
+"""

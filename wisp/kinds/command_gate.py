@@ -1,0 +1,331 @@
+"""The command kind's gate: may this shell command (or this tool call) run?
+
+:class:`ApprovalGate` asks the person through the asker it is handed, keeps the grants their
+answers make (a `session` one for the gate's life, or for a thread in the grant store; a
+`project` or `always` one in the store), and gives a verdict, an :class:`Approval`. A tool
+call other than a shell command (the `tool` kind) is asked and judged by the same gate: its
+verdict is the same record. The view these requests are shown with is the kind's module
+(`command.py`, `tool.py`); this one is loaded only by what asks (a listing never does).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from enum import StrEnum
+from typing import Any
+
+import attrs
+
+from pending import (
+    CommandBinding,
+    Decision,
+    Kind,
+    Outcome,
+    Request,
+    Scope,
+    ToolBinding,
+    record_time,
+)
+from wisp._home import current_user
+from wisp.audit.writer import AuditEvent, audit
+from wisp.kinds import view
+from wisp.kinds._asker import AskingServer, Ending
+from wisp.stores.grants import Grant, GrantStore
+from wisp.stores.jsonstore import StoreError
+
+_COMMANDS = view(Kind.COMMAND)
+
+
+class ApprovalOutcome(StrEnum):
+    """How the gate's verdict came about: a standing grant, or how the request ended."""
+
+    GRANTED = "granted"  # a grant covered it: nobody was asked
+    ANSWERED = Outcome.ANSWERED.value
+    TIMED_OUT = Outcome.TIMED_OUT.value
+    WITHDRAWN = Outcome.WITHDRAWN.value
+    FAILED = Outcome.FAILED.value
+    STALE = Outcome.STALE.value
+
+
+@attrs.frozen(kw_only=True)
+class Approval:
+    """The gate's verdict on a command."""
+
+    approved: bool
+    outcome: ApprovalOutcome
+    scope: Scope | None = None  # when approved
+    request_id: str | None = None  # None when a grant covered it without asking
+    grant: Grant | None = None
+    reason: str | None = None
+
+
+class ApprovalGate:
+    """Asks the person before a command runs, and remembers the grants they give."""
+
+    def __init__(self, asker: AskingServer, *, timeout_s: float, grants: GrantStore | None = None):
+        self.asker = asker
+        self.timeout_s = timeout_s
+        self.grants = grants or GrantStore(asker.home, clock=asker.clock)
+        self._session: dict[str, Grant] = {}  # command -> grant, for this server's life
+
+    def _covering(self, command: str, cwd: str) -> Grant | None:
+        grant = self._session.get(command)
+        if grant is not None:
+            return grant
+        try:
+            return self.grants.covering(command, cwd)
+        except Exception:  # a damaged store grants nothing: the person is asked instead
+            return None
+
+    def granted(self, command: str, cwd: str) -> Approval | None:
+        """The approval a standing grant (this session's, a project's, always) gives at once
+        without asking (audited), or None if the person must be asked."""
+        grant = self._covering(command, cwd)
+        if grant is None:
+            return None
+        audit(
+            self.asker.home,
+            AuditEvent.APPROVAL_GRANTED,
+            {
+                "kind": Kind.COMMAND.value,
+                "command": command,
+                "cwd": cwd,
+                "grant": grant.name,
+                "scope": grant.scope,
+            },
+            entry_point=self.asker.entry_point,
+        )
+        return Approval(
+            approved=True, outcome=ApprovalOutcome.GRANTED, scope=grant.scope, grant=grant
+        )
+
+    def file(
+        self,
+        command: str,
+        cwd: str,
+        *,
+        reason: str | None = None,
+        thread: str | None = None,
+        timeout_s: float | None = None,
+        on_filed: Callable[[Request], None] | None = None,
+    ) -> Request:
+        """Ask the person about *command* and return at once; :meth:`wisp.Asker.wait` for the
+        ending, then :meth:`verdict`."""
+        return self.asker.file(
+            Kind.COMMAND,
+            CommandBinding(command=command, cwd=cwd, thread=thread, reason=reason),
+            title=_COMMANDS.title,
+            body=lambda rid: _COMMANDS.body(command, rid),
+            timeout_s=self.timeout_s if timeout_s is None else timeout_s,
+            thread=thread,
+            on_filed=on_filed,
+        )
+
+    def request(
+        self,
+        command: str,
+        cwd: str,
+        *,
+        reason: str | None = None,
+        thread: str | None = None,
+        timeout_s: float | None = None,
+        on_filed: Callable[[Request], None] | None = None,
+    ) -> Approval:
+        """Whether *command* may run in *cwd*: a grant, or the person's answer (waits).
+        Raises :class:`pending.ChannelUnwritable` if the channel could not record how it
+        ended (it is then not approved); a time-out that could not be recorded is still a
+        time-out (:meth:`verdict` of the ending never raises)."""
+        granted = self.granted(command, cwd)
+        if granted is not None:
+            return granted
+        request = self.file(
+            command, cwd, reason=reason, thread=thread, timeout_s=timeout_s, on_filed=on_filed
+        )
+        ending = self.asker.wait(request.id)
+        assert ending is not None  # no wait limit: only an ending returns
+        if ending.error is not None and ending.outcome is not Outcome.TIMED_OUT:
+            raise ending.error  # not approved, and the channel cannot be used: say so
+        return self.verdict(ending)
+
+    def verdict(self, ending: Ending) -> Approval:
+        """The approval an ended command request gives; an approval with a standing scope is
+        remembered as a grant."""
+        binding = ending.request.binding
+        assert isinstance(binding, CommandBinding)
+        command, cwd = binding.command, binding.cwd
+        decision = ending.decision
+        approved = ending.outcome is Outcome.ANSWERED and decision not in (None, Decision.NO)
+        if not approved:
+            denial = ending.answer.reason if ending.answer and decision == Decision.NO else None
+            return Approval(
+                approved=False,
+                outcome=ApprovalOutcome(ending.outcome),
+                request_id=ending.request.id,
+                reason=ending.reason or denial,
+            )
+        assert decision is not None
+        scope = Scope(decision)  # an answered command's decision is a scope, or `no`
+        try:
+            grant, note = self._remember(scope, command, cwd, ending), None
+        except StoreError as exc:  # the approval stands; only its standing grant is lost
+            grant, note = None, f"approved, but the {scope} grant was not saved: {exc}"
+        return Approval(
+            approved=True,
+            outcome=ApprovalOutcome.ANSWERED,
+            scope=scope,
+            request_id=ending.request.id,
+            grant=grant,
+            reason=note,
+        )
+
+    def _remember(self, scope: Scope, command: str, cwd: str, ending: Ending) -> Grant | None:
+        user = ending.answer.user if ending.answer else current_user()
+        if scope is Scope.SESSION:
+            grant = Grant(
+                id=None,  # kept by this gate only: it has no ID in the store
+                scope=Scope.SESSION,
+                command=command,
+                project=None,
+                granted_at=record_time(self.asker.clock),
+                request=ending.request.id,
+                user=user,
+            )
+            self._session[command] = grant
+            return grant
+        if scope in (Scope.PROJECT, Scope.ALWAYS):
+            return self.grants.add(
+                scope=scope, command=command, cwd=cwd, request=ending.request.id, user=user
+            )
+        return None
+
+    # --- tool calls, and session approvals kept for a thread --------------------------------
+    #
+    # A tool call other than a shell command is asked about as a `tool` request; its grants
+    # match the exact tool and its canonical input. A thread whose asker lives for one call
+    # only (a Claude Code hook: one process per tool call, Claude's session as the thread)
+    # keeps a `session` approval in the grant store for that thread, not in this gate's memory.
+
+    def granted_tool(
+        self, tool: str, tool_input: Mapping[str, Any], cwd: str, *, thread: str | None = None
+    ) -> Approval | None:
+        """The approval a grant gives this tool call at once (audited), or None."""
+        try:
+            grant = self.grants.covering_tool(tool, tool_input, cwd, thread=thread)
+        except Exception:  # a damaged store grants nothing: the person is asked instead
+            return None
+        fields = {"kind": Kind.TOOL.value, "tool": tool, "input": dict(tool_input), "cwd": cwd}
+        return None if grant is None else self._granted_by(grant, fields)
+
+    def granted_in_thread(self, command: str, cwd: str, thread: str) -> Approval | None:
+        """As :meth:`granted`, and also by a session approval kept for *thread*."""
+        approval = self.granted(command, cwd)
+        if approval is not None:
+            return approval
+        try:
+            grant = self.grants.covering_in_thread(command, cwd, thread)
+        except Exception:  # a damaged store grants nothing: the person is asked instead
+            return None
+        fields = {"kind": Kind.COMMAND.value, "command": command, "cwd": cwd}
+        return None if grant is None else self._granted_by(grant, fields)
+
+    def _granted_by(self, grant: Grant, fields: Mapping[str, object]) -> Approval:
+        audit(
+            self.asker.home,
+            AuditEvent.APPROVAL_GRANTED,
+            {**fields, "grant": grant.id, "scope": grant.scope},
+            entry_point=self.asker.entry_point,
+        )
+        return Approval(
+            approved=True, outcome=ApprovalOutcome.GRANTED, scope=grant.scope, grant=grant
+        )
+
+    def file_tool(
+        self,
+        tool: str,
+        tool_input: Mapping[str, Any],
+        cwd: str,
+        *,
+        thread: str | None = None,
+        reason: str | None = None,
+        timeout_s: float | None = None,
+        on_filed: Callable[[Request], None] | None = None,
+    ) -> Request:
+        """Ask the person about a tool call and return at once; :meth:`wisp.Asker.wait` for the
+        ending, then :meth:`tool_verdict`."""
+        tool_view = view(Kind.TOOL)
+        binding = ToolBinding(
+            tool=tool, input=dict(tool_input), cwd=cwd, thread=thread, reason=reason
+        )
+        return self.asker.file(
+            Kind.TOOL,
+            binding,
+            title=tool_view.title,
+            body=lambda rid: tool_view.body(tool_view.asked(binding), rid),
+            timeout_s=self.timeout_s if timeout_s is None else timeout_s,
+            thread=thread,
+            on_filed=on_filed,
+        )
+
+    def tool_verdict(self, ending: Ending) -> Approval:
+        """The approval an ended tool request gives; a project or always approval is kept as
+        a grant of exactly that tool call (a session one: :meth:`remember_for_thread`)."""
+        binding = ending.request.binding
+        assert isinstance(binding, ToolBinding)
+        decision = ending.decision
+        if ending.outcome is not Outcome.ANSWERED or decision in (None, Decision.NO):
+            denial = ending.answer.reason if ending.answer and decision == Decision.NO else None
+            return Approval(
+                approved=False,
+                outcome=ApprovalOutcome(ending.outcome.value),
+                request_id=ending.request.id,
+                reason=ending.reason or denial,
+            )
+        grant, note = None, None
+        if decision in (Scope.PROJECT, Scope.ALWAYS):
+            user = ending.answer.user if ending.answer else current_user()
+            try:
+                grant = self.grants.add_tool(
+                    scope=Scope(decision),
+                    tool=binding.tool,
+                    tool_input=binding.input,
+                    cwd=binding.cwd,
+                    request=ending.request.id,
+                    user=user,
+                )
+            except StoreError as exc:  # the approval stands; only its standing grant is lost
+                note = f"approved, but the {decision} grant was not saved: {exc}"
+        return Approval(
+            approved=True,
+            outcome=ApprovalOutcome.ANSWERED,
+            scope=Scope(decision),
+            request_id=ending.request.id,
+            grant=grant,
+            reason=note,
+        )
+
+    def remember_for_thread(self, approval: Approval, ending: Ending) -> Approval:
+        """Keep a `session` approval of a command or a tool call for the request's thread, in
+        the grant store (its asker lives for this call only). Any other approval is as it was."""
+        binding = ending.request.binding
+        thread = getattr(binding, "thread", None)
+        if not approval.approved or approval.scope != Scope.SESSION or thread is None:
+            return approval
+        user = ending.answer.user if ending.answer else current_user()
+        try:
+            if isinstance(binding, ToolBinding):
+                grant = self.grants.keep_session(
+                    thread=thread,
+                    tool=binding.tool,
+                    tool_input=binding.input,
+                    request=ending.request.id,
+                    user=user,
+                )
+            else:
+                assert isinstance(binding, CommandBinding)
+                grant = self.grants.keep_session(
+                    thread=thread, command=binding.command, request=ending.request.id, user=user
+                )
+        except StoreError as exc:
+            note = f"approved, but the session grant was not saved: {exc}"
+            return attrs.evolve(approval, reason=note)
+        return attrs.evolve(approval, grant=grant)
