@@ -14,6 +14,7 @@ import platform
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -329,6 +330,31 @@ class Run:
         self.code = code
 
 
+def start(
+    argv: Sequence[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    stdin: bytes | None = None,
+    stdout: Any = subprocess.DEVNULL,
+    stderr: Any = subprocess.DEVNULL,
+    cwd: Path | None = None,
+) -> subprocess.Popen[bytes]:
+    """Start *argv*, *stdin* (if given) written to it and closed, else /dev/null."""
+    proc = subprocess.Popen(
+        list(argv),
+        env=dict(env) if env is not None else None,
+        cwd=cwd,
+        stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+        stdout=stdout,
+        stderr=stderr,
+    )
+    if stdin is not None:
+        assert proc.stdin is not None
+        proc.stdin.write(stdin)
+        proc.stdin.close()
+    return proc
+
+
 def run_timed(
     argv: Sequence[str],
     *,
@@ -336,18 +362,80 @@ def run_timed(
     stdout: Any = subprocess.DEVNULL,
     stderr: Any = subprocess.DEVNULL,
     check: bool = True,
+    stdin: bytes | None = None,
 ) -> Run:
-    """Run *argv* to its end; its own rusage comes from wait4(2), so nothing else is counted."""
+    """Run *argv* to its end (*stdin*, if given, written to it and closed); its own rusage
+    comes from wait4(2), so nothing else is counted."""
     t0 = time.perf_counter()
-    proc = subprocess.Popen(
-        list(argv), env=dict(env) if env is not None else None, stdout=stdout, stderr=stderr
-    )
+    proc = start(argv, env=env, stdin=stdin, stdout=stdout, stderr=stderr)
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t0
     proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
     if check and proc.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} exited {proc.returncode}")
     return Run(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss, proc.returncode)
+
+
+class ExitClock:
+    """Takes the moment *process* exits (perf_counter), from a thread waiting for it: for a
+    span that ends at another process's exit while this one does something else."""
+
+    def __init__(self, process: subprocess.Popen[Any]) -> None:
+        self.process = process
+        self.exited_at: float | None = None
+        self._waiter = threading.Thread(target=self._wait, daemon=True)
+        self._waiter.start()
+
+    def _wait(self) -> None:
+        self.process.wait()
+        self.exited_at = time.perf_counter()
+
+    def join(self, timeout: float) -> float:
+        """The exit's moment, once it has come (SystemExit if not within *timeout*)."""
+        self._waiter.join(timeout=timeout)
+        if self.exited_at is None:
+            self.process.kill()
+            raise SystemExit(f"{self.process.args!r} did not exit within {timeout:g} s")
+        return self.exited_at
+
+
+def await_filed(subscription: Any, process: subprocess.Popen[Any], timeout_s: float) -> Any:
+    """The request *process* files, as a `pending.Watcher` subscription hears it filed (the
+    next `FILED` transition: one filing process at a time); SystemExit if none within
+    *timeout_s* (the process is killed)."""
+    from pending import Event, Transition
+
+    deadline = time.monotonic() + timeout_s
+    while True:
+        item = subscription.get(timeout=max(0.0, deadline - time.monotonic()))
+        if item is None:
+            process.kill()
+            raise SystemExit(f"{process.args!r}: no request filed within {timeout_s:g} s")
+        if isinstance(item, Transition) and item.event is Event.FILED and item.status:
+            return item.status.request
+
+
+def under_pty(
+    argv: Sequence[str], env: Mapping[str, str], timeout_s: float
+) -> tuple[float, int | None, str]:
+    """Run *argv* under a fresh pseudo-terminal (answers are taken only from a terminal) to
+    its end: (the moment its end of the terminal closed, perf_counter; its exit status; what
+    it said, newlines plain)."""
+    import pexpect
+
+    child = pexpect.spawn(
+        argv[0],
+        list(argv[1:]),
+        env=dict(env),
+        encoding="utf-8",
+        timeout=timeout_s,
+        dimensions=(40, 200),
+    )
+    child.delayafterclose = 0.0  # pexpect's default pause on close is not the program's
+    child.expect(pexpect.EOF)  # its end of the terminal closed: it has exited
+    done = time.perf_counter()
+    child.close()
+    return done, child.exitstatus, (child.before or "").replace("\r\n", "\n")
 
 
 # --- statistics --------------------------------------------------------------------------

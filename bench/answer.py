@@ -19,12 +19,11 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
-import pexpect
 from _common import (
+    ExitClock,
     LockHolder,
     Report,
     bench_home,
@@ -34,6 +33,7 @@ from _common import (
     parser,
     settle_for,
     spread,
+    under_pty,
     wisp_argv,
 )
 
@@ -73,16 +73,11 @@ class Asker:
                 break
         else:
             raise SystemExit(f"the asker filed nothing: {self.prompt}")
-        self._waiter = threading.Thread(target=self._wait, daemon=True)
-        self._waiter.start()
-
-    def _wait(self) -> None:
-        self.process.wait()
-        self.exited_at = time.perf_counter()
+        self.clock = ExitClock(self.process)
 
     def result(self) -> tuple[int, str]:
         out, err = self.process.communicate(timeout=STEP_TIMEOUT_S)
-        self._waiter.join(timeout=STEP_TIMEOUT_S)
+        self.exited_at = self.clock.join(STEP_TIMEOUT_S)
         if self.process.returncode != 0 or "approved once" not in out:
             raise SystemExit(
                 f"the asker exited {self.process.returncode}: {out!r} {self.prompt + err!r}"
@@ -113,17 +108,10 @@ def one_round(env: dict[str, str], n: int) -> tuple[float, float]:
     time.sleep(PERSON_READS_S)  # a person's pace, see PERSON_READS_S
     argv = [*wisp_argv(), "approvals", "approve", asker.id]
     t0 = time.perf_counter()
-    child = pexpect.spawn(
-        argv[0], argv[1:], env=env, encoding="utf-8", timeout=STEP_TIMEOUT_S, dimensions=(40, 200)
-    )
-    child.delayafterclose = 0.0  # pexpect's default pause on close is not the approver's
-    child.expect(pexpect.EOF)  # its end of the terminal closed: it has exited
-    approver_done = time.perf_counter()
-    child.close()
+    approver_done, status, said = under_pty(argv, env, STEP_TIMEOUT_S)
     asker.result()
-    said = (child.before or "").replace("\r\n", "\n")
-    if child.exitstatus != 0 or "the asker has it" not in said:
-        raise SystemExit(f"the approver exited {child.exitstatus}: {said!r}")
+    if status != 0 or "the asker has it" not in said:
+        raise SystemExit(f"the approver exited {status}: {said!r}")
     if POLLING in said or POLLING in asker.prompt:
         # No inotify instance was left for this user (other programs hold them): the trip
         # would measure the polling interval, not wisp.

@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -31,6 +30,7 @@ from typing import Any
 from _common import (
     ROOT,
     Report,
+    await_filed,
     bench_home,
     child_env,
     judge,
@@ -39,10 +39,11 @@ from _common import (
     ratio_note,
     settle_for,
     spread,
+    start,
     wisp_argv,
 )
 
-from pending import Channel, Event, Kind, Transition, Via, Watcher
+from pending import Channel, Kind, Via, Watcher
 
 TARGET_RATIO = 1.2
 # Issue 23: `wisp approvals request` started -> its request filed, median, in ms.
@@ -71,27 +72,8 @@ def one_round(
 ) -> tuple[float, float]:
     """(start to filed, answer to exit), in seconds, for one run of *argv*."""
     started_wall = time.time()
-    proc = subprocess.Popen(
-        argv,
-        env=env,
-        cwd=cwd,
-        stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    if stdin is not None:
-        assert proc.stdin is not None
-        proc.stdin.write(stdin)
-        proc.stdin.close()
-    deadline = time.monotonic() + FILED_WAIT_S
-    while True:
-        item = subscription.get(timeout=max(0.0, deadline - time.monotonic()))
-        if item is None:
-            proc.kill()
-            raise SystemExit(f"{' '.join(argv)}: no request filed within {FILED_WAIT_S} s")
-        if isinstance(item, Transition) and item.event is Event.FILED and item.status:
-            request = item.status.request
-            break
+    proc = start(argv, env=env, stdin=stdin, cwd=cwd)
+    request = await_filed(subscription, proc, FILED_WAIT_S)
     filed = request.filed_at.timestamp() - started_wall
     answered = time.monotonic()
     channel.answer(request.id, "once", kind=Kind.COMMAND, via=Via.CLI)
