@@ -44,22 +44,8 @@ ROUNDS = 30
 QUICK_ROUNDS = 10
 WARMUP_ROUNDS = 2  # fills the page cache and writes .pyc files; not counted
 
-MINIMAL_APP = '''\
-"""A minimal one-command typer app: what any typer CLI costs to start."""
-import typer
-
-app = typer.Typer(add_completion=False)
-
-
-@app.command()
-def pending() -> None:
-    """List nothing."""
-    print("Nothing waits for you.")
-
-
-if __name__ == "__main__":
-    app()
-'''
+FLOOR_TYPER = Path(__file__).resolve().parent / "floor_typer.py"
+MINIMAL_APP = FLOOR_TYPER.read_text()
 
 # The same app importing just what wisp declares and uses on every command.
 DEPS_APP = MINIMAL_APP.replace(
@@ -86,8 +72,7 @@ ONE_WAITING = "wisp approvals pending, 1 waiting"
 
 
 def variants(tmp: Path) -> dict[str, list[str]]:
-    minimal = tmp / "minimal_app.py"
-    minimal.write_text(MINIMAL_APP)
+    minimal = FLOOR_TYPER
     deps = tmp / "minimal_deps_app.py"
     deps.write_text(DEPS_APP)
     options = tmp / "minimal_options_app.py"
