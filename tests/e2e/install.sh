@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Installs the pinned agent harnesses the e2e tier drives, each into a prefix of its own under
+# the cache (never the repository), so one that fails to install does not block the others.
+# Idempotent: a prefix holding a finished install of its pinned version is left alone.
+# Prints one line per harness: installed, cached, or failed (with npm's last words).
+# Exit status is 0 even when some failed: the tests of a missing harness skip, saying why.
+set -uo pipefail
+
+cache="${WISP_E2E_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/wisp-e2e}"
+mkdir -p "$cache"
+
+# name  npm package  version  binary (the tests' drivers read this file too: keep the columns)
+harnesses=(
+  "claude-code @anthropic-ai/claude-code 2.1.197 claude"
+  "codex @openai/codex 0.171.0 codex"
+  "gemini @google/gemini-cli 0.61.0 gemini"
+  "copilot @github/copilot 1.0.102 copilot"
+  "opencode opencode-ai 1.18.33 opencode"
+)
+
+if ! command -v npm >/dev/null 2>&1; then
+  for line in "${harnesses[@]}"; do
+    read -r name _ _ _ <<<"$line"
+    echo "e2e install: $name: failed: npm is not installed"
+  done
+  exit 0
+fi
+
+install_one() {
+  local name=$1 package=$2 version=$3 binary=$4
+  local prefix="$cache/$name-$version"
+  if [[ -f "$prefix/.installed" && -x "$prefix/node_modules/.bin/$binary" ]]; then
+    echo "e2e install: $name: cached ($package@$version in $prefix)"
+    return
+  fi
+  rm -rf "$prefix"
+  mkdir -p "$prefix"
+  local log="$prefix/install.log"
+  if npm install --prefix "$prefix" --no-audit --no-fund --no-save --loglevel=error \
+    "$package@$version" >"$log" 2>&1 && [[ -x "$prefix/node_modules/.bin/$binary" ]]; then
+    touch "$prefix/.installed"
+    echo "e2e install: $name: installed ($package@$version in $prefix)"
+  else
+    echo "e2e install: $name: failed: $(tail -n 3 "$log" | tr '\n' ' ')"
+  fi
+}
+
+# In parallel: a cold install is mostly waiting on downloads.
+for line in "${harnesses[@]}"; do
+  # shellcheck disable=SC2086
+  install_one $line &
+done
+wait
