@@ -96,6 +96,17 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=_slowness)
 
 
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """tests/e2e (the real agent harnesses, tests/e2e/HARNESSES.md) is collected only when
+    asked for by its path (`pytest tests/e2e`, as .ci/run does after this suite), never by
+    the README's command."""
+    e2e = Path(__file__).parent / "e2e"
+    if collection_path != e2e:
+        return None
+    asked = [Path(str(arg).split("::")[0]).resolve() for arg in config.args]
+    return None if any(p == e2e or e2e in p.parents for p in asked) else True
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
     """Compile wisp's and pending's bytecode once, before any test starts a `wisp` process.
