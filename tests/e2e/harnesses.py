@@ -150,3 +150,181 @@ def start_claude_code(
     }
     argv = [str(binary("claude-code")), "-p", prompt, "--output-format", "json"]
     return _start(ns, argv, cwd, env)
+
+
+# --- Codex CLI -----------------------------------------------------------------------------
+
+
+def start_codex(
+    ns: LoopbackNamespace,
+    home: Path,
+    cwd: Path,
+    url: str,
+    hook: str,
+    wisp_home: Path,
+    prompt: str = PROMPT,
+    timeout: int = 60,
+) -> Popen:
+    """`codex exec PROMPT` with *hook* as a PreToolUse command hook in $CODEX_HOME/config.toml,
+    trusted for this run (`--dangerously-bypass-hook-trust`), its own approvals and sandbox
+    off (the hook is all that stands in a call's way)."""
+    codex_home = home / ".codex"
+    codex_home.mkdir(parents=True, exist_ok=True)
+    (codex_home / "config.toml").write_text(
+        f"""\
+model = "gpt-5.2-codex"
+model_provider = "fake"
+approval_policy = "never"
+sandbox_mode = "danger-full-access"
+check_for_update_on_startup = false
+
+[analytics]
+enabled = false
+
+[feedback]
+enabled = false
+
+[otel]
+exporter = "none"
+
+[model_providers.fake]
+name = "fake"
+base_url = {json.dumps(url + "/v1")}
+wire_api = "responses"
+
+[[hooks.PreToolUse]]
+matcher = ".*"
+
+[[hooks.PreToolUse.hooks]]
+type = "command"
+command = {json.dumps(hook)}
+timeout = {timeout}
+"""
+    )
+    env = base_env(home, wisp_home) | {"CODEX_HOME": str(codex_home), "OPENAI_API_KEY": "x"}
+    argv = [str(binary("codex")), "exec", "--skip-git-repo-check",
+            "--dangerously-bypass-hook-trust", prompt]  # fmt: skip
+    return _start(ns, argv, cwd, env)
+
+
+# --- Gemini CLI ----------------------------------------------------------------------------
+
+
+def start_gemini(
+    ns: LoopbackNamespace,
+    home: Path,
+    cwd: Path,
+    url: str,
+    hook: str,
+    wisp_home: Path,
+    prompt: str = PROMPT,
+    timeout_ms: int = 60_000,
+) -> Popen:
+    """`gemini -p PROMPT --approval-mode yolo` with *hook* as a BeforeTool command hook in
+    ~/.gemini/settings.json, the workspace trusted, API-key auth against the fake server."""
+    settings = {
+        "security": {"auth": {"selectedType": "gemini-api-key"}},
+        "privacy": {"usageStatisticsEnabled": False},
+        "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
+        "telemetry": {"enabled": False},
+        "hooks": {
+            "BeforeTool": [
+                {
+                    "matcher": ".*",
+                    "hooks": [{"type": "command", "command": hook, "timeout": timeout_ms}],
+                }
+            ]
+        },
+    }
+    _write_json(home / ".gemini" / "settings.json", settings)
+    env = base_env(home, wisp_home) | {
+        "GEMINI_API_KEY": "x",
+        "GOOGLE_GEMINI_BASE_URL": url,
+        "GEMINI_CLI_TRUST_WORKSPACE": "true",
+    }
+    argv = [str(binary("gemini")), "-p", prompt, "--approval-mode", "yolo",
+            "-m", "gemini-2.5-flash", "--output-format", "json"]  # fmt: skip
+    return _start(ns, argv, cwd, env)
+
+
+# --- Copilot CLI ---------------------------------------------------------------------------
+
+
+def start_copilot(
+    ns: LoopbackNamespace,
+    home: Path,
+    cwd: Path,
+    url: str,
+    hook: str,
+    wisp_home: Path,
+    prompt: str = PROMPT,
+    timeout: int = 60,
+) -> Popen:
+    """`copilot -p PROMPT --allow-all-tools` offline (no login) with *hook* as a preToolUse
+    command hook in ~/.copilot/hooks/, the model a BYOK OpenAI-compatible provider."""
+    hooks = {"version": 1, "hooks": {"preToolUse": [
+        {"type": "command", "bash": hook, "timeoutSec": timeout}]}}  # fmt: skip
+    _write_json(home / ".copilot" / "hooks" / "e2e.json", hooks)
+    env = base_env(home, wisp_home) | {
+        "COPILOT_OFFLINE": "true",
+        "COPILOT_AUTO_UPDATE": "false",
+        "COPILOT_PROVIDER_BASE_URL": url + "/v1",
+        "COPILOT_PROVIDER_TYPE": "openai",
+        "COPILOT_MODEL": "gpt-4.1",
+    }
+    argv = [str(binary("copilot")), "-p", prompt, "--allow-all-tools", "--no-auto-update",
+            "--disable-client-telemetry", "--output-format", "json"]  # fmt: skip
+    return _start(ns, argv, cwd, env)
+
+
+# --- OpenCode ------------------------------------------------------------------------------
+
+
+def start_opencode(
+    ns: LoopbackNamespace,
+    home: Path,
+    cwd: Path,
+    url: str,
+    hook: str,
+    wisp_home: Path,
+    prompt: str = PROMPT,
+) -> Popen:
+    """`opencode run PROMPT` with the bridge plugin (opencode-hook.js: it runs *hook* before
+    every tool call, and fails closed) in ~/.config/opencode/plugin/, the model an
+    OpenAI-compatible provider, its own permissions allowing the tools. The plugin package
+    OpenCode wants in its config folder is linked from the cache (install.sh), so it does not
+    try to fetch it."""
+    config = home / ".config" / "opencode"
+    (config / "plugin").mkdir(parents=True, exist_ok=True)
+    (config / "plugin" / "wisp-e2e.js").write_text((HERE / "opencode-hook.js").read_text())
+    deps = pins()["opencode"].prefix / "config"
+    for name in ("package.json", "package-lock.json"):
+        (config / name).write_text((deps / name).read_text())
+    (config / "node_modules").symlink_to(deps / "node_modules")
+    _write_json(
+        config / "opencode.json",
+        {
+            "$schema": "https://opencode.ai/config.json",
+            "autoupdate": False,
+            "share": "disabled",
+            "model": "fake/fake-model",
+            "provider": {
+                "fake": {
+                    "npm": "@ai-sdk/openai-compatible",
+                    "name": "fake",
+                    "options": {"baseURL": url + "/v1", "apiKey": "x"},
+                    "models": {"fake-model": {"name": "fake", "tool_call": True}},
+                }
+            },
+            "permission": {"bash": "allow", "edit": "allow"},
+        },
+    )
+    env = base_env(home, wisp_home) | {
+        "WISP_E2E_HOOK": hook,
+        "OPENCODE_DISABLE_AUTOUPDATE": "true",
+        "OPENCODE_DISABLE_SHARE": "true",
+        "OPENCODE_DISABLE_MODELS_FETCH": "true",
+        "OPENCODE_DISABLE_LSP_DOWNLOAD": "true",
+    }
+    argv = [str(binary("opencode")), "run", "--format", "json", prompt]
+    return _start(ns, argv, cwd, env)

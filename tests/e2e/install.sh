@@ -26,6 +26,17 @@ if ! command -v npm >/dev/null 2>&1; then
   exit 0
 fi
 
+# What a harness would fetch at run time, fetched now (the tests run it offline): OpenCode
+# installs its plugin package into its config folder unless that folder already has it
+# (the driver links this one there).
+extras() {
+  local name=$1 version=$2 prefix=$3
+  if [[ $name == opencode ]]; then
+    npm install --prefix "$prefix/config" --no-audit --no-fund --loglevel=error \
+      "@opencode-ai/plugin@$version"
+  fi
+}
+
 install_one() {
   local name=$1 package=$2 version=$3 binary=$4
   local prefix="$cache/$name-$version"
@@ -37,7 +48,8 @@ install_one() {
   mkdir -p "$prefix"
   local log="$prefix/install.log"
   if npm install --prefix "$prefix" --no-audit --no-fund --no-save --loglevel=error \
-    "$package@$version" >"$log" 2>&1 && [[ -x "$prefix/node_modules/.bin/$binary" ]]; then
+    "$package@$version" >"$log" 2>&1 && [[ -x "$prefix/node_modules/.bin/$binary" ]] &&
+    extras "$name" "$version" "$prefix" >>"$log" 2>&1; then
     touch "$prefix/.installed"
     echo "e2e install: $name: installed ($package@$version in $prefix)"
   else
