@@ -20,8 +20,7 @@ dialog, or deny) is its module's choice, never this core's.
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +28,7 @@ import attrs
 
 from pending import MAX_RECORD_BYTES, Kind, Outcome, Request, canonical_json, format_time
 from wisp._asking import Asker
+from wisp.agents.guard import Guard
 from wisp.kinds._asker import Ending
 from wisp.kinds.command_gate import Approval, ApprovalGate
 
@@ -56,43 +56,11 @@ class ToolCall:
 # --- wisp's own channel ----------------------------------------------------------------
 
 
-def _home_forms(home: Path) -> set[str]:
-    """The ways a command or a path may name *home*."""
-    forms = {str(home), os.path.realpath(home), "$WISP_HOME", "${WISP_HOME}"}
-    user_home = str(Path("~").expanduser())
-    for form in tuple(forms):
-        if form.startswith(user_home + os.sep):
-            forms.add("~" + form[len(user_home) :])
-            forms.add("$HOME" + form[len(user_home) :])
-    return {f.rstrip(os.sep) for f in forms if f}
-
-
-def _strings(value: Any) -> Iterator[str]:
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            yield item
-        elif isinstance(item, dict):
-            stack.extend(item.keys())
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-
-
 def touches_home(call: ToolCall, home: Path) -> bool:
-    """Whether *call* names wisp's own directory: run from inside it, a path under it, or any
-    text of its input naming it. A tripwire for the person's attention, not a sandbox: a
-    command can reach a path without naming it."""
-    real_home = Path(os.path.realpath(home))
-    if Path(os.path.realpath(call.cwd)).is_relative_to(real_home):
-        return True
-    for text in _strings(call.input):
-        if any(form in text for form in _home_forms(home)):
-            return True
-        if text.startswith(os.sep) and Path(os.path.realpath(text)).is_relative_to(real_home):
-            return True
-    return False
+    """Whether *call* can reach wisp's own directory, or runs `wisp` to answer or grant
+    (:mod:`wisp.agents.guard`): a tripwire for the person's attention, behind the harness's
+    sandbox, which is the wall."""
+    return Guard(home).reaches(call.cwd, call.input, call.command)
 
 
 def too_large(call: ToolCall) -> bool:
