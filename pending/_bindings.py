@@ -19,12 +19,17 @@ def _no_extra() -> Mapping[str, Any]:
 
 @attrs.frozen(kw_only=True)
 class CommandBinding:
-    """What a command approval is bound to: the exact command, where, for which thread."""
+    """What a command approval is bound to: the exact command, where, for which thread, and
+    with which options."""
 
     command: str
     cwd: str
     thread: str | None = None
     reason: str | None = None
+    # A shell call's fields besides its command and description (Claude Code's `timeout`,
+    # `dangerouslyDisableSandbox`, …), as a JSON object: part of what the person is shown and
+    # of what a grant covers. None (and absent from the file) when the call had none.
+    options: Mapping[str, Any] | None = None
     extra: Mapping[str, Any] = attrs.field(factory=_no_extra)
 
 

@@ -313,12 +313,24 @@ _FIELD_HOOKS: dict[type[Any], dict[str, Callable[[Any, Any], Any]]] = {
 
 # Record fields that are not JSON keys: the unknown keys kept, and a request's legacy mark.
 _INTERNAL = frozenset({"extra", "legacy"})
+# Fields added after records were first written: absent from the file when None, so that a
+# record without them is written, and digested, as it always was.
+_OMITTED_WHEN_NONE: dict[type[Any], dict[str, Any]] = {}
+
+
+def _omitted_when_none() -> None:
+    from cattrs.gen import override
+
+    _OMITTED_WHEN_NONE[CommandBinding] = {
+        "options": override(rename="options", omit_if_default=True)
+    }
 
 
 def _make_converter() -> cattrs.Converter:
     import cattrs
 
     conv = cattrs.Converter(forbid_extra_keys=False)  # unknown keys go to `extra`
+    _omitted_when_none()
     for kind in (str, int, bool):
         conv.register_structure_hook(kind, _strict(kind))
     for enum in (Kind, Outcome, Delivery):
@@ -327,7 +339,7 @@ def _make_converter() -> cattrs.Converter:
     conv.register_unstructure_hook(datetime, format_time)
     bindings = dict.fromkeys(spec.binding_type for spec in KINDS.values())  # in table order
     for cls in (Server, *bindings, Answer, Settled):
-        _register_record(conv, cls)
+        _register_record(conv, cls, **_OMITTED_WHEN_NONE.get(cls, {}))
     _register_request(conv)
     return conv
 
@@ -463,7 +475,7 @@ _OUTCOME_BY_VALUE = {outcome.value: outcome for outcome in Outcome}
 _DELIVERY_BY_VALUE = {delivery.value: delivery for delivery in Delivery}
 
 SERVER_KEYS = frozenset({"id", "pid", "client", "thread", "entryPoint"})
-COMMAND_KEYS = frozenset({"command", "cwd", "thread", "reason"})
+COMMAND_KEYS = frozenset({"command", "cwd", "thread", "reason", "options"})
 FACT_KEYS = frozenset({"factId", "subject", "name", "value", "source", "proposedBy"})
 QUESTION_KEYS = frozenset({"question", "options", "freeText"})
 TOOL_KEYS = frozenset({"tool", "input", "cwd", "thread", "reason"})
@@ -574,14 +586,16 @@ def _plain_command(data: Any) -> CommandBinding:
     cwd = data["cwd"]
     thread = data.get("thread")
     reason = data.get("reason")
+    options = data.get("options")
     if (
         type(command) is not str
         or type(cwd) is not str
         or (thread is not None and type(thread) is not str)
         or (reason is not None and type(reason) is not str)
+        or (options is not None and type(options) is not dict)
     ):
         raise _NotPlain
-    return CommandBinding(command=command, cwd=cwd, thread=thread, reason=reason)
+    return CommandBinding(command=command, cwd=cwd, thread=thread, reason=reason, options=options)
 
 
 def _plain_fact(data: Any) -> FactBinding:
@@ -724,12 +738,15 @@ def _server_to_json(server: Server) -> dict[str, Any]:
 
 
 def _command_to_json(binding: CommandBinding) -> dict[str, Any]:
-    return {
+    data: dict[str, Any] = {
         "command": binding.command,
         "cwd": binding.cwd,
         "thread": binding.thread,
         "reason": binding.reason,
     }
+    if binding.options is not None:
+        data["options"] = binding.options
+    return data
 
 
 def _fact_to_json(binding: FactBinding) -> dict[str, Any]:

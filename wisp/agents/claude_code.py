@@ -76,6 +76,13 @@ MAX_EVENT_BYTES = 4 * 1024 * 1024
 SETTINGS_MATCHER = "Bash|Edit|MultiEdit|Write|NotebookEdit|WebFetch|mcp__.*"
 CLIENT = "claude-code"
 SHELL_TOOL = "Bash"  # Claude Code's shell tool: its `command` is asked as a command request
+SHELL_TEXT_FIELDS = frozenset({"command", "description"})  # a Bash call's other fields: options
+# A Bash call that asks to run outside Claude Code's sandbox says so with this field.
+NO_SANDBOX_FIELD = "dangerouslyDisableSandbox"
+NO_SANDBOX_WARNING = (
+    f"⚠ it asks to run OUTSIDE Claude Code's sandbox ({NO_SANDBOX_FIELD}): nothing then keeps "
+    "it from writing anywhere you can"
+)
 
 
 class HookEvent(StrEnum):
@@ -186,6 +193,10 @@ def tool_call(
     if tool == SHELL_TOOL and not (isinstance(command, str) and command):
         raise HookRefused(f"a {SHELL_TOOL} call with no `command` (a string)")
     description = tool_input.get("description") if command is not None else None
+    options = None
+    if command is not None:  # what else the call sets is shown, and bound by its grant
+        options = {k: v for k, v in tool_input.items() if k not in SHELL_TEXT_FIELDS} or None
+    unsandboxed = command is not None and tool_input.get(NO_SANDBOX_FIELD) not in (None, False)
     return ToolCall(
         session=session,
         cwd=cwd,
@@ -193,6 +204,8 @@ def tool_call(
         input=tool_input,
         command=command,
         description=description if isinstance(description, str) and description else None,
+        options=options,
+        warnings=(NO_SANDBOX_WARNING,) if unsandboxed else (),
         tool_use_id=tool_use_id,
     )
 

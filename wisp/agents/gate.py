@@ -50,6 +50,11 @@ class ToolCall:
     input: Mapping[str, Any]
     command: str | None = None  # a shell call's command: asked as a command request
     description: str | None = None  # what the agent says a shell command is for
+    # A shell call's other fields (a timeout, a sandbox switched off, …): shown to the person
+    # and part of what a grant covers. None when it has none.
+    options: Mapping[str, Any] | None = None
+    # What the person must see first (a call that asks to run outside the sandbox).
+    warnings: tuple[str, ...] = ()
     tool_use_id: str | None = None
 
 
@@ -87,7 +92,7 @@ def granted_call(gate: ApprovalGate, call: ToolCall) -> Approval | None:
     """The approval a standing grant (or a session approval kept for the call's session)
     gives *call* at once, or None: the person is asked."""
     if call.command is not None:
-        return gate.granted_in_thread(call.command, call.cwd, call.session)
+        return gate.granted_in_thread(call.command, call.cwd, call.session, options=call.options)
     return gate.granted_tool(call.tool, call.input, call.cwd, thread=call.session)
 
 
@@ -96,10 +101,14 @@ def file_call(gate: ApprovalGate, call: ToolCall, home: Path, guarded: bool) -> 
     (its description as the reason), any other as a `tool` request, the call's session as
     the thread; a *guarded* one says that it touches wisp's own channel."""
     guard = OWN_CHANNEL.format(home=home) if guarded else None
+    said = (*call.warnings, guard)
     if call.command is not None:
-        reason = "; ".join(part for part in (guard, call.description) if part) or None
-        return gate.file(call.command, call.cwd, reason=reason, thread=call.session)
-    return gate.file_tool(call.tool, call.input, call.cwd, thread=call.session, reason=guard)
+        reason = "; ".join(part for part in (*said, call.description) if part) or None
+        return gate.file(
+            call.command, call.cwd, reason=reason, thread=call.session, options=call.options
+        )
+    reason = "; ".join(part for part in said if part) or None
+    return gate.file_tool(call.tool, call.input, call.cwd, thread=call.session, reason=reason)
 
 
 def end_call(asker: Asker, request: Request, ending: Ending | None) -> Ending | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, ClassVar
 
 from pending import Decision, Kind, Scope
@@ -49,6 +50,9 @@ class CommandView(KindView):
 
     def paragraphs(self, binding: CommandBinding) -> Rows:
         rows = [("in", binding.cwd)]
+        for name, value in sorted((binding.options or {}).items()):
+            # Each option the call sets, by name: a grant covers the command with exactly these.
+            rows.append(("with", f"{name}: {json.dumps(value, ensure_ascii=False)}"))
         if binding.reason:
             rows.append(("reason", binding.reason))
         return rows

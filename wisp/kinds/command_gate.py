@@ -30,7 +30,7 @@ from wisp._home import current_user
 from wisp.audit.writer import AuditEvent, audit
 from wisp.kinds import view
 from wisp.kinds._asker import AskingServer, Ending
-from wisp.stores.grants import Grant, GrantStore
+from wisp.stores.grants import Grant, GrantStore, options_key
 from wisp.stores.jsonstore import StoreError
 
 _COMMANDS = view(Kind.COMMAND)
@@ -66,21 +66,26 @@ class ApprovalGate:
         self.asker = asker
         self.timeout_s = timeout_s
         self.grants = grants or GrantStore(asker.home, clock=asker.clock)
-        self._session: dict[str, Grant] = {}  # command -> grant, for this server's life
+        # (command, options' key) -> grant, for this server's life
+        self._session: dict[tuple[str, str | None], Grant] = {}
 
-    def _covering(self, command: str, cwd: str) -> Grant | None:
-        grant = self._session.get(command)
+    def _covering(
+        self, command: str, cwd: str, options: Mapping[str, Any] | None = None
+    ) -> Grant | None:
+        grant = self._session.get((command, options_key(options)))
         if grant is not None:
             return grant
         try:
-            return self.grants.covering(command, cwd)
+            return self.grants.covering(command, cwd, options=options)
         except Exception:  # a damaged store grants nothing: the person is asked instead
             return None
 
-    def granted(self, command: str, cwd: str) -> Approval | None:
+    def granted(
+        self, command: str, cwd: str, *, options: Mapping[str, Any] | None = None
+    ) -> Approval | None:
         """The approval a standing grant (this session's, a project's, always) gives at once
         without asking (audited), or None if the person must be asked."""
-        grant = self._covering(command, cwd)
+        grant = self._covering(command, cwd, options)
         if grant is None:
             return None
         audit(
@@ -108,12 +113,17 @@ class ApprovalGate:
         thread: str | None = None,
         timeout_s: float | None = None,
         on_filed: Callable[[Request], None] | None = None,
+        options: Mapping[str, Any] | None = None,
     ) -> Request:
-        """Ask the person about *command* and return at once; :meth:`wisp.Asker.wait` for the
-        ending, then :meth:`verdict`."""
+        """Ask the person about *command* (with a shell call's *options*, shown and bound by
+        any grant it makes) and return at once; :meth:`wisp.Asker.wait` for the ending, then
+        :meth:`verdict`."""
+        binding = CommandBinding(
+            command=command, cwd=cwd, thread=thread, reason=reason, options=options
+        )
         return self.asker.file(
             Kind.COMMAND,
-            CommandBinding(command=command, cwd=cwd, thread=thread, reason=reason),
+            binding,
             title=_COMMANDS.title,
             body=lambda rid: _COMMANDS.body(command, rid),
             timeout_s=self.timeout_s if timeout_s is None else timeout_s,
@@ -180,6 +190,8 @@ class ApprovalGate:
 
     def _remember(self, scope: Scope, command: str, cwd: str, ending: Ending) -> Grant | None:
         user = ending.answer.user if ending.answer else current_user()
+        binding = ending.request.binding
+        options = binding.options if isinstance(binding, CommandBinding) else None
         if scope is Scope.SESSION:
             grant = Grant(
                 id=None,  # kept by this gate only: it has no ID in the store
@@ -189,12 +201,18 @@ class ApprovalGate:
                 granted_at=record_time(self.asker.clock),
                 request=ending.request.id,
                 user=user,
+                options=options_key(options),
             )
-            self._session[command] = grant
+            self._session[(command, grant.options)] = grant
             return grant
         if scope in (Scope.PROJECT, Scope.ALWAYS):
             return self.grants.add(
-                scope=scope, command=command, cwd=cwd, request=ending.request.id, user=user
+                scope=scope,
+                command=command,
+                cwd=cwd,
+                request=ending.request.id,
+                user=user,
+                options=options,
             )
         return None
 
@@ -216,13 +234,20 @@ class ApprovalGate:
         fields = {"kind": Kind.TOOL.value, "tool": tool, "input": dict(tool_input), "cwd": cwd}
         return None if grant is None else self._granted_by(grant, fields)
 
-    def granted_in_thread(self, command: str, cwd: str, thread: str) -> Approval | None:
+    def granted_in_thread(
+        self,
+        command: str,
+        cwd: str,
+        thread: str,
+        *,
+        options: Mapping[str, Any] | None = None,
+    ) -> Approval | None:
         """As :meth:`granted`, and also by a session approval kept for *thread*."""
-        approval = self.granted(command, cwd)
+        approval = self.granted(command, cwd, options=options)
         if approval is not None:
             return approval
         try:
-            grant = self.grants.covering_in_thread(command, cwd, thread)
+            grant = self.grants.covering_in_thread(command, cwd, thread, options=options)
         except Exception:  # a damaged store grants nothing: the person is asked instead
             return None
         fields = {"kind": Kind.COMMAND.value, "command": command, "cwd": cwd}
@@ -323,7 +348,11 @@ class ApprovalGate:
             else:
                 assert isinstance(binding, CommandBinding)
                 grant = self.grants.keep_session(
-                    thread=thread, command=binding.command, request=ending.request.id, user=user
+                    thread=thread,
+                    command=binding.command,
+                    options=binding.options,
+                    request=ending.request.id,
+                    user=user,
                 )
         except StoreError as exc:
             note = f"approved, but the session grant was not saved: {exc}"

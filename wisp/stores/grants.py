@@ -80,6 +80,9 @@ class Grant:
     tool: str | None = None  # for a tool call's grant: the tool's exact name
     input: str | None = None  # ... and its input's canonical JSON (text)
     thread: str | None = None  # for a kept session grant: the thread it lasts for
+    # For a command's grant: the shell call's options it was approved with (their canonical
+    # JSON, text), which a call must carry the same to be covered; None: a call with none.
+    options: str | None = None
 
     @property
     def stored(self) -> bool:
@@ -91,8 +94,10 @@ class Grant:
         """How the audit log names it: its ID, or its scope (`session`) when it has none."""
         return self.scope.value if self.id is None else self.id
 
-    def covers(self, command: str, cwd: str) -> bool:
-        if self.kind is not Kind.COMMAND or command != self.command:
+    def covers(self, command: str, cwd: str, options: str | None = None) -> bool:
+        """Whether it covers *command* with the options whose key is *options*
+        (:func:`options_key`) here: the same command, the same options, in its reach."""
+        if self.kind is not Kind.COMMAND or command != self.command or options != self.options:
             return False
         return self._reaches(cwd)
 
@@ -122,12 +127,20 @@ class Grant:
             data.update(kind=self.kind.value, tool=self.tool, input=json.loads(self.input))
         if self.thread is not None:
             data["thread"] = self.thread
+        if self.options is not None:
+            data["options"] = json.loads(self.options)
         return data
 
 
 def tool_input_key(tool_input: Mapping[str, Any]) -> str:
     """The canonical JSON of a tool's input: what a tool grant matches, exactly."""
     return canonical_json(tool_input).decode("utf-8")
+
+
+def options_key(options: Mapping[str, Any] | None) -> str | None:
+    """A shell call's options as a command grant matches them: their canonical JSON, or None
+    when there are none."""
+    return None if not options else tool_input_key(options)
 
 
 def tool_text(tool: str, tool_input: Mapping[str, Any]) -> str:
@@ -200,9 +213,12 @@ class GrantStore:
         """The standing grants (project and always): commands', then tool calls'."""
         return [*self._store.items(), *self._tools.items()]
 
-    def covering(self, command: str, cwd: str) -> Grant | None:
-        """The stored grant that covers this command here, if any."""
-        return next((g for g in self._current() if g.covers(command, cwd)), None)
+    def covering(
+        self, command: str, cwd: str, *, options: Mapping[str, Any] | None = None
+    ) -> Grant | None:
+        """The stored grant that covers this command (with these *options*) here, if any."""
+        key = options_key(options)
+        return next((g for g in self._current() if g.covers(command, cwd, key)), None)
 
     def _current(self) -> tuple[Grant, ...]:
         """The stored grants, read again only if grants.json changed since it was last read.
@@ -243,7 +259,16 @@ class GrantStore:
         except PendingError as exc:
             raise StoreError(str(exc)) from None
 
-    def add(self, *, scope: Scope, command: str, cwd: str, request: str, user: str) -> Grant:
+    def add(
+        self,
+        *,
+        scope: Scope,
+        command: str,
+        cwd: str,
+        request: str,
+        user: str,
+        options: Mapping[str, Any] | None = None,
+    ) -> Grant:
         if scope not in STORED_SCOPES:
             raise ValueError(f"{scope!r} grants are not stored")
         grant = Grant(
@@ -254,6 +279,7 @@ class GrantStore:
             granted_at=record_time(self.clock),
             request=request,
             user=user,
+            options=options_key(options),
         )
         with self._store.locked() as home_fd:
             self._store.write(home_fd, [*self._store.read(home_fd), grant])
@@ -291,9 +317,12 @@ class GrantStore:
         found = [*self._tools.items(), *self._thread_grants(thread)]
         return next((g for g in found if g.covers_tool(tool, key, cwd)), None)
 
-    def covering_in_thread(self, command: str, cwd: str, thread: str) -> Grant | None:
-        """The session grant kept for *thread* that covers *command*, if any."""
-        return next((g for g in self._thread_grants(thread) if g.covers(command, cwd)), None)
+    def covering_in_thread(
+        self, command: str, cwd: str, thread: str, *, options: Mapping[str, Any] | None = None
+    ) -> Grant | None:
+        """The session grant kept for *thread* that covers *command* (with *options*)."""
+        key = options_key(options)
+        return next((g for g in self._thread_grants(thread) if g.covers(command, cwd, key)), None)
 
     def add_tool(
         self,
@@ -318,6 +347,7 @@ class GrantStore:
         *,
         thread: str,
         command: str | None = None,
+        options: Mapping[str, Any] | None = None,
         tool: str | None = None,
         tool_input: Mapping[str, Any] | None = None,
         request: str,
@@ -337,6 +367,7 @@ class GrantStore:
                 granted_at=record_time(self.clock),
                 request=request,
                 user=user,
+                options=options_key(options),
             )
         grant = attrs.evolve(grant, thread=thread)
         with self._sessions.locked() as home_fd:
@@ -432,7 +463,11 @@ def _grant_from(item: Any) -> Grant:
     granted_at = item["grantedAt"]
     if not isinstance(granted_at, str):
         raise TypeError("grantedAt must be a timestamp")
+    options = item.get("options")
+    if options is not None and not isinstance(options, dict):
+        raise TypeError("a grant's options are a JSON object")
     return Grant(
+        options=options_key(options),
         id=str(fields["id"]),
         scope=Scope(scope),
         command=str(fields["command"]),
