@@ -194,6 +194,16 @@ def question_answered(report: AnswerReport) -> str:
     return f'answered "{visible(text)}"{which}'
 
 
+def _project_named(report: AnswerReport) -> str:
+    """For a `project` approval, the directory its grant will reach (and all below it)."""
+    cwd = getattr(report.request.binding, "cwd", None)
+    if report.answer.decision != Decision.PROJECT or not isinstance(cwd, str):
+        return ""
+    from wisp.stores.grants import project_of
+
+    return f" {visible(project_of(cwd))}"
+
+
 def render_command_or_question(
     verb: str | Callable[[AnswerReport], str],
 ) -> Callable[[AnswerReport], None]:
@@ -203,7 +213,8 @@ def render_command_or_question(
     def render(report: AnswerReport) -> None:
         from wisp._answering import AnswerFate
 
-        said = f"{verb if isinstance(verb, str) else verb(report)} ({report.request.id})"
+        word = verb if isinstance(verb, str) else verb(report)
+        said = f"{word}{_project_named(report)} ({report.request.id})"
         settled = report.settled
         if settled is not None:
             if settled.outcome is not Outcome.ANSWERED:

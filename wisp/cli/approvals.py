@@ -143,14 +143,15 @@ approvals_app.command("show", epilog=SHOW_EXAMPLES.replace("wisp show", "wisp ap
 def grants(
     as_json: Annotated[bool, typer.Option("--json", help="A JSON array on stdout.")] = False,
 ) -> None:
-    """Standing approvals (project and always) your answers have made."""
+    """Standing approvals (project and always) your answers have made, and the session
+    approvals kept for an agent's session (until it ends, or 24 hours)."""
     # The grants store and the ID lookup are imported by the commands that use them: a
     # listing of approvals pays for neither (issue 23).
     from wisp.cli._layout import Column, Role
     from wisp.stores.grants import GrantsError, GrantStore
 
     try:
-        found = GrantStore(wisp_home()).list()
+        found = GrantStore(wisp_home()).list(sessions=True)
     except GrantsError as exc:
         fail(str(exc))
     show_rows(
@@ -166,8 +167,8 @@ def grants(
             (
                 g.name,
                 g.scope,
-                [("command", g.command)],
-                g.project or "anywhere",
+                [("command", g.command), *([("with", g.options)] if g.options else [])],
+                _where(g.project, g.thread),
                 format_time(g.granted_at),
             )
             for g in found
@@ -175,6 +176,13 @@ def grants(
         empty="No standing approvals.",
         as_json=as_json,
     )
+
+
+def _where(project: str | None, thread: str | None) -> str:
+    """Where a grant reaches, in words: its project, an agent's session, or anywhere."""
+    if thread is not None:
+        return f"session {thread}"
+    return project or "anywhere"
 
 
 @approvals_app.command("revoke", epilog="Example:\n  wisp approvals revoke g1a2b3c4d")
@@ -199,7 +207,7 @@ def revoke(
             typed,
             (
                 (g.id, f"{g.scope}: {visible(one_line(g.command, 40))}")
-                for g in store.list()
+                for g in store.list(sessions=True)
                 if g.id is not None
             ),
             what="grant",

@@ -1,15 +1,19 @@
 """`wisp exec -- CMD ARGS…`: ask for exactly this argv, and on approval become it.
 
 For any script or harness without hooks: the person approves the argv shown (shell-quoted),
-and that argv, exactly, replaces this process (`execvp`: its signals and exit status are the
-command's own). Denied, timed out or withdrawn, nothing runs, and it exits as
-`wisp approvals request` does. Its own words go to stderr: stdout is the command's.
+and that argv, exactly, replaces this process (`execv`: its signals and exit status are the
+command's own). The program is the file argv[0] names when it asks, links resolved (found on
+PATH if it names no directory): the request shows it (`with executable: …`) and binds it, a
+grant covers only that file, and that file, unchanged, is what runs — not whatever the name
+finds on PATH or through a link by then. Denied, timed out or withdrawn, nothing runs, and it
+exits as `wisp approvals request` does. Its own words go to stderr: stdout is the command's.
 """
 
 from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -37,6 +41,25 @@ EXEC_EXAMPLES = """Examples:
 # As a shell reports a command it could not run: not found, or found but not executable.
 NOT_FOUND = 127
 NOT_EXECUTABLE = 126
+EXECUTABLE = "executable"  # the option that names and binds the file that runs
+
+
+def _resolved(program: str) -> str | None:
+    """The file *program* runs now: a path as given, else found on PATH; links resolved.
+    None if there is none."""
+    found = program if os.sep in program else shutil.which(program)
+    return None if found is None else os.path.realpath(found)
+
+
+def _identity(path: str | None) -> tuple[int, int, int, int] | None:
+    """Which file *path* is, and as what: device, inode, size, mtime (ns); None if none."""
+    if path is None:
+        return None
+    try:
+        st = Path(path).stat()
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
 def execute(
@@ -61,6 +84,9 @@ def execute(
     timeout_s = timeout_in_effect(timeout, config)
     text = shlex.join(argv)
     where = str(Path.cwd().resolve())
+    executable = _resolved(argv[0])  # None: not found (it is asked as typed, and fails 127)
+    identity = _identity(executable)
+    options = {EXECUTABLE: executable} if executable is not None else None
 
     filed = command_prompt(
         f"wisp: asking you to approve running (in {visible(where)}):", text, reason, timeout_s
@@ -71,7 +97,7 @@ def execute(
     with asking(EntryPoint.APPROVALS, config) as asker:
         try:
             approval = ApprovalGate(asker, timeout_s=timeout_s).request(
-                text, where, reason=reason, on_filed=filed
+                text, where, reason=reason, on_filed=filed, options=options
             )
         except (PendingError, StoreError) as exc:
             fail(f"could not ask: {exc}")  # leaving `asking` withdraws what waits and closes
@@ -86,12 +112,21 @@ def execute(
         timed_out = approval.outcome is ApprovalOutcome.TIMED_OUT
         code = ExitCode.TIMED_OUT if timed_out else ExitCode.NO
         raise typer.Exit(int(code))
+    if executable is not None and _identity(executable) != identity:
+        tell(
+            f"wisp: {visible(executable)} changed while you were asked: it is not the file "
+            "that was approved, so it was not run. Ask again to approve the file it is now."
+        )
+        raise typer.Exit(NOT_EXECUTABLE)
     tell(f"wisp: approved {approval.scope}; running {visible(text)}")
     sys.stdout.flush()
     sys.stderr.flush()
     try:
-        # The approved argv, exactly, takes this process's place (no shell: nothing re-parsed).
-        os.execvp(argv[0], argv)  # noqa: S606
+        # The approved argv, exactly, takes this process's place (no shell: nothing re-parsed),
+        # as the very file that was approved, whatever PATH or a link finds by now.
+        if executable is None:
+            os.execvp(argv[0], argv)  # noqa: S606
+        os.execv(executable, argv)  # noqa: S606
     except FileNotFoundError:
         tell(f"wisp: {visible(argv[0])}: command not found")
         raise typer.Exit(NOT_FOUND) from None

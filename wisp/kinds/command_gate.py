@@ -140,16 +140,23 @@ class ApprovalGate:
         thread: str | None = None,
         timeout_s: float | None = None,
         on_filed: Callable[[Request], None] | None = None,
+        options: Mapping[str, Any] | None = None,
     ) -> Approval:
         """Whether *command* may run in *cwd*: a grant, or the person's answer (waits).
         Raises :class:`pending.ChannelUnwritable` if the channel could not record how it
         ended (it is then not approved); a time-out that could not be recorded is still a
         time-out (:meth:`verdict` of the ending never raises)."""
-        granted = self.granted(command, cwd)
+        granted = self.granted(command, cwd, options=options)
         if granted is not None:
             return granted
         request = self.file(
-            command, cwd, reason=reason, thread=thread, timeout_s=timeout_s, on_filed=on_filed
+            command,
+            cwd,
+            reason=reason,
+            thread=thread,
+            timeout_s=timeout_s,
+            on_filed=on_filed,
+            options=options,
         )
         ending = self.asker.wait(request.id)
         assert ending is not None  # no wait limit: only an ending returns

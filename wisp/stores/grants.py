@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from collections.abc import Mapping
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -83,6 +84,9 @@ class Grant:
     # For a command's grant: the shell call's options it was approved with (their canonical
     # JSON, text), which a call must carry the same to be covered; None: a call with none.
     options: str | None = None
+    # For `project`: the project directory's identity when granted (device:inode), so that a
+    # directory put in its place later (a symbolic link to `/`) matches nothing.
+    project_id: str | None = None
 
     @property
     def stored(self) -> bool:
@@ -109,7 +113,12 @@ class Grant:
 
     def _reaches(self, cwd: str) -> bool:
         if self.scope is Scope.PROJECT:
-            return self.project is not None and _within(cwd, self.project)
+            if self.project is None:
+                return False
+            now = project_identity(self.project)
+            # A grant kept before identities were: its directory must still be one, not a link.
+            same = now is not None if self.project_id is None else now == self.project_id
+            return same and _within(cwd, self.project)
         return True
 
     def to_json(self) -> dict[str, object]:
@@ -118,6 +127,7 @@ class Grant:
             "scope": self.scope,
             "command": self.command,
             "project": self.project,
+            **({"projectId": self.project_id} if self.project_id is not None else {}),
             "grantedAt": format_time(self.granted_at),
             "request": self.request,
             "user": self.user,
@@ -153,12 +163,46 @@ def _within(path: str, root: str) -> bool:
 
 
 def project_of(cwd: str) -> str:
-    """The project a directory belongs to: its nearest ancestor holding `.git`, else itself."""
+    """The project a directory belongs to: its nearest ancestor holding `.git`, if that may
+    stand for a project (:func:`_may_be_project`); else the directory itself, the narrowest."""
     start = Path(cwd).resolve()
     for directory in (start, *start.parents):
-        if (directory / ".git").exists():
-            return str(directory)
+        git = directory / ".git"
+        if git.is_symlink() or git.exists():
+            return str(directory) if _may_be_project(directory, git) else str(start)
     return str(start)
+
+
+def _may_be_project(directory: Path, git: Path) -> bool:
+    """A project root is the person's own directory, and, inside a directory anyone may
+    write (`/tmp`), only one with a real `.git` directory: a `.git` file anyone can make
+    there would make a stranger's directory, or a parent of many, a "project"."""
+    try:
+        if directory.lstat().st_uid != os.getuid():
+            return False
+        if git.is_dir() and not git.is_symlink():
+            return True
+        return not any(p.stat().st_mode & stat.S_IWOTH for p in directory.parents)
+    except OSError:
+        return False
+
+
+def project_identity(project: str) -> str | None:
+    """A project directory's identity (device:inode), or None if it is not a directory now
+    (gone, or a symbolic link put in its place)."""
+    try:
+        st = os.lstat(project)
+    except (OSError, ValueError):
+        return None
+    return f"{st.st_dev}:{st.st_ino}" if stat.S_ISDIR(st.st_mode) else None
+
+
+def _project_fields(scope: Scope, cwd: str) -> dict[str, Any]:
+    """A new grant's project and its identity (for `project`; else none)."""
+    if scope != Scope.PROJECT:
+        return {"project": None}
+    project = project_of(cwd)
+    return {"project": project, "project_id": project_identity(project)}
 
 
 def new_grant_id() -> str:
@@ -209,9 +253,14 @@ class GrantStore:
         stands that was never saved."""
         (self._tools if tool else self._store).check_writable()
 
-    def list(self) -> list[Grant]:
-        """The standing grants (project and always): commands', then tool calls'."""
-        return [*self._store.items(), *self._tools.items()]
+    def list(self, *, sessions: bool = False) -> list[Grant]:
+        """The standing grants (project and always): commands', then tool calls'; with
+        *sessions*, also the session approvals kept for an agent's session (each for its
+        thread only: never asked to cover a call here)."""
+        standing = [*self._store.items(), *self._tools.items()]
+        if not sessions:
+            return standing
+        return [*standing, *(g for g in self._sessions.items() if self._fresh(g))]
 
     def covering(
         self, command: str, cwd: str, *, options: Mapping[str, Any] | None = None
@@ -275,11 +324,11 @@ class GrantStore:
             id=new_grant_id(),
             scope=Scope(scope),
             command=command,
-            project=project_of(cwd) if scope == Scope.PROJECT else None,
             granted_at=record_time(self.clock),
             request=request,
             user=user,
             options=options_key(options),
+            **_project_fields(scope, cwd),
         )
         with self._store.locked() as home_fd:
             self._store.write(home_fd, [*self._store.read(home_fd), grant])
@@ -289,7 +338,11 @@ class GrantStore:
         self, grant_id: str, *, entry_point: EntryPoint = EntryPoint.APPROVALS
     ) -> Grant | None:
         """Remove a grant (audited); the one removed, or None if there was none by that ID."""
-        removed = _remove(self._store, grant_id) or _remove(self._tools, grant_id)
+        removed = (
+            _remove(self._store, grant_id)
+            or _remove(self._tools, grant_id)
+            or _remove(self._sessions, grant_id)
+        )
         if removed is None:
             return None
         audit(
@@ -405,7 +458,7 @@ class GrantStore:
             id=new_grant_id(),
             scope=Scope(scope),
             command=tool_text(tool, tool_input),
-            project=project_of(cwd) if scope == Scope.PROJECT else None,
+            **_project_fields(scope, cwd),
             granted_at=record_time(self.clock),
             request=request,
             user=user,
@@ -466,8 +519,12 @@ def _grant_from(item: Any) -> Grant:
     options = item.get("options")
     if options is not None and not isinstance(options, dict):
         raise TypeError("a grant's options are a JSON object")
+    project_id = item.get("projectId")
+    if project_id is not None and not isinstance(project_id, str):
+        raise TypeError("a grant's projectId is text")
     return Grant(
         options=options_key(options),
+        project_id=project_id,
         id=str(fields["id"]),
         scope=Scope(scope),
         command=str(fields["command"]),
