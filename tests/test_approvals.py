@@ -25,6 +25,7 @@ from helpers import (
 from pending import Channel, Kind, Outcome, State
 from wisp._asking import Asker as AskingServer
 from wisp.kinds.command_gate import ApprovalGate
+from wisp.stores.grants import project_of
 
 
 class TestRoundTrip:
@@ -249,4 +250,5 @@ class TestAnswerReport:
         wait_until(lambda: channel.status(asking.id).state is State.FILED)
         code, output = in_terminal("approvals", "approve", asking.id, "--scope", "project")
         asking.result()
-        assert code == 0 and f"approved project ({asking.id}); the asker has it." in output
+        said = f"approved project {project_of(str(Path.cwd()))} ({asking.id}); the asker has it."
+        assert code == 0 and said in output

@@ -19,6 +19,7 @@ from wisp.relay.protocol import (
     Withdrawn,
     echoed,
 )
+from wisp.relay.protocol import binding_fields as protocol_binding_fields
 
 
 def error_line(
@@ -43,8 +44,10 @@ def error_line(
 
 def binding_fields(request: Request) -> dict[str, object]:
     """The binding's own fields, camelCase (never the unknown keys a file carried: they could
-    name a protocol field such as `type`)."""
-    return known_json(request.binding)
+    name a protocol field such as `type`), each of them, in its record's order: one a record
+    leaves out when unset (a command's `options`) is sent as null."""
+    fields = known_json(request.binding)
+    return {key: fields.get(key) for key, _ in protocol_binding_fields(request.kind)}
 
 
 def approval_line(status: Status) -> ApprovalLine:
