@@ -16,6 +16,7 @@ import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from netns import LoopbackNamespace
 
@@ -133,13 +134,17 @@ def start_claude_code(
     hooks: dict[str, object],
     wisp_home: Path,
     prompt: str = PROMPT,
+    settings: dict[str, Any] | None = None,
 ) -> Popen:
     """`claude -p PROMPT` with *hooks* (a settings.json `hooks` block) in ~/.claude, and
     Claude Code's own rules allowing every tool the scripts use: a call the hook does not
-    stop runs (so the hook is all that stands in its way, as where a person relies on it)."""
+    stop runs (so the hook is all that stands in its way, as where a person relies on it).
+    *settings* are merged in beside them (a `sandbox` block, `permissions.deny` rules)."""
     allow = ["Bash", "Write", "Edit", "Read"]
-    settings = {"hooks": hooks, "permissions": {"allow": allow}}
-    _write_json(home / ".claude" / "settings.json", settings)
+    extra = dict(settings or {})
+    permissions = {"allow": allow, **extra.pop("permissions", {})}
+    written = {"hooks": hooks, "permissions": permissions, **extra}
+    _write_json(home / ".claude" / "settings.json", written)
     env = base_env(home, wisp_home) | {
         "ANTHROPIC_BASE_URL": url,
         "ANTHROPIC_API_KEY": "x",
@@ -164,10 +169,11 @@ def start_codex(
     wisp_home: Path,
     prompt: str = PROMPT,
     timeout: int = 60,
+    sandbox_mode: str = "danger-full-access",
 ) -> Popen:
     """`codex exec PROMPT` with *hook* as a PreToolUse command hook in $CODEX_HOME/config.toml,
-    trusted for this run (`--dangerously-bypass-hook-trust`), its own approvals and sandbox
-    off (the hook is all that stands in a call's way)."""
+    trusted for this run (`--dangerously-bypass-hook-trust`), its own approvals off and, by
+    default, its sandbox too (the hook is all that stands in a call's way)."""
     codex_home = home / ".codex"
     codex_home.mkdir(parents=True, exist_ok=True)
     (codex_home / "config.toml").write_text(
@@ -175,7 +181,7 @@ def start_codex(
 model = "gpt-5.2-codex"
 model_provider = "fake"
 approval_policy = "never"
-sandbox_mode = "danger-full-access"
+sandbox_mode = {json.dumps(sandbox_mode)}
 check_for_update_on_startup = false
 
 [analytics]
