@@ -56,6 +56,7 @@ class Via(StrEnum):
     RELAY = "relay"
     MCP = "mcp"
     ELICITATION = "elicitation"
+    WEB = "web"  # `wisp web`: a paired device's browser (the audit names the device)
     ASKER = "asker"
     SWEEP = "sweep"
 

@@ -156,10 +156,13 @@ class Answerer:
         wait_s: float | None = None,
         store: FactStore | None = None,
         liveness_recheck_s: float = LIVENESS_RECHECK_S,
+        device: str | None = None,
     ) -> None:
+        """*device*: the paired device an answer comes from (`wisp web`), audited with it."""
         self.channel = channel
         self.home: Path = channel.home
         self.via = via
+        self.device = device
         self.entry_point = entry_point
         self.wait_s = _configured_wait(channel.home) if wait_s is None else wait_s
         self._store = store
@@ -264,6 +267,7 @@ class Answerer:
                 AuditEvent.APPROVAL_ANSWERED,
                 request,
                 via=self.via.value,
+                device=self.device,
                 decision=str(decision),
                 answerText=text,
                 answerReason=reason,

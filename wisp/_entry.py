@@ -20,4 +20,5 @@ class EntryPoint(StrEnum):
     MCP = "mcp"
     TUI = "tui"
     RELAY = "relay"
+    WEB = "web"  # `wisp web`: the page a paired phone answers on
     HOOK = "hook"  # an agent harness's hook (`wisp hook claude-code`)

@@ -324,6 +324,7 @@ SETTLED_BY = {
     "tui": "the TUI",
     "relay": "the relay",
     "mcp": "the MCP server",
+    "web": "wisp web",
 }
 
 

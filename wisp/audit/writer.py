@@ -67,6 +67,8 @@ class AuditEvent(StrEnum):
     NOTIFICATION = "notification"
     HOST_HELLO = "host.hello"
     WATCH_WARNING = "watch.warning"
+    WEB_PAIRED = "web.paired"  # a device paired with `wisp web`
+    WEB_REVOKED = "web.revoked"  # a paired device revoked
 
 
 class AuditLogUnsafe(Exception):

@@ -496,13 +496,31 @@ class Notifier:
     # --- push ----------------------------------------------------------------------------
 
     def push_message(self, notice: Notice, about: Mapping[str, Any] | None) -> tuple[str, str]:
-        """The push's title and text: who asks, what, and on which machine the commands
-        that answer it are to be typed (the person is elsewhere: they ssh in)."""
+        """The push's title and text: who asks, what, where it would run, the page that
+        answers it (`web.url`) and on which machine the commands that answer it are to be
+        typed (the person is elsewhere: they ssh in)."""
         host = clean(socket.gethostname(), HOST_MAX)
         commands = _answer_commands(about)
         lines = [line for line in (notice.subtitle, notice.body) if line]
+        cwd = (about or {}).get("cwd")
+        if isinstance(cwd, str) and cwd:
+            lines.append(f"in {clean(cwd, MESSAGE_MAX)}")
+        link = self.push_extras(about).link
+        if link is not None:
+            lines.append(f"Answer at {link}")
         lines.append(f"Answer on {host}: {' or '.join(commands)}" if commands else f"From {host}.")
         return notice.title, "\n".join(lines)
+
+    def push_extras(self, about: Mapping[str, Any] | None) -> _push.Extras:
+        """What the push carries besides its text: for a request, a high priority, and the
+        link to its page in `wisp web` when `web.url` is set (the ID is all the link holds:
+        it opens nothing on a browser that is not paired)."""
+        if not _answer_commands(about):
+            return _push.Extras()
+        assert about is not None
+        base = str(self._setting("web.url", "") or "").rstrip("/")
+        link = f"{base}/r/{about['id']}" if base else None
+        return _push.Extras(link=link, priority=_push.HIGH)
 
     def _deliver(
         self, urls: list[str], notice: Notice, about: Mapping[str, Any] | None
@@ -510,7 +528,7 @@ class Notifier:
         """Send the push to *urls*, waiting at most PUSH_TIMEOUT_S; what became of each,
         and that in a clause ("posted to …; failed: …")."""
         title, text = self.push_message(notice, about)
-        deliveries = tuple(_push.send(urls, title, text))
+        deliveries = tuple(_push.send(urls, title, text, extras=self.push_extras(about)))
         return deliveries, _push.outcome(deliveries)[1]
 
     def _push_alone(self, notice: Notice, about: Mapping[str, Any] | None) -> Result:
@@ -566,7 +584,13 @@ class Notifier:
         record = {**(about or {}), "title": notice.title, "source": source}
         try:
             _push.send_later(
-                self.home, urls, title, text, record=record, entry_point=self.entry_point
+                self.home,
+                urls,
+                title,
+                text,
+                record=record,
+                entry_point=self.entry_point,
+                extras=self.push_extras(about),
             )
         except OSError as exc:  # no process to push from: say so, and fail nothing else
             audit(

@@ -38,6 +38,48 @@ from wisp.stores.pushurls import redact
 
 PUSH_TIMEOUT_S = 5.0  # a target that has not taken the message by then is given up on
 
+# The services whose Apprise URL takes a link the notification opens when tapped, and a
+# priority: scheme -> (the link's parameter, or None; the priority's parameter). A URL that
+# sets either itself keeps its own.
+LINKED: dict[str, tuple[str | None, str]] = {
+    "ntfy": ("click", "priority"),
+    "ntfys": ("click", "priority"),
+    "pover": ("url", "priority"),
+    "gotify": (None, "priority"),
+    "gotifys": (None, "priority"),
+}
+HIGH = "high"  # the priority a request for the person is pushed with (each service's word)
+
+
+@attrs.frozen(kw_only=True)
+class Extras:
+    """What a push carries besides its text, where its service takes them."""
+
+    link: str | None = None  # the page a tap opens (`wisp web`'s page of the request)
+    priority: str | None = None  # HIGH for a request waiting for the person
+
+    def applied(self, url: str) -> str:
+        """*url* with this push's link and priority as its service's parameters."""
+        scheme = url.split("://", 1)[0].lower()
+        names = LINKED.get(scheme)
+        if names is None or (self.link is None and self.priority is None):
+            return url
+        from urllib.parse import parse_qsl, urlencode, urlsplit
+
+        query = urlsplit(url).query
+        present = {key for key, _ in parse_qsl(query, keep_blank_values=True)}
+        link_name, priority_name = names
+        added = []
+        if self.link is not None and link_name is not None and link_name not in present:
+            added.append((link_name, self.link))
+        if self.priority is not None and priority_name not in present:
+            added.append((priority_name, self.priority))
+        if not added:
+            return url
+        head, _, fragment = url.partition("#")
+        joined = head + ("&" if query else "?") + urlencode(added)
+        return joined + (f"#{fragment}" if fragment else "")
+
 
 def push_install() -> str:
     """The command that adds the extra bringing Apprise to this install (no index has
@@ -72,11 +114,17 @@ class Delivery:
 
 
 def send(
-    urls: Sequence[str], title: str, body: str, *, timeout_s: float = PUSH_TIMEOUT_S
+    urls: Sequence[str],
+    title: str,
+    body: str,
+    *,
+    extras: Extras = Extras(),  # frozen: one shared empty value is safe
+    timeout_s: float = PUSH_TIMEOUT_S,
 ) -> list[Delivery]:
-    """Send *title* and *body* to every URL at once; wait at most *timeout_s* for all of
-    them (the clock starts once Apprise is loaded: loading it is local work, never a wait on
-    the network). Never raises; one :class:`Delivery` per URL, in order."""
+    """Send *title* and *body* to every URL at once, with *extras* where its service takes
+    them; wait at most *timeout_s* for all of them (the clock starts once Apprise is loaded:
+    loading it is local work, never a wait on the network). Never raises; one
+    :class:`Delivery` per URL, in order."""
     try:
         apprise = _load_apprise()
     except ImportError:
@@ -87,7 +135,7 @@ def send(
         start_thread(
             threading.Thread(
                 target=_send_one,
-                args=(apprise, url, title, body, slot),
+                args=(apprise, extras.applied(url), title, body, slot),
                 name="wisp-push",
                 daemon=True,
             )
@@ -164,6 +212,7 @@ def send_later(
     *,
     record: Mapping[str, Any],
     entry_point: str,
+    extras: Extras = Extras(),  # frozen: one shared empty value is safe
 ) -> None:
     """Push in a process of its own, which audits the outcome as a `notification` record
     with *record*'s fields. Returns at once. The job goes on the child's standard input
@@ -176,6 +225,8 @@ def send_later(
         "text": text,
         "record": dict(record),
         "entryPoint": entry_point,
+        "link": extras.link,
+        "priority": extras.priority,
     }
     child = subprocess.Popen(
         [sys.executable, "-m", "wisp.routes.push"],
@@ -208,7 +259,8 @@ def _main() -> None:
     from wisp.audit.writer import AuditEvent, audit
 
     job = json.loads(sys.stdin.buffer.read())
-    deliveries = send(job["urls"], job["title"], job["text"])
+    extras = Extras(link=job.get("link"), priority=job.get("priority"))
+    deliveries = send(job["urls"], job["title"], job["text"], extras=extras)
     word, clause = outcome(deliveries)
     audit(
         Path(job["home"]),

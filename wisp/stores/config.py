@@ -78,6 +78,30 @@ def _push_urls(value: Any) -> bool:
     return valid_push_setting(value)
 
 
+def _web_url(value: Any) -> bool:
+    """`web.url`: an http(s) URL with a host, no credentials, query or fragment (it is
+    shown in notifications and pages' links are built on it), or "" for none."""
+    if value == "":
+        return True
+    if not isinstance(value, str) or len(value) > 200 or not value.isprintable():
+        return False
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018  # raises ValueError for a port that is no number
+    except ValueError:
+        return False
+    return (
+        parts.scheme in ("http", "https")
+        and bool(parts.hostname)
+        and parts.username is None
+        and not parts.query
+        and not parts.fragment
+        and " " not in value
+    )
+
+
 def _push_when(value: Any) -> bool:
     return isinstance(value, str) and value in tuple(PushWhen)
 
@@ -158,6 +182,17 @@ SETTINGS: dict[str, Setting] = {
             kind="always or unseen",
             doc="always: push even when a route here posted too; unseen: only when none did.",
             loosens=lambda old, new: new != old and new == PushWhen.UNSEEN.value,
+        ),
+        Setting(
+            key="web.url",
+            default="",
+            check=_web_url,
+            kind='an http:// or https:// URL where `wisp web` is reached from your phone, '
+            'or "" for none',
+            doc="Where your phone reaches `wisp web`: a push notification links to the "
+            "request's page there, and `wisp doctor` checks it answers.",
+            # Where a notification's link sends the person: a change is theirs to make.
+            loosens=lambda old, new: new != old and new != "",
         ),
         Setting(
             key="watch.livenessSeconds",
