@@ -41,7 +41,7 @@ frozen = gc.get_freeze_count()
 print("\\nPROBED " + json.dumps({"modules": sorted(sys.modules), "built": built, "frozen": frozen}))
 """
 
-FACES = ("textual", "mcp", "wisp.tui", "wisp.mcp", "wisp.relay")
+FACES = ("textual", "mcp", "wisp.tui", "wisp.mcp", "wisp.relay", "wisp.web", "starlette", "uvicorn")
 WATCHING = ("watchdog", "asyncio", "pending._edge", "pending._watch", "pending._onewatch")
 # A listing reads and shows requests: it neither asks, nor notifies, nor watches.
 LISTING_NEVER = (*FACES, *WATCHING, "wisp._asking", "wisp.routes.notify")

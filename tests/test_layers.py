@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-FACES = ("cli", "relay", "tui", "mcp")
+FACES = ("cli", "relay", "tui", "mcp", "web")
 # What only the application layer may do with a channel: write to it, sweep it, audit it.
 CHANNEL_WRITES = {"publish", "settle", "claim", "file", "sweep", "answer"}
 FACE_FORBIDDEN_NAMES = {"audit", "Watcher", "RequestWatch", "apply_answered", "apply_awaiting"}

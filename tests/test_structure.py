@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-FACES = ("cli", "relay", "tui", "mcp")
+FACES = ("cli", "relay", "tui", "mcp", "web")
 # The fields whose values are enums (Outcome, State, Decision, Via, Scope, AnswerFate…).
 VERDICT_NAMES = {"outcome", "state", "decision", "via", "scope", "asker", "by", "delivery"}
 MAX_FUNCTION_LINES = 100

@@ -148,6 +148,11 @@ _COMMANDS: dict[str, _Entry] = {
         "A terminal UI that shows what waits, live, and answers every kind.",
         "TUI_EXAMPLES",
     ),
+    "web": _Entry(
+        "wisp.cli.web",
+        "web_app",
+        "A page for your phone: what waits, answered by paired devices only.",
+    ),
     "mcp": _Entry(
         "wisp.cli.mcp",
         "mcp",

@@ -187,7 +187,7 @@ SETTINGS: dict[str, Setting] = {
             key="web.url",
             default="",
             check=_web_url,
-            kind='an http:// or https:// URL where `wisp web` is reached from your phone, '
+            kind="an http:// or https:// URL where `wisp web` is reached from your phone, "
             'or "" for none',
             doc="Where your phone reaches `wisp web`: a push notification links to the "
             "request's page there, and `wisp doctor` checks it answers.",

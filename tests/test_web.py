@@ -1,0 +1,295 @@
+"""`wisp web` in a real browser: the distribution's headless Chromium, driven by Playwright, at
+a phone's viewport (390×844), against a real `wisp web` process, with requests filed by real
+asker processes and answers given from real terminals.
+
+Set WISP_WEB_SCREENSHOTS=DIR to keep the phone's screenshots (docs/web.md's come so).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import WAIT_S, AskingCommand, audit_records, command, fact, in_terminal, tool
+from webproc import CHROMIUM, PHONE, WebServer, chromium_missing, pair, web_server
+
+from pending import Channel, State
+from wisp.stores.facts import FactStore
+
+MISSING = chromium_missing()
+pytestmark = pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
+MS = WAIT_S * 1000
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as driver:
+        launched = driver.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+@pytest.fixture
+def web(home: Path) -> Iterator[WebServer]:
+    home.mkdir(mode=0o700, exist_ok=True)
+    with web_server(home) as server:
+        yield server
+
+
+@pytest.fixture
+def phone(browser: Any) -> Iterator[Any]:
+    """A fresh browser context the size of a phone: no cookie, until it pairs."""
+    context = browser.new_context(viewport=PHONE, device_scale_factor=2, is_mobile=True)
+    try:
+        yield context.new_page()
+    finally:
+        context.close()
+
+
+def shot(page: Any, name: str, tmp_path: Path) -> None:
+    """A screenshot of the phone's screen: always taken (a page that cannot be drawn fails
+    here), kept in WISP_WEB_SCREENSHOTS if set."""
+    kept = os.environ.get("WISP_WEB_SCREENSHOTS")
+    target = Path(kept) if kept else tmp_path
+    target.mkdir(parents=True, exist_ok=True)
+    path = target / f"web-{name}.png"
+    page.screenshot(path=str(path))
+    assert path.stat().st_size > 1000
+
+
+def card(page: Any, request_id: str) -> Any:
+    found = page.locator(f"#r-{request_id}")
+    found.wait_for(timeout=MS)
+    return found
+
+
+def post(page: Any, url: str, form: dict[str, str]) -> int:
+    """A POST from *page*'s browser context (its cookies, if any), as a script would forge."""
+    response = page.context.request.post(url, form=form, fail_on_status_code=False)
+    return int(response.status)
+
+
+class TestPairing:
+    def test_a_printed_link_pairs_the_phone_once(
+        self, web: WebServer, phone: Any, home: Path, tmp_path: Path
+    ) -> None:
+        """The link `wisp web pair` prints pairs the browser that opens it (its cookie
+        HttpOnly and SameSite=Strict); the device is listed, and the link pairs no other."""
+        from webproc import pairing_link
+
+        link = pairing_link(web.url)
+        phone.goto(link)
+        shot(phone, "pair", tmp_path)
+        phone.fill("input[name=name]", "my-phone")
+        phone.click("button[type=submit]")
+        phone.wait_for_selector("#live.ok", timeout=MS)
+        assert "Nothing waits for you." in phone.inner_text("body")
+        (cookie,) = phone.context.cookies()
+        assert (cookie["httpOnly"], cookie["sameSite"]) == (True, "Strict")
+        code, listed = in_terminal("web", "devices", "--json")
+        assert [d["name"] for d in json.loads(listed.strip())] == ["my-phone"]
+        stranger = phone.context.browser.new_context(viewport=PHONE).new_page()
+        stranger.goto(link)
+        stranger.fill("input[name=name]", "other")
+        stranger.click("button[type=submit]")
+        assert "unknown, used, or more than" in stranger.inner_text("body")
+        assert stranger.context.cookies() == []
+        stored = (home / "web-devices.json").read_text()
+        assert cookie["value"] not in stored
+        assert (home / "web-devices.json").stat().st_mode & 0o777 == 0o600
+        assert any(
+            r["event"] == "web.paired" and r["device"] == "my-phone" for r in audit_records(home)
+        )
+
+
+class TestAnswering:
+    def test_a_request_appears_live_and_approving_it_ends_the_asker_with_0(
+        self, web: WebServer, phone: Any, home: Path, tmp_path: Path
+    ) -> None:
+        """A request filed by a real asker appears without a reload, whole; Approve once
+        ends the asker with exit 0, and the answer is audited via web with the device."""
+        pair(phone, web.url, "pocket")
+        asker = AskingCommand(
+            "approvals", "request", "--reason", "ship 1.4", "--", "make deploy\u202e"
+        )
+        found = card(phone, asker.id)
+        text = found.inner_text()
+        assert "make deploy" in text and "ship 1.4" in text and "\u202e" not in text
+        assert "<U+202E>" in text or "U+202E" in text
+        shot(phone, "request", tmp_path)
+        found.get_by_role("button", name="Approve once").click()
+        code, out, err = asker.result()
+        assert code == 0, err
+        found.locator(".said").filter(has_text="Approved once").wait_for(timeout=MS)
+        (answered,) = [r for r in audit_records(home) if r["event"] == "approval.answered"]
+        assert (answered["via"], answered["device"], answered["entryPoint"]) == (
+            "web",
+            "pocket",
+            "web",
+        )
+
+    def test_deny_with_a_reason_reaches_the_asker(self, web: WebServer, phone: Any) -> None:
+        """Deny, with a reason typed on the phone: the asker exits 1 and is told why."""
+        pair(phone, web.url)
+        asker = AskingCommand("approvals", "request", "--", "rm -rf build")
+        found = card(phone, asker.id)
+        found.locator("summary.deny").click()
+        found.locator("textarea[name=reason]").fill("not on a Friday")
+        found.get_by_role("button", name="Deny", exact=True).click()
+        code, out, err = asker.result()
+        assert code == 1
+        assert "not on a Friday" in out + err
+
+    def test_a_question_is_answered_by_its_option(
+        self, web: WebServer, phone: Any, tmp_path: Path
+    ) -> None:
+        """A question's options are buttons; tapping one answers with it."""
+        pair(phone, web.url)
+        asker = AskingCommand(
+            "questions",
+            "ask",
+            "Which environment?",
+            "--option",
+            "staging",
+            "--option",
+            "production",
+        )
+        found = card(phone, asker.id)
+        shot(phone, "question", tmp_path)
+        found.get_by_role("button", name="production").click()
+        code, out, err = asker.result()
+        assert (code, out.strip()) == (0, "production"), err
+
+    def test_an_answer_from_a_terminal_shows_on_the_page_and_by_whom(
+        self, web: WebServer, phone: Any, tmp_path: Path
+    ) -> None:
+        """Answered in a terminal meanwhile: the card turns into who answered, live."""
+        pair(phone, web.url)
+        asker = AskingCommand("approvals", "request", "--", "make test")
+        found = card(phone, asker.id)
+        code, output = in_terminal("approvals", "approve", asker.id)
+        assert code == 0, output
+        ended = phone.locator(f"#r-{asker.id}.ended")
+        ended.wait_for(timeout=MS)
+        assert "from a terminal" in ended.inner_text()
+        assert found.locator("button").count() == 0
+        shot(phone, "answered-elsewhere", tmp_path)
+        assert asker.result()[0] == 0
+
+    def test_a_tool_edit_shows_as_a_diff_and_a_fact_its_contradiction(
+        self, web: WebServer, phone: Any, home: Path, tmp_path: Path
+    ) -> None:
+        """An edit is shown as a diff, a fact with the kept fact it contradicts; a request's
+        own page shows it first."""
+        pair(phone, web.url)
+        with Channel.open(home) as channel, channel.server() as lock:
+            FactStore(home).keep(fact(lock, value="RED FOX").binding, request="c0ffee00", via="cli")
+            edit, asked = tool(lock), fact(lock, value="BLUE HERON")
+            filed = command(lock, text="git push --force")
+            for request in (edit, asked, filed):
+                channel.file(request)
+            phone.goto(f"{web.url}/r/{edit.id}")
+            first = phone.locator("#cards .card").first
+            first.wait_for(timeout=MS)
+            assert first.get_attribute("id") == f"r-{edit.id}"
+            assert first.locator("pre.diff .add").count() >= 1
+            contradiction = card(phone, asked.id).inner_text()
+            assert "RED FOX" in contradiction
+            card(phone, filed.id)
+            shot(phone, "board", tmp_path)
+            assert channel.status(edit.id).state is State.FILED
+
+
+class TestRefusals:
+    def test_an_unpaired_browser_sees_nothing_and_cannot_answer(
+        self, web: WebServer, phone: Any, home: Path, tmp_path: Path
+    ) -> None:
+        """Without a paired device: no request's text on any page, no events, no answer."""
+        asker = AskingCommand("approvals", "request", "--", "secret-deploy")
+        for path in ("/", f"/r/{asker.id}"):
+            response = phone.goto(web.url + path)
+            assert response.status == 403
+            assert "secret-deploy" not in phone.content()
+            assert "Not paired" in phone.inner_text("body")
+        shot(phone, "unpaired", tmp_path)
+        assert post(phone, f"{web.url}/events", {}) in (403, 405)
+        status = post(phone, f"{web.url}/r/{asker.id}/answer", {"decision": "once"})
+        assert status == 403
+        with Channel.open(home) as channel:
+            assert channel.status(asker.id).state is State.FILED
+        in_terminal("approvals", "deny", asker.id)
+        asker.result()
+
+    def test_a_revoked_device_sees_nothing_and_cannot_answer(
+        self, web: WebServer, phone: Any, home: Path
+    ) -> None:
+        """`wisp web revoke NAME` ends the device at once: its next page and answer are
+        refused, though it still holds its cookie."""
+        pair(phone, web.url, "old-phone")
+        asker = AskingCommand("approvals", "request", "--", "make release")
+        found = card(phone, asker.id)
+        form = {
+            "csrf": found.locator("input[name=csrf]").first.input_value(),
+            "digest": found.locator("input[name=digest]").first.input_value(),
+            "kind": "command",
+            "decision": "once",
+        }
+        code, output = in_terminal("web", "revoke", "old-phone")
+        assert code == 0, output
+        response = phone.goto(web.url)
+        assert response.status == 403
+        assert "make release" not in phone.content()
+        assert post(phone, f"{web.url}/r/{asker.id}/answer", form) == 403
+        with Channel.open(home) as channel:
+            assert channel.status(asker.id).state is State.FILED
+        in_terminal("approvals", "deny", asker.id)
+        asker.result()
+
+    def test_a_forged_post_without_the_csrf_token_is_refused(
+        self, web: WebServer, phone: Any, home: Path
+    ) -> None:
+        """A POST with the device's cookie but no (or a wrong) CSRF token answers nothing."""
+        pair(phone, web.url)
+        asker = AskingCommand("approvals", "request", "--", "make deploy")
+        found = card(phone, asker.id)
+        form = {
+            "digest": found.locator("input[name=digest]").first.input_value(),
+            "kind": "command",
+            "decision": "once",
+        }
+        answer_url = f"{web.url}/r/{asker.id}/answer"
+        assert post(phone, answer_url, form) == 403
+        assert post(phone, answer_url, {**form, "csrf": "0" * 64}) == 403
+        with Channel.open(home) as channel:
+            assert channel.status(asker.id).state is State.FILED
+        assert not [r for r in audit_records(home) if r["event"] == "approval.answered"]
+        in_terminal("approvals", "deny", asker.id)
+        asker.result()
+
+
+class TestPairingLimit:
+    def test_pairing_attempts_are_rate_limited(self, web: WebServer) -> None:
+        """More than ten pairing attempts in a minute are refused (429) without a look at
+        the code, so codes cannot be guessed at speed."""
+        statuses = []
+        for _ in range(12):
+            request = urllib.request.Request(
+                f"{web.url}/pair", data=b"code=guess&name=x", method="POST"
+            )
+            try:
+                with urllib.request.urlopen(request, timeout=WAIT_S) as response:
+                    statuses.append(response.status)
+            except urllib.error.HTTPError as exc:
+                statuses.append(exc.code)
+        assert statuses[:10] == [400] * 10
+        assert statuses[10:] == [429, 429]

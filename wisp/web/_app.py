@@ -1,0 +1,450 @@
+"""The web application: Starlette routes over the application layer.
+
+Who may see and answer is a paired device (:mod:`wisp.stores.devices`), known by its cookie
+(HttpOnly, SameSite=Strict, Secure under TLS), looked up anew on every request: a revoked
+device is refused from its next request on. Without one, a page says how to pair and shows
+nothing of the channel. Every answer form carries a CSRF token (an HMAC of the device's
+credential, which a page of another site can neither read nor make); a POST without it, or
+from another origin, is refused. Answers go through :class:`wisp.Answerer` (via `web`, the
+device's name audited with each); what waits comes from the :class:`~wisp.web._board.Board`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import hmac
+import json
+import threading
+import time
+from collections import deque
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import (
+    HTMLResponse,
+    JSONResponse,
+    PlainTextResponse,
+    RedirectResponse,
+    Response,
+    StreamingResponse,
+)
+from starlette.routing import Route
+
+from pending import (
+    AlreadySettled,
+    Decision,
+    FactBinding,
+    Kind,
+    PendingError,
+    StaleRequest,
+    Status,
+    Via,
+    is_valid_id,
+)
+from wisp import Answerer, EntryPoint
+from wisp._answering import AnswerFate, AnswerReport
+from wisp._home import open_channel
+from wisp._render import refusal
+from wisp.kinds import view
+from wisp.stores.devices import Device, DeviceStore, PairingRefused
+from wisp.stores.facts import FactStore
+from wisp.stores.jsonstore import StoreError
+from wisp.web import _assets, _pages
+from wisp.web._board import Board, Changed, Gone, Reset
+
+COOKIE = "wisp_device"
+COOKIE_MAX_AGE_S = 400 * 24 * 3600  # the longest a browser keeps a cookie
+PAIR_ATTEMPTS = 10  # pairing attempts a minute, from anywhere; more are refused (429)
+FORM_MAX_BYTES = 64 * 1024
+KEEPALIVE_S = 15.0  # an event stream says something this often (and checks its device)
+_CSRF_LABEL = b"wisp web: answer form v1"
+HEADERS = {
+    "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; "
+    "img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; "
+    "base-uri 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "X-Frame-Options": "DENY",
+    "Cache-Control": "no-store",
+}
+
+
+def csrf_token(credential: str) -> str:
+    """The token every answer form of this device carries."""
+    return hmac.new(credential.encode(), _CSRF_LABEL, hashlib.sha256).hexdigest()
+
+
+class PairLimit:
+    """At most :data:`PAIR_ATTEMPTS` pairing attempts in any minute."""
+
+    def __init__(self, per_minute: int = PAIR_ATTEMPTS) -> None:
+        self.per_minute = per_minute
+        self._times: deque[float] = deque()
+        self._lock = threading.Lock()
+
+    def take(self) -> bool:
+        now = time.monotonic()
+        with self._lock:
+            while self._times and now - self._times[0] >= 60:
+                self._times.popleft()
+            if len(self._times) >= self.per_minute:
+                return False
+            self._times.append(now)
+            return True
+
+
+def _html(body: str, status: int = 200) -> HTMLResponse:
+    return HTMLResponse(body, status_code=status, headers=HEADERS)
+
+
+def _said(report: AnswerReport) -> str:
+    """What came of an answer given here, in a line."""
+    kind_view = view(report.request.kind)
+    if not report.won:
+        return "Too late: " + _pages.answer_words(report.answer, report.request.kind)
+    said = kind_view.answered_word(report.answer.decision)
+    head = said[:1].upper() + said[1:]
+    outcome = report.outcome
+    if report.settled is not None and outcome is not None and outcome.value != "answered":
+        why = f": {report.settled.reason}" if report.settled.reason else ""
+        return f"{head}, but it ended {outcome.value}{why}."
+    if report.asker is AnswerFate.GONE:
+        return f"{head}. No asker is watching: nothing will act on it."
+    if report.asker is AnswerFate.LATE:
+        return f"{head}. The asker has not picked it up yet."
+    return f"{head}. The asker has it."
+
+
+class WebFace:
+    """One `wisp web` server's state: its home, its board, its devices."""
+
+    def __init__(self, home: Path, board: Board, *, tls: bool) -> None:
+        self.home = home
+        self.board = board
+        self.tls = tls
+        self.devices = DeviceStore(home)
+        self.pair_limit = PairLimit()
+
+    # --- who asks ------------------------------------------------------------------------
+
+    def device(self, request: Request) -> tuple[Device, str] | None:
+        credential = request.cookies.get(COOKIE)
+        device = self.devices.find(credential)
+        return None if device is None or credential is None else (device, credential)
+
+    def _unpaired(self, request: Request) -> Response:
+        """Nothing of the channel: how to pair. A link followed from another site (a
+        notification's web app) carries no SameSite=Strict cookie on its first load: the page
+        loads itself once more, from this origin, which does."""
+        if (
+            request.method == "GET"
+            and request.headers.get("sec-fetch-site") == "cross-site"
+            and "again" not in request.query_params
+        ):
+            again = _pages.attr(f"{request.url.path}?again=1")
+            return _html(f'<!doctype html><meta http-equiv="refresh" content="0;url={again}">')
+        return _html(_pages.unpaired(), 403)
+
+    # --- pages ---------------------------------------------------------------------------
+
+    async def health(self, request: Request) -> Response:
+        return PlainTextResponse("wisp web\n", headers=HEADERS)
+
+    async def asset(self, request: Request) -> Response:
+        name = request.path_params["name"]
+        content = {
+            "page.css": (_assets.CSS, "text/css"),
+            "page.js": (_assets.JS, "text/javascript"),
+        }
+        if name not in content:
+            return PlainTextResponse("not found\n", 404, headers=HEADERS)
+        body, media = content[name]
+        return Response(body, media_type=media, headers=HEADERS)
+
+    async def page(self, request: Request) -> Response:
+        found = await run_in_threadpool(self.device, request)
+        if found is None:
+            return self._unpaired(request)
+        device, credential = found
+        focus: Status | None = None
+        request_id = request.path_params.get("request_id")
+        if request_id is not None:
+            focus = await run_in_threadpool(self._look_up, request_id)
+            if focus is None:
+                body = _pages.document("wisp", f"<main>{_pages.missing(request_id)}</main>")
+                return _html(body, 404)
+        waiting = self.board.waiting()
+        differs = await run_in_threadpool(self._differs, waiting)
+        body = _pages.board(
+            waiting,
+            focus=focus,
+            device=device.name,
+            csrf=csrf_token(credential),
+            now=_now(),
+            differs=differs,
+        )
+        return _html(body)
+
+    def _look_up(self, request_id: str) -> Status | None:
+        if not is_valid_id(request_id):
+            return None
+        known = self.board.known(request_id)
+        if known is not None:
+            return known
+        try:
+            with open_channel(self.home) as channel:
+                return channel.status(request_id)
+        except PendingError:
+            return None
+
+    def _differs(self, statuses: list[Status]) -> dict[str, list[tuple[str, str]]]:
+        """The kept facts each fact request would contradict, by request ID."""
+        out: dict[str, list[tuple[str, str]]] = {}
+        for status in statuses:
+            binding = status.request.binding
+            if isinstance(binding, FactBinding):
+                try:
+                    found = FactStore(self.home).contradicting(
+                        binding.subject, binding.name, binding.value
+                    )
+                except StoreError:
+                    found = []
+                out[status.id] = [(fact.id, fact.said) for fact in found]
+        return out
+
+    # --- pairing -------------------------------------------------------------------------
+
+    async def pair_form(self, request: Request) -> Response:
+        """The pairing link: a form that names the device. Opening it changes nothing (a
+        chat app's preview of the link uses no code up)."""
+        code = request.path_params["code"]
+        agent = request.headers.get("user-agent", "")
+        name = next((n for n in ("iPhone", "iPad", "Android") if n in agent), "phone")
+        return _html(_pages.pairing(code, name=name.lower()))
+
+    async def pair(self, request: Request) -> Response:
+        if not self.pair_limit.take():
+            return _html(
+                _pages.document(
+                    "wisp: too many attempts",
+                    '<main class="notice"><h1>Too many pairing attempts</h1><p>Wait a '
+                    "minute, then open the link again.</p></main>",
+                ),
+                429,
+            )
+        form = await _form(request)
+        code, name = form.get("code", ""), form.get("name", "").strip()
+        try:
+            _device, credential = await run_in_threadpool(self.devices.pair, code, name)
+        except PairingRefused as exc:
+            return _html(_pages.pairing(code, name=name, error=str(exc)), 400)
+        except StoreError as exc:
+            return _html(_pages.pairing(code, name=name, error=str(exc)), 500)
+        response = RedirectResponse("/", status_code=303, headers=HEADERS)
+        response.set_cookie(
+            COOKIE,
+            credential,
+            max_age=COOKIE_MAX_AGE_S,
+            path="/",
+            secure=self.tls,
+            httponly=True,
+            samesite="strict",
+        )
+        return response
+
+    # --- answering -----------------------------------------------------------------------
+
+    async def answer(self, request: Request) -> Response:
+        wants_json = "application/json" in request.headers.get("accept", "")
+        request_id = request.path_params["request_id"]
+
+        def refused(message: str, status: int) -> Response:
+            if wants_json:
+                return JSONResponse(
+                    {"won": False, "message": message}, status_code=status, headers=HEADERS
+                )
+            return _html(
+                _pages.document("wisp", f'<main class="notice"><p>{message}</p></main>'), status
+            )
+
+        found = await run_in_threadpool(self.device, request)
+        if found is None:
+            return refused("This browser is not paired: nothing was answered.", 403)
+        device, credential = found
+        if not _same_origin(request):
+            return refused("Refused: the form came from another site. Nothing was written.", 403)
+        form = await _form(request)
+        if not hmac.compare_digest(form.get("csrf", ""), csrf_token(credential)):
+            return refused(
+                "Refused: the form carries no valid token (reload the page and answer "
+                "again). Nothing was written.",
+                403,
+            )
+        try:
+            decision = Decision(form.get("decision", ""))
+            kind = Kind(form.get("kind", ""))
+        except ValueError:
+            return refused("Refused: no answer this page gives. Nothing was written.", 400)
+        shown = await run_in_threadpool(self._look_up, request_id)
+        if shown is None:
+            return refused(f"Request {_pages.attr(request_id)} is not waiting here.", 404)
+        if form.get("digest") != shown.request.binding_digest:
+            return refused(
+                "Refused: the request changed since this page showed it; reload to see it "
+                "as it is now. Nothing was written.",
+                409,
+            )
+        text = form.get("text") if decision is _text_decision(kind) else None
+        reason = form.get("reason") or None if decision is Decision.NO else None
+        try:
+            report = await run_in_threadpool(
+                self._give, device, request_id, decision, kind, text, reason, shown
+            )
+        except (AlreadySettled, StaleRequest) as exc:
+            return refused(_pages.attr(refusal(exc, me=None)), 409)
+        except PendingError as exc:
+            return refused(_pages.attr(refusal(exc, me=None)), 400)
+        except StoreError as exc:
+            return refused(_pages.attr(f"{exc} Nothing was answered."), 500)
+        message = _said(report)
+        if wants_json:
+            return JSONResponse({"won": report.won, "message": message}, headers=HEADERS)
+        return RedirectResponse(f"/r/{request_id}", status_code=303, headers=HEADERS)
+
+    def _give(
+        self,
+        device: Device,
+        request_id: str,
+        decision: Decision,
+        kind: Kind,
+        text: str | None,
+        reason: str | None,
+        shown: Status,
+    ) -> AnswerReport:
+        with open_channel(self.home) as channel:
+            answerer = Answerer(
+                channel, via=Via.WEB, entry_point=EntryPoint.WEB, device=device.name
+            )
+            return answerer.answer(
+                request_id, decision, kind=kind, text=text, reason=reason, shown=shown.request
+            )
+
+    # --- the live stream -----------------------------------------------------------------
+
+    async def events(self, request: Request) -> Response:
+        found = await run_in_threadpool(self.device, request)
+        if found is None:
+            return PlainTextResponse("not paired\n", 403, headers=HEADERS)
+        _device, credential = found
+        subscriber = self.board.subscribe(asyncio.get_running_loop())
+        csrf = csrf_token(credential)
+
+        async def stream() -> AsyncIterator[str]:
+            try:
+                yield self._board_event(csrf)  # what changed between the page and now
+                while True:
+                    try:
+                        event = await asyncio.wait_for(subscriber.queue.get(), KEEPALIVE_S)
+                    except TimeoutError:
+                        event = None
+                    if await run_in_threadpool(self.devices.find, credential) is None:
+                        yield _sse("closed", {"message": "this device was revoked", "reload": True})
+                        return
+                    if event is None:
+                        yield ": still here\n\n"
+                    elif isinstance(event, Gone):
+                        yield _sse("closed", {"message": "WISP_HOME was removed: restart wisp web"})
+                        return
+                    elif isinstance(event, Reset):
+                        yield self._board_event(csrf)
+                    elif isinstance(event, Changed):
+                        yield await run_in_threadpool(self._change_event, event, csrf)
+            finally:
+                self.board.unsubscribe(subscriber)
+
+        headers = {**HEADERS, "X-Accel-Buffering": "no"}
+        return StreamingResponse(stream(), media_type="text/event-stream", headers=headers)
+
+    def _counted(self) -> dict[str, Any]:
+        n = len(self.board.waiting())
+        return {"n": n, "count": _pages.count_text(n)}
+
+    def _board_event(self, csrf: str) -> str:
+        waiting = self.board.waiting()
+        differs = self._differs(waiting)
+        now = _now()
+        fragment = "".join(
+            _pages.card(s, csrf=csrf, now=now, differs=differs.get(s.id, ())) for s in waiting
+        )
+        return _sse("board", {"html": fragment, **self._counted()})
+
+    def _change_event(self, event: Changed, csrf: str) -> str:
+        status = event.status
+        waiting = {s.id: s for s in self.board.waiting()}
+        if event.id in waiting:
+            current = waiting[event.id]
+            differs = self._differs([current]).get(event.id, [])
+            fragment = _pages.card(current, csrf=csrf, now=_now(), differs=differs)
+            return _sse("card", {"id": event.id, "html": fragment, **self._counted()})
+        fragment = _pages.ended_card(status, event.id)
+        return _sse("ended", {"id": event.id, "html": fragment, **self._counted()})
+
+    # --- the application -----------------------------------------------------------------
+
+    def app(self) -> Starlette:
+        return Starlette(
+            routes=[
+                Route("/", self.page),
+                Route("/r/{request_id}", self.page),
+                Route("/r/{request_id}/answer", self.answer, methods=["POST"]),
+                Route("/events", self.events),
+                Route("/pair/{code}", self.pair_form),
+                Route("/pair", self.pair, methods=["POST"]),
+                Route("/healthz", self.health),
+                Route("/static/{name}", self.asset),
+            ]
+        )
+
+
+def _text_decision(kind: Kind) -> Decision | None:
+    from pending import KINDS
+
+    return KINDS[kind].text_decision
+
+
+def _same_origin(request: Request) -> bool:
+    """A POST whose Origin (sent by every browser with a form's POST) names another host
+    than this one is refused; the CSRF token is the check that holds without it."""
+    origin = request.headers.get("origin")
+    if origin is None:
+        return True
+    return urlsplit(origin).netloc == request.headers.get("host", "")
+
+
+async def _form(request: Request) -> dict[str, str]:
+    """An urlencoded form's fields (the first of each), at most FORM_MAX_BYTES read."""
+    body = b""
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > FORM_MAX_BYTES:
+            return {}
+    fields: dict[str, str] = {}
+    for key, value in parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True):
+        fields.setdefault(key, value)
+    return fields
+
+
+def _sse(event: str, data: dict[str, Any]) -> str:
+    return f"event: {event}\ndata: {json.dumps(data)}\n\n"
+
+
+def _now() -> Any:
+    from pending import SYSTEM_CLOCK
+
+    return SYSTEM_CLOCK.now()

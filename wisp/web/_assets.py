@@ -1,0 +1,187 @@
+"""The page's style sheet and script, served from `/static/` (the page's Content Security
+Policy allows scripts and styles from the page's own origin only: no inline script runs).
+
+The script follows the server's event stream (`/events`, server-sent events: no polling):
+a request filed appears, one answered elsewhere turns into how it ended and by whom, all
+without a reload; and it sends the answer forms in the background, saying what came of them.
+Every HTML fragment it places was rendered and escaped by the server (:mod:`wisp.web._pages`).
+"""
+
+CSS = """
+:root { --bg:#f4f5f7; --card:#fff; --fg:#1b1d21; --muted:#5d6470; --line:#dde0e5;
+  --accent:#0b6bcb; --accent-fg:#fff; --danger:#c62828; --add:#e6f4ea; --del:#fdecea;
+  --addfg:#1e6b34; --delfg:#a3241b; --warn:#fff4e0; }
+@media (prefers-color-scheme: dark) {
+  :root { --bg:#121316; --card:#1d1f24; --fg:#e7e9ee; --muted:#9aa1ad; --line:#30343c;
+    --accent:#4c9aff; --accent-fg:#0b0c0e; --danger:#ff6b5e; --add:#173824; --del:#3f1c1a;
+    --addfg:#8fe0a6; --delfg:#ffaaa2; --warn:#3a2e14; }
+}
+* { box-sizing: border-box; }
+html { -webkit-text-size-adjust: 100%; }
+body { margin:0; background:var(--bg); color:var(--fg);
+  font: 16px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
+  padding: 0 0 env(safe-area-inset-bottom); }
+.bar { position:sticky; top:0; z-index:2; display:flex; align-items:baseline; gap:.75rem;
+  padding: calc(.6rem + env(safe-area-inset-top)) 1rem .6rem; background:var(--card);
+  border-bottom:1px solid var(--line); }
+.bar h1 { font-size:1.2rem; margin:0; letter-spacing:.02em; }
+.count { font-weight:600; }
+.device { margin-left:auto; color:var(--muted); font-size:.85rem; }
+.live { font-size:.8rem; color:var(--muted); padding:.3rem 1rem 0; }
+.live.ok::before { content:"● "; color:#2e9d4f; }
+.live.down::before { content:"● "; color:var(--danger); }
+main { padding: .5rem .75rem 2rem; }
+.card { background:var(--card); border:1px solid var(--line); border-radius:14px;
+  padding: .9rem 1rem; margin:.75rem 0; box-shadow: 0 1px 2px rgba(0,0,0,.05); }
+.card.warn { border-color:#e0a030; }
+.card.fresh { animation: fresh 1.2s ease-out; }
+@keyframes fresh { from { box-shadow:0 0 0 3px var(--accent); } }
+.card h2 { font-size:1.05rem; margin:0 0 .35rem; }
+.asked { margin:0 0 .6rem; font-family: ui-monospace, SFMono-Regular, Menlo, monospace;
+  font-size:.92rem; word-break: break-word; }
+.rows { margin:0 0 .75rem; }
+.row { display:grid; grid-template-columns: 5.2rem 1fr; gap:.5rem; padding:.2rem 0;
+  border-top:1px solid var(--line); }
+.row dt { color:var(--muted); font-size:.85rem; }
+.row dd { margin:0; word-break: break-word; min-width:0; }
+pre { margin:0; white-space:pre-wrap; word-break: break-all; font-size:.85rem;
+  font-family: ui-monospace, SFMono-Regular, Menlo, monospace; }
+pre.diff { white-space:pre; overflow-x:auto; border-radius:6px; border:1px solid var(--line); }
+pre.diff span { display:block; padding:0 .35rem; }
+pre.diff .add { background:var(--add); color:var(--addfg); }
+pre.diff .del { background:var(--del); color:var(--delfg); }
+pre.diff .hunk { color:var(--accent); }
+pre.diff .file { color:var(--muted); }
+.answers { display:flex; flex-direction:column; gap:.5rem; }
+form.answer { margin:0; display:flex; flex-wrap:wrap; gap:.4rem; align-items:center; }
+form.stacked { flex-direction:column; align-items:stretch; }
+button { font:inherit; border-radius:10px; border:1px solid var(--line); padding:.7rem 1rem;
+  background:var(--bg); color:var(--fg); min-height:44px; cursor:pointer; }
+button.primary, button.option { background:var(--accent); color:var(--accent-fg);
+  border-color:transparent; font-weight:600; width:100%; }
+button.option { text-align:left; }
+button.secondary { width:100%; }
+button.danger { background:var(--danger); color:#fff; border-color:transparent; width:100%;
+  font-weight:600; }
+button.scope { flex:1 1 0; padding:.55rem .4rem; font-size:.9rem; }
+button:disabled { opacity:.5; }
+.scope-label { width:100%; color:var(--muted); font-size:.8rem; }
+details summary.deny { list-style:none; text-align:center; color:var(--danger);
+  border:1px solid var(--danger); border-radius:10px; padding:.65rem; min-height:44px;
+  cursor:pointer; font-weight:600; }
+details summary::-webkit-details-marker { display:none; }
+details[open] summary.deny { margin-bottom:.5rem; }
+details[open] { display:flex; flex-direction:column; gap:.5rem; }
+textarea, input[name=name] { font:inherit; width:100%; border-radius:10px;
+  border:1px solid var(--line); background:var(--bg); color:var(--fg); padding:.6rem; }
+.said { margin:.5rem 0 0; font-weight:600; }
+.said:empty { display:none; }
+.said.bad { color:var(--danger); }
+.id { margin:.5rem 0 0; font-size:.75rem; color:var(--muted); text-align:right; }
+.id a { color:inherit; }
+.card.ended { opacity:.9; border-style:dashed; }
+.outcome { font-weight:600; margin:.2rem 0 0; }
+.empty { text-align:center; color:var(--muted); margin:3rem 1rem; }
+.notice { max-width: 30rem; margin: 2rem auto; padding: 0 1.25rem; }
+.notice h1 { font-size:1.4rem; }
+.cmd { background:var(--card); border:1px solid var(--line); border-radius:8px;
+  padding:.6rem .8rem; font-size:1rem; }
+.error { color:var(--danger); font-weight:600; }
+form.pair { display:flex; flex-direction:column; gap:.6rem; margin-top:1rem; }
+"""
+
+JS = """
+"use strict";
+(function () {
+  const cards = document.getElementById("cards");
+  if (!cards) return;
+  const live = document.getElementById("live");
+  const count = document.getElementById("count");
+  const empty = document.getElementById("empty");
+
+  function place(id, fragment, fresh) {
+    const box = document.createElement("div");
+    box.innerHTML = fragment;  // rendered and escaped by the server
+    const card = box.firstElementChild;
+    const old = document.getElementById("r-" + id);
+    if (old) {
+      const said = old.querySelector(".said");
+      old.replaceWith(card);
+      if (said && said.textContent && !card.querySelector(".said")) {
+        card.appendChild(said);
+      }
+    } else if (fresh) {
+      cards.appendChild(card);
+    } else {
+      return;
+    }
+    if (fresh) card.classList.add("fresh");
+  }
+  function counted(n, text) {
+    count.textContent = text;
+    empty.hidden = n > 0 || cards.querySelector(".card") !== null;
+  }
+  function listen() {
+    const source = new EventSource("/events");
+    source.addEventListener("open", function () {
+      live.textContent = "live"; live.className = "live ok";
+    });
+    source.addEventListener("error", function () {
+      live.textContent = "reconnecting…"; live.className = "live down";
+    });
+    source.addEventListener("card", function (e) {
+      const data = JSON.parse(e.data);
+      place(data.id, data.html, true); counted(data.n, data.count);
+    });
+    source.addEventListener("ended", function (e) {
+      const data = JSON.parse(e.data);
+      place(data.id, data.html, false); counted(data.n, data.count);
+    });
+    source.addEventListener("board", function (e) {
+      const data = JSON.parse(e.data);
+      const kept = Array.from(cards.querySelectorAll(".card.ended"));
+      cards.innerHTML = data.html;
+      kept.forEach(function (card) {
+        if (!document.getElementById(card.id)) cards.prepend(card);
+      });
+      counted(data.n, data.count);
+    });
+    source.addEventListener("closed", function (e) {
+      source.close();
+      live.textContent = JSON.parse(e.data).message; live.className = "live down";
+      if (JSON.parse(e.data).reload) location.reload();
+    });
+  }
+  document.addEventListener("submit", function (e) {
+    const form = e.target;
+    if (!form.classList.contains("answer")) return;
+    e.preventDefault();
+    const button = e.submitter;
+    if (button && button.dataset.confirm &&
+        !confirm(button.textContent + ": a standing grant, for later requests too. Give it?")) {
+      return;
+    }
+    const card = form.closest(".card");
+    const said = card.querySelector(".said");
+    const body = new URLSearchParams(new FormData(form, button));
+    card.querySelectorAll("button").forEach(function (b) { b.disabled = true; });
+    said.className = "said"; said.textContent = "sending…";
+    fetch(form.action, {
+      method: "POST", body: body, credentials: "same-origin",
+      headers: {"Accept": "application/json"}
+    }).then(function (r) {
+      return r.json().then(function (data) { return {ok: r.ok, data: data}; });
+    }).then(function (res) {
+      const now = document.getElementById(card.id) || card;
+      const line = now.querySelector(".said") || said;
+      line.textContent = res.data.message;
+      line.className = res.ok && res.data.won ? "said" : "said bad";
+      if (!res.ok) now.querySelectorAll("button").forEach(function (b) { b.disabled = false; });
+    }).catch(function () {
+      said.className = "said bad"; said.textContent = "Not sent: the server could not be reached.";
+      card.querySelectorAll("button").forEach(function (b) { b.disabled = false; });
+    });
+  });
+  listen();
+})();
+"""

@@ -1,0 +1,190 @@
+"""What waits, live, for every browser of `wisp web`: one :class:`wisp._live.LiveInbox`
+followed in a thread, its changes handed to each page's event stream.
+
+The board holds the waiting requests (the statuses every page shows) and the last few that
+ended (so a request's page opened from a notification after it was answered says by whom).
+Each subscriber (one open page) has a bounded queue on the server's event loop: a page that
+falls behind is sent the whole board again, never stalls the others.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from pathlib import Path
+
+import attrs
+
+from pending import Channel, Missed, PendingError, State, Status, start_thread
+from wisp import EntryPoint
+from wisp._home import open_channel
+from wisp._live import ChannelBack, ChannelGone, Found, HomeGone, LiveInbox
+
+ANSWERABLE = (State.FILED, State.HANDED_OVER)
+ENDED_KEPT = 64  # ended requests remembered for their pages
+QUEUE_SIZE = 64  # changes a page may fall behind by before it is sent the whole board
+
+
+@attrs.frozen
+class Changed:
+    """One request changed: its status now (None once removed from the channel)."""
+
+    id: str
+    status: Status | None
+
+
+@attrs.frozen
+class Reset:
+    """Everything may have changed: a page shows the board anew."""
+
+
+@attrs.frozen
+class Gone:
+    """The home was removed: nothing is watched any more."""
+
+
+Event = Changed | Reset | Gone
+
+
+class _Subscriber:
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.queue: asyncio.Queue[Event] = asyncio.Queue(QUEUE_SIZE)
+
+    def put(self, event: Event) -> None:
+        """On the loop's thread: queue *event*; a full queue is emptied for one Reset."""
+        if self.queue.full():
+            while not self.queue.empty():
+                self.queue.get_nowait()
+            event = Reset()
+        self.queue.put_nowait(event)
+
+
+class Board:
+    """The waiting requests of one home, live."""
+
+    def __init__(self, home: Path, *, on_warning: Callable[[str], None]) -> None:
+        self.home = home
+        self._on_warning = on_warning
+        self._lock = threading.Lock()
+        self._waiting: dict[str, Status] = {}
+        self._ended: OrderedDict[str, Status] = OrderedDict()
+        self._subscribers: list[_Subscriber] = []
+        self._live: LiveInbox | None = None
+        self._thread: threading.Thread | None = None
+        self._channel: Channel | None = None
+        self.gone = False
+
+    # --- life ----------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start watching (raises :class:`pending.PendingError` if the channel cannot be
+        used): what waits now is on the board before this returns."""
+        live = LiveInbox(self.home, entry_point=EntryPoint.WEB, on_warning=self._on_warning)
+        # The channel stays open while it is watched (the live view reads through it).
+        self._channel = open_channel(self.home)
+        try:
+            snapshot = live.start(self._channel)
+        except BaseException:
+            self._channel.close()
+            raise
+        self._live = live
+        with self._lock:
+            for status in snapshot:
+                self._take(status.id, status)
+        self._thread = threading.Thread(target=self._follow, name="web-board", daemon=True)
+        start_thread(self._thread)
+
+    def close(self) -> None:
+        if self._live is not None:
+            self._live.close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        if self._channel is not None:
+            self._channel.close()
+
+    # --- reading -------------------------------------------------------------------------
+
+    def waiting(self) -> list[Status]:
+        """What waits, oldest first."""
+        with self._lock:
+            return sorted(self._waiting.values(), key=lambda s: s.request.filed_at)
+
+    def known(self, request_id: str) -> Status | None:
+        """A request on the board, waiting or lately ended; None if it is neither."""
+        with self._lock:
+            return self._waiting.get(request_id) or self._ended.get(request_id)
+
+    def subscribe(self, loop: asyncio.AbstractEventLoop) -> _Subscriber:
+        subscriber = _Subscriber(loop)
+        with self._lock:
+            self._subscribers.append(subscriber)
+        return subscriber
+
+    def unsubscribe(self, subscriber: _Subscriber) -> None:
+        with self._lock:
+            if subscriber in self._subscribers:
+                self._subscribers.remove(subscriber)
+
+    # --- following -----------------------------------------------------------------------
+
+    def _follow(self) -> None:
+        assert self._live is not None
+        for item in self._live:
+            if isinstance(item, HomeGone):
+                self.gone = True
+                self._publish(Gone())
+                return
+            if isinstance(item, Missed | ChannelGone | ChannelBack):
+                self._resync(item)
+                continue
+            if isinstance(item, Found):
+                with self._lock:
+                    self._take(item.status.id, item.status)
+                self._publish(Changed(item.status.id, item.status))
+                continue
+            with self._lock:
+                self._take(item.id, item.status)
+            self._publish(Changed(item.id, item.status))
+
+    def _resync(self, item: object) -> None:
+        """After missed events, or the channel directory gone or made again: the board is
+        what the channel holds now."""
+        statuses: list[Status] = []
+        if isinstance(item, ChannelBack):
+            statuses = list(item.statuses)
+        elif not isinstance(item, ChannelGone):
+            try:
+                with open_channel(self.home) as channel:
+                    statuses = [s for s in channel.listing().statuses if s.state in ANSWERABLE]
+            except PendingError as exc:
+                self._on_warning(f"the channel could not be read again: {exc}")
+        with self._lock:
+            self._waiting.clear()
+            for status in statuses:
+                self._take(status.id, status)
+        self._publish(Reset())
+
+    def _take(self, request_id: str, status: Status | None) -> None:
+        """Under the lock: the board after *request_id* became *status*."""
+        if status is not None and status.state in ANSWERABLE:
+            self._waiting[request_id] = status
+            return
+        before = self._waiting.pop(request_id, None)
+        ended = status if status is not None else before
+        if ended is not None:
+            self._ended[request_id] = ended
+            self._ended.move_to_end(request_id)
+            while len(self._ended) > ENDED_KEPT:
+                self._ended.popitem(last=False)
+
+    def _publish(self, event: Event) -> None:
+        with self._lock:
+            subscribers = list(self._subscribers)
+        for subscriber in subscribers:
+            try:
+                subscriber.loop.call_soon_threadsafe(subscriber.put, event)
+            except RuntimeError:  # its loop has closed: the server is stopping
+                self.unsubscribe(subscriber)

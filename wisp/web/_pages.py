@@ -1,0 +1,331 @@
+"""The pages of `wisp web`, as HTML: made for a phone, every request whole.
+
+Every text that came from a request (a command, a path, a tool's input, a fact, a question,
+an option) is made visible first (:func:`wisp._text.visible`: control, bidi and zero-width
+characters shown as markers, so what the person approves is what will run) and then escaped
+for HTML (:func:`html.escape`), in :func:`text`, the one way such text reaches a page. What a
+kind shows comes from its view (:func:`wisp.kinds.view`): this module never switches on kinds.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from datetime import datetime
+
+from pending import KINDS, Answer, Decision, Kind, Outcome, Request, Status, Via
+from wisp._render import age
+from wisp._text import visible
+from wisp.kinds import view
+
+# How each decision's button reads. A decision missing here (a kind added later) reads as
+# its own word.
+BUTTONS: dict[Decision, str] = {
+    Decision.ONCE: "Approve once",
+    Decision.SESSION: "This session",
+    Decision.PROJECT: "This project",
+    Decision.ALWAYS: "Always",
+    Decision.NO: "Deny",
+    Decision.KEEP: "Keep",
+    Decision.DROP: "Drop",
+    Decision.ANSWER: "Answer",
+    Decision.DECLINE: "Decline",
+}
+# The decisions shown as the small row of scopes under the main approve button.
+SCOPES = (Decision.SESSION, Decision.PROJECT, Decision.ALWAYS)
+# The decisions a person asks twice before giving: they outlive this request.
+STANDING = (Decision.PROJECT, Decision.ALWAYS)
+# Who wrote an answer, as the page says it.
+VIA_WORDS = {
+    Via.CLI: "from a terminal",
+    Via.TUI: "in wisp tui",
+    Via.RELAY: "through a relay",
+    Via.MCP: "in the agent's client",
+    Via.ELICITATION: "in the agent's client",
+    Via.WEB: "on a paired device",
+}
+
+
+def text(value: object) -> str:
+    """Text from a request as HTML: made visible, then escaped."""
+    return html.escape(visible(str(value)), quote=True)
+
+
+def attr(value: object) -> str:
+    """A value of wisp's own (an ID, a token, a URL it made) for an attribute."""
+    return html.escape(str(value), quote=True)
+
+
+def document(title: str, body: str, *, csrf: str | None = None) -> str:
+    meta = f'<meta name="csrf" content="{attr(csrf)}">' if csrf else ""
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1, viewport-fit=cover">
+<meta name="color-scheme" content="light dark">
+<meta name="referrer" content="no-referrer">
+{meta}<title>{html.escape(title)}</title>
+<link rel="stylesheet" href="/static/page.css">
+<script src="/static/page.js" defer></script>
+</head><body>{body}</body></html>
+"""
+
+
+def unpaired() -> str:
+    body = """<main class="notice">
+<h1>Not paired</h1>
+<p>This browser is not paired with wisp, so nothing is shown here and nothing can be answered.</p>
+<p>On your computer, in a terminal, run</p>
+<pre class="cmd">wisp web pair</pre>
+<p>and open the link it shows (or scan its QR code) on this device.</p>
+</main>"""
+    return document("wisp: not paired", body)
+
+
+def pairing(code: str, *, name: str, error: str | None = None) -> str:
+    said = f'<p class="error" role="alert">{html.escape(error)}</p>' if error else ""
+    body = f"""<main class="notice">
+<h1>Pair this device</h1>
+<p>This lets this browser see what waits for you and answer it, until you revoke it
+(<code>wisp web revoke NAME</code>).</p>
+{said}
+<form method="post" action="/pair" class="pair">
+<input type="hidden" name="code" value="{attr(code)}">
+<label for="name">Name this device</label>
+<input id="name" name="name" value="{attr(name)}" maxlength="32" autocomplete="off"
+ autocapitalize="none" spellcheck="false" pattern="[A-Za-z0-9][A-Za-z0-9._\\-]{{0,31}}" required>
+<button type="submit" class="primary">Pair</button>
+</form>
+</main>"""
+    return document("wisp: pair this device", body)
+
+
+def board(
+    statuses: Sequence[Status],
+    *,
+    focus: Status | None,
+    device: str,
+    csrf: str,
+    now: datetime,
+    differs: dict[str, list[tuple[str, str]]],
+) -> str:
+    """The page: the request asked for first (its whole card, or how it ended), then what
+    waits. *differs*: a fact request's contradicted kept facts, by request ID."""
+    cards = []
+    if focus is not None and all(s.id != focus.id for s in statuses):
+        cards.append(ended_card(focus))
+    for status in statuses:
+        card_html = card(status, csrf=csrf, now=now, differs=differs.get(status.id, ()))
+        if focus is not None and status.id == focus.id:
+            cards.insert(0, card_html)
+        else:
+            cards.append(card_html)
+    body = f"""<header class="bar"><h1>wisp</h1>
+<span id="count" class="count">{count_text(len(statuses))}</span>
+<span class="device">{text(device)}</span></header>
+<div id="live" class="live" role="status" aria-live="polite">connecting…</div>
+<main id="cards" data-focus="{attr(focus.id if focus else "")}">
+{"".join(cards)}
+</main>
+<p id="empty" class="empty"{" hidden" if statuses else ""}>Nothing waits for you.</p>"""
+    return document("wisp", body, csrf=csrf)
+
+
+def count_text(n: int) -> str:
+    return "nothing waits" if n == 0 else f"{n} waiting"
+
+
+def _rows(rows: Sequence[tuple[str, str]]) -> str:
+    """A view's (label, text) rows; a blank label continues the row above. A `diff` is
+    coloured by line; every text is shown whole."""
+    groups: list[tuple[str, list[str]]] = []
+    for label, value in rows:
+        if label or not groups:
+            groups.append((label, [value]))
+        else:
+            groups[-1][1].append(value)
+    out = []
+    for label, lines in groups:
+        if label == "diff":
+            shown = "".join(
+                f'<span class="{_diff_class(line)}">{text(line)}</span>\n' for line in lines
+            )
+            out.append(
+                f'<div class="row"><dt>{text(label)}</dt><dd><pre class="diff">'
+                f"{shown}</pre></dd></div>"
+            )
+        elif len(lines) > 1 or label in ("command", "input", "content"):
+            joined = "\n".join(text(line) for line in lines)
+            out.append(f'<div class="row"><dt>{text(label)}</dt><dd><pre>{joined}</pre></dd></div>')
+        else:
+            out.append(f'<div class="row"><dt>{text(label)}</dt><dd>{text(lines[0])}</dd></div>')
+    return f'<dl class="rows">{"".join(out)}</dl>'
+
+
+def _diff_class(line: str) -> str:
+    if line.startswith(("+++", "---")):
+        return "file"
+    if line.startswith("@@"):
+        return "hunk"
+    return {"+": "add", "-": "del"}.get(line[:1], "ctx")
+
+
+def _asker(request: Request) -> str:
+    server = request.server
+    parts = [server.client or "a program", f"pid {server.pid}"]
+    if server.thread:
+        parts.append(f"thread {server.thread}")
+    return ", ".join(parts)
+
+
+def card(
+    status: Status, *, csrf: str, now: datetime, differs: Sequence[tuple[str, str]] = ()
+) -> str:
+    """One waiting request, whole, with the buttons that answer it."""
+    request = status.request
+    kind_view = view(status.kind)
+    rows = list(kind_view.details(request.binding))
+    for n, (fact_id, said) in enumerate(differs):
+        rows.append(("contradicts" if n == 0 else "", f"you keep {said} ({fact_id})"))
+    rows.append(("asked by", _asker(request)))
+    when = f"{age(request.filed_at, now)} ago"
+    if request.expires_at is not None:
+        left = int((request.expires_at - now).total_seconds())
+        when += f", expires in {age(now, request.expires_at)}" if left > 0 else ", past its time"
+    rows.append(("filed", when))
+    warn = " warn" if differs else ""
+    return f"""<article class="card{warn}" id="r-{attr(status.id)}" data-id="{attr(status.id)}">
+<h2>{text(kind_view.heading)}</h2>
+<p class="asked">{text(kind_view.asked(request.binding))}</p>
+{_rows(rows)}
+{_answers(status, csrf)}
+<p class="said" role="status"></p>
+<p class="id"><a href="/r/{attr(status.id)}">{attr(status.id)}</a></p>
+</article>"""
+
+
+def _form(status: Status, csrf: str, inner: str, css: str = "") -> str:
+    return f"""<form method="post" action="/r/{attr(status.id)}/answer" class="answer{css}">
+<input type="hidden" name="csrf" value="{attr(csrf)}">
+<input type="hidden" name="digest" value="{attr(status.request.binding_digest)}">
+<input type="hidden" name="kind" value="{attr(status.kind.value)}">
+{inner}</form>"""
+
+
+def _button(decision: Decision, css: str, *, label: str | None = None) -> str:
+    confirm = ' data-confirm="1"' if decision in STANDING else ""
+    shown = label or BUTTONS.get(decision, decision.value)
+    return (
+        f'<button type="submit" name="decision" value="{attr(decision.value)}" '
+        f'class="{css}"{confirm}>{html.escape(shown)}</button>'
+    )
+
+
+def _answers(status: Status, csrf: str) -> str:
+    """The forms that answer a request: from its kind's decisions (the channel's table)."""
+    spec = KINDS[status.kind]
+    binding = status.request.binding
+    forms = []
+    plain = [d for d in spec.decisions if d not in SCOPES and d is not Decision.NO]
+    for decision in plain:
+        if decision is spec.text_decision:
+            options = getattr(binding, "options", None) or ()
+            for option in options:
+                forms.append(
+                    _form(
+                        status,
+                        csrf,
+                        f'<input type="hidden" name="text" value="{attr(option)}">'
+                        f'<button type="submit" name="decision" value="{attr(decision.value)}" '
+                        f'class="option">{text(option)}</button>',
+                    )
+                )
+            if getattr(binding, "free_text", True) or not options:
+                forms.append(
+                    _form(
+                        status,
+                        csrf,
+                        '<textarea name="text" rows="2" maxlength="4000" required '
+                        'placeholder="Your answer"></textarea>' + _button(decision, "primary"),
+                        " stacked",
+                    )
+                )
+        else:
+            css = "primary" if decision is plain[0] else "secondary"
+            forms.append(_form(status, csrf, _button(decision, css)))
+    scopes = [d for d in spec.decisions if d in SCOPES]
+    if scopes:
+        forms.append(
+            _form(
+                status,
+                csrf,
+                '<span class="scope-label">or approve for</span>'
+                + "".join(_button(d, "scope") for d in scopes),
+                " scopes",
+            )
+        )
+    if Decision.NO in spec.decisions:
+        forms.append(
+            _form(
+                status,
+                csrf,
+                '<details><summary class="deny">Deny…</summary>'
+                '<textarea name="reason" rows="2" maxlength="2000" '
+                'placeholder="Why (the agent is told)"></textarea>'
+                + _button(Decision.NO, "danger", label="Deny")
+                + "</details>",
+                " stacked",
+            )
+        )
+    return f'<div class="answers">{"".join(forms)}</div>'
+
+
+def answer_words(answer: Answer, kind: Kind) -> str:
+    """A person's answer as the page says it: "Approved once by alice from a terminal"."""
+    said = view(kind).answered_word(answer.decision)
+    where = VIA_WORDS.get(Via(answer.via)) if answer.via in VIA_WORDS else None
+    line = f"{said[:1].upper()}{said[1:]} by {answer.user} {where or f'via {answer.via}'}"
+    if answer.text is not None:
+        line += f": “{answer.text}”"
+    if answer.reason:
+        line += f" (reason: {answer.reason})"
+    return line + f", at {answer.answered_at.astimezone():%H:%M:%S}."
+
+
+def ended_words(status: Status | None) -> str:
+    """How a request ended, and by whom."""
+    if status is None:
+        return "This request is no longer in the channel."
+    answer = status.answer
+    if answer is not None and not answer.is_tombstone:
+        return answer_words(answer, status.kind)
+    outcome = status.outcome
+    if outcome is Outcome.TIMED_OUT:
+        return "It timed out: nobody answered in time."
+    if outcome is Outcome.WITHDRAWN:
+        return "The asker withdrew it."
+    why = f": {status.reason}" if status.reason else ""
+    return f"It ended ({status.state.value}){why}."
+
+
+def ended_card(status: Status | None, request_id: str | None = None) -> str:
+    """A request that takes no answer any more: what it asked, and how it ended."""
+    rid = status.id if status is not None else request_id or ""
+    asked = ""
+    heading = "Ended"
+    if status is not None:
+        kind_view = view(status.kind)
+        heading = kind_view.heading
+        asked = f'<p class="asked">{text(kind_view.asked(status.request.binding))}</p>'
+    return f"""<article class="card ended" id="r-{attr(rid)}" data-id="{attr(rid)}">
+<h2>{text(heading)}</h2>
+{asked}
+<p class="outcome">{text(ended_words(status))}</p>
+<p class="id">{attr(rid)}</p>
+</article>"""
+
+
+def missing(request_id: str) -> str:
+    return f"""<article class="card ended" id="r-{attr(request_id)}" data-id="{attr(request_id)}">
+<h2>No such request</h2>
+<p class="outcome">Request {attr(request_id)} is not waiting here, and is not one that
+ended lately.</p></article>"""

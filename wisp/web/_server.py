@@ -1,0 +1,84 @@
+"""Running the web face: the socket bound here (so a port in use is said in wisp's words),
+the board started, then uvicorn until Ctrl-C or SIGTERM."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import ssl
+from collections.abc import Callable
+from pathlib import Path
+
+from pending import PendingError
+from wisp._extras import install_hint
+from wisp.web import WebError, base_url
+
+SHUTDOWN_S = 2  # open pages' event streams are given this long to close on Ctrl-C
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise WebError(
+            f"cannot listen on {host}:{port}: {exc.strerror}. Choose another port "
+            f"(--listen {host}:PORT), or stop what uses this one."
+        ) from None
+    return sock
+
+
+def serve(
+    home: Path,
+    host: str,
+    port: int,
+    *,
+    tls: tuple[str, str] | None,
+    say: Callable[[str], None],
+    warn: Callable[[str], None],
+) -> int:
+    try:
+        import uvicorn
+
+        from wisp.web._app import WebFace
+        from wisp.web._board import Board
+    except ImportError as exc:
+        raise WebError(
+            f"`wisp web` needs the web extra ({exc.name} is not installed). {install_hint('web')}"
+        ) from None
+    sock = _bind(host, port)
+    board = Board(home, on_warning=lambda message: warn(f"wisp web: {message}"))
+    try:
+        try:
+            board.start()
+        except PendingError as exc:
+            raise WebError(str(exc)) from None
+        face = WebFace(home, board, tls=tls is not None)
+        config = uvicorn.Config(
+            face.app(),
+            ssl_certfile=tls[0] if tls else None,
+            ssl_keyfile=tls[1] if tls else None,
+            log_level="warning",
+            access_log=False,
+            lifespan="off",
+            proxy_headers=False,
+            server_header=False,
+            timeout_graceful_shutdown=SHUTDOWN_S,
+        )
+        try:
+            config.load()
+        except (OSError, ssl.SSLError) as exc:
+            raise WebError(
+                f"cannot use --tls-cert/--tls-key: {exc}. Give a PEM certificate and its "
+                "private key, each readable by you."
+            ) from None
+        url = base_url(host, sock.getsockname()[1], tls=tls is not None)
+        say(f"wisp web: serving {url}/ (Ctrl-C stops it)")
+        asyncio.run(uvicorn.Server(config).serve(sockets=[sock]))
+    finally:
+        board.close()
+        sock.close()
+    return 0
