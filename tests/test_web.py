@@ -1,5 +1,5 @@
 """`wisp web` in a real browser: the distribution's headless Chromium, driven by Playwright, at
-a phone's viewport (390×844), against a real `wisp web` process, with requests filed by real
+a phone's viewport (390x844), against a real `wisp web` process, with requests filed by real
 asker processes and answers given from real terminals.
 
 Set WISP_WEB_SCREENSHOTS=DIR to keep the phone's screenshots (docs/web.md's come so).
@@ -96,7 +96,7 @@ class TestPairing:
         assert "Nothing waits for you." in phone.inner_text("body")
         (cookie,) = phone.context.cookies()
         assert (cookie["httpOnly"], cookie["sameSite"]) == (True, "Strict")
-        code, listed = in_terminal("web", "devices", "--json")
+        _code, listed = in_terminal("web", "devices", "--json")
         assert [d["name"] for d in json.loads(listed.strip())] == ["my-phone"]
         stranger = phone.context.browser.new_context(viewport=PHONE).new_page()
         stranger.goto(link)
@@ -128,7 +128,7 @@ class TestAnswering:
         assert "<U+202E>" in text or "U+202E" in text
         shot(phone, "request", tmp_path)
         found.get_by_role("button", name="Approve once").click()
-        code, out, err = asker.result()
+        code, _out, err = asker.result()
         assert code == 0, err
         found.locator(".said").filter(has_text="Approved once").wait_for(timeout=MS)
         (answered,) = [r for r in audit_records(home) if r["event"] == "approval.answered"]

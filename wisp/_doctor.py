@@ -40,7 +40,7 @@ def diagnose(channel: Channel) -> dict[str, Any]:
     counts = {state.value: 0 for state in State}
     for status in listing.statuses:
         counts[status.state.value] += 1
-    checks = [*check_stores(channel.home), check_space(channel.path)]
+    checks = [*check_stores(channel.home), check_space(channel.path), *check_web(channel.home)]
     return {
         "channel": str(channel.path),
         "ok": not listing.problems and all(c["ok"] for c in checks),
@@ -110,7 +110,7 @@ def _watching(channel: Channel) -> dict[str, Any]:
 
 
 def _check(
-    name: str, path: Path, detail: str, *, ok: bool, fix: str | None = None
+    name: str, path: Path | str, detail: str, *, ok: bool, fix: str | None = None
 ) -> dict[str, Any]:
     return {"check": name, "path": str(path), "ok": ok, "detail": detail, "fix": fix}
 
@@ -179,6 +179,48 @@ def check_stores(home: Path) -> list[dict[str, Any]]:
             )
         )
     return checks
+
+
+# How long the doctor waits for `wisp web` at web.url to answer.
+WEB_CHECK_TIMEOUT_S = 3.0
+
+
+def check_web(home: Path) -> list[dict[str, Any]]:
+    """Whether `wisp web` answers at `web.url` (its `/healthz`), where a notification's link
+    sends the person: one finding, or none when web.url is not set."""
+    try:
+        base = str(load_config(home)["web.url"]).rstrip("/")
+    except ConfigError:
+        return []  # said by the config check
+    if not base:
+        return []
+    import urllib.error
+    import urllib.request
+
+    problem = None
+    try:
+        with urllib.request.urlopen(  # noqa: S310  # web.url is checked: http(s) only
+            f"{base}/healthz", timeout=WEB_CHECK_TIMEOUT_S
+        ) as response:
+            if response.read(64) != b"wisp web\n":
+                problem = "something answers there, but not wisp web"
+    except urllib.error.HTTPError as exc:
+        problem = f"it answered HTTP {exc.code}, not wisp web"
+    except (urllib.error.URLError, OSError) as exc:
+        reason = getattr(exc, "reason", exc)
+        problem = f"not reachable ({reason})"
+    if problem is None:
+        return [_check("web", base, "wisp web answers there", ok=True)]
+    return [
+        _check(
+            "web",
+            base,
+            f"{problem}: a notification's link to a request's page would open nothing",
+            ok=False,
+            fix="start it (`wisp web`, wisp docs web), or set web.url to where your phone "
+            'reaches it (`wisp config set web.url ""` for none)',
+        )
+    ]
 
 
 def check_space(path: Path) -> dict[str, Any]:

@@ -22,7 +22,7 @@ from typing import Any
 
 import attrs
 
-from pending import SYSTEM_CLOCK, Clock, format_time, parse_time
+from pending import SYSTEM_CLOCK, Clock, format_time, parse_time, record_time
 from wisp.audit.writer import AuditEvent, EntryPoint, audit
 from wisp.stores.jsonstore import JsonStore, StoreError
 
@@ -150,7 +150,7 @@ class DeviceStore:
 
         if not valid_name(name):
             raise PairingRefused(f"a device's name takes {NAME_RULE}; {name[:40]!r} does not.")
-        now = self.clock.now()
+        now = record_time(self.clock)
         wanted = digest(code) if len(code) <= 128 else ""
         # The devices' lock, then the pairings': the one order every change takes them in.
         with self._devices.locked() as home_fd, self._pairings.locked():

@@ -15,10 +15,8 @@ import asyncio
 import hashlib
 import hmac
 import json
-import threading
-import time
-from collections import deque
 from collections.abc import AsyncIterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
@@ -37,6 +35,7 @@ from starlette.responses import (
 from starlette.routing import Route
 
 from pending import (
+    SYSTEM_CLOCK,
     AlreadySettled,
     Decision,
     FactBinding,
@@ -52,6 +51,7 @@ from wisp._answering import AnswerFate, AnswerReport
 from wisp._home import open_channel
 from wisp._render import refusal
 from wisp.kinds import view
+from wisp.routes.notify import RateLimit
 from wisp.stores.devices import Device, DeviceStore, PairingRefused
 from wisp.stores.facts import FactStore
 from wisp.stores.jsonstore import StoreError
@@ -78,25 +78,6 @@ HEADERS = {
 def csrf_token(credential: str) -> str:
     """The token every answer form of this device carries."""
     return hmac.new(credential.encode(), _CSRF_LABEL, hashlib.sha256).hexdigest()
-
-
-class PairLimit:
-    """At most :data:`PAIR_ATTEMPTS` pairing attempts in any minute."""
-
-    def __init__(self, per_minute: int = PAIR_ATTEMPTS) -> None:
-        self.per_minute = per_minute
-        self._times: deque[float] = deque()
-        self._lock = threading.Lock()
-
-    def take(self) -> bool:
-        now = time.monotonic()
-        with self._lock:
-            while self._times and now - self._times[0] >= 60:
-                self._times.popleft()
-            if len(self._times) >= self.per_minute:
-                return False
-            self._times.append(now)
-            return True
 
 
 def _html(body: str, status: int = 200) -> HTMLResponse:
@@ -129,7 +110,7 @@ class WebFace:
         self.board = board
         self.tls = tls
         self.devices = DeviceStore(home)
-        self.pair_limit = PairLimit()
+        self.pair_limit = RateLimit(SYSTEM_CLOCK)  # pairing attempts, from anywhere
 
     # --- who asks ------------------------------------------------------------------------
 
@@ -229,7 +210,7 @@ class WebFace:
         return _html(_pages.pairing(code, name=name.lower()))
 
     async def pair(self, request: Request) -> Response:
-        if not self.pair_limit.take():
+        if not self.pair_limit.take(PAIR_ATTEMPTS):
             return _html(
                 _pages.document(
                     "wisp: too many attempts",
@@ -444,7 +425,5 @@ def _sse(event: str, data: dict[str, Any]) -> str:
     return f"event: {event}\ndata: {json.dumps(data)}\n\n"
 
 
-def _now() -> Any:
-    from pending import SYSTEM_CLOCK
-
+def _now() -> datetime:
     return SYSTEM_CLOCK.now()

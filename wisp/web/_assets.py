@@ -43,6 +43,8 @@ main { padding: .5rem .75rem 2rem; }
 .row { display:grid; grid-template-columns: 5.2rem 1fr; gap:.5rem; padding:.2rem 0;
   border-top:1px solid var(--line); }
 .row dt { color:var(--muted); font-size:.85rem; }
+.row.wide { grid-template-columns: 1fr; gap:.15rem; }
+.row.wide pre:not(.diff) { background:var(--bg); border-radius:6px; padding:.4rem .5rem; }
 .row dd { margin:0; word-break: break-word; min-width:0; }
 pre { margin:0; white-space:pre-wrap; word-break: break-all; font-size:.85rem;
   font-family: ui-monospace, SFMono-Regular, Menlo, monospace; }

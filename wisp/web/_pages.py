@@ -35,6 +35,8 @@ BUTTONS: dict[Decision, str] = {
 SCOPES = (Decision.SESSION, Decision.PROJECT, Decision.ALWAYS)
 # The decisions a person asks twice before giving: they outlive this request.
 STANDING = (Decision.PROJECT, Decision.ALWAYS)
+# The rows shown as a block of their own (label above, text in full width, as typed).
+BLOCKS = ("command", "input", "content", "diff")
 # Who wrote an answer, as the page says it.
 VIA_WORDS = {
     Via.CLI: "from a terminal",
@@ -147,17 +149,15 @@ def _rows(rows: Sequence[tuple[str, str]]) -> str:
     for label, lines in groups:
         if label == "diff":
             shown = "".join(
-                f'<span class="{_diff_class(line)}">{text(line)}</span>\n' for line in lines
+                f'<span class="{_diff_class(line)}">{text(line)}</span>' for line in lines
             )
-            out.append(
-                f'<div class="row"><dt>{text(label)}</dt><dd><pre class="diff">'
-                f"{shown}</pre></dd></div>"
-            )
-        elif len(lines) > 1 or label in ("command", "input", "content"):
-            joined = "\n".join(text(line) for line in lines)
-            out.append(f'<div class="row"><dt>{text(label)}</dt><dd><pre>{joined}</pre></dd></div>')
+            block = f'<pre class="diff">{shown}</pre>'
+        elif len(lines) > 1 or label in BLOCKS:
+            block = "<pre>" + "\n".join(text(line) for line in lines) + "</pre>"
         else:
             out.append(f'<div class="row"><dt>{text(label)}</dt><dd>{text(lines[0])}</dd></div>')
+            continue
+        out.append(f'<div class="row wide"><dt>{text(label)}</dt><dd>{block}</dd></div>')
     return f'<dl class="rows">{"".join(out)}</dl>'
 
 

@@ -1,0 +1,178 @@
+"""The web face's parts without a browser: the devices store, the push's link and priority,
+--listen, `wisp doctor`'s web finding, and the `wisp web` commands' refusals."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from helpers import audit_records, in_terminal, run_wisp
+from webproc import web_server
+
+from pending.testing import FakeClock
+from wisp.routes.notify import Notice, Notifier
+from wisp.routes.push import HIGH, Extras
+from wisp.stores.devices import PAIR_TTL_S, DeviceStore, PairingRefused
+from wisp.web import parse_listen
+
+
+class TestDeviceStore:
+    def test_a_code_pairs_one_device_and_its_credential_is_kept_hashed(self, home: Path) -> None:
+        """A pairing code pairs once; the stored file holds neither code nor credential, 0600."""
+        home.mkdir(mode=0o700)
+        store = DeviceStore(home)
+        code, _ = store.new_pairing()
+        device, credential = store.pair(code, "phone")
+        assert store.find(credential) == device
+        with pytest.raises(PairingRefused, match="unknown, used"):
+            store.pair(code, "tablet")
+        for name in ("web-devices.json", "web-pairing.json"):
+            text = (home / name).read_text()
+            assert credential not in text and code not in text
+            assert (home / name).stat().st_mode & 0o777 == 0o600
+        assert store.find("not-a-credential") is None
+
+    def test_a_code_past_its_minutes_is_refused(self, home: Path) -> None:
+        """A code older than PAIR_TTL_S pairs nothing."""
+        home.mkdir(mode=0o700)
+        clock = FakeClock()
+        store = DeviceStore(home, clock=clock)
+        code, _ = store.new_pairing()
+        clock.advance(PAIR_TTL_S + 1)
+        with pytest.raises(PairingRefused, match="minutes old"):
+            store.pair(code, "phone")
+        assert store.devices() == []
+
+    def test_a_taken_or_bad_name_is_refused_and_keeps_the_code(self, home: Path) -> None:
+        """A name already paired, or one the rules refuse, uses no code up."""
+        home.mkdir(mode=0o700)
+        store = DeviceStore(home)
+        store.pair(store.new_pairing()[0], "phone")
+        code, _ = store.new_pairing()
+        with pytest.raises(PairingRefused, match="already called"):
+            store.pair(code, "phone")
+        with pytest.raises(PairingRefused, match="name takes"):
+            store.pair(code, "<b>")
+        assert store.pair(code, "tablet")[0].name == "tablet"
+
+    def test_revoking_ends_the_device_at_once_and_is_audited(self, home: Path) -> None:
+        """After revoke, its credential finds nothing; pairing and revoking are audited."""
+        home.mkdir(mode=0o700)
+        store = DeviceStore(home)
+        _, credential = store.pair(store.new_pairing()[0], "phone")
+        assert store.revoke("phone") is not None
+        assert store.find(credential) is None
+        assert store.revoke("phone") is None
+        events = [(r["event"], r.get("device")) for r in audit_records(home)]
+        assert events == [("web.paired", "phone"), ("web.revoked", "phone")]
+
+
+class TestPushExtras:
+    def test_ntfy_and_pushover_get_the_link_and_a_priority(self) -> None:
+        """The services with a tap target get the page's link and a high priority."""
+        extras = Extras(link="https://box.example/r/abcd1234", priority=HIGH)
+        ntfy = extras.applied("ntfy://my-topic")
+        assert (
+            ntfy == "ntfy://my-topic?click=https%3A%2F%2Fbox.example%2Fr%2Fabcd1234&priority=high"
+        )
+        assert "url=https%3A" in extras.applied("pover://user@token")
+        assert extras.applied("gotify://host/token") == "gotify://host/token?priority=high"
+
+    def test_a_url_keeps_its_own_settings_and_others_are_untouched(self) -> None:
+        """A URL that sets its own priority keeps it; a service with neither is as given."""
+        extras = Extras(link="https://box.example/r/abcd1234", priority=HIGH)
+        own = extras.applied("ntfys://ntfy.example/topic?priority=low")
+        assert own.endswith("?priority=low&click=https%3A%2F%2Fbox.example%2Fr%2Fabcd1234")
+        assert extras.applied("tgram://token/chat") == "tgram://token/chat"
+        assert Extras().applied("ntfy://t") == "ntfy://t"
+
+    def test_a_requests_push_names_its_page_and_directory(self, home: Path) -> None:
+        """With web.url set, a request's push carries its page's link, the working
+        directory and a high priority; a plain notice carries none."""
+        notifier = Notifier(home, settings={"web.url": "https://box.example/"})
+        about = {"id": "abcd1234", "kind": "command", "cwd": "/srv/shop"}
+        notice = Notice(title="wisp: run a command?", subtitle="", body="make deploy")
+        _title, text = notifier.push_message(notice, about)
+        assert "in /srv/shop" in text
+        assert "Answer at https://box.example/r/abcd1234" in text
+        assert notifier.push_extras(about) == Extras(
+            link="https://box.example/r/abcd1234", priority=HIGH
+        )
+        assert notifier.push_extras(None) == Extras()
+        plain = Notifier(home, settings={})
+        assert plain.push_extras(about) == Extras(priority=HIGH)
+
+
+class TestListen:
+    @pytest.mark.parametrize(
+        ("text", "expected"),
+        [("127.0.0.1:8765", ("127.0.0.1", 8765)), ("[::1]:80", ("::1", 80))],
+    )
+    def test_addresses_it_takes(self, text: str, expected: tuple[str, int]) -> None:
+        """ADDR:PORT, with brackets around an IPv6 address."""
+        assert parse_listen(text) == expected
+
+    @pytest.mark.parametrize("text", ["8765", "localhost:8765", "1.2.3.4:99999", "1.2.3.4:"])
+    def test_what_it_refuses(self, text: str) -> None:
+        """No port, a name rather than an address, a port out of range."""
+        with pytest.raises(ValueError, match="--listen takes"):
+            parse_listen(text)
+
+
+class TestWebCommands:
+    def test_pair_is_taken_only_from_a_terminal(self, home: Path) -> None:
+        """Without a terminal `wisp web pair` shows no link and writes nothing (exit 2)."""
+        done = run_wisp("web", "pair")
+        assert done.returncode == 2
+        assert "only from a terminal" in done.stderr and "/pair/" not in done.stdout
+        assert not (home / "web-pairing.json").exists()
+
+    def test_pair_prints_a_link_and_a_qr_code(self, home: Path) -> None:
+        """In a terminal: the link, and its QR code drawn in blocks."""
+        code, output = in_terminal("web", "pair", "--url", "http://127.0.0.1:9/")
+        assert code == 0, output
+        assert "http://127.0.0.1:9/pair/" in output
+        assert "▀" in output or "▄" in output
+
+    def test_devices_and_revoke(self, home: Path) -> None:
+        """`devices` lists the paired ones; `revoke` of an unknown name exits 1."""
+        home.mkdir(mode=0o700)
+        store = DeviceStore(home)
+        store.pair(store.new_pairing()[0], "phone")
+        listed = run_wisp("web", "devices", "--json")
+        assert [d["name"] for d in json.loads(listed.stdout)] == ["phone"]
+        unknown = run_wisp("web", "revoke", "tablet")
+        assert unknown.returncode == 1 and "no device is called" in unknown.stderr
+        done = run_wisp("web", "revoke", "phone")
+        assert done.returncode == 0 and store.devices() == []
+
+    def test_a_port_in_use_is_said_and_exits_2(self, home: Path) -> None:
+        """A second server on the same port: wisp's words, no traceback, exit 2."""
+        home.mkdir(mode=0o700)
+        with web_server(home) as server:
+            port = server.url.rsplit(":", 1)[1]
+            done = run_wisp("web", "--listen", f"127.0.0.1:{port}")
+        assert done.returncode == 2
+        assert "cannot listen on 127.0.0.1" in done.stderr and "Traceback" not in done.stderr
+
+    def test_tls_needs_both_files(self, home: Path) -> None:
+        """--tls-cert without --tls-key is a usage error (exit 2)."""
+        done = run_wisp("web", "--tls-cert", "c.pem")
+        assert done.returncode == 2 and "go together" in done.stderr
+
+
+class TestDoctorWeb:
+    def test_the_doctor_says_whether_web_url_answers(self, home: Path) -> None:
+        """web.url pointing at a running `wisp web`: ok; at nothing: needs attention."""
+        home.mkdir(mode=0o700)
+        with web_server(home) as server:
+            (home / "config.json").write_text(json.dumps({"web": {"url": server.url}}))
+            (home / "config.json").chmod(0o600)
+            done = run_wisp("doctor", "--json")
+            (found,) = [c for c in json.loads(done.stdout)["checks"] if c["check"] == "web"]
+            assert found["ok"] is True
+        done = run_wisp("doctor", "--json")
+        (found,) = [c for c in json.loads(done.stdout)["checks"] if c["check"] == "web"]
+        assert found["ok"] is False and "not reachable" in found["detail"]
+        assert done.returncode == 1
