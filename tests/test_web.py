@@ -79,6 +79,14 @@ def post(page: Any, url: str, form: dict[str, str]) -> int:
     return int(response.status)
 
 
+def still_waiting(home: Path, asker: AskingCommand) -> None:
+    """The request is as it was filed: nothing answered it. (Then denied, to end its asker.)"""
+    with Channel.open(home) as channel:
+        assert channel.status(asker.id).state is State.FILED
+    in_terminal("approvals", "deny", asker.id)
+    asker.result()
+
+
 class TestPairing:
     def test_a_printed_link_pairs_the_phone_once(
         self, web: WebServer, phone: Any, home: Path, tmp_path: Path
@@ -225,10 +233,7 @@ class TestRefusals:
         assert post(phone, f"{web.url}/events", {}) in (403, 405)
         status = post(phone, f"{web.url}/r/{asker.id}/answer", {"decision": "once"})
         assert status == 403
-        with Channel.open(home) as channel:
-            assert channel.status(asker.id).state is State.FILED
-        in_terminal("approvals", "deny", asker.id)
-        asker.result()
+        still_waiting(home, asker)
 
     def test_a_revoked_device_sees_nothing_and_cannot_answer(
         self, web: WebServer, phone: Any, home: Path
@@ -250,10 +255,7 @@ class TestRefusals:
         assert response.status == 403
         assert "make release" not in phone.content()
         assert post(phone, f"{web.url}/r/{asker.id}/answer", form) == 403
-        with Channel.open(home) as channel:
-            assert channel.status(asker.id).state is State.FILED
-        in_terminal("approvals", "deny", asker.id)
-        asker.result()
+        still_waiting(home, asker)
 
     def test_a_forged_post_without_the_csrf_token_is_refused(
         self, web: WebServer, phone: Any, home: Path
@@ -270,11 +272,8 @@ class TestRefusals:
         answer_url = f"{web.url}/r/{asker.id}/answer"
         assert post(phone, answer_url, form) == 403
         assert post(phone, answer_url, {**form, "csrf": "0" * 64}) == 403
-        with Channel.open(home) as channel:
-            assert channel.status(asker.id).state is State.FILED
         assert not [r for r in audit_records(home) if r["event"] == "approval.answered"]
-        in_terminal("approvals", "deny", asker.id)
-        asker.result()
+        still_waiting(home, asker)
 
 
 class TestPairingLimit:

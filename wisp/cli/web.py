@@ -71,7 +71,8 @@ def web(
     if ctx.invoked_subcommand is not None:
         return
     from wisp._home import wisp_home
-    from wisp.web import DEFAULT_HOST, DEFAULT_PORT, WebError, is_loopback, parse_listen, serve
+    from wisp.web import DEFAULT_HOST, DEFAULT_PORT, WebError, is_loopback, parse_listen
+    from wisp.web._server import serve
 
     if (tls_cert is None) != (tls_key is None):
         fail("--tls-cert and --tls-key go together: give both, or neither.")

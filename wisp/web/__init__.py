@@ -9,8 +9,6 @@ extra, which only `wisp web` imports). docs/web.md is its manual (`wisp docs web
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Callable
-from pathlib import Path
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
@@ -43,18 +41,3 @@ def is_loopback(host: str) -> bool:
 def base_url(host: str, port: int, *, tls: bool) -> str:
     shown = f"[{host}]" if ":" in host else host
     return f"{'https' if tls else 'http'}://{shown}:{port}"
-
-
-def serve(
-    home: Path,
-    host: str,
-    port: int,
-    *,
-    tls: tuple[str, str] | None,
-    say: Callable[[str], None],
-    warn: Callable[[str], None],
-) -> int:
-    """Serve until interrupted (exit 0); raises :class:`WebError` if it cannot start."""
-    from wisp.web._server import serve as run
-
-    return run(home, host, port, tls=tls, say=say, warn=warn)

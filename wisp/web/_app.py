@@ -40,6 +40,7 @@ from pending import (
     Decision,
     FactBinding,
     Kind,
+    Outcome,
     PendingError,
     StaleRequest,
     Status,
@@ -92,7 +93,7 @@ def _said(report: AnswerReport) -> str:
     said = kind_view.answered_word(report.answer.decision)
     head = said[:1].upper() + said[1:]
     outcome = report.outcome
-    if report.settled is not None and outcome is not None and outcome.value != "answered":
+    if report.settled is not None and outcome is not None and outcome is not Outcome.ANSWERED:
         why = f": {report.settled.reason}" if report.settled.reason else ""
         return f"{head}, but it ended {outcome.value}{why}."
     if report.asker is AnswerFate.GONE:

@@ -40,6 +40,7 @@ def serve(
     say: Callable[[str], None],
     warn: Callable[[str], None],
 ) -> int:
+    """Serve until interrupted (exit 0); raises :class:`WebError` if it cannot start."""
     try:
         import uvicorn
 
