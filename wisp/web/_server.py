@@ -16,12 +16,18 @@ from wisp.web import WebError, base_url
 SHUTDOWN_S = 2  # open pages' event streams are given this long to close on Ctrl-C
 
 
+LISTEN_BACKLOG = 128  # connections queued before the server accepts them (uvicorn's own)
+
+
 def _bind(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
+        # Listening from here on: a browser that connects as soon as the URL is printed is
+        # queued until the server takes it, never refused (uvicorn listens again, harmlessly).
+        sock.listen(LISTEN_BACKLOG)
     except OSError as exc:
         sock.close()
         raise WebError(
