@@ -11,16 +11,15 @@ import os
 import socket
 import stat
 import subprocess
-import threading
 import time
 from collections.abc import Iterator
 from datetime import datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
 from helpers import audit_records, in_terminal, run_wisp, wait_until, wisp_command
+from pushserver import PushServer
 from test_cli_imports import found, loaded
 
 from pending.testing import FakeClock
@@ -30,46 +29,6 @@ from wisp.stores.pushurls import redact, shown
 
 SECRET = "s3cret-topic-4f9a"  # what must never be shown: a topic, a token
 HOSTILE = "a\x1bb\x07c\x9cd;e\x00f\x7fg\u009bh" + "x" * 10_000
-
-
-class PushServer:
-    """A real HTTP server on 127.0.0.1 that takes every POST and records it."""
-
-    def __init__(self) -> None:
-        self.received: list[dict[str, Any]] = []
-        self.arrived = threading.Condition()
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                data = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-                with server.arrived:
-                    server.received.append({"path": self.path, "body": json.loads(data)})
-                    server.arrived.notify_all()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", "2")
-                self.end_headers()
-                self.wfile.write(b"{}")
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.port = self.httpd.server_address[1]
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
-
-    def wait_for(self, count: int, timeout: float = 30.0) -> list[dict[str, Any]]:
-        with self.arrived:
-            assert self.arrived.wait_for(lambda: len(self.received) >= count, timeout), (
-                f"{len(self.received)} of {count} pushes arrived"
-            )
-            return list(self.received)
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
 
 
 @pytest.fixture(autouse=True)

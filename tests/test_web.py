@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -17,6 +18,7 @@ from typing import Any
 
 import pytest
 from helpers import WAIT_S, AskingCommand, audit_records, command, fact, in_terminal, tool
+from pushserver import PushServer
 from webproc import CHROMIUM, PHONE, WebServer, chromium_missing, pair, web_server
 
 from pending import Channel, State
@@ -274,6 +276,40 @@ class TestRefusals:
         assert post(phone, answer_url, {**form, "csrf": "0" * 64}) == 403
         assert not [r for r in audit_records(home) if r["event"] == "approval.answered"]
         still_waiting(home, asker)
+
+
+class TestFromTheNotification:
+    def test_a_pushs_link_opens_its_requests_page_on_the_paired_phone(
+        self, web: WebServer, phone: Any, home: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """With web.url set, the push a filed request sends (to a real HTTP push target)
+        names the request's page; opened on the paired phone, it shows that request, whole,
+        ready to answer."""
+        for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy"):
+            monkeypatch.delenv(name, raising=False)
+        monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+        target = PushServer()
+        try:
+            for key, value in (
+                ("notifications.push", json.dumps([f"json://127.0.0.1:{target.port}/"])),
+                ("web.url", web.url),
+            ):
+                code, said = in_terminal("config", "set", key, value)
+                assert code == 0, said
+            pair(phone, web.url, "pocket")
+            asker = AskingCommand("approvals", "request", "--", "make", "ship")
+            (pushed,) = target.wait_for(1)
+            message = pushed["body"]["message"]
+            link = re.search(r"https?://\S+/r/[0-9a-f]+", message)
+            assert link is not None and link.group(0).endswith(f"/r/{asker.id}"), message
+            phone.goto(link.group(0))
+            page = card(phone, asker.id)
+            assert "make ship" in page.inner_text()
+            page.get_by_role("button", name="Approve once").click()
+            code, _out, err = asker.result()
+            assert code == 0, err
+        finally:
+            target.close()
 
 
 class TestPairingLimit:
