@@ -87,18 +87,23 @@ class Said:
         return cls(text=text, data=data)
 
 
-def result(said: Said, posted: list[dict[str, Any]]) -> CallToolResult:
-    """Every tool result: the words, the structured content, and the notifications posted."""
+def result(said: Said, posted: list[dict[str, Any]], *, text_only: bool = False) -> CallToolResult:
+    """Every tool result: the words, the structured content, and the notifications posted;
+    *text_only*, the words alone (one text block: all Claude Code's permission prompt
+    accepts)."""
     return CallToolResult(
         content=[TextContent(type="text", text=said.text)],
-        structured_content={**said.data, "notifications": posted},
+        structured_content=None if text_only else {**said.data, "notifications": posted},
         is_error=said.error,
     )
 
 
-def refusal(message: str, posted: list[dict[str, Any]]) -> CallToolResult:
+def refusal(
+    message: str, posted: list[dict[str, Any]], *, text_only: bool = False
+) -> CallToolResult:
     """A refused call: a tool error whose text starts `error:` and says what to do."""
-    return result(Said(text=f"error: {message}", data={"error": message}, error=True), posted)
+    said = Said(text=f"error: {message}", data={"error": message}, error=True)
+    return result(said, posted, text_only=text_only)
 
 
 def _client_name(ctx: Context) -> str | None:
@@ -133,10 +138,12 @@ class DeclaredTool:
 TOOLS: list[DeclaredTool] = []
 
 
-def tool(description: str) -> Callable[[Callable[..., Awaitable[Said]]], DeclaredTool]:
+def tool(
+    description: str, *, text_only: bool = False
+) -> Callable[[Callable[..., Awaitable[Said]]], DeclaredTool]:
     """Declare a tool: *body* takes the tool's arguments and `ctx`, and says what it has to
     say; a refusal it raises (:data:`REFUSALS`) becomes a tool error. Either way the result
-    lists the notifications the call posted."""
+    lists the notifications the call posted, unless *text_only* (the words alone)."""
 
     def declare(body: Callable[..., Awaitable[Said]]) -> DeclaredTool:
         @functools.wraps(body)
@@ -147,8 +154,8 @@ def tool(description: str) -> Callable[[Callable[..., Awaitable[Said]]], Declare
                 try:
                     said = await body(**arguments)
                 except REFUSALS as exc:
-                    return refusal(views.refusal_text(exc), posted)
-                return result(said, posted)
+                    return refusal(views.refusal_text(exc), posted, text_only=text_only)
+                return result(said, posted, text_only=text_only)
 
         # The SDK reads the body's arguments; what the client gets back is a CallToolResult.
         call.__signature__ = inspect.signature(body).replace(  # type: ignore[attr-defined]
@@ -329,7 +336,8 @@ async def await_request(
     f"call as a command, `{_APPROVE_ID}`; any other as a tool call), waiting up to "
     "approval.timeoutSeconds. A standing grant allows at once. The text is Claude Code's "
     'JSON: {"behavior":"allow","updatedInput":…} or {"behavior":"deny","message":…}; no '
-    "answer is a deny."
+    "answer is a deny.",
+    text_only=True,  # Claude Code rejects a result with anything beside its one text block
 )
 async def permission_prompt(
     tool_name: ToolName, input: ToolInput, ctx: Context, tool_use_id: ToolUseId = None
