@@ -3,10 +3,17 @@ stdin, answered from a real terminal (a pty), and its stdout's JSON checked exac
 
 from __future__ import annotations
 
+import fcntl
 import getpass
 import json
 import os
+import shlex
+import signal
+import struct
 import subprocess
+import sys
+import termios
+import time
 from pathlib import Path
 from typing import Any
 
@@ -25,9 +32,11 @@ from pending import Channel, Kind
 from wisp.agents.claude_code import (
     CLAUDE_HOOK_TIMEOUT_S,
     DEFAULT_WAIT_S,
-    MAX_ASKED_BYTES,
     SETTINGS_MATCHER,
+    settings_block,
 )
+from wisp.agents.gate import MAX_ASKED_BYTES
+from wisp.agents.hookio import GUARD_SCRIPT, GUARD_SHELL
 
 EVENTS = FIXTURES / "claude-code"
 
@@ -231,10 +240,21 @@ class TestPreToolUse:
         data = event("pre-tool-use-write", project, tool_input={"content": content})
         code, out, _ = Hook(data).result()
         assert code == 0 and out["hookSpecificOutput"]["permissionDecision"] == "ask"
-        assert (
-            "larger than a request holds" in out["hookSpecificOutput"]["permissionDecisionReason"]
-        )
+        assert "larger than a request" in out["hookSpecificOutput"]["permissionDecisionReason"]
         assert not list((home / "pending").glob("*.tool.json"))
+
+    @pytest.mark.parametrize("size", [40_000, 57_000])
+    def test_a_bash_command_too_large_with_its_title_is_asked_not_refused(
+        self, home: Path, project: Path, size: int
+    ) -> None:
+        """A Bash command under the input's bound whose request (title and body with it) is
+        over the record cap: `ask` (exit 0), as promised, not "the channel cannot be used"."""
+        data = event("pre-tool-use-bash", project, tool_input={"command": "echo " + "y" * size})
+        code, out, err = Hook(data).result()
+        assert code == 0, err
+        assert out["hookSpecificOutput"]["permissionDecision"] == "ask"
+        assert "cannot be used" not in out["hookSpecificOutput"]["permissionDecisionReason"]
+        assert not list((home / "pending").glob("*.request.json"))
 
 
 class TestPermissionRequest:
@@ -376,7 +396,9 @@ class TestPrintSettings:
         assert entry["matcher"] == SETTINGS_MATCHER
         (command,) = entry["hooks"]
         assert command["type"] == "command" and command["timeout"] == CLAUDE_HOOK_TIMEOUT_S
-        program, *rest = command["command"].split(" ")
+        shell, guard, status, deny, dashes, program, *rest = shlex.split(command["command"])
+        assert (shell, guard, status, dashes) == (GUARD_SHELL, str(GUARD_SCRIPT), "2", "--")
+        assert json.loads(deny)["hookSpecificOutput"]["permissionDecision"] == "deny"
         assert os.path.isabs(program) and os.access(program, os.X_OK)
         assert rest[-2:] == ["hook", "claude-code"]
         assert DEFAULT_WAIT_S < CLAUDE_HOOK_TIMEOUT_S
@@ -391,3 +413,177 @@ class TestPrintSettings:
         (command,) = json.loads(printed.stdout)["hooks"]["PreToolUse"][0]["hooks"]
         assert command["command"].endswith("hook claude-code --wait 120 --on-timeout deny")
         assert command["timeout"] == 130
+
+
+def withdrawn(home: Path, request_id: str) -> bool:
+    with Channel.open(home) as channel:
+        settled = channel.outcome(request_id)
+    return settled is not None and settled.outcome.value == "withdrawn"
+
+
+def unread(pipe: Any) -> int:
+    """How many bytes written to *pipe* (our end of the hook's stdin) it has not read."""
+    return int(struct.unpack("i", fcntl.ioctl(pipe.fileno(), termios.FIONREAD, b"\0" * 4))[0])
+
+
+class OpenHook:
+    """`wisp hook claude-code` whose stdin stays open after *data* is written (as a harness
+    may keep it), its stdout read by us."""
+
+    def __init__(self, data: bytes, *args: str, argv: list[str] | None = None) -> None:
+        self.process = subprocess.Popen(
+            argv or wisp_command("hook", "claude-code", *args),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        assert self.process.stdin is not None
+        self.process.stdin.write(data)
+        self.process.stdin.flush()
+
+    def read(self) -> None:
+        """Once the hook has read all we wrote (so it is past start-up, in its read)."""
+        assert self.process.stdin is not None
+        wait_until(lambda: unread(self.process.stdin) == 0, timeout=30, what="the event read")
+
+    def result(self, timeout: float = 60, *, guarded: bool = False) -> tuple[int, Any, str]:
+        """(exit code, stdout as JSON, stderr), once it has ended: its stdin still open.
+        *guarded*: the guard's deny and wisp's own may both be there (the guard answers at
+        once when it is signalled): each line must be a deny; the first is returned."""
+        assert self.process.stdout is not None and self.process.stderr is not None
+        self.process.wait(timeout)
+        out, err = self.process.stdout.read(), self.process.stderr.read()
+        assert self.process.stdin is not None
+        still_open = not self.process.stdin.closed
+        self.process.stdin.close()
+        assert still_open
+        if guarded:
+            lines = [json.loads(line) for line in out.splitlines()]
+            for line in lines:
+                assert line["hookSpecificOutput"]["permissionDecision"] == "deny", line
+            return self.process.returncode, lines[0], err.decode()
+        return self.process.returncode, json.loads(out), err.decode()
+
+
+class TestSignals:
+    @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
+    def test_a_signal_while_waiting_withdraws_and_denies(
+        self, home: Path, project: Path, signum: int
+    ) -> None:
+        """TERM, INT or HUP while the hook waits: the request is withdrawn at once and the
+        answer is Claude Code's block (exit 2, a deny on stdout naming the signal), never an
+        exit by signal, an empty stdout or a traceback."""
+        hook = OpenHook(json.dumps(event("pre-tool-use-bash", project)).encode())
+        request_id = waiting(home, Kind.COMMAND)
+        hook.process.send_signal(signum)
+        code, out, err = hook.result()
+        assert code == 2, err
+        reason = out["hookSpecificOutput"]["permissionDecisionReason"]
+        assert out == pre_tool_use("deny", reason)
+        assert signal.Signals(signum).name in reason and "withdrawn" in reason
+        assert "Traceback" not in err
+        assert withdrawn(home, request_id)
+
+    @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
+    def test_a_signal_while_reading_denies_filing_nothing(self, home: Path, signum: int) -> None:
+        """A signal while the event is still being read (half of it sent): a deny, exit 2,
+        nothing filed."""
+        hook = OpenHook(b'{"hook_event_name": "PreToolUse", ')
+        hook.read()
+        hook.process.send_signal(signum)
+        code, out, err = hook.result()
+        assert code == 2 and "Traceback" not in err
+        assert out["hookSpecificOutput"]["permissionDecision"] == "deny"
+        assert signal.Signals(signum).name in err
+        assert not (home / "pending").exists() or not list((home / "pending").glob("*.json"))
+
+    @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
+    def test_a_signal_at_start_up_is_a_deny_through_the_guard(
+        self, home: Path, signum: int
+    ) -> None:
+        """A signal to the installed (guarded) command as soon as it has started wisp, which
+        is still starting: passed on to wisp, and whenever it lands (before wisp armed
+        itself too) Claude Code gets its block (exit 2 and a deny), never a traceback's
+        exit 1 and an empty stdout."""
+        argv = shlex.split(settings_block()["hooks"]["PreToolUse"][0]["hooks"][0]["command"])
+        hook = OpenHook(b"", argv=argv)
+        children = Path(f"/proc/{hook.process.pid}/task/{hook.process.pid}/children")
+        wait_until(lambda: children.read_text().split(), timeout=30, what="wisp started")
+        hook.process.send_signal(signum)
+        code, out, err = hook.result(guarded=True)
+        assert code == 2, err
+        assert out["hookSpecificOutput"]["permissionDecision"] == "deny"
+        assert "Traceback" not in err
+
+
+class TestOneEvent:
+    def test_it_waits_once_the_event_is_read_not_for_end_of_file(
+        self, home: Path, project: Path
+    ) -> None:
+        """The event written, stdin left open (`(cat ev.json; sleep 5) | wisp hook …`): the
+        request is filed, and `--wait 1` ends it within seconds, not at stdin's end."""
+        start = time.monotonic()
+        hook = OpenHook(json.dumps(event("pre-tool-use-bash", project)).encode(), "--wait", "1")
+        request_id = waiting(home, Kind.COMMAND)
+        code, out, _ = hook.result(timeout=30)
+        assert code == 0 and out["hookSpecificOutput"]["permissionDecision"] == "ask"
+        assert withdrawn(home, request_id)
+        assert time.monotonic() - start < 25
+
+
+class TestHarnessGone:
+    def test_stdout_closed_withdraws_at_once(self, home: Path, project: Path) -> None:
+        """Claude Code gone (the read end of the hook's stdout closed) while the hook waits:
+        the request is withdrawn at once (not left for 590 s), and the hook exits 2."""
+        hook = OpenHook(json.dumps(event("pre-tool-use-bash", project)).encode())
+        request_id = waiting(home, Kind.COMMAND)
+        assert hook.process.stdout is not None
+        hook.process.stdout.close()
+        hook.process.wait(timeout=30)
+        assert hook.process.returncode == 2
+        assert withdrawn(home, request_id)
+
+    def test_its_parent_ended_withdraws_at_once(self, home: Path, project: Path) -> None:
+        """The hook's parent process ends (killed) while the hook waits, its stdout not a
+        pipe (nothing hangs up): the request is withdrawn at once. (Started cold, as the
+        harness starts it: a warm test start's parent is its zygote.)"""
+        events = project / "ev.json"
+        events.write_text(json.dumps(event("pre-tool-use-bash", project)))
+        script = (
+            "import subprocess, sys, os; "
+            f"subprocess.Popen([sys.executable, '-m', 'wisp', 'hook', 'claude-code'], "
+            f"stdin=open({str(events)!r}), stdout=subprocess.DEVNULL); "
+            "sys.stdin.read()"
+        )
+        parent = subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE)
+        request_id = waiting(home, Kind.COMMAND)
+        parent.kill()
+        parent.wait(timeout=30)
+        wait_until(lambda: withdrawn(home, request_id), timeout=30, what="withdrawn")
+
+
+class TestGuard:
+    def test_wisp_killed_is_a_deny(self, home: Path, project: Path) -> None:
+        """The installed command (the guard around `wisp hook claude-code`) with wisp
+        SIGKILLed while it waits: Claude Code still gets its block (exit 2, a deny)."""
+        argv = shlex.split(settings_block()["hooks"]["PreToolUse"][0]["hooks"][0]["command"])
+        hook = OpenHook(json.dumps(event("pre-tool-use-bash", project)).encode(), argv=argv)
+        request_id = waiting(home, Kind.COMMAND)
+        with Channel.open(home) as channel:
+            pid = channel.status(request_id).request.server.pid
+        os.kill(pid, signal.SIGKILL)
+        code, out, err = hook.result()
+        assert code == 2
+        assert out["hookSpecificOutput"]["permissionDecision"] == "deny"
+        assert "ended without answering" in err
+
+    def test_a_term_to_the_guard_reaches_wisp(self, home: Path, project: Path) -> None:
+        """SIGTERM to the guard (Claude Code ending its hook): the guard denies at once, and
+        wisp (sent a TERM, its parent gone) withdraws its request."""
+        argv = shlex.split(settings_block()["hooks"]["PreToolUse"][0]["hooks"][0]["command"])
+        hook = OpenHook(json.dumps(event("pre-tool-use-bash", project)).encode(), argv=argv)
+        request_id = waiting(home, Kind.COMMAND)
+        hook.process.terminate()
+        code, out, _ = hook.result(guarded=True)
+        assert code == 2 and out["hookSpecificOutput"]["permissionDecision"] == "deny"
+        wait_until(lambda: withdrawn(home, request_id), timeout=30, what="withdrawn")

@@ -21,6 +21,7 @@ file could answer for the person.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import shlex
@@ -42,16 +43,16 @@ from wisp._asking import Asker
 from wisp._deadlines import Cancel
 from wisp._home import open_channel, wisp_home
 from wisp.agents.gate import (
-    MAX_ASKED_BYTES,
+    TooLarge,
     ToolCall,
     answered,
     call_verdict,
     decided_reason,
     end_call,
     open_call,
-    too_large,
     unanswered_reason,
 )
+from wisp.agents.hookio import MAX_EVENT_BYTES, Said, guarded_argv
 from wisp.audit.writer import EntryPoint
 from wisp.kinds._asker import Ending
 from wisp.kinds.command_gate import Approval, ApprovalGate
@@ -69,8 +70,6 @@ DEFAULT_WAIT_S = CLAUDE_HOOK_TIMEOUT_S - HOOK_MARGIN_S
 EXPIRY_AFTER_WAIT_S = 5
 # The timeout --print-settings gives the SessionEnd hook (it only forgets session grants).
 SESSION_END_TIMEOUT_S = 30
-# An event larger than this is not read whole: no tool call a person can judge is that long.
-MAX_EVENT_BYTES = 4 * 1024 * 1024
 # The tools --print-settings puts in front of the person: shell commands, file changes, web
 # fetches and every MCP server's tools (reads and searches are left to Claude Code's rules).
 SETTINGS_MATCHER = "Bash|Edit|MultiEdit|Write|NotebookEdit|WebFetch|mcp__.*"
@@ -154,6 +153,14 @@ class HookAnswer:
                 decision["message"] = self.reason
             return {"hookSpecificOutput": {"hookEventName": self.event.value, "decision": decision}}
         return {"systemMessage": self.reason} if self.reason else {}
+
+    def said(self) -> Said:
+        """What the hook process writes for this answer."""
+        return Said(
+            stdout=json.dumps(self.output(), ensure_ascii=False),
+            exit_code=int(self.exit_code),
+            stderr=self.stderr,
+        )
 
 
 def refused(event: HookEvent | None, reason: str) -> HookAnswer:
@@ -302,12 +309,6 @@ def _answer_call(
     on_timeout: OnTimeout,
     cancel: Cancel,
 ) -> HookAnswer:
-    if too_large(call):  # not a request a person can be shown whole
-        return _unasked(
-            event,
-            f"wisp: this {call.tool} call is larger than a request holds "
-            f"({MAX_ASKED_BYTES} bytes); asking here instead",
-        )
     config = load_config(home)
     with open_channel(home) as channel:
         asker = Asker(
@@ -319,14 +320,18 @@ def _answer_call(
         )
         try:
             gate = ApprovalGate(asker, timeout_s=wait_s + EXPIRY_AFTER_WAIT_S)
-            opened = open_call(gate, call, home)
+            try:
+                opened = open_call(gate, call, home)
+            except TooLarge as exc:  # not a request a person can be shown whole
+                return _unasked(event, f"wisp: {exc}; asking here instead")
             if isinstance(opened, Approval):  # a standing grant covered it
                 return _decided(event, opened)
             ending = end_call(asker, opened, asker.wait(opened.id, wait_s, cancel=cancel))
             if not answered(ending):
                 if cancel.cancelled:
+                    why = getattr(cancel, "why", None) or "stopped"
                     return refused(
-                        event, f"stopped before anyone answered; request {opened.id} withdrawn"
+                        event, f"{why} before anyone answered; request {opened.id} withdrawn"
                     )
                 return _unanswered(event, opened.id, ending, wait_s, on_timeout)
             assert ending is not None
@@ -388,20 +393,38 @@ def this_wisp() -> list[str]:
     found = shutil.which("wisp")
     if found is not None:
         return [str(Path(found).resolve())]
-    return [str(Path(sys.executable).resolve()), "-m", "wisp"]
+    # Not resolved: a virtual environment's python is a symlink to one that lacks its packages.
+    return [str(Path(sys.executable).absolute()), "-m", "wisp"]
+
+
+def died() -> Said:
+    """What the guard answers for a `wisp hook claude-code` that ended without answering
+    (killed, out of memory): a PreToolUse deny, exit 2 (which blocks whatever the event)."""
+    return refused(
+        HookEvent.PRE_TOOL_USE, "`wisp hook claude-code` ended without answering; denied"
+    ).said()
+
+
+def hook_argv(
+    *, wait_s: float = DEFAULT_WAIT_S, on_timeout: OnTimeout = OnTimeout.ASK
+) -> list[str]:
+    """The command a setup installs: this wisp's `hook claude-code`, in its guard."""
+    argv = [*this_wisp(), "hook", "claude-code"]
+    if wait_s != DEFAULT_WAIT_S:
+        argv += ["--wait", f"{wait_s:g}"]
+    if on_timeout is not OnTimeout.ASK:
+        argv += ["--on-timeout", on_timeout.value]
+    return guarded_argv(died(), argv)
 
 
 def settings_block(
     *, wait_s: float = DEFAULT_WAIT_S, on_timeout: OnTimeout = OnTimeout.ASK
 ) -> dict[str, Any]:
     """The `hooks` block of Claude Code's settings.json that puts this wisp in front of its
-    tools: PreToolUse for SETTINGS_MATCHER, and SessionEnd to forget a session's grants."""
-    argv = [*this_wisp(), "hook", "claude-code"]
-    if wait_s != DEFAULT_WAIT_S:
-        argv += ["--wait", f"{wait_s:g}"]
-    if on_timeout is not OnTimeout.ASK:
-        argv += ["--on-timeout", on_timeout.value]
-    command = shlex.join(argv)
+    tools: PreToolUse for SETTINGS_MATCHER, and SessionEnd to forget a session's grants.
+    Claude Code (2.1.197) has no setting to fail closed when a hook dies, so the command is
+    wisp's guard around `wisp hook claude-code`."""
+    command = shlex.join(hook_argv(wait_s=wait_s, on_timeout=on_timeout))
     timeout = math.ceil(wait_s) + HOOK_MARGIN_S
     return {
         "hooks": {

@@ -26,7 +26,15 @@ from typing import Any
 
 import attrs
 
-from pending import MAX_RECORD_BYTES, Kind, Outcome, Request, canonical_json, format_time
+from pending import (
+    MAX_RECORD_BYTES,
+    Kind,
+    Outcome,
+    RecordTooLarge,
+    Request,
+    canonical_json,
+    format_time,
+)
 from wisp._asking import Asker
 from wisp.agents.guard import Guard
 from wisp.kinds._asker import Ending
@@ -73,13 +81,25 @@ def too_large(call: ToolCall) -> bool:
     return len(canonical_json(call.input)) > MAX_ASKED_BYTES
 
 
+class TooLarge(Exception):
+    """A call larger than a request can show the person whole (its input, or the request
+    it makes with its title and body): nothing was filed."""
+
+    def __init__(self, call: ToolCall) -> None:
+        super().__init__(
+            f"this {call.tool} call is larger than a request can show you whole (a request "
+            f"holds {MAX_RECORD_BYTES:,} bytes with its title and body); nothing was filed"
+        )
+
+
 # --- asking ----------------------------------------------------------------------------
 
 
 def open_call(gate: ApprovalGate, call: ToolCall, home: Path) -> Approval | Request:
     """A standing grant's approval at once (audited), or the request filed for the person
     (returning at once). A call that names wisp's own directory is never granted: it is
-    filed, and its request says why."""
+    filed, and its request says why. Raises :class:`TooLarge` for a call too large to file
+    (a grant may still cover it: a grant covers what was once shown whole)."""
     guarded = touches_home(call, home)
     if not guarded:
         granted = granted_call(gate, call)
@@ -100,15 +120,20 @@ def file_call(gate: ApprovalGate, call: ToolCall, home: Path, guarded: bool) -> 
     """File *call* for the person, returning at once: a shell call as a command request
     (its description as the reason), any other as a `tool` request, the call's session as
     the thread; a *guarded* one says that it touches wisp's own channel."""
+    if too_large(call):
+        raise TooLarge(call)
     guard = OWN_CHANNEL.format(home=home) if guarded else None
     said = (*call.warnings, guard)
-    if call.command is not None:
-        reason = "; ".join(part for part in (*said, call.description) if part) or None
-        return gate.file(
-            call.command, call.cwd, reason=reason, thread=call.session, options=call.options
-        )
-    reason = "; ".join(part for part in said if part) or None
-    return gate.file_tool(call.tool, call.input, call.cwd, thread=call.session, reason=reason)
+    try:
+        if call.command is not None:
+            reason = "; ".join(part for part in (*said, call.description) if part) or None
+            return gate.file(
+                call.command, call.cwd, reason=reason, thread=call.session, options=call.options
+            )
+        reason = "; ".join(part for part in said if part) or None
+        return gate.file_tool(call.tool, call.input, call.cwd, thread=call.session, reason=reason)
+    except RecordTooLarge:  # its title and body with it: over the cap, refused unpublished
+        raise TooLarge(call) from None
 
 
 def end_call(asker: Asker, request: Request, ending: Ending | None) -> Ending | None:

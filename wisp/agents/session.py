@@ -39,13 +39,12 @@ from wisp._deadlines import Cancel
 from wisp._home import open_channel, wisp_home
 from wisp.agents.claude_code import HookRefused, tool_call
 from wisp.agents.gate import (
-    MAX_ASKED_BYTES,
+    TooLarge,
     answered,
     call_verdict,
     decided_reason,
     end_call,
     open_call,
-    too_large,
     unanswered_reason,
 )
 from wisp.audit.writer import AuditEvent, EntryPoint, audit
@@ -358,14 +357,10 @@ class AgentSession:
             call = tool_call(tool, tool_input, cwd=cwd, session=self.thread)
         except HookRefused as exc:
             return PermissionVerdict(allowed=False, message=f"wisp: {exc}; denied")
-        if too_large(call):
-            return PermissionVerdict(
-                allowed=False,
-                message=f"wisp: this {tool} call is larger than a request holds "
-                f"({MAX_ASKED_BYTES} bytes), so nobody can be shown it; denied",
-            )
         try:
             opened = open_call(self.gate, call, self.home)
+        except TooLarge as exc:
+            return PermissionVerdict(allowed=False, message=f"wisp: {exc}; denied")
         except (OSError, PendingError) as exc:
             raise _not_filed(exc) from None
         if isinstance(opened, Approval):  # a standing grant covered it

@@ -5,10 +5,16 @@ Each command group lives in its own module; exit codes are :class:`wisp.cli._exi
 
 from __future__ import annotations
 
+import sys
+
+if sys.argv[1:2] == ["hook"]:  # a harness's hook: from here on, a signal ends in its deny
+    from wisp.agents.hookio import arm
+
+    arm()
+
 import gc
 import importlib
 import os
-import sys
 from typing import Annotated, Any, NamedTuple, NoReturn
 
 import typer

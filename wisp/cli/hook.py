@@ -5,17 +5,16 @@ it decides and why is :mod:`wisp.agents.claude_code`'s."""
 from __future__ import annotations
 
 import json
-import signal
 import sys
-import threading
 from typing import Annotated
 
 import typer
 
-from wisp._deadlines import Cancel, DeadlineError, check_deadline
+from wisp._deadlines import DeadlineError, check_deadline
+from wisp.agents import hookio
 from wisp.agents.claude_code import (
+    CLIENT,
     DEFAULT_WAIT_S,
-    MAX_EVENT_BYTES,
     OnTimeout,
     answer_event,
     refused,
@@ -92,33 +91,19 @@ def claude_code(
         raise typer.BadParameter(
             f"{on_timeout!r} is not ask or deny.", param_hint="--on-timeout"
         ) from None
-    # Claude Code ends a hook that outlives its timeout: the wait ends at once and the request
-    # is withdrawn now, rather than read stale at the next sweep. Cancelled from a thread of
-    # its own: the handler runs in the main thread, which may hold the asker's locks.
-    cancel = Cancel()
-    signal.signal(
-        signal.SIGTERM,
-        lambda signum, frame: threading.Thread(target=cancel.cancel, daemon=True).start(),
-    )
+    # TERM, INT, HUP (and Claude Code gone) end the wait at once: the request is withdrawn
+    # and the answer is a deny (armed before wisp loaded, by wisp.cli, for `wisp hook`).
+    stop = hookio.arm()
     if print_settings:
         sys.stdout.write(json.dumps(settings_block(wait_s=wait, on_timeout=policy), indent=2))
         sys.stdout.write("\n")
         return
-    if sys.stdin is None or sys.stdin.isatty():
-        answer = refused(
-            None,
-            "`wisp hook claude-code` reads one Claude Code hook event as JSON on stdin, not "
-            "from a terminal; see `wisp hook claude-code --print-settings`",
-        )
-    else:
-        answer = answer_event(
-            sys.stdin.buffer.read(MAX_EVENT_BYTES + 1),
-            wait_s=wait,
-            on_timeout=policy,
-            cancel=cancel,
-        )
-    if answer.stderr:
-        sys.stderr.write(answer.stderr + "\n")
-    sys.stdout.write(json.dumps(answer.output(), ensure_ascii=False) + "\n")
-    sys.stdout.flush()
-    raise typer.Exit(int(answer.exit_code))
+    said = hookio.serve(
+        stop,
+        CLIENT,
+        wait,
+        lambda data: answer_event(data, wait_s=wait, on_timeout=policy, cancel=stop).said(),
+        lambda why: refused(None, why).said(),
+    )
+    hookio.write_said(said)
+    raise typer.Exit(said.exit_code)

@@ -1,0 +1,250 @@
+"""What every harness's command hook shares: its signals, its one event read, its harness
+watched, its answer written, and the guard that answers for it if `wisp` itself dies.
+
+A hook must never fail open. Harnesses treat most ways a hook can end (an exit status they
+do not know, a signal, no output) as "no opinion" and go on to run the call, so:
+
+- **Signals.** :func:`arm` (called before the rest of `wisp` loads, when the command is
+  `wisp hook …`) turns SIGTERM, SIGINT and SIGHUP into a :class:`Stop`: the process is not
+  interrupted (no traceback, no exit by signal); the hook ends its wait, withdraws its request
+  and answers its harness's deny.
+- **One event.** :func:`read_event` reads stdin until it holds one whole JSON value (not to
+  end of file: a harness may keep its end open), bounded in bytes and in time, and ends at
+  once on a stop.
+- **The harness gone.** :func:`watch_harness` follows, on a thread of its own and by events
+  only (``poll(2)``, no timer), the hang-up of stdout's reader and the end of the parent
+  process (a pidfd): either means nobody will read the answer, so the request is withdrawn
+  at once rather than left to wait for a person whose answer nothing would act on.
+- **The guard.** :func:`guarded_argv` is the command a setup installs: ``hookguard.sh``
+  (``/bin/sh``, shipped beside this module) runs `wisp hook …` and, if `wisp` ends any way
+  but its own answer (killed, out of memory, a crash), writes the harness's deny and exits
+  with its blocking status.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import attrs
+
+from pending import DecodeError, loads_strict
+from wisp._deadlines import Cancel
+
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+# An event larger than this is not read whole: no tool call a person can judge is that long.
+MAX_EVENT_BYTES = 4 * 1024 * 1024
+CHUNK_BYTES = 64 * 1024
+GUARD_SCRIPT = Path(__file__).with_name("hookguard.sh")
+GUARD_SHELL = "/bin/sh"
+GUARD_PID_ENV = "WISP_HOOK_GUARD"  # the guard's pid, in the environment of the wisp it runs
+
+
+class Stop(Cancel):
+    """Why a hook is to stop before it is answered (a signal, its harness gone): a
+    :class:`Cancel` of its wait, and a pipe that becomes readable, so that a ``poll`` (the
+    event read, the harness's watch) wakes at once."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.why: str | None = None
+        self._read_fd, self._write_fd = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+
+    def fileno(self) -> int:
+        """Readable once stopped (and for good)."""
+        return self._read_fd
+
+    def stop(self, why: str) -> None:
+        """Mark it stopped, the first *why* kept. Safe in a signal handler: it takes no lock
+        (the wait itself is cancelled by :func:`watch_harness`'s thread, woken by the pipe)."""
+        if self.why is None:
+            self.why = why
+        with contextlib.suppress(BlockingIOError):  # full: it is readable already
+            os.write(self._write_fd, b"!")
+
+    def stopped(self) -> bool:
+        return self.why is not None
+
+
+_armed: Stop | None = None
+
+
+def _on_signal(signum: int, frame: object) -> None:
+    assert _armed is not None
+    _armed.stop(f"stopped by {signal.Signals(signum).name}")
+
+
+def arm() -> Stop:
+    """This process's :class:`Stop`, its signal handlers installed (once)."""
+    global _armed
+    if _armed is None:
+        _armed = Stop()
+        for signum in STOP_SIGNALS:
+            signal.signal(signum, _on_signal)
+    return _armed
+
+
+# --- the event ---------------------------------------------------------------------------
+
+
+class EventUnread(Exception):
+    """No event could be read: the message says why."""
+
+
+def _whole(data: bytes) -> bool:
+    """Whether *data* holds one whole JSON value (an event is an object: only a buffer that
+    ends in `}` is tried)."""
+    if not data.rstrip().endswith(b"}"):
+        return False
+    try:
+        loads_strict(data)
+    except DecodeError:
+        return False
+    return True
+
+
+def read_event(stop: Stop, within_s: float, *, fd: int = 0, limit: int = MAX_EVENT_BYTES) -> bytes:
+    """The one JSON value on *fd*, read as it comes: returned as soon as it is whole, or at
+    end of file whatever it is (the caller parses it). Raises :class:`EventUnread` if *stop*
+    stops it, if it goes over *limit* bytes, or if it is not whole within *within_s*."""
+    data = bytearray()
+    deadline = time.monotonic() + within_s
+    poller = select.poll()
+    poller.register(fd, select.POLLIN | select.POLLHUP | select.POLLERR)
+    poller.register(stop.fileno(), select.POLLIN)
+    while True:
+        if stop.why is not None:
+            raise EventUnread(f"{stop.why} while reading the event")
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise EventUnread(f"no whole event on stdin within {within_s:g} s")
+        ready = dict(poller.poll(max(1, int(left * 1000))))
+        if stop.fileno() in ready or fd not in ready:
+            continue
+        chunk = os.read(fd, CHUNK_BYTES)
+        if not chunk:
+            return bytes(data)
+        data += chunk
+        if len(data) > limit:
+            raise EventUnread(f"the event is larger than {limit} bytes")
+        if _whole(bytes(data)):
+            return bytes(data)
+
+
+# --- the harness, watched ----------------------------------------------------------------
+
+
+def _parent_fd() -> tuple[int, int] | None:
+    """A pidfd of this process's parent, with its pid (None where there is none to watch:
+    no pidfd support, or already re-parented to init). Started by the guard, which says its
+    pid (:data:`GUARD_PID_ENV`), a parent already gone is a pidfd of nothing: -1."""
+    parent = os.getppid()
+    guard = os.environ.get(GUARD_PID_ENV, "")
+    if guard.isdigit() and int(guard) != parent:  # the guard ended before wisp looked
+        return -1, int(guard)
+    if parent <= 1 or not hasattr(os, "pidfd_open"):
+        return None
+    try:
+        return os.pidfd_open(parent), parent
+    except OSError:
+        return None
+
+
+def watch_harness(stop: Stop, harness: str, *, out_fd: int = 1) -> threading.Thread:
+    """Start following the harness: stdout's reader hanging up, or the parent ending, stops
+    *stop* with why; and *stop* stopped (by either, or a signal) cancels its wait. Returns
+    the (daemon) thread; it ends once *stop* is."""
+    parent = _parent_fd()
+    if parent is not None and parent[0] < 0:
+        stop.stop(f"{harness} is gone (its process {parent[1]} ended)")
+        parent = None
+    poller = select.poll()
+    poller.register(stop.fileno(), select.POLLIN)
+    poller.register(out_fd, 0)  # only POLLERR / POLLHUP: its reader gone
+    if parent is not None:
+        poller.register(parent[0], select.POLLIN)
+
+    def follow() -> None:
+        try:
+            while stop.why is None:
+                for fd, _ in poller.poll():
+                    if fd == out_fd:
+                        stop.stop(f"{harness} is gone (it closed its end of the hook's stdout)")
+                    elif parent is not None and fd == parent[0]:
+                        stop.stop(f"{harness} is gone (its process {parent[1]} ended)")
+            stop.cancel()
+        finally:
+            if parent is not None:
+                os.close(parent[0])
+
+    thread = threading.Thread(target=follow, name="wisp-hook-harness", daemon=True)
+    thread.start()
+    return thread
+
+
+# --- the answer --------------------------------------------------------------------------
+
+
+@attrs.frozen(kw_only=True)
+class Said:
+    """What a hook process writes: stdout (the harness's JSON, or nothing), stderr, and its
+    exit status."""
+
+    stdout: str
+    exit_code: int
+    stderr: str | None = None
+
+
+def write_said(said: Said) -> None:
+    """Write *said*; a reader that has gone (its harness) is no error: nobody is left to
+    tell."""
+    try:
+        if said.stderr:
+            sys.stderr.write(said.stderr + "\n")
+            sys.stderr.flush()
+        if said.stdout:
+            sys.stdout.write(said.stdout + "\n")
+        sys.stdout.flush()
+    except (BrokenPipeError, ValueError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+def serve(
+    stop: Stop,
+    harness: str,
+    within_s: float,
+    answer: Callable[[bytes], Said],
+    refuse: Callable[[str], Said],
+) -> Said:
+    """One hook run: *refuse* at once if already stopped; the event read (a stop, a limit or
+    the time: *refuse*); the harness watched; then *answer* the event (which ends its wait
+    when *stop* is cancelled)."""
+    if stop.why is not None:
+        return refuse(f"{stop.why} before the event was read; nothing was filed")
+    if sys.stdin is None or sys.stdin.isatty():
+        return refuse(
+            f"`wisp hook {harness}` reads one {harness} hook event as JSON on stdin, not from "
+            f"a terminal; see `wisp agents setup {harness} --dry-run`"
+        )
+    watch_harness(stop, harness)
+    try:
+        data = read_event(stop, within_s, fd=sys.stdin.fileno())
+    except EventUnread as exc:
+        return refuse(f"{exc}; nothing was filed")
+    return answer(data)
+
+
+# --- the guard ---------------------------------------------------------------------------
+
+
+def guarded_argv(deny: Said, wisp_argv: Sequence[str]) -> list[str]:
+    """The argv of a command that runs *wisp_argv* and answers *deny* (its stdout and exit
+    status) if `wisp` ends without answering: killed, out of memory, crashed."""
+    return [GUARD_SHELL, str(GUARD_SCRIPT), str(deny.exit_code), deny.stdout, "--", *wisp_argv]
