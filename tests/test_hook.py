@@ -201,12 +201,19 @@ class TestPreToolUse:
     def test_a_session_approval_lasts_for_that_claude_session(
         self, home: Path, project: Path
     ) -> None:
-        """Approved `session`, the same Bash command is allowed again in the same Claude
-        session without filing, asked again in another, and forgotten at SessionEnd."""
+        """Approved `session` (the answer saying it covers this command in that Claude
+        session until it ends or 24 hours, not "until pid N stops"), the same Bash command is
+        allowed again in the same Claude session without filing, asked again in another, and
+        forgotten at SessionEnd."""
         data = event("pre-tool-use-bash", project)
         hook = Hook(data)
         request_id = waiting(home, Kind.COMMAND)
-        assert in_terminal("approvals", "approve", request_id, "--scope", "session")[0] == 0
+        code, said = in_terminal("approvals", "approve", request_id, "--scope", "session")
+        assert code == 0
+        flat = " ".join(said.split())
+        assert f"in its session {data['session_id']} only" in flat, flat
+        assert "until that session ends or for 24 hours at most" in flat
+        assert "pid" not in flat and "until it stops" not in flat
         assert hook.result()[1]["hookSpecificOutput"]["permissionDecision"] == "allow"
         _, out, _ = Hook(data).result()
         assert out["hookSpecificOutput"]["permissionDecision"] == "allow"

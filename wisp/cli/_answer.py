@@ -20,6 +20,7 @@ from pending import (
     Via,
     WrongKind,
 )
+from wisp._entry import EntryPoint
 from wisp._text import visible
 from wisp.cli._common import (
     config_or_fail,
@@ -249,8 +250,21 @@ def session_note(report: AnswerReport) -> str:
             "`wisp approvals request`, which ends with your answer, so it approves this request "
             "only."
         )
+    what = "command"
+    binding = report.request.binding
+    if report.request.kind is Kind.TOOL:
+        what = f"{getattr(binding, 'tool', 'tool')} call (the same tool, the same input)"
+    thread = getattr(binding, "thread", None)
+    if server.entry_point == EntryPoint.HOOK and thread:  # kept for the harness's session
+        from wisp.stores.grants import SESSION_GRANT_MAX_AGE_S
+
+        return (
+            f"a session approval also lets {server.client or 'the agent'} make this same "
+            f"{what} again without asking in its session {thread} only, until that session "
+            f"ends or for {SESSION_GRANT_MAX_AGE_S // 3600} hours at most; nothing else."
+        )
     return (
         f"a session approval also lets {server.client or 'the program that asked'} (pid "
-        f"{server.pid}) run this same command again without asking, until it stops; nothing "
+        f"{server.pid}) run this same {what} again without asking, until it stops; nothing "
         "else."
     )
