@@ -39,24 +39,11 @@ from pending import (
     PendingError,
     loads_strict,
 )
-from wisp._asking import Asker
 from wisp._deadlines import Cancel
-from wisp._home import open_channel, wisp_home
-from wisp.agents.gate import (
-    TooLarge,
-    ToolCall,
-    answered,
-    call_verdict,
-    decided_reason,
-    end_call,
-    open_call,
-    unanswered_reason,
-)
+from wisp._home import wisp_home
+from wisp.agents.gate import Ended, ToolCall, decide_call
 from wisp.agents.hookio import MAX_EVENT_BYTES, Said, guarded_argv
-from wisp.audit.writer import EntryPoint
-from wisp.kinds._asker import Ending
-from wisp.kinds.command_gate import Approval, ApprovalGate
-from wisp.stores.config import ConfigError, load_config
+from wisp.stores.config import ConfigError
 from wisp.stores.jsonstore import StoreError
 
 # Claude Code's default `timeout` for a command hook (its hooks reference; earlier versions
@@ -309,69 +296,31 @@ def _answer_call(
     on_timeout: OnTimeout,
     cancel: Cancel,
 ) -> HookAnswer:
-    config = load_config(home)
-    with open_channel(home) as channel:
-        asker = Asker(
-            channel,
-            entry_point=EntryPoint.HOOK,
-            client=CLIENT,
-            liveness_recheck_s=config["watch.livenessSeconds"],
-            on_warning=_warn,
-        )
-        try:
-            gate = ApprovalGate(asker, timeout_s=wait_s + EXPIRY_AFTER_WAIT_S)
-            try:
-                opened = open_call(gate, call, home)
-            except TooLarge as exc:  # not a request a person can be shown whole
-                return _unasked(event, f"wisp: {exc}; asking here instead")
-            if isinstance(opened, Approval):  # a standing grant covered it
-                return _decided(event, opened)
-            ending = end_call(asker, opened, asker.wait(opened.id, wait_s, cancel=cancel))
-            if not answered(ending):
-                if cancel.cancelled:
-                    why = getattr(cancel, "why", None) or "stopped"
-                    return refused(
-                        event, f"{why} before anyone answered; request {opened.id} withdrawn"
-                    )
-                return _unanswered(event, opened.id, ending, wait_s, on_timeout)
-            assert ending is not None
-            return _decided(event, call_verdict(gate, ending), ending)
-        finally:
-            asker.close()
-
-
-def _warn(message: str) -> None:
-    """A watcher's warning, on stderr: stdout carries the hook's JSON and nothing else."""
-    sys.stderr.write(f"wisp: {message}\n")
-
-
-def _decided(event: HookEvent, approval: Approval, ending: Ending | None = None) -> HookAnswer:
-    """An approval (a grant's or the person's) or a denial, worded: who, how, when."""
-    permission = Permission.ALLOW if approval.approved else Permission.DENY
-    return HookAnswer(
-        event=event,
-        permission=permission,
-        reason=decided_reason(approval, ending),
-        request_id=approval.request_id if ending is not None else None,
+    decided = decide_call(
+        call,
+        home=home,
+        client=CLIENT,
+        wait_s=wait_s,
+        cancel=cancel,
+        expiry_after_s=EXPIRY_AFTER_WAIT_S,
+        why_stopped=lambda: getattr(cancel, "why", None),
     )
-
-
-def _unanswered(
-    event: HookEvent,
-    request_id: str,
-    ending: Ending | None,
-    wait_s: float,
-    on_timeout: OnTimeout,
-) -> HookAnswer:
-    why = unanswered_reason(request_id, ending, wait_s)
-    if on_timeout is OnTimeout.DENY:
+    said = f"wisp: {decided.reason}"
+    if decided.ended in (Ended.ALLOWED, Ended.DENIED):
+        permission = Permission.ALLOW if decided.ended is Ended.ALLOWED else Permission.DENY
+        return HookAnswer(
+            event=event, permission=permission, reason=said, request_id=decided.request_id
+        )
+    if decided.ended is Ended.STOPPED:
+        return refused(event, decided.reason)
+    if decided.ended is Ended.UNANSWERED and on_timeout is OnTimeout.DENY:
         return HookAnswer(
             event=event,
             permission=Permission.DENY,
-            reason=f"wisp: {why}; denied (--on-timeout deny)",
-            request_id=request_id,
+            reason=f"{said}; denied (--on-timeout deny)",
+            request_id=decided.request_id,
         )
-    return _unasked(event, f"wisp: {why}; asking here instead", request_id)
+    return _unasked(event, f"{said}; asking here instead", decided.request_id)
 
 
 def _unasked(event: HookEvent, reason: str, request_id: str | None = None) -> HookAnswer:

@@ -20,7 +20,9 @@ dialog, or deny) is its module's choice, never this core's.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import sys
+from collections.abc import Callable, Mapping
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -36,9 +38,13 @@ from pending import (
     format_time,
 )
 from wisp._asking import Asker
+from wisp._deadlines import Cancel
+from wisp._entry import EntryPoint
+from wisp._home import open_channel
 from wisp.agents.guard import Guard
 from wisp.kinds._asker import Ending
 from wisp.kinds.command_gate import Approval, ApprovalGate
+from wisp.stores.config import load_config
 
 # What is asked must fit one request record (MAX_RECORD_BYTES) with the rest of the record.
 MAX_ASKED_BYTES = MAX_RECORD_BYTES - 8 * 1024
@@ -195,3 +201,90 @@ def unanswered_reason(request_id: str, ending: Ending | None, wait_s: float) -> 
             f": {ending.reason}" if ending.reason else ""
         )
     return f"nobody answered request {request_id} in wisp within {wait_s:g} s ({outcome})"
+
+
+# --- one call, decided: what a harness's hook process does -------------------------------
+
+
+def _warn(message: str) -> None:
+    """A watcher's warning, on stderr: a hook's stdout carries its harness's JSON only."""
+    sys.stderr.write(f"wisp: {message}\n")
+
+
+def _unprefixed(reason: str) -> str:
+    return reason.removeprefix("wisp: ")
+
+
+class Ended(StrEnum):
+    """How a hook's one call was decided."""
+
+    ALLOWED = "allowed"  # by a grant, or the person
+    DENIED = "denied"  # by the person
+    UNANSWERED = "unanswered"  # nobody answered in time: withdrawn (or otherwise ended)
+    STOPPED = "stopped"  # its wait was cancelled (a signal, the harness gone): withdrawn
+    TOO_LARGE = "too-large"  # not filed: no request can show it whole
+
+
+@attrs.frozen(kw_only=True)
+class Decided:
+    """A hook's call decided, in words (without the `wisp: ` a harness's answer adds)."""
+
+    ended: Ended
+    reason: str
+    request_id: str | None = None
+
+
+def decide_call(
+    call: ToolCall,
+    *,
+    home: Path,
+    client: str,
+    wait_s: float,
+    cancel: Cancel,
+    expiry_after_s: float,
+    why_stopped: Callable[[], str | None] = lambda: None,
+) -> Decided:
+    """File *call* (unless a grant covers it or it is too large), wait for the person at
+    most *wait_s* (*cancel* ends the wait at once), withdraw it if nobody answered, and say
+    how it was decided. The request's own deadline is *expiry_after_s* after the wait, so
+    the hook, not the deadline, ends an unanswered request. Raises what the channel raises."""
+    config = load_config(home)
+    with open_channel(home) as channel:
+        asker = Asker(
+            channel,
+            entry_point=EntryPoint.HOOK,
+            client=client,
+            liveness_recheck_s=config["watch.livenessSeconds"],
+            on_warning=_warn,
+        )
+        try:
+            gate = ApprovalGate(asker, timeout_s=wait_s + expiry_after_s)
+            try:
+                opened = open_call(gate, call, home)
+            except TooLarge as exc:
+                return Decided(ended=Ended.TOO_LARGE, reason=str(exc))
+            if isinstance(opened, Approval):  # a standing grant covered it
+                return Decided(ended=Ended.ALLOWED, reason=_unprefixed(decided_reason(opened)))
+            ending = end_call(asker, opened, asker.wait(opened.id, wait_s, cancel=cancel))
+            if not answered(ending):
+                if cancel.cancelled:
+                    why = why_stopped() or "stopped"
+                    return Decided(
+                        ended=Ended.STOPPED,
+                        reason=f"{why} before anyone answered; request {opened.id} withdrawn",
+                        request_id=opened.id,
+                    )
+                return Decided(
+                    ended=Ended.UNANSWERED,
+                    reason=unanswered_reason(opened.id, ending, wait_s),
+                    request_id=opened.id,
+                )
+            assert ending is not None
+            verdict = call_verdict(gate, ending)
+            return Decided(
+                ended=Ended.ALLOWED if verdict.approved else Ended.DENIED,
+                reason=_unprefixed(decided_reason(verdict, ending)),
+                request_id=opened.id,
+            )
+        finally:
+            asker.close()
