@@ -32,11 +32,15 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import attrs
 
 from pending import DecodeError, loads_strict
 from wisp._deadlines import Cancel
+
+if TYPE_CHECKING:
+    from wisp.agents.gate import ToolCall
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 # An event larger than this is not read whole: no tool call a person can judge is that long.
@@ -248,3 +252,138 @@ def guarded_argv(deny: Said, wisp_argv: Sequence[str]) -> list[str]:
     """The argv of a command that runs *wisp_argv* and answers *deny* (its stdout and exit
     status) if `wisp` ends without answering: killed, out of memory, crashed."""
     return [GUARD_SHELL, str(GUARD_SCRIPT), str(deny.exit_code), deny.stdout, "--", *wisp_argv]
+
+
+# --- a harness with no "ask" -------------------------------------------------------------
+
+DEFAULT_TIMEOUT_S = 600  # the hook timeout a setup writes for a harness
+MARGIN_S = 10  # the wait ends this long before it: to withdraw, settle and answer
+DEFAULT_WAIT_S = DEFAULT_TIMEOUT_S - MARGIN_S
+EXPIRY_AFTER_WAIT_S = 5  # the request's own deadline, after the hook's wait
+
+
+class EventRefused(Exception):
+    """An event a harness's module cannot read into a call: the message says why."""
+
+
+@attrs.frozen(kw_only=True)
+class Harness:
+    """A harness whose hook has no "ask" (the wait is the ask): how its event reads and how
+    it is answered. *deny*'s *failed* is a deny wisp could not decide (bad input, an unusable
+    channel, a stop): answered in the harness's strongest blocking form."""
+
+    name: str  # `wisp hook NAME`, and the requests' client
+    title: str  # how a person calls it
+    parse: Callable[[dict[str, object]], ToolCall]
+    allow: Callable[[str], Said]
+    deny: Callable[[str, bool], Said]
+    settings: Callable[[list[str], int], dict[str, object]]
+
+
+def grant_hint(request_id: str | None, command: bool) -> str:
+    """How to let an unanswered call run without asking next time."""
+    group = "approvals" if command else "tools"
+    scope = "--scope always" if command else "--as always"
+    if request_id is None:
+        return ""
+    return (
+        f"; to let it run without asking next time, approve it when it is asked with "
+        f"`wisp {group} approve ID {scope}` (this one was {request_id})"
+    )
+
+
+def answer_harness(
+    harness: Harness,
+    data: bytes,
+    *,
+    wait_s: float,
+    cancel: Cancel,
+    home: Path | None = None,
+) -> Said:
+    """The harness's answer to the event in *data*: allowed only by a grant or the person;
+    anything else (a deny, nobody in time, a stop, too large, bad input, an unusable
+    channel) is its deny. Never raises."""
+    from pending import PendingError
+    from wisp._home import wisp_home
+    from wisp.agents.gate import Ended, decide_call
+    from wisp.stores.config import ConfigError
+    from wisp.stores.jsonstore import StoreError
+
+    try:
+        try:
+            event = loads_strict(data)
+        except DecodeError as exc:
+            raise EventRefused(f"the event on stdin is not JSON wisp reads: {exc}") from None
+        if not isinstance(event, dict):
+            raise EventRefused("the event on stdin is not a JSON object")
+        call = harness.parse(event)
+        decided = decide_call(
+            call,
+            home=home if home is not None else wisp_home(),
+            client=harness.name,
+            wait_s=wait_s,
+            cancel=cancel,
+            expiry_after_s=EXPIRY_AFTER_WAIT_S,
+            why_stopped=lambda: getattr(cancel, "why", None),
+        )
+    except EventRefused as exc:
+        return harness.deny(f"wisp: {exc}; denied", True)
+    except (OSError, PendingError, StoreError, ConfigError) as exc:
+        return harness.deny(
+            f"wisp: the channel cannot be used ({exc}); check it with `wisp doctor`", True
+        )
+    except Exception as exc:  # fail closed, never a traceback: say what broke
+        return harness.deny(f"wisp: could not decide ({type(exc).__name__}: {exc})", True)
+    said = f"wisp: {decided.reason}"
+    if decided.ended is Ended.ALLOWED:
+        return harness.allow(said)
+    if decided.ended is Ended.DENIED:
+        return harness.deny(said, False)
+    if decided.ended is Ended.UNANSWERED:
+        hint = grant_hint(decided.request_id, call.command is not None)
+        return harness.deny(
+            f"{said}; denied ({harness.title} has no dialog to ask in){hint}", False
+        )
+    return harness.deny(f"{said}; denied", decided.ended is Ended.STOPPED)
+
+
+def field(event: dict[str, object], key: str) -> str:
+    """A non-empty string field of *event*, or :class:`EventRefused`."""
+    value = event.get(key)
+    if not isinstance(value, str) or not value:
+        raise EventRefused(f"the event has no `{key}` (a string)")
+    return value
+
+
+def shell_or_tool(tool: str, tool_input: object, *, shell: str, session: str, cwd: str) -> ToolCall:
+    """A call for the gate core: *shell* (the harness's shell tool) with its `command`
+    asked as a command, any other tool as a tool call."""
+    from wisp.agents.gate import ToolCall
+
+    if not isinstance(tool_input, dict):
+        raise EventRefused("the event's tool input is not a JSON object")
+    if not Path(cwd).is_absolute():
+        raise EventRefused(f"the event's cwd {cwd!r} is not an absolute path")
+    command = tool_input.get("command") if tool == shell else None
+    if tool == shell and not (isinstance(command, str) and command):
+        raise EventRefused(f"a {shell} call with no `command` (a string)")
+    description = tool_input.get("description") if command is not None else None
+    return ToolCall(
+        session=session,
+        cwd=cwd,
+        tool=tool,
+        input=tool_input,
+        command=command,
+        description=description if isinstance(description, str) and description else None,
+    )
+
+
+def guarded_command(
+    harness: Harness, wisp: list[str], *, wait_s: float = DEFAULT_WAIT_S
+) -> list[str]:
+    """The argv a setup installs for *harness*: `wisp hook NAME` in its guard."""
+    argv = [*wisp, "hook", harness.name]
+    if wait_s != DEFAULT_WAIT_S:
+        argv += ["--wait", f"{wait_s:g}"]
+    died = harness.deny(f"wisp: `wisp hook {harness.name}` ended without answering; denied", True)
+    return guarded_argv(died, argv)

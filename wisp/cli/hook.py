@@ -5,6 +5,7 @@ it decides and why is :mod:`wisp.agents.claude_code`'s."""
 from __future__ import annotations
 
 import json
+import math
 import sys
 from typing import Annotated
 
@@ -107,3 +108,60 @@ def claude_code(
     )
     hookio.write_said(said)
     raise typer.Exit(said.exit_code)
+
+
+def _harness_command(module: str) -> None:
+    """`wisp hook NAME` for a harness with no "ask" (its module's HARNESS)."""
+    import importlib
+
+    harness: hookio.Harness = importlib.import_module(module).HARNESS
+
+    wait_option = typer.Option(
+        float(hookio.DEFAULT_WAIT_S),
+        "--wait",
+        metavar="SECONDS",
+        callback=_checked_wait,
+        help="How long to wait for your answer before denying (and withdrawing the request). "
+        f"Default: {hookio.DEFAULT_WAIT_S}, under the {hookio.DEFAULT_TIMEOUT_S} s timeout the "
+        "printed settings give the hook.",
+    )
+    settings_option = typer.Option(
+        False,
+        "--print-settings",
+        help=f"Print the hook block for {harness.title}'s config (with this wisp's absolute "
+        "path, in wisp's guard) and exit.",
+    )
+
+    def command(wait: float = wait_option, print_settings: bool = settings_option) -> None:
+        stop = hookio.arm()
+        if print_settings:
+            from wisp.agents.claude_code import this_wisp
+
+            argv = hookio.guarded_command(harness, this_wisp(), wait_s=wait)
+            timeout = math.ceil(wait) + hookio.MARGIN_S
+            sys.stdout.write(json.dumps(harness.settings(argv, timeout), indent=2) + "\n")
+            return
+        said = hookio.serve(
+            stop,
+            harness.name,
+            wait,
+            lambda data: hookio.answer_harness(harness, data, wait_s=wait, cancel=stop),
+            lambda why: harness.deny(f"wisp: {why}", True),
+        )
+        hookio.write_said(said)
+        raise typer.Exit(said.exit_code)
+
+    command.__doc__ = (
+        f"Answer one {harness.title} hook event: the wait is the ask.\n\n"
+        "A shell call becomes a command request, any other tool call a tool request, unless "
+        "a grant covers it. Allowed only by a grant or your answer; a deny, no answer in "
+        f"time, a signal, bad input or an unusable channel is {harness.title}'s deny (exit 2 "
+        "for the failures)."
+    )
+    hook_app.command(
+        harness.name, epilog=f"Examples:\n  wisp hook {harness.name} --print-settings"
+    )(command)
+
+
+for _module in ("wisp.agents.codex", "wisp.agents.gemini", "wisp.agents.copilot"):
+    _harness_command(_module)
