@@ -42,7 +42,11 @@ from pending import (
 from wisp._deadlines import Cancel
 from wisp._home import wisp_home
 from wisp.agents.gate import Ended, ToolCall, decide_call
-from wisp.agents.hookio import MAX_EVENT_BYTES, Said, guarded_argv
+from wisp.agents.hookio import (
+    MAX_EVENT_BYTES,
+    Said,
+    guarded_argv,
+)
 from wisp.stores.config import ConfigError
 from wisp.stores.jsonstore import StoreError
 

@@ -16,7 +16,7 @@ import json
 import shlex
 
 from wisp.agents.gate import ToolCall
-from wisp.agents.hookio import EventRefused, Harness, Said, field, shell_or_tool
+from wisp.agents.hookio import Harness, Said, named_event_call
 
 NAME = "codex"
 EVENT = "PreToolUse"
@@ -25,18 +25,7 @@ BLOCK = 2  # Codex's exit status that blocks the call (stderr: the reason)
 
 
 def parse(event: dict[str, object]) -> ToolCall:
-    if event.get("hook_event_name") != EVENT:
-        raise EventRefused(
-            f"wisp answers Codex's {EVENT}, not {event.get('hook_event_name')!r}: register "
-            "`wisp hook codex` under PreToolUse only (`wisp hook codex --print-settings`)"
-        )
-    return shell_or_tool(
-        field(event, "tool_name"),
-        event.get("tool_input"),
-        shell=SHELL_TOOL,
-        session=field(event, "session_id"),
-        cwd=field(event, "cwd"),
-    )
+    return named_event_call(event, name=EVENT, title="Codex", shell=SHELL_TOOL, harness=NAME)
 
 
 def allow(reason: str) -> Said:

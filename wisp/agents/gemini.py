@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 
 from wisp.agents.gate import ToolCall
-from wisp.agents.hookio import EventRefused, Harness, Said, field, shell_or_tool
+from wisp.agents.hookio import Harness, Said, named_event_call
 
 NAME = "gemini"
 EVENT = "BeforeTool"
@@ -22,18 +22,7 @@ BLOCK = 2
 
 
 def parse(event: dict[str, object]) -> ToolCall:
-    if event.get("hook_event_name") != EVENT:
-        raise EventRefused(
-            f"wisp answers Gemini CLI's {EVENT}, not {event.get('hook_event_name')!r}: "
-            "register `wisp hook gemini` under BeforeTool only"
-        )
-    return shell_or_tool(
-        field(event, "tool_name"),
-        event.get("tool_input"),
-        shell=SHELL_TOOL,
-        session=field(event, "session_id"),
-        cwd=field(event, "cwd"),
-    )
+    return named_event_call(event, name=EVENT, title="Gemini CLI", shell=SHELL_TOOL, harness=NAME)
 
 
 def allow(reason: str) -> Said:

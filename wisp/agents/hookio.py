@@ -355,6 +355,25 @@ def field(event: dict[str, object], key: str) -> str:
     return value
 
 
+def named_event_call(
+    event: dict[str, object], *, name: str, title: str, shell: str, harness: str
+) -> ToolCall:
+    """The call in an event that names itself (`hook_event_name` *name*) Claude Code's way:
+    `session_id`, `cwd`, `tool_name`, `tool_input`."""
+    if event.get("hook_event_name") != name:
+        raise EventRefused(
+            f"wisp answers {title}'s {name}, not {event.get('hook_event_name')!r}: register "
+            f"`wisp hook {harness}` under {name} only (`wisp hook {harness} --print-settings`)"
+        )
+    return shell_or_tool(
+        field(event, "tool_name"),
+        event.get("tool_input"),
+        shell=shell,
+        session=field(event, "session_id"),
+        cwd=field(event, "cwd"),
+    )
+
+
 def shell_or_tool(tool: str, tool_input: object, *, shell: str, session: str, cwd: str) -> ToolCall:
     """A call for the gate core: *shell* (the harness's shell tool) with its `command`
     asked as a command, any other tool as a tool call."""
