@@ -136,6 +136,11 @@ _COMMANDS: dict[str, _Entry] = {
         "hook_app",
         "Agent hooks: `wisp hook claude-code` puts you in front of Claude Code's tool calls.",
     ),
+    "agents": _Entry(
+        "wisp.cli.agents",
+        "agents_app",
+        "Set up agent harnesses: wisp's hook and their sandbox, in their own config files.",
+    ),
     "exec": _Entry(
         "wisp.cli.execute",
         "execute",

@@ -1,0 +1,620 @@
+"""`wisp agents setup|remove|status`: wisp's block in each harness's own config file.
+
+Each harness has a :class:`Target`: where its config lives (user level, or a project's),
+its format, the hook events wisp owns there and the rest of wisp's block (Claude Code's
+sandbox and deny rules, Codex's `sandbox_mode` and hook trust). A :class:`Plan` is the file's
+text before and after; applying it keeps a backup and writes atomically, 0600. Only wisp's
+entries are touched: a hook is wisp's when its command runs `wisp hook NAME` (in wisp's guard
+or not); everything else in the file is kept as it was (Codex's TOML through tomlkit, so
+comments and layout stay).
+
+Codex skips a hook that is not trusted (`codex exec` silently): trust is `hooks.state."KEY"
+.trusted_hash`, the hash Codex itself computes of the hook's definition. Setup asks the real
+`codex app-server` (`hooks/list`) for that hash, on the candidate config in a scratch
+`CODEX_HOME` (the hash does not depend on the file's path), and writes it under the real key:
+a changed definition is re-trusted by running setup again.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Mapping
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from wisp._home import wisp_home
+from wisp.agents import claude_code, codex, copilot, gemini, hookio, sandbox
+
+MAX_CONFIG_BYTES = 1024 * 1024
+BACKUP_SUFFIX = ".wisp-backup-"
+APP_SERVER_TIMEOUT_S = 30.0
+VERSION_TIMEOUT_S = 15.0
+
+
+class Format(StrEnum):
+    JSON = "json"
+    TOML = "toml"
+
+
+class SetupRefused(Exception):
+    """Setup cannot do this: the message says what happened and what to do."""
+
+
+@attrs.frozen(kw_only=True)
+class Target:
+    """What setup needs of one harness."""
+
+    name: str  # `wisp agents setup NAME`, `wisp hook NAME`
+    title: str
+    program: str  # its executable on PATH
+    fmt: Format
+    events: tuple[str, ...]  # the hook events whose entries wisp owns
+    user_file: Callable[[Mapping[str, str], Path], Path]
+    project_file: Callable[[Path], Path] | None
+    block: Callable[[], dict[str, Any]]  # wisp's block: hooks (+ sandbox) to merge
+    whole_file: bool = False  # the file is wisp's alone (Copilot's hooks/wisp.json)
+    timeout_key: str = "timeout"
+    timeout_scale: int = 1  # the timeout's unit, in seconds per written unit (ms: 1000)
+    command_key: str = "command"
+
+
+def _harness_block(harness: hookio.Harness) -> dict[str, Any]:
+    argv = hookio.guarded_command(harness, claude_code.this_wisp())
+    return dict(harness.settings(argv, hookio.DEFAULT_TIMEOUT_S))
+
+
+def _claude_block() -> dict[str, Any]:
+    block = claude_code.settings_block()
+    block.update(sandbox.claude_code_block(wisp_home(), Path.home()))
+    return block
+
+
+def _claude_user(env: Mapping[str, str], user_home: Path) -> Path:
+    base = env.get("CLAUDE_CONFIG_DIR")
+    return (Path(base) if base else user_home / ".claude") / "settings.json"
+
+
+def _codex_user(env: Mapping[str, str], user_home: Path) -> Path:
+    base = env.get("CODEX_HOME")
+    return (Path(base) if base else user_home / ".codex") / "config.toml"
+
+
+TARGETS: dict[str, Target] = {
+    t.name: t
+    for t in (
+        Target(
+            name=claude_code.CLIENT,
+            title="Claude Code",
+            program="claude",
+            fmt=Format.JSON,
+            events=("PreToolUse", "SessionEnd"),
+            user_file=_claude_user,
+            project_file=lambda d: d / ".claude" / "settings.json",
+            block=_claude_block,
+        ),
+        Target(
+            name=codex.NAME,
+            title="Codex",
+            program="codex",
+            fmt=Format.TOML,
+            events=(codex.EVENT,),
+            user_file=_codex_user,
+            project_file=None,
+            block=lambda: _harness_block(codex.HARNESS),
+        ),
+        Target(
+            name=gemini.NAME,
+            title="Gemini CLI",
+            program="gemini",
+            fmt=Format.JSON,
+            events=(gemini.EVENT,),
+            user_file=lambda env, h: h / ".gemini" / "settings.json",
+            project_file=lambda d: d / ".gemini" / "settings.json",
+            block=lambda: _harness_block(gemini.HARNESS),
+            timeout_scale=1000,
+        ),
+        Target(
+            name=copilot.NAME,
+            title="Copilot CLI",
+            program="copilot",
+            fmt=Format.JSON,
+            events=("preToolUse",),
+            user_file=lambda env, h: h / ".copilot" / "hooks" / "wisp.json",
+            project_file=lambda d: d / ".github" / "hooks" / "wisp.json",
+            block=lambda: _harness_block(copilot.HARNESS),
+            whole_file=True,
+            timeout_key="timeoutSec",
+            command_key="bash",
+        ),
+    )
+}
+# Harnesses wisp knows of whose setup is not written yet: status names them.
+NOT_YET = {"opencode": ("OpenCode", "opencode"), "cursor": ("Cursor", "cursor-agent")}
+
+
+def target(name: str) -> Target:
+    try:
+        return TARGETS[name]
+    except KeyError:
+        known = ", ".join(TARGETS)
+        raise SetupRefused(f"wisp cannot set up {name!r} (yet); it sets up {known}.") from None
+
+
+# --- which hooks are wisp's ----------------------------------------------------------------
+
+
+def is_wisp_command(command: object, name: str) -> bool:
+    """Whether a hook's *command* runs `wisp hook NAME` (guarded or not)."""
+    if not isinstance(command, str):
+        return False
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return False
+    ours = any(Path(w).name in ("wisp", "hookguard.sh") for w in words) or "wisp" in words
+    return ours and any(words[i : i + 2] == ["hook", name] for i in range(len(words)))
+
+
+def _wisp_hooks(group: object, t: Target) -> list[Mapping[str, Any]]:
+    if not isinstance(group, Mapping):
+        return []
+    if t.whole_file:  # Copilot: the event's list holds the hooks themselves
+        return [group] if is_wisp_command(group.get(t.command_key), t.name) else []
+    hooks = group.get("hooks")
+    if not isinstance(hooks, list):
+        return []
+    return [
+        h for h in hooks if isinstance(h, Mapping) and is_wisp_command(h.get("command"), t.name)
+    ]
+
+
+def _without_wisp(groups: list[Any], t: Target) -> tuple[list[Any], int | None]:
+    """*groups* with wisp's hooks taken out (a group left empty goes), and where wisp's first
+    group stood."""
+    kept: list[Any] = []
+    first: int | None = None
+    for group in groups:
+        ours = _wisp_hooks(group, t)
+        if not ours:
+            kept.append(group)
+            continue
+        if first is None:
+            first = len(kept)
+        if t.whole_file:
+            continue
+        rest = [h for h in group["hooks"] if h not in ours]
+        if rest:
+            kept.append({**group, "hooks": rest})
+    return kept, first
+
+
+# --- merging ---------------------------------------------------------------------------------
+
+
+def _merge_hooks(hooks: dict[str, Any], mine: Mapping[str, Any], t: Target) -> None:
+    for event, groups in mine.items():
+        current = hooks.get(event)
+        current = list(current) if isinstance(current, list) else []
+        kept, first = _without_wisp(current, t)
+        at = len(kept) if first is None else first
+        hooks[event] = [*kept[:at], *groups, *kept[at:]]
+
+
+def _unmerge_hooks(hooks: dict[str, Any], t: Target) -> None:
+    for event in t.events:
+        current = hooks.get(event)
+        if not isinstance(current, list):
+            continue
+        kept, _ = _without_wisp(current, t)
+        if kept:
+            hooks[event] = kept
+        else:
+            del hooks[event]
+
+
+def _merge_values(into: dict[str, Any], mine: Mapping[str, Any]) -> None:
+    """wisp's sandbox settings into *into*: tables merged, lists gain wisp's items, scalars
+    set."""
+    for key, value in mine.items():
+        have = into.get(key)
+        if isinstance(value, Mapping):
+            table = dict(have) if isinstance(have, Mapping) else {}
+            _merge_values(table, value)
+            into[key] = table
+        elif isinstance(value, list):
+            items = list(have) if isinstance(have, list) else []
+            into[key] = items + [v for v in value if v not in items]
+        else:
+            into[key] = value
+
+
+def _drop_items(into: dict[str, Any], mine: Mapping[str, Any]) -> None:
+    """wisp's list items out of *into* (its scalars stay: they may be the person's too)."""
+    for key, value in mine.items():
+        have = into.get(key)
+        if isinstance(value, Mapping) and isinstance(have, Mapping):
+            table = dict(have)
+            _drop_items(table, value)
+            into[key] = table
+        elif isinstance(value, list) and isinstance(have, list):
+            into[key] = [v for v in have if v not in value]
+
+
+def merged(data: Mapping[str, Any], t: Target, block: Mapping[str, Any]) -> dict[str, Any]:
+    """*data* (a parsed config) with wisp's *block* merged in."""
+    if t.whole_file:
+        return dict(block)
+    out = dict(data)
+    hooks = dict(out["hooks"]) if isinstance(out.get("hooks"), Mapping) else {}
+    _merge_hooks(hooks, block["hooks"], t)
+    out["hooks"] = hooks
+    _merge_values(out, {k: v for k, v in block.items() if k != "hooks"})
+    return out
+
+
+def unmerged(data: Mapping[str, Any], t: Target, block: Mapping[str, Any]) -> dict[str, Any] | None:
+    """*data* without wisp's hooks and list items; None: the file is wisp's alone."""
+    if t.whole_file:
+        return None
+    out = dict(data)
+    if isinstance(out.get("hooks"), Mapping):
+        hooks = dict(out["hooks"])
+        _unmerge_hooks(hooks, t)
+        if hooks:
+            out["hooks"] = hooks
+        else:
+            del out["hooks"]
+    _drop_items(out, {k: v for k, v in block.items() if k != "hooks"})
+    return out
+
+
+# --- files -------------------------------------------------------------------------------
+
+
+def read_text(path: Path) -> str | None:
+    """The config file's text (None: there is none), refusing what setup must not edit."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if path.is_symlink():
+            raise SetupRefused(
+                f"{path} is a symbolic link; setup edits only the file itself: merge the "
+                "block by hand (`wisp hook NAME --print-settings`) into its target."
+            ) from None
+        raise SetupRefused(
+            f"{path} cannot be read ({exc.strerror}); fix that and run again."
+        ) from None
+    with os.fdopen(fd, "rb") as f:
+        data = f.read(MAX_CONFIG_BYTES + 1)
+    if len(data) > MAX_CONFIG_BYTES:
+        raise SetupRefused(
+            f"{path} is larger than {MAX_CONFIG_BYTES} bytes; setup leaves it alone."
+        )
+    try:
+        return data.decode()
+    except UnicodeDecodeError:
+        raise SetupRefused(f"{path} is not UTF-8 text; fix it and run again.") from None
+
+
+def parse_json(path: Path, text: str | None) -> dict[str, Any]:
+    if text is None or not text.strip():
+        return {}
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SetupRefused(
+            f"{path} is not JSON wisp can read ({exc}); fix it (or move it away) and run again."
+        ) from None
+    if not isinstance(data, dict):
+        raise SetupRefused(f"{path} does not hold a JSON object; fix it and run again.")
+    return data
+
+
+def backup_name(path: Path) -> Path:
+    return path.with_name(
+        path.name + BACKUP_SUFFIX + time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    )
+
+
+def write_atomically(path: Path, text: str | None) -> None:
+    """*text* as *path*, replaced at once, 0600 (None: the file goes)."""
+    if text is None:
+        path.unlink(missing_ok=True)
+        return
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    fd, scratch = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        Path(scratch).chmod(0o600)
+        Path(scratch).replace(path)
+    except BaseException:
+        Path(scratch).unlink(missing_ok=True)
+        raise
+
+
+@attrs.frozen(kw_only=True)
+class Plan:
+    """One config file, before and after."""
+
+    harness: str
+    path: Path
+    before: str | None
+    after: str | None
+    notes: tuple[str, ...] = ()  # what the person must know: unprotected, skipped hooks
+
+    @property
+    def changed(self) -> bool:
+        return self.before != self.after
+
+    def diff(self) -> str:
+        old = (self.before or "").splitlines(keepends=True)
+        new = (self.after or "").splitlines(keepends=True)
+        name = str(self.path)
+        lines = difflib.unified_diff(
+            old,
+            new,
+            name if self.before is not None else "/dev/null",
+            name if self.after is not None else "/dev/null",
+        )
+        return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+
+
+def apply(plan: Plan) -> Path | None:
+    """Write *plan* (if it changes anything), keeping a backup of what was there."""
+    if not plan.changed:
+        return None
+    backup = None
+    if plan.before is not None:
+        backup = backup_name(plan.path)
+        write_atomically(backup, plan.before)
+    write_atomically(plan.path, plan.after)
+    return backup
+
+
+def config_file(t: Target, project: Path | None, env: Mapping[str, str] | None = None) -> Path:
+    if project is None:
+        return t.user_file(os.environ if env is None else env, Path.home())
+    if t.project_file is None:
+        raise SetupRefused(
+            f"{t.title}'s hooks are set up at the user level only (its trust of a hook is "
+            f"kept there); run `wisp agents setup {t.name}` without --project."
+        )
+    if not project.is_dir():
+        raise SetupRefused(f"{project} is not a directory; name the project's directory.")
+    return t.project_file(project.resolve())
+
+
+def _dump_json(data: Mapping[str, Any]) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def plan_setup(name: str, project: Path | None = None) -> Plan:
+    """What `wisp agents setup NAME` would write."""
+    t = target(name)
+    path = config_file(t, project)
+    before = read_text(path)
+    block = t.block()
+    if t.fmt is Format.TOML:
+        from wisp.agents import codexsetup
+
+        after, trusted = codexsetup.merged_text(path, before, block, t)
+        notes = codexsetup.notes(after, trusted)
+    else:
+        data = merged(parse_json(path, before), t, block)
+        after = _dump_json(data)
+        if before is not None and json.loads(before or "{}") == data:
+            after = before  # the same settings: the file stays byte for byte
+        notes = _notes(t, data, project)
+    return Plan(harness=name, path=path, before=before, after=after, notes=tuple(notes))
+
+
+def plan_remove(name: str, project: Path | None = None) -> Plan:
+    """What `wisp agents remove NAME` would write."""
+    t = target(name)
+    path = config_file(t, project)
+    before = read_text(path)
+    if before is None:
+        return Plan(harness=name, path=path, before=None, after=None)
+    block = t.block()
+    if t.fmt is Format.TOML:
+        from wisp.agents import codexsetup
+
+        return Plan(
+            harness=name, path=path, before=before, after=codexsetup.removed_text(path, before, t)
+        )
+    data = parse_json(path, before)
+    if t.whole_file:
+        owned = all(_wisp_hooks(h, t) for h in _event_list(data, t.events[0]))
+        if not owned:
+            raise SetupRefused(
+                f"{path} holds hooks that are not wisp's; take wisp's out of it by hand."
+            )
+        return Plan(harness=name, path=path, before=before, after=None)
+    out = unmerged(data, t, block)
+    after = before if out == data else _dump_json(out or {})
+    return Plan(harness=name, path=path, before=before, after=after)
+
+
+def _event_list(data: Mapping[str, Any], event: str) -> list[Any]:
+    hooks = data.get("hooks")
+    groups = hooks.get(event) if isinstance(hooks, Mapping) else None
+    return groups if isinstance(groups, list) else []
+
+
+def _notes(t: Target, data: Mapping[str, Any], project: Path | None) -> list[str]:
+    home = wisp_home()
+    if t.name == claude_code.CLIENT:
+        problems = sandbox.claude_code_problems(data, home, Path.home())
+        if project is not None and project.resolve() in (home, *home.parents):
+            problems.append(f"the project {project} holds $WISP_HOME ({home})")
+        return [f"unprotected: {p}" for p in problems]
+    notes = [
+        f"unprotected: setup does not turn on {t.title}'s sandbox; an agent's command can "
+        f"write into $WISP_HOME ({home}) and answer its own request (docs/agents.md)"
+    ]
+    if t.name == copilot.NAME and project is not None:
+        notes.append(
+            "a repository's .github/hooks are skipped in `copilot -p` unless the folder is "
+            "trusted: set it up at the user level (without --project) to be sure it runs"
+        )
+    return notes
+
+
+# --- status ------------------------------------------------------------------------------
+
+
+def installed_hooks(t: Target, data: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
+    """wisp's hooks in a parsed config of *t*, each with its event."""
+    found: list[tuple[str, Mapping[str, Any]]] = []
+    for event in t.events:
+        for group in _event_list(data, event):
+            found.extend((event, hook) for hook in _wisp_hooks(group, t))
+    return found
+
+
+def version_of(program: str) -> str | None:
+    try:
+        done = subprocess.run(
+            [program, "--version"],
+            capture_output=True,
+            text=True,
+            timeout=VERSION_TIMEOUT_S,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    words = (done.stdout or done.stderr).strip().splitlines()
+    return words[0].strip() if words else None
+
+
+def _read_config(t: Target, path: Path) -> Mapping[str, Any]:
+    text = read_text(path)
+    if text is None:
+        return {}
+    if t.fmt is Format.TOML:
+        import tomllib
+
+        try:
+            return tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise SetupRefused(f"{path} is not TOML wisp can read ({exc})") from None
+    return parse_json(path, text)
+
+
+def harness_status(t: Target, cwd: Path) -> dict[str, Any] | None:
+    """What `wisp agents status` says of *t*; None when it is not on PATH."""
+    program = shutil.which(t.program)
+    if program is None:
+        return None
+    files = [config_file(t, None)]
+    if t.project_file is not None:
+        files.append(t.project_file(cwd))
+    hooks: list[dict[str, Any]] = []
+    problems: list[str] = []
+    config: Mapping[str, Any] = {}
+    for path in files:
+        try:
+            data = _read_config(t, path)
+        except SetupRefused as exc:
+            problems.append(str(exc))
+            continue
+        if path == files[0]:
+            config = data
+        for event, hook in installed_hooks(t, data):
+            timeout = hook.get(t.timeout_key)
+            hooks.append(
+                {
+                    "file": str(path),
+                    "event": event,
+                    "timeout": timeout // t.timeout_scale if isinstance(timeout, int) else None,
+                    "failClosed": "hookguard.sh" in str(hook.get(t.command_key, "")),
+                }
+            )
+    skipped = _skipped(t, hooks, program)
+    protection = _protection(t, config, cwd)
+    return {
+        "harness": t.name,
+        "title": t.title,
+        "program": program,
+        "version": version_of(program),
+        "installed": bool(hooks),
+        "hooks": hooks,
+        "skipped": skipped,
+        "protected": not protection,
+        "unprotected": protection,
+        "problems": problems,
+    }
+
+
+def _skipped(t: Target, hooks: list[dict[str, Any]], program: str) -> list[str]:
+    skipped = []
+    if t.name == copilot.NAME:
+        skipped += [
+            f"{h['file']}: skipped by `copilot -p` unless the folder is trusted"
+            for h in hooks
+            if "/.github/" in h["file"]
+        ]
+    if t.name == codex.NAME and hooks:
+        from wisp.agents import codexsetup
+
+        skipped += codexsetup.untrusted(program, t)
+    return skipped
+
+
+def _protection(t: Target, config: Mapping[str, Any], cwd: Path) -> list[str]:
+    home = wisp_home()
+    if t.name == claude_code.CLIENT:
+        merged_settings = dict(config)
+        project = _read_json_quiet(t.project_file(cwd)) if t.project_file else {}
+        _merge_values(merged_settings, project)
+        return sandbox.claude_code_problems(merged_settings, home, Path.home())
+    if t.name == codex.NAME:
+        return sandbox.codex_problems(config, home, [cwd])
+    return [f"wisp does not set up {t.title}'s sandbox: nothing keeps its commands out of {home}"]
+
+
+def _read_json_quiet(path: Path) -> Mapping[str, Any]:
+    try:
+        return parse_json(path, read_text(path))
+    except SetupRefused:
+        return {}
+
+
+def status(cwd: Path | None = None) -> list[dict[str, Any]]:
+    """Every harness wisp knows, found on PATH: its version, wisp's gate, protection."""
+    here = Path.cwd() if cwd is None else cwd
+    found = [s for t in TARGETS.values() if (s := harness_status(t, here)) is not None]
+    for name, (title, program) in NOT_YET.items():
+        where = shutil.which(program)
+        if where is not None:
+            found.append(
+                {
+                    "harness": name,
+                    "title": title,
+                    "program": where,
+                    "version": version_of(where),
+                    "installed": None,
+                    "hooks": [],
+                    "skipped": [],
+                    "protected": False,
+                    "unprotected": [f"`wisp agents setup {name}` is not written yet"],
+                    "problems": [],
+                }
+            )
+    return found

@@ -1,0 +1,135 @@
+"""`wisp agents setup|remove|status`: wisp's hook (and the harness's sandbox) in each agent
+harness's own config file; what :mod:`wisp.agents.setup` decides, rendered."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from wisp._text import visible
+from wisp.agents import setup
+from wisp.cli._common import command_group, fail, print_json, say
+from wisp.cli._exit import ExitCode
+
+agents_app = command_group(
+    "Set up agent harnesses: wisp's hook and their sandbox, in their own config files.",
+    no_args_is_help=True,
+    epilog="""Examples:
+  wisp agents setup claude-code --dry-run   the diff it would make to ~/.claude/settings.json
+  wisp agents setup codex                   hook, sandbox_mode and Codex's trust of the hook
+  wisp agents remove gemini                 take wisp's hook out of ~/.gemini/settings.json
+  wisp agents status                        each harness on PATH: gate, timeout, protection""",
+)
+
+HARNESS_HELP = f"The harness: {', '.join(setup.TARGETS)}."
+ProjectOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--project",
+        metavar="DIR",
+        help="The project's config (e.g. DIR/.claude/settings.json) instead of the user's.",
+    ),
+]
+DryRunOption = Annotated[
+    bool, typer.Option("--dry-run", help="Print the diff it would make; write nothing.")
+]
+
+
+@agents_app.callback()
+def agents() -> None:
+    """Set up agent harnesses: wisp's hook and their sandbox, in their own config files."""
+
+
+def _render(plan: setup.Plan, *, dry_run: bool, verb: str) -> None:
+    if not plan.changed:
+        say(f"{plan.path}: {verb} already; nothing to change.")
+    else:
+        for line in plan.diff().splitlines():
+            say(visible(line))
+        if dry_run:
+            say(f"(dry run: {plan.path} not written)")
+        else:
+            backup = setup.apply(plan)
+            kept = f" (the old one kept as {backup})" if backup else ""
+            say(f"{plan.path}: written{kept}.")
+    for note in plan.notes:
+        say(f"note: {note}")
+
+
+def _plan(make: Any, harness: str, project: Path | None) -> setup.Plan:
+    try:
+        plan: setup.Plan = make(harness, project)
+    except setup.SetupRefused as exc:
+        fail(f"{exc} Nothing was written.", ExitCode.NO)
+    return plan
+
+
+@agents_app.command("setup")
+def setup_command(
+    harness: Annotated[str, typer.Argument(metavar="HARNESS", help=HARNESS_HELP)],
+    project: ProjectOption = None,
+    dry_run: DryRunOption = False,
+) -> None:
+    """Merge wisp's hook into HARNESS's config file (and, where wisp can, its sandbox).
+
+    Idempotent; the file's other settings and hooks are kept; the old file is kept as
+    FILE.wisp-backup-TIME; the diff is shown; written atomically, mode 0600. Exit 0 done (or
+    nothing to do), 1 refused (nothing written; the message says what to do), 2 usage."""
+    _render(_plan(setup.plan_setup, harness, project), dry_run=dry_run, verb="set up")
+
+
+@agents_app.command("remove")
+def remove_command(
+    harness: Annotated[str, typer.Argument(metavar="HARNESS", help=HARNESS_HELP)],
+    project: ProjectOption = None,
+    dry_run: DryRunOption = False,
+) -> None:
+    """Take wisp's hook out of HARNESS's config file again (only wisp's).
+
+    The sandbox settings setup turned on stay (they may be yours too); wisp's own deny rules
+    and trust entries go. Backup and diff as for setup. Exit codes as for setup."""
+    _render(_plan(setup.plan_remove, harness, project), dry_run=dry_run, verb="removed")
+
+
+def _status_lines(entry: dict[str, Any]) -> list[str]:
+    lines = [f"{entry['title']} ({entry['harness']}): {entry['program']}, {entry['version']}"]
+    if entry["installed"] is None:
+        lines.append("  gate: not yet set up by wisp")
+    elif not entry["hooks"]:
+        lines.append(f"  gate: not installed (wisp agents setup {entry['harness']})")
+    for hook in entry["hooks"]:
+        closed = "fail-closed (wisp's guard)" if hook["failClosed"] else "NOT fail-closed"
+        lines.append(
+            f"  gate: {hook['event']} in {hook['file']}, timeout {hook['timeout']} s, {closed}"
+        )
+    lines += [f"  SKIPPED: {s}" for s in entry["skipped"]]
+    lines += [f"  problem: {p}" for p in entry["problems"]]
+    if entry["protected"]:
+        lines.append("  protection: protected (its sandbox keeps $WISP_HOME out of reach)")
+    else:
+        lines.append("  protection: UNPROTECTED")
+        lines += [f"    - {why}" for why in entry["unprotected"]]
+    return lines
+
+
+@agents_app.command("status")
+def status_command(
+    as_json: Annotated[bool, typer.Option("--json", help="The findings as JSON.")] = False,
+) -> None:
+    """For each harness on PATH: its version, wisp's gate (which file, what timeout,
+    fail-closed), hooks it would skip, and whether its sandbox keeps $WISP_HOME out of reach.
+
+    Exit 0 every harness found is gated and protected, 1 one needs attention."""
+    found = setup.status()
+    if as_json:
+        print_json(found)
+    else:
+        if not found:
+            say("No agent harness wisp knows is on PATH.")
+        for entry in found:
+            for line in _status_lines(entry):
+                say(visible(line))
+    if not all(e["installed"] and e["protected"] and not e["skipped"] for e in found):
+        raise typer.Exit(int(ExitCode.NO))
