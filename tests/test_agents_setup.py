@@ -1,0 +1,255 @@
+"""`wisp agents setup|remove|status` (wisp.agents.setup, wisp.cli.agents): wisp's block in
+each harness's own config file, in a scratch home, real files, the real `wisp` command."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import run_wisp
+from wisp.agents import setup
+
+OTHER_HOOK = {"matcher": "Bash", "hooks": [{"type": "command", "command": "/usr/bin/audit"}]}
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A scratch user home (HOME), with $WISP_HOME under it and no harness on PATH."""
+    user = tmp_path / "u"
+    user.mkdir()
+    monkeypatch.setenv("HOME", str(user))
+    monkeypatch.setenv("WISP_HOME", str(user / ".wisp"))
+    monkeypatch.delenv("CODEX_HOME", raising=False)
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    return user
+
+
+def _wisp(*args: str) -> tuple[int, str, str]:
+    done = run_wisp(*args, env=dict(os.environ))
+    return done.returncode, done.stdout, done.stderr
+
+
+def _backups(path: Path) -> list[Path]:
+    return sorted(path.parent.glob(path.name + setup.BACKUP_SUFFIX + "*"))
+
+
+class TestSetupClaudeCode:
+    def test_merges_beside_the_persons_settings(self, home: Path) -> None:
+        """The person's settings and hooks stay; wisp's hook, sandbox and deny rules join
+        them; the old file is kept as a backup; the new one is 0600."""
+        path = home / ".claude" / "settings.json"
+        path.parent.mkdir()
+        mine = {
+            "model": "opus",
+            "hooks": {"PreToolUse": [OTHER_HOOK]},
+            "permissions": {"deny": ["Read(./.env)"], "allow": ["Bash(ls:*)"]},
+        }
+        path.write_text(json.dumps(mine))
+        code, out, err = _wisp("agents", "setup", "claude-code")
+        assert code == 0, err
+        data = json.loads(path.read_text())
+        assert data["model"] == "opus"
+        assert data["hooks"]["PreToolUse"][0] == OTHER_HOOK
+        assert "hook claude-code" in data["hooks"]["PreToolUse"][1]["hooks"][0]["command"]
+        assert data["permissions"]["allow"] == ["Bash(ls:*)"]
+        assert data["permissions"]["deny"] == [
+            "Read(./.env)",
+            "Edit(~/.wisp/**)",
+            "Write(~/.wisp/**)",
+        ]
+        assert data["sandbox"]["failIfUnavailable"] is True
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600
+        [backup] = _backups(path)
+        assert json.loads(backup.read_text()) == mine
+        assert "+++ " + str(path) in out
+
+    def test_a_second_run_changes_nothing(self, home: Path) -> None:
+        """Idempotent: the second setup says so and leaves the file and backups alone."""
+        assert _wisp("agents", "setup", "claude-code")[0] == 0
+        path = home / ".claude" / "settings.json"
+        before = path.read_bytes()
+        code, out, _ = _wisp("agents", "setup", "claude-code")
+        assert code == 0
+        assert "nothing to change" in out
+        assert path.read_bytes() == before
+        assert _backups(path) == []  # the first run had no file to back up
+
+    def test_dry_run_prints_the_diff_and_writes_nothing(self, home: Path) -> None:
+        """--dry-run: the diff of the real file it would change; no file appears."""
+        code, out, _ = _wisp("agents", "setup", "claude-code", "--dry-run")
+        assert code == 0
+        assert f"+++ {home / '.claude' / 'settings.json'}" in out
+        assert '+  "sandbox": {' in out
+        assert not (home / ".claude").exists()
+
+    def test_project_level(self, home: Path, tmp_path: Path) -> None:
+        """--project DIR writes DIR/.claude/settings.json, not the user's."""
+        project = tmp_path / "proj"
+        project.mkdir()
+        assert _wisp("agents", "setup", "claude-code", "--project", str(project))[0] == 0
+        assert (project / ".claude" / "settings.json").is_file()
+        assert not (home / ".claude").exists()
+
+    def test_a_broken_file_is_refused_and_kept(self, home: Path) -> None:
+        """Unreadable JSON: exit 1, what to do, the file untouched, no backup."""
+        path = home / ".claude" / "settings.json"
+        path.parent.mkdir()
+        path.write_text("{not json")
+        code, _, err = _wisp("agents", "setup", "claude-code")
+        assert code == 1
+        assert "fix it" in err and "Nothing was written" in err
+        assert path.read_text() == "{not json"
+        assert _backups(path) == []
+
+    def test_a_symlinked_file_is_refused(self, home: Path, tmp_path: Path) -> None:
+        """A settings file that is a symlink (a dotfiles checkout) is not replaced."""
+        real = tmp_path / "dotfiles.json"
+        real.write_text("{}")
+        (home / ".claude").mkdir()
+        (home / ".claude" / "settings.json").symlink_to(real)
+        code, _, err = _wisp("agents", "setup", "claude-code")
+        assert code == 1
+        assert "symbolic link" in err
+        assert real.read_text() == "{}"
+
+    def test_an_unknown_harness_is_refused(self, home: Path) -> None:
+        """A harness wisp cannot set up: exit 1, the ones it can named."""
+        code, _, err = _wisp("agents", "setup", "vim")
+        assert code == 1
+        assert "claude-code" in err and "codex" in err
+
+    def test_the_persons_loosening_is_reported(self, home: Path) -> None:
+        """excludedCommands stays (the person's), and setup says it leaves the home open."""
+        path = home / ".claude" / "settings.json"
+        path.parent.mkdir()
+        path.write_text(json.dumps({"sandbox": {"excludedCommands": ["git"]}}))
+        code, out, _ = _wisp("agents", "setup", "claude-code")
+        assert code == 0
+        assert "unprotected" in out and "excludedCommands" in out
+        assert json.loads(path.read_text())["sandbox"]["excludedCommands"] == ["git"]
+
+
+class TestRemove:
+    def test_takes_out_only_wisps(self, home: Path) -> None:
+        """Remove leaves the person's hook and deny rule, and takes wisp's out."""
+        path = home / ".claude" / "settings.json"
+        path.parent.mkdir()
+        path.write_text(
+            json.dumps({"hooks": {"PreToolUse": [OTHER_HOOK]}, "permissions": {"deny": ["X"]}})
+        )
+        assert _wisp("agents", "setup", "claude-code")[0] == 0
+        code, out, _ = _wisp("agents", "remove", "claude-code")
+        assert code == 0
+        data = json.loads(path.read_text())
+        assert data["hooks"] == {"PreToolUse": [OTHER_HOOK]}
+        assert data["permissions"]["deny"] == ["X"]
+        assert len(_backups(path)) >= 1
+        assert "-" in out
+
+    def test_copilots_file_is_wisps_alone(self, home: Path) -> None:
+        """Copilot CLI: setup writes ~/.copilot/hooks/wisp.json; remove deletes it."""
+        path = home / ".copilot" / "hooks" / "wisp.json"
+        assert _wisp("agents", "setup", "copilot")[0] == 0
+        data = json.loads(path.read_text())
+        assert data["hooks"]["preToolUse"][0]["timeoutSec"] == 600
+        code, out, _ = _wisp("agents", "remove", "copilot")
+        assert code == 0
+        assert not path.exists()
+        assert "+++ /dev/null" in out
+
+    def test_nothing_to_remove(self, home: Path) -> None:
+        """No file: remove says there is nothing to change and writes nothing."""
+        code, out, _ = _wisp("agents", "remove", "gemini")
+        assert code == 0
+        assert "nothing to change" in out
+        assert not (home / ".gemini").exists()
+
+
+class TestSetupGemini:
+    def test_timeout_in_milliseconds_and_unprotected(self, home: Path) -> None:
+        """Gemini CLI's hook timeout is written in ms; setup says the harness is unprotected."""
+        code, out, _ = _wisp("agents", "setup", "gemini")
+        assert code == 0
+        data = json.loads((home / ".gemini" / "settings.json").read_text())
+        assert data["hooks"]["BeforeTool"][0]["hooks"][0]["timeout"] == 600_000
+        assert "unprotected" in out
+
+
+class TestSetupCodex:
+    def test_keeps_comments_and_sets_the_sandbox(self, home: Path) -> None:
+        """config.toml keeps the person's comments and tables; wisp's hook and
+        `sandbox_mode = "workspace-write"` join; without codex on PATH, setup says the
+        trust is not written and names the way out."""
+        path = home / ".codex" / "config.toml"
+        path.parent.mkdir()
+        path.write_text('# mine\nmodel = "o3"\n\n[tui]\ntheme = "dark" # dark\n')
+        code, out, err = _wisp("agents", "setup", "codex")
+        assert code == 0, err
+        text = path.read_text()
+        assert "# mine" in text and "# dark" in text
+        config = tomllib.loads(text)
+        assert config["sandbox_mode"] == "workspace-write"
+        assert config["tui"] == {"theme": "dark"}
+        assert "hook codex" in config["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+        assert "--dangerously-bypass-hook-trust" in out
+
+    def test_a_protecting_mode_is_kept(self, home: Path) -> None:
+        """A person's `read-only` stays read-only."""
+        path = home / ".codex" / "config.toml"
+        path.parent.mkdir()
+        path.write_text('sandbox_mode = "read-only"\n')
+        assert _wisp("agents", "setup", "codex")[0] == 0
+        assert tomllib.loads(path.read_text())["sandbox_mode"] == "read-only"
+
+    def test_remove_restores_the_persons_config(self, home: Path) -> None:
+        """Remove takes wisp's hook out; the sandbox mode stays (it may be theirs)."""
+        path = home / ".codex" / "config.toml"
+        path.parent.mkdir()
+        path.write_text('model = "o3"\n')
+        assert _wisp("agents", "setup", "codex")[0] == 0
+        assert _wisp("agents", "remove", "codex")[0] == 0
+        config = tomllib.loads(path.read_text())
+        assert "hooks" not in config
+        assert config["model"] == "o3"
+
+    def test_project_level_is_refused(self, home: Path, tmp_path: Path) -> None:
+        """Codex is set up at the user level only: --project is refused with what to do."""
+        code, _, err = _wisp("agents", "setup", "codex", "--project", str(tmp_path))
+        assert code == 1
+        assert "without --project" in err
+
+
+class TestStatus:
+    def test_nothing_on_path(self, home: Path) -> None:
+        """No harness on PATH: an empty JSON list, exit 0."""
+        code, out, _ = _wisp("agents", "status", "--json")
+        assert code == 0
+        assert json.loads(out) == []
+
+    def test_a_harness_on_path(
+        self, home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """A `gemini` on PATH: its version; gate installed, timeout in s, fail-closed;
+        unprotected, so exit 1."""
+        bin_dir = tmp_path / "bin"
+        bin_dir.mkdir()
+        fake = bin_dir / "gemini"
+        fake.write_text("#!/bin/sh\necho 0.61.0\n")
+        fake.chmod(0o755)
+        monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+        assert _wisp("agents", "setup", "gemini")[0] == 0
+        code, out, _ = _wisp("agents", "status", "--json")
+        assert code == 1
+        [entry] = json.loads(out)
+        assert entry["harness"] == "gemini"
+        assert entry["version"] == "0.61.0"
+        assert entry["installed"] is True
+        [hook] = entry["hooks"]
+        assert hook["timeout"] == 600 and hook["failClosed"] is True
+        assert entry["protected"] is False
