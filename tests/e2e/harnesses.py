@@ -165,17 +165,46 @@ def start_codex(
     home: Path,
     cwd: Path,
     url: str,
-    hook: str,
+    hook: str | None,
     wisp_home: Path,
     prompt: str = PROMPT,
     timeout: int = 60,
     sandbox_mode: str = "danger-full-access",
+    set_up: bool = False,
 ) -> Popen:
     """`codex exec PROMPT` with *hook* as a PreToolUse command hook in $CODEX_HOME/config.toml,
     trusted for this run (`--dangerously-bypass-hook-trust`), its own approvals off and, by
-    default, its sandbox too (the hook is all that stands in a call's way)."""
+    default, its sandbox too (the hook is all that stands in a call's way). *set_up*: the
+    config is what `write_codex_config` and then `wisp agents setup codex` wrote, trust and all (no
+    bypass)."""
+    codex_home = home / ".codex"
+    if not set_up:
+        write_codex_config(home, url, sandbox_mode, hook, timeout)
+    env = base_env(home, wisp_home) | {"CODEX_HOME": str(codex_home), "OPENAI_API_KEY": "x"}
+    bypass = [] if set_up else ["--dangerously-bypass-hook-trust"]
+    argv = [str(binary("codex")), "exec", "--skip-git-repo-check", *bypass, prompt]
+    return _start(ns, argv, cwd, env)
+
+
+def write_codex_config(
+    home: Path, url: str, sandbox_mode: str, hook: str | None, timeout: int = 60
+) -> None:
+    """$CODEX_HOME/config.toml for the fake model (and *hook*, unless None)."""
     codex_home = home / ".codex"
     codex_home.mkdir(parents=True, exist_ok=True)
+    hooks = (
+        ""
+        if hook is None
+        else f"""
+[[hooks.PreToolUse]]
+matcher = ".*"
+
+[[hooks.PreToolUse.hooks]]
+type = "command"
+command = {json.dumps(hook)}
+timeout = {timeout}
+"""
+    )
     (codex_home / "config.toml").write_text(
         f"""\
 model = "gpt-5.2-codex"
@@ -197,20 +226,8 @@ exporter = "none"
 name = "fake"
 base_url = {json.dumps(url + "/v1")}
 wire_api = "responses"
-
-[[hooks.PreToolUse]]
-matcher = ".*"
-
-[[hooks.PreToolUse.hooks]]
-type = "command"
-command = {json.dumps(hook)}
-timeout = {timeout}
-"""
+{hooks}"""
     )
-    env = base_env(home, wisp_home) | {"CODEX_HOME": str(codex_home), "OPENAI_API_KEY": "x"}
-    argv = [str(binary("codex")), "exec", "--skip-git-repo-check",
-            "--dangerously-bypass-hook-trust", prompt]  # fmt: skip
-    return _start(ns, argv, cwd, env)
 
 
 # --- Gemini CLI ----------------------------------------------------------------------------

@@ -8,19 +8,21 @@ only the working directory and the temporary ones."""
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import harnesses
 import pytest
 from fakemodel import Call
-from test_e2e_claude_code import wisp_hooks
 from world import WAIT_S, WISP, World, installed, wait_for
 
-# What Claude Code's settings hold beside wisp's hook (wisp.agents.sandbox.claude_code_block
-# for a home at ~/.wisp).
+# What `wisp agents setup claude-code` writes beside wisp's hook, for a home at ~/.wisp
+# (wisp.agents.sandbox.claude_code_block).
 SANDBOX = {
     "sandbox": {
         "enabled": True,
@@ -30,6 +32,29 @@ SANDBOX = {
     },
     "permissions": {"deny": ["Edit(~/.wisp/**)", "Write(~/.wisp/**)"]},
 }
+
+
+def set_up(world: World, harness: str, path: Path) -> str:
+    """`wisp agents setup HARNESS` as the person runs it, in the world's home (with the
+    harness on PATH: Codex's trust is asked of it); the text of the file it wrote."""
+    where = installed(harness).parent
+    done = subprocess.run(
+        [str(WISP), "agents", "setup", harness],
+        env={
+            **os.environ,
+            "HOME": str(world.home),
+            "WISP_HOME": str(world.wisp_home),
+            "CODEX_HOME": str(world.home / ".codex"),
+            "PATH": f"{where}:{os.environ.get('PATH', '/usr/bin:/bin')}",
+        },
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 0, (done.stdout, done.stderr)
+    assert "was not written" not in done.stdout, done.stdout  # Codex's trust
+    return path.read_text()
 
 
 def _attack(world: World, request_id: str) -> str:
@@ -68,14 +93,18 @@ class TestClaudeCodeSandbox:
         try:
             target = waiting.id
             model = serve([Call("Bash", {"command": _attack(worst, target), "description": "x"})])
+            written: dict[str, Any] = json.loads(
+                set_up(worst, "claude-code", worst.home / ".claude" / "settings.json")
+            )
+            assert {k: written[k] for k in SANDBOX} == SANDBOX
             process = harnesses.start_claude_code(
                 ns,
                 worst.home,
                 worst.cwd,
                 model.url,
-                wisp_hooks(worst),
+                written.pop("hooks"),
                 worst.wisp_home,
-                settings=SANDBOX,
+                settings=written,
             )
             attack = wait_for(
                 lambda: next(
@@ -149,6 +178,48 @@ class TestCodexSandbox:
             done = harnesses.finish(process, timeout=WAIT_S + 30)
             assert done.returncode == 0, (done.stdout, done.stderr)
             assert (tmp_path / "events.jsonl").exists(), "the hook never ran"
+            told = model.after_tools()[-1].text()
+            assert "tried" in told, told  # the command ran, sandboxed
+            waiting.still_waiting()
+        finally:
+            waiting.stop()
+
+    def test_set_up_by_wisp_the_hook_is_trusted_and_the_sandbox_holds(
+        self, tmp_path, serve, ns
+    ) -> None:
+        """`wisp agents setup codex` over the person's config: `codex exec` (no trust bypass)
+        runs wisp's hook, which files the attack; approved, it runs in the workspace-write
+        sandbox setup turned on, and answers nothing."""
+        installed("codex")
+        home = tmp_path / "home"
+        (home / "project").mkdir(parents=True)
+        world = World(home, home / "project", home / ".wisp")
+        waiting = Waiting(world)
+        try:
+            model = serve([Call("exec_command", {"cmd": _attack(world, waiting.id)})])
+            harnesses.write_codex_config(world.home, model.url, "danger-full-access", None)
+            config = set_up(world, "codex", world.home / ".codex" / "config.toml")
+            assert 'sandbox_mode = "workspace-write"' in config
+            assert "trusted_hash" in config
+            process = harnesses.start_codex(
+                ns, world.home, world.cwd, model.url, None, world.wisp_home, set_up=True
+            )
+            attack = wait_for(
+                lambda: next(
+                    (
+                        r
+                        for r in world.requests()
+                        if r["state"] == "filed" and r["id"] != waiting.id
+                    ),
+                    None,
+                ),
+                WAIT_S,
+                "the attack to be filed (wisp's hook, trusted)",
+            )
+            code, said = world.answer("approvals", "approve", attack["id"])
+            assert code == 0, said
+            done = harnesses.finish(process, timeout=WAIT_S + 30)
+            assert done.returncode == 0, (done.stdout, done.stderr)
             told = model.after_tools()[-1].text()
             assert "tried" in told, told  # the command ran, sandboxed
             waiting.still_waiting()
