@@ -253,3 +253,20 @@ class TestStatus:
         [hook] = entry["hooks"]
         assert hook["timeout"] == 600 and hook["failClosed"] is True
         assert entry["protected"] is False
+
+    def test_the_doctor_has_the_section(
+        self, home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """`wisp doctor --json` carries the same findings under `agents`; wisp's hook
+        installed in an unprotected harness needs attention (exit 1)."""
+        bin_dir = tmp_path / "bin"
+        bin_dir.mkdir()
+        fake = bin_dir / "copilot"
+        fake.write_text("#!/bin/sh\necho 1.0.102\n")
+        fake.chmod(0o755)
+        monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+        assert _wisp("agents", "setup", "copilot")[0] == 0
+        code, out, _ = _wisp("doctor", "--json")
+        [entry] = json.loads(out)["agents"]
+        assert entry["harness"] == "copilot" and entry["installed"] is True
+        assert code == 1

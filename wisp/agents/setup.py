@@ -596,6 +596,15 @@ def _read_json_quiet(path: Path) -> Mapping[str, Any]:
         return {}
 
 
+def needs_attention(entry: Mapping[str, Any]) -> bool:
+    """Whether a harness's status calls for the person: wisp's gate installed there, but
+    skipped, not fail-closed, or with its sandbox leaving $WISP_HOME within reach."""
+    if not entry["installed"]:
+        return False
+    open_hook = not all(h["failClosed"] for h in entry["hooks"])
+    return bool(entry["skipped"]) or open_hook or not entry["protected"]
+
+
 def status(cwd: Path | None = None) -> list[dict[str, Any]]:
     """Every harness wisp knows, found on PATH: its version, wisp's gate, protection."""
     here = Path.cwd() if cwd is None else cwd

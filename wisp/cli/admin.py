@@ -221,8 +221,10 @@ def doctor(
     facts.json and grants.json readable; the audit log writable; free space where the channel
     lives; and which notification route a notification from here would take (checked as
     posting would find it: the terminal, tmux, the session bus, push), with a warning and
-    its fix when none would reach you. Exit 0 healthy, 1 something needs your attention
-    (each says its fix), 2 the channel cannot be used."""
+    its fix when none would reach you; and each agent harness on PATH, as `wisp agents
+    status` says it. Exit 0 healthy, 1 something needs your attention (each says its fix;
+    a harness whose wisp hook is skipped, not fail-closed or unprotected), 2 the channel
+    cannot be used."""
     home = wisp_home()
     try:
         channel = open_channel(home)
@@ -232,6 +234,11 @@ def doctor(
         fail(str(exc))
     with channel:
         findings = diagnose(channel)
+    from wisp.agents.setup import needs_attention
+
+    findings["agents"] = agents_section()
+    if any(needs_attention(a) for a in findings["agents"]):
+        findings["ok"] = False
     notification = findings["notification"]
     routes = notification.pop("routes")
     watching = findings["watching"]
@@ -261,6 +268,7 @@ def doctor(
             if check["fix"]:
                 lines.append(("", f"fix: {check['fix']}"))
         lines.extend(_reach_lines(notification, routes))
+        lines.extend(_agents_lines(findings["agents"]))
         lines.extend(("skipped", f"{visible(p['name'])}: {p['reason']}") for p in problems)
         if problems:
             lines.append(
@@ -273,6 +281,24 @@ def doctor(
         emit(labelled([(label, visible(text)) for label, text in lines], width()))
     if not findings["ok"]:
         raise typer.Exit(int(ExitCode.NO))
+
+
+def agents_section() -> list[dict[str, Any]]:
+    """The doctor's section on agent harnesses: `wisp agents status` of each on PATH."""
+    from wisp.agents.setup import status
+
+    return status()
+
+
+def _agents_lines(found: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    from wisp.cli.agents import status_lines
+
+    lines: list[tuple[str, str]] = []
+    for entry in found:
+        first, *rest = status_lines(entry)
+        lines.append(("agent", first))
+        lines.extend(("", line.strip()) for line in rest)
+    return lines
 
 
 def _reach_lines(notification: dict[str, Any], routes: list[Any]) -> list[tuple[str, str]]:

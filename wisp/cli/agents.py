@@ -93,7 +93,7 @@ def remove_command(
     _render(_plan(setup.plan_remove, harness, project), dry_run=dry_run, verb="removed")
 
 
-def _status_lines(entry: dict[str, Any]) -> list[str]:
+def status_lines(entry: dict[str, Any]) -> list[str]:
     lines = [f"{entry['title']} ({entry['harness']}): {entry['program']}, {entry['version']}"]
     if entry["installed"] is None:
         lines.append("  gate: not yet set up by wisp")
@@ -129,7 +129,7 @@ def status_command(
         if not found:
             say("No agent harness wisp knows is on PATH.")
         for entry in found:
-            for line in _status_lines(entry):
+            for line in status_lines(entry):
                 say(visible(line))
-    if not all(e["installed"] and e["protected"] and not e["skipped"] for e in found):
+    if not all(e["installed"] and not setup.needs_attention(e) for e in found):
         raise typer.Exit(int(ExitCode.NO))
