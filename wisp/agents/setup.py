@@ -333,7 +333,9 @@ def write_atomically(path: Path, text: str | None) -> None:
     if text is None:
         path.unlink(missing_ok=True)
         return
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    missing = [d for d in (path.parent, *path.parent.parents) if not d.exists()]
+    for directory in reversed(missing):  # each one it makes is the person's alone
+        directory.mkdir(mode=0o700, exist_ok=True)
     fd, scratch = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
