@@ -270,3 +270,52 @@ class TestStatus:
         [entry] = json.loads(out)["agents"]
         assert entry["harness"] == "copilot" and entry["installed"] is True
         assert code == 1
+
+
+class TestCodexTrustKeys:
+    def test_remove_moves_the_trust_of_the_persons_later_hook(self, home: Path) -> None:
+        """Codex keys a hook's trust by its place: with wisp's group (0) taken out, the
+        person's hook moves from group 1 to 0 and its trust entry follows it; wisp's goes."""
+        path = home / ".codex" / "config.toml"
+        path.parent.mkdir()
+        wisp_cmd = "/bin/sh /x/wisp/agents/hookguard.sh 2 '{}' -- /x/bin/wisp hook codex"
+        path.write_text(
+            f"""# keep me
+[[hooks.PreToolUse]]
+matcher = ".*"
+[[hooks.PreToolUse.hooks]]
+type = "command"
+command = {json.dumps(wisp_cmd)}
+timeout = 600
+
+[[hooks.PreToolUse]]
+matcher = "Bash"
+[[hooks.PreToolUse.hooks]]
+type = "command"
+command = "/usr/bin/audit"
+
+[hooks.state."{path}:pre_tool_use:0:0"]
+trusted_hash = "sha256:wisp"
+
+[hooks.state."{path}:pre_tool_use:1:0"]
+trusted_hash = "sha256:mine"
+"""
+        )
+        code, _, err = _wisp("agents", "remove", "codex")
+        assert code == 0, err
+        text = path.read_text()
+        assert "# keep me" in text
+        config = tomllib.loads(text)
+        [group] = config["hooks"]["PreToolUse"]
+        assert group["hooks"][0]["command"] == "/usr/bin/audit"
+        assert config["hooks"]["state"] == {
+            f"{path}:pre_tool_use:0:0": {"trusted_hash": "sha256:mine"}
+        }
+
+    def test_whitespace_only_settings_are_an_empty_file(self, home: Path) -> None:
+        """A settings file holding only whitespace is set up as an empty one."""
+        path = home / ".gemini" / "settings.json"
+        path.parent.mkdir()
+        path.write_text("  \n")
+        assert _wisp("agents", "setup", "gemini")[0] == 0
+        assert "BeforeTool" in json.loads(path.read_text())["hooks"]

@@ -417,9 +417,10 @@ def plan_setup(name: str, project: Path | None = None) -> Plan:
         after, trusted = codexsetup.merged_text(path, before, block, t)
         notes = codexsetup.notes(after, trusted)
     else:
-        data = merged(parse_json(path, before), t, block)
+        current = parse_json(path, before)
+        data = merged(current, t, block)
         after = _dump_json(data)
-        if before is not None and json.loads(before or "{}") == data:
+        if before is not None and current == data:
             after = before  # the same settings: the file stays byte for byte
         notes = _notes(t, data, project)
     return Plan(harness=name, path=path, before=before, after=after, notes=tuple(notes))
