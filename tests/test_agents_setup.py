@@ -35,6 +35,16 @@ def _wisp(*args: str) -> tuple[int, str, str]:
     return done.returncode, done.stdout, done.stderr
 
 
+def _on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, program: str, says: str) -> None:
+    """A stand-in *program* alone on PATH (with the system's), whose `--version` *says*."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / program
+    fake.write_text(f"#!/bin/sh\necho {says}\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+
+
 def _backups(path: Path) -> list[Path]:
     return sorted(path.parent.glob(path.name + setup.BACKUP_SUFFIX + "*"))
 
@@ -237,12 +247,7 @@ class TestStatus:
     ) -> None:
         """A `gemini` on PATH: its version; gate installed, timeout in s, fail-closed;
         unprotected, so exit 1."""
-        bin_dir = tmp_path / "bin"
-        bin_dir.mkdir()
-        fake = bin_dir / "gemini"
-        fake.write_text("#!/bin/sh\necho 0.61.0\n")
-        fake.chmod(0o755)
-        monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+        _on_path(tmp_path, monkeypatch, "gemini", "0.61.0")
         assert _wisp("agents", "setup", "gemini")[0] == 0
         code, out, _ = _wisp("agents", "status", "--json")
         assert code == 1
@@ -259,12 +264,7 @@ class TestStatus:
     ) -> None:
         """`wisp doctor --json` carries the same findings under `agents`; wisp's hook
         installed in an unprotected harness needs attention (exit 1)."""
-        bin_dir = tmp_path / "bin"
-        bin_dir.mkdir()
-        fake = bin_dir / "copilot"
-        fake.write_text("#!/bin/sh\necho 1.0.102\n")
-        fake.chmod(0o755)
-        monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+        _on_path(tmp_path, monkeypatch, "copilot", "1.0.102")
         assert _wisp("agents", "setup", "copilot")[0] == 0
         code, out, _ = _wisp("doctor", "--json")
         [entry] = json.loads(out)["agents"]

@@ -154,14 +154,19 @@ class Waiting:
         self.process.wait(timeout=30)
 
 
+def _codex_world(tmp_path: Path) -> World:
+    """Codex working in ~/project, with $WISP_HOME at ~/.wisp."""
+    installed("codex")
+    home = tmp_path / "home"
+    (home / "project").mkdir(parents=True)
+    return World(home, home / "project", home / ".wisp")
+
+
 class TestCodexSandbox:
     def test_workspace_write_keeps_an_allowed_command_out(self, tmp_path, serve, ns) -> None:
         """Codex in workspace-write, working in ~/project with $WISP_HOME at ~/.wisp: the
         attack, let through by its hook, writes nothing there and answers nothing."""
-        installed("codex")
-        home = tmp_path / "home"
-        (home / "project").mkdir(parents=True)
-        world = World(home, home / "project", home / ".wisp")
+        world = _codex_world(tmp_path)
         waiting = Waiting(world)
         try:
             model = serve([Call("exec_command", {"cmd": _attack(world, waiting.id)})])
@@ -190,10 +195,7 @@ class TestCodexSandbox:
         """`wisp agents setup codex` over the person's config: `codex exec` (no trust bypass)
         runs wisp's hook, which files the attack; approved, it runs in the workspace-write
         sandbox setup turned on, and answers nothing."""
-        installed("codex")
-        home = tmp_path / "home"
-        (home / "project").mkdir(parents=True)
-        world = World(home, home / "project", home / ".wisp")
+        world = _codex_world(tmp_path)
         waiting = Waiting(world)
         try:
             model = serve([Call("exec_command", {"cmd": _attack(world, waiting.id)})])
