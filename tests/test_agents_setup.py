@@ -128,6 +128,33 @@ class TestSetupClaudeCode:
         assert "symbolic link" in err
         assert real.read_text() == "{}"
 
+    def test_a_value_it_cannot_merge_into_is_refused(self, home: Path) -> None:
+        """`hooks.PreToolUse` that is not a list, or a `sandbox` that is not a table: exit 1,
+        which key and what to do; the file untouched."""
+        path = home / ".claude" / "settings.json"
+        path.parent.mkdir()
+        for text, key in (
+            ('{"hooks": {"PreToolUse": "x"}}', "hooks.PreToolUse"),
+            ('{"sandbox": true}', "sandbox"),
+        ):
+            path.write_text(text)
+            code, _, err = _wisp("agents", "setup", "claude-code")
+            assert code == 1
+            assert f"`{key}`" in err and "run again" in err
+            assert path.read_text() == text
+            assert _backups(path) == []
+
+    def test_a_file_it_cannot_write_is_refused(
+        self, home: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """A settings folder that cannot be made (under /proc, where not even root may):
+        exit 1, what happened and what to do; nothing left behind."""
+        monkeypatch.setenv("CLAUDE_CONFIG_DIR", "/proc/wisp-cannot-be-here")
+        code, _, err = _wisp("agents", "setup", "claude-code")
+        assert code == 1
+        assert "could not be written" in err and "run again" in err
+        assert not Path("/proc/wisp-cannot-be-here").exists()
+
     def test_an_unknown_harness_is_refused(self, home: Path) -> None:
         """A harness wisp cannot set up: exit 1, the ones it can named."""
         code, _, err = _wisp("agents", "setup", "vim")
@@ -172,6 +199,19 @@ class TestRemove:
         assert code == 0
         assert not path.exists()
         assert "+++ /dev/null" in out
+
+    def test_copilots_file_with_other_hooks_is_refused(self, home: Path) -> None:
+        """A ~/.copilot/hooks/wisp.json holding someone else's hook is neither overwritten
+        by setup nor deleted by remove."""
+        path = home / ".copilot" / "hooks" / "wisp.json"
+        path.parent.mkdir(parents=True)
+        other = {"version": 1, "hooks": {"preToolUse": [{"type": "command", "bash": "audit"}]}}
+        path.write_text(json.dumps(other))
+        for verb in ("setup", "remove"):
+            code, _, err = _wisp("agents", verb, "copilot")
+            assert code == 1, verb
+            assert "Nothing was written" in err
+            assert json.loads(path.read_text()) == other
 
     def test_nothing_to_remove(self, home: Path) -> None:
         """No file: remove says there is nothing to change and writes nothing."""

@@ -53,9 +53,14 @@ def _parse(path: Path, text: str | None) -> tomlkit.TOMLDocument:
 
 
 def _hooks_table(doc: tomlkit.TOMLDocument) -> Any:
+    from wisp.agents.setup import _shaped
+
     if "hooks" not in doc:
         doc["hooks"] = tomlkit.table(is_super_table=True)
-    return doc["hooks"]
+    hooks = doc["hooks"]
+    _shaped(hooks, Mapping, "hooks")
+    _shaped(hooks.get("state"), Mapping, "hooks.state")
+    return hooks
 
 
 def _set_groups(hooks: Any, event: str, groups: list[Any]) -> None:
@@ -77,10 +82,10 @@ def merged_text(
     from wisp.agents import setup
 
     doc = _parse(path, before)
+    hooks = _hooks_table(doc)
     plain = doc.unwrap()
     hooks_plain = dict(plain.get("hooks") or {})
     setup._merge_hooks(hooks_plain, block["hooks"], t)
-    hooks = _hooks_table(doc)
     for event in block["hooks"]:
         if hooks_plain[event] != (plain.get("hooks") or {}).get(event):
             _set_groups(hooks, event, hooks_plain[event])
@@ -118,10 +123,14 @@ def removed_text(path: Path, before: str, t: Target) -> str:
     hooks = doc.get("hooks")
     if hooks is None:
         return before
+    setup._shaped(hooks, Mapping, "hooks")
     state = hooks.get("state")
+    setup._shaped(state, Mapping, "hooks.state")
     renamed: dict[str, str | None] = {}
     for event in t.events:
-        groups = list((plain.get("hooks") or {}).get(event) or [])
+        groups = (plain.get("hooks") or {}).get(event)
+        setup._shaped(groups, list, f"hooks.{event}")
+        groups = list(groups or [])
         kept: list[Any] = []
         for index, group in enumerate(groups):
             old = f"{path}:{_snake(event)}:{index}:"

@@ -201,10 +201,21 @@ def _without_wisp(groups: list[Any], t: Target) -> tuple[list[Any], int | None]:
 # --- merging ---------------------------------------------------------------------------------
 
 
+def _shaped(have: Any, kind: type, where: str) -> None:
+    """Refuse a person's value wisp would have to replace to merge into it."""
+    if have is not None and not isinstance(have, kind):
+        shape = "a table (object)" if kind is Mapping else "a list"
+        raise SetupRefused(
+            f"`{where}` in the config is not {shape}, so wisp cannot merge beside it; fix it "
+            "(or merge by hand: `wisp hook NAME --print-settings`) and run again."
+        )
+
+
 def _merge_hooks(hooks: dict[str, Any], mine: Mapping[str, Any], t: Target) -> None:
     for event, groups in mine.items():
         current = hooks.get(event)
-        current = list(current) if isinstance(current, list) else []
+        _shaped(current, list, f"hooks.{event}")
+        current = list(current or [])
         kept, first = _without_wisp(current, t)
         at = len(kept) if first is None else first
         hooks[event] = [*kept[:at], *groups, *kept[at:]]
@@ -222,17 +233,19 @@ def _unmerge_hooks(hooks: dict[str, Any], t: Target) -> None:
             del hooks[event]
 
 
-def _merge_values(into: dict[str, Any], mine: Mapping[str, Any]) -> None:
+def _merge_values(into: dict[str, Any], mine: Mapping[str, Any], where: str = "") -> None:
     """wisp's sandbox settings into *into*: tables merged, lists gain wisp's items, scalars
     set."""
     for key, value in mine.items():
         have = into.get(key)
         if isinstance(value, Mapping):
-            table = dict(have) if isinstance(have, Mapping) else {}
-            _merge_values(table, value)
+            _shaped(have, Mapping, where + key)
+            table = dict(have or {})
+            _merge_values(table, value, f"{where}{key}.")
             into[key] = table
         elif isinstance(value, list):
-            items = list(have) if isinstance(have, list) else []
+            _shaped(have, list, where + key)
+            items = list(have or [])
             into[key] = items + [v for v in value if v not in items]
         else:
             into[key] = value
@@ -253,9 +266,16 @@ def _drop_items(into: dict[str, Any], mine: Mapping[str, Any]) -> None:
 def merged(data: Mapping[str, Any], t: Target, block: Mapping[str, Any]) -> dict[str, Any]:
     """*data* (a parsed config) with wisp's *block* merged in."""
     if t.whole_file:
+        groups = [g for event in t.events for g in _event_list(data, event)]
+        if not all(_wisp_hooks(g, t) for g in groups) or set(data) - {"version", "hooks"}:
+            raise SetupRefused(
+                "the file holds more than wisp's hook; move your own hooks to another file "
+                "in that folder and run again."
+            )
         return dict(block)
     out = dict(data)
-    hooks = dict(out["hooks"]) if isinstance(out.get("hooks"), Mapping) else {}
+    _shaped(out.get("hooks"), Mapping, "hooks")
+    hooks = dict(out.get("hooks") or {})
     _merge_hooks(hooks, block["hooks"], t)
     out["hooks"] = hooks
     _merge_values(out, {k: v for k, v in block.items() if k != "hooks"})
@@ -381,10 +401,18 @@ def apply(plan: Plan) -> Path | None:
     if not plan.changed:
         return None
     backup = None
-    if plan.before is not None:
-        backup = backup_name(plan.path)
-        write_atomically(backup, plan.before)
-    write_atomically(plan.path, plan.after)
+    try:
+        if plan.before is not None:
+            backup = backup_name(plan.path)
+            write_atomically(backup, plan.before)
+        write_atomically(plan.path, plan.after)
+    except OSError as exc:
+        if backup is not None:
+            backup.unlink(missing_ok=True)
+        raise SetupRefused(
+            f"{plan.path} could not be written ({exc.strerror or exc}); it is unchanged. "
+            "Fix that (the folder's owner and mode, free space) and run again."
+        ) from None
     return backup
 
 
