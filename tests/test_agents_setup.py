@@ -68,11 +68,12 @@ class TestSetupClaudeCode:
         assert data["hooks"]["PreToolUse"][0] == OTHER_HOOK
         assert "hook claude-code" in data["hooks"]["PreToolUse"][1]["hooks"][0]["command"]
         assert data["permissions"]["allow"] == ["Bash(ls:*)"]
-        assert data["permissions"]["deny"] == [
+        assert data["permissions"]["deny"][:3] == [
             "Read(./.env)",
             "Edit(~/.wisp/**)",
             "Write(~/.wisp/**)",
         ]
+        assert "Write(~/.claude/settings.json)" in data["permissions"]["deny"]
         assert data["sandbox"]["failIfUnavailable"] is True
         assert stat.S_IMODE(path.stat().st_mode) == 0o600
         [backup] = _backups(path)

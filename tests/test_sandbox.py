@@ -24,8 +24,13 @@ class TestClaudeCode:
     def test_the_block_wisp_writes_holds(self) -> None:
         """The settings `wisp agents setup claude-code` writes leave nothing to fix."""
         block = claude_code_block(HOME, USER_HOME)
-        assert block["sandbox"]["filesystem"]["denyWrite"] == ["~/.wisp"]
-        assert block["permissions"]["deny"] == ["Edit(~/.wisp/**)", "Write(~/.wisp/**)"]
+        assert block["sandbox"]["filesystem"]["denyWrite"] == [
+            "~/.wisp",
+            "~/.claude/settings.json",
+            "./.claude",
+        ]
+        assert block["permissions"]["deny"][:2] == ["Edit(~/.wisp/**)", "Write(~/.wisp/**)"]
+        assert "Write(./.claude/**)" in block["permissions"]["deny"]
         assert claude_code_problems(block, HOME, USER_HOME, which=_found) == []
 
     def test_a_home_outside_the_users_is_spelled_absolutely(self) -> None:

@@ -45,17 +45,29 @@ def claude_rules(home: Path, user_home: Path) -> list[str]:
     return [f"Edit({spelled}/**)", f"Write({spelled}/**)"]
 
 
+# Claude Code's own settings, which a command could rewrite to take the hook or the sandbox
+# away from the next session (a project's settings outrank the user's, and its hooks run
+# outside the sandbox): the user's file, and the working directory's `.claude` folder.
+CLAUDE_SETTINGS = ("~/.claude/settings.json", "./.claude")
+
+
 def claude_code_block(home: Path, user_home: Path) -> dict[str, Any]:
     """What `wisp agents setup claude-code` merges into Claude Code's settings beside the
-    hook: the sandbox on, fail-closed, no way out, *home* denied for writing."""
+    hook: the sandbox on, fail-closed, no way out, *home* and Claude Code's own settings
+    denied for writing."""
+    guarded = [claude_path(home, user_home), *CLAUDE_SETTINGS]
+    rules = [*claude_rules(home, user_home)]
+    for spelled in CLAUDE_SETTINGS:
+        pattern = spelled if spelled.endswith(".json") else f"{spelled}/**"
+        rules += [f"Edit({pattern})", f"Write({pattern})"]
     return {
         "sandbox": {
             "enabled": True,
             "failIfUnavailable": True,
             "allowUnsandboxedCommands": False,
-            "filesystem": {"denyWrite": [claude_path(home, user_home)]},
+            "filesystem": {"denyWrite": guarded},
         },
-        "permissions": {"deny": claude_rules(home, user_home)},
+        "permissions": {"deny": rules},
     }
 
 
