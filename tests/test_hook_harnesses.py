@@ -1,5 +1,5 @@
-"""`wisp hook codex|gemini|copilot`: each harness's real pre-tool event (captured by the e2e
-tier, fixtures/agents/) fed to a real process, answered from a real terminal, and its answer
+"""`wisp hook codex|gemini|copilot|opencode`: each harness's real pre-tool event (captured by
+the e2e tier, fixtures/agents/) fed to a real process, answered from a real terminal, and its answer
 read in that harness's own shape. None of them has an "ask": the wait is the ask, and
 anything but a grant or the person's approval is a deny."""
 
@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -42,8 +43,10 @@ DECISIONS: dict[str, Callable[[str], tuple[str, str]]] = {
     "codex": codex_decision,
     "gemini": gemini_decision,
     "copilot": copilot_decision,
+    "opencode": gemini_decision,  # wisp's plugin reads Gemini CLI's shape
 }
 HARNESSES = sorted(DECISIONS)
+GUARDED = ["codex", "copilot", "gemini"]  # OpenCode's plugin fails closed by itself
 
 
 def event(harness: str, name: str, project: Path) -> bytes:
@@ -142,6 +145,9 @@ class TestNoAskHarness:
         assert (code, decision) == (2, "deny") and "not a JSON object" in reason
         assert "Traceback" not in err
 
+
+@pytest.mark.parametrize("harness", GUARDED)
+class TestPrintedSettings:
     def test_the_printed_settings_run_it_in_the_guard(self, home: Path, harness: str) -> None:
         """--print-settings: JSON whose command is wisp's guard around `wisp hook HARNESS`,
         with a timeout above the wait."""
@@ -166,3 +172,75 @@ class TestNoAskHarness:
         argv = shlex.split(command)
         assert argv[:2] == [GUARD_SHELL, str(GUARD_SCRIPT)]
         assert argv[-2:] == ["hook", harness]
+
+
+NODE = shutil.which("node")
+
+
+class OpenCodePlugin:
+    """wisp's OpenCode plugin (as --print-settings makes it, running *argv* for wisp) loaded
+    by node and called as OpenCode calls it, with the captured shell event."""
+
+    def __init__(self, tmp: Path, argv: list[str]) -> None:
+        from wisp.agents.opencode import plugin
+
+        self.path = tmp / "wisp.mjs"
+        self.path.write_text(plugin(argv, 0))
+        shell = json.loads((EVENTS / "opencode" / "pre-tool-shell.json").read_text())
+        self.driver = tmp / "driver.mjs"
+        self.driver.write_text(
+            f"import {{ Wisp }} from {json.dumps(str(self.path))}\n"
+            f"const hooks = await Wisp({{ directory: {json.dumps(str(tmp))} }})\n"
+            "try {\n"
+            f"  await hooks['tool.execute.before']({json.dumps(shell['input'])}, "
+            f"{json.dumps(shell['output'])})\n"
+            "  console.log('RAN')\n"
+            "} catch (error) { console.log('THREW ' + error.message) }\n"
+        )
+
+    def call(self) -> str:
+        """RAN (OpenCode runs the tool) or THREW and the message (it does not)."""
+        assert NODE is not None
+        done = subprocess.run(
+            [NODE, str(self.driver)], capture_output=True, text=True, timeout=60, check=False
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout.strip()
+
+
+@pytest.mark.skipif(NODE is None, reason="node is not installed")
+class TestOpenCodePlugin:
+    def test_an_allow_lets_the_call_run(self, tmp_path: Path) -> None:
+        """wisp exits 0 answering allow: the hook returns, and OpenCode runs the call."""
+        answer = 'cat >/dev/null; echo \'{"decision": "allow"}\''
+        assert OpenCodePlugin(tmp_path, ["/bin/sh", "-c", answer]).call() == "RAN"
+
+    def test_a_deny_throws_its_reason(self, tmp_path: Path) -> None:
+        """wisp's deny: a throw carrying wisp's reason (what the model is told)."""
+        answer = 'cat >/dev/null; echo \'{"decision": "deny", "reason": "wisp: no"}\''
+        assert OpenCodePlugin(tmp_path, ["/bin/sh", "-c", answer]).call() == "THREW wisp: no"
+
+    def test_wisp_not_runnable_throws(self, tmp_path: Path) -> None:
+        """A wisp that cannot be run (moved, uninstalled): a throw that says so."""
+        said = OpenCodePlugin(tmp_path, [str(tmp_path / "gone" / "wisp"), "hook"]).call()
+        assert said.startswith("THREW wisp:") and "could not be run" in said
+
+    def test_wisp_killed_throws(self, tmp_path: Path) -> None:
+        """A wisp killed before it answers (SIGKILL): a throw, never a run."""
+        said = OpenCodePlugin(tmp_path, ["/bin/sh", "-c", "kill -9 $$"]).call()
+        assert said.startswith("THREW") and "SIGKILL" in said
+
+    def test_an_allow_with_a_failing_exit_throws(self, tmp_path: Path) -> None:
+        """An allow on stdout with a non-zero exit is not an allow: both must say so."""
+        answer = 'cat >/dev/null; echo \'{"decision": "allow"}\'; exit 1'
+        assert OpenCodePlugin(tmp_path, ["/bin/sh", "-c", answer]).call().startswith("THREW")
+
+    def test_printed_it_runs_this_wisp_unguarded(self, home: Path) -> None:
+        """--print-settings prints the plugin running `wisp hook opencode` itself (the plugin
+        is the guard), saying where it goes."""
+        printed = run_wisp("hook", "opencode", "--print-settings")
+        assert printed.returncode == 0, printed.stderr
+        assert "~/.config/opencode/plugin/wisp.js" in printed.stdout
+        line = next(x for x in printed.stdout.splitlines() if x.startswith("const WISP = "))
+        argv = json.loads(line.removeprefix("const WISP = "))
+        assert argv[-2:] == ["hook", "opencode"] and str(GUARD_SCRIPT) not in argv

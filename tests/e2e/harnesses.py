@@ -311,19 +311,25 @@ def start_opencode(
     hook: str,
     wisp_home: Path,
     prompt: str = PROMPT,
+    plugin: str | None = None,
 ) -> Popen:
     """`opencode run PROMPT` with the bridge plugin (opencode-hook.js: it runs *hook* before
-    every tool call, and fails closed) in ~/.config/opencode/plugin/, the model an
+    every tool call, and fails closed) or *plugin* (a plugin's text: wisp's, as
+    `wisp hook opencode --print-settings` prints it) in ~/.config/opencode/plugin/, the model an
     OpenAI-compatible provider, its own permissions allowing the tools. The plugin package
     OpenCode wants in its config folder is linked from the cache (install.sh), so it does not
     try to fetch it."""
     config = home / ".config" / "opencode"
     (config / "plugin").mkdir(parents=True, exist_ok=True)
-    (config / "plugin" / "wisp-e2e.js").write_text((HERE / "opencode-hook.js").read_text())
+    if plugin is None:
+        (config / "plugin" / "wisp-e2e.js").write_text((HERE / "opencode-hook.js").read_text())
+    else:
+        (config / "plugin" / "wisp.js").write_text(plugin)
     deps = pins()["opencode"].prefix / "config"
     for name in ("package.json", "package-lock.json"):
         (config / name).write_text((deps / name).read_text())
-    (config / "node_modules").symlink_to(deps / "node_modules")
+    if not (config / "node_modules").is_symlink():  # a second session in the same home
+        (config / "node_modules").symlink_to(deps / "node_modules")
     _write_json(
         config / "opencode.json",
         {

@@ -1,9 +1,10 @@
-"""Codex, Gemini CLI and Copilot CLI (the real binaries, headless) with the real `wisp hook
-HARNESS` as their pre-tool hook, installed as `wisp hook HARNESS --print-settings` prints it
-(in wisp's guard), against the fake model server: the model asks to run a shell command that
-leaves a marker file, and what a person does (or does not do) in another terminal decides
-whether it runs. Each of these harnesses RUNS a call whose hook fails, is killed or times
-out (HARNESSES.md): a marker where none should be is wisp failing open."""
+"""Codex, Gemini CLI, Copilot CLI and OpenCode (the real binaries, headless) with the real
+`wisp hook HARNESS` as their pre-tool hook, installed as `wisp hook HARNESS --print-settings`
+prints it (in wisp's guard; for OpenCode, wisp's plugin), against the fake model server: the
+model asks to run a shell command that leaves a marker file, and what a person does (or does
+not do) in another terminal decides whether it runs. Codex, Gemini CLI and Copilot CLI RUN a
+call whose hook fails, is killed or times out (HARNESSES.md), and OpenCode does whatever its
+plugin does: a marker where none should be is wisp failing open."""
 
 from __future__ import annotations
 
@@ -27,29 +28,49 @@ class Harness:
 
     name: str
     start: Callable[..., harnesses.Popen]
-    hook: Callable[[dict[str, Any]], dict[str, Any]]  # the printed settings → the hook entry
-    command_key: str
-    timeout: Callable[[dict[str, Any]], dict[str, int]]  # the entry → the starter's timeout
+    # what --print-settings printed → the starter's hook argument and its other arguments
+    installs: Callable[[str], tuple[str, dict[str, Any]]]
     shell: Callable[[str], Call]
+
+
+def _entry(
+    block: Callable[[dict[str, Any]], dict[str, Any]], key: str, timeout: tuple[str, str]
+) -> Callable[[str], tuple[str, dict[str, Any]]]:
+    """The printed JSON's hook entry: its command (under *key*) and its timeout (the
+    entry's timeout[0], passed as the starter's timeout[1])."""
+
+    def installs(printed: str) -> tuple[str, dict[str, Any]]:
+        entry = block(json.loads(printed))
+        return entry[key], {timeout[1]: entry[timeout[0]]}
+
+    return installs
+
+
+def _opencode(ns, home, cwd, url, plugin, wisp_home):
+    return harnesses.start_opencode(ns, home, cwd, url, "", wisp_home, plugin=plugin)
 
 
 HARNESSES = [
     Harness(
         "codex", harnesses.start_codex,
-        lambda s: s["hooks"]["PreToolUse"][0]["hooks"][0], "command",
-        lambda h: {"timeout": h["timeout"]},
+        _entry(lambda s: s["hooks"]["PreToolUse"][0]["hooks"][0], "command",
+               ("timeout", "timeout")),
         lambda command: Call("exec_command", {"cmd": command}),
     ),
     Harness(
         "gemini", harnesses.start_gemini,
-        lambda s: s["hooks"]["BeforeTool"][0]["hooks"][0], "command",
-        lambda h: {"timeout_ms": h["timeout"]},
+        _entry(lambda s: s["hooks"]["BeforeTool"][0]["hooks"][0], "command",
+               ("timeout", "timeout_ms")),
         lambda command: Call("run_shell_command", {"command": command, "description": "marker"}),
     ),
     Harness(
         "copilot", harnesses.start_copilot,
-        lambda s: s["hooks"]["preToolUse"][0], "bash",
-        lambda h: {"timeout": h["timeoutSec"]},
+        _entry(lambda s: s["hooks"]["preToolUse"][0], "bash", ("timeoutSec", "timeout")),
+        lambda command: Call("bash", {"command": command, "description": "marker"}),
+    ),
+    Harness(
+        "opencode", _opencode,
+        lambda plugin: (plugin, {}),
         lambda command: Call("bash", {"command": command, "description": "marker"}),
     ),
 ]  # fmt: skip
@@ -66,11 +87,10 @@ class Session:
         self.model: FakeModel = serve([harness.shell(self.command)])
         printed = world.wisp("hook", harness.name, "--print-settings", "--wait", str(wait))
         assert printed.returncode == 0, printed.stderr
-        entry = harness.hook(json.loads(printed.stdout))
+        hook, more = harness.installs(printed.stdout)
         self.process = harness.start(
-            ns, world.home, world.cwd, self.model.url, entry[harness.command_key],
-            world.wisp_home, **harness.timeout(entry),
-        )  # fmt: skip
+            ns, world.home, world.cwd, self.model.url, hook, world.wisp_home, **more
+        )
 
     def finish(self) -> None:
         done = harnesses.finish(self.process, timeout=WAIT_S + 60)

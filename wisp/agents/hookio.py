@@ -277,7 +277,12 @@ class Harness:
     parse: Callable[[dict[str, object]], ToolCall]
     allow: Callable[[str], Said]
     deny: Callable[[str, bool], Said]
-    settings: Callable[[list[str], int], dict[str, object]]
+    # What --print-settings prints, from the command and its timeout: the hook block (JSON) for
+    # its config, or (OpenCode) the text of the file to install.
+    settings: Callable[[list[str], int], dict[str, object] | str]
+    # Whether the installed command is wisp's guard (not where the caller fails closed itself).
+    guarded: bool = True
+    prints: str | None = None  # --print-settings' help, where it is not a hook block
 
 
 def grant_hint(request_id: str | None, command: bool) -> str:
@@ -400,9 +405,12 @@ def shell_or_tool(tool: str, tool_input: object, *, shell: str, session: str, cw
 def guarded_command(
     harness: Harness, wisp: list[str], *, wait_s: float = DEFAULT_WAIT_S
 ) -> list[str]:
-    """The argv a setup installs for *harness*: `wisp hook NAME` in its guard."""
+    """The argv a setup installs for *harness*: `wisp hook NAME` in its guard (unless the
+    harness's side fails closed by itself)."""
     argv = [*wisp, "hook", harness.name]
     if wait_s != DEFAULT_WAIT_S:
         argv += ["--wait", f"{wait_s:g}"]
+    if not harness.guarded:
+        return argv
     died = harness.deny(f"wisp: `wisp hook {harness.name}` ended without answering; denied", True)
     return guarded_argv(died, argv)

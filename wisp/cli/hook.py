@@ -128,7 +128,8 @@ def _harness_command(module: str) -> None:
     settings_option = typer.Option(
         False,
         "--print-settings",
-        help=f"Print the hook block for {harness.title}'s config (with this wisp's absolute "
+        help=harness.prints
+        or f"Print the hook block for {harness.title}'s config (with this wisp's absolute "
         "path, in wisp's guard) and exit.",
     )
 
@@ -139,7 +140,9 @@ def _harness_command(module: str) -> None:
 
             argv = hookio.guarded_command(harness, this_wisp(), wait_s=wait)
             timeout = math.ceil(wait) + hookio.MARGIN_S
-            sys.stdout.write(json.dumps(harness.settings(argv, timeout), indent=2) + "\n")
+            printed = harness.settings(argv, timeout)
+            text = printed if isinstance(printed, str) else json.dumps(printed, indent=2) + "\n"
+            sys.stdout.write(text)
             return
         said = hookio.serve(
             stop,
@@ -163,5 +166,10 @@ def _harness_command(module: str) -> None:
     )(command)
 
 
-for _module in ("wisp.agents.codex", "wisp.agents.gemini", "wisp.agents.copilot"):
+for _module in (
+    "wisp.agents.codex",
+    "wisp.agents.gemini",
+    "wisp.agents.copilot",
+    "wisp.agents.opencode",
+):
     _harness_command(_module)

@@ -1,0 +1,81 @@
+"""OpenCode (`wisp hook opencode`): its `tool.execute.before` plugin event in, a decision out.
+
+OpenCode (1.18) has no command hooks: a JS plugin's `tool.execute.before(input, output)` runs
+before each tool call, and throwing denies it (the thrown text is the tool's result, which the
+model sees). wisp's plugin (`opencode-plugin.js`, shipped beside this module and printed by
+`wisp hook opencode --print-settings`) runs `wisp hook opencode` with
+`{"hook_event_name": "tool.execute.before", "cwd", "input": {tool, sessionID, callID},
+"output": {args}}` on stdin and lets the call run only on exit 0 with `{"decision":
+"allow"}`; wisp's deny, wisp not runnable, killed or answering anything else is a throw. The
+shell tool is `bash` (`args.command`, `args.description`). OpenCode has no "ask" and sets no
+time limit on a plugin: the wait is the ask, bounded by wisp's own --wait. The plugin is the
+guard (it fails closed by itself), so its command is `wisp hook opencode` unwrapped.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from wisp.agents.gate import ToolCall
+from wisp.agents.hookio import EventRefused, Harness, Said, field, shell_or_tool
+
+NAME = "opencode"
+EVENT = "tool.execute.before"
+SHELL_TOOL = "bash"
+BLOCK = 2
+PLUGIN = Path(__file__).with_name("opencode-plugin.js")
+ARGV_SLOT = "__WISP_ARGV__"
+# Where the printed plugin goes: OpenCode loads every .js file in its config's plugin folder.
+PLUGIN_PATH = "~/.config/opencode/plugin/wisp.js"
+
+
+def parse(event: dict[str, object]) -> ToolCall:
+    if event.get("hook_event_name") != EVENT:
+        raise EventRefused(
+            f"wisp answers OpenCode's {EVENT} (from its plugin), not "
+            f"{event.get('hook_event_name')!r}: install the plugin "
+            f"`wisp hook {NAME} --print-settings` prints"
+        )
+    called, given = event.get("input"), event.get("output")
+    if not isinstance(called, dict) or not isinstance(given, dict):
+        raise EventRefused("the event has no `input` and `output` (JSON objects)")
+    return shell_or_tool(
+        field(called, "tool"),
+        given.get("args"),
+        shell=SHELL_TOOL,
+        session=field(called, "sessionID"),
+        cwd=field(event, "cwd"),
+    )
+
+
+def allow(reason: str) -> Said:
+    return Said(stdout=json.dumps({"decision": "allow", "reason": reason}), exit_code=0)
+
+
+def deny(reason: str, failed: bool) -> Said:
+    return Said(
+        stdout=json.dumps({"decision": "deny", "reason": reason}, ensure_ascii=False),
+        exit_code=BLOCK if failed else 0,
+        stderr=reason if failed else None,
+    )
+
+
+def plugin(argv: list[str], timeout_s: int) -> str:
+    """wisp's OpenCode plugin, running *argv* (OpenCode has no hook timeout: *timeout_s* is
+    not used)."""
+    return PLUGIN.read_text(encoding="utf-8").replace(ARGV_SLOT, json.dumps(argv), 1)
+
+
+HARNESS = Harness(
+    name=NAME,
+    title="OpenCode",
+    parse=parse,
+    allow=allow,
+    deny=deny,
+    settings=plugin,
+    guarded=False,
+    prints=f"Print wisp's OpenCode plugin (running this wisp, by its absolute path) and exit: "
+    f"save it as {PLUGIN_PATH} (OpenCode's config plugin folder; .opencode/plugin/ for one "
+    "project).",
+)
