@@ -77,6 +77,13 @@ class Hook:
         decision, reason = DECISIONS[self.harness](out.decode())
         return self.process.returncode, decision, reason, err.decode()
 
+    def result_json(self) -> tuple[int, dict[str, Any], str]:
+        """(exit code, the JSON on stdout, stderr)."""
+        assert self.process.stdout is not None and self.process.stderr is not None
+        self.process.wait(60)
+        out, err = self.process.stdout.read(), self.process.stderr.read()
+        return self.process.returncode, json.loads(out), err.decode()
+
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
@@ -244,3 +251,97 @@ class TestOpenCodePlugin:
         line = next(x for x in printed.stdout.splitlines() if x.startswith("const WISP = "))
         argv = json.loads(line.removeprefix("const WISP = "))
         assert argv[-2:] == ["hook", "opencode"] and str(GUARD_SCRIPT) not in argv
+
+
+def cursor_event(name: str, project: Path) -> dict[str, Any]:
+    text = (EVENTS / "cursor" / f"{name}.json").read_text()
+    loaded: dict[str, Any] = json.loads(text.replace("/home/you/project", str(project)))
+    return loaded
+
+
+class CursorHook(Hook):
+    """`wisp hook cursor ARGS` fed one of Cursor's documented events."""
+
+    def __init__(self, name: str, project: Path, *args: str) -> None:
+        super().__init__("cursor", json.dumps(cursor_event(name, project)).encode(), *args)
+
+    def said(self) -> tuple[int, dict[str, Any], str]:
+        """(exit code, Cursor's JSON, stderr)."""
+        return self.result_json()
+
+
+class TestCursorEvents:
+    def test_a_shell_execution_is_a_command_request(self, home: Path, project: Path) -> None:
+        """beforeShellExecution is filed as a command request, its command exactly and its
+        cwd; approved from a terminal, Cursor is told `allow`."""
+        hook = CursorHook("before-shell-execution", project)
+        request_id = filed(home, ".request.json")
+        with Channel.open(home) as channel:
+            binding = channel.status(request_id).request.binding
+        assert binding.command == f"touch {project}/marker"  # type: ignore[union-attr]
+        assert binding.cwd == str(project)  # type: ignore[union-attr]
+        assert in_terminal("approvals", "approve", request_id)[0] == 0
+        code, said, _ = hook.said()
+        assert (code, said["permission"]) == (0, "allow")
+
+    def test_an_mcp_call_is_a_tool_request_naming_its_server(
+        self, home: Path, project: Path
+    ) -> None:
+        """beforeMCPExecution is a tool request whose input is the arguments (read from
+        their JSON string) and the server they go to; a deny says who denied it, to the
+        agent and to the person."""
+        hook = CursorHook("before-mcp-execution", project)
+        request_id = filed(home, ".tool.json")
+        with Channel.open(home) as channel:
+            binding = channel.status(request_id).request.binding
+        assert binding.tool == "MCP:database_query"  # type: ignore[union-attr]
+        assert binding.input == {  # type: ignore[union-attr]
+            "arguments": {"query": "SELECT * FROM users"},
+            "server": {"url": "http://127.0.0.1:8765/mcp"},
+        }
+        assert in_terminal("tools", "deny", request_id)[0] == 0
+        code, said, _ = hook.said()
+        assert (code, said["permission"]) == (0, "deny")
+        assert "wisp: denied by" in said["agent_message"] and request_id in said["user_message"]
+
+    def test_a_pre_tool_write_is_a_tool_request(self, home: Path, project: Path) -> None:
+        """preToolUse for Write is a tool request; its Shell is a command request."""
+        hook = CursorHook("pre-tool-use-write", project, "--wait", "30")
+        request_id = filed(home, ".tool.json")
+        assert in_terminal("tools", "deny", request_id)[0] == 0
+        assert hook.said()[1]["permission"] == "deny"
+        shell = CursorHook("pre-tool-use-shell", project, "--wait", "30")
+        request_id = filed(home, ".request.json")
+        assert in_terminal("approvals", "deny", request_id)[0] == 0
+        assert shell.said()[1]["permission"] == "deny"
+
+    def test_nobody_answering_asks_in_cursor(self, home: Path, project: Path) -> None:
+        """No answer within --wait: withdrawn, and `ask` (Cursor asks in its own dialog),
+        never an allow."""
+        code, said, _ = CursorHook("before-shell-execution", project, "--wait", "1").said()
+        assert (code, said["permission"]) == (0, "ask")
+        assert "nobody answered" in said["user_message"]
+
+    def test_an_unknown_event_is_a_blocking_deny(self, home: Path, project: Path) -> None:
+        """An event wisp does not answer (beforeReadFile): exit 2 and a deny, no
+        traceback."""
+        event = cursor_event("before-shell-execution", project) | {
+            "hook_event_name": "beforeReadFile"
+        }
+        code, said, err = Hook("cursor", json.dumps(event).encode()).result_json()
+        assert (code, said["permission"]) == (2, "deny") and "beforeReadFile" in err
+        assert "Traceback" not in err
+
+    def test_the_printed_settings_fail_closed_in_the_guard(self, home: Path) -> None:
+        """--print-settings: hooks.json with the three events, each `failClosed`, each the
+        guard around `wisp hook cursor`, preToolUse for the tools that change files."""
+        printed = run_wisp("hook", "cursor", "--print-settings")
+        assert printed.returncode == 0, printed.stderr
+        hooks = json.loads(printed.stdout)["hooks"]
+        assert sorted(hooks) == ["beforeMCPExecution", "beforeShellExecution", "preToolUse"]
+        for (entry,) in hooks.values():
+            assert entry["failClosed"] is True and entry["timeout"] > 590
+            argv = shlex.split(entry["command"])
+            assert argv[:2] == [GUARD_SHELL, str(GUARD_SCRIPT)]
+            assert argv[-2:] == ["hook", "cursor"]
+        assert "Write" in hooks["preToolUse"][0]["matcher"]

@@ -268,9 +268,10 @@ class EventRefused(Exception):
 
 @attrs.frozen(kw_only=True)
 class Harness:
-    """A harness whose hook has no "ask" (the wait is the ask): how its event reads and how
-    it is answered. *deny*'s *failed* is a deny wisp could not decide (bad input, an unusable
-    channel, a stop): answered in the harness's strongest blocking form."""
+    """A harness's command hook: how its event reads and how it is answered. Where it has no
+    "ask" (all but Cursor) the wait is the ask. *deny*'s *failed* is a deny wisp could not
+    decide (bad input, an unusable channel, a stop): answered in the harness's strongest
+    blocking form."""
 
     name: str  # `wisp hook NAME`, and the requests' client
     title: str  # how a person calls it
@@ -283,6 +284,9 @@ class Harness:
     # Whether the installed command is wisp's guard (not where the caller fails closed itself).
     guarded: bool = True
     prints: str | None = None  # --print-settings' help, where it is not a hook block
+    # A harness that can "ask" in its own dialog (Cursor): an unanswered call is put to the
+    # person there instead of denied.
+    ask: Callable[[str], Said] | None = None
 
 
 def grant_hint(request_id: str | None, command: bool) -> str:
@@ -344,6 +348,8 @@ def answer_harness(
         return harness.allow(said)
     if decided.ended is Ended.DENIED:
         return harness.deny(said, False)
+    if decided.ended is Ended.UNANSWERED and harness.ask is not None:
+        return harness.ask(f"{said}; asking in {harness.title} instead")
     if decided.ended is Ended.UNANSWERED:
         hint = grant_hint(decided.request_id, call.command is not None)
         return harness.deny(

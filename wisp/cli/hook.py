@@ -171,5 +171,6 @@ for _module in (
     "wisp.agents.gemini",
     "wisp.agents.copilot",
     "wisp.agents.opencode",
+    "wisp.agents.cursor",
 ):
     _harness_command(_module)
