@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -213,3 +214,62 @@ class TestExecRunsWhatWasAsked:
         assert code == 126, err
         assert "changed while you were asked" in err
         assert not (tmp_path / "ran").exists()
+
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "agents"
+
+
+def _shell_event(harness: str, cwd: Path, **fields: object) -> bytes:
+    """*harness*'s captured shell event (`touch CWD/marker`), *fields* added to the call's
+    own input."""
+    name = "pre-tool-use-shell" if harness == "cursor" else "pre-tool-shell"
+    event = json.loads(
+        (FIXTURES / harness / f"{name}.json").read_text().replace("/home/you/project", str(cwd))
+    )
+    where = {
+        "copilot": lambda e: e["toolArgs"],
+        "opencode": lambda e: e["output"]["args"],
+    }.get(harness, lambda e: e["tool_input"])(event)
+    where.pop("working_directory", None)
+    where.update(fields)
+    return json.dumps(event).encode()
+
+
+@pytest.mark.parametrize("harness", ["codex", "gemini", "copilot", "opencode", "cursor"])
+class TestEveryHarnessShellOptions:
+    def test_a_grant_covers_only_the_options_it_was_given_with(
+        self, home: Path, tmp_path: Path, harness: str
+    ) -> None:
+        """Through hookio's shared reading, as for Claude Code: an `always` grant for the
+        command allows it as it was shown, not with another field set (filed instead, the
+        field shown as its options, and a sandbox switched off said first)."""
+        import importlib
+
+        from wisp._deadlines import Cancel
+        from wisp.agents.hookio import answer_harness
+
+        module = importlib.import_module(f"wisp.agents.{harness}")
+        GrantStore(home).add(
+            scope=Scope.ALWAYS,
+            command=f"touch {tmp_path}/marker",
+            cwd=str(tmp_path),
+            request="r1",
+            user="u",
+        )
+
+        def answer(data: bytes) -> str:
+            said = answer_harness(module.HARNESS, data, wait_s=0.2, cancel=Cancel(), home=home)
+            return said.stdout + (said.stderr or "")  # Codex's allow says its reason on stderr
+
+        assert "allowed by u's always approval" in answer(_shell_event(harness, tmp_path))
+        said = answer(_shell_event(harness, tmp_path, sandbox_permissions="require_escalated"))
+        assert "allowed by" not in said
+        found = re.search(r"request ([0-9a-f]{16})", said)
+        assert found is not None, said
+        with Channel.open(home) as channel:
+            request = channel.status(found[1]).request
+        assert request.binding.options == {  # type: ignore[union-attr]
+            "sandbox_permissions": "require_escalated"
+        }
+        rows = dict(view(Kind.COMMAND).paragraphs(request.binding))
+        assert rows["reason"].startswith("⚠ it asks to run OUTSIDE")

@@ -44,8 +44,10 @@ from wisp._home import wisp_home
 from wisp.agents.gate import Ended, ToolCall, decide_call
 from wisp.agents.hookio import (
     MAX_EVENT_BYTES,
+    EventRefused,
     Said,
     guarded_argv,
+    shell_or_tool,
 )
 from wisp.stores.config import ConfigError
 from wisp.stores.jsonstore import StoreError
@@ -66,13 +68,6 @@ SESSION_END_TIMEOUT_S = 30
 SETTINGS_MATCHER = "Bash|Edit|MultiEdit|Write|NotebookEdit|WebFetch|mcp__.*"
 CLIENT = "claude-code"
 SHELL_TOOL = "Bash"  # Claude Code's shell tool: its `command` is asked as a command request
-SHELL_TEXT_FIELDS = frozenset({"command", "description"})  # a Bash call's other fields: options
-# A Bash call that asks to run outside Claude Code's sandbox says so with this field.
-NO_SANDBOX_FIELD = "dangerouslyDisableSandbox"
-NO_SANDBOX_WARNING = (
-    f"⚠ it asks to run OUTSIDE Claude Code's sandbox ({NO_SANDBOX_FIELD}): nothing then keeps "
-    "it from writing anywhere you can"
-)
 
 
 class HookEvent(StrEnum):
@@ -185,27 +180,21 @@ def tool_call(
     session: str,
     tool_use_id: str | None = None,
 ) -> ToolCall:
-    """A Claude Code tool call for the gate core: a `Bash` call's `command` (and its
-    `description`) picked out. Raises :class:`HookRefused` for a `Bash` call without one."""
-    command = tool_input.get("command") if tool == SHELL_TOOL else None
-    if tool == SHELL_TOOL and not (isinstance(command, str) and command):
-        raise HookRefused(f"a {SHELL_TOOL} call with no `command` (a string)")
-    description = tool_input.get("description") if command is not None else None
-    options = None
-    if command is not None:  # what else the call sets is shown, and bound by its grant
-        options = {k: v for k, v in tool_input.items() if k not in SHELL_TEXT_FIELDS} or None
-    unsandboxed = command is not None and tool_input.get(NO_SANDBOX_FIELD) not in (None, False)
-    return ToolCall(
-        session=session,
-        cwd=cwd,
-        tool=tool,
-        input=tool_input,
-        command=command,
-        description=description if isinstance(description, str) and description else None,
-        options=options,
-        warnings=(NO_SANDBOX_WARNING,) if unsandboxed else (),
-        tool_use_id=tool_use_id,
-    )
+    """A Claude Code tool call for the gate core (hookio's shared reading: a `Bash` call's
+    `command` and `description` picked out, its other fields its options, a sandbox switched
+    off a warning). Raises :class:`HookRefused` for a call it cannot read."""
+    try:
+        return shell_or_tool(
+            tool,
+            tool_input,
+            shell=SHELL_TOOL,
+            session=session,
+            cwd=cwd,
+            title="Claude Code",
+            tool_use_id=tool_use_id,
+        )
+    except EventRefused as exc:
+        raise HookRefused(str(exc)) from None
 
 
 def parse_event(data: bytes) -> tuple[HookEvent, ToolCall | str]:

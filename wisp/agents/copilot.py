@@ -35,6 +35,7 @@ def parse(event: dict[str, object]) -> ToolCall:
         shell=SHELL_TOOL,
         session=field(event, "sessionId"),
         cwd=field(event, "cwd"),
+        title="Copilot CLI",
     )
 
 

@@ -77,20 +77,22 @@ def parse(event: dict[str, object]) -> ToolCall:
             f"wisp answers Cursor's {known}, not {name!r}: register `wisp hook {NAME}` for "
             f"those only (`wisp hook {NAME} --print-settings`)"
         )
-    session = field(event, "conversation_id")
-    cwd = _cwd(event)
+    tool_input: object
     if which is Event.SHELL:
-        command = {"command": field(event, "command")}
-        return shell_or_tool(SHELL_TOOL, command, shell=SHELL_TOOL, session=session, cwd=cwd)
-    if which is Event.MCP:
-        tool = f"MCP:{field(event, 'tool_name')}"
-        return shell_or_tool(tool, _mcp_input(event), shell=SHELL_TOOL, session=session, cwd=cwd)
+        tool, tool_input = SHELL_TOOL, {"command": field(event, "command")}
+    elif which is Event.MCP:
+        tool, tool_input = f"MCP:{field(event, 'tool_name')}", _mcp_input(event)
+    else:
+        tool, tool_input = field(event, "tool_name"), event.get("tool_input")
+    use_id = event.get("tool_use_id")
     return shell_or_tool(
-        field(event, "tool_name"),
-        event.get("tool_input"),
+        tool,
+        tool_input,
         shell=SHELL_TOOL,
-        session=session,
-        cwd=cwd,
+        session=field(event, "conversation_id"),
+        cwd=_cwd(event),
+        title="Cursor",
+        tool_use_id=use_id if isinstance(use_id, str) else None,
     )
 
 

@@ -30,7 +30,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -370,27 +370,58 @@ def named_event_call(
     event: dict[str, object], *, name: str, title: str, shell: str, harness: str
 ) -> ToolCall:
     """The call in an event that names itself (`hook_event_name` *name*) Claude Code's way:
-    `session_id`, `cwd`, `tool_name`, `tool_input`."""
+    `session_id`, `cwd`, `tool_name`, `tool_input` (and `tool_use_id`, where it is sent)."""
     if event.get("hook_event_name") != name:
         raise EventRefused(
             f"wisp answers {title}'s {name}, not {event.get('hook_event_name')!r}: register "
             f"`wisp hook {harness}` under {name} only (`wisp hook {harness} --print-settings`)"
         )
+    use_id = event.get("tool_use_id")
     return shell_or_tool(
         field(event, "tool_name"),
         event.get("tool_input"),
         shell=shell,
         session=field(event, "session_id"),
         cwd=field(event, "cwd"),
+        title=title,
+        tool_use_id=use_id if isinstance(use_id, str) else None,
     )
 
 
-def shell_or_tool(tool: str, tool_input: object, *, shell: str, session: str, cwd: str) -> ToolCall:
+SHELL_TEXT_FIELDS = frozenset({"command", "description"})  # a shell call's other fields: options
+# The fields with which a shell call asks to run outside its harness's sandbox, and the values
+# that do not (Claude Code's `dangerouslyDisableSandbox`, Codex's `sandbox_permissions`).
+NO_SANDBOX_FIELDS: Mapping[str, tuple[object, ...]] = {
+    "dangerouslyDisableSandbox": (None, False),
+    "sandbox_permissions": (None, "use_default"),
+}
+
+
+def no_sandbox_warning(title: str, name: str) -> str:
+    """What the person must see first about a call asking (with field *name*) to run outside
+    *title*'s sandbox."""
+    return (
+        f"⚠ it asks to run OUTSIDE {title}'s sandbox ({name}): nothing then keeps it from "
+        "writing anywhere you can"
+    )
+
+
+def shell_or_tool(
+    tool: str,
+    tool_input: object,
+    *,
+    shell: str,
+    session: str,
+    cwd: str,
+    title: str = "the agent",
+    tool_use_id: str | None = None,
+) -> ToolCall:
     """A call for the gate core: *shell* (the harness's shell tool) with its `command`
-    asked as a command, any other tool as a tool call."""
+    asked as a command, its other fields but `description` as the options a grant binds,
+    and a warning first if one asks to leave the sandbox; any other tool as a tool call."""
     from wisp.agents.gate import ToolCall
 
-    if not isinstance(tool_input, dict):
+    if not isinstance(tool_input, Mapping):
         raise EventRefused("the event's tool input is not a JSON object")
     if not Path(cwd).is_absolute():
         raise EventRefused(f"the event's cwd {cwd!r} is not an absolute path")
@@ -398,6 +429,15 @@ def shell_or_tool(tool: str, tool_input: object, *, shell: str, session: str, cw
     if tool == shell and not (isinstance(command, str) and command):
         raise EventRefused(f"a {shell} call with no `command` (a string)")
     description = tool_input.get("description") if command is not None else None
+    options = None
+    warnings: tuple[str, ...] = ()
+    if command is not None:  # what else the call sets is shown, and bound by its grant
+        options = {k: v for k, v in tool_input.items() if k not in SHELL_TEXT_FIELDS} or None
+        warnings = tuple(
+            no_sandbox_warning(title, name)
+            for name, harmless in NO_SANDBOX_FIELDS.items()
+            if tool_input.get(name) not in harmless
+        )
     return ToolCall(
         session=session,
         cwd=cwd,
@@ -405,6 +445,9 @@ def shell_or_tool(tool: str, tool_input: object, *, shell: str, session: str, cw
         input=tool_input,
         command=command,
         description=description if isinstance(description, str) and description else None,
+        options=options,
+        warnings=warnings,
+        tool_use_id=tool_use_id,
     )
 
 

@@ -46,6 +46,7 @@ def parse(event: dict[str, object]) -> ToolCall:
         shell=SHELL_TOOL,
         session=field(called, "sessionID"),
         cwd=field(event, "cwd"),
+        title="OpenCode",
     )
 
 
