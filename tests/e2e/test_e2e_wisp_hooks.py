@@ -1,10 +1,11 @@
-"""Codex, Gemini CLI, Copilot CLI and OpenCode (the real binaries, headless) with the real
-`wisp hook HARNESS` as their pre-tool hook, installed as `wisp hook HARNESS --print-settings`
-prints it (in wisp's guard; for OpenCode, wisp's plugin), against the fake model server: the
-model asks to run a shell command that leaves a marker file, and what a person does (or does
-not do) in another terminal decides whether it runs. Codex, Gemini CLI and Copilot CLI RUN a
-call whose hook fails, is killed or times out (HARNESSES.md), and OpenCode does whatever its
-plugin does: a marker where none should be is wisp failing open."""
+"""Claude Code, Codex, Gemini CLI, Copilot CLI and OpenCode (the real binaries, headless)
+with the real `wisp hook HARNESS` as their pre-tool hook, installed as `wisp hook HARNESS
+--print-settings` prints it (in wisp's guard; for OpenCode, wisp's plugin), against the fake
+model server: the model asks to run a shell command that leaves a marker file, and what a
+person does (or does not do) in another terminal decides whether it runs. Claude Code, Codex
+and Gemini CLI RUN a call whose hook fails or is killed, and all but Claude Code one whose
+hook times out (HARNESSES.md); OpenCode does whatever its plugin does: a marker where none
+should be is wisp failing open."""
 
 from __future__ import annotations
 
@@ -29,8 +30,10 @@ class Harness:
     name: str
     start: Callable[..., harnesses.Popen]
     # what --print-settings printed → the starter's hook argument and its other arguments
-    installs: Callable[[str], tuple[str, dict[str, Any]]]
+    installs: Callable[[str], tuple[Any, dict[str, Any]]]
     shell: Callable[[str], Call]
+    printed_with: tuple[str, ...] = ()  # --print-settings' other options
+    hints_a_grant: bool = True  # an unanswered call's deny says how to grant it
 
 
 def _entry(
@@ -50,7 +53,17 @@ def _opencode(ns, home, cwd, url, plugin, wisp_home):
     return harnesses.start_opencode(ns, home, cwd, url, "", wisp_home, plugin=plugin)
 
 
+def _claude(ns, home, cwd, url, hooks, wisp_home):
+    return harnesses.start_claude_code(ns, home, cwd, url, hooks, wisp_home)
+
+
 HARNESSES = [
+    Harness(
+        "claude-code", _claude,
+        lambda printed: (json.loads(printed)["hooks"], {}),
+        lambda command: Call("Bash", {"command": command, "description": "leave a marker"}),
+        ("--on-timeout", "deny"), False,  # unattended: no dialog to ask in
+    ),
     Harness(
         "codex", harnesses.start_codex,
         _entry(lambda s: s["hooks"]["PreToolUse"][0]["hooks"][0], "command",
@@ -85,7 +98,9 @@ class Session:
         self.marker = world.cwd / "marker"
         self.command = f"touch {self.marker}"
         self.model: FakeModel = serve([harness.shell(self.command)])
-        printed = world.wisp("hook", harness.name, "--print-settings", "--wait", str(wait))
+        printed = world.wisp(
+            "hook", harness.name, "--print-settings", "--wait", str(wait), *harness.printed_with
+        )
         assert printed.returncode == 0, printed.stderr
         hook, more = harness.installs(printed.stdout)
         self.process = harness.start(
@@ -142,14 +157,15 @@ class TestWispHook:
         assert not session.marker.exists()
         told = session.told()
         assert "nobody answered" in told
-        assert "--scope always" in told
+        assert ("--scope always" in told) == harness.hints_a_grant
         ended = {r["id"]: r for r in world.requests()}[request["id"]]
         assert ended["outcome"] == "withdrawn"
 
     def test_the_waiting_wisp_killed_does_not_run(self, harness, world: World, serve, ns) -> None:
         """The `wisp hook` process waiting for an answer is killed (SIGKILL): the command
-        does not run (the harness runs a call whose hook is killed; the printed command is
-        wisp's guard, which answers the deny)."""
+        does not run (Claude Code, Codex and Gemini CLI run a call whose hook is killed: the
+        printed command is wisp's guard, which answers the deny; OpenCode's is wisp's plugin,
+        which throws)."""
         session = Session(harness, world, serve, ns)
         request = world.filed()
         os.kill(request["server"]["pid"], signal.SIGKILL)

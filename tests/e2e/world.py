@@ -89,3 +89,14 @@ def installed(name: str) -> Path:
     if isinstance(found, str):
         pytest.skip(found)
     return found
+
+
+def wisp_hooks(world: World, wait: int = 60) -> dict[str, object]:
+    """The hooks block `wisp hook claude-code --print-settings` prints (unattended: a
+    timeout denies)."""
+    printed = world.wisp(
+        "hook", "claude-code", "--print-settings", "--wait", str(wait), "--on-timeout", "deny"
+    )
+    assert printed.returncode == 0, printed.stderr
+    hooks: dict[str, object] = json.loads(printed.stdout)["hooks"]
+    return hooks

@@ -18,12 +18,12 @@ import json
 from pathlib import Path
 
 from wisp.agents.gate import ToolCall
-from wisp.agents.hookio import EventRefused, Harness, Said, field, shell_or_tool
+from wisp.agents.gemini import allow, deny  # the plugin reads Gemini CLI's answer shape
+from wisp.agents.hookio import EventRefused, Harness, field, shell_or_tool
 
 NAME = "opencode"
 EVENT = "tool.execute.before"
 SHELL_TOOL = "bash"
-BLOCK = 2
 PLUGIN = Path(__file__).with_name("opencode-plugin.js")
 ARGV_SLOT = "__WISP_ARGV__"
 # Where the printed plugin goes: OpenCode loads every .js file in its config's plugin folder.
@@ -47,18 +47,6 @@ def parse(event: dict[str, object]) -> ToolCall:
         session=field(called, "sessionID"),
         cwd=field(event, "cwd"),
         title="OpenCode",
-    )
-
-
-def allow(reason: str) -> Said:
-    return Said(stdout=json.dumps({"decision": "allow", "reason": reason}), exit_code=0)
-
-
-def deny(reason: str, failed: bool) -> Said:
-    return Said(
-        stdout=json.dumps({"decision": "deny", "reason": reason}, ensure_ascii=False),
-        exit_code=BLOCK if failed else 0,
-        stderr=reason if failed else None,
     )
 
 
