@@ -122,8 +122,8 @@ def _harness_command(module: str) -> None:
         metavar="SECONDS",
         callback=_checked_wait,
         help="How long to wait for your answer before denying (and withdrawing the request). "
-        f"Default: {hookio.DEFAULT_WAIT_S}, under the {hookio.DEFAULT_TIMEOUT_S} s timeout the "
-        "printed settings give the hook.",
+        f"Default: {hookio.DEFAULT_WAIT_S}, {hookio.MARGIN_S} s under the hook timeout the "
+        "printed settings write (OpenCode has none).",
     )
     settings_option = typer.Option(
         False,
