@@ -70,7 +70,10 @@ class Target:
 
 def _harness_block(harness: hookio.Harness) -> dict[str, Any]:
     argv = hookio.guarded_command(harness, claude_code.this_wisp())
-    return dict(harness.settings(argv, hookio.DEFAULT_TIMEOUT_S))
+    settings = harness.settings(argv, hookio.DEFAULT_TIMEOUT_S)
+    # A harness set up by a file of its own (OpenCode's plugin) is not merged into a config.
+    assert isinstance(settings, dict), f"{harness.name} is not set up by merging settings"
+    return dict(settings)
 
 
 def _claude_block() -> dict[str, Any]:
