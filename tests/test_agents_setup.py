@@ -360,3 +360,66 @@ trusted_hash = "sha256:mine"
         path.write_text("  \n")
         assert _wisp("agents", "setup", "gemini")[0] == 0
         assert "BeforeTool" in json.loads(path.read_text())["hooks"]
+
+
+class TestSetupCursor:
+    def test_merges_into_hooks_json_beside_the_persons_hooks(self, home: Path) -> None:
+        """Cursor's hooks.json keeps the person's own hooks; wisp's join each of its three
+        events, fail-closed; a second run changes nothing; remove takes out wisp's alone."""
+        path = home / ".cursor" / "hooks.json"
+        path.parent.mkdir()
+        theirs = {"command": "./audit.sh"}
+        path.write_text(json.dumps({"version": 1, "hooks": {"beforeShellExecution": [theirs]}}))
+        code, out, err = _wisp("agents", "setup", "cursor")
+        assert code == 0, err
+        data = json.loads(path.read_text())
+        shell = data["hooks"]["beforeShellExecution"]
+        assert shell[0] == theirs and "hook cursor" in shell[1]["command"]
+        assert shell[1]["failClosed"] is True
+        assert {"beforeMCPExecution", "preToolUse"} <= set(data["hooks"])
+        written = path.read_text()
+        code, out, _ = _wisp("agents", "setup", "cursor")
+        assert code == 0 and path.read_text() == written and "nothing to change" in out
+        code, _, err = _wisp("agents", "remove", "cursor")
+        assert code == 0, err
+        assert json.loads(path.read_text())["hooks"] == {"beforeShellExecution": [theirs]}
+
+
+class TestSetupOpenCode:
+    def test_writes_its_plugin_and_takes_it_out_again(self, home: Path) -> None:
+        """The plugin lands in OpenCode's config plugin folder, 0600, running this wisp; a
+        second run changes nothing; remove deletes it."""
+        path = home / ".config" / "opencode" / "plugin" / "wisp.js"
+        code, out, err = _wisp("agents", "setup", "opencode", "--dry-run")
+        assert code == 0 and not path.exists(), err
+        assert "+++ " + str(path) in out
+        code, _, err = _wisp("agents", "setup", "opencode")
+        assert code == 0, err
+        text = path.read_text()
+        assert text.startswith(setup.PLUGIN_MARK) and "tool.execute.before" in text
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600
+        code, out, _ = _wisp("agents", "setup", "opencode")
+        assert code == 0 and path.read_text() == text
+        code, _, err = _wisp("agents", "remove", "opencode")
+        assert code == 0 and not path.exists(), err
+
+    def test_a_plugin_of_someone_elses_there_is_left_alone(self, home: Path) -> None:
+        """A file that is not wisp's plugin in its place is refused (exit 1), unchanged."""
+        path = home / ".config" / "opencode" / "plugin" / "wisp.js"
+        path.parent.mkdir(parents=True)
+        path.write_text("export const Mine = async () => ({})\n")
+        code, _, err = _wisp("agents", "setup", "opencode")
+        assert code == 1 and "not wisp's plugin" in err, err
+        assert path.read_text() == "export const Mine = async () => ({})\n"
+
+    def test_status_says_it_is_gated_and_fails_closed(
+        self, home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """With OpenCode on PATH and the plugin set up, status names it installed and
+        fail-closed (the plugin denies when wisp cannot answer), and unprotected."""
+        _on_path(tmp_path, monkeypatch, "opencode", "1.18.33")
+        assert _wisp("agents", "setup", "opencode")[0] == 0
+        _code, out, err = _wisp("agents", "status", "--json")
+        (entry,) = [e for e in json.loads(out) if e["harness"] == "opencode"]
+        assert entry["installed"] is True and entry["version"] == "1.18.33", err
+        assert all(h["failClosed"] for h in entry["hooks"]) and not entry["protected"]

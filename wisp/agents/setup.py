@@ -33,7 +33,7 @@ from typing import Any
 import attrs
 
 from wisp._home import wisp_home
-from wisp.agents import claude_code, codex, copilot, gemini, hookio, sandbox
+from wisp.agents import claude_code, codex, copilot, cursor, gemini, hookio, opencode, sandbox
 
 MAX_CONFIG_BYTES = 1024 * 1024
 BACKUP_SUFFIX = ".wisp-backup-"
@@ -44,6 +44,7 @@ VERSION_TIMEOUT_S = 15.0
 class Format(StrEnum):
     JSON = "json"
     TOML = "toml"
+    TEXT = "text"  # a file of wisp's own, written whole (OpenCode's plugin)
 
 
 class SetupRefused(Exception):
@@ -63,6 +64,7 @@ class Target:
     project_file: Callable[[Path], Path] | None
     block: Callable[[], dict[str, Any]]  # wisp's block: hooks (+ sandbox) to merge
     whole_file: bool = False  # the file is wisp's alone (Copilot's hooks/wisp.json)
+    flat: bool = False  # an event's list holds the hooks themselves (Cursor's hooks.json)
     timeout_key: str = "timeout"
     timeout_scale: int = 1  # the timeout's unit, in seconds per written unit (ms: 1000)
     command_key: str = "command"
@@ -139,10 +141,40 @@ TARGETS: dict[str, Target] = {
             timeout_key="timeoutSec",
             command_key="bash",
         ),
+        Target(
+            name=opencode.NAME,
+            title="OpenCode",
+            program="opencode",
+            fmt=Format.TEXT,
+            events=(),
+            user_file=lambda env, h: _xdg_config(env, h) / "opencode" / "plugin" / "wisp.js",
+            project_file=lambda d: d / ".opencode" / "plugin" / "wisp.js",
+            block=lambda: {"text": _plugin_text()},
+        ),
+        Target(
+            name=cursor.NAME,
+            title="Cursor",
+            program="cursor-agent",
+            fmt=Format.JSON,
+            events=tuple(e.value for e in cursor.Event),
+            user_file=lambda env, h: h / ".cursor" / "hooks.json",
+            project_file=lambda d: d / ".cursor" / "hooks.json",
+            block=lambda: _harness_block(cursor.HARNESS),
+            flat=True,
+        ),
     )
 }
-# Harnesses wisp knows of whose setup is not written yet: status names them.
-NOT_YET = {"opencode": ("OpenCode", "opencode"), "cursor": ("Cursor", "cursor-agent")}
+# The first line of wisp's OpenCode plugin: what makes a plugin file wisp's own.
+PLUGIN_MARK = "// wisp's OpenCode plugin"
+
+
+def _xdg_config(env: Mapping[str, str], user_home: Path) -> Path:
+    base = env.get("XDG_CONFIG_HOME")
+    return Path(base) if base else user_home / ".config"
+
+
+def _plugin_text() -> str:
+    return opencode.plugin(claude_code.this_wisp(), hookio.DEFAULT_TIMEOUT_S)
 
 
 def target(name: str) -> Target:
@@ -171,7 +203,7 @@ def is_wisp_command(command: object, name: str) -> bool:
 def _wisp_hooks(group: object, t: Target) -> list[Mapping[str, Any]]:
     if not isinstance(group, Mapping):
         return []
-    if t.whole_file:  # Copilot: the event's list holds the hooks themselves
+    if t.whole_file or t.flat:  # Copilot, Cursor: the event's list holds the hooks themselves
         return [group] if is_wisp_command(group.get(t.command_key), t.name) else []
     hooks = group.get("hooks")
     if not isinstance(hooks, list):
@@ -193,7 +225,7 @@ def _without_wisp(groups: list[Any], t: Target) -> tuple[list[Any], int | None]:
             continue
         if first is None:
             first = len(kept)
-        if t.whole_file:
+        if t.whole_file or t.flat:
             continue
         rest = [h for h in group["hooks"] if h not in ours]
         if rest:
@@ -442,6 +474,9 @@ def plan_setup(name: str, project: Path | None = None) -> Plan:
     path = config_file(t, project)
     before = read_text(path)
     block = t.block()
+    if t.fmt is Format.TEXT:
+        _refuse_not_ours(path, before)
+        return Plan(harness=name, path=path, before=before, after=block["text"], notes=())
     if t.fmt is Format.TOML:
         from wisp.agents import codexsetup
 
@@ -464,6 +499,9 @@ def plan_remove(name: str, project: Path | None = None) -> Plan:
     before = read_text(path)
     if before is None:
         return Plan(harness=name, path=path, before=None, after=None)
+    if t.fmt is Format.TEXT:
+        _refuse_not_ours(path, before)
+        return Plan(harness=name, path=path, before=before, after=None)
     block = t.block()
     if t.fmt is Format.TOML:
         from wisp.agents import codexsetup
@@ -482,6 +520,15 @@ def plan_remove(name: str, project: Path | None = None) -> Plan:
     out = unmerged(data, t, block)
     after = before if out == data else _dump_json(out or {})
     return Plan(harness=name, path=path, before=before, after=after)
+
+
+def _refuse_not_ours(path: Path, text: str | None) -> None:
+    """A file of wisp's own that someone else's stands in the place of is left alone."""
+    if text is not None and not text.startswith(PLUGIN_MARK):
+        raise SetupRefused(
+            f"{path} is not wisp's plugin; move it away (or merge by hand: `wisp hook opencode "
+            "--print-settings`) and run again."
+        )
 
 
 def _event_list(data: Mapping[str, Any], event: str) -> list[Any]:
@@ -541,6 +588,8 @@ def _read_config(t: Target, path: Path) -> Mapping[str, Any]:
     text = read_text(path)
     if text is None:
         return {}
+    if t.fmt is Format.TEXT:  # the plugin: wisp's when it carries the mark; it fails closed
+        return {"plugin": text.startswith(PLUGIN_MARK)}
     if t.fmt is Format.TOML:
         import tomllib
 
@@ -570,6 +619,11 @@ def harness_status(t: Target, cwd: Path) -> dict[str, Any] | None:
             continue
         if path == files[0]:
             config = data
+        if t.fmt is Format.TEXT and data.get("plugin"):
+            hooks.append(
+                {"file": str(path), "event": "tool.execute.before", "timeout": None,
+                 "failClosed": True}
+            )  # fmt: skip
         for event, hook in installed_hooks(t, data):
             timeout = hook.get(t.timeout_key)
             hooks.append(
@@ -642,22 +696,4 @@ def needs_attention(entry: Mapping[str, Any]) -> bool:
 def status(cwd: Path | None = None) -> list[dict[str, Any]]:
     """Every harness wisp knows, found on PATH: its version, wisp's gate, protection."""
     here = Path.cwd() if cwd is None else cwd
-    found = [s for t in TARGETS.values() if (s := harness_status(t, here)) is not None]
-    for name, (title, program) in NOT_YET.items():
-        where = shutil.which(program)
-        if where is not None:
-            found.append(
-                {
-                    "harness": name,
-                    "title": title,
-                    "program": where,
-                    "version": version_of(where),
-                    "installed": None,
-                    "hooks": [],
-                    "skipped": [],
-                    "protected": False,
-                    "unprotected": [f"`wisp agents setup {name}` is not written yet"],
-                    "problems": [],
-                }
-            )
-    return found
+    return [s for t in TARGETS.values() if (s := harness_status(t, here)) is not None]
