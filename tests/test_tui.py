@@ -1250,7 +1250,9 @@ class TestHelp:
         """At 60 and 40 columns the footer still shows `q quit` and `? help`."""
 
         async def body(app: WispTui, pilot: Any) -> None:
-            await pilot.pause()
+            # The footer is drawn once the screen has laid out: waited for, not assumed after
+            # one pause (a loaded machine drew it later, and the last line was still blank).
+            await until(pilot, lambda: screen_text(app)[-1].strip(), "the footer drawn")
             footer = screen_text(app)[-1]
             assert "q quit" in footer and "? help" in footer
 
