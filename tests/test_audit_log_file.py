@@ -122,3 +122,31 @@ class TestALinkedLog:
         refused(run_wisp(*AUDITING[0]), "2 hard links")
         assert elsewhere.read_text() == ""
         doctor_flags("hard links")
+
+
+class TestABadLogsDirectory:
+    @pytest.mark.parametrize("what", ["symlink", "file", "world-writable"])
+    def test_every_auditing_command_refuses_before_filing(
+        self, home: Path, tmp_path: Path, what: str
+    ) -> None:
+        """`logs/` replaced by a symlink or a file, or left writable by others: every asking
+        command and `wisp notify` exits 2 naming the directory and its fix, and nothing is
+        filed (before, they filed and waited with nothing audited)."""
+        path = logs(home)
+        path.rmdir()
+        if what == "symlink":
+            elsewhere = tmp_path / "elsewhere"
+            elsewhere.mkdir(mode=0o700)
+            path.symlink_to(elsewhere)
+        elif what == "file":
+            path.write_text("")
+        else:
+            path.mkdir()
+            path.chmod(0o777)
+        for args in AUDITING:
+            done = run_wisp(*args)
+            assert done.returncode == 2, done.stderr
+            assert "Traceback" not in done.stderr, done.stderr
+            for needle in (f"refusing to use {path}", "To fix it", "Nothing was done"):
+                assert needle in done.stderr, (needle, done.stderr)
+        nothing_filed(home)

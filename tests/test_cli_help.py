@@ -74,7 +74,7 @@ class TestHelp:
         and examples kept as written."""
         code, output = run("approvals", "approve", "--help", cols=cols)
         assert code == 0
-        assert "Usage: wisp approvals approve [OPTIONS] ID" in output
+        assert "Usage: wisp approvals approve [OPTIONS] [ID]" in output
         assert "Examples:" in output and "  wisp approvals approve 3f9c0a1b2c3d4e5f" in output
         assert not PYTHON_TYPES.search(output)
 

@@ -403,6 +403,8 @@ class TestDialogs:
                 await pilot.press("enter")
                 assert isinstance(app.screen, CommandDialog)
                 await pilot.press(key)
+                if key == "n":  # the reason box: left empty, Enter denies
+                    await pilot.press("enter")
                 await until(pilot, lambda r=request: said(app, f"({r.id}); the asker has it"))
             assert app._table().row_count == 0
 
@@ -701,12 +703,13 @@ class TestLongRequests:
         tui(home, body, size=(40, 15))
 
     def test_no_is_never_held_back(self, home: Path, asker: Asker, channel: Channel) -> None:
-        """Refusing needs no scrolling: n answers at once, however long the command."""
+        """Refusing needs no scrolling: n and Enter answer at once, however long the
+        command."""
         request = ApprovalGate(asker, timeout_s=60).file(LONG_COMMAND, "/srv/shop")
 
         async def body(app: WispTui, pilot: Any) -> None:
             await select(app, pilot, request.id)
-            await pilot.press("enter", "n")
+            await pilot.press("enter", "n", "enter")
             await until(pilot, lambda: said(app, f"denied ({request.id})"))
 
         tui(home, body)
@@ -860,7 +863,7 @@ class TestKeys:
             await pilot.press("y")
             await until(pilot, next_of_ours, "the second dialog")
             assert app.screen.series is not None and app.screen.series.startswith("2 of 3")
-            await pilot.press("n")
+            await pilot.press("n", "enter")
             await until(pilot, next_of_ours, "the third dialog")
             await pilot.press("escape")
             assert said(app, "stopped")
@@ -1009,7 +1012,7 @@ class TestHosts:
                 assert cells(app, there.id, "alpha")[4] == "alpha"
                 assert cells(app, here.id)[4] == "local"
                 app._table().move_cursor(row=app._table().get_row_index(f"alpha/{there.id}"))
-                await pilot.press("enter", "n")
+                await pilot.press("enter", "n", "enter")
                 await until(pilot, lambda: said(app, f"denied ({there.id})"))
 
             tui(home, body, relays=relays)

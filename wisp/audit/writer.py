@@ -108,6 +108,7 @@ def check_log(home: Path) -> None:
     """Raise :class:`AuditLogUnsafe` if the audit log exists and is no file to append to
     (checked by name, not following a symlink; a missing log or logs directory is fine: the
     first record makes it). Cheap: one lstat, nothing opened."""
+    _check_logs_dir(home)
     path = audit_path(home)
     try:
         st = os.lstat(path)
@@ -116,6 +117,22 @@ def check_log(home: Path) -> None:
     problem = log_problem(st)
     if problem is not None:
         raise AuditLogUnsafe(unsafe_message(path, problem))
+
+
+def _check_logs_dir(home: Path) -> None:
+    """Raise :class:`AuditLogUnsafe` if the logs directory exists and is none wisp may write
+    in (a symlink, a file, another owner's, group- or world-writable), as the channel's own
+    directories are refused: what would be audited could not be."""
+    logs = home / LOGS_DIR
+    try:
+        fd = open_private_dir(str(logs), make=False)
+    except FileNotFoundError:
+        return  # made on the first record
+    except PendingError as exc:
+        raise AuditLogUnsafe(f"{exc}. Nothing was done: it could not have been audited.") from None
+    except OSError:
+        return  # unreachable for another reason: audit() says what it meets
+    os.close(fd)
 
 
 def audit(

@@ -188,6 +188,22 @@ _COMMANDS: dict[str, _Entry] = {
 class _LazyRoot(WispGroup):
     """The root group: lists every command from :data:`_COMMANDS`, builds one on demand."""
 
+    def parse_args(self, ctx: Context, args: list[str]) -> list[str]:
+        """Every argument is UTF-8 text or the command is refused, before anything else:
+        what wisp files is UTF-8 JSON shown to the person, and bytes that are no text could
+        only be shown or run as something other than what was typed (docs/cli.md, "Exit
+        codes")."""
+        for arg in args:
+            if not _is_text(arg):
+                raw = os.fsencode(arg).decode("utf-8", "backslashreplace")
+                fail(
+                    f"the argument `{_shown(raw)}` is not UTF-8 text, and wisp files, shows"
+                    " and runs only what it can show exactly as given: give it in UTF-8 (a"
+                    " file named so is renamed first, e.g. with `mv` and a glob). Nothing"
+                    " was written."
+                )
+        return super().parse_args(ctx, args)
+
     def list_commands(self, ctx: Context) -> list[str]:
         known = [*_COMMANDS, *_kind_groups()]
         return [*super().list_commands(ctx), *(n for n in known if n not in self.commands)]
@@ -267,6 +283,22 @@ class _LazyRoot(WispGroup):
         rows += list(_kind_groups().items())
         with formatter.section("Commands"):
             formatter.write_dl(rows)
+
+
+def _is_text(arg: str) -> bool:
+    """Whether *arg* came from UTF-8 bytes (the interpreter carries other bytes as lone
+    surrogates, which can be neither shown nor written as UTF-8)."""
+    try:
+        arg.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _shown(text: str) -> str:
+    from wisp._text import visible
+
+    return visible(text)
 
 
 def _kind_groups() -> dict[str, str]:

@@ -4,6 +4,7 @@ drop. It finds the request the person typed (a unique prefix will do), and leave
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -21,7 +22,7 @@ from pending import (
     WrongKind,
 )
 from wisp._entry import EntryPoint
-from wisp._text import visible
+from wisp._text import one_line, visible
 from wisp.cli._common import (
     config_or_fail,
     fail,
@@ -81,6 +82,49 @@ def id_argument(*kinds: Kind) -> Any:
     return typer.Argument(metavar="ID", help=ID_HELP, autocompletion=complete_ids(*kinds))
 
 
+OPTIONAL_ID_HELP = (
+    ID_HELP + " Left out: the waiting ones are named, with the command for each; from a "
+    "terminal, when only one waits, it is shown and you are asked first."
+)
+
+
+def optional_id_argument(*kinds: Kind) -> Any:
+    """:func:`id_argument` that may be left out (see :func:`chosen_id`)."""
+    return typer.Argument(
+        metavar="[ID]", help=OPTIONAL_ID_HELP, autocompletion=complete_ids(*kinds)
+    )
+
+
+def chosen_id(typed_id: str | None, command: str, kind: Kind) -> str:
+    """The ID typed; or, with none typed, the one request of *kind* waiting, shown and
+    confirmed from a terminal. Otherwise exit 2 naming what waits and the command that
+    answers each: nothing is answered unasked."""
+    if typed_id is not None:
+        return typed_id
+    from wisp._lookup import answerable
+    from wisp._render import asked_text
+
+    with open_channel() as channel:
+        waiting = answerable(channel, kinds=(kind,))
+    if len(waiting) == 1 and sys.stdin.isatty():
+        (status,) = waiting
+        tell(f"wisp: one {kind.value} request waits, {status.id}:")
+        for line in visible(asked_text(status.request)).splitlines() or [""]:
+            tell(f"  {line}")
+        if not typer.confirm(f"{command} {status.id}?", default=False, err=True):
+            fail(f"nothing was answered; {status.id} still waits.", ExitCode.NO)
+        return status.id
+    if not waiting:
+        said = f"no {kind.value} request waits ({view(kind).noun}): nothing to answer."
+    else:
+        count = f"{len(waiting)} wait" if len(waiting) > 1 else "one waits"
+        said = f"{count}; answer one with:" + "".join(
+            f"\n  {command} {s.id}    {one_line(asked_text(s.request), 50)}" for s in waiting
+        )
+    tell(f"wisp: `{command}` needs the ID of the request to answer; {said}")
+    raise typer.Exit(int(ExitCode.ERROR))
+
+
 JsonFlag = Annotated[
     bool, typer.Option("--json", help="What came of the answer, as one JSON object.")
 ]
@@ -88,7 +132,7 @@ JsonFlag = Annotated[
 
 def answer_from_terminal(
     command: str,
-    typed_id: str,
+    typed_id: str | None,
     kind: Kind,
     decision: Decision,
     *,
@@ -99,7 +143,9 @@ def answer_from_terminal(
     render: Callable[[AnswerReport], None],
 ) -> AnswerReport:
     """Answer through the application layer. Refusals exit 1 (nothing written); a store that
-    cannot take a keep exits 2; Ctrl-C says whether the answer was written."""
+    cannot take a keep exits 2; Ctrl-C says whether the answer was written. No ID typed:
+    see :func:`chosen_id`."""
+    typed_id = chosen_id(typed_id, command, kind)
     require_terminal(command)  # before anything, the store's probe included
     # Imported here: the answering groups' listings and `show` build this module's
     # arguments, but only an answer looks a request up (issue 23).

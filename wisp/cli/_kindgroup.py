@@ -3,19 +3,26 @@
 Built from the kind's view (:mod:`wisp.kinds`) alone, so a kind added as docs/architecture.md
 says is listed, shown and answered from a terminal without a line of CLI code: `pending` and
 `show` narrowed to the kind, and one command per answering command of its view (a command
-that can give several decisions takes `--as DECISION`, the first by default).
+that can give several decisions takes `--as DECISION`, the first by default; one that denies
+takes `--reason TEXT`).
 
 No `from __future__ import annotations` here: typer reads each command's annotations, and
 those name the kind this group was built for, a local of the builder.
 """
 
+import inspect
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from pending import Decision
-from wisp.cli._answer import JsonFlag, answer_from_terminal, id_argument, render_command_or_question
+from wisp.cli._answer import (
+    JsonFlag,
+    answer_from_terminal,
+    optional_id_argument,
+    render_command_or_question,
+)
 from wisp.cli._common import command_group
 from wisp.cli._listing import pending_command
 from wisp.cli.show import show_command
@@ -38,15 +45,21 @@ def kind_group(kind_view: KindView) -> typer.Typer:
 
 
 def _verb(kind_view: KindView, answering: Answering) -> Callable[..., None]:
+    """One answering command: `--as DECISION` only where it can give several decisions, and
+    `--reason TEXT` where it denies (the reason is told to the asker, as `wisp approvals deny
+    --reason` tells it)."""
     kind, label = kind_view.kind, answering.label
     default = answering.decisions[0]
     choices = ", ".join(answering.decisions)
 
     def answer(
-        request_id: Annotated[str, id_argument(kind)],
+        request_id: Annotated[str | None, optional_id_argument(kind)] = None,
         decision: Annotated[
             str, typer.Option("--as", metavar="DECISION", help=f"One of: {choices}.")
         ] = default.value,
+        reason: Annotated[
+            str | None, typer.Option("--reason", metavar="TEXT", help="Told to the asker.")
+        ] = None,
         as_json: JsonFlag = False,
     ) -> None:
         chosen = _decision(decision, answering)
@@ -55,11 +68,23 @@ def _verb(kind_view: KindView, answering: Answering) -> Callable[..., None]:
             request_id,
             kind,
             chosen,
+            reason=reason,
             as_json=as_json,
             render=_render(kind_view, chosen),
         )
 
-    answer.__doc__ = f"Answer {label} ({choices}). Only from a terminal."
+    signature = inspect.signature(answer)
+    dropped = {"decision"} if len(answering.decisions) == 1 else set()
+    if Decision.NO not in answering.decisions:
+        dropped.add("reason")
+    answer.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=[p for n, p in signature.parameters.items() if n not in dropped]
+    )
+    answer.__doc__ = (
+        f"Answer {label} ({choices}). Only from a terminal."
+        if len(answering.decisions) > 1
+        else f"Answer {label}. Only from a terminal."
+    )
     return answer
 
 

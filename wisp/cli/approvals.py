@@ -20,7 +20,12 @@ from pending import (
 from wisp._entry import EntryPoint
 from wisp._home import wisp_home
 from wisp._text import one_line, visible
-from wisp.cli._answer import JsonFlag, answer_from_terminal, id_argument, render_command_or_question
+from wisp.cli._answer import (
+    JsonFlag,
+    answer_from_terminal,
+    optional_id_argument,
+    render_command_or_question,
+)
 from wisp.cli._ask import (
     TimeoutOption,
     asking,
@@ -77,7 +82,7 @@ SCOPE_HELP = (
   {APPROVE.line("3f9c") + " --scope project":<46}(and the same command in this project)""",
 )
 def approve(
-    request_id: Annotated[str, id_argument(Kind.COMMAND)],
+    request_id: Annotated[str | None, optional_id_argument(Kind.COMMAND)] = None,
     scope: Annotated[
         Scope,
         typer.Option("--scope", parser=choice_of(Scope), metavar=choices(Scope), help=SCOPE_HELP),
@@ -106,7 +111,7 @@ def approve(
   {DENY.line("3f9c")} --reason "not on a Friday\"""",
 )
 def deny(
-    request_id: Annotated[str, id_argument(Kind.COMMAND)],
+    request_id: Annotated[str | None, optional_id_argument(Kind.COMMAND)] = None,
     reason: Annotated[
         str | None, typer.Option("--reason", metavar="TEXT", help="Told to the asker.")
     ] = None,

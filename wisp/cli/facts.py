@@ -10,7 +10,7 @@ from pending import Decision, Kind, Outcome, PendingError, format_time
 from wisp._entry import EntryPoint
 from wisp._home import wisp_home
 from wisp._text import one_line, visible
-from wisp.cli._answer import JsonFlag, answer_from_terminal, id_argument
+from wisp.cli._answer import JsonFlag, answer_from_terminal, chosen_id, optional_id_argument
 from wisp.cli._ask import asking, how_to_answer
 from wisp.cli._common import (
     command_group,
@@ -57,8 +57,9 @@ def _said(binding: FactBinding) -> str:
     return visible(f"{binding.subject} {binding.name} = {binding.value}")
 
 
-def answer_fact(request_id: str, decision: Decision, as_json: bool) -> None:
+def answer_fact(typed_id: str | None, decision: Decision, as_json: bool) -> None:
     command = (KEEP if decision == Decision.KEEP else DROP).invocation
+    request_id = chosen_id(typed_id, command, Kind.FACT)
     require_terminal(command)  # before anything is read
     differs = _contradicting(request_id) if decision == Decision.KEEP else []
     report = answer_from_terminal(
@@ -135,7 +136,7 @@ def _report(report: AnswerReport) -> None:
     "keep", epilog=f"Examples:\n  {KEEP.line('9d1c2b3a4f5e6d7c')}\n  {KEEP.line('9d1c')}"
 )
 def keep(
-    request_id: Annotated[str, id_argument(Kind.FACT)],
+    request_id: Annotated[str | None, optional_id_argument(Kind.FACT)] = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Keep a fact as permanent (yours).
@@ -148,7 +149,7 @@ def keep(
 
 @facts_app.command("drop", epilog=f"Example:\n  {DROP.line('9d1c')}")
 def drop(
-    request_id: Annotated[str, id_argument(Kind.FACT)],
+    request_id: Annotated[str | None, optional_id_argument(Kind.FACT)] = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Drop a fact request: the fact stays where it was.

@@ -12,6 +12,7 @@ from wisp.cli._answer import (
     JsonFlag,
     answer_from_terminal,
     id_argument,
+    optional_id_argument,
     question_answered,
     render_command_or_question,
 )
@@ -95,7 +96,7 @@ def answer(
 
 @questions_app.command("decline", epilog=f"Example:\n  {DECLINE.line('3f9c')}")
 def decline(
-    request_id: Annotated[str, id_argument(Kind.QUESTION)],
+    request_id: Annotated[str | None, optional_id_argument(Kind.QUESTION)] = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Decline to answer a question.

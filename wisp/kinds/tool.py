@@ -145,7 +145,12 @@ class ToolView(KindView):
             decisions=tuple(Decision(s.value) for s in Scope),
             options=" [--as SCOPE]",
         ),
-        Answering(label="deny", command="wisp tools deny {id}", decisions=(Decision.NO,)),
+        Answering(
+            label="deny",
+            command="wisp tools deny {id}",
+            decisions=(Decision.NO,),
+            options=" [--reason TEXT]",
+        ),
     )
     notes = (TOOL_SCOPES_LINE,)
     answered_words: ClassVar[dict[Decision, str]] = {

@@ -270,9 +270,9 @@ The keys of wisp tui (docs/tui.md says more)
   r               start again a relay that has ended (shown while one is down)
   ? F1            this help                     q Ctrl-C Ctrl-Q   quit
 
-In a dialog: a command's y s p a (yes: once, session, project, always) and n (no); \
-a fact's k (keep) and d (drop); a question's 1-9 or a typed answer; Esc: later; \
-Ctrl-C refuses. Approving keys wait until the whole request has been scrolled through.
+In a dialog: a command's y s p a (yes: once, session, project, always) and n \
+(no, with a reason if you like, then Enter); a fact's k (keep) and d (drop); a \
+question's 1-9 or a typed answer; Esc: later; Ctrl-C refuses at once. Approving keys wait until the whole request has been scrolled through.
 
 Esc, ?, F1 or q: back"""
 
@@ -809,7 +809,13 @@ class WispTui(App[None]):
 
     async def _send_answer(self, item: Waiting, choice: Choice) -> None:
         link = next(link for link in self.links if link.host == item.host)
-        line = AnswerLine(id=item.id, kind=item.kind, decision=choice.decision, text=choice.text)
+        line = AnswerLine(
+            id=item.id,
+            kind=item.kind,
+            decision=choice.decision,
+            text=choice.text,
+            reason=choice.reason,
+        )
         self.answering[item.key] = item
         self._update_row(item)
         if not await link.send(line):

@@ -37,6 +37,7 @@ class Choice:
 
     decision: Decision
     text: str | None = None
+    reason: str | None = None  # told to the asker with a `no`
 
 
 def _details(item: Waiting) -> Text:
@@ -154,8 +155,10 @@ class Dialog(ModalScreen[Choice | None]):
         scroll = self.query_one("#scroll", VerticalScroll)
         return scroll.scroll_target_y >= scroll.max_scroll_y > scroll.scroll_y
 
-    def answer(self, decision: Decision, text: str | None = None) -> None:
-        choice = Choice(decision=decision, text=text)
+    def answer(
+        self, decision: Decision, text: str | None = None, reason: str | None = None
+    ) -> None:
+        choice = Choice(decision=decision, text=text, reason=reason)
         if decision in self.APPROVING:
             self._mark()
             if not self.seen_end:
@@ -192,6 +195,10 @@ class Dialog(ModalScreen[Choice | None]):
 
 
 class CommandDialog(Dialog):
+    """A command (or a tool call): `y s p a` approve; `n` opens a box for an optional reason,
+    told to the agent (why, or what to do instead), and Enter there denies; Ctrl-C denies at
+    once, with no reason."""
+
     KEYS = "[y]es once  [s]ession  [p]roject  [a]lways  [n]o"
     BINDINGS = [  # noqa: RUF012 - textual's declared form
         Binding("y", "answer('once')", "yes once"),
@@ -199,18 +206,46 @@ class CommandDialog(Dialog):
         Binding("p", "answer('project')", "project"),
         Binding("a", "answer('always')", "always"),
         Binding("n", "answer('no')", "no"),
-        Binding("ctrl+c", "answer('no')", "no", priority=True),
+        Binding("ctrl+c", "deny_now", "no", priority=True),
         Binding("escape", "later", "later"),
     ]
     APPROVING = frozenset({Decision.ONCE, Decision.SESSION, Decision.PROJECT, Decision.ALWAYS})
     APPROVE = "answering yes (y s p a)"
+    REASON_TITLE = "deny: why, or what to do instead (optional) · Enter: deny · Esc: back"
+
+    def compose_answer(self) -> ComposeResult:
+        box = Input(placeholder="told to the agent", id="reason", select_on_focus=False)
+        box.border_title = self.REASON_TITLE
+        box.display = False
+        yield box
 
     def on_mount(self) -> None:
         super().on_mount()
         self.query_one("#scroll", VerticalScroll).focus()  # ↓ PgDn End scroll the request
 
     def action_answer(self, decision: str) -> None:
-        self.answer(Decision(decision))  # a binding's word, as textual passes it
+        chosen = Decision(decision)  # a binding's word, as textual passes it
+        if chosen == Decision.NO:
+            box = self.query_one("#reason", Input)
+            box.display = True
+            box.focus()
+            return
+        self.answer(chosen)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.answer(Decision.NO, reason=event.value.strip() or None)
+
+    def action_deny_now(self) -> None:
+        self.answer(Decision.NO)
+
+    def action_later(self) -> None:
+        box = self.query_one("#reason", Input)
+        if box.display:  # Esc in the reason box: back to the request, nothing sent
+            box.display = False
+            self.query_one("#scroll", VerticalScroll).focus()
+            return
+        super().action_later()
 
 
 class FactDialog(Dialog):
