@@ -160,3 +160,67 @@ class TestRealTerminal:
             assert not term.alive(), "the TUI did not quit on q"
         finally:
             term.close()
+
+    def test_filter_move_and_a_contradicted_fact(self, home: Path) -> None:
+        """In a real terminal: `/heron` and Enter leave the one fact row, G and k move
+        without typing into the filter, and its dialog names the kept RED KITE it would
+        contradict (`differs`)."""
+        from pending import FactBinding
+        from wisp.stores.facts import FactStore
+
+        kept, _new = FactStore(home).keep(
+            FactBinding(
+                fact_id="c1",
+                subject="release",
+                name="codename",
+                value="RED KITE",
+                source="chat",
+                proposed_by="model",
+            ),
+            request="aaaa1111",
+            via="cli",
+        )
+        dead = AskerProcess(home, "fact", "command")
+        dead.filed()
+        term = Terminal(
+            home.parent / "tmux.sock",
+            [sys.executable, "-m", "wisp", "tui"],
+            {"WISP_HOME": str(home), "TERM": "xterm-256color"},
+        )
+        try:
+            term.wait_for("release codename = BLUE HERON", "2 waiting")
+            term.keys("/", "h", "e", "r", "o", "n")
+            term.wait_for('matching "heron"')
+            term.keys("Enter", "G", "k", "g")
+            screen = term.wait_for('matching "heron"', "BLUE HERON")
+            assert "make deploy" not in screen, screen
+            term.keys("Enter")
+            term.wait_for("Keep as a permanent fact?", "differs", f"RED KITE ({kept.id})")
+        finally:
+            dead.kill()
+            term.close()
+
+    def test_a_reason_typed_in_one_burst_with_n(self, home: Path) -> None:
+        """`n`, a reason and Enter reach the TUI in one read (as typed fast, or pasted):
+        every letter is the reason's, none a key of the dialog, and Enter denies with it."""
+        from pending import Channel
+
+        asking = AskerProcess(home, "command")
+        (request_id,) = asking.filed()
+        term = Terminal(
+            home.parent / "tmux.sock",
+            [sys.executable, "-m", "wisp", "tui"],
+            {"WISP_HOME": str(home), "TERM": "xterm-256color"},
+        )
+        try:
+            term.wait_for("make deploy", "1 waiting")
+            term.keys("Enter")
+            term.wait_for("Run this command?", "[n]o")
+            term.keys("n", "a", "s", "k", " ", "n", "o", "w", "Enter")
+            term.wait_for(f"denied ({request_id})")
+            with Channel.open(home) as channel:
+                answer = channel.status(request_id).answer
+            assert answer is not None and (answer.decision, answer.reason) == ("no", "ask now")
+        finally:
+            asking.kill()
+            term.close()

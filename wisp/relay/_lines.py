@@ -50,8 +50,9 @@ def binding_fields(request: Request) -> dict[str, object]:
     return {key: fields.get(key) for key, _ in protocol_binding_fields(request.kind)}
 
 
-def approval_line(status: Status) -> ApprovalLine:
-    """A request the front end may answer: its fields, its state, who asks."""
+def approval_line(status: Status, differs: tuple[tuple[str, str], ...] = ()) -> ApprovalLine:
+    """A request the front end may answer: its fields, its state, who asks (and, for a fact,
+    the kept facts it would contradict: *differs*)."""
     request = status.request
     server = request.server
     return ApprovalLine(
@@ -71,6 +72,7 @@ def approval_line(status: Status) -> ApprovalLine:
             alive=status.server_alive,
         ),
         fields=binding_fields(request),
+        differs=differs,
     )
 
 

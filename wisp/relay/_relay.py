@@ -28,6 +28,7 @@ from pending import (
     KINDS,
     AlreadySettled,
     Channel,
+    FactBinding,
     InvalidDecision,
     InvalidId,
     Kind,
@@ -78,6 +79,7 @@ from wisp.relay.protocol import (
     encode,
 )
 from wisp.routes.notify import Face, default_notifier
+from wisp.stores.facts import FactStore
 from wisp.stores.jsonstore import StoreError
 
 # How long the relay waits for a first line before it serves a front end without a hello
@@ -539,6 +541,19 @@ class Relay:
                     continue
                 self._consider(item.status, new=True)
 
+    def _differs(self, request: Request) -> tuple[tuple[str, str], ...]:
+        """A fact request's kept facts it would contradict, as `wisp show` lists them."""
+        binding = request.binding
+        if not isinstance(binding, FactBinding):
+            return ()
+        try:
+            found = FactStore(self.channel.home).contradicting(
+                binding.subject, binding.name, binding.value
+            )
+        except StoreError:
+            return ()  # a damaged store is reported where it is used: keep, list, doctor
+        return tuple((fact.id, fact.said) for fact in found)
+
     def _consider(self, status: Status, *, new: bool) -> None:
         """Send what changed about one request (under the lock)."""
         request_id = status.id
@@ -551,7 +566,7 @@ class Relay:
             if before is not None and before.state is status.state:
                 return
             self.sent[request_id] = status
-            self.out.send(approval_line(status))
+            self.out.send(approval_line(status, self._differs(status.request)))
             if new and before is None and self.notifier is not None:
                 title, message, subtitle, about, source = notice_for(status.request)
                 self.notifier.post(

@@ -367,6 +367,9 @@ class ApprovalLine:
     server: Server
     # The binding's fields as the relay sends them, camelCase, in binding_fields() order.
     fields: Mapping[str, Any] = attrs.field(eq=True, hash=False)
+    # A fact's: the kept facts it would contradict, (permanent ID, "subject name = value"),
+    # as they were when the line was sent (`wisp show` says them as `differs`).
+    differs: tuple[tuple[str, str], ...] = ()
 
     @property
     def options(self) -> tuple[str, ...]:
@@ -550,6 +553,11 @@ def _approval_json(line: ApprovalLine) -> dict[str, Any]:
             "entryPoint": server.entry_point,
             "alive": server.alive,
         },
+        **(
+            {"differs": [{"id": i, "said": said} for i, said in line.differs]}
+            if line.differs
+            else {}
+        ),
     }
 
 
@@ -869,7 +877,18 @@ def _read_approval(line: _Fields) -> ApprovalLine:
             alive=server.opt_flag("alive"),
         ),
         fields=fields,
+        differs=_read_differs(line),
     )
+
+
+def _read_differs(line: _Fields) -> tuple[tuple[str, str], ...]:
+    """An approval's `differs`: a list of {"id", "said"} objects, or none."""
+    found = line.value.get("differs")
+    if found is None:
+        return ()
+    if not isinstance(found, list) or not all(isinstance(e, dict) for e in found):
+        raise line.bad("`differs` must be a list of objects with `id` and `said`.")
+    return tuple((_Fields(e).text("id"), _Fields(e).text("said")) for e in found)
 
 
 def _read_winner(line: _Fields) -> Winner | None:

@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import secrets
 import signal
+import textwrap
 from collections import deque
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
@@ -29,7 +30,7 @@ from textual.containers import VerticalScroll
 from textual.coordinate import Coordinate
 from textual.screen import ModalScreen, Screen
 from textual.timer import Timer
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Footer, Input, Static
 
 from pending import Kind, State, parse_time
 from wisp._text import one_line, visible
@@ -49,7 +50,7 @@ from wisp.relay.protocol import (
     Withdrawn,
 )
 from wisp.routes.notify import osc9, osc99
-from wisp.tui._dialogs import Choice, Dialog, dialog_for
+from wisp.tui._dialogs import Choice, Dialog, dialog_for, hand_on
 from wisp.tui._driver import hang_up_safe
 from wisp.tui._link import Link, check_hosts, describe_exit, hello_line, host_argv, local_argv
 from wisp.tui._model import (
@@ -65,6 +66,7 @@ from wisp.tui._model import (
     ended_words,
     read_relay_line,
     report,
+    searched,
     who,
 )
 
@@ -98,6 +100,7 @@ DETAIL_LABEL = 11  # "  command  ": the label column and its gap
 TABLE_MIN_LINES = 4
 OTHER_LINES = 6
 DETAIL_MIN_LINES = 2
+FILTER_SHOWN = 20  # the text filter's characters the summary line shows
 CUT_MARK = " … +{n} more characters: Enter shows the whole request"
 
 
@@ -144,7 +147,25 @@ class RequestTable(DataTable[Any]):
         Binding("enter", "select_cursor", "answer", show=True),
         Binding("home", "first_row", "first", show=False),
         Binding("end", "last_row", "last", show=False),
+        # As k9s and lazygit (and vi, and less) move: j k, g G.
+        Binding("j", "cursor_down", "down", show=False),
+        Binding("k", "cursor_up", "up", show=False),
+        Binding("g", "first_row", "first", show=False),
+        Binding("G", "last_row", "last", show=False),
     ]
+
+    def on_key(self, event: events.Key) -> None:
+        """`/` opens the text filter here, as the rows take the key (a binding would act
+        only once the key had bubbled up to the app, after the keys read with it); those
+        keys, reaching the rows after it, are the filter's."""
+        if event.key == "slash":
+            event.stop()
+            app = self.app
+            assert isinstance(app, WispTui)
+            app.action_text_filter()
+            return
+        box = self.screen.query_one("#filter", FilterBox)
+        hand_on(event, box, box.action_clear_filter)
 
     def action_first_row(self) -> None:
         """Home selects the first row (not only scrolls to it): Enter then opens that one."""
@@ -154,6 +175,38 @@ class RequestTable(DataTable[Any]):
     def action_last_row(self) -> None:
         if self.row_count:
             self.move_cursor(row=self.row_count - 1)
+
+
+class FilterBox(Input):
+    """The text filter, opened by `/`: rows are filtered as it is typed; Enter keeps the
+    filter and goes back to the rows, Esc clears it."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "clear_filter", "clear", show=False),
+    ]
+
+    async def _on_key(self, event: events.Key) -> None:
+        """Enter keeps the filter at once, not when its binding is reached after the keys
+        read with it; those keys, queued here, then go to the rows they were meant for."""
+        if self.screen.focused is not self and self.display is False:
+            event.stop()
+            event.prevent_default()
+            rows = self.screen.query_one("#requests", DataTable)
+            rows.post_message(events.Key(event.key, event.character))
+            return
+        if event.key == "enter":
+            event.stop()
+            event.prevent_default()
+            app = self.app
+            assert isinstance(app, WispTui)
+            app.set_text_filter(self.value, keep_open=False)
+            return
+        await super()._on_key(event)
+
+    def action_clear_filter(self) -> None:
+        app = self.app
+        assert isinstance(app, WispTui)
+        app.set_text_filter("", keep_open=False)
 
 
 class RequestsScreen(Screen[None]):
@@ -174,14 +227,32 @@ class RequestsScreen(Screen[None]):
     #detail { height: auto; max-height: 11; border-top: solid $accent; padding: 0 1; }
     #detail.hidden { display: none; }
     #status { height: auto; max-height: 3; padding: 0 1; color: $text-muted; }
+    #filter { display: none; height: 1; border: none; padding: 0 1; }
     """
 
     def compose(self) -> ComposeResult:
         yield Static("", id="summary", markup=False)
         yield RequestTable(id="requests", cursor_type="row", zebra_stripes=True)
+        yield FilterBox(
+            placeholder="filter: type text · Enter: keep · Esc: clear",
+            id="filter",
+            select_on_focus=False,  # text typed with `/` in one burst is kept, not selected
+        )
         yield Static("", id="detail", markup=False)
         yield Static("", id="status", markup=False)
         yield Footer()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id == "filter":
+            app = self.app
+            assert isinstance(app, WispTui)
+            app.set_text_filter(event.value, keep_open=True)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id == "filter":
+            app = self.app
+            assert isinstance(app, WispTui)
+            app.set_text_filter(event.value, keep_open=False)
 
     def on_mount(self) -> None:
         self.query_one("#requests", DataTable).focus()
@@ -257,24 +328,46 @@ class HistoryScreen(ModalScreen[None]):
 
 # The keys' table fits 80 columns (78 within the help's padding); each paragraph below it
 # is one line, wrapped by the screen at whatever width it has.
-HELP = """\
-The keys of wisp tui (docs/tui.md says more)
+# The keys of the main view, as the help screen lists them: (keys, what they do).
+HELP_KEYS: tuple[tuple[str, str], ...] = (
+    ("↑ ↓ j k", "move the selection (PgUp PgDn: a page)"),
+    ("Home End g G", "the first, the last row"),
+    ("Enter", "answer the selected request, in its dialog"),
+    ("/", "filter by text (Enter keeps it, Esc clears it)"),
+    ("f", "show one kind: all → command → fact → question → tool → all"),
+    ("w", "show only the selected request's asker (again: everyone's)"),
+    ("A", "answer all from the selected request's asker, in turn"),
+    ("h", "history: what ended lately"),
+    ("i", "hide or show the detail pane"),
+    ("r", "restart a relay that has ended (shown while one is down)"),
+    ("? F1", "this help"),
+    ("q Ctrl-C Ctrl-Q", "quit"),
+)
+HELP_HEAD = "The keys of wisp tui (docs/tui.md says more)"
+HELP_DIALOGS = (
+    "In a dialog: a command's y s p a (yes: once, session, project, always) and n (no, with "
+    "a reason if you like, then Enter); a fact's k (keep) and d (drop); a question's 1-9 or "
+    "a typed answer; Esc: later; Ctrl-C refuses at once. Approving keys wait until the whole "
+    "request has been scrolled through."
+)
+HELP_BACK = "Esc, ?, F1 or q: back"
+HELP_KEY_COLUMN = 17  # the keys' column, where the table is wide enough to hold both
+HELP_TABLE_MIN = 70  # narrower than this, each key's words go on the lines below it
 
-  ↑ ↓ PgUp PgDn   move the selection        Home End   the first, the last row
-  Enter           answer the selected request, in its dialog
-  f               show one kind: all → command → fact → question → tool → all
-  w               show only the selected request's asker (again: everyone's)
-  A               answer everything from the selected request's asker, in turn
-  h               history: what ended lately
-  i               hide or show the detail pane
-  r               start again a relay that has ended (shown while one is down)
-  ? F1            this help                     q Ctrl-C Ctrl-Q   quit
 
-In a dialog: a command's y s p a (yes: once, session, project, always) and n \
-(no, with a reason if you like, then Enter); a fact's k (keep) and d (drop); a \
-question's 1-9 or a typed answer; Esc: later; Ctrl-C refuses at once. Approving keys wait until the whole request has been scrolled through.
-
-Esc, ?, F1 or q: back"""
+def help_text(width: int) -> Text:
+    """The help screen's text for *width* columns: the keys' table in two columns when it
+    fits, else each key on its own line and its words indented below (never wrapped into
+    the next column); the paragraphs wrap to the width."""
+    lines = [HELP_HEAD, ""]
+    for keys, does in HELP_KEYS:
+        if width >= HELP_TABLE_MIN:
+            lines.append(f"  {keys:<{HELP_KEY_COLUMN}}{does}")
+        else:
+            lines.append(keys)
+            lines.extend("    " + part for part in textwrap.wrap(does, max(width - 4, 10)))
+    lines += ["", HELP_DIALOGS, "", HELP_BACK]
+    return Text("\n".join(lines))
 
 
 class HelpScreen(ModalScreen[None]):
@@ -293,8 +386,11 @@ class HelpScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll():
-            yield Static(Text(HELP), id="help")
+            yield Static(help_text(self.app.size.width - 2), id="help")
         yield Footer()
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.query_one("#help", Static).update(help_text(event.size.width - 2))
 
 
 class WispTui(App[None]):
@@ -322,6 +418,7 @@ class WispTui(App[None]):
         self.hosts: dict[str, Relay] = {link.host: Relay.STARTING for link in self.links}
         self.kind_filter: Kind | None = None
         self.asker_filter: str | None = None
+        self.text_filter = ""  # `/`: only rows whose text holds this (any case)
         self.asker_label = ""  # the filtered asker as the summary says it: `wisp-cli 13723`
         self.dialog: Dialog | None = None
         self.dialog_key: str | None = None
@@ -589,6 +686,8 @@ class WispTui(App[None]):
     def _passes(self, item: Waiting) -> bool:
         if self.kind_filter is not None and item.kind is not self.kind_filter:
             return False
+        if self.text_filter and self.text_filter.casefold() not in searched(item):
+            return False
         return self.asker_filter is None or item.asker_key == self.asker_filter
 
     # --- the display clock -------------------------------------------------------------
@@ -749,6 +848,8 @@ class WispTui(App[None]):
         shown = [self.kind_filter.value] if self.kind_filter else []
         if self.asker_filter:
             shown.append("from " + self.asker_label)
+        if self.text_filter:
+            shown.append(f'matching "{one_line(self.text_filter, FILTER_SHOWN)}"')
         parts.append("showing " + (" ".join(shown) if shown else "all"))
         # A host that is not ready leads the line, so a narrow terminal never cuts it off;
         # with every host ready they close it.
@@ -867,6 +968,29 @@ class WispTui(App[None]):
         cycle = (None, *(v.kind for v in views()))  # every kind, then all again
         index = cycle.index(self.kind_filter)
         self.kind_filter = cycle[(index + 1) % len(cycle)]
+        self._build_table()
+        self._show_summary()
+
+    def action_text_filter(self) -> None:
+        """`/`: the filter box, with the text filtered by now; rows follow as it is typed."""
+        main = self.screen_stack[0]
+        box = main.query_one("#filter", FilterBox)
+        box.display = True
+        box.value = self.text_filter
+        # Focused now, not after the keys already read: `/deploy` typed in one burst (or
+        # pasted) is all the filter's, never `d` and the rest as keys of the rows.
+        main.set_focus(box)
+
+    def set_text_filter(self, text: str, *, keep_open: bool) -> None:
+        """Filter the rows by *text* (empty: no filter); closed, the rows take the keys."""
+        self.text_filter = text
+        main = self.screen_stack[0]
+        box = main.query_one("#filter", FilterBox)
+        if not keep_open:
+            box.display = False
+            main.set_focus(main.query_one("#requests", DataTable))  # now, as the box took it
+            if not text:
+                box.value = ""
         self._build_table()
         self._show_summary()
 

@@ -13,6 +13,7 @@ screen only as :class:`rich.text.Text` made by :mod:`wisp.tui._model` (visible, 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 import attrs
@@ -29,6 +30,42 @@ from pending import KINDS, Decision, Kind, State
 from wisp._text import visible
 from wisp.kinds import view
 from wisp.tui._model import Waiting, detail
+
+
+def hand_on(event: events.Key, box: Input, on_escape: Callable[[], object] | None = None) -> None:
+    """A key that reached another widget after *box* took the focus (read in one burst with
+    the key that opened the box: `/deploy⏎`, `nuse make⏎`) is the box's: handed on, in
+    order (a character typed into it, Enter submitting it, Esc as *on_escape*)."""
+    if box.screen.focused is not box:
+        return
+    event.stop()
+    event.prevent_default()
+    if event.key == "enter":
+        box.call_later(box.action_submit)
+    elif event.key == "escape" and on_escape is not None:
+        box.call_later(on_escape)
+    elif event.is_printable:
+        box.post_message(events.Key(event.key, event.character))
+
+
+class RequestScroll(VerticalScroll):
+    """The dialog's request, scrolled by ↓ PgDn End; keys that follow `n` in one burst go
+    to the reason box."""
+
+    def on_key(self, event: events.Key) -> None:
+        screen = self.screen
+        if (
+            event.key == "n"
+            and isinstance(screen, CommandDialog)
+            and not screen.query_one("#reason", Input).display
+        ):
+            # Taken here, as the request takes the key (a binding would act only once the
+            # key had bubbled up to the app, after the reason's letters read with it).
+            event.stop()
+            screen.action_answer(Decision.NO.value)
+            return
+        for box in screen.query("#reason").results(Input):
+            hand_on(event, box, getattr(screen, "action_later", None))
 
 
 @attrs.frozen(kw_only=True)
@@ -93,7 +130,7 @@ class Dialog(ModalScreen[Choice | None]):
         heading = view(self.item.kind).heading + (f"  ({self.series})" if self.series else "")
         with Vertical():
             yield Static(Text(heading), classes="heading")
-            with VerticalScroll(id="scroll"):
+            with RequestScroll(id="scroll"):
                 yield Static(_details(self.item), id="request")
             yield Static("", id="more", markup=False)
             note = Static(Text(self.note()), id="note")
@@ -228,7 +265,7 @@ class CommandDialog(Dialog):
         if chosen == Decision.NO:
             box = self.query_one("#reason", Input)
             box.display = True
-            box.focus()
+            self.set_focus(box)  # now: a reason typed in one burst with `n` is all the box's
             return
         self.answer(chosen)
 
@@ -243,7 +280,7 @@ class CommandDialog(Dialog):
         box = self.query_one("#reason", Input)
         if box.display:  # Esc in the reason box: back to the request, nothing sent
             box.display = False
-            self.query_one("#scroll", VerticalScroll).focus()
+            self.set_focus(self.query_one("#scroll", VerticalScroll))
             return
         super().action_later()
 

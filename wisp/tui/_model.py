@@ -167,6 +167,12 @@ def who(item: Waiting, *, short: bool = False) -> str:
     return f"{name} {asker.pid}" if short else f"{name} pid {asker.pid}"
 
 
+def searched(item: Waiting) -> str:
+    """What `/` filters a row by, case folded: what is asked (whole), who asks, its kind, ID
+    and host."""
+    return " ".join((asked(item), who(item), item.kind.value, item.id, item.host)).casefold()
+
+
 def age(moment: datetime | None, now: datetime) -> str:
     """How long ago, as every listing says it (`4s`, `3m`, `2h`, `5d`); `?` when unknown."""
     return "?" if moment is None else render_age(moment, now)
@@ -204,6 +210,8 @@ def detail(item: Waiting, now: datetime) -> list[tuple[str, str]]:
         by += f", thread {visible(asker.thread)}"
     if asker.alive is False:
         by += " (stopped)"
+    for n, (fact_id, said) in enumerate(item.line.differs):
+        rows.append(("differs" if n == 0 else "", visible(f"you keep {said} ({fact_id})")))
     rows.append(("asked by", by))
     rows.append(("host", visible(item.host)))
     when = age(item.filed_at, now) + " ago"

@@ -1,0 +1,140 @@
+"""`wisp tui` as k9s and lazygit users expect it: j/k and the arrows move, g/G go to the
+first and last row, `/` filters by text; the fact dialog names the kept facts a fact would
+contradict; the help's key table stays a table when narrow. Driven headless with textual's
+pilot over real `wisp relay` children."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import fact
+from relayproc import write_config
+from test_tui import WispTui, cells, screen_text, select, tui, until
+
+from pending import Channel, FactBinding
+from wisp import ApprovalGate, Asker, Notifier
+from wisp.stores.facts import FactStore
+from wisp.tui._app import HELP_KEYS
+from wisp.tui._dialogs import FactDialog
+
+COMMANDS = ("make deploy", "ls -la", "rm -rf build")
+
+
+@pytest.fixture
+def home(home: Path) -> Path:
+    write_config(home, answer__waitSeconds=3)
+    return home
+
+
+@pytest.fixture
+def asker(channel: Channel) -> Any:
+    quiet = Notifier(channel.home, settings={"notifications.enabled": False})
+    with Asker(channel, entry_point="approvals", client="agent", notifier=quiet) as asking:
+        yield asking
+
+
+def cursor(app: WispTui) -> int:
+    return app._table().cursor_row
+
+
+class TestMoves:
+    def test_j_k_arrows_g_and_big_g(self, home: Path, asker: Asker) -> None:
+        """j and ↓ move down, k and ↑ up, G to the last row and g to the first."""
+        gate = ApprovalGate(asker, timeout_s=60)
+        for text in COMMANDS:
+            gate.file(text, "/srv")
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            await until(pilot, lambda: app._table().row_count == len(COMMANDS))
+            app._table().move_cursor(row=0)
+            await pilot.press("j")
+            assert cursor(app) == 1
+            await pilot.press("down")
+            assert cursor(app) == 2
+            await pilot.press("k")
+            assert cursor(app) == 1
+            await pilot.press("up")
+            assert cursor(app) == 0
+            await pilot.press("G")
+            assert cursor(app) == len(COMMANDS) - 1
+            await pilot.press("g")
+            assert cursor(app) == 0
+
+        tui(home, body)
+
+
+class TestTextFilter:
+    def test_slash_filters_as_typed_enter_keeps_esc_clears(self, home: Path, asker: Asker) -> None:
+        """`/` then text shows only the rows whose text holds it (any case), the summary
+        says `matching "…"`; Enter keeps the filter and j/k move again; `/` and Esc clear
+        it and every row is back."""
+        gate = ApprovalGate(asker, timeout_s=60)
+        requests = [gate.file(text, "/srv") for text in COMMANDS]
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            await until(pilot, lambda: app._table().row_count == len(COMMANDS))
+            await pilot.press("slash", *"DEPLOY")
+            await until(pilot, lambda: app._table().row_count == 1, "one row matching")
+            assert cells(app, requests[0].id)[2].startswith("make deploy")
+            summary = "\n".join(screen_text(app))
+            assert 'matching "DEPLOY"' in summary, summary
+            await pilot.press("enter")
+            assert app._table().has_focus
+            await pilot.press("j")  # a key of the rows again, not a letter of the filter
+            assert app.text_filter == "DEPLOY"
+            await pilot.press("slash", "escape")
+            await until(pilot, lambda: app._table().row_count == len(COMMANDS), "all rows")
+            assert app.text_filter == ""
+            assert 'matching "' not in "\n".join(screen_text(app))
+
+        tui(home, body)
+
+
+class TestFactDialogSaysWhatItContradicts:
+    def test_the_kept_fact_it_contradicts_is_named(self, home: Path, channel: Channel) -> None:
+        """RED KITE is kept; a request to keep GREEN FINCH for the same subject and name
+        opens a dialog that names RED KITE and its ID (`differs`), as `wisp show` does."""
+        kept, _new = FactStore(home).keep(
+            FactBinding(
+                fact_id="c1",
+                subject="release",
+                name="codename",
+                value="RED KITE",
+                source="chat",
+                proposed_by="model",
+            ),
+            request="aaaa1111",
+            via="cli",
+        )
+        with channel.server() as lock:
+            request = fact(lock, value="GREEN FINCH")
+            channel.file(request)
+
+            async def body(app: WispTui, pilot: Any) -> None:
+                await select(app, pilot, request.id)
+                await pilot.press("enter")
+                dialog = await until(pilot, lambda: isinstance(app.screen, FactDialog))
+                assert dialog
+                text = "\n".join(screen_text(app))
+                assert "differs" in text, text
+                assert f"you keep release codename = RED KITE ({kept.id})" in text, text
+
+            tui(home, body, size=(100, 30))
+
+
+class TestHelpWhenNarrow:
+    def test_each_key_on_its_own_line_at_40_columns(self, home: Path) -> None:
+        """At 40x15 the help's key table is no jumble: each row's keys are a line of their
+        own, and what they do is on the lines below, indented."""
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            await pilot.press("question_mark")
+            await until(pilot, lambda: type(app.screen).__name__ == "HelpScreen", "help")
+            text = str(app.screen.query_one("#help").render())
+            lines = [line.strip() for line in text.splitlines()]
+            for keys, _does in HELP_KEYS:
+                assert keys in lines, (keys, lines)
+
+        tui(home, body, size=(40, 15))
