@@ -1062,7 +1062,7 @@ class TestHosts:
             await until(pilot, lambda: f"local/{request.id}" in app._table().rows)
             os.kill(relay_pid(app), signal.SIGKILL)
             await until(pilot, lambda: app.hosts["local"] == "down", "the relay down")
-            assert said(app, "Press r to start it again")
+            assert said(app, "r starts it again")
             assert f"local/{request.id}" not in app._table().rows
             await pilot.press("r")
             await until(pilot, lambda: app.hosts["local"] == "ready", "the relay again")
@@ -1204,7 +1204,7 @@ class TestChannelRemoved:
             remove_tree(home)  # the relay may audit the channel's removal as it goes
             await until(pilot, lambda: app.hosts["local"] == "down", "the relay down")
             assert said(app, "(WISP_HOME) was removed")
-            await until(pilot, lambda: said(app, "Press r to start it again"), "what to do")
+            await until(pilot, lambda: said(app, "r starts it again"), "what to do")
             await pilot.press("r")
             await until(pilot, lambda: app.hosts["local"] == "ready", "the relay again")
             asking = AskerProcess(home, "command")

@@ -32,6 +32,7 @@ from pending import (
     to_json,
 )
 from wisp._text import one_line
+from wisp.audit.history import asked_in
 from wisp.kinds import view
 
 if TYPE_CHECKING:
@@ -426,16 +427,6 @@ def report_json(report: AnswerReport) -> dict[str, Any]:
 _LOG_ROUTINE = {"ts", "event", "entryPoint", "pid", "id", "kind", "server"}
 
 
-def _asked_in(record: dict[str, Any]) -> str:
-    for key in ("command", "question"):
-        found = record.get(key)
-        if isinstance(found, str):
-            return found
-    if all(isinstance(record.get(k), str) for k in ("subject", "name", "value")):
-        return f"{record['subject']} {record['name']} = {record['value']}"
-    return ""
-
-
 def _fields(record: dict[str, Any], keys: Sequence[str]) -> str:
     return ", ".join(f"{k} {record[k]}" for k in keys if record.get(k) not in (None, "", []))
 
@@ -443,7 +434,7 @@ def _fields(record: dict[str, Any], keys: Sequence[str]) -> str:
 def log_summary(record: dict[str, Any]) -> str:
     """What one audit record says, in a line (not yet made visible)."""
     event = str(record.get("event"))
-    asked_now = _asked_in(record)
+    asked_now = asked_in(record)
     if event == "approval.pending":
         said = f"asked: {asked_now}"
         if record.get("expiresAt"):

@@ -8,6 +8,7 @@ decoded strictly and skipped if it is not an audit record of the shape written h
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import stat
 from pathlib import Path
@@ -81,17 +82,25 @@ def _tail(home: Path) -> bytes:
     return data
 
 
-def _asked(record: dict[str, Any]) -> str:
-    text: str
+def asked_in(record: dict[str, Any]) -> str:
+    """What an audit record's request asked, whole (not yet made visible): the command, the
+    question, the fact, or a tool call (its tool, then its input as compact JSON, keys
+    sorted); empty for a record that names none."""
     if isinstance(record.get("command"), str):
-        text = record["command"]
-    elif all(isinstance(record.get(k), str) for k in ("subject", "name", "value")):
-        text = f"{record['subject']} {record['name']} = {record['value']}"
-    elif isinstance(record.get("question"), str):
-        text = record["question"]
-    else:
-        text = ""
-    return text[:ASKED_MAX]
+        return str(record["command"])
+    if isinstance(record.get("question"), str):
+        return str(record["question"])
+    if all(isinstance(record.get(k), str) for k in ("subject", "name", "value")):
+        return f"{record['subject']} {record['name']} = {record['value']}"
+    if isinstance(record.get("tool"), str):
+        tool_input = record.get("input")
+        shown = json.dumps(tool_input, sort_keys=True, ensure_ascii=False) if tool_input else ""
+        return f"{record['tool']} {shown}".rstrip()
+    return ""
+
+
+def _asked(record: dict[str, Any]) -> str:
+    return asked_in(record)[:ASKED_MAX]
 
 
 def _str(value: Any) -> str | None:

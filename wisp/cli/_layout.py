@@ -128,8 +128,12 @@ def _paragraphs(cell: Cell) -> Paragraphs:
 def _flex_cell(cell: Cell, width: int, limit: int | None) -> tuple[list[str], bool]:
     lines: list[str] = []
     cut = False
+    indent = ""  # a blank label continues the paragraph above, under its text
     for n, (label, text) in enumerate(_paragraphs(cell)):
-        wrapped = wrap(text if n == 0 else f"{label}: {text}", width)
+        if n and label:
+            indent = " " * (cell_width(label) + 2)
+        shown = text if n == 0 else (f"{label}: {text}" if label else indent + text)
+        wrapped = wrap(shown, width)
         if limit is not None and len(wrapped) > limit:
             wrapped = wrapped[:limit]
             last = wrapped[-1]

@@ -215,7 +215,9 @@ class RequestsScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("f", "app.kind_filter", "kind"),
         Binding("w", "app.asker_filter", "asker"),
-        Binding("A", "app.answer_all", "all from asker"),
+        # Not in the footer (the help lists it): at 80 columns the footer holds the rest whole,
+        # `r restart` included while a relay is down, never cut mid-word.
+        Binding("A", "app.answer_all", "all from asker", show=False),
         Binding("h", "app.history", "history"),
         Binding("i", "app.toggle_detail", "detail"),
         Binding("r", "app.restart", "restart", show=False),  # none is down: it says so
@@ -498,8 +500,8 @@ class WispTui(App[None]):
         self.refresh_bindings()
         self.ready.setdefault(host, asyncio.Event()).set()
         self.say(
-            f"{host}: relay ended ({one_line(why, 120)}); its requests are not shown here. "
-            "Press r to start it again (or answer them from a terminal on that machine)."
+            f"{host}: relay ended ({one_line(why, 100)}); its requests are not shown "
+            "here: r starts it again."
         )
         for key in [k for k, item in self.items.items() if item.host == host]:
             self._forget(key, closing=f"{host}'s relay ended")
