@@ -55,6 +55,16 @@ class TestAudit:
         assert audit_path(home).exists()
         assert audit(home, "watch.warning", entry_point="pending", make_home=False) is True
 
+    def test_nothing_of_a_home_is_made_with_make_home_false(self, home: Path) -> None:
+        """With make_home false, a home that is there (being removed, say) gets no logs
+        directory and no log made in it: nothing is written."""
+        home.mkdir(mode=0o700)
+        assert audit(home, "watch.warning", entry_point="pending", make_home=False) is False
+        assert list(home.iterdir()) == []
+        (home / "logs").mkdir(mode=0o700)
+        assert audit(home, "watch.warning", entry_point="pending", make_home=False) is False
+        assert list((home / "logs").iterdir()) == []
+
     def test_a_home_removed_between_records_is_checked_again(self, home: Path) -> None:
         """The logs directory is kept open between records; a home removed since is not
         written into as it was: not made again with make_home false, made anew otherwise,

@@ -95,6 +95,27 @@ class TestWatchOutlivesItsDirectory:
         assert child.exitstatus == 2
         assert not home.exists()  # nothing (the audit log included) made it again
 
+    def test_a_home_removed_slowly_is_not_remade_as_it_goes(self, home: Path) -> None:
+        """`rm -rf $WISP_HOME` taken slowly (as on a loaded machine): its channel directory
+        first, the watch saying so, and only then the home. The watch makes nothing in the
+        home as it goes — no logs/, no audit log — so the home's own removal succeeds (it
+        failed "Directory not empty" on a logs/ the watch made again: the race behind the
+        test above failing under load), and the watch ends saying so."""
+        Channel.open(home).close()
+        child = spawn("pending", "watch", cols=80)
+        try:
+            child.expect("Ctrl-C to stop")
+            shutil.rmtree(home / "pending")
+            child.expect(r"was\s+removed")
+            assert sorted(p.name for p in home.iterdir()) == []
+            home.rmdir()
+            child.expect(r"nothing\s+left\s+to\s+watch")
+            child.expect(pexpect.EOF)
+        finally:
+            child.close()
+        assert child.exitstatus == 2
+        assert not home.exists()
+
 
 class TestDocs:
     def test_no_command_this_build_lacks(self) -> None:

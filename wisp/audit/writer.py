@@ -145,8 +145,11 @@ def audit(
     make_home: bool = True,
 ) -> bool:
     """Append one audit record (``None`` fields left out); True if it was written. With
-    *make_home* false a missing home is not made again: nothing is written (a watch saying
-    that the channel went away must not remake a home being removed)."""
+    *make_home* false nothing of the home is made again, neither the home nor its logs
+    directory nor its log: the record is appended to a log that is there, or not written (a
+    watch saying that the channel went away must not remake a home being removed: a logs
+    directory made in it as `rm -rf` empties it made the removal fail, "Directory not
+    empty")."""
     record = {
         "ts": format_time(clock.now()),
         "event": event,
@@ -177,7 +180,9 @@ def _open_logs(home: Path, make_home: bool) -> int:
     """The home's logs directory, opened and checked (both directories) afresh."""
     home_fd = open_private_dir(str(home), make=make_home)
     try:
-        return open_private_dir(str(home / LOGS_DIR), parent_fd=home_fd, name=LOGS_DIR)
+        return open_private_dir(
+            str(home / LOGS_DIR), parent_fd=home_fd, name=LOGS_DIR, make=make_home
+        )
     finally:
         os.close(home_fd)
 
@@ -199,7 +204,7 @@ def _open_log(home: Path, make_home: bool) -> int:
         kept = _kept_logs
         if kept is not None and kept[0] == key:
             try:
-                return _open_log_at(kept[1], home)
+                return _open_log_at(kept[1], home, make_home)
             except FileNotFoundError:
                 pass  # the directory was removed since: open (or refuse) it afresh
         if kept is not None:
@@ -207,7 +212,7 @@ def _open_log(home: Path, make_home: bool) -> int:
             os.close(kept[1])
         logs_fd = _open_logs(home, make_home)
         try:
-            fd = _open_log_at(logs_fd, home)
+            fd = _open_log_at(logs_fd, home, make_home)
         except BaseException:
             os.close(logs_fd)
             raise
@@ -224,11 +229,13 @@ def _forget_in_child() -> None:
 os.register_at_fork(after_in_child=_forget_in_child)
 
 
-def _open_log_at(logs_fd: int, home: Path) -> int:
-    """The log, open for appending (made 0600 if missing); :class:`AuditLogUnsafe` if it is
-    no regular file of the caller's with one link. Never blocks."""
+def _open_log_at(logs_fd: int, home: Path, make: bool = True) -> int:
+    """The log, open for appending (made 0600 if missing, when *make*: else
+    FileNotFoundError); :class:`AuditLogUnsafe` if it is no regular file of the caller's
+    with one link. Never blocks."""
+    flags = _APPEND_FLAGS if make else _APPEND_FLAGS & ~os.O_CREAT
     try:
-        fd = os.open(AUDIT_FILE, _APPEND_FLAGS, 0o600, dir_fd=logs_fd)
+        fd = os.open(AUDIT_FILE, flags, 0o600, dir_fd=logs_fd)
     except OSError as exc:
         if exc.errno in (errno.ELOOP, errno.ENXIO):  # a symlink; a FIFO nobody reads
             st = os.stat(AUDIT_FILE, dir_fd=logs_fd, follow_symlinks=False)
