@@ -165,8 +165,11 @@ class TestTmuxRoute:
         notifier = in_process(home, server)
         result = notifier.post("t", "m")
         assert result.route is None
-        assert "tmux: no client is attached to this tmux session" in result.skipped
-        assert dict(notifier.describe())["tmux"] == "no client is attached to this tmux session"
+        nobody = (
+            "no client is attached to this tmux session, nor to any other session of its server"
+        )
+        assert f"tmux: {nobody}" in result.skipped
+        assert dict(notifier.describe())["tmux"] == nobody
 
     def test_format_text_is_shown_not_obeyed(
         self, home: Path, server: TmuxServer, tmp_path: Path
@@ -206,3 +209,51 @@ class TestTmuxRoute:
             second.expect_exact("wisp: both of you")
         finally:
             second.close(force=True)
+
+
+class TestWhereThePersonIs:
+    def test_a_client_on_another_session_is_named(self, home: Path, server: TmuxServer) -> None:
+        """This pane's session has no client, but the person's is attached to another
+        session of the same server: the route (and so `wisp doctor`) says where it is."""
+        server.tmux("new-session", "-d", "-s", "other", "-x", str(WIDTH), "-y", "10", "cat")
+        client = pexpect.spawn(
+            server.base[0],
+            [*server.base[1:], "-u", "attach-session", "-t", "other"],
+            env=server.env,
+            dimensions=(12, WIDTH),
+            timeout=SCREEN_WAIT_S,
+        )
+        try:
+            tty = wait_until(
+                lambda: server.tmux("list-clients", "-F", "#{client_name}"),
+                SCREEN_WAIT_S,
+                "the client to attach",
+            )
+            why = dict(in_process(home, server).describe())["tmux"]
+            assert why == (
+                "no client is attached to this tmux session; the server's clients are at "
+                f"{tty} on session other"
+            )
+            done = subprocess.run(
+                [sys.executable, "-m", "wisp", "doctor"],
+                env={**server.environ(), "WISP_HOME": str(home), "COLUMNS": "200"},
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+            assert f"{tty} on session other" in done.stdout, done.stdout
+        finally:
+            client.close(force=True)
+
+
+class TestTheMessageStays:
+    def test_kept_until_a_key_and_in_the_wisp_option(self, home: Path, server: TmuxServer) -> None:
+        """By default the message is shown until a key is pressed on the client (tmux's
+        `display-message -d 0`), and kept in the server's `@wisp` option, which a status
+        line can show (`#{@wisp}`) after the message is gone."""
+        client = server.attach()
+        result = in_process(home, server).post("wisp: run a command?", "make deploy")
+        assert result.route == "tmux"
+        client.expect_exact("wisp: run a command?: make deploy")
+        kept = server.tmux("show-options", "-gv", "@wisp")
+        assert kept == "wisp: run a command?: make deploy"

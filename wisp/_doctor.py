@@ -89,6 +89,37 @@ def reach(notifier: Notifier) -> dict[str, Any]:
     }
 
 
+SEND_TEST_TITLE = "wisp doctor"
+SEND_TEST_MESSAGE = "a test notification: if you read this, wisp reaches you here"
+
+
+def send_test(home: Path) -> dict[str, Any]:
+    """`wisp doctor --send-test`: post a test notification as a filed request's would go
+    (the routes here in order, then push), waiting for the push, and say what became of it:
+    the route that took it, and each push target posted or failed. ``ok`` is false when
+    nothing took it, or when a push target failed: a route that fails is failing."""
+    try:
+        settings = load_config(home).values
+    except ConfigError:
+        settings = {}  # reported by the config check
+    notifier = Notifier(
+        home, settings=settings, entry_point=EntryPoint.NOTIFY, background_push=False
+    )
+    result = notifier.post(SEND_TEST_TITLE, SEND_TEST_MESSAGE, source="user")
+    targets = [d.record() for d in result.deliveries]
+    failed = [t for t in targets if t["outcome"] != "posted"]
+    return {
+        "posted": result.posted,
+        "route": result.route,
+        "detail": result.detail,
+        "push": result.push,
+        "targets": targets,
+        "reason": result.reason,
+        "skipped": list(result.skipped),
+        "ok": result.posted and not failed,
+    }
+
+
 def _watching(channel: Channel) -> dict[str, Any]:
     """Whether native watching starts here, and the kernel's inotify limits."""
     notes: list[str] = []

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from pending import PendingError
-from wisp._doctor import diagnose
+from wisp._doctor import diagnose, send_test
 from wisp._entry import EntryPoint
 from wisp._home import open_channel, wisp_home
 from wisp._text import visible, wrap
@@ -51,6 +51,7 @@ config_app = command_group(
 
 DOCTOR_EXAMPLES = """Examples:
   wisp doctor
+  wisp doctor --send-test       also post a test notification, and say what became of it
   wisp doctor --json | jq '.checks[] | select(.ok | not)'"""
 
 RouteChoice = StrEnum("RouteChoice", {r.upper(): r for r in ROUTES})  # type: ignore[misc]
@@ -214,6 +215,14 @@ def config_set(
 
 def doctor(
     as_json: Annotated[bool, typer.Option("--json", help="The findings as JSON.")] = False,
+    test: Annotated[
+        bool,
+        typer.Option(
+            "--send-test",
+            help="Also post a test notification as a request's would go (push waited for), "
+            "and say what became of it: a route or push target that fails is failing.",
+        ),
+    ] = False,
 ) -> None:
     """Check the channel, the stores and settings it reads, and the notification routes.
 
@@ -239,6 +248,9 @@ def doctor(
     findings["agents"] = agents_section()
     if any(needs_attention(a) for a in findings["agents"]):
         findings["ok"] = False
+    if test:
+        findings["sendTest"] = sent = send_test(home)
+        findings["ok"] = findings["ok"] and sent["ok"]
     notification = findings["notification"]
     routes = notification.pop("routes")
     watching = findings["watching"]
@@ -267,7 +279,9 @@ def doctor(
             lines.append((check["check"], f"{check['path']}: {verdict}, {check['detail']}"))
             if check["fix"]:
                 lines.append(("", f"fix: {check['fix']}"))
-        lines.extend(_reach_lines(notification, routes))
+        lines.extend(_reach_lines(notification, routes, tried=test))
+        if test:
+            lines.extend(_test_lines(findings["sendTest"]))
         lines.extend(_agents_lines(findings["agents"]))
         lines.extend(("skipped", f"{visible(p['name'])}: {p['reason']}") for p in problems)
         if problems:
@@ -301,8 +315,11 @@ def _agents_lines(found: list[dict[str, Any]]) -> list[tuple[str, str]]:
     return lines
 
 
-def _reach_lines(notification: dict[str, Any], routes: list[Any]) -> list[tuple[str, str]]:
-    """The doctor's lines on notifications: the route, push, each skipped route, warning."""
+def _reach_lines(
+    notification: dict[str, Any], routes: list[Any], *, tried: bool
+) -> list[tuple[str, str]]:
+    """The doctor's lines on notifications: the route, push, each skipped route, warning;
+    and, when push would be used and nothing was sent, that it was not tried."""
     route, push = notification["route"], notification["push"]
     lines = [("notify", f"would post via {route}" if route else "no route would post")]
     if push["targets"] and push["usable"]:
@@ -313,8 +330,27 @@ def _reach_lines(notification: dict[str, Any], routes: list[Any]) -> list[tuple[
             lines.append(("", f"push: also to {targets} (notifications.pushWhen always)"))
         else:
             lines.append(("", f"push: to {targets} only when no route here posts (unseen)"))
+        if not tried:
+            lines.append(("", "push: not tried; `wisp doctor --send-test` tries it"))
     lines.extend(("", f"{r}: skipped, {why}") for r, why in routes if why is not None)
     if notification["warning"]:
         lines.append(("warning", notification["warning"]))
         lines.append(("", f"fix: {notification['fix']}"))
+    return lines
+
+
+def _test_lines(sent: dict[str, Any]) -> list[tuple[str, str]]:
+    """What became of `--send-test`'s notification: where it was shown, each push target."""
+    verdict = "ok" if sent["ok"] else "NEEDS ATTENTION"
+    if sent["posted"]:
+        said = f"posted via {sent['route']}" + (f" ({sent['detail']})" if sent["detail"] else "")
+    else:
+        said = f"not shown: {sent['reason']}"
+    lines = [("test", f"{verdict}, {said}")]
+    for target in sent["targets"]:
+        why = f": {target['reason']}" if target.get("reason") else ""
+        lines.append(("", f"push to {target['target']}: {target['outcome']}{why}"))
+    lines.extend(("", f"skipped {s}") for s in sent["skipped"])
+    if not sent["ok"]:
+        lines.append(("", "fix: correct or remove the failing route or URL (wisp config)"))
     return lines

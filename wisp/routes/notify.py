@@ -49,7 +49,7 @@ from wisp.audit.writer import AuditEvent, EntryPoint, audit, check_log
 from wisp.kinds import view
 from wisp.routes import push as _push
 from wisp.routes.subproc import run_bounded
-from wisp.routes.tmux import Client, Tmux, display_text, passthrough
+from wisp.routes.tmux import TMUX_DISPLAY_S, Client, Tmux, display_text, passthrough
 from wisp.stores.config import PushWhen
 from wisp.stores.pushurls import push_urls, redact
 
@@ -360,7 +360,7 @@ class Notifier:
         if not deep:
             return None
         clients, reason = tmux.clients()
-        return reason or (None if clients else NO_TMUX_CLIENT)
+        return reason or (None if clients else _no_client(tmux))
 
     def _notify_send(self) -> str | None:
         return shutil.which("notify-send", path=self.environ.get("PATH", os.defpath))
@@ -591,6 +591,7 @@ class Notifier:
                 record=record,
                 entry_point=self.entry_point,
                 extras=self.push_extras(about),
+                say_failure=self.face is Face.TERMINAL,
             )
         except OSError as exc:  # no process to push from: say so, and fail nothing else
             audit(
@@ -687,10 +688,14 @@ class Notifier:
             return tmux, None
         clients, reason = tmux.clients()
         if reason is not None or not clients:
-            return reason or NO_TMUX_CLIENT, None
+            return reason or _no_client(tmux), None
         passed = self._passthrough(tmux, clients, notice)
         text = display_text(terminal_safe(notice.title), terminal_safe(notice.body))
-        failed = [why for client in clients if (why := tmux.display(client, text)) is not None]
+        seconds = float(self._setting("notifications.tmuxSeconds", TMUX_DISPLAY_S))
+        tmux.keep(text)  # best effort: the status line's segment, if the person added one
+        failed = [
+            why for client in clients if (why := tmux.display(client, text, seconds)) is not None
+        ]
         if len(failed) == len(clients):
             return failed[0], None
         shown = len(clients) - len(failed)
@@ -715,6 +720,15 @@ class Notifier:
 
     def _run(self, argv: list[str]) -> str | None:
         return run_bounded(argv, timeout_s=ROUTE_TIMEOUT_S, env=self.environ)[1]
+
+
+def _no_client(tmux: Tmux) -> str:
+    """Why the tmux route has no client to show a message on, and where the person's
+    clients are instead (attached to another session of the same server, say)."""
+    where = tmux.elsewhere()
+    if not where:
+        return NO_TMUX_CLIENT + ", nor to any other session of its server"
+    return f"{NO_TMUX_CLIENT}; the server's clients are at {where}"
 
 
 def _answer_commands(about: Mapping[str, Any] | None) -> list[str]:

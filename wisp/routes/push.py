@@ -213,11 +213,14 @@ def send_later(
     record: Mapping[str, Any],
     entry_point: str,
     extras: Extras = Extras(),  # frozen: one shared empty value is safe
+    say_failure: bool = False,
 ) -> None:
     """Push in a process of its own, which audits the outcome as a `notification` record
     with *record*'s fields. Returns at once. The job goes on the child's standard input
     (never its argv, which other users can read); its output goes nowhere (under MCP this
-    process's stdout is the protocol)."""
+    process's stdout is the protocol), but with *say_failure* a push that failed is said in
+    a line on this process's standard error, which the child shares (an asking command's:
+    the person who asked learns that the notification did not go out)."""
     job = {
         "home": str(home),
         "urls": list(urls),
@@ -227,12 +230,13 @@ def send_later(
         "entryPoint": entry_point,
         "link": extras.link,
         "priority": extras.priority,
+        "sayFailure": say_failure,
     }
     child = subprocess.Popen(
         [sys.executable, "-m", "wisp.routes.push"],
         stdin=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stderr=None if say_failure else subprocess.DEVNULL,
         start_new_session=True,  # a Ctrl-C meant for the asker does not stop its push
     )
     assert child.stdin is not None
@@ -274,6 +278,14 @@ def _main() -> None:
         },
         entry_point=job["entryPoint"],
     )
+    if job.get("sayFailure") and word != "posted":
+        about = job["record"].get("id")
+        what = f"the push about request {about}" if about else "the push"
+        sys.stderr.write(
+            f"wisp: {what} {word}: {clause}. `wisp doctor --send-test` tries the push "
+            "route and says what is wrong.\n"
+        )
+        sys.stderr.flush()
 
 
 if __name__ == "__main__":

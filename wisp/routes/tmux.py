@@ -24,7 +24,12 @@ import attrs
 
 from wisp.routes.subproc import run_bounded
 
-TMUX_DISPLAY_S = 5.0  # how long the message stays on a client's status line
+# How long the message stays on a client's status line, unless notifications.tmuxSeconds
+# says otherwise: 0, until the person presses a key there (tmux's `display-message -d 0`).
+TMUX_DISPLAY_S = 0.0
+# The user option the last notification is also kept in, for a status line to show
+# (`set -g status-right '#{@wisp}'`): it stays when the message on the status line goes.
+WISP_OPTION = "@wisp"
 TMUX_TIMEOUT_S = 5.0  # a tmux command that hangs is given up on, never waited on
 PASSTHROUGH_ON = frozenset({"1", "on", "all"})  # `allow-passthrough` as its format reads
 _CLIENT_FORMAT = "#{client_name}\t#{client_termname}\t#{client_termtype}"
@@ -112,10 +117,29 @@ class Tmux:
                 clients.append(Client(name=name, termname=termname, termtype=termtype))
         return clients, None
 
-    def display(self, client: Client, text: str) -> str | None:
-        """Show *text* on *client*'s status line; None, or why it could not."""
-        delay_ms = str(int(TMUX_DISPLAY_S * 1000))
+    def display(self, client: Client, text: str, seconds: float = TMUX_DISPLAY_S) -> str | None:
+        """Show *text* on *client*'s status line for *seconds* (0: until a key is pressed
+        there); None, or why it could not."""
+        delay_ms = str(int(seconds * 1000))
         return self._run("display-message", "-c", client.name, "-d", delay_ms, "--", text)[1]
+
+    def keep(self, text: str) -> str | None:
+        """Keep *text* in the server's `@wisp` user option (a status line may show it);
+        None, or why it could not."""
+        return self._run("set-option", "-g", WISP_OPTION, text)[1]
+
+    def elsewhere(self) -> str:
+        """Where the server's clients are when none is attached to this pane's session:
+        `/dev/pts/3 on session work`, or "" when it has none (or they cannot be listed)."""
+        out, reason = self._run("list-clients", "-F", "#{client_name}\t#{session_name}")
+        if reason is not None:
+            return ""
+        places = []
+        for line in out.splitlines():
+            name, _, session = line.partition("\t")
+            if name:
+                places.append(f"{name} on session {session}")
+        return ", ".join(places)
 
     def allows_passthrough(self) -> bool:
         """Whether this pane passes sequences on to the outer terminal."""

@@ -195,6 +195,15 @@ SETTINGS: dict[str, Setting] = {
             loosens=lambda old, new: new != old and new != "",
         ),
         Setting(
+            key="notifications.tmuxSeconds",
+            default=0.0,
+            check=_seconds(whole=False, zero="until a key is pressed"),
+            kind=deadline_range(zero="until a key is pressed"),
+            doc="How long the tmux route's message stays on a client's status line; 0 keeps "
+            "it until you press a key there.",
+            deadline=True,
+        ),
+        Setting(
             key="watch.livenessSeconds",
             default=1.0,
             check=_seconds(whole=False, zero=None),
