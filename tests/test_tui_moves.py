@@ -138,3 +138,27 @@ class TestHelpWhenNarrow:
                 assert keys in lines, (keys, lines)
 
         tui(home, body, size=(40, 15))
+
+
+class TestQuestionDialogWhenShort:
+    def test_its_keys_stay_on_screen_at_40_by_15(self, home: Path, asker: Asker) -> None:
+        """A question with options and free text at 40x15: the options, the text box and
+        the whole key hint (Ctrl-C: decline, Esc: later) are on screen."""
+        from wisp import QuestionAsker
+        from wisp.tui._dialogs import QuestionDialog
+
+        request = QuestionAsker(asker, timeout_s=60).file(
+            "Which environment?", options=("staging", "production"), free_text=True
+        )
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            await select(app, pilot, request.id)
+            await pilot.press("enter")
+            await until(pilot, lambda: isinstance(app.screen, QuestionDialog))
+            await pilot.pause(0.2)
+            text = "\n".join(screen_text(app))
+            for words in ("1. staging", "2. production", "your answer", "Ctrl-C: decline"):
+                assert words in text, (words, text)
+            assert "Esc: later" in text, text
+
+        tui(home, body, size=(40, 15))

@@ -7,6 +7,8 @@ editable install) reads docs/ itself.
 
 from __future__ import annotations
 
+import re
+import textwrap
 from pathlib import Path
 
 _HERE = Path(__file__).resolve().parent
@@ -24,6 +26,56 @@ def topics() -> list[str]:
     if directory is None:
         return []
     return sorted(path.stem for path in directory.glob("*.md"))
+
+
+# A line that is no paragraph's text: a table row, a heading, a fence, a quote, a list item's
+# start (it begins a paragraph of its own), or a blank.
+_KEPT = re.compile(r"^(\||#|```|>|\s*$)")
+_ITEM = re.compile(r"^(\s*(?:[-*]|\d+\.)\s+)")
+
+
+def rewrapped(text: str, width: int) -> str:
+    """*text* (markdown) with its paragraphs and list items wrapped to *width* columns,
+    never a word broken: code blocks, tables and headings as they are (a table row or a line
+    of code longer than the width is the pager's to scroll)."""
+    out: list[str] = []
+    paragraph: list[str] = []
+    indent = ""
+    fenced = False
+
+    def flush() -> None:
+        nonlocal indent
+        if paragraph:
+            words = " ".join(line.strip() for line in paragraph)
+            out.extend(
+                textwrap.wrap(
+                    words,
+                    width=max(width, 20),
+                    initial_indent=indent,
+                    subsequent_indent=" " * len(indent),
+                    break_long_words=False,
+                    break_on_hyphens=False,
+                )
+            )
+            paragraph.clear()
+        indent = ""
+
+    for line in text.splitlines():
+        if line.startswith("```"):
+            flush()
+            fenced = not fenced
+            out.append(line)
+        elif fenced or _KEPT.match(line):
+            flush()
+            out.append(line)
+        elif item := _ITEM.match(line):
+            flush()
+            indent = item.group(1)
+            paragraph.append(line[len(indent) :])
+        else:
+            paragraph.append(line)
+    flush()
+    return "\n".join(out) + "\n"
 
 
 def page(topic: str) -> str | None:

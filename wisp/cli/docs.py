@@ -43,7 +43,11 @@ def docs(
         )
     if sys.stdout.isatty():
         import pydoc  # only here: a pager for a person (it honours $MANPAGER and $PAGER)
+        import shutil
 
-        pydoc.pager(text)
+        from wisp._manual import rewrapped
+
+        # Written at 100 columns: wrapped to the terminal, so no pager breaks a word.
+        pydoc.pager(rewrapped(text, shutil.get_terminal_size().columns - 1))
     else:
         sys.stdout.write(text)

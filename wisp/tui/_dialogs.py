@@ -68,6 +68,12 @@ class RequestScroll(VerticalScroll):
             hand_on(event, box, getattr(screen, "action_later", None))
 
 
+KEYS_END = "   Esc: later"
+SHORT_ROOM = 3  # fewer lines than this left for a question: its keys lose their margin
+# Narrower than this, a dialog's "▼ more below" line takes two lines.
+NARROW_MORE = 70
+
+
 @attrs.frozen(kw_only=True)
 class Choice:
     """An answer the person gave in a dialog."""
@@ -137,7 +143,7 @@ class Dialog(ModalScreen[Choice | None]):
             note.display = bool(self.note())
             yield note
             yield from self.compose_answer()
-            yield Static(Text(self.KEYS + "   Esc: later"), classes="keys")
+            yield Static(Text(self.KEYS + KEYS_END), classes="keys")
 
     def note(self) -> str:
         return ""
@@ -324,7 +330,7 @@ class QuestionDialog(Dialog):
     def KEYS(self) -> str:  # type: ignore[override]
         keys = []
         if self.item.options:
-            keys.append("1-9 or ↑↓ Enter: pick")
+            keys.append("1-9, ↑↓ Enter: pick")
         if self.item.free_text:
             keys.append("type, Enter: answer")
         keys.append("Ctrl-C: decline")
@@ -341,6 +347,28 @@ class QuestionDialog(Dialog):
             )
         if self.item.free_text:
             yield Input(placeholder="your answer", id="text", select_on_focus=False)
+
+    def _fit(self) -> None:
+        """The request takes what the options, the text box and the keys leave: the keys
+        stay on screen however short it is (at 40x15 they were cut off below the box)."""
+        answer_lines = (len(self.item.options) + 2 if self.item.options else 0) + (
+            3 if self.item.free_text else 0
+        )
+        more_lines = 2 if self.app.size.width < NARROW_MORE else 1
+        inside = max(self.app.size.width - 4, 10)  # the border and padding
+        keys_lines = -(-len(self.KEYS + KEYS_END) // inside)
+        room = (
+            self.app.size.height
+            - (self.CHROME_LINES - 3)
+            - answer_lines
+            - (more_lines - 1)
+            - (keys_lines - 1)
+        )
+        keys = self.query_one(".keys", Static)
+        # Short of lines, the keys lose their margin rather than go below the screen.
+        keys.styles.margin = (0 if room < SHORT_ROOM else 1, 0, 0, 0)
+        room += 1 if room < SHORT_ROOM else 0
+        self.query_one("#scroll", VerticalScroll).styles.max_height = max(1, room)
 
     def on_mount(self) -> None:
         super().on_mount()
