@@ -1,0 +1,130 @@
+"""The docs say what the program does, for each thing issue 40 found them saying otherwise:
+the README's listing, its quoted deny, its Python snippets; docs/cli.md's topics and `wisp
+log --kind`; docs/relay.md's effects; docs/tui.md's footer; docs/mcp.md's `scope`; and
+`wisp docs` wrapped to the terminal. Words checked against the program, not against
+themselves, wherever the program can say them."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import pexpect
+from helpers import ROOT, run_wisp, wisp_spawn
+from test_tui import WispTui, screen_text, tui
+
+from wisp.kinds import views
+
+DOCS = ROOT / "docs"
+
+
+def text(name: str) -> str:
+    return (ROOT / name).read_text()
+
+
+class TestReadme:
+    def test_the_listing_says_when_it_is_a_block(self) -> None:
+        """The README no longer says its block is what 80 columns prints, full stop: it
+        says the layout depends on what each request shows."""
+        readme = " ".join(text("README.md").split())
+        assert "depends on the width and on what each request shows" in readme
+        assert "(as here, at 80 columns):" not in readme
+
+    def test_the_quoted_deny_names_the_login_as_the_hook_does(self) -> None:
+        """Claude Code's deny reason names the person's login name (the hook writes the
+        answer's `user`), so the README quotes a login name, not "you"."""
+        readme = " ".join(text("README.md").split())
+        assert "denied by you via cli" not in readme
+        assert "`wisp: denied by ana via cli at … : keep the build`" in readme
+
+    def test_the_python_snippets_say_where_to_run_them_and_who_answers(self) -> None:
+        """The README says the snippets fail from the directory holding a clone named wisp,
+        and that the Answerer takes answers with no terminal (the rule is the faces')."""
+        readme = " ".join(text("README.md").split())
+        assert "Run these from anywhere but the directory that holds your clone" in readme
+        assert "The `wisp` command and the relay take answers only from a terminal" in readme
+        assert "with no terminal asked for" in readme
+
+
+class TestCliMd:
+    def test_the_docs_topics_are_those_wisp_docs_lists(self, home: Path) -> None:
+        """docs/cli.md's list of `wisp docs` topics is exactly what `wisp docs` prints."""
+        listed = run_wisp("docs").stdout.split()[4:]
+        said = " ".join(text("docs/cli.md").split())
+        found = re.search(r"`wisp docs` lists the topics \(([^)]*)\)", said)
+        assert found is not None
+        assert re.findall(r"`([a-z]+)`", found.group(1)) == listed
+
+    def test_log_kind_lists_every_kind(self) -> None:
+        """`wisp log --kind` takes every kind, and docs/cli.md names each."""
+        said = text("docs/cli.md")
+        line = next(x for x in said.splitlines() if x.startswith("- `--kind K` (`-k`"))
+        for kind_view in views():
+            assert f"`{kind_view.kind.value}`" in line, line
+
+
+class TestRelayMd:
+    def test_every_effect_is_in_the_table(self) -> None:
+        """docs/relay.md's effects table names each kind's effect (approve-tools among
+        them) and notify: a front end built from it is sent every kind."""
+        said = text("docs/relay.md")
+        table = set(re.findall(r"^\| `([a-z-]+)` \| ", said, re.M))
+        for kind_view in views():
+            assert kind_view.effect in table, kind_view.effect
+        assert "notify" in table
+
+
+class TestTuiMd:
+    def test_the_footer_at_80_columns_is_the_apps(self, home: Path) -> None:
+        """The footer docs/tui.md draws at 80 columns is the one the TUI draws, whole."""
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            await pilot.pause()
+            footer = screen_text(app)[-1].rstrip()
+            drawn = [x.rstrip() for x in text("docs/tui.md").splitlines() if "⏎ answer" in x]
+            assert footer in drawn, (footer, drawn)
+            assert footer.endswith("i detail"), footer
+
+        tui(home, body, size=(80, 24))
+
+    def test_f_cycles_every_kind(self) -> None:
+        """docs/tui.md's `f` row names every kind in its cycle."""
+        row = next(x for x in text("docs/tui.md").splitlines() if x.startswith("| `f` |"))
+        for kind_view in views():
+            assert kind_view.kind.value in row, row
+
+
+class TestMcpMd:
+    def test_ask_persons_scope_is_documented(self) -> None:
+        """`ask_person`'s result carries `scope` (null for a question), and says so."""
+        said = " ".join(text("docs/mcp.md").split())
+        assert "`scope`, always `null` for a question" in said
+
+
+class TestWispDocsWraps:
+    def test_a_page_is_wrapped_to_an_80_column_terminal(self, home: Path) -> None:
+        """`wisp docs relay` in an 80-column terminal: every line of prose fits (tables and
+        code stay as written, for the pager to scroll)."""
+        child = pexpect.spawn(
+            *wisp_spawn("docs", "relay"),
+            encoding="utf-8",
+            timeout=60,
+            dimensions=(24, 80),
+            env={**os.environ, "PAGER": "cat", "MANPAGER": "cat"},
+        )
+        child.expect(pexpect.EOF)
+        child.close()
+        lines = (child.before or "").replace("\r\n", "\n").splitlines()
+        fenced = False
+        for line in lines:
+            if line.startswith("```"):
+                fenced = not fenced
+                continue
+            if fenced or line.startswith(("|", "#")):
+                continue
+            words = line.split()
+            if len(words) == 1:
+                continue  # a single word longer than the line is never broken
+            assert len(line) < 80, line
