@@ -24,6 +24,7 @@ from pending import (
     Answer,
     Channel,
     ChannelUnwritable,
+    CommandBinding,
     Decision,
     Delivery,
     Kind,
@@ -36,6 +37,7 @@ from pending import (
     State,
     Status,
     SweepReport,
+    ToolBinding,
     Via,
     pid_alive,
 )
@@ -94,6 +96,8 @@ class AnswerReport:
     asker: AnswerFate
     applied: bool = False  # this process applied it (no asker was watching)
     apply_error: str | None = None  # why a handed-over answer could not be applied here
+    # Why a standing scope asked for was given as `once` (the request names wisp's home).
+    narrowed: str | None = None
 
     @property
     def outcome(self) -> Outcome | None:
@@ -126,6 +130,42 @@ def wait_until(
 
 # The approvals the asker keeps as a standing grant in a store (`session` lives in memory).
 _STANDING = (Decision.PROJECT, Decision.ALWAYS)
+
+
+def _narrowed(request: Request, decision: Decision, home: Path) -> str | None:
+    """Why *decision* (project or always) is given as `once` for *request*: it names wisp's
+    own directory, which no standing grant ever covers (the gate asks each time), so a grant
+    saved for it could never apply. None: it is given as asked."""
+    from wisp._home import names_home
+
+    binding = request.binding
+    if isinstance(binding, CommandBinding):
+        texts = [binding.command]
+    elif isinstance(binding, ToolBinding):
+        texts = list(_texts(binding.input))
+    else:
+        return None
+    if not names_home(texts, binding.cwd, home):
+        return None
+    return (
+        f"approved once only, not {decision}: this {request.kind.value} names wisp's own "
+        f"directory ({home}), and a standing grant never covers one that does (it is asked "
+        "each time), so none was saved"
+    )
+
+
+def _texts(value: object) -> Iterable[str]:
+    """Every text in a JSON value (a tool call's input)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            yield item
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
 
 
 def _check_grants(home: Path, decision: Decision, *, tool: bool) -> None:
@@ -213,9 +253,14 @@ class Answerer:
         asked_as = request.kind if kind is None else kind
         if request.kind is Kind.FACT and decision == Decision.KEEP and asked_as is Kind.FACT:
             self.store.check_writable()  # before answering, so the request keeps waiting
+        narrowed = None
         if decision in _STANDING and request.kind is asked_as:
-            _check_grants(self.home, decision, tool=request.kind is Kind.TOOL)
-        return self._publish_and_wait(
+            narrowed = _narrowed(request, decision, self.home)
+            if narrowed is not None:
+                decision = Decision.ONCE
+            else:
+                _check_grants(self.home, decision, tool=request.kind is Kind.TOOL)
+        report = self._publish_and_wait(
             request.id,
             request,
             decision,
@@ -225,6 +270,7 @@ class Answerer:
             shown=shown,
             wait_s=wait,
         )
+        return attrs.evolve(report, narrowed=narrowed) if narrowed and report.won else report
 
     def _publish_and_wait(
         self,

@@ -78,3 +78,25 @@ def _refuse_anothers_home(path: Path) -> None:
         f"run wisp as that user (`sudo -u '#{owner}' wisp …`), or with your own home "
         "(`sudo -H wisp …`), or set WISP_HOME to a directory of your own",
     )
+
+
+def names_home(texts: list[str], cwd: str, home: Path) -> bool:
+    """Whether a command or a tool call (its *texts*: the command, or every text of its
+    input; run in *cwd*) names wisp's own directory *home*: run from inside it, a path under
+    it, or a text naming it (`$WISP_HOME`, `~/.wisp`, its path). A standing grant never
+    covers such a call: the gate asks each time (wisp.agents.gate says it in the request)."""
+    real = Path(os.path.realpath(home))
+    if Path(os.path.realpath(cwd)).is_relative_to(real):
+        return True
+    forms = {str(home), str(real), "$WISP_HOME", "${WISP_HOME}"}
+    user_home = str(Path("~").expanduser())
+    for form in tuple(forms):
+        if form.startswith(user_home + os.sep):
+            forms.update(("~" + form[len(user_home) :], "$HOME" + form[len(user_home) :]))
+    forms = {f.rstrip(os.sep) for f in forms if f}
+    for text in texts:
+        if any(form in text for form in forms):
+            return True
+        if text.startswith(os.sep) and Path(os.path.realpath(text)).is_relative_to(real):
+            return True
+    return False

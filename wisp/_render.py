@@ -419,6 +419,7 @@ def report_json(report: AnswerReport) -> dict[str, Any]:
         "settled": to_json(settled) if settled else None,
         "applied": report.applied,
         "applyError": report.apply_error,
+        "narrowed": report.narrowed,
     }
 
 

@@ -262,6 +262,9 @@ def render_command_or_question(
 
         word = verb if isinstance(verb, str) else verb(report)
         said = f"{word}{_project_named(report)} ({report.request.id})"
+        if report.narrowed is not None:  # a standing scope asked for, given as once
+            said = f"approved once ({report.request.id})"
+            tell(f"wisp: {report.narrowed}.")
         settled = report.settled
         if settled is not None:
             if settled.outcome is not Outcome.ANSWERED:
