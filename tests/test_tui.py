@@ -1142,7 +1142,8 @@ class TestHosts:
             lines = screen_text(app)
             assert lines[0].startswith(" beta down · ")
             assert "q quit" in lines[-1] and "? help" in lines[-1]
-            assert "Press r" in " ".join(lines)
+            # Whole, to its last words (it was cut at three lines, issue 40), however wrapped.
+            assert re.search(r"r\s+starts\s+it\s+again\.", " ".join(lines)), lines
 
         tui(home, body, relays=relays, size=(width, 24))
 
