@@ -77,6 +77,22 @@ def fact(lock: ServerLock, value: str = "BLUE HERON", **kw: Any) -> Request:
     )
 
 
+def kept_fact(home: Path, value: str = "RED KITE") -> Any:
+    """A permanent fact kept in *home*'s store (release codename = *value*), as if the
+    person had kept it: the fact."""
+    from wisp.stores.facts import FactStore
+
+    binding = FactBinding(
+        fact_id="c1",
+        subject="release",
+        name="codename",
+        value=value,
+        source="chat",
+        proposed_by="model",
+    )
+    return FactStore(home).keep(binding, request="aaaa1111", via="cli")[0]
+
+
 def question(lock: ServerLock, options: tuple[str, ...] | None = None, **kw: Any) -> Request:
     return make_request(
         kind=Kind.QUESTION,

@@ -9,13 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import fact
+from helpers import fact, kept_fact
 from relayproc import write_config
 from test_tui import WispTui, cells, screen_text, select, tui, until
 
-from pending import Channel, FactBinding
+from pending import Channel
 from wisp import ApprovalGate, Asker, Notifier
-from wisp.stores.facts import FactStore
 from wisp.tui._app import HELP_KEYS
 from wisp.tui._dialogs import FactDialog
 
@@ -96,18 +95,7 @@ class TestFactDialogSaysWhatItContradicts:
     def test_the_kept_fact_it_contradicts_is_named(self, home: Path, channel: Channel) -> None:
         """RED KITE is kept; a request to keep GREEN FINCH for the same subject and name
         opens a dialog that names RED KITE and its ID (`differs`), as `wisp show` does."""
-        kept, _new = FactStore(home).keep(
-            FactBinding(
-                fact_id="c1",
-                subject="release",
-                name="codename",
-                value="RED KITE",
-                source="chat",
-                proposed_by="model",
-            ),
-            request="aaaa1111",
-            via="cli",
-        )
+        kept = kept_fact(home)
         with channel.server() as lock:
             request = fact(lock, value="GREEN FINCH")
             channel.file(request)

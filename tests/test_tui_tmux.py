@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from helpers import Asker as AskerProcess
-from helpers import running
+from helpers import kept_fact, running
 
 TMUX = shutil.which("tmux")
 SCREEN_WAIT_S = 20.0
@@ -165,21 +165,8 @@ class TestRealTerminal:
         """In a real terminal: `/heron` and Enter leave the one fact row, G and k move
         without typing into the filter, and its dialog names the kept RED KITE it would
         contradict (`differs`)."""
-        from pending import FactBinding
-        from wisp.stores.facts import FactStore
 
-        kept, _new = FactStore(home).keep(
-            FactBinding(
-                fact_id="c1",
-                subject="release",
-                name="codename",
-                value="RED KITE",
-                source="chat",
-                proposed_by="model",
-            ),
-            request="aaaa1111",
-            via="cli",
-        )
+        kept = kept_fact(home)
         dead = AskerProcess(home, "fact", "command")
         dead.filed()
         term = Terminal(
