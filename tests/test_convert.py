@@ -402,6 +402,29 @@ class TestDigest:
             canonical_json({"a": object()})
         assert canonical_json({"b": [1], "a": None}) == b'{"a":null,"b":[1]}'
 
+    @given(
+        st.fixed_dictionaries(
+            {
+                "command": st.text(),
+                "cwd": st.text(),
+                "reason": st.none() | st.text(),
+                "thread": st.none() | st.text(),
+            }
+        )
+        | st.dictionaries(st.sampled_from(["command", "cwd", "reason", "thread"]), json_values)
+    )
+    def test_a_command_bindings_digest_is_that_of_its_canonical_json(self, value: Any) -> None:
+        """The digest writes a command binding's canonical JSON itself (a listing checks one
+        a request): for that shape and any other value under its keys, the digest is the
+        sha256 of the general encoder's bytes, or fails as that encoding fails."""
+        try:
+            expected = hashlib.sha256(canonical_json(value)).hexdigest()
+        except UnicodeEncodeError:  # a lone surrogate: no UTF-8 for it, either way
+            with pytest.raises(UnicodeEncodeError):
+                digest(value)
+            return
+        assert digest(value) == expected
+
     def test_digest_is_sha256_of_the_written_binding(self) -> None:
         """The digest of a binding record is that of the JSON written for it."""
         binding = CommandBinding(command="rm -rf build/", cwd="/srv", thread="c1")
