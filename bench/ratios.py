@@ -190,12 +190,17 @@ class Homes:
         self.mcp = stack.enter_context(bench_home())
         self.project = self.asking.parent / "project"
         self.project.mkdir()
+        # With the call's shell options (its `timeout`, `run_in_background`), as approving
+        # that call `always` records them: a command grant covers those options only.
+        _, event = hook_event(self.granted, self.project, GRANTED)
+        tool_input = json.loads(event)["tool_input"]
         GrantStore(self.granted).add(
             scope=Scope.ALWAYS,
             command=f"make deploy-{GRANTED}",
             cwd=str(self.project),
             request="bench",
             user=current_user(),
+            options={k: v for k, v in tool_input.items() if k not in ("command", "description")},
         )
         self.channel = stack.enter_context(Channel.open(self.asking))
         self.watcher = stack.enter_context(Watcher(self.channel))
