@@ -135,6 +135,8 @@ def _layer(module: str) -> int:
     parts = module.split(".")
     if module == "wisp":  # the public facade, which names AgentSession and all below it
         return LAYERS.index("agents")
+    if module == "wisp.__main__":  # the program: a harness's hook, else the CLI's main
+        return FACE_LAYER
     if module in HELPERS:
         return LAYERS.index("helpers")
     if module in CORE:

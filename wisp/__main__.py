@@ -1,3 +1,144 @@
-from wisp.cli import run
+"""The `wisp` program (`wisp`, `python -m wisp`): :func:`run`.
 
-run()
+A harness's hook (`wisp hook claude-code` with at most its `--wait` and `--on-timeout`,
+`wisp hook NAME` for every other harness, `hookio.HARNESS_MODULES`, with at most `--wait`) is run here, before the CLI's
+framework is loaded: typer and click are ~70 ms of every agent tool call's hook, against a
+floor of ~30 ms for the interpreter itself (bench/README.md, issue 41). Any other command, and
+any other spelling of these (`--help`, `--print-settings`, an option twice, a value the option
+refuses), is the CLI's (:mod:`wisp.cli`), which parses and refuses it as it always did.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import NoReturn
+
+# The status Python gives a process that ends with SystemExit, and the one it gives when
+# standard output or error cannot be flushed at exit (Python's own 120).
+_FLUSH_FAILED_STATUS = 120
+
+
+def run() -> NoReturn:
+    """The `wisp` program: a hook run before the CLI loads (see above), else
+    :func:`wisp.cli.main`; then the process ends as the interpreter would end it, without
+    freeing what it holds object by object.
+
+    Once the command is done, the interpreter's teardown only frees memory the kernel frees
+    at once: ~12 ms of an asker's exit after its answer came (bench/README.md, issue 23).
+    What the teardown does that matters is done first, as multiprocessing's children end:
+    threads that are not daemons joined (with threading's own exit hooks), the exit handlers
+    run (logging's flush, finalizers), standard output and error flushed. wisp writes its
+    files unbuffered (os.write), so nothing is left in a buffer. An uncaught exception (a bug,
+    Ctrl-C) takes the interpreter's own path, traceback and all.
+    """
+    _closed_streams_to_devnull()
+    try:
+        code: object = _hook(sys.argv[1:])
+        if code is None:
+            from wisp.cli import main
+
+            main()
+            code = 0
+    except SystemExit as exc:
+        code = exc.code
+    status = _exit_status(code)
+    import atexit
+    import threading
+
+    threading._shutdown()  # type: ignore[attr-defined]
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe or stream: as Python itself says it
+            status = status or _FLUSH_FAILED_STATUS
+    os._exit(status)
+
+
+def _options(args: list[str], names: tuple[str, ...]) -> dict[str, str] | None:
+    """`--NAME VALUE` and `--NAME=VALUE` for *names*, each at most once; None for anything
+    else (left to the CLI)."""
+    given: dict[str, str] = {}
+    rest = iter(args)
+    for arg in rest:
+        name, equals, value = arg.partition("=")
+        if name not in names or name in given:
+            return None
+        if not equals:
+            value = next(rest, None)  # type: ignore[assignment]
+            if value is None:
+                return None
+        given[name] = value
+    return given
+
+
+def _hook(argv: list[str]) -> int | None:
+    """A hook's run and its exit status, for the forms the module's docstring names; None,
+    having done nothing, for any other command line."""
+    if argv[:1] != ["hook"] or len(argv) < 2:
+        return None
+    harness = argv[1]
+    names = ("--wait", "--on-timeout") if harness == "claude-code" else ("--wait",)
+    given = _options(argv[2:], names)
+    if given is None:
+        return None
+    # Signals first: from here on, a signal ends in the harness's deny.
+    from wisp.agents import hookio
+
+    if harness != "claude-code" and harness not in hookio.HARNESS_MODULES:
+        return None
+    stop = hookio.arm()
+    from wisp._deadlines import DeadlineError, check_deadline
+
+    try:
+        wait = None if "--wait" not in given else float(given["--wait"])
+        if wait is not None:
+            check_deadline(wait, what="--wait", zero=None)
+    except (ValueError, DeadlineError):  # the CLI says what the option takes
+        return None
+    if harness == "claude-code":
+        from wisp.agents import claude_code
+
+        try:
+            policy = claude_code.OnTimeout(given.get("--on-timeout", claude_code.OnTimeout.ASK))
+        except ValueError:
+            return None
+        return claude_code.serve(
+            stop, float(claude_code.DEFAULT_WAIT_S) if wait is None else wait, policy
+        )
+    import importlib
+
+    found: hookio.Harness = importlib.import_module(hookio.HARNESS_MODULES[harness]).HARNESS
+    return hookio.serve_harness(stop, found, float(hookio.DEFAULT_WAIT_S) if wait is None else wait)
+
+
+def _closed_streams_to_devnull() -> None:
+    """A standard stream the process was started without (`wisp … >&-`, a daemon's closed
+    descriptors) reads and writes as /dev/null: what would go there is dropped, as print()
+    drops it, and the status still says how the command ended. The descriptor is taken too,
+    so that no file wisp opens is given it and then written to as the stream."""
+    for fd, name in ((0, "stdin"), (1, "stdout"), (2, "stderr")):
+        if getattr(sys, name) is not None:
+            continue
+        null = os.open(os.devnull, os.O_RDONLY if fd == 0 else os.O_WRONLY)
+        if null != fd:
+            os.dup2(null, fd)
+            os.close(null)
+        stream = open(fd, "r" if fd == 0 else "w", closefd=False)  # noqa: SIM115 (the process's)
+        setattr(sys, name, stream)
+        setattr(sys, f"__{name}__", stream)
+
+
+def _exit_status(code: object) -> int:
+    """SystemExit's code as the interpreter turns it into a status (a text: said, then 1)."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code & 0xFF
+    print(code, file=sys.stderr)
+    return 1
+
+
+if __name__ == "__main__":
+    run()

@@ -46,9 +46,12 @@ from wisp.agents.hookio import (
     MAX_EVENT_BYTES,
     EventRefused,
     Said,
+    Stop,
     guarded_argv,
     shell_or_tool,
+    write_said,
 )
+from wisp.agents.hookio import serve as serve_event
 from wisp.stores.config import ConfigError
 from wisp.stores.jsonstore import StoreError
 
@@ -246,6 +249,21 @@ def parse_event(data: bytes) -> tuple[HookEvent, ToolCall | str]:
 
 
 # --- answering -------------------------------------------------------------------------
+
+
+def serve(stop: Stop, wait_s: float, on_timeout: OnTimeout) -> int:
+    """One run of `wisp hook claude-code` past its options: the event read from stdin and
+    answered, the answer written; its exit status. (Called by the command, and by the
+    program before the CLI loads, :mod:`wisp.__main__`.)"""
+    said = serve_event(
+        stop,
+        CLIENT,
+        wait_s,
+        lambda data: answer_event(data, wait_s=wait_s, on_timeout=on_timeout, cancel=stop).said(),
+        lambda why: refused(None, why).said(),
+    )
+    write_said(said)
+    return said.exit_code
 
 
 def answer_event(

@@ -43,6 +43,14 @@ if TYPE_CHECKING:
     from wisp.agents.gate import ToolCall
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+# `wisp hook NAME` for each harness with no "ask": its module (which holds its HARNESS).
+HARNESS_MODULES = {
+    "codex": "wisp.agents.codex",
+    "gemini": "wisp.agents.gemini",
+    "copilot": "wisp.agents.copilot",
+    "opencode": "wisp.agents.opencode",
+    "cursor": "wisp.agents.cursor",
+}
 # An event larger than this is not read whole: no tool call a person can judge is that long.
 MAX_EVENT_BYTES = 4 * 1024 * 1024
 CHUNK_BYTES = 64 * 1024
@@ -356,6 +364,21 @@ def answer_harness(
             f"{said}; denied ({harness.title} has no dialog to ask in){hint}", False
         )
     return harness.deny(f"{said}; denied", decided.ended is Ended.STOPPED)
+
+
+def serve_harness(stop: Stop, harness: Harness, wait_s: float) -> int:
+    """One run of `wisp hook NAME` for *harness* past its options: the event read and
+    answered, the answer written; its exit status. (Called by the command, and by the program
+    before the CLI loads, :mod:`wisp.__main__`.)"""
+    said = serve(
+        stop,
+        harness.name,
+        wait_s,
+        lambda data: answer_harness(harness, data, wait_s=wait_s, cancel=stop),
+        lambda why: harness.deny(f"wisp: {why}", True),
+    )
+    write_said(said)
+    return said.exit_code
 
 
 def field(event: dict[str, object], key: str) -> str:

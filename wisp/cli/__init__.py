@@ -348,65 +348,9 @@ def main() -> None:
     app(prog_name="wisp")
 
 
-# The status Python gives a process that ends with SystemExit, and the one it gives when
-# standard output or error cannot be flushed at exit (Python's own 120).
-_FLUSH_FAILED_STATUS = 120
-
-
 def run() -> NoReturn:
-    """The `wisp` program (`wisp`, `python -m wisp`): :func:`main`, then the process ends as
-    the interpreter would end it, without freeing what it holds object by object.
+    """The `wisp` program: :func:`wisp.__main__.run` (which runs a harness's hook before
+    this module loads, and :func:`main` for everything else)."""
+    from wisp.__main__ import run as program
 
-    Once the command is done, the interpreter's teardown only frees memory the kernel frees
-    at once: ~12 ms of an asker's exit after its answer came (bench/README.md, issue 23).
-    What the teardown does that matters is done first, as multiprocessing's children end:
-    threads that are not daemons joined (with threading's own exit hooks), the exit handlers
-    run (logging's flush, finalizers), standard output and error flushed. wisp writes its
-    files unbuffered (os.write), so nothing is left in a buffer. An uncaught exception (a bug,
-    Ctrl-C) takes the interpreter's own path, traceback and all.
-    """
-    _closed_streams_to_devnull()
-    try:
-        main()
-        code: object = 0
-    except SystemExit as exc:
-        code = exc.code
-    status = _exit_status(code)
-    import atexit
-    import threading
-
-    threading._shutdown()  # type: ignore[attr-defined]
-    atexit._run_exitfuncs()
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):  # a closed pipe or stream: as Python itself says it
-            status = status or _FLUSH_FAILED_STATUS
-    os._exit(status)
-
-
-def _closed_streams_to_devnull() -> None:
-    """A standard stream the process was started without (`wisp … >&-`, a daemon's closed
-    descriptors) reads and writes as /dev/null: what would go there is dropped, as print()
-    drops it, and the status still says how the command ended. The descriptor is taken too,
-    so that no file wisp opens is given it and then written to as the stream."""
-    for fd, name in ((0, "stdin"), (1, "stdout"), (2, "stderr")):
-        if getattr(sys, name) is not None:
-            continue
-        null = os.open(os.devnull, os.O_RDONLY if fd == 0 else os.O_WRONLY)
-        if null != fd:
-            os.dup2(null, fd)
-            os.close(null)
-        stream = open(fd, "r" if fd == 0 else "w", closefd=False)  # noqa: SIM115 (the process's)
-        setattr(sys, name, stream)
-        setattr(sys, f"__{name}__", stream)
-
-
-def _exit_status(code: object) -> int:
-    """SystemExit's code as the interpreter turns it into a status (a text: said, then 1)."""
-    if code is None:
-        return 0
-    if isinstance(code, int):
-        return code & 0xFF
-    print(code, file=sys.stderr)
-    return 1
+    program()

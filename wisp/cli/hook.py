@@ -13,14 +13,7 @@ import typer
 
 from wisp._deadlines import DeadlineError, check_deadline
 from wisp.agents import hookio
-from wisp.agents.claude_code import (
-    CLIENT,
-    DEFAULT_WAIT_S,
-    OnTimeout,
-    answer_event,
-    refused,
-    settings_block,
-)
+from wisp.agents.claude_code import DEFAULT_WAIT_S, OnTimeout, serve, settings_block
 from wisp.cli._common import command_group
 
 hook_app = command_group(
@@ -99,15 +92,7 @@ def claude_code(
         sys.stdout.write(json.dumps(settings_block(wait_s=wait, on_timeout=policy), indent=2))
         sys.stdout.write("\n")
         return
-    said = hookio.serve(
-        stop,
-        CLIENT,
-        wait,
-        lambda data: answer_event(data, wait_s=wait, on_timeout=policy, cancel=stop).said(),
-        lambda why: refused(None, why).said(),
-    )
-    hookio.write_said(said)
-    raise typer.Exit(said.exit_code)
+    raise typer.Exit(serve(stop, wait, policy))
 
 
 def _harness_command(module: str) -> None:
@@ -144,15 +129,7 @@ def _harness_command(module: str) -> None:
             text = printed if isinstance(printed, str) else json.dumps(printed, indent=2) + "\n"
             sys.stdout.write(text)
             return
-        said = hookio.serve(
-            stop,
-            harness.name,
-            wait,
-            lambda data: hookio.answer_harness(harness, data, wait_s=wait, cancel=stop),
-            lambda why: harness.deny(f"wisp: {why}", True),
-        )
-        hookio.write_said(said)
-        raise typer.Exit(said.exit_code)
+        raise typer.Exit(hookio.serve_harness(stop, harness, wait))
 
     command.__doc__ = (
         f"Answer one {harness.title} hook event: the wait is the ask.\n\n"
@@ -166,11 +143,5 @@ def _harness_command(module: str) -> None:
     )(command)
 
 
-for _module in (
-    "wisp.agents.codex",
-    "wisp.agents.gemini",
-    "wisp.agents.copilot",
-    "wisp.agents.opencode",
-    "wisp.agents.cursor",
-):
+for _module in hookio.HARNESS_MODULES.values():
     _harness_command(_module)

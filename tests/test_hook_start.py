@@ -1,0 +1,155 @@
+"""A harness's hook is run before the CLI loads (`wisp.__main__`): every agent tool call pays
+for the hook's start, and typer with click is most of it (issue 41). Each check runs the
+program in a fresh interpreter, as a harness starts it, and compares it with the CLI's own
+command, run on the same event."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pending import Scope
+from wisp import GrantStore, current_user
+
+# Runs the `wisp` program (wisp.__main__.run, or the CLI's main with PROBE_CLI) on argv, and
+# says on stderr, last, which modules it had loaded (run() ends with the exit handlers).
+PROBE = """\
+import atexit, json, sys
+atexit.register(
+    lambda: sys.stderr.write("\\nPROBED " + json.dumps(sorted(sys.modules)) + "\\n")
+)
+sys.argv = ["wisp", *sys.argv[2:]]
+if sys.argv[0] and __import__("os").environ.get("PROBE_CLI"):
+    from wisp.cli import main
+    try:
+        main()
+    except SystemExit as exc:
+        sys.stdout.flush()
+        atexit._run_exitfuncs()
+        raise SystemExit(exc.code) from None
+from wisp.__main__ import run
+run()
+"""
+
+CLI_FRAMEWORK = ("typer", "typer._click", "rich", "wisp.cli")
+BASH_OPTIONS = {"timeout": 120000, "run_in_background": False}
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    path = tmp_path / "project"
+    path.mkdir()
+    return path
+
+
+def bash_event(project: Path, command: str) -> bytes:
+    return json.dumps(
+        {
+            "session_id": "s-1",
+            "transcript_path": str(project / "t.jsonl"),
+            "cwd": str(project),
+            "permission_mode": "default",
+            "hook_event_name": "PreToolUse",
+            "tool_name": "Bash",
+            "tool_input": {"command": command, "description": "Deploy", **BASH_OPTIONS},
+            "tool_use_id": "toolu_01",
+        }
+    ).encode()
+
+
+def program(home: Path, stdin: bytes, *args: str, cli: bool = False) -> tuple[int, str, str, Any]:
+    """(status, stdout, stderr without the probe's line, the modules loaded)."""
+    env = {"WISP_HOME": str(home), "PATH": "/usr/bin:/bin", **({"PROBE_CLI": "1"} if cli else {})}
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, "wisp", *args],
+        input=stdin,
+        capture_output=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+    err, _, probed = done.stderr.decode().rpartition("\nPROBED ")
+    return done.returncode, done.stdout.decode(), err, json.loads(probed)
+
+
+class TestTheHookBeforeTheCli:
+    def test_a_granted_call_loads_no_cli_framework(self, home: Path, project: Path) -> None:
+        """A call a standing grant covers is allowed without typer, click, rich or the CLI
+        ever being imported."""
+        GrantStore(home).add(
+            scope=Scope.ALWAYS,
+            command="make deploy",
+            cwd=str(project),
+            request="r1",
+            user=current_user(),
+            options=BASH_OPTIONS,
+        )
+        code, out, err, modules = program(
+            home, bash_event(project, "make deploy"), "hook", "claude-code"
+        )
+        assert code == 0, err
+        assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "allow"
+        assert [m for m in modules if m.split(".")[0] in ("typer", "click", "rich")] == []
+        assert "wisp.cli" not in modules
+
+    @pytest.mark.parametrize(
+        "args",
+        [
+            ("hook", "claude-code"),
+            ("hook", "claude-code", "--wait", "30", "--on-timeout=deny"),
+        ],
+    )
+    def test_the_answer_is_the_clis(self, home: Path, project: Path, args: tuple[str, ...]) -> None:
+        """The program's answer to a granted call is byte for byte the CLI command's: its
+        stdout, its stderr and its status."""
+        GrantStore(home).add(
+            scope=Scope.ALWAYS,
+            command="make deploy",
+            cwd=str(project),
+            request="r1",
+            user=current_user(),
+            options=BASH_OPTIONS,
+        )
+        event = bash_event(project, "make deploy")
+        fast = program(home, event, *args)
+        cli = program(home, event, *args, cli=True)
+        assert fast[:3] == cli[:3]
+        assert "wisp.cli" not in fast[3] and "wisp.cli" in cli[3]
+
+    @pytest.mark.parametrize("harness", ["claude-code", "codex", "gemini", "copilot"])
+    def test_an_event_it_cannot_read_is_refused_as_the_cli_refuses_it(
+        self, home: Path, harness: str
+    ) -> None:
+        """Each harness's hook, run before the CLI, refuses what is not an event in the same
+        words, on the same stream, with the same status as its CLI command."""
+        fast = program(home, b"not json", "hook", harness, "--wait=5")
+        cli = program(home, b"not json", "hook", harness, "--wait=5", cli=True)
+        assert fast[:3] == cli[:3]
+        assert fast[0] != 0
+        assert "wisp.cli" not in fast[3]
+
+    @pytest.mark.parametrize(
+        "args",
+        [
+            ("hook", "claude-code", "--wait", "soon"),
+            ("hook", "claude-code", "--wait", "0"),
+            ("hook", "claude-code", "--on-timeout", "allow"),
+            ("hook", "claude-code", "--wait", "5", "--wait", "6"),
+            ("hook", "codex", "--on-timeout", "deny"),
+            ("hook", "claude-code", "--print-settings"),
+            ("hook", "claude-code", "--help"),
+            ("hook", "nobody"),
+        ],
+    )
+    def test_any_other_command_line_is_the_clis(self, home: Path, args: tuple[str, ...]) -> None:
+        """Help, the settings, an option twice or a value its option refuses, an unknown
+        harness: the CLI parses it, and says and exits as it always did."""
+        fast = program(home, b"{}", *args)
+        cli = program(home, b"{}", *args, cli=True)
+        assert fast[:3] == cli[:3]
+        assert "wisp.cli" in fast[3]
