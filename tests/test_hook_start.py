@@ -80,7 +80,7 @@ def program(home: Path, stdin: bytes, *args: str, cli: bool = False) -> tuple[in
 class TestTheHookBeforeTheCli:
     def test_a_granted_call_loads_no_cli_framework(self, home: Path, project: Path) -> None:
         """A call a standing grant covers is allowed without typer, click, rich or the CLI
-        ever being imported."""
+        ever being imported, nor shutil (with bz2 and lzma: for the printed settings only)."""
         GrantStore(home).add(
             scope=Scope.ALWAYS,
             command="make deploy",
@@ -96,6 +96,7 @@ class TestTheHookBeforeTheCli:
         assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "allow"
         assert [m for m in modules if m.split(".")[0] in ("typer", "click", "rich")] == []
         assert "wisp.cli" not in modules
+        assert "shutil" not in modules
 
     @pytest.mark.parametrize(
         "args",
