@@ -47,6 +47,20 @@ def project(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.fixture
+def granted(home: Path, project: Path) -> Path:
+    """*project*, where a standing grant covers `make deploy` (with BASH_OPTIONS)."""
+    GrantStore(home).add(
+        scope=Scope.ALWAYS,
+        command="make deploy",
+        cwd=str(project),
+        request="r1",
+        user=current_user(),
+        options=BASH_OPTIONS,
+    )
+    return project
+
+
 def bash_event(project: Path, command: str) -> bytes:
     return json.dumps(
         {
@@ -78,19 +92,11 @@ def program(home: Path, stdin: bytes, *args: str, cli: bool = False) -> tuple[in
 
 
 class TestTheHookBeforeTheCli:
-    def test_a_granted_call_loads_no_cli_framework(self, home: Path, project: Path) -> None:
+    def test_a_granted_call_loads_no_cli_framework(self, home: Path, granted: Path) -> None:
         """A call a standing grant covers is allowed without typer, click, rich or the CLI
         ever being imported, nor shutil (with bz2 and lzma: for the printed settings only)."""
-        GrantStore(home).add(
-            scope=Scope.ALWAYS,
-            command="make deploy",
-            cwd=str(project),
-            request="r1",
-            user=current_user(),
-            options=BASH_OPTIONS,
-        )
         code, out, err, modules = program(
-            home, bash_event(project, "make deploy"), "hook", "claude-code"
+            home, bash_event(granted, "make deploy"), "hook", "claude-code"
         )
         assert code == 0, err
         assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "allow"
@@ -105,18 +111,10 @@ class TestTheHookBeforeTheCli:
             ("hook", "claude-code", "--wait", "30", "--on-timeout=deny"),
         ],
     )
-    def test_the_answer_is_the_clis(self, home: Path, project: Path, args: tuple[str, ...]) -> None:
+    def test_the_answer_is_the_clis(self, home: Path, granted: Path, args: tuple[str, ...]) -> None:
         """The program's answer to a granted call is byte for byte the CLI command's: its
         stdout, its stderr and its status."""
-        GrantStore(home).add(
-            scope=Scope.ALWAYS,
-            command="make deploy",
-            cwd=str(project),
-            request="r1",
-            user=current_user(),
-            options=BASH_OPTIONS,
-        )
-        event = bash_event(project, "make deploy")
+        event = bash_event(granted, "make deploy")
         fast = program(home, event, *args)
         cli = program(home, event, *args, cli=True)
         assert fast[:3] == cli[:3]
