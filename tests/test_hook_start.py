@@ -94,7 +94,8 @@ def program(home: Path, stdin: bytes, *args: str, cli: bool = False) -> tuple[in
 class TestTheHookBeforeTheCli:
     def test_a_granted_call_loads_no_cli_framework(self, home: Path, granted: Path) -> None:
         """A call a standing grant covers is allowed without typer, click, rich or the CLI
-        ever being imported, nor shutil (with bz2 and lzma: for the printed settings only)."""
+        ever being imported, nor shutil (with bz2 and lzma: for the printed settings only);
+        decided from the grant store alone: no asking side loaded, no channel opened."""
         code, out, err, modules = program(
             home, bash_event(granted, "make deploy"), "hook", "claude-code"
         )
@@ -103,6 +104,8 @@ class TestTheHookBeforeTheCli:
         assert [m for m in modules if m.split(".")[0] in ("typer", "click", "rich")] == []
         assert "wisp.cli" not in modules
         assert "shutil" not in modules
+        assert "wisp._asking" not in modules
+        assert not (home / "pending").exists()
 
     @pytest.mark.parametrize(
         "args",

@@ -24,7 +24,7 @@ import sys
 from collections.abc import Callable, Mapping
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -37,14 +37,16 @@ from pending import (
     canonical_json,
     format_time,
 )
-from wisp._asking import Asker
 from wisp._deadlines import Cancel
 from wisp._entry import EntryPoint
 from wisp._home import open_channel
 from wisp.agents.guard import Guard
 from wisp.kinds._asker import Ending
-from wisp.kinds.command_gate import Approval, ApprovalGate
+from wisp.kinds.command_gate import Approval, ApprovalGate, StandingGrants
 from wisp.stores.config import load_config
+
+if TYPE_CHECKING:  # the asking side is loaded to file a call, not for one a grant covers
+    from wisp._asking import Asker
 
 # What is asked must fit one request record (MAX_RECORD_BYTES) with the rest of the record.
 MAX_ASKED_BYTES = MAX_RECORD_BYTES - 8 * 1024
@@ -114,7 +116,7 @@ def open_call(gate: ApprovalGate, call: ToolCall, home: Path) -> Approval | Requ
     return file_call(gate, call, home, guarded)
 
 
-def granted_call(gate: ApprovalGate, call: ToolCall) -> Approval | None:
+def granted_call(gate: StandingGrants, call: ToolCall) -> Approval | None:
     """The approval a standing grant (or a session approval kept for the call's session)
     gives *call* at once, or None: the person is asked."""
     if call.command is not None:
@@ -248,6 +250,15 @@ def decide_call(
     most *wait_s* (*cancel* ends the wait at once), withdraw it if nobody answered, and say
     how it was decided. The request's own deadline is *expiry_after_s* after the wait, so
     the hook, not the deadline, ends an unanswered request. Raises what the channel raises."""
+    # A call a standing grant covers is allowed from the grant store alone: no settings, no
+    # channel, no asker (its lock file) and no asking side loaded (issue 41).
+    guarded = touches_home(call, home)
+    if not guarded:
+        granted = granted_call(StandingGrants(home, EntryPoint.HOOK), call)
+        if granted is not None:
+            return Decided(ended=Ended.ALLOWED, reason=_unprefixed(decided_reason(granted)))
+    from wisp._asking import Asker
+
     config = load_config(home)
     with open_channel(home) as channel:
         asker = Asker(
@@ -260,11 +271,9 @@ def decide_call(
         try:
             gate = ApprovalGate(asker, timeout_s=wait_s + expiry_after_s)
             try:
-                opened = open_call(gate, call, home)
+                opened = file_call(gate, call, home, guarded)
             except TooLarge as exc:
                 return Decided(ended=Ended.TOO_LARGE, reason=str(exc))
-            if isinstance(opened, Approval):  # a standing grant covered it
-                return Decided(ended=Ended.ALLOWED, reason=_unprefixed(decided_reason(opened)))
             ending = end_call(asker, opened, asker.wait(opened.id, wait_s, cancel=cancel))
             if not answered(ending):
                 if cancel.cancelled:

@@ -12,11 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from enum import StrEnum
+from pathlib import Path
 from typing import Any
 
 import attrs
 
 from pending import (
+    SYSTEM_CLOCK,
+    Clock,
     CommandBinding,
     Decision,
     Kind,
@@ -26,6 +29,7 @@ from pending import (
     ToolBinding,
     record_time,
 )
+from wisp._entry import EntryPoint
 from wisp._home import current_user
 from wisp.audit.writer import AuditEvent, audit
 from wisp.kinds import view
@@ -59,13 +63,22 @@ class Approval:
     reason: str | None = None
 
 
-class ApprovalGate:
-    """Asks the person before a command runs, and remembers the grants they give."""
+class StandingGrants:
+    """The grants that allow a call at once, without asking (each allow audited): what a
+    gate checks first, and all a hook needs for a call a grant covers (no asker, no channel:
+    bench/README.md, issue 41)."""
 
-    def __init__(self, asker: AskingServer, *, timeout_s: float, grants: GrantStore | None = None):
-        self.asker = asker
-        self.timeout_s = timeout_s
-        self.grants = grants or GrantStore(asker.home, clock=asker.clock)
+    def __init__(
+        self,
+        home: Path,
+        entry_point: EntryPoint,
+        *,
+        grants: GrantStore | None = None,
+        clock: Clock = SYSTEM_CLOCK,
+    ) -> None:
+        self.home = home
+        self.entry_point = entry_point
+        self.grants = grants or GrantStore(home, clock=clock)
         # (command, options' key) -> grant, for this server's life
         self._session: dict[tuple[str, str | None], Grant] = {}
 
@@ -89,7 +102,7 @@ class ApprovalGate:
         if grant is None:
             return None
         audit(
-            self.asker.home,
+            self.home,
             AuditEvent.APPROVAL_GRANTED,
             {
                 "kind": Kind.COMMAND.value,
@@ -98,11 +111,61 @@ class ApprovalGate:
                 "grant": grant.name,
                 "scope": grant.scope,
             },
-            entry_point=self.asker.entry_point,
+            entry_point=self.entry_point,
         )
         return Approval(
             approved=True, outcome=ApprovalOutcome.GRANTED, scope=grant.scope, grant=grant
         )
+
+    def granted_tool(
+        self, tool: str, tool_input: Mapping[str, Any], cwd: str, *, thread: str | None = None
+    ) -> Approval | None:
+        """The approval a grant gives this tool call at once (audited), or None."""
+        try:
+            grant = self.grants.covering_tool(tool, tool_input, cwd, thread=thread)
+        except Exception:  # a damaged store grants nothing: the person is asked instead
+            return None
+        fields = {"kind": Kind.TOOL.value, "tool": tool, "input": dict(tool_input), "cwd": cwd}
+        return None if grant is None else self._granted_by(grant, fields)
+
+    def granted_in_thread(
+        self,
+        command: str,
+        cwd: str,
+        thread: str,
+        *,
+        options: Mapping[str, Any] | None = None,
+    ) -> Approval | None:
+        """As :meth:`granted`, and also by a session approval kept for *thread*."""
+        approval = self.granted(command, cwd, options=options)
+        if approval is not None:
+            return approval
+        try:
+            grant = self.grants.covering_in_thread(command, cwd, thread, options=options)
+        except Exception:  # a damaged store grants nothing: the person is asked instead
+            return None
+        fields = {"kind": Kind.COMMAND.value, "command": command, "cwd": cwd}
+        return None if grant is None else self._granted_by(grant, fields)
+
+    def _granted_by(self, grant: Grant, fields: Mapping[str, object]) -> Approval:
+        audit(
+            self.home,
+            AuditEvent.APPROVAL_GRANTED,
+            {**fields, "grant": grant.id, "scope": grant.scope},
+            entry_point=self.entry_point,
+        )
+        return Approval(
+            approved=True, outcome=ApprovalOutcome.GRANTED, scope=grant.scope, grant=grant
+        )
+
+
+class ApprovalGate(StandingGrants):
+    """Asks the person before a command runs, and remembers the grants they give."""
+
+    def __init__(self, asker: AskingServer, *, timeout_s: float, grants: GrantStore | None = None):
+        super().__init__(asker.home, asker.entry_point, grants=grants, clock=asker.clock)
+        self.asker = asker
+        self.timeout_s = timeout_s
 
     def file(
         self,
@@ -229,47 +292,6 @@ class ApprovalGate:
     # match the exact tool and its canonical input. A thread whose asker lives for one call
     # only (a Claude Code hook: one process per tool call, Claude's session as the thread)
     # keeps a `session` approval in the grant store for that thread, not in this gate's memory.
-
-    def granted_tool(
-        self, tool: str, tool_input: Mapping[str, Any], cwd: str, *, thread: str | None = None
-    ) -> Approval | None:
-        """The approval a grant gives this tool call at once (audited), or None."""
-        try:
-            grant = self.grants.covering_tool(tool, tool_input, cwd, thread=thread)
-        except Exception:  # a damaged store grants nothing: the person is asked instead
-            return None
-        fields = {"kind": Kind.TOOL.value, "tool": tool, "input": dict(tool_input), "cwd": cwd}
-        return None if grant is None else self._granted_by(grant, fields)
-
-    def granted_in_thread(
-        self,
-        command: str,
-        cwd: str,
-        thread: str,
-        *,
-        options: Mapping[str, Any] | None = None,
-    ) -> Approval | None:
-        """As :meth:`granted`, and also by a session approval kept for *thread*."""
-        approval = self.granted(command, cwd, options=options)
-        if approval is not None:
-            return approval
-        try:
-            grant = self.grants.covering_in_thread(command, cwd, thread, options=options)
-        except Exception:  # a damaged store grants nothing: the person is asked instead
-            return None
-        fields = {"kind": Kind.COMMAND.value, "command": command, "cwd": cwd}
-        return None if grant is None else self._granted_by(grant, fields)
-
-    def _granted_by(self, grant: Grant, fields: Mapping[str, object]) -> Approval:
-        audit(
-            self.asker.home,
-            AuditEvent.APPROVAL_GRANTED,
-            {**fields, "grant": grant.id, "scope": grant.scope},
-            entry_point=self.asker.entry_point,
-        )
-        return Approval(
-            approved=True, outcome=ApprovalOutcome.GRANTED, scope=grant.scope, grant=grant
-        )
 
     def file_tool(
         self,
