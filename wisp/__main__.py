@@ -1,11 +1,12 @@
 """The `wisp` program (`wisp`, `python -m wisp`): :func:`run`.
 
 A harness's hook (`wisp hook claude-code` with at most its `--wait` and `--on-timeout`;
-`wisp hook NAME` for each harness of `hookio.HARNESS_MODULES`, with at most `--wait`) is run
-here, before the CLI's framework is loaded: typer and click are ~70 ms of every agent tool call's hook, against a
-floor of ~30 ms for the interpreter itself (bench/README.md, issue 41). Any other command, and
-any other spelling of these (`--help`, `--print-settings`, an option twice, a value the option
-refuses), is the CLI's (:mod:`wisp.cli`), which parses and refuses it as it always did.
+`wisp hook NAME` for each harness of `hookio.HARNESS_MODULES`, with at most `--wait`) is
+run here, before the CLI's framework is loaded: typer and click are ~70 ms of every agent
+tool call's hook, against a floor of ~30 ms for the interpreter itself (bench/README.md,
+issue 41). Any other command, and any other spelling of these (`--help`,
+`--print-settings`, an option twice, a value the option refuses), is the CLI's
+(:mod:`wisp.cli`), which parses and refuses it as it always did.
 """
 
 from __future__ import annotations
