@@ -123,7 +123,9 @@ class TestTheHookBeforeTheCli:
         assert fast[:3] == cli[:3]
         assert "wisp.cli" not in fast[3] and "wisp.cli" in cli[3]
 
-    @pytest.mark.parametrize("harness", ["claude-code", "codex", "gemini", "copilot"])
+    @pytest.mark.parametrize(
+        "harness", ["claude-code", "codex", "gemini", "copilot", "opencode", "cursor"]
+    )
     def test_an_event_it_cannot_read_is_refused_as_the_cli_refuses_it(
         self, home: Path, harness: str
     ) -> None:
