@@ -35,12 +35,11 @@ import attrs
 
 from pending import (
     DecodeError,
-    PendingError,
     loads_strict,
 )
 from wisp._deadlines import Cancel
 from wisp._home import wisp_home
-from wisp.agents.gate import Ended, ToolCall, decide_call
+from wisp.agents.gate import Ended, ToolCall, decide_call, failure_reason
 from wisp.agents.hookio import (
     MAX_EVENT_BYTES,
     EventRefused,
@@ -51,8 +50,6 @@ from wisp.agents.hookio import (
     write_said,
 )
 from wisp.agents.hookio import serve as serve_event
-from wisp.stores.config import ConfigError
-from wisp.stores.jsonstore import StoreError
 
 # Claude Code's default `timeout` for a command hook (its hooks reference; earlier versions
 # had 60 s): the hook is cancelled after it. --print-settings sets it explicitly all the same.
@@ -285,10 +282,8 @@ def answer_event(
         return _end_session(parsed, where)
     except HookRefused as exc:
         return refused(exc.event or event, str(exc))
-    except (OSError, PendingError, StoreError, ConfigError) as exc:
-        return refused(event, f"the channel cannot be used ({exc}); check it with `wisp doctor`")
-    except Exception as exc:  # fail closed, never a traceback: say what broke
-        return refused(event, f"could not decide ({type(exc).__name__}: {exc})")
+    except Exception as exc:  # fail closed, never a traceback: say what broke, and what to do
+        return refused(event, failure_reason(exc))
 
 
 def _end_session(session: str, home: Path) -> HookAnswer:

@@ -32,18 +32,22 @@ from pending import (
     MAX_RECORD_BYTES,
     Kind,
     Outcome,
+    PendingError,
     RecordTooLarge,
     Request,
     canonical_json,
     format_time,
+    resource_shortage,
 )
 from wisp._deadlines import Cancel
 from wisp._entry import EntryPoint
 from wisp._home import open_channel
 from wisp.agents.guard import Guard
+from wisp.audit.writer import AuditLogUnsafe
 from wisp.kinds._asker import Ending
 from wisp.kinds.command_gate import Approval, ApprovalGate, StandingGrants
-from wisp.stores.config import load_config
+from wisp.stores.config import ConfigError, load_config
+from wisp.stores.jsonstore import StoreError
 
 if TYPE_CHECKING:  # the asking side is loaded to file a call, not for one a grant covers
     from wisp._asking import Asker
@@ -297,3 +301,23 @@ def decide_call(
             )
         finally:
             asker.close()
+
+
+def failure_reason(error: BaseException) -> str:
+    """Why a hook could not decide, in words that say what to do (its deny's reason): a
+    resource limit reached names the limit and how to raise it; an audit log wisp may not
+    append to says what is wrong with it; a NUL byte in a path is no file at all; a channel
+    that cannot be used sends the person to `wisp doctor`."""
+    shortage = resource_shortage(error)
+    if shortage is not None:
+        return shortage
+    if isinstance(error, AuditLogUnsafe) or "Not the channel's fault" in str(error):
+        return str(error)  # it says what is wrong and what to do, and it is not the channel
+    if isinstance(error, ValueError) and "null byte" in str(error):
+        return (
+            "the call names a path with a NUL byte in it (its working directory or an "
+            "argument), which no file can have: nothing was filed"
+        )
+    if isinstance(error, OSError | PendingError | StoreError | ConfigError):
+        return f"the channel cannot be used ({error}); check it with `wisp doctor`"
+    return f"could not decide ({type(error).__name__}: {error})"

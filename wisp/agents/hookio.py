@@ -320,11 +320,8 @@ def answer_harness(
     """The harness's answer to the event in *data*: allowed only by a grant or the person;
     anything else (a deny, nobody in time, a stop, too large, bad input, an unusable
     channel) is its deny. Never raises."""
-    from pending import PendingError
     from wisp._home import wisp_home
-    from wisp.agents.gate import Ended, decide_call
-    from wisp.stores.config import ConfigError
-    from wisp.stores.jsonstore import StoreError
+    from wisp.agents.gate import Ended, decide_call, failure_reason
 
     try:
         try:
@@ -345,12 +342,8 @@ def answer_harness(
         )
     except EventRefused as exc:
         return harness.deny(f"wisp: {exc}; denied", True)
-    except (OSError, PendingError, StoreError, ConfigError) as exc:
-        return harness.deny(
-            f"wisp: the channel cannot be used ({exc}); check it with `wisp doctor`", True
-        )
-    except Exception as exc:  # fail closed, never a traceback: say what broke
-        return harness.deny(f"wisp: could not decide ({type(exc).__name__}: {exc})", True)
+    except Exception as exc:  # fail closed, never a traceback: say what broke, and what to do
+        return harness.deny(f"wisp: {failure_reason(exc)}", True)
     said = f"wisp: {decided.reason}"
     if decided.ended is Ended.ALLOWED:
         return harness.allow(said)
