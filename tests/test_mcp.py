@@ -532,11 +532,22 @@ class TestElicitation:
             data = await wire.data("request_approval", command="make deploy", wait_seconds=30)
         assert (data["approved"], data["scope"], data["via"]) == (True, "once", "elicitation")
         (shown,) = accept.shown
-        assert "make deploy" in shown.message and shown.requested_schema["properties"] == {}
+        assert "make deploy" in shown.message
+        fields = shown.requested_schema["properties"]
+        assert fields["answer"]["enum"] == ["Approve once", "Deny"] and "reason" in fields
         answered = [r for r in audit_records(home) if r["event"] == "approval.answered"]
         assert [(r["via"], r["decision"], r["entryPoint"]) for r in answered] == [
             ("elicitation", "once", "mcp")
         ]
+
+    async def test_denied_in_the_dialog_with_a_reason(self, home: Path, bin_dir: Path) -> None:
+        """Deny chosen in the dialog, with a reason: not approved, and the agent is told
+        the reason typed there."""
+        deny = elicitation("accept", {"answer": "Deny", "reason": "use the staging box"})
+        async with wisp_mcp(home, bin_dir, elicit=deny) as wire:
+            data = await wire.data("request_approval", command="make deploy", wait_seconds=30)
+        assert (data["approved"], data["decision"]) == (False, "no")
+        assert "use the staging box" in json.dumps(data)
 
     async def test_declined_in_the_dialog(self, home: Path, bin_dir: Path) -> None:
         """Decline denies."""

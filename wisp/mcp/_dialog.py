@@ -26,6 +26,8 @@ from wisp.stores.jsonstore import StoreError
 
 PROGRESS_EVERY_S = 5.0  # while a tool waits: clients that reset their timeout on progress
 DECLINED_IN_DIALOG = "declined in the MCP client's dialog"  # a denial's reason, as audited
+APPROVE_ONCE, DENY = "Approve once", "Deny"  # the command dialog's choices
+DIALOG_REASON_MAX = 2000  # characters of a reason typed in the client's dialog
 
 
 @attrs.frozen(kw_only=True)
@@ -39,24 +41,45 @@ class Dialog:
 
 
 def command_dialog(request: Request) -> Dialog:
-    """A fieldless accept/decline: accept approves once, decline denies."""
+    """Approve once or deny, with an optional reason the agent is told: accept answers as
+    chosen (approve once unless Deny is chosen), decline denies."""
     binding = request.binding
     assert isinstance(binding, CommandBinding)
     why = f"\nwhy: {visible(binding.reason)}" if binding.reason else ""
     message = (
         f"Run this command?\n\n{visible(binding.command)}\n\nin {visible(binding.cwd)}{why}\n\n"
-        f"Accept approves it once; decline denies it. (Or from a terminal: "
+        f"Choose, and accept; declining denies it too. (Or from a terminal: "
         f"{view(Kind.COMMAND).answering[0].line(request.id)})"
     )
+    schema = {
+        "type": "object",
+        "properties": {
+            "answer": {
+                "type": "string",
+                "title": "Your answer",
+                "enum": [APPROVE_ONCE, DENY],
+                "default": APPROVE_ONCE,
+            },
+            "reason": {
+                "type": "string",
+                "title": "If you deny: why (the agent is told)",
+                "maxLength": DIALOG_REASON_MAX,
+            },
+        },
+    }
 
     def answer(reply: ElicitResult) -> tuple[Decision, str | None] | None:
         if reply.action == "accept":
+            content = reply.content or {}
+            if content.get("answer") == DENY:
+                said = content.get("reason")
+                return Decision.NO, said.strip() if isinstance(said, str) and said.strip() else None
             return Decision.ONCE, None
         if reply.action == "decline":
             return Decision.NO, None
         return None
 
-    return Dialog(message=message, schema={"type": "object", "properties": {}}, answer=answer)
+    return Dialog(message=message, schema=schema, answer=answer)
 
 
 def question_dialog(request: Request) -> Dialog:
@@ -163,7 +186,10 @@ async def _ask_in_dialog(app: AgentSession, request: Request, dialog: Dialog, ct
     if given is None:
         return  # dismissed: the request waits on for an answer elsewhere
     decision, text = given
-    reason = DECLINED_IN_DIALOG if decision is Decision.NO else None
+    # A command's deny carries the reason typed in the dialog (as `text`), else that it was
+    # declined there; a question's decline has none of its own.
+    reason = (text or DECLINED_IN_DIALOG) if decision is Decision.NO else None
+    text = None if decision is Decision.NO else text
     with anyio.CancelScope(shield=True):  # an answer given is published whole
         try:
             await anyio.to_thread.run_sync(
