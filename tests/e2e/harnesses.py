@@ -157,6 +157,54 @@ def start_claude_code(
     return _start(ns, argv, cwd, env)
 
 
+def start_claude_code_prompt_tool(
+    ns: LoopbackNamespace,
+    home: Path,
+    cwd: Path,
+    url: str,
+    wisp: Path,
+    wisp_home: Path,
+    prompt: str = PROMPT,
+) -> Popen:
+    """`claude -p PROMPT` with `wisp mcp` as an MCP server and its `permission_prompt` as
+    the permission prompt tool (`--permission-prompt-tool`); no hook and no allow rule, so
+    every call Claude Code would ask about is put to that tool."""
+    _write_json(home / ".claude" / "settings.json", {})
+    config = home / "mcp.json"
+    _write_json(
+        config,
+        {
+            "mcpServers": {
+                "wisp": {
+                    "command": str(wisp),
+                    "args": ["mcp"],
+                    "env": {"WISP_HOME": str(wisp_home)},
+                }
+            }
+        },
+    )
+    env = base_env(home, wisp_home) | {
+        "ANTHROPIC_BASE_URL": url,
+        "ANTHROPIC_API_KEY": "x",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "DISABLE_TELEMETRY": "1",
+        "DISABLE_AUTOUPDATER": "1",
+        "DISABLE_ERROR_REPORTING": "1",
+    }
+    argv = [
+        str(binary("claude-code")),
+        "-p",
+        prompt,
+        "--output-format",
+        "json",
+        "--mcp-config",
+        str(config),
+        "--permission-prompt-tool",
+        "mcp__wisp__permission_prompt",
+    ]
+    return _start(ns, argv, cwd, env)
+
+
 # --- Codex CLI -----------------------------------------------------------------------------
 
 
