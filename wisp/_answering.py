@@ -137,12 +137,13 @@ def _narrowed(request: Request, decision: Decision, home: Path) -> str | None:
     own directory, which no standing grant ever covers (the gate asks each time), so a grant
     saved for it could never apply. None: it is given as asked."""
     from wisp._home import names_home
+    from wisp._text import texts_in
 
     binding = request.binding
     if isinstance(binding, CommandBinding):
         texts = [binding.command]
     elif isinstance(binding, ToolBinding):
-        texts = list(_texts(binding.input))
+        texts = list(texts_in(binding.input))
     else:
         return None
     if not names_home(texts, binding.cwd, home):
@@ -152,20 +153,6 @@ def _narrowed(request: Request, decision: Decision, home: Path) -> str | None:
         f"directory ({home}), and a standing grant never covers one that does (it is asked "
         "each time), so none was saved"
     )
-
-
-def _texts(value: object) -> Iterable[str]:
-    """Every text in a JSON value (a tool call's input)."""
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            yield item
-        elif isinstance(item, dict):
-            stack.extend(item.keys())
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
 
 
 def _check_grants(home: Path, decision: Decision, *, tool: bool) -> None:

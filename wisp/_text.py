@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterator
 
 _NAMES = {
     "\x00": "NUL",
@@ -127,3 +128,17 @@ def wrap(text: str, width: int, *, then: int | None = None) -> list[str]:
     if shown or not lines:
         lines.append(shown)
     return lines
+
+
+def texts_in(value: object) -> Iterator[str]:
+    """Every text in a JSON value (a tool call's input): its strings, and its objects' keys."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            yield item
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)

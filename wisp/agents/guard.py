@@ -28,10 +28,12 @@ import fnmatch
 import os
 import re
 import shlex
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
+
+from wisp._text import texts_in
 
 # Text longer than this, or with a line break, is no path (an edit's content, a file's text):
 # only its spelled forms of the home are looked for, not resolved.
@@ -66,7 +68,7 @@ class Guard:
             return True
         if command is not None and self._command_reaches(command, cwd):
             return True
-        for text in _strings(tool_input):
+        for text in texts_in(tool_input):
             if any(form in text for form in self.forms):
                 return True
             if len(text) <= MAX_PATH_TEXT and "\n" not in text and self._path_reaches(text, cwd):
@@ -152,19 +154,6 @@ def _home_forms(home: str, env: Mapping[str, str]) -> frozenset[str]:
             rest = form[len(user_home.rstrip("/")) :]
             forms.update({"~" + rest, "$HOME" + rest, "${HOME}" + rest})
     return frozenset(f.rstrip(os.sep) for f in forms if f)
-
-
-def _strings(value: Any) -> Iterator[str]:
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            yield item
-        elif isinstance(item, dict):
-            stack.extend(item.keys())
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
 
 
 def _shell_words(command: str) -> list[str]:
