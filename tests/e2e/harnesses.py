@@ -126,6 +126,18 @@ def claude_code_hooks(command: str, timeout: int = 60) -> dict[str, object]:
     }
 
 
+def claude_code_env(home: Path, wisp_home: Path, url: str) -> dict[str, str]:
+    """Claude Code's environment here: the fake server as its API, nothing else reached."""
+    return base_env(home, wisp_home) | {
+        "ANTHROPIC_BASE_URL": url,
+        "ANTHROPIC_API_KEY": "x",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "DISABLE_TELEMETRY": "1",
+        "DISABLE_AUTOUPDATER": "1",
+        "DISABLE_ERROR_REPORTING": "1",
+    }
+
+
 def start_claude_code(
     ns: LoopbackNamespace,
     home: Path,
@@ -145,14 +157,7 @@ def start_claude_code(
     permissions = {"allow": allow, **extra.pop("permissions", {})}
     written = {"hooks": hooks, "permissions": permissions, **extra}
     _write_json(home / ".claude" / "settings.json", written)
-    env = base_env(home, wisp_home) | {
-        "ANTHROPIC_BASE_URL": url,
-        "ANTHROPIC_API_KEY": "x",
-        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-        "DISABLE_TELEMETRY": "1",
-        "DISABLE_AUTOUPDATER": "1",
-        "DISABLE_ERROR_REPORTING": "1",
-    }
+    env = claude_code_env(home, wisp_home, url)
     argv = [str(binary("claude-code")), "-p", prompt, "--output-format", "json"]
     return _start(ns, argv, cwd, env)
 
@@ -183,14 +188,7 @@ def start_claude_code_prompt_tool(
             }
         },
     )
-    env = base_env(home, wisp_home) | {
-        "ANTHROPIC_BASE_URL": url,
-        "ANTHROPIC_API_KEY": "x",
-        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-        "DISABLE_TELEMETRY": "1",
-        "DISABLE_AUTOUPDATER": "1",
-        "DISABLE_ERROR_REPORTING": "1",
-    }
+    env = claude_code_env(home, wisp_home, url)
     argv = [
         str(binary("claude-code")),
         "-p",
