@@ -24,8 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from pending import Backend, Channel, CommandBinding, Event, Kind, Watcher, make_request
-from pending._convert import dumps_record, to_json
+from pending._convert import to_json
 from pending._ids import answer_name
+from pending._json import dumps_record
 
 POLLING_INTERVAL_S = 0.2  # the earlier Swift build polled the channel every 200 ms
 

@@ -26,7 +26,7 @@ _HOMES: dict[str, tuple[str, str]] = {
     "CommandBinding": ("pending._bindings", "CommandBinding"),
     "DECISIONS": ("pending._kinds", "DECISIONS"),
     "Decision": ("pending._names", "Decision"),
-    "DecodeError": ("pending._convert", "DecodeError"),
+    "DecodeError": ("pending._json", "DecodeError"),
     "Delivery": ("pending._names", "Delivery"),
     "Event": ("pending._watch", "Event"),
     "FORMAT": ("pending._records", "FORMAT"),
@@ -89,7 +89,7 @@ _HOMES: dict[str, tuple[str, str]] = {
     "WrongKind": ("pending._errors", "WrongKind"),
     "answer_problem": ("pending._state", "answer_problem"),
     "binding_digest": ("pending._convert", "binding_digest"),
-    "canonical_json": ("pending._convert", "canonical_json"),
+    "canonical_json": ("pending._json", "canonical_json"),
     "channel_empty": ("pending._dirs", "channel_empty"),
     "derive_status": ("pending._state", "derive_status"),
     "ending_of": ("pending._state", "ending_of"),
@@ -97,7 +97,7 @@ _HOMES: dict[str, tuple[str, str]] = {
     "from_json": ("pending._convert", "from_json"),
     "is_valid_id": ("pending._ids", "is_valid_id"),
     "known_json": ("pending._convert", "known_json"),
-    "loads_strict": ("pending._convert", "loads_strict"),
+    "loads_strict": ("pending._json", "loads_strict"),
     "make_request": ("pending._channel", "make_request"),
     "new_id": ("pending._ids", "new_id"),
     "observe": ("pending._edge", "observe"),
@@ -133,12 +133,9 @@ if _typing.TYPE_CHECKING:
         record_time,
     )
     from pending._convert import (
-        DecodeError,
         binding_digest,
-        canonical_json,
         from_json,
         known_json,
-        loads_strict,
         to_json,
     )
     from pending._dirs import channel_empty, open_private_dir
@@ -164,6 +161,7 @@ if _typing.TYPE_CHECKING:
     from pending._fsio import MAX_RECORD_BYTES, Unreadable
     from pending._fsio import read_bytes as read_private_file
     from pending._ids import is_valid_id, new_id, validate_id
+    from pending._json import DecodeError, canonical_json, loads_strict
     from pending._kinds import (
         APPROVALS,
         DECISIONS,

@@ -20,14 +20,10 @@ import attrs
 from pending._bindings import Binding, QuestionBinding, ToolBinding
 from pending._clock import SYSTEM_CLOCK, Clock, record_time
 from pending._convert import (
-    DecodeError,
     binding_digest,
-    digest,
-    dumps_record,
     from_json,
     is_legacy,
     legacy_request,
-    loads_strict,
     to_json,
 )
 from pending._dirs import PENDING_DIR as PENDING_DIR
@@ -74,6 +70,7 @@ from pending._ids import (
     settled_name,
     validate_id,
 )
+from pending._json import DecodeError, digest, dumps_record, loads_strict
 from pending._kinds import (
     BINDING_TYPES,
     DECISIONS,

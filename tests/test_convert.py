@@ -55,7 +55,6 @@ from pending import (
     to_json,
 )
 from pending._convert import (
-    _DECODER,
     _PLAIN_FROM_JSON,
     _PLAIN_TO_JSON,
     ANSWER_KEYS,
@@ -67,13 +66,10 @@ from pending._convert import (
     SETTLED_KEYS,
     TOOL_KEYS,
     _converter,
-    _decode,
     _NotPlain,
     camel,
-    canonical_json,
-    digest,
-    dumps_record,
 )
+from pending._json import _DECODER, _decode, canonical_json, digest, dumps_record
 
 
 def round_trip(record: object, cls: type) -> object:

@@ -57,7 +57,7 @@ GOOD_IDS = {"a1b2c3d4", "b2c3d4e5", "c3d4e5f6a7", "d4e5f6a7", "e5f6a7b8", "f6a7b
 
 # --- the record format, as the design states it (independent of pending's converter) -------
 
-MAX_DEPTH = 16  # the nesting a record may have (pending._convert.MAX_JSON_DEPTH documents it)
+MAX_DEPTH = 16  # the nesting a record may have (pending._json.MAX_JSON_DEPTH documents it)
 PID_MAX = 2**31 - 1
 _ID = re.compile(r"[0-9a-f]{8,32}")
 _DIGEST = re.compile(r"[0-9a-f]{64}")

@@ -16,7 +16,7 @@ import pytest
 from helpers import audit_records, wait_until
 
 from pending import Channel, Outcome, Request, Scope, State, binding_digest, to_json
-from pending._convert import dumps_record
+from pending._json import dumps_record
 from wisp._asking import Asker
 from wisp._deadlines import Deadlines
 from wisp.kinds.command_gate import Approval, ApprovalGate, ApprovalOutcome

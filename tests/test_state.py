@@ -47,6 +47,7 @@ PURE_MODULES = (
     "_ids",
     "_records",
     "_convert",
+    "_json",
 )
 PURE_MODULES += ("_state", "_sweep")  # the rules
 IO_MODULES = frozenset(
