@@ -37,6 +37,22 @@ sys.dont_write_bytecode = False
 if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
+
+def _hang_up_later(signum: int, frame: object) -> None:
+    """A hang-up, kept from ending the suite as the ignoring did (see below)."""
+
+
+# `nohup` (and any parent that ignores hang-ups) starts the suite with SIGHUP ignored, and so
+# every guard shell and `wisp` the tests start: a shell cannot trap a signal ignored on entry,
+# so a guard sent SIGHUP never answered (seen: test_hook's start-up SIGHUP, timed out in a
+# soak). Worse, it changed mid-run: a TUI test's event loop, closing, leaves SIGHUP at the
+# default, so the worker's later children no longer ignored it, and its zygote (started while
+# they did) refused every later launcher ("its ignored differ": the warm tests ran cold). A
+# handler that does nothing keeps the suite as immune as the ignoring did, and what it starts
+# gets the default at exec, before and after any test.
+if signal.getsignal(signal.SIGHUP) is signal.SIG_IGN:
+    signal.signal(signal.SIGHUP, _hang_up_later)
+
 # Timing is not what a test checks: hypothesis's own clocks — each example's 200 ms deadline
 # and the "input generation is slow" health check — failed tests on a loaded machine that pass
 # on an idle one (seen: test_sweep's plans, too_slow, in a soak run with four workers). Every

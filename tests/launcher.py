@@ -109,7 +109,12 @@ def differences(mine: dict[str, object], theirs: object) -> str:
     if not isinstance(theirs, dict):
         return "the launcher sent no traits"
     for name, value in mine.items():
-        if theirs.get(name) != value:
+        other = theirs.get(name)
+        if other != value:
+            if isinstance(value, dict) and isinstance(other, dict):  # say which, for the log
+                both = sorted(value.keys() | other.keys())
+                keys = [k for k in both if value.get(k) != other.get(k)]
+                return f"its {name} differ from the zygote's ({', '.join(map(str, keys))})"
             return f"its {name} differ from the zygote's"
     return ""
 

@@ -40,7 +40,7 @@ class TestWarmServer:
         is the launcher's status (-9), as a cold server's would be."""
         raw = RawWire(home, bin_dir)
         request_id, pid = filed(raw, home)
-        assert pid != raw.process.pid
+        assert pid != raw.process.pid, zygote.why_cold()
         os.kill(pid, signal.SIGKILL)
         assert raw.process.wait(timeout=BOUND_S) == -signal.SIGKILL
         with Channel.open(home) as channel:
@@ -120,7 +120,7 @@ class TestWarmCommand:
         SIGINT to the launcher reaches it, and it withdraws and exits 1 as a cold one does."""
         asking = AskingCommand("approvals", "request", "--", "make", "deploy")
         pid = server_pid(home, asking.id)
-        assert pid != asking.process.pid and running(pid)
+        assert pid != asking.process.pid and running(pid), zygote.why_cold()
         asking.process.send_signal(signal.SIGINT)
         code, out, _ = asking.result()
         assert code == 1 and out.startswith("withdrawn")
@@ -137,7 +137,7 @@ class TestWarmCommand:
 
         child, request_id, pid = asked_in_terminal(cold=cold)
         try:
-            assert (pid == child.pid) is cold
+            assert (pid == child.pid) is cold, zygote.why_cold()
             _state, _ppid, pgrp, session, tty_nr, tpgid = proc_stat(pid)[:6]
             assert (int(pgrp), int(session), int(tpgid)) == (pid, pid, pid)
             terminal = os.readlink(f"/proc/{pid}/fd/0")  # the pty's slave side, /dev/pts/N

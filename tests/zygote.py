@@ -236,6 +236,8 @@ def serve(path: str) -> NoReturn:
                 with suppress(OSError):
                     link.send(marshal.dumps(why or "fork"))
                 if why:
+                    with suppress(OSError), open(path + COLD_LOG, "a") as log:
+                        log.write(f"{why}\n")  # for a test that expected a fork: why not
                     for fd in fds:
                         os.close(fd)
                     link.close()
@@ -477,6 +479,21 @@ class Zygote:
 
 
 _ZYGOTE: list[Zygote] = []
+COLD_LOG = ".cold.log"  # beside the socket: each launcher told to run cold, and why
+
+
+def why_cold() -> str:
+    """Why this worker's zygote told launchers to run cold, so far (for an assertion's
+    message where a fork was expected)."""
+    if not _ZYGOTE:
+        return "no zygote started"
+    try:
+        with open(_ZYGOTE[0].path + COLD_LOG) as log:
+            return "zygote said cold: " + log.read().strip().replace("\n", "; ")
+    except FileNotFoundError:
+        return "the zygote told no launcher to run cold"
+
+
 ENVIRONMENT = dict(os.environ)
 # The launcher's whole program: its module comes from cached bytecode, not compiled each start.
 LAUNCH = (
