@@ -5,7 +5,9 @@ Every path below the channel is opened relative to a directory descriptor with `
 so a symlink swapped in after a check cannot redirect a read or a write.
 """
 
-from __future__ import annotations
+# Annotations here are not postponed (no `from __future__ import annotations`): a named
+# tuple's postponed field types are each compiled by typing at import, and the first
+# compile costs a hook whose call a grant covers ~5 ms (bench/README.md, issue 41).
 
 import contextlib
 import errno
@@ -14,9 +16,7 @@ import stat
 from collections.abc import Callable
 from enum import StrEnum
 from functools import partial
-from typing import TypeVar
-
-import attrs
+from typing import NamedTuple, TypeVar
 
 from pending._dirs import DIR_FLAGS
 from pending._dirs import DIR_MODE as DIR_MODE
@@ -53,11 +53,13 @@ class Phase(StrEnum):
     AFTER = "after"
 
 
-@attrs.frozen(kw_only=True)
-class IoStep:
+class IoStep(NamedTuple):
     """One boundary of one operation: *op* on behalf of *name* (the final name it serves:
     `ID.answer.json` while its temp is staged, written, synced, linked and removed), and
-    whether the operation touches the *staged* temp rather than the name itself."""
+    whether the operation touches the *staged* temp rather than the name itself.
+
+    A named tuple, not an attrs record: this module is read by every store, and attrs costs
+    a hook that decides from the grant store alone ~25 ms to import (bench/README.md)."""
 
     op: Op
     name: str

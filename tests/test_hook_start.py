@@ -107,6 +107,21 @@ class TestTheHookBeforeTheCli:
         assert "wisp._asking" not in modules
         assert not (home / "pending").exists()
 
+    def test_a_granted_call_loads_no_records(self, home: Path, granted: Path) -> None:
+        """Nor attrs, cattrs, the channel's records and converter, the kinds' views or
+        unicodedata: what a call a grant covers never needs (each was measured in its start,
+        bench/README.md, issue 41)."""
+        code, out, err, modules = program(
+            home, bash_event(granted, "make deploy"), "hook", "claude-code"
+        )
+        assert code == 0, err
+        assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "allow"
+        assert [m for m in modules if m.split(".")[0] in ("attr", "attrs", "cattrs")] == []
+        spared = {"pending._records", "pending._convert", "pending._channel", "unicodedata"}
+        assert spared & set(modules) == set()
+        assert [m for m in modules if m.startswith("wisp.kinds.") and "_gate" in m] == []
+        assert "wisp.kinds._view" not in modules
+
     @pytest.mark.parametrize(
         "args",
         [

@@ -8,7 +8,7 @@ import unicodedata
 from hypothesis import given
 from hypothesis import strategies as st
 
-from wisp._text import _BLANK, one_line, visible
+from wisp._text import _BLANK, _BLANK_RE, one_line, visible
 
 HIDDEN = {"Cc", "Cf", "Zl", "Zp", "Co", "Cs", "Cn"}
 
@@ -66,6 +66,12 @@ class TestVisible:
         )
         for blank in sorted(_BLANK):
             assert visible(f"é{blank}") == f"é⟨U+{ord(blank):04X}⟩"
+
+    def test_the_blank_scan_finds_exactly_the_blank_characters(self) -> None:
+        """The scan's ranges match exactly the blank set's characters, over every code
+        point: the pattern is written as ranges for speed, the set is what is meant."""
+        found = {chr(c) for c in range(sys.maxunicode + 1) if _BLANK_RE.fullmatch(chr(c))}
+        assert found == _BLANK
 
     @given(st.text(), st.integers(2, 200))
     def test_one_line_is_bounded(self, text: str, limit: int) -> None:

@@ -8,7 +8,6 @@ other than it is (`rm -rf ~` hidden behind a carriage return, a right-to-left ov
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Iterator
 
 _NAMES = {
@@ -35,8 +34,12 @@ _BLANK = frozenset(
 
 # One scan for them (str.isprintable() already says whether any character is hidden by its
 # category: it is false for exactly those, checked over every code point in
-# tests/test_text.py).
-_BLANK_RE = re.compile("[" + "".join(sorted(_BLANK)) + "]")
+# tests/test_text.py). Written as ranges: the same class as the set's characters one by one,
+# compiled in half the time, at the start of every hook (tests/test_text.py holds the two
+# the same).
+_BLANK_RE = re.compile(
+    "[\u034f\u115f\u1160\u180b-\u180f\u2800\u3164\ufe00-\ufe0f\uffa0\U000e0100-\U000e01ef]"
+)
 
 
 def _marker(char: str) -> str:
@@ -45,6 +48,10 @@ def _marker(char: str) -> str:
 
 
 def _hidden(char: str) -> bool:
+    # Imported where a character is looked up, not with the module: loading the C module is
+    # ~1 ms of every hook's start, and most text is printable ASCII (issue 41).
+    import unicodedata
+
     category = unicodedata.category(char)
     # Spaces other than the plain one (no-break, em, ideographic …) hide where words split.
     return category in _HIDDEN_CATEGORIES or (category == "Zs" and char != " ") or char in _BLANK
@@ -70,6 +77,8 @@ def cell_width(text: str) -> int:
 
 
 def _cells(char: str) -> int:
+    import unicodedata  # as in _hidden
+
     if unicodedata.combining(char):
         return 0
     return 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1

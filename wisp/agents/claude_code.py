@@ -19,19 +19,17 @@ and its request says that it touches wisp's own channel: an agent that could wri
 file could answer for the person.
 """
 
-from __future__ import annotations
+# Annotations here are not postponed (no `from __future__ import annotations`): a named
+# tuple's postponed field types are each compiled by typing at import, and the first
+# compile costs a hook whose call a grant covers ~5 ms (bench/README.md, issue 41).
 
 import json
-import math
 import os
-import shlex
 import sys
 from collections.abc import Mapping
 from enum import IntEnum, StrEnum
 from pathlib import Path
-from typing import Any
-
-import attrs
+from typing import Any, NamedTuple
 
 from pending import (
     DecodeError,
@@ -108,9 +106,9 @@ class HookRefused(Exception):
         self.event = event
 
 
-@attrs.frozen(kw_only=True)
-class HookAnswer:
-    """What the hook says: its JSON for stdout, its exit code, and a reason for stderr."""
+class HookAnswer(NamedTuple):
+    """What the hook says: its JSON for stdout, its exit code, and a reason for stderr. (A
+    named tuple, as every record on the granted hook's path: issue 41.)"""
 
     event: HookEvent
     permission: Permission | None  # None: no decision (Claude Code goes on as it would)
@@ -380,6 +378,9 @@ def settings_block(
     tools: PreToolUse for SETTINGS_MATCHER, and SessionEnd to forget a session's grants.
     Claude Code (2.1.197) has no setting to fail closed when a hook dies, so the command is
     wisp's guard around `wisp hook claude-code`."""
+    import math
+    import shlex
+
     command = shlex.join(hook_argv(wait_s=wait_s, on_timeout=on_timeout))
     timeout = math.ceil(wait_s) + HOOK_MARGIN_S
     return {

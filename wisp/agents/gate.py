@@ -18,15 +18,15 @@ Silence is never an allow: what a harness does with an unanswered call (ask in i
 dialog, or deny) is its module's choice, never this core's.
 """
 
-from __future__ import annotations
+# Annotations here are not postponed (no `from __future__ import annotations`): a named
+# tuple's postponed field types are each compiled by typing at import, and the first
+# compile costs a hook whose call a grant covers ~5 ms (bench/README.md, issue 41).
 
 import sys
 from collections.abc import Callable, Mapping
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-import attrs
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pending import (
     MAX_RECORD_BYTES,
@@ -34,7 +34,6 @@ from pending import (
     Outcome,
     PendingError,
     RecordTooLarge,
-    Request,
     canonical_json,
     format_time,
     resource_shortage,
@@ -44,13 +43,17 @@ from wisp._entry import EntryPoint
 from wisp._home import open_channel
 from wisp.agents.guard import Guard
 from wisp.audit.writer import AuditLogUnsafe
-from wisp.kinds._asker import Ending
-from wisp.kinds.command_gate import Approval, ApprovalGate, StandingGrants
-from wisp.stores.config import ConfigError, load_config
+from wisp.kinds.standing import StandingGrants
+from wisp.stores.grants import Grant
 from wisp.stores.jsonstore import StoreError
 
-if TYPE_CHECKING:  # the asking side is loaded to file a call, not for one a grant covers
+if TYPE_CHECKING:
+    # The records, the asking side, the asking gate and the settings are loaded to file a
+    # call, not for one a grant covers: that hook loads no attrs (bench/README.md, issue 41).
+    from pending import Request
     from wisp._asking import Asker
+    from wisp.kinds._asker import Ending
+    from wisp.kinds.command_gate import Approval, ApprovalGate
 
 # What is asked must fit one request record (MAX_RECORD_BYTES) with the rest of the record.
 MAX_ASKED_BYTES = MAX_RECORD_BYTES - 8 * 1024
@@ -60,9 +63,9 @@ OWN_CHANNEL = (
 )
 
 
-@attrs.frozen(kw_only=True)
-class ToolCall:
-    """A tool call an agent is about to make, as its harness's module read it."""
+class ToolCall(NamedTuple):
+    """A tool call an agent is about to make, as its harness's module read it. (A named
+    tuple, as the rest of the granted hook's path: no attrs to load, issue 41.)"""
 
     session: str  # the harness's session: the requests' thread, and a session grant's
     cwd: str  # absolute
@@ -107,7 +110,7 @@ class TooLarge(Exception):
 # --- asking ----------------------------------------------------------------------------
 
 
-def open_call(gate: ApprovalGate, call: ToolCall, home: Path) -> Approval | Request:
+def open_call(gate: "ApprovalGate", call: ToolCall, home: Path) -> "Approval | Request":
     """A standing grant's approval at once (audited), or the request filed for the person
     (returning at once). A call that names wisp's own directory is never granted: it is
     filed, and its request says why. Raises :class:`TooLarge` for a call too large to file
@@ -120,15 +123,23 @@ def open_call(gate: ApprovalGate, call: ToolCall, home: Path) -> Approval | Requ
     return file_call(gate, call, home, guarded)
 
 
-def granted_call(gate: StandingGrants, call: ToolCall) -> Approval | None:
+def granted_call(gate: "ApprovalGate", call: ToolCall) -> "Approval | None":
     """The approval a standing grant (or a session approval kept for the call's session)
     gives *call* at once, or None: the person is asked."""
+    from wisp.kinds.command_gate import approval_by
+
+    return approval_by(call_grant(gate, call))
+
+
+def call_grant(grants: StandingGrants, call: ToolCall) -> Grant | None:
+    """The standing grant (or session approval kept for the call's session) that lets *call*
+    run at once (its allow audited), or None: the person is asked."""
     if call.command is not None:
-        return gate.granted_in_thread(call.command, call.cwd, call.session, options=call.options)
-    return gate.granted_tool(call.tool, call.input, call.cwd, thread=call.session)
+        return grants.grant_in_thread(call.command, call.cwd, call.session, options=call.options)
+    return grants.grant_for_tool(call.tool, call.input, call.cwd, thread=call.session)
 
 
-def file_call(gate: ApprovalGate, call: ToolCall, home: Path, guarded: bool) -> Request:
+def file_call(gate: "ApprovalGate", call: ToolCall, home: Path, guarded: bool) -> "Request":
     """File *call* for the person, returning at once: a shell call as a command request
     (its description as the reason), any other as a `tool` request, the call's session as
     the thread; a *guarded* one says that it touches wisp's own channel."""
@@ -148,7 +159,7 @@ def file_call(gate: ApprovalGate, call: ToolCall, home: Path, guarded: bool) -> 
         raise TooLarge(call) from None
 
 
-def end_call(asker: Asker, request: Request, ending: Ending | None) -> Ending | None:
+def end_call(asker: "Asker", request: "Request", ending: "Ending | None") -> "Ending | None":
     """How *request* ended, after its wait: with no *ending* (nobody answered in time, or
     the wait was cancelled) it is withdrawn, and an answer that got there first stands."""
     if ending is not None:
@@ -157,12 +168,12 @@ def end_call(asker: Asker, request: Request, ending: Ending | None) -> Ending | 
     return endings[0] if endings else asker.wait(request.id, 0)
 
 
-def answered(ending: Ending | None) -> bool:
+def answered(ending: "Ending | None") -> bool:
     """Whether the person's answer ended the request (not a time-out, withdrawal, …)."""
     return ending is not None and ending.outcome is Outcome.ANSWERED
 
 
-def call_verdict(gate: ApprovalGate, ending: Ending) -> Approval:
+def call_verdict(gate: "ApprovalGate", ending: "Ending") -> "Approval":
     """The approval an ended command or tool request gives; a `session` approval is kept
     for the request's thread."""
     request = ending.request
@@ -173,23 +184,19 @@ def call_verdict(gate: ApprovalGate, ending: Ending) -> Approval:
 # --- in words --------------------------------------------------------------------------
 
 
-def _who(ending: Ending) -> str:
+def _who(ending: "Ending") -> str:
     answer = ending.answer
     assert answer is not None
     return f"by {answer.user} via {answer.via} at {format_time(answer.answered_at)}"
 
 
-def decided_reason(approval: Approval, ending: Ending | None = None) -> str:
+def decided_reason(approval: "Approval", ending: "Ending | None" = None) -> str:
     """Why a call is allowed or denied, in words: a grant's (whose, which, when given), or
     the person's answer to *ending* (who, how, when)."""
     request_id = approval.request_id
     if approval.approved and ending is None:  # a grant covered it: nothing was filed
-        grant = approval.grant
-        assert grant is not None
-        return (
-            f"wisp: allowed by {grant.user}'s {grant.scope} approval "
-            f"({grant.id}, given {format_time(grant.granted_at)} for request {grant.request})"
-        )
+        assert approval.grant is not None
+        return granted_reason(approval.grant)
     assert ending is not None
     if approval.approved:
         reason = f"wisp: approved {approval.scope} {_who(ending)} (request {request_id})"
@@ -198,7 +205,15 @@ def decided_reason(approval: Approval, ending: Ending | None = None) -> str:
     return reason + (f": {approval.reason}" if approval.reason else "")
 
 
-def unanswered_reason(request_id: str, ending: Ending | None, wait_s: float) -> str:
+def granted_reason(grant: Grant) -> str:
+    """Why a call a standing grant covers is allowed: whose grant, which, and when given."""
+    return (
+        f"wisp: allowed by {grant.user}'s {grant.scope} approval "
+        f"({grant.id}, given {format_time(grant.granted_at)} for request {grant.request})"
+    )
+
+
+def unanswered_reason(request_id: str, ending: "Ending | None", wait_s: float) -> str:
     """Why nobody's answer decides the call: none came within *wait_s* (the request timed
     out or was withdrawn), or the request ended otherwise."""
     outcome = ending.outcome.value if ending is not None else Outcome.WITHDRAWN.value
@@ -231,8 +246,7 @@ class Ended(StrEnum):
     TOO_LARGE = "too-large"  # not filed: no request can show it whole
 
 
-@attrs.frozen(kw_only=True)
-class Decided:
+class Decided(NamedTuple):
     """A hook's call decided, in words (without the `wisp: ` a harness's answer adds)."""
 
     ended: Ended
@@ -258,10 +272,12 @@ def decide_call(
     # channel, no asker (its lock file) and no asking side loaded (issue 41).
     guarded = touches_home(call, home)
     if not guarded:
-        granted = granted_call(StandingGrants(home, EntryPoint.HOOK), call)
-        if granted is not None:
-            return Decided(ended=Ended.ALLOWED, reason=_unprefixed(decided_reason(granted)))
+        grant = call_grant(StandingGrants(home, EntryPoint.HOOK), call)
+        if grant is not None:
+            return Decided(ended=Ended.ALLOWED, reason=_unprefixed(granted_reason(grant)))
     from wisp._asking import Asker
+    from wisp.kinds.command_gate import ApprovalGate
+    from wisp.stores.config import load_config
 
     config = load_config(home)
     with open_channel(home) as channel:
@@ -308,6 +324,8 @@ def failure_reason(error: BaseException) -> str:
     resource limit reached names the limit and how to raise it; an audit log wisp may not
     append to says what is wrong with it; a NUL byte in a path is no file at all; a channel
     that cannot be used sends the person to `wisp doctor`."""
+    from wisp.stores.config import ConfigError
+
     shortage = resource_shortage(error)
     if shortage is not None:
         return shortage

@@ -21,7 +21,9 @@ do not know, a signal, no output) as "no opinion" and go on to run the call, so:
   with its blocking status.
 """
 
-from __future__ import annotations
+# Annotations here are not postponed (no `from __future__ import annotations`): a named
+# tuple's postponed field types are each compiled by typing at import, and the first
+# compile costs a hook whose call a grant covers ~5 ms (bench/README.md, issue 41).
 
 import contextlib
 import os
@@ -32,9 +34,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
-
-import attrs
+from typing import TYPE_CHECKING, NamedTuple
 
 from pending import DecodeError, loads_strict
 from wisp._deadlines import Cancel
@@ -204,10 +204,10 @@ def watch_harness(stop: Stop, harness: str, *, out_fd: int = 1) -> threading.Thr
 # --- the answer --------------------------------------------------------------------------
 
 
-@attrs.frozen(kw_only=True)
-class Said:
+class Said(NamedTuple):
     """What a hook process writes: stdout (the harness's JSON, or nothing), stderr, and its
-    exit status."""
+    exit status. (The records on a hook's path are named tuples: attrs alone costs more to
+    import than the interpreter's start, bench/README.md, issue 41.)"""
 
     stdout: str
     exit_code: int
@@ -274,8 +274,7 @@ class EventRefused(Exception):
     """An event a harness's module cannot read into a call: the message says why."""
 
 
-@attrs.frozen(kw_only=True)
-class Harness:
+class Harness(NamedTuple):
     """A harness's command hook: how its event reads and how it is answered. Where it has no
     "ask" (all but Cursor) the wait is the ask. *deny*'s *failed* is a deny wisp could not
     decide (bad input, an unusable channel, a stop): answered in the harness's strongest
@@ -283,7 +282,7 @@ class Harness:
 
     name: str  # `wisp hook NAME`, and the requests' client
     title: str  # how a person calls it
-    parse: Callable[[dict[str, object]], ToolCall]
+    parse: Callable[[dict[str, object]], "ToolCall"]
     allow: Callable[[str], Said]
     deny: Callable[[str, bool], Said]
     # What --print-settings prints, from the command and its timeout: the hook block (JSON) for
@@ -384,7 +383,7 @@ def field(event: dict[str, object], key: str) -> str:
 
 def named_event_call(
     event: dict[str, object], *, name: str, title: str, shell: str, harness: str
-) -> ToolCall:
+) -> "ToolCall":
     """The call in an event that names itself (`hook_event_name` *name*) Claude Code's way:
     `session_id`, `cwd`, `tool_name`, `tool_input` (and `tool_use_id`, where it is sent)."""
     if event.get("hook_event_name") != name:
@@ -431,7 +430,7 @@ def shell_or_tool(
     cwd: str,
     title: str = "the agent",
     tool_use_id: str | None = None,
-) -> ToolCall:
+) -> "ToolCall":
     """A call for the gate core: *shell* (the harness's shell tool) with its `command`
     asked as a command, its other fields but `description` as the options a grant binds,
     and a warning first if one asks to leave the sandbox; any other tool as a tool call."""

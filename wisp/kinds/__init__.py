@@ -7,14 +7,12 @@ here, registered with :func:`register` (docs/architecture.md).
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
-from pending import Kind
-from wisp.kinds import command, fact, question, tool
-from wisp.kinds._view import Answering, KindView, Rows, numbered
-
 if TYPE_CHECKING:
-    from pending import Request
+    from pending import Kind, Request
+    from wisp.kinds._view import Answering, KindView, Rows, numbered
 
 __all__ = [
     "Answering",
@@ -28,27 +26,54 @@ __all__ = [
     "views",
 ]
 
+# wisp's own kinds, each a module here holding its VIEW. They are loaded when a view is first
+# asked for, not with the package: the gate a hook decides a granted call by lives here too
+# (`standing.py`) and shows nothing (bench/README.md, issue 41).
+_BUILTIN = ("command", "fact", "question", "tool")
 _VIEWS: dict[Kind, KindView] = {}
+_loaded = False
+
+
+def _views() -> dict[Kind, KindView]:
+    """The views, wisp's own kinds' first (loaded on first use)."""
+    global _loaded
+    if not _loaded:
+        _loaded = True
+        added = dict(_VIEWS)
+        _VIEWS.clear()
+        for name in _BUILTIN:
+            module_view: KindView = importlib.import_module(f"wisp.kinds.{name}").VIEW
+            _VIEWS[module_view.kind] = module_view
+        _VIEWS.update(added)
+    return _VIEWS
 
 
 def register(kind_view: KindView) -> None:
     """Make *kind_view* the view of its kind, for every face."""
-    _VIEWS[kind_view.kind] = kind_view
+    _views()[kind_view.kind] = kind_view
 
 
 def unregister(kind: Kind) -> None:
     """Forget *kind*'s view (a throwaway kind, after its test)."""
-    _VIEWS.pop(kind, None)
+    _views().pop(kind, None)
 
 
 def view(kind: Kind) -> KindView:
     """*kind*'s view; KeyError for a kind no module here describes."""
-    return _VIEWS[kind]
+    return _views()[kind]
 
 
 def views() -> list[KindView]:
     """Every kind's view, in the order the kinds were registered."""
-    return list(_VIEWS.values())
+    return list(_views().values())
+
+
+def __getattr__(name: str) -> Any:
+    """The view's parts (:class:`KindView`, :class:`Answering`, :class:`Rows`,
+    :func:`numbered`), loaded on first use (PEP 562)."""
+    if name in ("Answering", "KindView", "Rows", "numbered"):
+        return getattr(importlib.import_module("wisp.kinds._view"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def notice_for(request: Request) -> tuple[str, str, str, dict[str, Any], str]:
@@ -64,7 +89,3 @@ def notice_for(request: Request) -> tuple[str, str, str, dict[str, Any], str]:
         who.append(f"thread {server.thread}")
     fields = request_fields(request)
     return request.title, request.body, " · ".join(who), fields, kind_view.notice_source
-
-
-for _module in (command, fact, question, tool):
-    register(_module.VIEW)

@@ -12,14 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from enum import StrEnum
-from pathlib import Path
 from typing import Any
 
 import attrs
 
 from pending import (
-    SYSTEM_CLOCK,
-    Clock,
     CommandBinding,
     Decision,
     Kind,
@@ -29,11 +26,10 @@ from pending import (
     ToolBinding,
     record_time,
 )
-from wisp._entry import EntryPoint
 from wisp._home import current_user
-from wisp.audit.writer import AuditEvent, audit
 from wisp.kinds import view
 from wisp.kinds._asker import AskingServer, Ending
+from wisp.kinds.standing import StandingGrants
 from wisp.stores.grants import Grant, GrantStore, options_key
 from wisp.stores.jsonstore import StoreError
 
@@ -63,70 +59,28 @@ class Approval:
     reason: str | None = None
 
 
-class StandingGrants:
-    """The grants that allow a call at once, without asking (each allow audited): what a
-    gate checks first, and all a hook needs for a call a grant covers (no asker, no channel:
-    bench/README.md, issue 41)."""
+def approval_by(grant: Grant | None) -> Approval | None:
+    """The approval a standing grant gives at once (None: no grant, the person is asked)."""
+    if grant is None:
+        return None
+    return Approval(approved=True, outcome=ApprovalOutcome.GRANTED, scope=grant.scope, grant=grant)
 
-    def __init__(
-        self,
-        home: Path,
-        entry_point: EntryPoint,
-        *,
-        grants: GrantStore | None = None,
-        clock: Clock = SYSTEM_CLOCK,
-    ) -> None:
-        self.home = home
-        self.entry_point = entry_point
-        self.grants = grants or GrantStore(home, clock=clock)
-        # (command, options' key) -> grant, for this server's life
-        self._session: dict[tuple[str, str | None], Grant] = {}
 
-    def _covering(
-        self, command: str, cwd: str, options: Mapping[str, Any] | None = None
-    ) -> Grant | None:
-        grant = self._session.get((command, options_key(options)))
-        if grant is not None:
-            return grant
-        try:
-            return self.grants.covering(command, cwd, options=options)
-        except Exception:  # a damaged store grants nothing: the person is asked instead
-            return None
+class ApprovalGate(StandingGrants):
+    """Asks the person before a command runs, and remembers the grants they give."""
 
     def granted(
         self, command: str, cwd: str, *, options: Mapping[str, Any] | None = None
     ) -> Approval | None:
         """The approval a standing grant (this session's, a project's, always) gives at once
         without asking (audited), or None if the person must be asked."""
-        grant = self._covering(command, cwd, options)
-        if grant is None:
-            return None
-        audit(
-            self.home,
-            AuditEvent.APPROVAL_GRANTED,
-            {
-                "kind": Kind.COMMAND.value,
-                "command": command,
-                "cwd": cwd,
-                "grant": grant.name,
-                "scope": grant.scope,
-            },
-            entry_point=self.entry_point,
-        )
-        return Approval(
-            approved=True, outcome=ApprovalOutcome.GRANTED, scope=grant.scope, grant=grant
-        )
+        return approval_by(self.grant_for(command, cwd, options=options))
 
     def granted_tool(
         self, tool: str, tool_input: Mapping[str, Any], cwd: str, *, thread: str | None = None
     ) -> Approval | None:
         """The approval a grant gives this tool call at once (audited), or None."""
-        try:
-            grant = self.grants.covering_tool(tool, tool_input, cwd, thread=thread)
-        except Exception:  # a damaged store grants nothing: the person is asked instead
-            return None
-        fields = {"kind": Kind.TOOL.value, "tool": tool, "input": dict(tool_input), "cwd": cwd}
-        return None if grant is None else self._granted_by(grant, fields)
+        return approval_by(self.grant_for_tool(tool, tool_input, cwd, thread=thread))
 
     def granted_in_thread(
         self,
@@ -137,30 +91,7 @@ class StandingGrants:
         options: Mapping[str, Any] | None = None,
     ) -> Approval | None:
         """As :meth:`granted`, and also by a session approval kept for *thread*."""
-        approval = self.granted(command, cwd, options=options)
-        if approval is not None:
-            return approval
-        try:
-            grant = self.grants.covering_in_thread(command, cwd, thread, options=options)
-        except Exception:  # a damaged store grants nothing: the person is asked instead
-            return None
-        fields = {"kind": Kind.COMMAND.value, "command": command, "cwd": cwd}
-        return None if grant is None else self._granted_by(grant, fields)
-
-    def _granted_by(self, grant: Grant, fields: Mapping[str, object]) -> Approval:
-        audit(
-            self.home,
-            AuditEvent.APPROVAL_GRANTED,
-            {**fields, "grant": grant.id, "scope": grant.scope},
-            entry_point=self.entry_point,
-        )
-        return Approval(
-            approved=True, outcome=ApprovalOutcome.GRANTED, scope=grant.scope, grant=grant
-        )
-
-
-class ApprovalGate(StandingGrants):
-    """Asks the person before a command runs, and remembers the grants they give."""
+        return approval_by(self.grant_in_thread(command, cwd, thread, options=options))
 
     def __init__(self, asker: AskingServer, *, timeout_s: float, grants: GrantStore | None = None):
         super().__init__(asker.home, asker.entry_point, grants=grants, clock=asker.clock)

@@ -16,7 +16,10 @@ all under an exclusive lock, so concurrent writers never lose a grant. A file th
 read is never overwritten: it is reported, and until it is fixed nothing is granted from it.
 """
 
-from __future__ import annotations
+
+# Annotations here are not postponed (no `from __future__ import annotations`): a named
+# tuple's postponed field types are each compiled by typing at import, and the first
+# compile costs a hook whose call a grant covers ~5 ms (bench/README.md, issue 41).
 
 import json
 import os
@@ -24,9 +27,7 @@ import stat
 from collections.abc import Mapping
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
-
-import attrs
+from typing import Any, NamedTuple
 
 from pending import (
     SYSTEM_CLOCK,
@@ -64,11 +65,13 @@ GrantsError = StoreError  # the grants store cannot be used; the message says wh
 FileKey = tuple[int, int, int, int, int]  # device, inode, size, mtime and ctime (ns)
 
 
-@attrs.frozen(kw_only=True)
-class Grant:
+class Grant(NamedTuple):
     """A standing approval of one command. A `session` grant lives in its gate for its
     server's life and is never stored, so it has no ID; `project` and `always` grants are
-    stored, each under its own ID."""
+    stored, each under its own ID.
+
+    A named tuple, not an attrs record: a hook deciding a call a grant covers reads every
+    grant and loads nothing else it can spare (attrs ~25 ms of a ~35 ms floor; issue 41)."""
 
     id: str | None  # g… for a stored grant; None for a session grant
     scope: Scope  # session | project | always
@@ -422,7 +425,7 @@ class GrantStore:
                 user=user,
                 options=options_key(options),
             )
-        grant = attrs.evolve(grant, thread=thread)
+        grant = grant._replace(thread=thread)
         with self._sessions.locked() as home_fd:
             kept = [g for g in self._sessions.read(home_fd) if self._fresh(g)]
             self._sessions.write(home_fd, [*kept, grant])
@@ -490,7 +493,7 @@ def _with_tool(grant: Grant, item: Any) -> Grant:
         raise TypeError("a tool grant needs its kind and tool")
     if not isinstance(tool_input, dict):
         raise TypeError("a tool grant's input is a JSON object")
-    return attrs.evolve(grant, kind=Kind.TOOL, tool=tool, input=tool_input_key(tool_input))
+    return grant._replace(kind=Kind.TOOL, tool=tool, input=tool_input_key(tool_input))
 
 
 def _session_grant_from(item: Any) -> Grant:
@@ -499,7 +502,7 @@ def _session_grant_from(item: Any) -> Grant:
     if item["scope"] != Scope.SESSION or not isinstance(thread, str):
         raise ValueError("a kept session grant needs its scope and thread")
     grant = _grant_from({**item, "scope": Scope.ALWAYS.value})
-    grant = attrs.evolve(grant, scope=Scope.SESSION, thread=thread)
+    grant = grant._replace(scope=Scope.SESSION, thread=thread)
     return _with_tool(grant, item) if item.get("kind") == Kind.TOOL.value else grant
 
 

@@ -1,0 +1,97 @@
+"""The grants that allow a call at once, without asking: what a gate checks first, and all a
+hook needs for a call a grant covers.
+
+Loaded without the records, attrs or the asking side: a hook whose call a grant covers
+decides from the grant store alone and loads nothing it can spare (bench/README.md, issue
+41). The gate that asks (:class:`~wisp.kinds.command_gate.ApprovalGate`) stands on this one
+and turns its grants into approvals.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pending import SYSTEM_CLOCK, Clock, Kind
+from wisp._entry import EntryPoint
+from wisp.audit.writer import AuditEvent, audit
+from wisp.stores.grants import Grant, GrantStore, options_key
+
+
+class StandingGrants:
+    """The grants that allow a call at once, each allow audited: a stored grant (`project`,
+    `always`), a `session` one this gate keeps for its life, or one kept for a thread."""
+
+    def __init__(
+        self,
+        home: Path,
+        entry_point: EntryPoint,
+        *,
+        grants: GrantStore | None = None,
+        clock: Clock = SYSTEM_CLOCK,
+    ) -> None:
+        self.home = home
+        self.entry_point = entry_point
+        self.grants = grants or GrantStore(home, clock=clock)
+        # (command, options' key) -> grant, for this server's life
+        self._session: dict[tuple[str, str | None], Grant] = {}
+
+    def _covering(
+        self, command: str, cwd: str, options: Mapping[str, Any] | None = None
+    ) -> Grant | None:
+        grant = self._session.get((command, options_key(options)))
+        if grant is not None:
+            return grant
+        try:
+            return self.grants.covering(command, cwd, options=options)
+        except Exception:  # a damaged store grants nothing: the person is asked instead
+            return None
+
+    def grant_for(
+        self, command: str, cwd: str, *, options: Mapping[str, Any] | None = None
+    ) -> Grant | None:
+        """The grant (this gate's session, a project's, always) that lets *command* run at
+        once without asking (its allow audited), or None if the person must be asked."""
+        grant = self._covering(command, cwd, options)
+        fields = {"kind": Kind.COMMAND.value, "command": command, "cwd": cwd}
+        return None if grant is None else self._audited(grant, fields)
+
+    def grant_for_tool(
+        self, tool: str, tool_input: Mapping[str, Any], cwd: str, *, thread: str | None = None
+    ) -> Grant | None:
+        """The grant that lets this tool call run at once (audited), or None."""
+        try:
+            grant = self.grants.covering_tool(tool, tool_input, cwd, thread=thread)
+        except Exception:  # a damaged store grants nothing: the person is asked instead
+            return None
+        fields = {"kind": Kind.TOOL.value, "tool": tool, "input": dict(tool_input), "cwd": cwd}
+        return None if grant is None else self._audited(grant, fields)
+
+    def grant_in_thread(
+        self,
+        command: str,
+        cwd: str,
+        thread: str,
+        *,
+        options: Mapping[str, Any] | None = None,
+    ) -> Grant | None:
+        """As :meth:`grant_for`, and also a session approval kept for *thread*."""
+        grant = self.grant_for(command, cwd, options=options)
+        if grant is not None:
+            return grant
+        try:
+            grant = self.grants.covering_in_thread(command, cwd, thread, options=options)
+        except Exception:  # a damaged store grants nothing: the person is asked instead
+            return None
+        fields = {"kind": Kind.COMMAND.value, "command": command, "cwd": cwd}
+        return None if grant is None else self._audited(grant, fields)
+
+    def _audited(self, grant: Grant, fields: Mapping[str, object]) -> Grant:
+        audit(
+            self.home,
+            AuditEvent.APPROVAL_GRANTED,
+            {**fields, "grant": grant.name, "scope": grant.scope},
+            entry_point=self.entry_point,
+        )
+        return grant
