@@ -220,6 +220,25 @@ class TestAnswering:
             assert channel.status(edit.id).state is State.FILED
 
 
+class TestTheFocusedRequest:
+    def test_one_filed_since_the_board_heard_is_shown_whole_not_ended(self, home: Path) -> None:
+        """A push's link opened at once can name a request the board has not heard of yet:
+        the page shows it whole, with its answers, counted as waiting, not "It ended
+        (filed)" (seen: a soak run's phone found no diff on an edit's own page)."""
+        from datetime import UTC, datetime
+
+        from wisp.web._pages import board
+
+        with Channel.open(home) as channel, channel.server() as lock:
+            edit = tool(lock)
+            channel.file(edit)
+            focus = channel.status(edit.id)
+        page = board([], focus=focus, device="phone", csrf="c", now=datetime.now(UTC), differs={})
+        assert f'id="r-{edit.id}"' in page and "card ended" not in page
+        assert 'class="diff"' in page and "/answer" in page
+        assert "1 waiting" in page and "It ended" not in page
+
+
 class TestRefusals:
     def test_an_unpaired_browser_sees_nothing_and_cannot_answer(
         self, web: WebServer, phone: Any, home: Path, tmp_path: Path

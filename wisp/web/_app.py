@@ -162,7 +162,8 @@ class WebFace:
                 body = _pages.document("wisp", f"<main>{_pages.missing(request_id)}</main>")
                 return _html(body, 404)
         waiting = self.board.waiting()
-        differs = await run_in_threadpool(self._differs, waiting)
+        shown = waiting if focus is None else [focus, *waiting]  # one the board has not heard of
+        differs = await run_in_threadpool(self._differs, shown)
         body = _pages.board(
             waiting,
             focus=focus,

@@ -17,6 +17,7 @@ from pending import KINDS, Answer, Decision, Kind, Outcome, Request, Status, Via
 from wisp._render import age
 from wisp._text import visible
 from wisp.kinds import view
+from wisp.web._board import ANSWERABLE
 
 # How each decision's button reads. A decision missing here (a kind added later) reads as
 # its own word.
@@ -111,10 +112,15 @@ def board(
     differs: dict[str, list[tuple[str, str]]],
 ) -> str:
     """The page: the request asked for first (its whole card, or how it ended), then what
-    waits. *differs*: a fact request's contradicted kept facts, by request ID."""
+    waits. *differs*: a fact request's contradicted kept facts, by request ID. A focus that
+    still waits but is not on the board yet (filed since the board last heard: a push's link
+    opened at once) is shown whole, not as ended."""
     cards = []
     if focus is not None and all(s.id != focus.id for s in statuses):
-        cards.append(ended_card(focus))
+        if focus.state in ANSWERABLE:
+            statuses = [focus, *statuses]
+        else:
+            cards.append(ended_card(focus))
     for status in statuses:
         card_html = card(status, csrf=csrf, now=now, differs=differs.get(status.id, ()))
         if focus is not None and status.id == focus.id:
