@@ -172,3 +172,26 @@ class TestTheHookBeforeTheCli:
         cli = program(home, b"{}", *args, cli=True)
         assert fast[:3] == cli[:3]
         assert "wisp.cli" in fast[3]
+
+
+class TestMcpBeforeTheCli:
+    INITIALIZE = (
+        b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":'
+        b'"2025-06-18","capabilities":{},"clientInfo":{"name":"probe","version":"1"}}}\n'
+    )
+
+    def test_an_mcp_clients_start_loads_no_cli_framework(self, home: Path) -> None:
+        """`wisp mcp` as an MCP client starts it answers `initialize` and stops at end of
+        input as the command does, without typer or the CLI ever loaded (its client waits
+        for that answer before its first tool call; click and rich are the SDK's own)."""
+        code, out, err, modules = program(home, self.INITIALIZE, "mcp")
+        assert code == 0, err
+        assert json.loads(out.splitlines()[0])["result"]["serverInfo"]["name"] == "wisp"
+        assert [m for m in modules if m.split(".")[0] == "typer"] == []
+        assert "wisp.cli" not in modules and "wisp.mcp" in modules
+
+    def test_any_other_spelling_is_the_clis(self, home: Path) -> None:
+        """`wisp mcp --help` is the CLI's, as it always was."""
+        code, out, _, modules = program(home, b"", "mcp", "--help")
+        assert code == 0 and "Serve MCP over stdio" in out
+        assert "wisp.cli" in modules

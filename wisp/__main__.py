@@ -4,9 +4,10 @@ A harness's hook (`wisp hook claude-code` with at most its `--wait` and `--on-ti
 `wisp hook NAME` for each harness of `hookio.HARNESS_MODULES`, with at most `--wait`) is
 run here, before the CLI's framework is loaded: typer and click are ~70 ms of every agent
 tool call's hook, against a floor of ~30 ms for the interpreter itself (bench/README.md,
-issue 41). Any other command, and any other spelling of these (`--help`,
-`--print-settings`, an option twice, a value the option refuses), is the CLI's
-(:mod:`wisp.cli`), which parses and refuses it as it always did.
+issue 41). So is `wisp mcp` exactly, an MCP client's start (:func:`_mcp`). Any other
+command, and any other spelling of these (`--help`, `--print-settings`, an option twice, a
+value the option refuses), is the CLI's (:mod:`wisp.cli`), which parses and refuses it as it
+always did.
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ def run() -> NoReturn:
     _closed_streams_to_devnull()
     try:
         code: object = _hook(sys.argv[1:])
+        if code is None:
+            code = _mcp(sys.argv[1:])
         if code is None:
             from wisp.cli import main
 
@@ -112,6 +115,19 @@ def _hook(argv: list[str]) -> int | None:
 
     found: hookio.Harness = importlib.import_module(hookio.HARNESS_MODULES[harness]).HARNESS
     return hookio.serve_harness(stop, found, float(hookio.DEFAULT_WAIT_S) if wait is None else wait)
+
+
+def _mcp(argv: list[str]) -> int | None:
+    """`wisp mcp`, exactly (what an MCP client starts): served before the CLI loads, as the
+    command serves it; None for any other command line. Its client waits for the answer to
+    `initialize` (Claude Code's `-p` sends its first tool call before a slow server is up):
+    typer, click and rich were ~50 ms of that start, against a floor of a minimal server on the
+    same SDK (bench/README.md, issue 41)."""
+    if argv != ["mcp"]:
+        return None
+    from wisp.mcp import main
+
+    return main()
 
 
 def _closed_streams_to_devnull() -> None:
