@@ -173,7 +173,9 @@ def start_claude_code_prompt_tool(
 ) -> Popen:
     """`claude -p PROMPT` with `wisp mcp` as an MCP server and its `permission_prompt` as
     the permission prompt tool (`--permission-prompt-tool`); no hook and no allow rule, so
-    every call Claude Code would ask about is put to that tool."""
+    every call Claude Code would ask about is put to that tool. The server is `alwaysLoad`,
+    as docs/agents.md says to make it: `-p` otherwise waits only 2 s for it, and a run whose
+    prompt tool is not connected by then fails ("MCP tool … not found")."""
     _write_json(home / ".claude" / "settings.json", {})
     config = home / "mcp.json"
     _write_json(
@@ -184,6 +186,7 @@ def start_claude_code_prompt_tool(
                     "command": str(wisp),
                     "args": ["mcp"],
                     "env": {"WISP_HOME": str(wisp_home)},
+                    "alwaysLoad": True,
                 }
             }
         },

@@ -3,13 +3,15 @@ mcp__wisp__permission_prompt`, `wisp mcp` its MCP server), with the real Claude 
 call is filed, answered from a terminal, and Claude Code takes the one text block wisp
 answers with — an approve runs the command, a deny's reason reaches the model.
 
-Claude Code connects MCP servers in the background in `-p`, and a call made before `wisp mcp`
-has answered `initialize` fails as "tool not found" (docs/agents.md): the fake model holds
-its first tool call until `wisp mcp` is up (its server lock is in the channel)."""
+Claude Code connects MCP servers in the background in `-p` and waits 2 s for them: a run whose
+prompt tool is not connected by then fails ("MCP tool … not found"). The server is therefore
+`alwaysLoad` (docs/agents.md), and one test shows a server slower than those 2 s waited for.
+The fake model also holds its first tool call until `wisp mcp` is up (its server lock)."""
 
 from __future__ import annotations
 
 import json
+import shlex
 import time
 from pathlib import Path
 
@@ -37,18 +39,16 @@ class ServerFirst(FakeModel):
 class Session:
     """One `claude -p` run whose model asks for `touch MARKER`, put to wisp's prompt tool."""
 
-    def __init__(self, world: World, ns) -> None:
+    def __init__(self, world: World, ns, *, wisp: Path = WISP, hold: bool = True) -> None:
         installed("claude-code")
         self.marker = world.cwd / "marker"
         self.command = f"touch {self.marker}"
+        script = [Call("Bash", {"command": self.command, "description": "leave a marker"})]
         with ns.entered():
-            self.model = ServerFirst(
-                [Call("Bash", {"command": self.command, "description": "leave a marker"})],
-                world.wisp_home,
-            )
+            self.model = ServerFirst(script, world.wisp_home) if hold else FakeModel(script)
         self.model.start()
         self.process = harnesses.start_claude_code_prompt_tool(
-            ns, world.home, world.cwd, self.model.url, WISP, world.wisp_home
+            ns, world.home, world.cwd, self.model.url, wisp, world.wisp_home
         )
 
     def finish(self) -> None:
@@ -85,3 +85,21 @@ class TestPermissionPromptTool:
         session.finish()
         assert not session.marker.exists()
         assert "not on a Friday" in session.told()
+
+    def test_a_server_slower_than_claude_codes_wait_is_waited_for(
+        self, world: World, ns, tmp_path: Path
+    ) -> None:
+        """A `wisp mcp` that takes 3 s to start (beyond the 2 s `-p` waits for a server it
+        connects in the background), `alwaysLoad` as docs/agents.md says, the model not held
+        back: Claude Code waits for it, the call is filed, and approved it runs. (Without
+        `alwaysLoad` the run fails at once, "MCP tool mcp__wisp__permission_prompt (passed
+        via --permission-prompt-tool) not found", as seen in a CI run under load.)"""
+        slow = tmp_path / "slow-wisp"
+        slow.write_text(f'#!/bin/sh\nsleep 3\nexec {shlex.quote(str(WISP))} "$@"\n')
+        slow.chmod(0o755)
+        session = Session(world, ns, wisp=slow, hold=False)
+        request = world.filed()
+        code, said = world.answer("approvals", "approve", request["id"])
+        assert code == 0, said
+        session.finish()
+        assert session.marker.exists()
