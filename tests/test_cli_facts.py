@@ -9,24 +9,10 @@ from pathlib import Path
 
 import pytest
 from cliterm import WIDTHS, run
-from helpers import audit_records, fact, run_wisp
+from helpers import audit_records, fact, kept_fact, run_wisp
 
-from pending import Channel, FactBinding, ServerLock
-from wisp import Fact, FactStore
-
-
-def kept(home: Path, value: str = "BLUE HERON") -> Fact:
-    """A fact the person kept earlier (through the store the answering path uses)."""
-    binding = FactBinding(
-        fact_id="c1",
-        subject="release",
-        name="codename",
-        value=value,
-        source="chat",
-        proposed_by="model",
-    )
-    stored, _ = FactStore(home).keep(binding, request="0123456789abcdef", via="cli")
-    return stored
+from pending import Channel, ServerLock
+from wisp import FactStore
 
 
 class TestForget:
@@ -35,7 +21,7 @@ class TestForget:
         """`wisp facts forget p1a2b` removes that fact, says so, and audits it as the fact
         leaving the permanent scope (by the person)."""
         Channel.open(home).close()
-        stored = kept(home)
+        stored = kept_fact(home, "BLUE HERON")
         code, output = run("facts", "forget", stored.id[:6].upper(), cols=cols)
         assert code == 0, output
         assert f"forgot {stored.id}: release codename = BLUE HERON" in " ".join(output.split())
@@ -52,7 +38,7 @@ class TestForget:
     def test_only_from_a_terminal(self, home: Path) -> None:
         """Without a terminal it is refused (exit 2) and nothing is removed or audited."""
         Channel.open(home).close()
-        stored = kept(home)
+        stored = kept_fact(home, "BLUE HERON")
         out = run_wisp("facts", "forget", stored.id, stdin=subprocess.DEVNULL)
         assert out.returncode == 2 and "only from a terminal" in out.stderr
         assert [f.id for f in FactStore(home).list()] == [stored.id]
@@ -64,7 +50,7 @@ class TestForget:
     def test_unknown_or_malformed(self, home: Path, typed: str, says: str) -> None:
         """An ID no fact has, or not a fact ID at all: exit 1, nothing removed."""
         Channel.open(home).close()
-        kept(home)
+        kept_fact(home, "BLUE HERON")
         code, output = run("facts", "forget", typed, cols=80)
         assert code == 1 and says in output
         assert len(FactStore(home).list()) == 1
@@ -72,7 +58,7 @@ class TestForget:
     def test_json(self, home: Path) -> None:
         """`--json`: the fact removed, as `wisp facts list --json` shows a fact."""
         Channel.open(home).close()
-        stored = kept(home)
+        stored = kept_fact(home, "BLUE HERON")
         code, output = run("facts", "forget", stored.id, "--json", cols=200)
         assert code == 0 and json.loads(output) == stored.to_json()
 
@@ -84,7 +70,7 @@ class TestContradiction:
     ) -> None:
         """Keeping RED KITE where BLUE HERON is kept for the same subject and name: kept,
         with a note naming the other fact and how to forget it; `wisp show` says so first."""
-        older = kept(home)
+        older = kept_fact(home, "BLUE HERON")
         request = fact(server, value="RED KITE")
         channel.file(request)
         code, output = run("facts", "show", request.id, cols=cols)
@@ -102,7 +88,7 @@ class TestContradiction:
     def test_the_same_value_is_no_contradiction(self, home: Path) -> None:
         """The store tells a different value from the same one, and other names apart."""
         Channel.open(home).close()
-        stored = kept(home)
+        stored = kept_fact(home, "BLUE HERON")
         store = FactStore(home)
         assert store.contradicting("release", "codename", "BLUE HERON") == []
         assert store.contradicting("release", "date", "May") == []

@@ -427,7 +427,9 @@ def run_as_main(module: str) -> int:
 
 
 def exit_status(code: object) -> int:
-    """SystemExit's code as the interpreter turns it into a status."""
+    """SystemExit's code as the interpreter turns it into a status. (`wisp.__main__` has the
+    same function; it is not imported from there: a zygote that has imported `wisp.__main__`
+    makes runpy warn on every forked command's stderr, "found in sys.modules".)"""
     if code is None:
         return 0
     if isinstance(code, int):

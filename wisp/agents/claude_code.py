@@ -43,6 +43,7 @@ from wisp.agents.hookio import (
     EventRefused,
     Said,
     Stop,
+    field,
     guarded_argv,
     shell_or_tool,
     write_said,
@@ -162,11 +163,12 @@ def refused(event: HookEvent | None, reason: str) -> HookAnswer:
 # --- reading the event -----------------------------------------------------------------
 
 
-def _field(event: Mapping[str, Any], key: str) -> str:
-    value = event.get(key)
-    if not isinstance(value, str) or not value:
-        raise HookRefused(f"the event has no `{key}` (a string)")
-    return value
+def _field(event: dict[str, object], key: str) -> str:
+    """hookio's :func:`~wisp.agents.hookio.field`, refused as this module refuses."""
+    try:
+        return field(event, key)
+    except EventRefused as exc:
+        raise HookRefused(str(exc)) from None
 
 
 def tool_call(
