@@ -6,8 +6,8 @@ so a symlink swapped in after a check cannot redirect a read or a write.
 """
 
 # Annotations here are not postponed (no `from __future__ import annotations`): a named
-# tuple's postponed field types are each compiled by typing at import, and the first
-# compile costs a hook whose call a grant covers ~5 ms (bench/README.md, issue 41).
+# tuple's postponed field types are each compiled by typing at import (together ~2 M
+# instructions of a hook whose call a grant covers: bench/README.md, issue 41).
 
 import contextlib
 import errno
@@ -59,7 +59,7 @@ class IoStep(NamedTuple):
     whether the operation touches the *staged* temp rather than the name itself.
 
     A named tuple, not an attrs record: this module is read by every store, and attrs costs
-    a hook that decides from the grant store alone ~25 ms to import (bench/README.md)."""
+    a hook that decides from the grant store alone ~35 ms of CPU to import (bench/README.md)."""
 
     op: Op
     name: str

@@ -19,8 +19,8 @@ dialog, or deny) is its module's choice, never this core's.
 """
 
 # Annotations here are not postponed (no `from __future__ import annotations`): a named
-# tuple's postponed field types are each compiled by typing at import, and the first
-# compile costs a hook whose call a grant covers ~5 ms (bench/README.md, issue 41).
+# tuple's postponed field types are each compiled by typing at import (together ~2 M
+# instructions of a hook whose call a grant covers: bench/README.md, issue 41).
 
 import sys
 from collections.abc import Callable, Mapping

@@ -18,8 +18,8 @@ read is never overwritten: it is reported, and until it is fixed nothing is gran
 
 
 # Annotations here are not postponed (no `from __future__ import annotations`): a named
-# tuple's postponed field types are each compiled by typing at import, and the first
-# compile costs a hook whose call a grant covers ~5 ms (bench/README.md, issue 41).
+# tuple's postponed field types are each compiled by typing at import (together ~2 M
+# instructions of a hook whose call a grant covers: bench/README.md, issue 41).
 
 import json
 import os
@@ -71,7 +71,7 @@ class Grant(NamedTuple):
     stored, each under its own ID.
 
     A named tuple, not an attrs record: a hook deciding a call a grant covers reads every
-    grant and loads nothing else it can spare (attrs ~25 ms of a ~35 ms floor; issue 41)."""
+    grant and loads nothing else it can spare (attrs: ~35 ms of CPU to import; issue 41)."""
 
     id: str | None  # g… for a stored grant; None for a session grant
     scope: Scope  # session | project | always
