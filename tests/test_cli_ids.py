@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from cliterm import run
-from test_cli_facts import kept
+from helpers import kept_fact
 
 from pending import Channel, Scope
 from wisp import FactStore
@@ -49,7 +49,7 @@ class TestOneRuleForEveryId:
     def test_a_fact_by_its_start_in_any_case(self, home: Path) -> None:
         """`wisp facts forget P` + 4 characters of its ID, upper case, forgets it."""
         Channel.open(home).close()
-        stored = kept(home)
+        stored = kept_fact(home, "BLUE HERON")
         code, output = run("facts", "forget", stored.id[:5].upper(), cols=80)
         assert code == 0, output
         assert FactStore(home).list() == []
