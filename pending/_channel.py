@@ -13,9 +13,7 @@ from collections.abc import Callable, Collection
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import TracebackType
-from typing import Any, TypeVar
-
-import attrs
+from typing import Any, NamedTuple, TypeVar
 
 from pending._bindings import Binding, QuestionBinding, ToolBinding
 from pending._clock import SYSTEM_CLOCK, Clock, record_time
@@ -214,16 +212,14 @@ def make_request(
     )
 
 
-@attrs.frozen(kw_only=True)
-class Listing:
+class Listing(NamedTuple):
     """What the channel holds: a status per readable request, and every entry it skipped."""
 
     statuses: tuple[Status, ...]
     problems: tuple[Problem, ...]
 
 
-@attrs.frozen(kw_only=True)
-class SweepReport:
+class SweepReport(NamedTuple):
     """What a sweep did, and what it left for someone else."""
 
     stale: tuple[str, ...] = ()  # waiting requests found stale, claimed and settled `stale`

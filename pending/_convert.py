@@ -18,8 +18,6 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
-import attrs
-
 from pending._bindings import Binding, CommandBinding, FactBinding, QuestionBinding, ToolBinding
 from pending._clock import format_time, parse_time
 from pending._ids import is_valid_id
@@ -186,20 +184,21 @@ def _make_converter() -> cattrs.Converter:
 
 def _register_record(conv: cattrs.Converter, cls: type[Any], **extra_overrides: Any) -> None:
     """camelCase keys, unknown keys into ``extra`` and back out again."""
-    from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
+    from cattrs.cols import namedtuple_dict_structure_factory, namedtuple_dict_unstructure_factory
+    from cattrs.gen import override
 
-    fields = attrs.fields(cls)
+    fields: tuple[str, ...] = cls._fields
     hooks = _FIELD_HOOKS.get(cls, {})
     overrides = {
-        f.name: override(rename=camel(f.name), struct_hook=hooks.get(f.name))
-        for f in fields
-        if f.name not in _INTERNAL
+        name: override(rename=camel(name), struct_hook=hooks.get(name))
+        for name in fields
+        if name not in _INTERNAL
     }
-    overrides.update({f.name: override(omit=True) for f in fields if f.name in _INTERNAL})
+    overrides.update({name: override(omit=True) for name in fields if name in _INTERNAL})
     overrides.update(extra_overrides)
-    known = frozenset(camel(f.name) for f in fields if f.name not in _INTERNAL)
-    structure = make_dict_structure_fn(cls, conv, **overrides)  # type: ignore[arg-type]
-    unstructure = make_dict_unstructure_fn(cls, conv, **overrides)  # type: ignore[arg-type]
+    known = frozenset(camel(name) for name in fields if name not in _INTERNAL)
+    structure = namedtuple_dict_structure_factory(cls, conv, "from_converter", False, **overrides)
+    unstructure = namedtuple_dict_unstructure_factory(cls, conv, False, **overrides)
 
     def structure_keeping_extra(data: Any, _: Any) -> Any:
         if not isinstance(data, dict):
@@ -208,11 +207,14 @@ def _register_record(conv: cattrs.Converter, cls: type[Any], **extra_overrides: 
         if data.keys() <= known:  # the common case, checked in C: nothing to keep
             return record
         unknown = {key: value for key, value in data.items() if key not in known}
-        return attrs.evolve(record, extra=unknown)
+        return record._replace(extra=unknown)
 
     def unstructure_with_extra(record: Any) -> dict[str, Any]:
         data = {key: value for key, value in record.extra.items() if key not in known}
-        data.update(unstructure(record))
+        written = unstructure(record)
+        if "format" in written:  # first, as records have always been written (a tuple's
+            data["format"] = written.pop("format")  # defaults come after its other fields)
+        data.update(written)
         return data
 
     conv.register_structure_hook(cls, structure_keeping_extra)
@@ -267,7 +269,7 @@ def known_json(record: Any) -> dict[str, Any]:
     plain = _PLAIN_TO_JSON.get(type(record))
     if plain is not None:
         return plain(record)
-    return to_json(attrs.evolve(record, extra={}))
+    return to_json(record._replace(extra={}))
 
 
 def from_json(data: Any, cls: type[T]) -> T:
@@ -745,13 +747,11 @@ def legacy_request(raw: Any, *, kind: Kind, file_time: datetime) -> Request:
         raise DecodeError(f"no earlier build wrote {request.kind} requests: it needs its format")
     title = request.title if "title" in raw else LEGACY_TITLES[request.kind]
     body = request.body if "body" in raw else legacy_body(request.binding)
-    return attrs.evolve(
-        request,
+    return request._replace(
         title=title,
         body=body,
         legacy=True,
-        server=attrs.evolve(
-            request.server,
+        server=request.server._replace(
             id=request.server.id if "id" in server else UNKNOWN_SERVER_ID,
             pid=request.server.pid if "pid" in server else UNKNOWN_PID,
         ),

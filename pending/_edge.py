@@ -26,9 +26,8 @@ import os
 import threading
 from collections.abc import Callable, Collection
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 
-import attrs
 from watchdog.events import (
     DirCreatedEvent,
     DirDeletedEvent,
@@ -71,8 +70,7 @@ def _log_error(exc: Exception) -> None:
     logger.error("pending: handling a file event failed: %s", exc)
 
 
-@attrs.frozen(kw_only=True)
-class WatchHints:
+class WatchHints(NamedTuple):
     """What an observation tells its user, each called on the backend's own thread. None of
     them may block; an exception one raises is handed to *on_error* (the backend's thread
     lives on).

@@ -9,8 +9,7 @@ from __future__ import annotations
 import os
 import re
 from enum import StrEnum
-
-import attrs
+from typing import NamedTuple
 
 from pending._errors import InvalidId
 from pending._kinds import KIND_BY_SUFFIX as KIND_BY_SUFFIX
@@ -72,8 +71,7 @@ def lock_name(server_id: str) -> str:
     return validate_id(server_id) + ".lock"
 
 
-@attrs.frozen(kw_only=True)
-class ParsedName:
+class ParsedName(NamedTuple):
     """A channel file name taken apart: whose ID, which slot, and for a request, which kind."""
 
     id: str

@@ -9,7 +9,7 @@ kind means a row here, its binding record, and its one module there.
 
 from __future__ import annotations
 
-import attrs
+from typing import NamedTuple
 
 from pending._bindings import Binding, CommandBinding, FactBinding, QuestionBinding, ToolBinding
 from pending._names import Decision as Decision
@@ -21,8 +21,7 @@ from pending._names import State as State
 from pending._names import Via as Via
 
 
-@attrs.frozen(kw_only=True)
-class KindSpec:
+class KindSpec(NamedTuple):
     """One row of the kinds table."""
 
     kind: Kind

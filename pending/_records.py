@@ -1,19 +1,18 @@
 """The records the channel reads and writes, and the rules about them (pure: no I/O).
 
-Records are frozen, keyword-only attrs classes. Their JSON form (camelCase keys) is produced
-and read by :mod:`pending._convert` alone. Every record keeps the keys it did not understand in
-``extra``, so that a newer build's fields survive a read-modify cycle through this one.
+Records are named tuples, given by keyword (``_replace`` makes a changed copy). Their JSON form
+(camelCase keys) is produced and read by :mod:`pending._convert` alone. Every record keeps the
+keys it did not understand in ``extra``, so that a newer build's fields survive a
+read-modify cycle through this one.
 """
 
-from __future__ import annotations
+# Named tuples, their annotations not postponed: see pending._bindings.
 
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
-import attrs
-
-from pending._bindings import Binding, _no_extra
+from pending._bindings import NO_EXTRA, Binding
 from pending._kinds import TOMBSTONES, Delivery, Kind, Outcome, State
 
 FORMAT = 1  # the on-disk format this build writes and understands
@@ -25,8 +24,7 @@ UNKNOWN_SERVER_ID = ""
 UNKNOWN_PID = 0
 
 
-@attrs.frozen(kw_only=True)
-class Server:
+class Server(NamedTuple):
     """The process that filed a request, and the lock that says whether it still lives."""
 
     id: str
@@ -34,14 +32,12 @@ class Server:
     client: str | None = None
     thread: str | None = None
     entry_point: str | None = None
-    extra: Mapping[str, Any] = attrs.field(factory=_no_extra)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
-@attrs.frozen(kw_only=True)
-class Request:
+class Request(NamedTuple):
     """A request filed by an asker: `ID.request.json`, `ID.fact.json` or `ID.question.json`."""
 
-    format: int = FORMAT
     id: str
     kind: Kind
     filed_at: datetime
@@ -51,17 +47,16 @@ class Request:
     body: str
     binding: Binding
     binding_digest: str
-    extra: Mapping[str, Any] = attrs.field(factory=_no_extra)
+    format: int = FORMAT
+    extra: Mapping[str, Any] = NO_EXTRA
     # Written by an earlier build (no `format`), and read leniently: fields it left out were
     # filled in (see docs/channel.md, "Legacy records"). Never written to disk.
     legacy: bool = False
 
 
-@attrs.frozen(kw_only=True)
-class Answer:
+class Answer(NamedTuple):
     """`ID.answer.json`: the one answer that decides, a person's or a tombstone."""
 
-    format: int = FORMAT
     id: str
     kind: Kind
     decision: str
@@ -70,9 +65,10 @@ class Answer:
     via: str
     pid: int
     user: str
+    format: int = FORMAT
     text: str | None = None
     reason: str | None = None
-    extra: Mapping[str, Any] = attrs.field(factory=_no_extra)
+    extra: Mapping[str, Any] = NO_EXTRA
 
     @property
     def is_tombstone(self) -> bool:
@@ -80,25 +76,23 @@ class Answer:
         return self.decision in TOMBSTONES
 
 
-@attrs.frozen(kw_only=True)
-class Settled:
+class Settled(NamedTuple):
     """`ID.settled.json`: what applying the decision did. The first one written wins."""
 
-    format: int = FORMAT
     id: str
     kind: Kind
     outcome: Outcome
     settled_at: datetime
     by: str
+    format: int = FORMAT
     decision: str | None = None
     result: str | None = None
     reason: str | None = None
     delivery: Delivery | None = None
-    extra: Mapping[str, Any] = attrs.field(factory=_no_extra)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
-@attrs.frozen(kw_only=True)
-class Group:
+class Group(NamedTuple):
     """The files of one ID as read from disk; any may be missing."""
 
     id: str
@@ -107,8 +101,7 @@ class Group:
     settled: Settled | None = None
 
 
-@attrs.frozen(kw_only=True)
-class Status:
+class Status(NamedTuple):
     """A request's derived state, with the records it was derived from."""
 
     id: str
@@ -122,16 +115,14 @@ class Status:
     reason: str | None = None  # for STALE: why
 
 
-@attrs.frozen(kw_only=True)
-class Problem:
+class Problem(NamedTuple):
     """An entry the channel skipped: never acted on, reported by the doctor."""
 
     name: str
     reason: str
 
 
-@attrs.frozen(kw_only=True)
-class AnswerResult:
+class AnswerResult(NamedTuple):
     """Who holds the answer slot after an attempt: this caller (``won``) or an earlier one."""
 
     won: bool
@@ -141,8 +132,7 @@ class AnswerResult:
     request: Request | None = None
 
 
-@attrs.frozen(kw_only=True)
-class SettleResult:
+class SettleResult(NamedTuple):
     """Who wrote the outcome: this caller (``won``) or an earlier one."""
 
     won: bool

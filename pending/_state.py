@@ -8,8 +8,7 @@ an answer call these, so the rules are written once.
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-
-import attrs
+from typing import NamedTuple
 
 from pending._clock import format_time
 from pending._kinds import (
@@ -186,8 +185,7 @@ def answer_problem(request: Request, answer: Answer) -> str | None:
     return None
 
 
-@attrs.frozen(kw_only=True)
-class Settlement:
+class Settlement(NamedTuple):
     """What an outcome record is to say: the fields :meth:`pending.Channel.settle` writes
     (:meth:`pending.Channel.settle_with` takes one whole)."""
 

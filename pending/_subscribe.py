@@ -7,9 +7,7 @@ import queue
 import threading
 import time
 from collections import deque
-from typing import TYPE_CHECKING, Generic, TypeVar
-
-import attrs
+from typing import TYPE_CHECKING, Generic, NamedTuple, TypeVar
 
 if TYPE_CHECKING:  # only async consumers (the MCP server, the TUI) load asyncio
     import asyncio
@@ -19,11 +17,11 @@ T = TypeVar("T")
 SUBSCRIBER_BACKLOG = 256  # events kept for a slow consumer before the oldest are dropped
 
 
-@attrs.frozen(kw_only=True)
-class Missed:
+class Missed(NamedTuple):
     """Stands in a stream where *count* events were dropped because the consumer fell behind."""
 
-    count: int
+    # The field's name shadows tuple's count(), which nothing asks a Missed for.
+    count: int  # type: ignore[assignment]
 
 
 class SubscriptionClosed(Exception):

@@ -11,8 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable
 from datetime import datetime, timedelta
 from enum import StrEnum
-
-import attrs
+from typing import NamedTuple
 
 from pending._kinds import DIES_WITH_SERVER, Outcome, State
 from pending._records import Group, Request, Status
@@ -40,8 +39,7 @@ class SweepStep(StrEnum):
     AWAIT = "await"  # an answered fact whose server is gone: the answering process applies it
 
 
-@attrs.frozen(kw_only=True)
-class SweepAction:
+class SweepAction(NamedTuple):
     """One planned step for one group."""
 
     step: SweepStep

@@ -18,9 +18,7 @@ from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
-
-import attrs
+from typing import Any, NamedTuple
 
 from pending._channel import SERVERS_DIR, Channel
 from pending._clock import record_time
@@ -56,8 +54,7 @@ class Event(StrEnum):
     REMOVED = "removed"
 
 
-@attrs.frozen(kw_only=True)
-class Transition:
+class Transition(NamedTuple):
     """One change of one request: the event, and its status after it (None once removed)."""
 
     event: Event
@@ -67,8 +64,7 @@ class Transition:
     ts: datetime
 
 
-@attrs.frozen(kw_only=True)
-class _Known:
+class _Known(NamedTuple):
     rank: int  # how far its files go: 1 filed, 2 answered by a person, 3 ended
     event: Event  # the last event emitted for it
     status: Status
@@ -319,7 +315,7 @@ class Watcher:
                 group = Group(id=request_id, request=known.status.request, answer=group.answer)
             else:
                 group, _ = self.channel.read_group(request_id, kinds=())
-                group = attrs.evolve(group, request=known.status.request)
+                group = group._replace(request=known.status.request)
         else:
             # A known request's kind is settled, and so is one first heard of by its own
             # file's event (a second request under its ID is an event of its own, and then
@@ -351,7 +347,7 @@ class Watcher:
             # Fewer files than it had (its outcome or answer removed first, as `rm -rf`
             # does): no request ever goes back, so this is its removal under way, not a
             # transition. The last event stands; `removed` follows when its request goes.
-            self._known[request_id] = attrs.evolve(previous, status=status)
+            self._known[request_id] = previous._replace(status=status)
             return
         if emit:
             # Steps the files prove happened, even if their events were coalesced or missed.

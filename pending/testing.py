@@ -8,8 +8,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
-
-import attrs
+from typing import NamedTuple
 
 from pending import _edge
 from pending._fsio import IoHook, IoStep, Op, Phase, set_io_hook
@@ -72,8 +71,7 @@ def io_hook(hook: IoHook) -> Iterator[None]:
         set_io_hook(previous)
 
 
-@attrs.frozen(kw_only=True)
-class Fault:
+class Fault(NamedTuple):
     """Which step to strike: the *nth* one matching *op*, *phase*, the final name's suffix
     (or whole name) and, if given, whether the step touches the staged temp; every one that
     matches if *nth* is None (a disk that stays full)."""
@@ -172,7 +170,7 @@ def events_lost(watcher: Watcher, timeout: float = 10.0) -> Iterator[None]:
     assert observation is not None, "start the watcher first"
     recorder = _Recorder()
     hints = observation.hints
-    observation.hints = attrs.evolve(hints, on_change=recorder.delivered)
+    observation.hints = hints._replace(on_change=recorder.delivered)
     try:
         yield
         # A sentinel the watcher would ignore (unknown suffix) is handed over after every

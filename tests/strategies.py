@@ -10,6 +10,7 @@ import attrs
 from hypothesis import strategies as st
 
 from pending import (
+    FORMAT,
     Answer,
     CommandBinding,
     Delivery,
@@ -48,7 +49,13 @@ servers = st.builds(
     extra=extras,
 )
 command_bindings = st.builds(
-    CommandBinding, command=texts, cwd=texts, thread=opt_texts, reason=opt_texts, extra=extras
+    CommandBinding,
+    command=texts,
+    cwd=texts,
+    thread=opt_texts,
+    reason=opt_texts,
+    options=st.none(),
+    extra=extras,
 )
 fact_bindings = st.builds(
     FactBinding,
@@ -120,6 +127,7 @@ answers = st.builds(
     user=texts,
     text=opt_texts,
     reason=opt_texts,
+    format=st.just(FORMAT),
     extra=extras,
 )
 settleds = st.builds(
@@ -133,6 +141,7 @@ settleds = st.builds(
     result=opt_texts,
     reason=opt_texts,
     delivery=st.none() | st.sampled_from(Delivery),
+    format=st.just(FORMAT),
     extra=extras,
 )
 
@@ -144,8 +153,8 @@ def groups(draw: st.DrawFn) -> Group:
     request = draw(st.none() | requests())
     request_id = request.id if request is not None else draw(ids)
     kind = request.kind if request is not None else draw(st.sampled_from(Kind))
-    answer = draw(st.none() | answers.map(lambda a: attrs.evolve(a, id=request_id, kind=kind)))
-    settled = draw(st.none() | settleds.map(lambda s: attrs.evolve(s, id=request_id, kind=kind)))
+    answer = draw(st.none() | answers.map(lambda a: a._replace(id=request_id, kind=kind)))
+    settled = draw(st.none() | settleds.map(lambda s: s._replace(id=request_id, kind=kind)))
     return Group(id=request_id, request=request, answer=answer, settled=settled)
 
 

@@ -174,14 +174,13 @@ class TestRefusals:
     def test_text_from_a_hostile_file_is_made_visible(self, home: Path, channel: Channel) -> None:
         """An answer file whose `user` carries an escape sequence and a bidi override: the
         refusal shows them as markers; nothing raw reaches the terminal."""
-        import attrs
         from helpers import command
 
         with channel.server() as lock:
             req = command(lock)
             channel.file(req)
-            hostile = attrs.evolve(
-                channel._new_answer(req, "no", via="cli"), user="eve\x1b]0;owned\x07\u202eli"
+            hostile = channel._new_answer(req, "no", via="cli")._replace(
+                user="eve\x1b]0;owned\x07\u202eli"
             )
             channel._publish_answer(hostile)
             code, output = in_terminal("approvals", "approve", req.id)

@@ -8,7 +8,6 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
-import attrs
 import pexpect
 import pytest
 from cliterm import WIDTHS, run, spawn
@@ -47,8 +46,8 @@ class TestPrefix:
         self, channel: Channel, server: ServerLock, cols: int
     ) -> None:
         """A prefix two IDs share is refused (exit 1), naming both; nothing is written."""
-        first = attrs.evolve(command(server), id="abcdef0123456789")
-        second = attrs.evolve(command(server, text="make clean"), id="abcdef9876543210")
+        first = command(server)._replace(id="abcdef0123456789")
+        second = command(server, text="make clean")._replace(id="abcdef9876543210")
         channel.file(first)
         channel.file(second)
         code, output = run("approvals", "deny", "abcdef", cols=cols)
@@ -65,8 +64,8 @@ class TestPrefix:
         """A whole ID that is also the start of a longer one is refused, naming both: typed
         for the longer one, it must not approve the shorter. The short one is named with a
         dot after it, and only it is answered."""
-        longer = attrs.evolve(command(server), id="551043757d9c21d8")
-        shorter = attrs.evolve(command(server, text="rm -rf ~"), id="55104375")
+        longer = command(server)._replace(id="551043757d9c21d8")
+        shorter = (command(server, text="rm -rf ~"))._replace(id="55104375")
         channel.file(longer)
         channel.file(shorter)
         code, output = run("approvals", "approve", "55104375", cols=200)

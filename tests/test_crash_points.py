@@ -24,7 +24,6 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-import attrs
 import crash_children
 import pytest
 from crash_children import KILLED, sweeper_clock
@@ -75,7 +74,7 @@ def boundaries(steps: list[dict[str, Any]]) -> list[Fault]:
 def child(home: Path, scenario: str, fault: Fault | None) -> Iterator[tuple[Any, Connection]]:
     """A process performing *scenario* (ended at *fault*); yields it and its end of a pipe."""
     ours, theirs = CTX.Pipe()
-    fields = None if fault is None else attrs.asdict(fault)
+    fields = None if fault is None else fault._asdict()
     process = CTX.Process(target=crash_children.run, args=(str(home), scenario, fields, theirs))
     process.start()
     theirs.close()

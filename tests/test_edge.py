@@ -222,7 +222,7 @@ class TestObservation:
                 raise failures.pop()
             heard.change(path, is_directory, deleted)
 
-        running = start([str(watched)], attrs.evolve(heard.hints(), on_change=failing))
+        running = start([str(watched)], heard.hints()._replace(on_change=failing))
         try:
             (watched / "first.json").write_text("{}")
             wait_until(lambda: heard.errors, what="the error")
@@ -251,7 +251,7 @@ class TestObservation:
         first.mkdir()
         second.mkdir()
         paths: list[str] = []
-        hints = attrs.evolve(heard.hints(), on_change=lambda path, d, gone: paths.append(path))
+        hints = heard.hints()._replace(on_change=lambda path, d, gone: paths.append(path))
         running = start([str(first), str(second)], hints)
         try:
             (first / "a.json").write_text("{}")

@@ -10,7 +10,6 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import attrs
 import pytest
 from helpers import (
     FIXTURES,
@@ -188,7 +187,7 @@ class TestKeeper:
     ) -> None:
         """If the fact no longer says what was shown, a keep fails and the store is untouched."""
         asked = ask(keeper)
-        thread_facts["c3"] = attrs.evolve(thread_facts["c3"], value="GREEN HERON")
+        thread_facts["c3"] = thread_facts["c3"]._replace(value="GREEN HERON")
         code, output = in_terminal("facts", "keep", asked.request_id)
         outcome = settled(channel, asked.request_id)
         assert outcome.outcome is Outcome.FAILED and "GREEN HERON" in (outcome.reason or "")

@@ -11,7 +11,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import attrs
 import pytest
 from helpers import audit_records, wait_until
 
@@ -268,8 +267,8 @@ class TestChecks:
         def swap_then_answer() -> None:
             ready.wait(10)
             seen = filed[0]
-            swapped = attrs.evolve(seen, binding=attrs.evolve(seen.binding, command="rm -rf /"))
-            swapped = attrs.evolve(swapped, binding_digest=binding_digest(swapped.binding))
+            swapped = seen._replace(binding=seen.binding._replace(command="rm -rf /"))
+            swapped = swapped._replace(binding_digest=binding_digest(swapped.binding))
             staged = channel.path / ".tmp" / "attacker"
             staged.write_bytes(dumps_record(to_json(swapped)))
             os.replace(staged, channel.path / f"{seen.id}.request.json")

@@ -7,7 +7,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import attrs
 from helpers import Asker, command, fact, question
 
 from pending import Channel, ServerLock, State
@@ -54,7 +53,7 @@ class TestServerLock:
         lock = channel.server().acquire()
         req = command(lock)
         lock.release()
-        reused = attrs.evolve(req, server=attrs.evolve(req.server, pid=os.getpid()))
+        reused = req._replace(server=req.server._replace(pid=os.getpid()))
         channel.file(reused)
         status = channel.status(reused.id)
         assert status.state is State.STALE and status.server_alive is False

@@ -418,10 +418,10 @@ class TestApprovalLine:
     def test_protocol_fields_win(self, request: Request) -> None:
         """A request's own fields (and any unknown keys its file carried) can never stand in
         for a protocol field: type, kind and id are the relay's."""
-        hostile = attrs.evolve(
-            request.binding, extra={"type": "withdrawn", "id": "evil", "kind": "fact"}
+        hostile = request.binding._replace(
+            extra={"type": "withdrawn", "id": "evil", "kind": "fact"}
         )
-        request = attrs.evolve(request, binding=hostile)
+        request = request._replace(binding=hostile)
         status = Status(id=request.id, kind=request.kind, state=State.FILED, request=request)
         line: dict[str, Any] = json.loads(encode(approval_line(status)))
         assert (line["type"], line["id"], line["kind"]) == (

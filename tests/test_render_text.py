@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
-import attrs
 from hypothesis import given
 from hypothesis import strategies as st
 from strategies import groups
@@ -29,13 +28,12 @@ def statuses(draw: st.DrawFn) -> Status:
     request = group.request
     assert request is not None
     if draw(st.booleans()):
-        request = attrs.evolve(
-            request,
+        request = request._replace(
             extra={},
-            server=attrs.evolve(request.server, extra={}),
-            binding=attrs.evolve(request.binding, extra={}),
+            server=request.server._replace(extra={}),
+            binding=request.binding._replace(extra={}),
         )
-        group = attrs.evolve(group, request=request)
+        group = group._replace(request=request)
     status = derive_status(group, now=NOW, server_alive=draw(st.booleans()))
     assert status is not None
     return status
@@ -76,18 +74,17 @@ def test_a_fact_binding_and_a_server_with_unknown_keys() -> None:
     fact = FactBinding(
         fact_id="f1", subject="release", name="codename", value='"x"', source="s", proposed_by="p"
     )
-    request = attrs.evolve(
-        status.request,
+    request = status.request._replace(
         kind=Kind.FACT,
         binding=fact,
-        server=attrs.evolve(status.request.server, extra={"xnew": [1, 2.5, None]}),
+        server=status.request.server._replace(extra={"xnew": [1, 2.5, None]}),
     )
     for alive in (True, False, None):
-        status = attrs.evolve(status, kind=Kind.FACT, request=request, server_alive=alive)
+        status = status._replace(kind=Kind.FACT, request=request, server_alive=alive)
         assert status_json_text(status) == dumped(status)
 
 
 def test_a_field_not_of_its_type_is_encoded_as_json_dumps_encodes_it() -> None:
     status = _status()
-    odd = attrs.evolve(status, request=attrs.evolve(status.request, title=7))  # type: ignore[arg-type]
+    odd = status._replace(request=status.request._replace(title=7))  # type: ignore[arg-type]
     assert status_json_text(odd) == dumped(odd)

@@ -8,7 +8,6 @@ import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import attrs
 import pytest
 
 import pending
@@ -83,7 +82,7 @@ def request(kind: Kind, expires_in_s: float | None = 600) -> Request:
 
 def resigned(req: Request, binding: CommandBinding) -> Request:
     """*req* as it reads once its file was rewritten with *binding* (and a matching digest)."""
-    return attrs.evolve(req, binding=binding, binding_digest=binding_digest(binding))
+    return req._replace(binding=binding, binding_digest=binding_digest(binding))
 
 
 def answer(
@@ -144,7 +143,7 @@ class TestDeriveStatus:
         late = NOW + timedelta(seconds=LIVE_EXPIRY_GRACE_S)
         status = derive_status(group, now=late + timedelta(days=1), server_alive=True)
         assert status is not None and status.state is State.FILED
-        legacy = Group(id=req.id, request=attrs.evolve(req, legacy=True))
+        legacy = Group(id=req.id, request=req._replace(legacy=True))
         status = derive_status(legacy, now=late, server_alive=True)
         assert status is not None and status.state is State.STALE
         assert status.reason is not None and "expired" in status.reason
@@ -218,7 +217,7 @@ class TestAnswerProblem:
         """A command answer to a fact, a fact decision to a command, an option not offered."""
         fact = request(Kind.FACT)
         assert "command answer" in (
-            answer_problem(fact, attrs.evolve(answer(fact, "keep"), kind=Kind.COMMAND)) or ""
+            answer_problem(fact, answer(fact, "keep")._replace(kind=Kind.COMMAND)) or ""
         )
         cmd = request(Kind.COMMAND)
         assert "not an answer" in (answer_problem(cmd, answer(cmd, "keep")) or "")

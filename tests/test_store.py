@@ -6,7 +6,6 @@ import json
 import os
 from pathlib import Path
 
-import attrs
 import pytest
 from helpers import AskingCommand
 
@@ -59,7 +58,7 @@ class TestStoreCaps:
         past the 64 KiB a request may hold: every one is listed, and every grant applies."""
         facts = FactStore(home)
         for n in range(8):
-            binding = attrs.evolve(_BINDING, name=f"note{n}", value=f"{n}" * 9000)
+            binding = _BINDING._replace(name=f"note{n}", value=f"{n}" * 9000)
             facts.keep(binding, request=f"{n:016x}", via="cli")
         assert len(facts.list()) == 8
         grants = GrantStore(home)
@@ -76,7 +75,7 @@ class TestStoreCaps:
         stored.keep(_BINDING, request="0123456789abcdef", via="cli")
         (item,) = json.loads(stored.path.read_text())["facts"]
         before = _filled(stored.path, "facts", item, "value", FACTS_MAX_BYTES, room=100)
-        binding = attrs.evolve(_BINDING, name="other")
+        binding = _BINDING._replace(name="other")
         with pytest.raises(StoreError, match=r"over its cap of 4,194,304.*wisp facts forget"):
             stored.keep(binding, request="fedcba9876543210", via="cli")
         with pytest.raises(StoreError, match="over its cap"):

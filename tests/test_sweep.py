@@ -9,7 +9,6 @@ from collections.abc import Collection, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import attrs
 import pytest
 from helpers import command, fact, question
 from hypothesis import given
@@ -145,7 +144,7 @@ class TestPlanSweep:
     def test_a_legacy_request_alive_by_its_pid_is_claimed_past_the_grace(self) -> None:
         """An earlier build's request judged alive by a pid (which may be reused), or not
         judged at all: claimed once past expiresAt and the grace, never before."""
-        r = attrs.evolve(req(Kind.COMMAND, LIVE, expires_in_s=5), legacy=True)
+        r = req(Kind.COMMAND, LIVE, expires_in_s=5)._replace(legacy=True)
         assert r.expires_at is not None
         group = Group(id=r.id, request=r)
         for verdict in (True, None):
@@ -208,7 +207,7 @@ class TestPlanSweep:
         assert plan(just, settled_grace_s=60) == []
         old = NOW - timedelta(seconds=60)
         orphan = Group(
-            id="0a0a0a0a", answer=attrs.evolve(ans(r, "once"), id="0a0a0a0a", answered_at=old)
+            id="0a0a0a0a", answer=ans(r, "once")._replace(id="0a0a0a0a", answered_at=old)
         )
         gone = Group(id=r.id, request=r, settled=ended(r.id, r.kind, old))
         assert steps(plan(gone, orphan, settled_grace_s=60)) == [

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import attrs
 import pytest
 from helpers import BUILDERS, command, fact, question
 
@@ -111,7 +110,7 @@ class TestAnswer:
         req = command(server)
         channel.file(req)
         first = channel.answer(req.id, "no", kind=Kind.COMMAND, via="tui")
-        second = channel._publish_answer(attrs.evolve(first.answer, decision="always", via="cli"))
+        second = channel._publish_answer(first.answer._replace(decision="always", via="cli"))
         assert not second.won
         assert second.answer.decision == "no" and second.answer.via == "tui"
 
@@ -241,7 +240,7 @@ class TestRefusals:
         """An answer given to a request as shown is refused if the one on disk differs."""
         req = command(server)
         channel.file(req)
-        shown = attrs.evolve(req, binding=CommandBinding(command="make test", cwd="/srv/shop"))
+        shown = req._replace(binding=CommandBinding(command="make test", cwd="/srv/shop"))
         with pytest.raises(RequestChanged):
             channel.answer(req.id, "once", kind=Kind.COMMAND, via="tui", shown=shown)
 
@@ -306,7 +305,7 @@ class TestRequestCache:
         path.write_text(path.read_text().replace('"cli"', '"tui"'))
         os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
         assert path.stat().st_size == before.st_size
-        assert channel.read(req.id).answer == attrs.evolve(answer, via="tui")
+        assert channel.read(req.id).answer == answer._replace(via="tui")
         assert len(parsed) == 1
 
     def test_a_reader_woken_by_the_link_parses_nothing_either(
@@ -337,7 +336,7 @@ class TestRequestCache:
         req = command(server)
         channel.file(req)
         won = channel.answer(req.id, "once", kind=Kind.COMMAND, via="cli").answer
-        lost = attrs.evolve(won, decision="deny", via="tui")
+        lost = won._replace(decision="deny", via="tui")
         assert not channel._publish_answer(lost).won
         assert all(kept[1] is not lost for kept in channel._slots.values())
         assert channel.read(req.id).answer == won
@@ -351,7 +350,7 @@ class TestRequestCache:
         channel.file(req)
         read = channel.status(req.id).request
         assert read.expires_at is not None and read.expires_at.microsecond % 1000 == 0
-        assert read == attrs.evolve(req, expires_at=read.expires_at)
+        assert read == req._replace(expires_at=read.expires_at)
 
 
 class TestClaimAndSettle:
@@ -366,7 +365,7 @@ class TestClaimAndSettle:
         status = channel.status(req.id)
         assert status.state is State.SETTLED and status.outcome is ending
         assert not channel._publish_answer(
-            attrs.evolve(status.answer, decision="decline", via="cli")  # type: ignore[arg-type]
+            status.answer._replace(decision="decline", via="cli")  # type: ignore[arg-type]
         ).won
 
     def test_an_answer_first_beats_a_deadline(self, channel: Channel, server: ServerLock) -> None:

@@ -10,9 +10,8 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator, Mapping
 from contextlib import ExitStack, contextmanager
-from typing import Any
-
-import attrs
+from types import MappingProxyType
+from typing import Any, NamedTuple
 
 from pending import Decision, Kind
 from pending.testing import throwaway_kind
@@ -20,13 +19,12 @@ from wisp.audit.writer import EntryPoint
 from wisp.kinds import Answering, KindView, Rows, register, unregister
 
 
-@attrs.frozen(kw_only=True)
-class ToyBinding:
+class ToyBinding(NamedTuple):
     """What a toy request is bound to: a wish, and where it is to come true."""
 
     wish: str
     where: str
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = MappingProxyType({})
 
 
 class ToyView(KindView):

@@ -14,9 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, TypeVar
-
-import attrs
+from typing import TYPE_CHECKING, NamedTuple, Protocol, TypeVar
 
 from pending import (
     LIVENESS_RECHECK_S,
@@ -85,8 +83,7 @@ class AnswerFate(StrEnum):
     LATE = "late"  # the asker lives, but had not settled it within the wait
 
 
-@attrs.frozen(kw_only=True)
-class AnswerReport:
+class AnswerReport(NamedTuple):
     """What answering did: who won the slot, and what became of the answer."""
 
     request: Request
@@ -257,7 +254,7 @@ class Answerer:
             shown=shown,
             wait_s=wait,
         )
-        return attrs.evolve(report, narrowed=narrowed) if narrowed and report.won else report
+        return report._replace(narrowed=narrowed) if narrowed and report.won else report
 
     def _publish_and_wait(
         self,
@@ -396,7 +393,7 @@ class Answerer:
             and not pid_alive(winner.pid)  # else its own process is applying it now
         ):
             applied = self._unwatched(request, winner)
-            return attrs.evolve(applied, won=False)
+            return applied._replace(won=False)
         return AnswerReport(
             request=request, won=False, answer=winner, settled=None, asker=AnswerFate.LATE
         )
@@ -422,7 +419,7 @@ class Answerer:
             )
         except (StoreError, ChannelUnwritable) as exc:
             # The answer holds the slot; applying it is left for a later sweep (idempotent).
-            return attrs.evolve(gone, apply_error=str(exc))
+            return gone._replace(apply_error=str(exc))
         return AnswerReport(
             request=request,
             won=True,
@@ -476,7 +473,7 @@ class Answerer:
                     continue
             if states is None or status.state in states:
                 statuses.append(status)
-        return attrs.evolve(listing, statuses=tuple(statuses))
+        return listing._replace(statuses=tuple(statuses))
 
     def sweep(
         self,
@@ -498,8 +495,7 @@ class Answerer:
             for problem in problems:
                 on_problem(problem)
         done = set(applied)
-        return attrs.evolve(
-            report,
+        return report._replace(
             applied=tuple(applied),
             awaiting=tuple(s for s in report.awaiting if s.id not in done),
         )

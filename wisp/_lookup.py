@@ -12,8 +12,7 @@ import os
 import re
 from collections.abc import Collection, Iterable, Sequence
 from contextlib import suppress
-
-import attrs
+from typing import NamedTuple
 
 from pending import (
     Answer,
@@ -48,8 +47,7 @@ class LookupRefused(Exception):
     """What was typed names no single request or fact; the message says what to do."""
 
 
-@attrs.frozen(kw_only=True)
-class IdRule:
+class IdRule(NamedTuple):
     """How one sort of ID a person types is written: its leading letter (none for a
     request), an example, and the command that lists them. The rule itself is one for all:
     the whole ID, or its start — the letter and at least PREFIX_MIN_CHARS hex characters —

@@ -12,9 +12,7 @@ import json
 import os
 import stat
 from pathlib import Path
-from typing import Any
-
-import attrs
+from typing import Any, NamedTuple
 
 from pending import PendingError, loads_strict, open_private_dir
 from wisp.audit.writer import AUDIT_FILE, LOGS_DIR
@@ -26,8 +24,7 @@ _ENDED = ("approval.settled", "approval.withdrawn")
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 
 
-@attrs.frozen(kw_only=True)
-class EndedRequest:
+class EndedRequest(NamedTuple):
     """One request's ending, as its audit record tells it."""
 
     ts: str
@@ -133,4 +130,4 @@ def ended_requests(home: Path, limit: int) -> list[EndedRequest]:
                     by=None,
                 )
     newest = list(ended.values())[::-1][:limit]
-    return [attrs.evolve(e, by=answered_via.get(e.id)) for e in newest]
+    return [e._replace(by=answered_via.get(e.id)) for e in newest]

@@ -12,9 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Protocol
-
-import attrs
+from typing import NamedTuple, Protocol
 
 from pending import (
     Answer,
@@ -32,8 +30,7 @@ from pending import (
 from wisp._entry import EntryPoint
 
 
-@attrs.frozen(kw_only=True)
-class Ending:
+class Ending(NamedTuple):
     """How a request ended for the asker."""
 
     request: Request

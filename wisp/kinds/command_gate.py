@@ -12,9 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from enum import StrEnum
-from typing import Any
-
-import attrs
+from typing import Any, NamedTuple
 
 from pending import (
     CommandBinding,
@@ -47,8 +45,7 @@ class ApprovalOutcome(StrEnum):
     STALE = Outcome.STALE.value
 
 
-@attrs.frozen(kw_only=True)
-class Approval:
+class Approval(NamedTuple):
     """The gate's verdict on a command."""
 
     approved: bool
@@ -316,5 +313,5 @@ class ApprovalGate(StandingGrants):
                 )
         except StoreError as exc:
             note = f"approved, but the session grant was not saved: {exc}"
-            return attrs.evolve(approval, reason=note)
-        return attrs.evolve(approval, grant=grant)
+            return approval._replace(reason=note)
+        return approval._replace(grant=grant)

@@ -246,8 +246,8 @@ def apply_answered(
     if settlement.outcome is Outcome.ANSWERED and answer.decision == Decision.KEEP:
         changed = still_shown(request) if still_shown is not None else None
         if changed is not None:  # the server's own view says the fact is not what was shown
-            settlement = attrs.evolve(
-                settlement, outcome=Outcome.FAILED, reason=changed, delivery=delivery
+            settlement = settlement._replace(
+                outcome=Outcome.FAILED, reason=changed, delivery=delivery
             )
     if settlement.outcome is Outcome.ANSWERED and answer.decision == Decision.KEEP:
         from wisp.stores.factids import asked_from
@@ -271,7 +271,7 @@ def apply_answered(
             )
     else:
         if settlement.outcome is Outcome.FAILED:
-            settlement = attrs.evolve(settlement, delivery=delivery)
+            settlement = settlement._replace(delivery=delivery)
         result = channel.settle_with(request, settlement, by=by)
     settled = result.settled
     if result.won:

@@ -22,8 +22,6 @@ import threading
 from collections.abc import Callable
 from typing import Any, BinaryIO
 
-import attrs
-
 from pending import (
     KINDS,
     AlreadySettled,
@@ -347,7 +345,7 @@ class Relay:
         elif isinstance(line, HistoryRequest):
             self.heard_first = True
             entries = ended_requests(self.channel.home, line.limit)
-            self.out.send(HistoryReply(entries=tuple(Ended(**attrs.asdict(e)) for e in entries)))
+            self.out.send(HistoryReply(entries=tuple(Ended(**e._asdict()) for e in entries)))
 
     def _refusal(self, exc: LineError) -> ErrorLine:
         """The `error` line for a line the protocol refused. A decision no kind takes is

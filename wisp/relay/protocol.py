@@ -171,9 +171,9 @@ def binding_fields(kind: Kind) -> tuple[tuple[str, bool], ...]:
     if found is None:
         record = KINDS[kind].binding_type
         found = _BINDING_FIELDS[kind] = tuple(
-            (_camel(f.name), f.default is not attrs.NOTHING)
-            for f in attrs.fields(record)
-            if f.name != "extra"
+            (_camel(name), name in record._field_defaults)
+            for name in record._fields
+            if name != "extra"
         )
     return found
 
@@ -184,10 +184,15 @@ _BINDING_FIELDS: dict[Kind, tuple[tuple[str, bool], ...]] = {}
 def _shape(kind: Kind, key: str) -> str:
     """What JSON a binding field holds, by its record's annotation: `flag` (a bool), `words`
     (a list of strings), `object` (a JSON object), else `text`."""
-    for f in attrs.fields(KINDS[kind].binding_type):
-        if _camel(f.name) == key:
-            typed = f.type if isinstance(f.type, str) else getattr(f.type, "__name__", "")
-            typed = (typed or str(f.type)).removeprefix("typing.")
+    record = KINDS[kind].binding_type
+    for name, annotation in record.__annotations__.items():
+        if _camel(name) == key:
+            typed = (
+                annotation if isinstance(annotation, str) else getattr(annotation, "__name__", "")
+            )
+            typed = (
+                (typed or str(annotation)).removeprefix("typing.").removeprefix("collections.abc.")
+            )
             if typed.startswith("bool"):
                 return "flag"
             if typed.startswith("tuple"):

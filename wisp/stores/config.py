@@ -7,9 +7,7 @@ import os
 from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
-
-import attrs
+from typing import Any, NamedTuple
 
 from pending import DecodeError, Unreadable, loads_strict, read_private_file
 from wisp._deadlines import DeadlineError, check_deadline, deadline_range
@@ -27,8 +25,7 @@ class ConfigUnusable(ConfigError):
     value: an error (exit 2), where a value it does not take is a refusal (exit 1)."""
 
 
-@attrs.frozen(kw_only=True)
-class Setting:
+class Setting(NamedTuple):
     key: str
     default: Any
     check: Callable[[Any], bool]
@@ -215,9 +212,13 @@ SETTINGS: dict[str, Setting] = {
 }
 
 
-@attrs.frozen
 class Config:
-    values: dict[str, Any]
+    """The settings in effect: a key's value from the file, else its default."""
+
+    __slots__ = ("values",)
+
+    def __init__(self, values: dict[str, Any]) -> None:
+        self.values = values
 
     def __getitem__(self, key: str) -> Any:
         return self.values.get(key, SETTINGS[key].default)
