@@ -203,13 +203,27 @@ _COMMAND_JSON_KEYS = frozenset({"command", "cwd", "reason", "thread"})
 _sha256: Callable[[bytes], Any] | None = None
 
 
+def _load_sha256() -> Callable[[bytes], Any]:
+    """sha256, loaded on first use: CPython's own (`_sha2`, `_sha256` before 3.12) where it is
+    built in, else hashlib's. hashlib loads OpenSSL first, ~11 M instructions (a sixth of the
+    interpreter's own start) before a hook can file its request (bench/README.md, issue 41);
+    the digest is the same."""
+    for name in ("_sha2", "_sha256"):
+        try:
+            sha256: Callable[[bytes], Any] = __import__(name).sha256
+        except (ImportError, AttributeError):
+            continue
+        return sha256
+    import hashlib
+
+    return hashlib.sha256
+
+
 def digest(binding: Mapping[str, Any]) -> str:
     """sha256 (hex) of the canonical JSON of a binding's JSON form."""
     global _sha256
-    if _sha256 is None:  # loaded on first use: OpenSSL costs a command that reads none ~2 ms
-        import hashlib
-
-        _sha256 = hashlib.sha256
+    if _sha256 is None:
+        _sha256 = _load_sha256()
     return str(_sha256(_canonical_command(binding) or canonical_json(binding)).hexdigest())
 
 

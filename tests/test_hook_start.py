@@ -195,3 +195,69 @@ class TestMcpBeforeTheCli:
         code, out, _, modules = program(home, b"", "mcp", "--help")
         assert code == 0 and "Serve MCP over stdio" in out
         assert "wisp.cli" in modules
+
+
+# Runs the `wisp` program on argv; the moment the request is linked into place (the audit
+# event of link(2), which comes before the call), says on stderr which modules are loaded.
+PROBE_FILED = """\
+import json, os, sys
+def probe(event, args):
+    if event == "os.link" and str(args[1]).endswith((".request.json", ".question.json")):
+        os.write(2, ("\\nFILED " + json.dumps(sorted(sys.modules)) + "\\n").encode())
+sys.addaudithook(probe)
+sys.argv = ["wisp", *sys.argv[2:]]
+from wisp.__main__ import run
+run()
+"""
+
+# Measured in a filing's start (bench/README.md, issue 41): attrs' import alone costs more
+# instructions than the interpreter's start, cattrs more again; logging and hashlib's OpenSSL
+# a tenth of it each.
+NOT_BEFORE_FILING = ("attr", "attrs", "cattrs", "logging", "hashlib", "_hashlib")
+
+
+def loaded_when_filed(home: Path, stdin: bytes, *args: str, cwd: Path) -> list[str]:
+    """The modules `wisp ARGS` had loaded when its request was filed (it is then left
+    unanswered until the command's own short deadline)."""
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE_FILED, "wisp", *args],
+        input=stdin,
+        capture_output=True,
+        env={"WISP_HOME": str(home), "PATH": "/usr/bin:/bin"},
+        cwd=cwd,
+        timeout=120,
+        check=False,
+    )
+    err = done.stderr.decode()
+    assert "\nFILED " in err, err
+    modules: list[str] = json.loads(err.partition("\nFILED ")[2].partition("\n")[0])
+    return modules
+
+
+class TestFilingBeforeAttrs:
+    def test_an_ungranted_call_is_filed_before_attrs_loads(self, home: Path, project: Path) -> None:
+        """A call no grant covers is filed with none of attrs, cattrs, logging or hashlib
+        loaded: the channel's records and a gate's verdicts are named tuples, the digest is
+        CPython's own sha256 (what comes after the filing, the notifier and the watch, may
+        load them)."""
+        modules = loaded_when_filed(
+            home,
+            bash_event(project, "make test"),
+            "hook",
+            "claude-code",
+            "--wait",
+            "1",
+            cwd=project,
+        )
+        assert "pending._records" in modules and "wisp._asking" in modules
+        assert [m for m in modules if m.split(".")[0] in NOT_BEFORE_FILING] == []
+
+    def test_a_request_from_the_cli_is_filed_before_attrs_loads(
+        self, home: Path, project: Path
+    ) -> None:
+        """`wisp approvals request` files its request with none of them loaded either."""
+        modules = loaded_when_filed(
+            home, b"", "approvals", "request", "--timeout", "1", "--", "make test", cwd=project
+        )
+        assert "pending._records" in modules and "typer" in modules
+        assert [m for m in modules if m.split(".")[0] in NOT_BEFORE_FILING] == []

@@ -11,7 +11,6 @@ facts. They are for any Python program (an MCP server, an agent loop) and back
 
 from __future__ import annotations
 
-import logging
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -51,7 +50,6 @@ if TYPE_CHECKING:
     from pending import Subscription, Transition, Watcher
     from wisp.routes.notify import Notifier
 
-logger = logging.getLogger("wisp.asking")
 _COMMANDS, _QUESTIONS = view(Kind.COMMAND), view(Kind.QUESTION)
 
 
