@@ -75,6 +75,10 @@ def notifier(home: Path, urls: list[str], **kw: Any) -> Notifier:
     settings = {"notifications.push": urls, **kw.pop("settings", {})}
     kw.setdefault("environ", {})
     kw.setdefault("tty_path", "/nonexistent/tty")
+    # A push waited for here is given a minute, not PUSH_TIMEOUT_S: the local server answers
+    # at once, but Apprise loads its plugin and requests on the first send, which took over
+    # 5 s on this 2-core machine at load 12 (the product's limit is tested on its own below).
+    kw.setdefault("push_timeout_s", 60.0)
     return Notifier(home, settings=settings, limit=RateLimit(FakeClock()), platform="linux", **kw)
 
 

@@ -252,6 +252,7 @@ class Notifier:
         osascript: str = "/usr/bin/osascript",
         entry_point: EntryPoint = EntryPoint.NOTIFY,
         background_push: bool = True,
+        push_timeout_s: float = _push.PUSH_TIMEOUT_S,
     ) -> None:
         if face not in FACES:
             raise ValueError(f"face must be one of {FACES}")
@@ -269,6 +270,8 @@ class Notifier:
         # Push from a process of its own (filing and waiting never wait for it), or wait
         # for it here, bounded (`wisp notify`, which reports what happened).
         self.background_push = background_push
+        # How long a push waited for here is given (a test on a loaded machine gives more).
+        self.push_timeout_s = push_timeout_s
 
     def _setting(self, key: str, default: Any) -> Any:
         return self.settings.get(key, default)
@@ -525,10 +528,14 @@ class Notifier:
     def _deliver(
         self, urls: list[str], notice: Notice, about: Mapping[str, Any] | None
     ) -> tuple[tuple[_push.Delivery, ...], str]:
-        """Send the push to *urls*, waiting at most PUSH_TIMEOUT_S; what became of each,
-        and that in a clause ("posted to …; failed: …")."""
+        """Send the push to *urls*, waiting at most *push_timeout_s* (PUSH_TIMEOUT_S); what
+        became of each, and that in a clause ("posted to …; failed: …")."""
         title, text = self.push_message(notice, about)
-        deliveries = tuple(_push.send(urls, title, text, extras=self.push_extras(about)))
+        deliveries = tuple(
+            _push.send(
+                urls, title, text, extras=self.push_extras(about), timeout_s=self.push_timeout_s
+            )
+        )
         return deliveries, _push.outcome(deliveries)[1]
 
     def _push_alone(self, notice: Notice, about: Mapping[str, Any] | None) -> Result:
