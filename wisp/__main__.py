@@ -34,6 +34,9 @@ def run() -> NoReturn:
     files unbuffered (os.write), so nothing is left in a buffer. An uncaught exception (a bug,
     Ctrl-C) takes the interpreter's own path, traceback and all.
     """
+    from wisp import _startup
+
+    _startup.pause()  # until the process lives on, if it does (see wisp._startup)
     _closed_streams_to_devnull()
     try:
         code: object = _hook(sys.argv[1:])

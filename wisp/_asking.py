@@ -40,6 +40,7 @@ from pending import (
     settlement_for,
     start_thread,
 )
+from wisp import _startup
 from wisp._deadlines import Cancel, Deadlines, check_deadline
 from wisp.audit.writer import AuditEvent, EntryPoint, audit, check_log, request_fields
 from wisp.kinds import notice_for, view
@@ -181,6 +182,7 @@ class Asker:
             request_id=request_id,
         )
         self.channel.file(request)
+        _startup.resume()  # filed: this process now waits, and lives on (wisp._startup)
         with self._mutex:
             self._waiting[request.id] = request
             if timeout_s:

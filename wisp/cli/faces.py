@@ -35,8 +35,10 @@ def relay(
     child (`wisp docs relay`). Takes answers only from a front end the person runs in a terminal.
     Ends when stdin does. Exit 0 at EOF, 2 if the channel cannot be used."""
     from pending import Via
+    from wisp import _startup
     from wisp.relay import VIAS, main
 
+    _startup.resume()  # a face lives on (wisp._startup)
     if via not in VIAS:
         fail(f"--via takes relay or tui, not {via[:40]!r}.", ExitCode.ERROR)
     raise typer.Exit(main(Via(via)))
@@ -64,8 +66,10 @@ def tui(
 ) -> None:
     """Every waiting request, live, answered in a dialog (`wisp docs tui`). Needs the `tui`
     extra. Exit 0 when you quit, 2 if it cannot start."""
+    from wisp import _startup
     from wisp.tui import TuiError, run
 
+    _startup.resume()  # a face lives on (wisp._startup)
     try:
         code = run(host or [], relay_command)
     except TuiError as exc:

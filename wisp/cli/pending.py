@@ -142,9 +142,11 @@ def watch(
     to be made again, then goes on there. Exit 2 if the channel cannot be used."""
     # Here, not at the top: these load watchdog, which a listing or a sweep never needs.
     from pending import Missed, Transition
+    from wisp import _startup
     from wisp._answering import Answerer
     from wisp._live import ChannelBack, Found, HomeGone, LiveInbox
 
+    _startup.resume()  # it lives on, watching (wisp._startup)
     channel = open_channel()
     live = LiveInbox(
         channel.home, entry_point=EntryPoint.PENDING, on_warning=lambda m: tell(f"wisp: {m}")

@@ -85,6 +85,9 @@ def web(
             "--tls-key, or listen on 127.0.0.1 behind `tailscale serve` or `ssh -L` "
             "(wisp docs web)."
         )
+    from wisp import _startup
+
+    _startup.resume()  # a face lives on (wisp._startup)
     try:
         code = serve(wisp_home(), host, port, tls=tls, say=say, warn=tell)
     except WebError as exc:
