@@ -228,5 +228,58 @@ def digest(binding: Mapping[str, Any]) -> str:
 
 
 def dumps_record(value: Mapping[str, Any]) -> bytes:
-    """How records are written: indented for people, UTF-8, newline-terminated."""
-    return (json.dumps(value, indent=2, ensure_ascii=False, allow_nan=False) + "\n").encode()
+    """How records are written: indented for people, UTF-8, newline-terminated.
+
+    Exactly what ``json.dumps(value, indent=2, ensure_ascii=False, allow_nan=False)`` writes,
+    the same bytes: with an indent, json's encoder is its pure-Python one, a generator per
+    level and a call per item, and every round trip writes a request and an outcome and
+    answers one (issue 41). Anything but a record's plain JSON values (a non-finite float,
+    a key that is not text, another type) is left to json itself, error and all."""
+    try:
+        text = _indented(value, "")
+    except (_NotPlain, RecursionError):
+        text = json.dumps(value, indent=2, ensure_ascii=False, allow_nan=False)
+    return (text + "\n").encode()
+
+
+class _NotPlain(Exception):
+    """A value :func:`_indented` leaves to json."""
+
+
+_INFINITIES = (math.inf, -math.inf)
+
+
+def _indented(value: Any, pad: str) -> str:
+    """*value* as json's indent=2 encoder writes it at the indent *pad* (its order of type
+    tests: text, null, booleans, integers, floats, arrays, objects)."""
+    if isinstance(value, str):
+        return str(encode_basestring(value))
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, int):
+        return int.__repr__(value)
+    if isinstance(value, float):
+        if value != value or value in _INFINITIES:
+            raise _NotPlain
+        return float.__repr__(value)
+    inner = pad + "  "
+    if isinstance(value, list | tuple):
+        if not value:
+            return "[]"
+        items = [_indented(item, inner) for item in value]
+    elif isinstance(value, dict):
+        if not value:
+            return "{}"
+        items = []
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise _NotPlain
+            items.append(f"{encode_basestring(key)}: {_indented(item, inner)}")
+    else:
+        raise _NotPlain
+    opening, closing = ("[", "]") if isinstance(value, list | tuple) else ("{", "}")
+    return f"{opening}\n{inner}" + f",\n{inner}".join(items) + f"\n{pad}{closing}"

@@ -53,6 +53,8 @@ _APPEND_FLAGS = (
 )
 
 _warned = False
+# The caller's uid, asked once (as pending's reads do): wisp never changes its uid while running.
+_UID = os.getuid()
 
 
 class AuditEvent(StrEnum):
@@ -90,7 +92,7 @@ def log_problem(st: os.stat_result) -> str | None:
         return "a FIFO (a named pipe), which would hold every command that audits until read"
     if not stat.S_ISREG(st.st_mode):
         return "not a regular file"
-    if st.st_uid != os.getuid():
+    if st.st_uid != _UID:
         return f"owned by uid {st.st_uid}, not by you"
     if st.st_nlink != 1:
         return f"a file with {st.st_nlink} hard links (records written here would reach the others)"
@@ -109,6 +111,8 @@ def check_log(home: Path) -> None:
     """Raise :class:`AuditLogUnsafe` if the audit log exists and is no file to append to
     (checked by name, not following a symlink; a missing log or logs directory is fine: the
     first record makes it). Cheap: one lstat, nothing opened."""
+    if _check_kept_log(home):
+        return
     _check_logs_dir(home)
     path = audit_path(home)
     try:
@@ -118,6 +122,41 @@ def check_log(home: Path) -> None:
     problem = log_problem(st)
     if problem is not None:
         raise AuditLogUnsafe(unsafe_message(path, problem))
+
+
+def _check_kept_log(home: Path) -> bool:
+    """:func:`check_log` through the logs directory this process keeps for *home* (see
+    :data:`_kept_logs`); False if none is kept, or it is not plainly fine: the full check
+    then says what is wrong. An asker checks before every request and an answerer before
+    every answer: opening the logs directory again by name each time cost four system
+    calls (issue 41). The directory's path is resolved once a process, as the writer's
+    records are appended through the same descriptor (they go where this checks); what is
+    checked each time still is that directory (a directory, the caller's, nobody else may
+    write in it, not removed: an fstat) and the log at its name in it (an lstat: no
+    symlink, FIFO, stranger's file or hard link)."""
+    key = str(home)
+    with _kept_lock:
+        kept = _kept_logs
+        if kept is None or kept[0] != key:
+            return False
+        try:
+            logs = os.fstat(kept[1])
+            if (
+                not stat.S_ISDIR(logs.st_mode)
+                or logs.st_uid != _UID
+                or logs.st_mode & 0o022
+                or logs.st_nlink == 0  # removed since: the full check looks at what is there now
+            ):
+                return False
+            st = os.stat(AUDIT_FILE, dir_fd=kept[1], follow_symlinks=False)
+        except FileNotFoundError:
+            return True  # no log yet: the first record makes it
+        except OSError:
+            return False
+    problem = log_problem(st)
+    if problem is not None:
+        raise AuditLogUnsafe(unsafe_message(audit_path(home), problem))
+    return True
 
 
 def _check_logs_dir(home: Path) -> None:

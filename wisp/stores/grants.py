@@ -295,7 +295,12 @@ class GrantStore:
             return tuple(self.list())  # say why, as reading it says
         read = self._read
         if read is not None and read[0] == key:
-            self._check_home()  # the file is unchanged; the home it is in is checked all the same
+            # The file is unchanged; the home it is in is checked all the same, each time. With
+            # no grants.json at all there is no command grant to trust (the lstat above, made
+            # each time, says so), and the home is not opened for nothing (issue 41): its
+            # first grant is a new file, read (and its home checked) as any change is.
+            if key is not None:
+                self._check_home()
             return read[1]
         grants = tuple(self.list())
         self._read = (key, grants)
