@@ -17,7 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pending._json import dumps_record
-from wisp.audit.writer import AuditLogUnsafe, audit, audit_path, check_log
+from wisp.audit.writer import AuditLogUnsafe, _line, audit, audit_path, check_log
 from wisp.stores import grants as grants_module
 from wisp.stores.grants import GrantStore
 
@@ -147,3 +147,18 @@ class TestRecordEncoding:
             dumps_record({"a": {1: "x"}})
             == (json.dumps({"a": {1: "x"}}, indent=2, ensure_ascii=False) + "\n").encode()
         )
+
+
+class TestAuditLineEncoding:
+    @given(st.dictionaries(st.text(max_size=8), _JSON | st.floats(), max_size=6))
+    def test_the_same_line_as_json_compact(self, value: dict[str, Any]) -> None:
+        """Every record is written as json.dumps(ensure_ascii=False, separators=(",", ":"))
+        wrote it (text beyond ASCII as it is, non-finite floats as json writes them)."""
+        assert _line(value) == json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+    def test_a_cycle_is_refused_as_json_refuses_it(self) -> None:
+        """A record holding itself raises json's ValueError, not a recursion error."""
+        record: dict[str, Any] = {}
+        record["self"] = record
+        with pytest.raises(ValueError, match="Circular"):
+            _line(record)

@@ -228,6 +228,7 @@ class GrantStore:
             when_full=_REVOKE_SOME,
         )
         self.path = self._store.path
+        self._path = str(self.path)
         self._tools: JsonStore[Grant] = JsonStore(
             home,
             TOOL_GRANTS_FILE,
@@ -281,7 +282,7 @@ class GrantStore:
         edit in place changes its size or its ctime (which nobody can set back). A file that
         cannot be read is read (and refused) again every time, as before."""
         try:
-            st = self.path.lstat()
+            st = os.lstat(self._path)  # its text, made once: not pathlib's each lookup
             key: FileKey | None = (
                 st.st_dev,
                 st.st_ino,
