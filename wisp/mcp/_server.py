@@ -26,7 +26,8 @@ from wisp import __version__
 from wisp.agents.session import AgentSession
 from wisp.mcp import _resources as resources
 from wisp.mcp._args import refused_arguments
-from wisp.mcp._tools import TOOLS, refusal
+from wisp.mcp._results import refusal
+from wisp.mcp._tools import TOOLS
 from wisp.mcp._updates import Served, Updates
 
 INSTRUCTIONS = (

@@ -32,7 +32,7 @@ import mcp_types as types
 
 from wisp._lines import LINE_MAX_BYTES, LineSplitter, TooLong
 from wisp.mcp._args import surrogate_at, surrogate_refused
-from wisp.mcp._tools import refusal
+from wisp.mcp._results import refusal
 
 READ_CHUNK_BYTES = 64 * 1024
 PARSE_ERROR = -32700  # JSON-RPC 2.0: invalid JSON was received

@@ -22,7 +22,7 @@ import anyio.to_thread
 import attrs
 from mcp.server.mcpserver import Context
 from mcp.server.session import ServerSession
-from mcp_types import CallToolResult, TextContent
+from mcp_types import CallToolResult
 
 from pending import Kind, Request, is_valid_id
 from wisp.agents.session import NotFiled, NotOurs, collecting
@@ -55,6 +55,7 @@ from wisp.mcp._args import (
     required,
 )
 from wisp.mcp._dialog import dialog_for, wait_for_person
+from wisp.mcp._results import Said, refusal, result
 from wisp.mcp._updates import PROPOSED_URI, Served, fact_uri, served
 from wisp.mcp._views import Rendered, fact_said, request_outcome
 from wisp.stores.factids import FactScope
@@ -71,39 +72,6 @@ RECORD_FACT_SOURCE = "mcp record_fact"  # a recorded fact's `source`, as documen
 # What a tool refuses with: a bad argument, and the application's refusals, each of whose
 # message says what happened and what to do.
 REFUSALS = (BadArgument, FactRefused, UnknownFact, StoreError, NotOurs, NotFiled)
-
-
-@attrs.frozen(kw_only=True)
-class Said:
-    """What a tool says: the words for the model, and the same for programs."""
-
-    text: str
-    data: dict[str, Any]
-    error: bool = False
-
-    @classmethod
-    def of(cls, rendered: Rendered) -> "Said":
-        text, data = rendered
-        return cls(text=text, data=data)
-
-
-def result(said: Said, posted: list[dict[str, Any]], *, text_only: bool = False) -> CallToolResult:
-    """Every tool result: the words, the structured content, and the notifications posted;
-    *text_only*, the words alone (one text block: all Claude Code's permission prompt
-    accepts)."""
-    return CallToolResult(
-        content=[TextContent(type="text", text=said.text)],
-        structured_content=None if text_only else {**said.data, "notifications": posted},
-        is_error=said.error,
-    )
-
-
-def refusal(
-    message: str, posted: list[dict[str, Any]], *, text_only: bool = False
-) -> CallToolResult:
-    """A refused call: a tool error whose text starts `error:` and says what to do."""
-    said = Said(text=f"error: {message}", data={"error": message}, error=True)
-    return result(said, posted, text_only=text_only)
 
 
 def _client_name(ctx: Context) -> str | None:
