@@ -28,15 +28,16 @@ from pydantic import ConfigDict, Field
 
 from pending import PendingError
 from wisp.agents.session import AgentSession
+from wisp.mcp._start import Startup
 from wisp.mcp._updates import (
     FACT_ID_RE,
     FACT_URI,
     PENDING_URI,
     PERMANENT_URI,
     PROPOSED_URI,
-    Served,
     is_our_uri,
     served,
+    started,
 )
 from wisp.mcp._views import (
     note_fact,
@@ -142,29 +143,31 @@ async def fact(fact_id: str, ctx: Context) -> str:
 
 
 # Handshake-era clients (most today) subscribe with `resources/subscribe`, which MCPServer does
-# not serve itself; the low-level server takes these handlers (2026-era clients listen with
-# `subscriptions/listen` instead, which MCPServer serves from the bus).
+# not serve itself; the server registers these handlers on its low-level server (before it
+# answers `initialize`, whose answer declares them), and calls them once wisp has started
+# (2026-era clients listen with `subscriptions/listen` instead, which MCPServer serves from the
+# bus).
 
 
 async def on_subscribe(
-    ctx: ServerRequestContext[Served, Any], params: SubscribeRequestParams
+    ctx: ServerRequestContext[Startup[Any], Any], params: SubscribeRequestParams
 ) -> EmptyResult:
     if not is_our_uri(params.uri):
         raise MCPError(code=INVALID_PARAMS, message=f"no resource {params.uri!r} to follow")
-    ctx.lifespan_context.updates.subscribe(ctx.session, params.uri)
+    started(ctx.lifespan_context).updates.subscribe(ctx.session, params.uri)
     return EmptyResult()
 
 
 async def on_unsubscribe(
-    ctx: ServerRequestContext[Served, Any], params: UnsubscribeRequestParams
+    ctx: ServerRequestContext[Startup[Any], Any], params: UnsubscribeRequestParams
 ) -> EmptyResult:
-    ctx.lifespan_context.updates.unsubscribe(ctx.session, params.uri)
+    started(ctx.lifespan_context).updates.unsubscribe(ctx.session, params.uri)
     return EmptyResult()
 
 
 def register(server: MCPServer[Any], app: AgentSession) -> None:
     """Declare the resources on *server*: the static ones read from *app*, the template
-    from each request's context; and the handshake era's subscription handlers."""
+    from each request's context."""
     for uri, name, description, reader in STATIC:
         resource = SessionResource(
             uri=uri, name=name, description=description, mime_type=JSON_MIME, app=app, reader=reader
@@ -176,6 +179,3 @@ def register(server: MCPServer[Any], app: AgentSession) -> None:
         description="One fact: this thread's (c…), the session's (s…), or the person's (p…).",
         mime_type=JSON_MIME,
     )(fact)
-    lowlevel = server._lowlevel_server  # MCPServer serves no `resources/subscribe` itself
-    lowlevel.add_request_handler("resources/subscribe", SubscribeRequestParams, on_subscribe)
-    lowlevel.add_request_handler("resources/unsubscribe", UnsubscribeRequestParams, on_unsubscribe)

@@ -1,4 +1,10 @@
-"""Running `wisp mcp`: start the application, serve MCP over stdio, stop cleanly.
+"""Running `wisp mcp`: answer `initialize`, start the application, serve MCP over stdio, stop
+cleanly.
+
+The client's `initialize` is answered before wisp's own start (:mod:`wisp.mcp._start`): until
+then only the SDK and the stdio edge are loaded. wisp then starts on a worker thread, and a
+request that needs it waits for it; if it cannot start, the server stops and exits 2 saying
+why on stderr.
 
 Stopping — the client closing stdin (EOF), SIGTERM or SIGINT — withdraws this server's
 commands and questions and hands its fact requests over, so `wisp facts keep ID` from any
@@ -10,17 +16,16 @@ go to stderr.
 
 from __future__ import annotations
 
+import functools
 import logging
 import signal
 import sys
-from collections.abc import Callable
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-from pending import Via
-from wisp._extras import install_hint
-from wisp.agents.session import AgentSession, StartError
-from wisp.audit.writer import EntryPoint
-from wisp.routes.notify import Face
+if TYPE_CHECKING:
+    from wisp.agents.session import AgentSession
+    from wisp.mcp._server import WispServer
+    from wisp.mcp._updates import Served
 
 STARTUP_FAILED = 2  # as every `wisp` command that cannot use the channel (ExitCode.ERROR)
 SDK_MODULES = ("mcp", "mcp_types", "pydantic", "starlette", "httpx", "anyio")
@@ -32,46 +37,15 @@ def _say(message: str) -> None:
     sys.stderr.flush()
 
 
-async def _serve(app: AgentSession, build: Callable[[AgentSession], Any]) -> None:
-    import anyio
-    from mcp.server.stdio import stdio_server
-
-    from wisp.mcp._stdio import Output, StdinLines, claimed_stdout
-
-    server = build(app)
-    lowlevel = server._lowlevel_server  # the SDK's run_stdio_async, with our stdio edge
-    with claimed_stdout() as protocol_fd:
-        output = Output(protocol_fd)
-        stdin = StdinLines(0, output)
-        async with anyio.create_task_group() as group:
-
-            async def stop_on_signal() -> None:
-                with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-                    async for _ in signals:
-                        group.cancel_scope.cancel()
-                        return
-
-            group.start_soon(stop_on_signal)
-            streams = stdio_server(stdin=cast(Any, stdin), stdout=cast(Any, output))
-            async with streams as (read, write):
-                # Enters the server's lifespan; returns when the client closes stdin (EOF).
-                await lowlevel.run(read, write, lowlevel.create_initialization_options())
-            group.cancel_scope.cancel()
-
-
-def main() -> int:
-    """Serve until the client goes or a signal says stop; the exit status."""
-    # The SDK and watchdog log to stderr at WARNING and above; keep their chatter there.
-    logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
-    logging.getLogger("watchdog").setLevel(logging.ERROR)
-
-    try:
-        from wisp.mcp._server import build
-    except ImportError as exc:
-        if not (exc.name or "").startswith(SDK_MODULES):
-            raise
-        _say(f"the MCP SDK is not installed ({exc}). {install_hint('mcp')}")
-        return STARTUP_FAILED
+def _start(server: WispServer, started: list[AgentSession]) -> Served:
+    """wisp's own start, on a worker thread once it is begun: the session (noted in
+    *started*, which `main` closes), then the face declared on *server*. Raises
+    :class:`~wisp.mcp._start.CannotStart` if the session cannot start."""
+    from pending import Via
+    from wisp.agents.session import AgentSession, StartError
+    from wisp.audit.writer import EntryPoint
+    from wisp.mcp._start import CannotStart
+    from wisp.routes.notify import Face
 
     try:
         app = AgentSession.start(
@@ -82,14 +56,76 @@ def main() -> int:
             on_warning=_say,
         )
     except StartError as exc:
-        _say(str(exc))
+        raise CannotStart(str(exc)) from None
+    started.append(app)
+    return server.declare(app)
+
+
+async def _serve(started: list[AgentSession]) -> str | None:
+    """Serve until the client goes or a signal says stop; why wisp could not start, if so."""
+    import anyio
+    from mcp.server.stdio import stdio_server
+
+    from wisp.mcp._server import WispServer
+    from wisp.mcp._start import Startup
+    from wisp.mcp._stdio import Output, StdinLines, claimed_stdout
+
+    startup: Startup[Served] = Startup()
+    server = WispServer(startup)
+    lowlevel = server._lowlevel_server  # the SDK's run_stdio_async, with our stdio edge
+    with claimed_stdout() as protocol_fd:
+        output = Output(protocol_fd, after_first=startup.begin)
+        stdin = StdinLines(0, output, if_silent=startup.begin)
+        async with anyio.create_task_group() as group:
+
+            async def stop_on_signal() -> None:
+                with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+                    async for _ in signals:
+                        group.cancel_scope.cancel()
+                        return
+
+            group.start_soon(stop_on_signal)
+            start = functools.partial(_start, server, started)
+            group.start_soon(startup.run, start, group.cancel_scope)
+            streams = stdio_server(stdin=cast(Any, stdin), stdout=cast(Any, output))
+            async with streams as (read, write):
+                # Enters the server's lifespan; returns when the client closes stdin (EOF).
+                await lowlevel.run(read, write, lowlevel.create_initialization_options())
+            # The client has gone: wisp's start still runs to its end (begun now if it was
+            # not), so that one that cannot start says so and exits as it always did.
+            startup.begin()
+            await startup.ended()
+            group.cancel_scope.cancel()
+    return startup.error
+
+
+def main() -> int:
+    """Serve until the client goes or a signal says stop; the exit status."""
+    # The SDK and watchdog log to stderr at WARNING and above; keep their chatter there.
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
+    logging.getLogger("watchdog").setLevel(logging.ERROR)
+
+    try:
+        import wisp.mcp._server  # noqa: F401 (the SDK, loaded here to say if it is missing)
+    except ImportError as exc:
+        if not (exc.name or "").startswith(SDK_MODULES):
+            raise
+        from wisp._extras import install_hint
+
+        _say(f"the MCP SDK is not installed ({exc}). {install_hint('mcp')}")
         return STARTUP_FAILED
     import anyio  # installed with the SDK, checked above
 
+    started: list[AgentSession] = []
+    error = None
     try:
-        anyio.run(_serve, app, build)
+        error = anyio.run(_serve, started)
     except KeyboardInterrupt:  # a second Ctrl-C while stopping: still stop cleanly below
         pass
     finally:
-        app.close()
+        for app in started:
+            app.close()
+    if error is not None:
+        _say(error)
+        return STARTUP_FAILED
     return 0

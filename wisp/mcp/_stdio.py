@@ -22,7 +22,7 @@ import fcntl
 import json
 import os
 import selectors
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -72,16 +72,21 @@ def _write_all(fd: int, data: bytes) -> None:
 
 class Output:
     """The protocol's stdout: each message one whole line, written under one lock (the SDK's
-    writer and this edge's replies share it)."""
+    writer and this edge's replies share it). *after_first* is called once the first
+    message is out (`wisp mcp` starts wisp then: :mod:`wisp.mcp._start`)."""
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, *, after_first: Callable[[], None] | None = None) -> None:
         self.fd = fd
         self._lock = anyio.Lock()
+        self._after_first = after_first
 
     async def write(self, text: str) -> None:
         data = text.encode("utf-8", errors="backslashreplace")
         async with self._lock:
             await anyio.to_thread.run_sync(_write_all, self.fd, data)
+        if self._after_first is not None:
+            after_first, self._after_first = self._after_first, None
+            after_first()
 
     async def flush(self) -> None:
         """Nothing is held: each write reaches the descriptor whole."""
@@ -99,6 +104,17 @@ def _waitable(fd: int) -> bool:
     except (OSError, ValueError):
         return False
     return True
+
+
+def _readable_now(fd: int) -> bool:
+    """Whether a read of *fd* would return at once (data, or the end of input): one look,
+    without waiting."""
+    try:
+        with selectors.DefaultSelector() as probe:
+            probe.register(fd, selectors.EVENT_READ)
+            return bool(probe.select(0))
+    except (OSError, ValueError):
+        return True
 
 
 def _error(ident: Any, code: int, message: str) -> dict[str, Any]:
@@ -166,20 +182,29 @@ def checked(line: bytes | TooLong) -> tuple[str | None, dict[str, Any] | None]:
 
 class StdinLines:
     """The client's lines on stdin, checked (:func:`checked`): the good ones for the SDK, the
-    rest answered on *output* here."""
+    rest answered on *output* here. *if_silent* is called if the client has sent nothing
+    yet when the server first listens (`wisp mcp` starts wisp then, rather than wait for a
+    first answer: :mod:`wisp.mcp._start`)."""
 
-    def __init__(self, fd: int, output: Output) -> None:
+    def __init__(
+        self, fd: int, output: Output, *, if_silent: Callable[[], None] | None = None
+    ) -> None:
         self.fd = fd
         self.output = output
         self._waitable = _waitable(fd)
         self._splitter = LineSplitter()
         self._lines: collections.deque[bytes | TooLong] = collections.deque()
         self._ended = False
+        self._if_silent = if_silent
 
     def __aiter__(self) -> StdinLines:
         return self
 
     async def _read(self) -> bytes:
+        if self._if_silent is not None:
+            if_silent, self._if_silent = self._if_silent, None
+            if self._waitable and not _readable_now(self.fd):
+                if_silent()
         try:
             if self._waitable:
                 await anyio.wait_readable(self.fd)

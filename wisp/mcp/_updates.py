@@ -1,9 +1,10 @@
 """What the MCP face holds while it serves, and the resource updates it tells clients of.
 
-:class:`Served` is what the server's lifespan yields: the application's
-:class:`~wisp.AgentSession` and the :class:`Updates` that follows the channel for it. Tools and
-resource templates reach it through their `Context` (:func:`served`), the subscription
-handlers through their request context.
+:class:`Served` is the face's state once wisp has started: the application's
+:class:`~wisp.AgentSession` and the :class:`Updates` that follows the channel for it. The
+server's lifespan yields the start (:class:`~wisp.mcp._start.Startup`), which holds it; tools
+and resource templates reach it through their `Context` (:func:`served`), the subscription
+handlers through their request context (:func:`started`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ResourceUpdated
 
 from pending import Event, Kind, Missed, State, Transition
 from wisp.agents.session import AgentSession
+from wisp.mcp._start import Startup
 from wisp.stores.factids import PERMANENT_PREFIX, SESSION_PREFIX, THREAD_PREFIX
 
 PENDING_URI = "wisp://pending"
@@ -139,6 +141,13 @@ class Served:
     updates: Updates
 
 
+def started(startup: Startup[Served]) -> Served:
+    """The face's state, from the server's lifespan state: every request that reaches a tool,
+    a resource or a subscription has waited for wisp's start (:meth:`Startup.ready`)."""
+    assert startup.served is not None, "served before wisp started"
+    return startup.served
+
+
 def served(ctx: Context[Any, Any]) -> Served:
     """The face's state, from a tool's or a resource template's context."""
-    return cast(Served, ctx.request_context.lifespan_context)
+    return started(cast(Startup[Served], ctx.request_context.lifespan_context))
