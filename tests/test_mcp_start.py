@@ -1,6 +1,8 @@
 """`wisp mcp`'s start: the answer to `initialize` first, wisp's own start after
 (wisp/mcp/_start.py), driven for real over pipes. Every server here starts cold (`python -m
-wisp mcp` itself): what is loaded before the answer, and what after, is what is tested.
+wisp mcp` itself): what is loaded before the answer, and what after, is what is tested. What
+the answer waits for, and the garbage collector paused while wisp starts, are read in a child
+interpreter of their own (this one has loaded everything).
 
 What shows wisp has started is a real effect of it: the session's lock in the channel
 (`pending/.servers/ID.lock`, which :meth:`wisp.AgentSession.start` takes), seen through
@@ -16,6 +18,7 @@ import os
 import select
 import struct
 import subprocess
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -201,3 +204,81 @@ class TestStartErrors:
         said = err.decode()
         assert (code, out) == (2, b""), said
         assert said.startswith("wisp mcp: ") and "chmod 700" in said, said
+
+
+# What `wisp mcp` loads before it can answer `initialize` (wisp/mcp/_run.py's main, _serve):
+# the SDK and these, and nothing of wisp's application.
+BEFORE_THE_ANSWER = """
+import json, sys
+import wisp.mcp._run, wisp.mcp._server, wisp.mcp._start, wisp.mcp._stdio
+print(json.dumps(sorted(sys.modules)))
+"""
+
+
+class TestWhatTheAnswerWaitsFor:
+    def test_nothing_of_wisps_application_is_loaded_before_the_answer(self) -> None:
+        """The modules the answer to `initialize` needs load no application module: not
+        the session, the channel's records (pending), the tools or the resources. Each of
+        those is loaded by wisp's start, after the answer (~90-130 ms of imports)."""
+        done = subprocess.run(
+            [sys.executable, "-c", BEFORE_THE_ANSWER],
+            capture_output=True,
+            text=True,
+            timeout=BOUND_S * 3,
+            check=True,
+        )
+        loaded = json.loads(done.stdout)
+        application = ("pending", "wisp.agents", "wisp.kinds", "wisp.stores", "wisp.routes")
+        early = [m for m in loaded if m.split(".")[0] == "pending" or m.startswith(application)]
+        assert early == [], early
+        later = ("wisp.mcp._tools", "wisp.mcp._resources", "wisp.mcp._updates")
+        assert [m for m in later if m in loaded] == []
+
+
+# wisp's start run as `wisp mcp` runs it (wisp/mcp/_run.py's _start), in a home whose
+# config.json is broken and then in a sound one; the collector's state after each.
+COLLECTOR = """
+import gc, json, os, sys
+from wisp import _startup
+from wisp.mcp._run import _start
+from wisp.mcp._server import WispServer
+from wisp.mcp._start import CannotStart, Startup
+
+said = {}
+for home in sys.argv[1:]:
+    os.environ["WISP_HOME"] = home
+    gc.unfreeze()
+    _startup.pause()  # as `wisp mcp` does (wisp/mcp/_run.py's main)
+    started = []
+    try:
+        _start(WispServer(Startup()), started)
+        said[home] = "started"
+    except CannotStart:
+        said[home] = "cannot start"
+    said[home] += f", collecting: {gc.isenabled()}, frozen: {gc.get_freeze_count() > 0}"
+    for app in started:
+        app.close()
+print(json.dumps(said))
+"""
+
+
+class TestTheCollector:
+    def test_it_runs_again_once_wisp_has_started_or_cannot(self, tmp_path: Path) -> None:
+        """`wisp mcp` pauses Python's cyclic garbage collector while it starts (wisp/mcp/
+        _run.py's main); wisp's start, whether it starts or cannot, resumes it, with what
+        the start made frozen (never scanned again)."""
+        broken, sound = tmp_path / "broken", tmp_path / "sound"
+        broken.mkdir(mode=0o700)
+        (broken / "config.json").write_text("{not json")
+        done = subprocess.run(
+            [sys.executable, "-c", COLLECTOR, str(broken), str(sound)],
+            capture_output=True,
+            text=True,
+            timeout=BOUND_S * 3,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout) == {
+            str(broken): "cannot start, collecting: True, frozen: True",
+            str(sound): "started, collecting: True, frozen: True",
+        }
