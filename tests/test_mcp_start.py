@@ -234,6 +234,19 @@ class TestWhatTheAnswerWaitsFor:
         later = ("wisp.mcp._tools", "wisp.mcp._resources", "wisp.mcp._updates")
         assert [m for m in later if m in loaded] == []
 
+    def test_nor_attrs(self) -> None:
+        """Nor attrs (~25 ms to import, bench/README.md): what the edge itself uses (the
+        line splitter's TooLong, a tool's Said) are named tuples."""
+        done = subprocess.run(
+            [sys.executable, "-c", BEFORE_THE_ANSWER],
+            capture_output=True,
+            text=True,
+            timeout=BOUND_S * 3,
+            check=True,
+        )
+        loaded = json.loads(done.stdout)
+        assert [m for m in loaded if m.split(".")[0] in ("attr", "attrs")] == []
+
 
 # wisp's start run as `wisp mcp` runs it (wisp/mcp/_run.py's _start), in a home whose
 # config.json is broken and then in a sound one; the collector's state after each.

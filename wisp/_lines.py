@@ -4,15 +4,14 @@ this way (each in time linear in what it reads)."""
 
 from __future__ import annotations
 
-import attrs
+from typing import NamedTuple
 
 # A line longer than this is skipped unread: nothing either protocol sends comes near it, and
 # no reader must hold its peer's megabytes.
 LINE_MAX_BYTES = 1 << 20
 
 
-@attrs.frozen(kw_only=True)
-class TooLong:
+class TooLong(NamedTuple):
     """Stands in the stream where a line over the splitter's limit was skipped."""
 
     size: int  # bytes skipped (at least the limit + 1)

@@ -7,14 +7,12 @@ cannot be parsed with one), so it loads nothing of wisp's application.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
-import attrs
 from mcp_types import CallToolResult, TextContent
 
 
-@attrs.frozen(kw_only=True)
-class Said:
+class Said(NamedTuple):
     """What a tool says: the words for the model, and the same for programs."""
 
     text: str
