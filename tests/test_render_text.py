@@ -88,3 +88,32 @@ def test_a_field_not_of_its_type_is_encoded_as_json_dumps_encodes_it() -> None:
     status = _status()
     odd = status._replace(request=status.request._replace(title=7))  # type: ignore[arg-type]
     assert status_json_text(odd) == dumped(odd)
+
+
+command_options = st.dictionaries(
+    st.text(max_size=8),
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8) | st.lists(st.integers()),
+    max_size=3,
+)
+
+
+class TestACommandsOptions:
+    def test_a_shell_calls_options_are_written(self) -> None:
+        """A command filed with a shell call's options (Claude Code's `timeout`, its sandbox
+        turned off) lists them in `--json` as `status_json` holds them: they are part of what
+        the person is shown and of what a grant covers."""
+        status = _status(options={"timeout": 120000, "dangerouslyDisableSandbox": True})
+        text = status_json_text(status)
+        assert text == dumped(status)
+        assert json.loads(text)["binding"]["options"] == {
+            "timeout": 120000,
+            "dangerouslyDisableSandbox": True,
+        }
+
+    @given(command_options, st.none() | st.text(max_size=8))
+    def test_any_options_are_written_as_json_dumps_writes_them(
+        self, options: dict[str, object], thread: str | None
+    ) -> None:
+        """Any options object, beside any thread: the same text as json.dumps."""
+        status = _status(options=options, thread=thread)
+        assert status_json_text(status) == dumped(status)

@@ -114,7 +114,13 @@ def _binding_text(binding: Binding) -> str:
             command, cwd = _encode(binding.command), _encode(binding.cwd)
             thread = "null" if binding.thread is None else _encode(binding.thread)
             reason = "null" if binding.reason is None else _encode(binding.reason)
-            return f'{{"command": {command}, "cwd": {cwd}, "thread": {thread}, "reason": {reason}}}'
+            # A shell call's options (a timeout, the sandbox turned off) are part of what the
+            # person is shown and of what a grant covers: written only when the call had some.
+            options = "" if binding.options is None else f', "options": {_dumps(binding.options)}'
+            return (
+                f'{{"command": {command}, "cwd": {cwd}, "thread": {thread}, '
+                f'"reason": {reason}{options}}}'
+            )
         if type(binding) is FactBinding:
             fact_id, subject = _encode(binding.fact_id), _encode(binding.subject)
             name, value = _encode(binding.name), _encode(binding.value)
