@@ -120,10 +120,15 @@ CORE = {
     "wisp._render",
     "wisp._waiting",
 }
+# The program (a face): what runs before the CLI loads (a harness's hook, `wisp mcp`, `wisp
+# pending --json`), else the CLI's main; and what it writes, shared with the CLI.
+PROGRAM = {"wisp.__main__", "wisp._program"}
 LAYERS = ("helpers", "audit", "stores", "kinds", "routes", "core", "agents", "faces")
 FACE_LAYER = LAYERS.index("faces")
 WINGS = ("audit", "stores", "kinds", "routes", "agents")
-MAX_OWN_MODULES = 19  # wisp/*.py beside the wings: the core, the helpers, the facade
+# wisp/*.py beside the wings: the core, the helpers, the facade, the program (`__main__`, and
+# `_program`: what it writes without the CLI's framework, shared with the CLI).
+MAX_OWN_MODULES = 20
 
 
 def _dotted(path: Path) -> str:
@@ -136,7 +141,7 @@ def _layer(module: str) -> int:
     parts = module.split(".")
     if module == "wisp":  # the public facade, which names AgentSession and all below it
         return LAYERS.index("agents")
-    if module == "wisp.__main__":  # the program: a harness's hook, else the CLI's main
+    if module in PROGRAM:
         return FACE_LAYER
     if module in HELPERS:
         return LAYERS.index("helpers")
@@ -187,7 +192,7 @@ def _module_of(name: str, known: set[str]) -> str:
 class TestWings:
     def test_wisp_is_laid_out_in_wings(self) -> None:
         """wisp/ holds the five wings, each a package whose docstring says what it is, and
-        at most 18 modules of its own beside them."""
+        at most 20 modules of its own beside them."""
         for wing in WINGS:
             init = ROOT / "wisp" / wing / "__init__.py"
             assert init.is_file(), f"wisp/{wing}/ is not a package"

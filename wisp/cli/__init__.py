@@ -1,6 +1,6 @@
 """The `wisp` command: a face that parses, calls the application (:mod:`wisp`), and renders.
 
-Each command group lives in its own module; exit codes are :class:`wisp.cli._exit.ExitCode`.
+Each command group lives in its own module; exit codes are :class:`wisp._program.ExitCode`.
 """
 
 from __future__ import annotations
@@ -20,9 +20,15 @@ from typing import Annotated, Any, NamedTuple, NoReturn
 import typer
 from typer._click import Command, Context, HelpFormatter
 
+from wisp._program import (
+    ExitCode,  # noqa: F401 (wisp.cli.ExitCode, as it was)
+    no_collections,
+    reader_gone,
+    said_at_the_root,
+    say,
+)
 from wisp._version import __version__
-from wisp.cli._common import command_group, fail, no_collections, say
-from wisp.cli._exit import ExitCode
+from wisp.cli._common import command_group, fail
 from wisp.cli._help import WispGroup, WispTyper, group_command
 
 app = command_group(
@@ -39,19 +45,12 @@ app = command_group(
 )
 
 
-def _reader_gone() -> None:
-    """Standard output's reader went away: nothing more reaches it, and the interpreter's
-    own flush at exit must not complain either (as Python's documentation of SIGPIPE
-    advises)."""
-    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-
-
 def _version(value: bool) -> None:
     if value:
         try:
             say(f"wisp {__version__}")  # plain text: no rich console for one line
         except BrokenPipeError:  # `wisp --version | true`: read by nobody, as for a command
-            _reader_gone()
+            reader_gone()
         raise typer.Exit()
 
 
@@ -248,35 +247,22 @@ class _LazyRoot(WispGroup):
             self.epilog = epilog
 
     def invoke(self, ctx: Context) -> Any:
-        """Run the command; what no command can say itself is said here, once: a reader that
-        went away (`wisp pending | head -1`) ends it quietly with 0, and a resource limit
-        reached (too many open files, no memory) exits 2 naming the limit, never a file."""
+        """Run the command; what no command can say itself is said here, once
+        (:func:`wisp._program.said_at_the_root`): a reader that went away (`wisp pending |
+        head -1`) ends it quietly with 0, a resource limit reached (too many open files, no
+        memory) exits 2 naming the limit, never a file, and an audit log that is no file to
+        append to exits 2 saying so."""
         try:
             try:
                 return super().invoke(ctx)
             finally:
                 sys.stdout.flush()  # what is still buffered meets a closed pipe here, not at exit
-        except BrokenPipeError:
-            _reader_gone()
-            raise typer.Exit(int(ExitCode.OK)) from None
-        except OSError as exc:
-            # Imported here: the channel's errors (and the kinds table under them) are loaded
-            # by the commands that use the channel, not by `wisp --version`.
-            from pending import resource_shortage
-
-            shortage = resource_shortage(exc)
-            if shortage is None:
-                raise
-            fail(f"cannot go on: {shortage}.")
         except Exception as exc:
-            # An audit log that is no file to append to (a FIFO, a stranger's hard link) is
-            # refused by the application before anything is written; said here, once, for
-            # every command. (Looked up, not imported: a command that loaded no audit
-            # writer cannot have met one.)
-            audit = sys.modules.get("wisp.audit.writer")
-            if audit is None or not isinstance(exc, audit.AuditLogUnsafe):
+            # Said in wisp._program, which what is served before the CLI says it through too.
+            code = said_at_the_root(exc)
+            if code is None:
                 raise
-            fail(str(exc))
+            raise typer.Exit(int(code)) from None
 
     def format_commands(self, ctx: Context, formatter: HelpFormatter) -> None:
         rows = [(name, entry.summary) for name, entry in _COMMANDS.items()]

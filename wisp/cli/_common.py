@@ -2,21 +2,56 @@
 
 from __future__ import annotations
 
-import gc
-import json
 import os
-import re
 import sys
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Mapping
 from enum import Enum
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import typer
 
-from wisp._text import visible
-from wisp.cli._exit import ExitCode
+# What a command writes and how it ends (wisp._program, where what the program serves before
+# the CLI loads says them too): named here as well, as the commands have always imported them.
+from wisp._program import (
+    ExitCode,
+    json_line,
+    no_collections,
+    print_json,
+    print_json_array,
+    safe,
+    safe_json,
+    say,
+    tell,
+)
 from wisp.cli._help import WispGroup, WispTyper
+
+__all__ = [
+    "ExitCode",
+    "choice_of",
+    "choices",
+    "colour_allowed",
+    "command_group",
+    "config_or_fail",
+    "emit",
+    "err",
+    "fail",
+    "json_line",
+    "me",
+    "no_collections",
+    "open_channel",
+    "out",
+    "print_json",
+    "print_json_array",
+    "refuse",
+    "require_terminal",
+    "require_text",
+    "safe",
+    "safe_json",
+    "say",
+    "tell",
+    "typed_as",
+    "width",
+]
 
 # The channel, the settings and the home are imported by the helpers that use them: a command
 # that reads neither (`wisp --version`, `--help`) loads no records, kinds table or stores.
@@ -77,26 +112,6 @@ err: Console = _Console(  # type: ignore[assignment]
 )
 
 
-@contextmanager
-def no_collections() -> Iterator[None]:
-    """No garbage collection while what lives to the command's end is made (then as it was).
-
-    A listing keeps every object it makes until it is printed, so a collection finds nothing
-    to free; but each one walks them all again, and with 10,000 requests (some 150,000
-    objects) the collections made the listing grow faster than the channel: ~12.6x the work
-    for 10x the requests, and ~40 ms at 10,000. (Mercurial's `util.nogc` does the same for
-    its large builds.) The same holds for the modules and commands a command loads and
-    builds. The command ends soon after; anything cyclic it leaves goes at exit.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
 def command_group(help: str, **settings: Any) -> typer.Typer:
     """A `wisp` command group, set up as every group is: help in words (see
     :mod:`wisp.cli._help`), plain text (no rich markup in request-derived text), plain
@@ -130,26 +145,6 @@ def me() -> str:
     return current_user()
 
 
-def safe(text: str) -> str:
-    """Text for a terminal: every control, bidi or zero-width character made visible, line by
-    line. Messages carry text read from files (who answered, a reason); rich passes ESC, C1
-    and bidi characters through, so nothing reaches the terminal unsanitised."""
-    return "\n".join(visible(line) for line in text.split("\n"))
-
-
-def say(text: str) -> None:
-    """A message for people on stdout: never hard-wrapped (the terminal wraps it). Plain text
-    needs no rich (as rich would print it with soft wrap: the text and a newline)."""
-    sys.stdout.write(safe(text) + "\n")
-    sys.stdout.flush()
-
-
-def tell(text: str) -> None:
-    """A message for people on stderr (progress, warnings, how to answer)."""
-    sys.stderr.write(safe(text) + "\n")
-    sys.stderr.flush()
-
-
 def fail(message: str, code: ExitCode = ExitCode.ERROR) -> NoReturn:
     """Say what happened and what to do (the message's job), on stderr; exit with *code*."""
     tell(f"wisp: {message}")
@@ -164,49 +159,6 @@ def open_channel() -> Channel:
         return open_home_channel()
     except PendingError as exc:
         fail(str(exc))
-
-
-# What JSON may carry raw but a terminal (or a line-splitting script) must never get raw: DEL
-# and the C1 controls, the bidirectional marks, overrides and isolates, and the line and
-# paragraph separators. Outside strings JSON is ASCII, so each is inside a string, where a
-# \u escape is the same character to every JSON reader.
-_UNSAFE_IN_JSON = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
-
-
-def _escaped(found: re.Match[str]) -> str:
-    return f"\\u{ord(found.group()):04x}"
-
-
-def json_line(value: Any) -> str:
-    """*value* as one line of JSON: any text, raw only where no terminal is fooled (see
-    :data:`_UNSAFE_IN_JSON`; C0 controls JSON escapes itself). Every `--json` output is one."""
-    return safe_json(json.dumps(value, ensure_ascii=False))
-
-
-def safe_json(text: str) -> str:
-    """JSON *text* (as json.dumps writes it, non-ASCII raw) made safe as :func:`json_line`
-    makes it."""
-    # Every character the pattern takes but DEL is past ASCII: text that is ASCII without DEL
-    # (nearly all of it) needs no scan. Both checks run at memory speed; the pattern's scan
-    # of `wisp pending --json` at 10,000 (4.7 MB) took ~25 ms.
-    if text.isascii() and "\x7f" not in text:
-        return text
-    return _UNSAFE_IN_JSON.sub(_escaped, text)
-
-
-def print_json(value: Any) -> None:
-    # Written in two: joined, a large array (4.7 MB at 10,000 requests) was copied once more.
-    sys.stdout.write(json_line(value))
-    sys.stdout.write("\n")
-
-
-def print_json_array(items: list[str]) -> None:
-    """:func:`print_json` of a list, given its items' JSON texts (each as json.dumps writes
-    it, non-ASCII raw): the same line."""
-    # The brackets apart: joined to them, the items' text (4.7 MB at 10,000) is copied again.
-    sys.stdout.write("[")
-    sys.stdout.write(safe_json(", ".join(items)))
-    sys.stdout.write("]\n")
 
 
 def require_text(value: str, what: str, example: str) -> None:

@@ -8,33 +8,18 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from pending import Kind, PendingError, State, Via
-from wisp._entry import EntryPoint
-from wisp._waiting import waiting
-from wisp.cli._common import (
-    emit,
-    fail,
-    no_collections,
-    out,
-    print_json,
-    print_json_array,
-    say,
-    tell,
-    typed_as,
-    width,
-)
+from pending import Kind, State
+from wisp._program import ExitCode, listed_states, listing, print_listing_json
+from wisp.cli._common import emit, no_collections, out, print_json, say, typed_as, width
 from wisp.kinds import view
 
 if TYPE_CHECKING:
-    from datetime import datetime
-
-    from pending import Status
     from wisp.cli._layout import Cell, Column, Line
 
-WAITING = (State.FILED, State.ANSWERED, State.HANDED_OVER)
-# What a listing shows by default: what waits. Its sweep runs first and ends what went stale;
-# a stale request is listed (with why) only when that sweep could not end it (a full disk).
-LISTED = (*WAITING, State.STALE)
+# What a listing shows by default (wisp._program.listed_states, shared with what is served
+# before the CLI loads): what waits, and stale when its sweep could not end it.
+LISTED = listed_states()
+WAITING = tuple(state for state in LISTED if state is not State.STALE)
 
 # Rows a listing shows people when its output is not a terminal (a file, a pipe): a screenful
 # of a common terminal. On a terminal, as many as its height leaves room for (at least
@@ -123,17 +108,20 @@ def list_requests(
 def _list_requests(
     kinds: list[Kind] | None, show_all: bool, as_json: bool, limit: int | None, command: str
 ) -> None:
-    statuses, now = _listed(kinds, show_all)
+    found = listing(kinds, show_all=show_all)
+    if found is None:  # the channel cannot be used: said
+        raise typer.Exit(int(ExitCode.ERROR))
+    statuses, now = found.statuses, found.now
+    if as_json:  # as `wisp pending --json` is served before the CLI loads (wisp.__main__)
+        print_listing_json(statuses)
+        return
     what = " and ".join(k.value for k in kinds) if kinds else "anything"
     if now is None or not statuses:  # no rows, no screen to measure: rich is never loaded
-        show_rows([], (), [], empty=f"Nothing waits for you ({what}).", as_json=as_json)
+        show_rows([], (), [], empty=f"Nothing waits for you ({what}).", as_json=False)
         return
     # The rendering (and the records under it) is loaded once there is something to render.
-    from wisp._render import age, listed, state_text, status_json_text, who
+    from wisp._render import age, listed, state_text, who
 
-    if as_json:
-        print_json_array([status_json_text(s) for s in statuses])
-        return
     # Oldest first, so the newest are the last: a person's screen shows those, in order.
     shown = statuses[len(statuses) - shown_rows(len(statuses), limit) :]
     show_rows(
@@ -156,29 +144,6 @@ def _list_requests(
     )
     if len(shown) < len(statuses):
         say(more_line(len(statuses) - len(shown), age(statuses[0].request.filed_at, now), command))
-
-
-def _listed(kinds: list[Kind] | None, show_all: bool) -> tuple[Sequence[Status], datetime | None]:
-    """The requests a listing shows and when it looked (None: the channel holds nothing, so
-    nothing is shown). A skipped entry and a sweep's problem are told on stderr: with --json
-    too, the array alone stays on stdout."""
-    try:
-        found = waiting(
-            kinds=kinds,
-            states=None if show_all else LISTED,
-            via=Via.CLI,
-            entry_point=EntryPoint.PENDING,
-            on_problem=lambda problem: tell(f"wisp: {problem}"),
-        )
-    except PendingError as exc:
-        fail(str(exc))
-    if found.problems:
-        count = len(found.problems)
-        tell(
-            f"wisp: skipped {count} entr{'y' if count == 1 else 'ies'} that cannot "
-            "be read safely; run `wisp doctor` to see them."
-        )
-    return found.statuses, found.now
 
 
 def show_rows(

@@ -1,0 +1,220 @@
+"""What the `wisp` program writes and how it ends, without the CLI's framework.
+
+The CLI (:mod:`wisp.cli`, on typer and click, whose ``_common`` and ``_exit`` give its
+commands these names) says through this module: exit codes, a message on stderr, JSON for
+scripts made safe for a terminal, what the root says once for every command, and the listing
+of what waits. What the program serves before the CLI loads can say the same things the same
+way, without typer, click or rich.
+
+A face's own module: it calls the application and writes what comes back; nothing below the
+faces imports it. At import it loads only the standard library and :mod:`wisp._text`, so that
+`wisp --version` loads nothing it did not; the channel and the rendering are imported by the
+listing that uses them.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import re
+import sys
+from collections.abc import Collection, Iterator, Sequence
+from contextlib import contextmanager
+from enum import IntEnum
+from typing import TYPE_CHECKING, Any
+
+from wisp._text import visible
+
+if TYPE_CHECKING:
+    from pending import Kind, State, Status
+    from wisp._waiting import Waiting
+
+
+class ExitCode(IntEnum):
+    """Every exit code the `wisp` command uses, in one place (documented in docs/cli.md)."""
+
+    OK = 0  # done; for an asking command: approved, answered
+    NO = 1  # refused (nothing written), or the answer was no: denied, declined, withdrawn
+    ERROR = 2  # usage error (a bad deadline included), or the channel cannot be used
+    TIMED_OUT = 124  # an asking command's wait ended with no answer (as timeout(1) exits)
+    INTERRUPTED = 130  # Ctrl-C before anything was written (as a shell reports SIGINT)
+
+
+@contextmanager
+def no_collections() -> Iterator[None]:
+    """No garbage collection while what lives to the command's end is made (then as it was).
+
+    A listing keeps every object it makes until it is printed, so a collection finds nothing
+    to free; but each one walks them all again, and with 10,000 requests (some 150,000
+    objects) the collections made the listing grow faster than the channel: ~12.6x the work
+    for 10x the requests, and ~40 ms at 10,000. (Mercurial's `util.nogc` does the same for
+    its large builds.) The same holds for the modules and commands a command loads and
+    builds. The command ends soon after; anything cyclic it leaves goes at exit.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+# --- messages ----------------------------------------------------------------------------
+
+
+def safe(text: str) -> str:
+    """Text for a terminal: every control, bidi or zero-width character made visible, line by
+    line. Messages carry text read from files (who answered, a reason); rich passes ESC, C1
+    and bidi characters through, so nothing reaches the terminal unsanitised."""
+    return "\n".join(visible(line) for line in text.split("\n"))
+
+
+def say(text: str) -> None:
+    """A message for people on stdout: never hard-wrapped (the terminal wraps it). Plain text
+    needs no rich (as rich would print it with soft wrap: the text and a newline)."""
+    sys.stdout.write(safe(text) + "\n")
+    sys.stdout.flush()
+
+
+def tell(text: str) -> None:
+    """A message for people on stderr (progress, warnings, how to answer)."""
+    sys.stderr.write(safe(text) + "\n")
+    sys.stderr.flush()
+
+
+# --- JSON for scripts --------------------------------------------------------------------
+
+# What JSON may carry raw but a terminal (or a line-splitting script) must never get raw: DEL
+# and the C1 controls, the bidirectional marks, overrides and isolates, and the line and
+# paragraph separators. Outside strings JSON is ASCII, so each is inside a string, where a
+# \u escape is the same character to every JSON reader.
+_UNSAFE_IN_JSON = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def _escaped(found: re.Match[str]) -> str:
+    return f"\\u{ord(found.group()):04x}"
+
+
+def json_line(value: Any) -> str:
+    """*value* as one line of JSON: any text, raw only where no terminal is fooled (see
+    :data:`_UNSAFE_IN_JSON`; C0 controls JSON escapes itself). Every `--json` output is one."""
+    return safe_json(json.dumps(value, ensure_ascii=False))
+
+
+def safe_json(text: str) -> str:
+    """JSON *text* (as json.dumps writes it, non-ASCII raw) made safe as :func:`json_line`
+    makes it."""
+    # Every character the pattern takes but DEL is past ASCII: text that is ASCII without DEL
+    # (nearly all of it) needs no scan. Both checks run at memory speed; the pattern's scan
+    # of `wisp pending --json` at 10,000 (4.7 MB) took ~25 ms.
+    if text.isascii() and "\x7f" not in text:
+        return text
+    return _UNSAFE_IN_JSON.sub(_escaped, text)
+
+
+def print_json(value: Any) -> None:
+    # Written in two: joined, a large array (4.7 MB at 10,000 requests) was copied once more.
+    sys.stdout.write(json_line(value))
+    sys.stdout.write("\n")
+
+
+def print_json_array(items: list[str]) -> None:
+    """:func:`print_json` of a list, given its items' JSON texts (each as json.dumps writes
+    it, non-ASCII raw): the same line."""
+    # The brackets apart: joined to them, the items' text (4.7 MB at 10,000) is copied again.
+    sys.stdout.write("[")
+    sys.stdout.write(safe_json(", ".join(items)))
+    sys.stdout.write("]\n")
+
+
+# --- what the root says once, for every command -----------------------------------------
+
+
+def reader_gone() -> None:
+    """Standard output's reader went away: nothing more reaches it, and the interpreter's
+    own flush at exit must not complain either (as Python's documentation of SIGPIPE
+    advises)."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+def said_at_the_root(exc: Exception) -> int | None:
+    """What no command can say itself, said here once for every command, and the status it
+    ends with: a reader that went away (`wisp pending | head -1`) ends it quietly with 0; a
+    resource limit reached (too many open files, no memory) exits 2 naming the limit, never
+    a file; an audit log that is no file to append to (a FIFO, a stranger's hard link),
+    refused by the application before anything is written, exits 2 saying so. None, having
+    said nothing, for anything else (the caller raises it again)."""
+    if isinstance(exc, BrokenPipeError):
+        reader_gone()
+        return ExitCode.OK
+    if isinstance(exc, OSError):
+        # Imported here: the channel's errors (and the kinds table under them) are loaded by
+        # the commands that use the channel, not by `wisp --version`.
+        from pending import resource_shortage
+
+        shortage = resource_shortage(exc)
+        if shortage is None:
+            return None
+        tell(f"wisp: cannot go on: {shortage}.")
+        return ExitCode.ERROR
+    # Looked up, not imported: a command that loaded no audit writer cannot have met one.
+    audit = sys.modules.get("wisp.audit.writer")
+    if audit is not None and isinstance(exc, audit.AuditLogUnsafe):
+        tell(f"wisp: {exc}")
+        return ExitCode.ERROR
+    return None
+
+
+# --- the listing -------------------------------------------------------------------------
+
+
+def listed_states() -> tuple[State, ...]:
+    """What a listing shows by default: what waits (filed, answered, handed over), then
+    stale. Its sweep runs first and ends what went stale; a stale request is listed (with
+    why) only when that sweep could not end it (a full disk). (Asked, not a constant: pending's
+    names are loaded by what lists, not by every command.)"""
+    from pending import State
+
+    return (State.FILED, State.ANSWERED, State.HANDED_OVER, State.STALE)
+
+
+def listing(kinds: Collection[Kind] | None, *, show_all: bool) -> Waiting | None:
+    """The requests of *kinds* (None: all) a listing shows, :func:`listed_states` or (with
+    *show_all*) every state; None when the channel cannot be used, said on stderr. A skipped
+    entry and a sweep's problem are told on stderr: with --json too, the array alone stays on
+    stdout."""
+    from pending import PendingError, Via
+    from wisp._entry import EntryPoint
+    from wisp._waiting import waiting
+
+    try:
+        found = waiting(
+            kinds=kinds,
+            states=None if show_all else listed_states(),
+            via=Via.CLI,
+            entry_point=EntryPoint.PENDING,
+            on_problem=lambda problem: tell(f"wisp: {problem}"),
+        )
+    except PendingError as exc:
+        tell(f"wisp: {exc}")
+        return None
+    if found.problems:
+        count = len(found.problems)
+        tell(
+            f"wisp: skipped {count} entr{'y' if count == 1 else 'ies'} that cannot "
+            "be read safely; run `wisp doctor` to see them."
+        )
+    return found
+
+
+def print_listing_json(statuses: Sequence[Status]) -> None:
+    """The `--json` of a listing: a JSON array of the requests, as `wisp pending --json` is
+    documented (docs/cli.md). Nothing listed loads no rendering (and no records)."""
+    if not statuses:
+        print_json([])
+        return
+    from wisp._render import status_json_text
+
+    print_json_array([status_json_text(s) for s in statuses])
