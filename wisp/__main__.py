@@ -4,10 +4,11 @@ A harness's hook (`wisp hook claude-code` with at most its `--wait` and `--on-ti
 `wisp hook NAME` for each harness of `hookio.HARNESS_MODULES`, with at most `--wait`) is
 run here, before the CLI's framework is loaded: typer and click are ~70 ms of every agent
 tool call's hook, against a floor of ~30 ms for the interpreter itself (bench/README.md,
-issue 41). So is `wisp mcp` exactly, an MCP client's start (:func:`_mcp`). Any other
-command, and any other spelling of these (`--help`, `--print-settings`, an option twice, a
-value the option refuses), is the CLI's (:mod:`wisp.cli`), which parses and refuses it as it
-always did.
+issue 41). So is `wisp mcp` exactly, an MCP client's start (:func:`_mcp`), and `wisp pending
+--json` and `wisp approvals pending --json` exactly, what scripts run (:func:`_listing`). Any
+other command, and any other spelling of these (`--help`, `--print-settings`, an option twice,
+a value the option refuses, another option), is the CLI's (:mod:`wisp.cli`), which parses and
+refuses it as it always did.
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ def run() -> NoReturn:
         code: object = _hook(sys.argv[1:])
         if code is None:
             code = _mcp(sys.argv[1:])
+        if code is None:
+            code = _listing(sys.argv[1:])
         if code is None:
             from wisp.cli import main
 
@@ -131,6 +134,37 @@ def _mcp(argv: list[str]) -> int | None:
     from wisp.mcp import main
 
     return main()
+
+
+# The listings served before the CLI loads: each command line, exactly, and the kind it lists
+# (None: every kind). `wisp approvals pending` is the command kind's listing.
+_LISTINGS: dict[tuple[str, ...], str | None] = {
+    ("pending", "--json"): None,
+    ("approvals", "pending", "--json"): "command",
+}
+
+
+def _listing(argv: list[str]) -> int | None:
+    """`wisp pending --json` and `wisp approvals pending --json`, exactly (what a script runs):
+    served before the CLI loads, as the commands serve them (:func:`wisp._program.pending_json`:
+    the same output, the same words on stderr, the same status); None for any other command
+    line, and while a shell's completion asks (`_WISP_COMPLETE` set: the CLI's to answer).
+    Loading typer, click, rich and the CLI's modules was ~120 M of the ~295 M instructions
+    of its start (its count less what each request costs; callgrind, bench/README.md, issue
+    41), against ~95 M for the floor's."""
+    if tuple(argv) not in _LISTINGS or os.environ.get("_WISP_COMPLETE"):
+        return None
+    # The collector stays paused to the end (wisp._startup: a command that ends): a listing
+    # keeps what it makes until it is printed (~150,000 objects at 10,000 requests), and a
+    # collection after it walked them all again (~2,000 instructions a request).
+    from wisp._program import pending_json
+
+    kind = _LISTINGS[tuple(argv)]
+    if kind is None:
+        return pending_json(None)
+    from pending import Kind
+
+    return pending_json([Kind(kind)])
 
 
 def _closed_streams_to_devnull() -> None:

@@ -1,10 +1,11 @@
 """What the `wisp` program writes and how it ends, without the CLI's framework.
 
-The CLI (:mod:`wisp.cli`, on typer and click, whose ``_common`` and ``_exit`` give its
-commands these names) says through this module: exit codes, a message on stderr, JSON for
-scripts made safe for a terminal, what the root says once for every command, and the listing
-of what waits. What the program serves before the CLI loads can say the same things the same
-way, without typer, click or rich.
+The program runs a command two ways: through the CLI (:mod:`wisp.cli`, on typer and click,
+whose ``_common`` and ``_exit`` give its commands these names), or, for the few command lines
+:mod:`wisp.__main__` serves before the CLI loads, here (:func:`pending_json`). Both say the
+same things the same way because both say them through this module: exit codes, a message on
+stderr, JSON for scripts made safe for a terminal, what the root says once for every command,
+and the listing of what waits.
 
 A face's own module: it calls the application and writes what comes back; nothing below the
 faces imports it. At import it loads only the standard library and :mod:`wisp._text`, so that
@@ -218,3 +219,26 @@ def print_listing_json(statuses: Sequence[Status]) -> None:
     from wisp._render import status_json_text
 
     print_json_array([status_json_text(s) for s in statuses])
+
+
+def pending_json(kinds: Collection[Kind] | None) -> int:
+    """`wisp pending --json` (*kinds* None) or one kind's `wisp GROUP pending --json`, run as
+    the CLI runs the command, its root included: the same output on stdout and stderr, and
+    the status returned. Ctrl-C ends it with 130 and nothing said, as typer ends a command."""
+    try:
+        try:
+            with no_collections():
+                found = listing(kinds, show_all=False)
+                if found is None:
+                    return ExitCode.ERROR
+                print_listing_json(found.statuses)
+        finally:
+            sys.stdout.flush()  # what is still buffered meets a closed pipe here, not at exit
+    except KeyboardInterrupt:
+        return ExitCode.INTERRUPTED
+    except Exception as exc:
+        code = said_at_the_root(exc)
+        if code is None:
+            raise
+        return code
+    return ExitCode.OK
