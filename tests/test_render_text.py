@@ -4,14 +4,24 @@ it must be the text json.dumps makes of status_json, for any record, character f
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone
 
 from hypothesis import given
 from hypothesis import strategies as st
 from strategies import groups
 
-from pending import CommandBinding, FactBinding, Kind, Request, Server, State, Status, derive_status
-from wisp._render import status_json, status_json_text
+from pending import (
+    CommandBinding,
+    FactBinding,
+    Kind,
+    Request,
+    Server,
+    State,
+    Status,
+    derive_status,
+    format_time,
+)
+from wisp._render import _time_text, status_json, status_json_text
 
 NOW = datetime(2050, 1, 1, tzinfo=UTC)
 
@@ -117,3 +127,47 @@ class TestACommandsOptions:
         """Any options object, beside any thread: the same text as json.dumps."""
         status = _status(options=options, thread=thread)
         assert status_json_text(status) == dumped(status)
+
+
+# Any aware time a record could hold: any year datetime takes, any zone (records write UTC).
+any_times = st.datetimes(
+    min_value=datetime(1, 1, 2),  # a day apart from the ends: any zone's offset stays in range
+    max_value=datetime(9999, 12, 30),
+    timezones=st.sampled_from([UTC, timezone(timedelta(hours=-7)), timezone(timedelta(0), "Z")]),
+)
+
+
+class TestATimesText:
+    @given(any_times)
+    def test_the_same_text_as_format_time(self, moment: datetime) -> None:
+        """A time's JSON text, written from tables for a UTC time, is ``format_time``'s,
+        encoded: `"YYYY-MM-DDTHH:MM:SS.mmmZ"`, milliseconds cut, for any time and zone."""
+        assert _time_text(moment) == json.dumps(format_time(moment))
+
+    def test_many_days_in_one_listing(self) -> None:
+        """More days than the table keeps: each time still written right."""
+        for day in range(400):
+            moment = datetime(2026, 1, 1, 23, 59, 59, 999999, tzinfo=UTC) + timedelta(days=day)
+            assert _time_text(moment) == json.dumps(format_time(moment))
+
+
+class TestTheServerWrittenLast:
+    def test_one_server_alive_then_not(self) -> None:
+        """The same server record, alive, then stopped, then not checked: each request says
+        what its own status holds, not what the one before it said."""
+        status = _status()
+        for alive in (True, False, None, True):
+            step = status._replace(server_alive=alive)
+            assert status_json_text(step) == dumped(step)
+            assert json.loads(status_json_text(step))["server"]["alive"] is alive
+
+    def test_a_server_equal_but_another_record(self) -> None:
+        """Another record of a server with other values, after the last one written: its own
+        values."""
+        status = _status()
+        assert status_json_text(status) == dumped(status)
+        other = status._replace(
+            request=status.request._replace(server=status.request.server._replace(pid=777))
+        )
+        assert status_json_text(other) == dumped(other)
+        assert json.loads(status_json_text(other))["server"]["pid"] == 777
