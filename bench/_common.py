@@ -120,12 +120,15 @@ def compile_bytecode() -> str:
     the first import, and an environment with PYTHONDONTWRITEBYTECODE set (this project's
     sandbox has it) never writes them: every wisp process would then compile wisp's sources
     again (~30 ms) while the dependencies it is compared with load from bytecode. So a
-    benchmark compiles them first, and says so in its machine line.
+    benchmark compiles them first, and says so in its machine line. Always afresh: compileall
+    takes a .pyc as current when its source's mtime matches, but the import also checks the
+    size, so a file checked out twice in one second kept a .pyc the import refuses, and every
+    process compiled it again (+35-60 M instructions a run, seen after a rebase).
     """
     import compileall
 
     ok = all(
-        compileall.compile_dir(str(ROOT / package), quiet=1, force=False)
+        compileall.compile_dir(str(ROOT / package), quiet=1, force=True)
         for package in ("pending", "wisp")
     )
     return "cached" if ok else "not cached"
