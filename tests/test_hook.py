@@ -144,6 +144,8 @@ class TestPreToolUse:
                     "cwd": str(project),
                     "thread": "abc123",
                     "reason": "Run test suite",
+                    # The call's other fields (the fixture's), bound and listed with it.
+                    "options": {"timeout": 120000, "run_in_background": False},
                 },
             )
         ]
