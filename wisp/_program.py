@@ -16,7 +16,6 @@ listing that uses them.
 from __future__ import annotations
 
 import gc
-import json
 import os
 import re
 import sys
@@ -101,6 +100,8 @@ def _escaped(found: re.Match[str]) -> str:
 def json_line(value: Any) -> str:
     """*value* as one line of JSON: any text, raw only where no terminal is fooled (see
     :data:`_UNSAFE_IN_JSON`; C0 controls JSON escapes itself). Every `--json` output is one."""
+    import json  # here: a listing of nothing, or in words, never loads it
+
     return safe_json(json.dumps(value, ensure_ascii=False))
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shlex
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, NoReturn
@@ -294,6 +293,8 @@ def request_approval(
     or withdrawn (Ctrl-C withdraws), 124 timed out, 2 error (a bad --timeout included)."""
     config = config_or_fail()
     timeout_s = timeout_in_effect(timeout, config)
+    import shlex  # here: only a request asked with its words apart needs it
+
     text = command[0] if len(command) == 1 else shlex.join(command)
     require_text(text, "the command", "`wisp approvals request -- make deploy`")
     where = str((cwd or Path.cwd()).resolve())

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, ClassVar
 
 from pending import Decision, Kind, Scope
@@ -50,6 +49,8 @@ class CommandView(KindView):
 
     def paragraphs(self, binding: CommandBinding) -> Rows:
         rows = [("in", binding.cwd)]
+        import json  # here: a listing with nothing of this kind to show never loads it
+
         for name, value in sorted((binding.options or {}).items()):
             # Each option the call sets, by name: a grant covers the command with exactly these.
             rows.append(("with", f"{name}: {json.dumps(value, ensure_ascii=False)}"))

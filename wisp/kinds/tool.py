@@ -8,7 +8,6 @@ content to its first lines; `wisp show ID` shows all of it.
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 from collections.abc import Mapping, Sequence
@@ -111,6 +110,8 @@ def _unified(before: str, after: str, old_name: str, new_name: str) -> list[str]
 
 def pretty(tool_input: Mapping[str, Any]) -> list[str]:
     """Arguments pretty-printed, as lines (the canonical key order: sorted)."""
+    import json  # here: a listing with nothing of this kind to show never loads it
+
     return json.dumps(tool_input, indent=2, sort_keys=True, ensure_ascii=False).splitlines()
 
 
@@ -161,6 +162,8 @@ class ToolView(KindView):
     def asked(self, binding: ToolBinding) -> str:
         target = self._target(binding)
         if target is None:
+            import json  # here: a listing with nothing of this kind to show never loads it
+
             target = json.dumps(binding.input, sort_keys=True, ensure_ascii=False)
         return f"{binding.tool} {target}"
 
