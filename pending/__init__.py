@@ -94,6 +94,7 @@ _HOMES: dict[str, tuple[str, str]] = {
     "derive_status": ("pending._state", "derive_status"),
     "ending_of": ("pending._state", "ending_of"),
     "format_time": ("pending._clock", "format_time"),
+    "kept_encoder": ("pending._json", "kept_encoder"),
     "from_json": ("pending._convert", "from_json"),
     "is_valid_id": ("pending._ids", "is_valid_id"),
     "known_json": ("pending._convert", "known_json"),
@@ -161,7 +162,7 @@ if _typing.TYPE_CHECKING:
     from pending._fsio import MAX_RECORD_BYTES, Unreadable
     from pending._fsio import read_bytes as read_private_file
     from pending._ids import is_valid_id, new_id, validate_id
-    from pending._json import DecodeError, canonical_json, loads_strict
+    from pending._json import DecodeError, canonical_json, kept_encoder, loads_strict
     from pending._kinds import (
         APPROVALS,
         DECISIONS,
@@ -301,6 +302,7 @@ __all__ = [
     "format_time",
     "from_json",
     "is_valid_id",
+    "kept_encoder",
     "known_json",
     "loads_strict",
     "make_request",

@@ -13,7 +13,11 @@ import json
 import math
 import re
 from collections.abc import Callable, Mapping
-from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
+from json.encoder import (  # type: ignore[attr-defined]
+    c_make_encoder,
+    encode_basestring,
+    encode_basestring_ascii,
+)
 from typing import Any
 
 MAX_JSON_DEPTH = 16  # records nest 3 deep; anything far deeper is hostile, not a newer format
@@ -144,35 +148,41 @@ _CANONICAL = json.JSONEncoder(
 )
 
 
-# And its C encoder itself, kept: JSONEncoder.encode builds a new one for every call (and a
-# closure, and a markers dict), two fifths of the digest's encoding of a command binding.
-# It keeps no markers (no check for cycles, which no JSON value has); a cycle recurses, and
-# is then encoded again by _CANONICAL, which says what it is as before.
-_C_CANONICAL = (
-    None
-    if c_make_encoder is None
-    else c_make_encoder(
+def kept_encoder(encoder: json.JSONEncoder) -> Callable[[Any], str]:
+    """*encoder*'s encode(), its C encoder built once: JSONEncoder.encode builds a new one for
+    every call (and a closure, and a markers dict), two fifths of a digest's encoding of a
+    command binding and as much of an audit line. It keeps no markers (no check for cycles,
+    which no JSON value or record has): a cycle recurses, and is then encoded by *encoder*
+    itself, which says what it is as before. Without the C encoder, *encoder*'s encode."""
+    if c_make_encoder is None or encoder.indent is not None:
+        return encoder.encode
+    fast = c_make_encoder(
         None,  # markers
-        _CANONICAL.default,
-        encode_basestring,  # ensure_ascii off
+        encoder.default,
+        encode_basestring_ascii if encoder.ensure_ascii else encode_basestring,
         None,  # indent
-        _CANONICAL.key_separator,
-        _CANONICAL.item_separator,
-        True,  # sort_keys
-        False,  # skipkeys
-        False,  # allow_nan
+        encoder.key_separator,
+        encoder.item_separator,
+        encoder.sort_keys,
+        encoder.skipkeys,
+        encoder.allow_nan,
     )
-)
+
+    def encode(value: Any) -> str:
+        try:
+            return "".join(fast(value, 0))
+        except RecursionError:
+            return encoder.encode(value)  # nested too deep, or a cycle: as it says it
+
+    return encode
+
+
+_canonical_text = kept_encoder(_CANONICAL)
 
 
 def canonical_json(value: Any) -> bytes:
     """The canonical bytes of a JSON value: sorted keys, no spaces, UTF-8."""
-    if _C_CANONICAL is not None:
-        try:
-            return "".join(_C_CANONICAL(value, 0)).encode("utf-8")
-        except RecursionError:
-            pass  # nested too deep, or a cycle: as _CANONICAL says it
-    return _CANONICAL.encode(value).encode("utf-8")
+    return _canonical_text(value).encode("utf-8")
 
 
 def _canonical_command(binding: Mapping[str, Any]) -> bytes | None:

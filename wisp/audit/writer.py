@@ -24,7 +24,6 @@ import sys
 import threading
 from collections.abc import Mapping
 from enum import StrEnum
-from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +32,7 @@ from pending import (
     Clock,
     PendingError,
     format_time,
+    kept_encoder,
     open_private_dir,
 )
 from wisp._entry import EntryPoint as EntryPoint
@@ -58,33 +58,8 @@ _warned = False
 # given any option builds a new encoder for every record (a round trip writes four), and
 # encode() a new C encoder, closure and markers dict for each (as pending's canonical_json).
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
-# It keeps no markers (no check for cycles, which no record has): a cycle recurses, and is
-# then encoded by _ENCODER, which says what it is as json.dumps did.
-_C_LINE = (
-    None
-    if c_make_encoder is None
-    else c_make_encoder(
-        None,  # markers
-        _ENCODER.default,
-        encode_basestring,  # ensure_ascii off
-        None,  # indent
-        _ENCODER.key_separator,
-        _ENCODER.item_separator,
-        False,  # sort_keys
-        False,  # skipkeys
-        True,  # allow_nan, as json.dumps
-    )
-)
-
-
-def _line(record: Mapping[str, Any]) -> str:
-    """*record* as json.dumps(record, ensure_ascii=False, separators=(",", ":")) writes it."""
-    if _C_LINE is not None:
-        try:
-            return "".join(_C_LINE(record, 0))
-        except RecursionError:
-            pass  # nested too deep, or a cycle: as _ENCODER says it
-    return _ENCODER.encode(record)
+# Its C encoder kept (pending.kept_encoder), as pending's canonical_json keeps its own.
+_line = kept_encoder(_ENCODER)
 
 
 # The caller's uid, asked once (as pending's reads do): wisp never changes its uid while running.
