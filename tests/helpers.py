@@ -407,3 +407,19 @@ def read_line(stream: Any, timeout: float = WAIT_S) -> str:
             break
         line += chunk
     return line.decode()
+
+
+def probed_wisp(
+    probe: str, home: Path, *args: str, cwd: Path, stdin: bytes = b""
+) -> subprocess.CompletedProcess[bytes]:
+    """`wisp ARGS` run by *probe* (a program that runs wisp.__main__.run on its argv after
+    "wisp", and reports on stderr) in a fresh interpreter, with WISP_HOME and PATH only."""
+    return subprocess.run(
+        [sys.executable, "-c", probe, "wisp", *args],
+        input=stdin,
+        capture_output=True,
+        env={"WISP_HOME": str(home), "PATH": "/usr/bin:/bin"},
+        cwd=cwd,
+        timeout=120,
+        check=False,
+    )

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import probed_wisp
 
 from pending import Scope
 from wisp import GrantStore, current_user
@@ -219,16 +220,7 @@ NOT_BEFORE_FILING = ("attr", "attrs", "cattrs", "logging", "hashlib", "_hashlib"
 def loaded_when_filed(home: Path, stdin: bytes, *args: str, cwd: Path) -> list[str]:
     """The modules `wisp ARGS` had loaded when its request was filed (it is then left
     unanswered until the command's own short deadline)."""
-    done = subprocess.run(
-        [sys.executable, "-c", PROBE_FILED, "wisp", *args],
-        input=stdin,
-        capture_output=True,
-        env={"WISP_HOME": str(home), "PATH": "/usr/bin:/bin"},
-        cwd=cwd,
-        timeout=120,
-        check=False,
-    )
-    err = done.stderr.decode()
+    err = probed_wisp(PROBE_FILED, home, *args, cwd=cwd, stdin=stdin).stderr.decode()
     assert "\nFILED " in err, err
     modules: list[str] = json.loads(err.partition("\nFILED ")[2].partition("\n")[0])
     return modules

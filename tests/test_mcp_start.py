@@ -215,19 +215,25 @@ print(json.dumps(sorted(sys.modules)))
 """
 
 
+def loaded_before_the_answer() -> list[str]:
+    """The modules loaded by what the answer to `initialize` needs (BEFORE_THE_ANSWER)."""
+    done = subprocess.run(
+        [sys.executable, "-c", BEFORE_THE_ANSWER],
+        capture_output=True,
+        text=True,
+        timeout=BOUND_S * 3,
+        check=True,
+    )
+    loaded: list[str] = json.loads(done.stdout)
+    return loaded
+
+
 class TestWhatTheAnswerWaitsFor:
     def test_nothing_of_wisps_application_is_loaded_before_the_answer(self) -> None:
         """The modules the answer to `initialize` needs load no application module: not
         the session, the channel's records (pending), the tools or the resources. Each of
         those is loaded by wisp's start, after the answer (~90-130 ms of imports)."""
-        done = subprocess.run(
-            [sys.executable, "-c", BEFORE_THE_ANSWER],
-            capture_output=True,
-            text=True,
-            timeout=BOUND_S * 3,
-            check=True,
-        )
-        loaded = json.loads(done.stdout)
+        loaded = loaded_before_the_answer()
         application = ("pending", "wisp.agents", "wisp.kinds", "wisp.stores", "wisp.routes")
         early = [m for m in loaded if m.split(".")[0] == "pending" or m.startswith(application)]
         assert early == [], early
@@ -237,14 +243,7 @@ class TestWhatTheAnswerWaitsFor:
     def test_nor_attrs(self) -> None:
         """Nor attrs (~25 ms to import, bench/README.md): what the edge itself uses (the
         line splitter's TooLong, a tool's Said) are named tuples."""
-        done = subprocess.run(
-            [sys.executable, "-c", BEFORE_THE_ANSWER],
-            capture_output=True,
-            text=True,
-            timeout=BOUND_S * 3,
-            check=True,
-        )
-        loaded = json.loads(done.stdout)
+        loaded = loaded_before_the_answer()
         assert [m for m in loaded if m.split(".")[0] in ("attr", "attrs")] == []
 
 

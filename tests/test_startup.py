@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import gc
 import json
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers import probed_wisp
 
 from wisp import _startup
 
@@ -67,24 +66,8 @@ class TestStartupCollector:
     def test_an_asker_collects_again_once_it_has_filed(self, home: Path, tmp_path: Path) -> None:
         """`wisp approvals request` files with the collector paused, and collects again while
         it waits (here, until its one-second deadline)."""
-        done = subprocess.run(
-            [
-                sys.executable,
-                "-c",
-                PROBE,
-                "wisp",
-                "approvals",
-                "request",
-                "--timeout",
-                "1",
-                "--",
-                "make test",
-            ],
-            capture_output=True,
-            env={"WISP_HOME": str(home), "PATH": "/usr/bin:/bin"},
-            cwd=tmp_path,
-            timeout=120,
-            check=False,
+        done = probed_wisp(
+            PROBE, home, "approvals", "request", "--timeout", "1", "--", "make test", cwd=tmp_path
         )
         err = done.stderr.decode()
         assert said(err, "FILED") == ["False"], err
@@ -92,14 +75,7 @@ class TestStartupCollector:
 
     def test_a_command_that_ends_never_collects(self, home: Path, tmp_path: Path) -> None:
         """A listing starts, lists and ends with the collector paused throughout."""
-        done = subprocess.run(
-            [sys.executable, "-c", PROBE, "wisp", "pending", "--json"],
-            capture_output=True,
-            env={"WISP_HOME": str(home), "PATH": "/usr/bin:/bin"},
-            cwd=tmp_path,
-            timeout=120,
-            check=False,
-        )
+        done = probed_wisp(PROBE, home, "pending", "--json", cwd=tmp_path)
         assert done.returncode == 0, done.stderr
         assert json.loads(done.stdout) == []
         assert said(done.stderr.decode(), "ENDED") == ["False"]
