@@ -7,9 +7,10 @@ hook's filing, against ~95 M for the interpreter's own start (callgrind; bench/R
 issue 41). So :func:`wisp.__main__.run` pauses it first (:func:`pause`), and a process that
 is going to live on resumes it (:func:`resume`) once it has started: an asker once its first
 request is filed (it then waits), a face (`wisp tui`, `relay`, `web`, `pending watch`) as it
-begins to serve, `wisp mcp` once wisp's own start after its answer to `initialize` is done. What the start made is frozen then (`gc.freeze`: never scanned again). A
-command that starts, does its work and ends never collects: reference counting frees all
-but reference cycles, and the process is gone in a moment.
+begins to serve, `wisp mcp` once wisp's own start after its answer to `initialize` is
+done. What the start made is frozen then (`gc.freeze`: never scanned again). A command that
+starts, does its work and ends never collects: reference counting frees all but reference
+cycles, and the process is gone in a moment.
 
 Only a pause made here is resumed: a program that uses wisp as a library keeps its collector
 as it set it.
