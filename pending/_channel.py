@@ -151,6 +151,17 @@ def _staged_key(st: os.stat_result) -> tuple[int, ...]:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, _CTIME_TO_COME)
 
 
+def _read_key(st: os.stat_result) -> tuple[int, ...]:
+    """The key of a file read now: its identity (:func:`_file_key`), or, while it has a second
+    name, one with its ctime to come. Another process's publication is read on its event,
+    which comes at its link, while the staged name is still there: the publisher's removal
+    of that name changes the ctime a moment later, so a key with it would never match again
+    and the next read (an asker settling the answer its watcher has just read, an answerer
+    answering the request its watcher has just read) would parse the file a second time. The
+    first read once the file has one name gives the kept key its ctime (`_read_record`)."""
+    return _file_key(st) if st.st_nlink == 1 else _staged_key(st)
+
+
 def _same_file(kept: tuple[int, ...], key: tuple[int, ...]) -> bool:
     """Whether *key* (a file read now) is the file *kept* was taken from, unchanged."""
     return kept == key or (kept[4] == _CTIME_TO_COME and kept[:4] == key[:4])
@@ -350,17 +361,21 @@ class Channel:
         # Published files are never edited, so a request already parsed is reused while its
         # identity holds. ctime is in it because a writer can put mtime back, not ctime: an
         # edit in place changes the key, and the file is read (and refused) afresh.
-        key = _file_key(st)
+        key = _read_key(st)
         try:
             with self._cache_lock:
                 if cls is Request:
                     cached: tuple[tuple[int, ...], Any] | None = self._requests.get(name)
                     if cached is not None and _same_file(cached[0], key):
                         self._requests.move_to_end(name)  # least recently used goes first
+                        if cached[0] != key:  # kept with its ctime to come: now it has come
+                            self._requests[name] = (key, cached[1])
                         return cached[1]  # type: ignore[no-any-return]
                 else:  # an answer or an outcome, one of the last read or published
                     cached = self._slots.get(name)
                     if cached is not None and _same_file(cached[0], key) and type(cached[1]) is cls:
+                        if cached[0] != key:
+                            self._slots[name] = (key, cached[1])
                         return cached[1]
             data = read_fd(fd)
         finally:

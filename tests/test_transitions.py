@@ -328,6 +328,37 @@ class TestRequestCache:
         assert channel.read(req.id).request == req  # and once done, by its final identity
         assert parsed == []
 
+    def test_another_process_file_read_at_its_link_is_parsed_once(
+        self, channel: Channel, server: ServerLock, parsed: list[bytes]
+    ) -> None:
+        """Another Channel (another process's) reading a request at its link, while the staged
+        name is still there, parses it once: the staged name's removal changes the ctime, yet
+        the next read, once publishing is done, reuses it. That read gives the kept key its
+        ctime: an edit in place after it, to the same size and mtime, is read afresh."""
+        req = command(server, text="make test")
+        other = Channel.open(channel.home)
+        seen: list[object] = []
+
+        def read_at_link(step: IoStep) -> None:
+            if step.op is Op.LINK and step.phase is Phase.AFTER:
+                seen.append(other.read(req.id).request)
+
+        try:
+            with io_hook(read_at_link):
+                channel.file(req)
+            assert seen == [req] and len(parsed) == 1  # read while it had two names
+            assert other.read(req.id).request == req
+            assert len(parsed) == 1  # its ctime moved since, and nothing was parsed again
+            path = channel.path / f"{req.id}.request.json"
+            before = path.stat()
+            path.write_text(path.read_text().replace("make test", "make tesX"))
+            os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+            assert path.stat().st_size == before.st_size
+            with pytest.raises(UnreadableRequest, match="altered"):
+                other.status(req.id)
+        finally:
+            other.close()
+
     def test_a_publication_that_lost_is_not_kept(
         self, channel: Channel, server: ServerLock
     ) -> None:
