@@ -21,12 +21,13 @@ class, as watchdog itself adds one emitter per platform.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import threading
 from collections.abc import Callable, Collection
 from enum import StrEnum
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from watchdog.events import (
     DirCreatedEvent,
@@ -44,6 +45,9 @@ from watchdog.observers.api import BaseObserver
 from watchdog.observers.polling import PollingObserver
 
 from pending._threads import signals_left_to_main
+
+if TYPE_CHECKING:
+    from watchdog.observers.inotify_c import InotifyFD
 
 logger = logging.getLogger("pending.edge")
 
@@ -143,7 +147,7 @@ class _InotifyReader(Observation):
     backend = Backend.NATIVE
 
     def __init__(self, paths: Collection[str], hints: WatchHints) -> None:
-        from watchdog.observers.inotify_c import CallbackId, InotifyConstants, InotifyFD, Mask
+        from watchdog.observers.inotify_c import CallbackId, InotifyConstants, Mask
 
         mask = Mask(0)
         for name in _INOTIFY_MASK_NAMES:
@@ -152,7 +156,7 @@ class _InotifyReader(Observation):
         self._dirs: dict[int, str] = {}
         self._lost = False
         self._stopping = False
-        self.inotify_fd = InotifyFD()  # OSError: no inotify instance left for this user
+        self.inotify_fd = _direct_inotify_fd()()  # OSError: no inotify instance left
         with signals_left_to_main():  # the reader's thread takes no Ctrl-C
             self.inotify_fd.start()
         try:
@@ -191,6 +195,12 @@ class _InotifyReader(Observation):
     def on_queue_overflow(self) -> None:
         _tell(self.hints, self.hints.on_overflow)
 
+    def on_events_lost(self) -> None:
+        # watchdog 7.1.1 calls this once every callback's on_queue_overflow has returned (and
+        # a recursive watch group has re-added its watches); 7.1.0 never does. This reader
+        # watches single directories, with nothing to re-add: the overflow was told above.
+        pass
+
     def healthy(self) -> bool:
         return self.inotify_fd.is_alive() and not self._lost
 
@@ -205,6 +215,26 @@ class _InotifyReader(Observation):
     def join(self, timeout: float | None = None) -> None:
         if self.inotify_fd.is_alive() and self.inotify_fd is not threading.current_thread():
             self.inotify_fd.join(timeout)
+
+
+@functools.cache
+def _direct_inotify_fd() -> type[InotifyFD]:
+    """watchdog's `InotifyFD`, handling each event on its own thread, as watchdog 7.1.0 does.
+
+    watchdog 7.1.1 reads on that thread and hands the bytes to a dispatcher thread of its own,
+    after holding a read that comes within 1 ms of the last for up to 1 ms more to join it:
+    a hop between threads and up to a millisecond before every hint, the very cost this
+    reader exists to avoid. This loop is 7.1.0's `run`, through the public `read_events`
+    and `handle_event` of both. Raises ImportError as :class:`_InotifyReader` says."""
+    from watchdog.observers.inotify_c import InotifyFD as Reader
+
+    class DirectInotifyFD(Reader):
+        def run(self) -> None:
+            while self.should_keep_running():
+                for event in self.read_events():
+                    self.handle_event(event)
+
+    return DirectInotifyFD
 
 
 def _tell(hints: WatchHints, signal: Callable[[], None]) -> None:
