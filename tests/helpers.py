@@ -409,6 +409,28 @@ def read_line(stream: Any, timeout: float = WAIT_S) -> str:
     return line.decode()
 
 
+# Runs the `wisp` program (wisp.__main__.run, or the CLI's main with PROBE_CLI in its
+# environment) on its argv after "wisp", and says on stderr, last, which modules it had loaded
+# (run() ends with the exit handlers): what is served before the CLI loads, and what it loads.
+START_PROBE = """\
+import atexit, json, os, sys
+atexit.register(
+    lambda: sys.stderr.write("\\nPROBED " + json.dumps(sorted(sys.modules)) + "\\n")
+)
+sys.argv = ["wisp", *sys.argv[2:]]
+if os.environ.get("PROBE_CLI"):
+    from wisp.cli import main
+    try:
+        main()
+    except SystemExit as exc:
+        sys.stdout.flush()
+        atexit._run_exitfuncs()
+        raise SystemExit(exc.code) from None
+from wisp.__main__ import run
+run()
+"""
+
+
 def probed_wisp(
     probe: str, home: Path, *args: str, cwd: Path, stdin: bytes = b""
 ) -> subprocess.CompletedProcess[bytes]:

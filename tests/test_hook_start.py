@@ -12,30 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import probed_wisp
+from helpers import START_PROBE, probed_wisp
 
 from pending import Scope
 from wisp import GrantStore, current_user
-
-# Runs the `wisp` program (wisp.__main__.run, or the CLI's main with PROBE_CLI) on argv, and
-# says on stderr, last, which modules it had loaded (run() ends with the exit handlers).
-PROBE = """\
-import atexit, json, sys
-atexit.register(
-    lambda: sys.stderr.write("\\nPROBED " + json.dumps(sorted(sys.modules)) + "\\n")
-)
-sys.argv = ["wisp", *sys.argv[2:]]
-if sys.argv[0] and __import__("os").environ.get("PROBE_CLI"):
-    from wisp.cli import main
-    try:
-        main()
-    except SystemExit as exc:
-        sys.stdout.flush()
-        atexit._run_exitfuncs()
-        raise SystemExit(exc.code) from None
-from wisp.__main__ import run
-run()
-"""
 
 CLI_FRAMEWORK = ("typer", "typer._click", "rich", "wisp.cli")
 BASH_OPTIONS = {"timeout": 120000, "run_in_background": False}
@@ -81,7 +61,7 @@ def program(home: Path, stdin: bytes, *args: str, cli: bool = False) -> tuple[in
     """(status, stdout, stderr without the probe's line, the modules loaded)."""
     env = {"WISP_HOME": str(home), "PATH": "/usr/bin:/bin", **({"PROBE_CLI": "1"} if cli else {})}
     done = subprocess.run(
-        [sys.executable, "-c", PROBE, "wisp", *args],
+        [sys.executable, "-c", START_PROBE, "wisp", *args],
         input=stdin,
         capture_output=True,
         env=env,

@@ -5,7 +5,8 @@ A harness's hook (`wisp hook claude-code` with at most its `--wait` and `--on-ti
 run here, before the CLI's framework is loaded: typer and click are ~70 ms of every agent
 tool call's hook, against a floor of ~30 ms for the interpreter itself (bench/README.md,
 issue 41). So is `wisp mcp` exactly, an MCP client's start (:func:`_mcp`), and `wisp pending
---json` and `wisp approvals pending --json` exactly, what scripts run (:func:`_listing`). Any
+--json` and `wisp approvals pending --json` exactly, what scripts run (:func:`_listing`), and
+`wisp approvals approve ID` exactly, a person's answer (:func:`_approve`). Any
 other command, and any other spelling of these (`--help`, `--print-settings`, an option twice,
 a value the option refuses, another option), is the CLI's (:mod:`wisp.cli`), which parses and
 refuses it as it always did.
@@ -45,6 +46,8 @@ def run() -> NoReturn:
             code = _mcp(sys.argv[1:])
         if code is None:
             code = _listing(sys.argv[1:])
+        if code is None:
+            code = _approve(sys.argv[1:])
         if code is None:
             from wisp.cli import main
 
@@ -165,6 +168,24 @@ def _listing(argv: list[str]) -> int | None:
     from pending import Kind
 
     return pending_json([Kind(kind)])
+
+
+def _approve(argv: list[str]) -> int | None:
+    """`wisp approvals approve ID`, exactly, the ID (or its prefix) letters and digits only:
+    served before the CLI loads, as the command serves it (:func:`wisp._program.approve_once`:
+    the same words, refusals and status); None for any other command line (a scope, `--json`,
+    no ID, anything the CLI parses or refuses), and while a shell's completion asks. The
+    person answering waits on it, and so does the agent that asked."""
+    if (
+        len(argv) != 3
+        or argv[:2] != ["approvals", "approve"]
+        or not (argv[2].isascii() and argv[2].isalnum())
+        or os.environ.get("_WISP_COMPLETE")
+    ):
+        return None
+    from wisp._program import approve_once
+
+    return approve_once(argv[2])
 
 
 def _closed_streams_to_devnull() -> None:

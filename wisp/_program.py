@@ -19,15 +19,16 @@ import gc
 import os
 import re
 import sys
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from enum import IntEnum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from wisp._text import visible
 
 if TYPE_CHECKING:
-    from pending import Kind, State, Status
+    from pending import Decision, Kind, State, Status
+    from wisp._answering import AnswerReport
     from wisp._waiting import Waiting
 
 
@@ -226,15 +227,28 @@ def pending_json(kinds: Collection[Kind] | None) -> int:
     """`wisp pending --json` (*kinds* None) or one kind's `wisp GROUP pending --json`, run as
     the CLI runs the command, its root included: the same output on stdout and stderr, and
     the status returned. Ctrl-C ends it with 130 and nothing said, as typer ends a command."""
+
+    def run() -> int:
+        with no_collections():
+            found = listing(kinds, show_all=False)
+            if found is None:
+                return ExitCode.ERROR
+            print_listing_json(found.statuses)
+        return ExitCode.OK
+
+    return as_the_cli_runs(run)
+
+
+def as_the_cli_runs(command: Callable[[], int]) -> int:
+    """Run *command* (a command served before the CLI loads) as the CLI runs its commands:
+    stdout flushed before the status is known (what is still buffered meets a closed pipe
+    here, not at exit), Ctrl-C ending it with 130 and nothing said as typer ends a command,
+    and what the CLI's root says of an error said the same way, with its status."""
     try:
         try:
-            with no_collections():
-                found = listing(kinds, show_all=False)
-                if found is None:
-                    return ExitCode.ERROR
-                print_listing_json(found.statuses)
+            return command()
         finally:
-            sys.stdout.flush()  # what is still buffered meets a closed pipe here, not at exit
+            sys.stdout.flush()
     except KeyboardInterrupt:
         return ExitCode.INTERRUPTED
     except Exception as exc:
@@ -242,4 +256,251 @@ def pending_json(kinds: Collection[Kind] | None) -> int:
         if code is None:
             raise
         return code
+
+
+# --- an answer from a terminal -----------------------------------------------------------
+
+ASKING_CLIENT = "wisp-cli"  # the client the asking commands file requests as
+
+
+def end(message: str, code: ExitCode) -> NoReturn:
+    """Say what happened and what to do (the message's job), on stderr; exit with *code*.
+    (SystemExit: the CLI's commands and what is served before it both end on it.)"""
+    tell(f"wisp: {message}")
+    raise SystemExit(int(code))
+
+
+def not_a_terminal(command: str, what: str = "answers", *, doing: str = "answering") -> str:
+    """Why *command* is refused with no terminal on standard input: answers, and changes that
+    loosen what protects the person, are taken only from a terminal, a speed bump for an
+    agent's shell tool (docs/cli.md, "The trust model")."""
+    return (
+        f"`{command}` takes {what} only from a terminal, and standard input is not one. "
+        f"This keeps an agent's shell tool from {doing} for you: run it yourself, in a "
+        "terminal. Nothing was written."
+    )
+
+
+def answer_typed(
+    command: str,
+    request_id: str,
+    kind: Kind,
+    decision: Decision,
+    *,
+    text: str | None = None,
+    literal: bool = False,
+    reason: str | None = None,
+    as_json: bool = False,
+    render: Callable[[AnswerReport], None],
+) -> AnswerReport:
+    """The person's answer to the request they typed (a unique prefix will do), through the
+    application's :class:`wisp.Answerer`, and what came of it: *render*-ed, or as JSON.
+    Refusals exit 1 (nothing written); a store that cannot take a keep exits 2; Ctrl-C says
+    whether the answer was written. The CLI's answering commands end here, and `wisp
+    approvals approve ID` (served before the CLI loads, :mod:`wisp.__main__`) too."""
+    if not sys.stdin.isatty():  # before anything, the store's probe included
+        end(not_a_terminal(command), ExitCode.ERROR)
+    from pending import (
+        AlreadyAnswered,
+        ChannelUnwritable,
+        PendingError,
+        RecordTooLarge,
+        Via,
+        WrongKind,
+    )
+    from wisp._answering import Answerer
+    from wisp._home import current_user, open_channel, wisp_home
+    from wisp._lookup import LookupRefused, answer_of_this_process, find_request, option_answer
+    from wisp._render import refusal, report_json
+    from wisp.kinds import view
+    from wisp.stores.config import ConfigError, load_config
+    from wisp.stores.jsonstore import StoreError
+
+    try:
+        config = load_config(wisp_home())
+    except ConfigError as exc:
+        end(str(exc), ExitCode.ERROR)
+    person = current_user()
+    try:
+        channel = open_channel()
+    except PendingError as exc:
+        end(str(exc), ExitCode.ERROR)
+    with channel:
+        answerer = Answerer(
+            channel,
+            via=Via.CLI,
+            entry_point=view(kind).entry_point,
+            wait_s=config["answer.waitSeconds"],
+            liveness_recheck_s=config["watch.livenessSeconds"],
+        )
+        try:
+            status = find_request(channel, request_id)
+            if text is not None:
+                text = option_answer(status.request, text, literal=literal)
+        except LookupRefused as exc:
+            end(str(exc), ExitCode.NO)
+        except PendingError as exc:
+            end(refusal(exc, me=person), ExitCode.NO)
+        try:
+            report = answerer.answer(
+                status.id,
+                decision,
+                kind=kind,
+                text=text,
+                reason=reason,
+                shown=status.request,
+            )
+        except (ChannelUnwritable, RecordTooLarge) as exc:  # an error, not a refusal: exit 2
+            end(f"{exc} Your answer was not recorded; the request still waits.", ExitCode.ERROR)
+        except WrongKind as exc:
+            end(
+                f"request {status.id} is a {exc.kind} request, not a {exc.asked_as} "
+                f"request: answer it with {view(exc.kind).how_to_answer(status.id)}.",
+                ExitCode.NO,
+            )
+        except PendingError as exc:
+            end(refusal(exc, me=person), ExitCode.NO)
+        except StoreError as exc:
+            end(f"{exc} The request still waits; nothing was written.", ExitCode.ERROR)
+        except KeyboardInterrupt:
+            interrupted(answer_of_this_process(channel, status.id) is not None, status.id)
+    if not report.won and not report.applied:
+        end(refusal(AlreadyAnswered(report.answer), me=person), ExitCode.NO)
+    if as_json:
+        print_json(report_json(report))
+    else:
+        render(report)
+    code = exit_code(report)
+    if code is not ExitCode.OK:
+        raise SystemExit(int(code))
+    return report
+
+
+def interrupted(written: bool, request_id: str) -> NoReturn:
+    """Ctrl-C while answering: say whether the answer was written (it then stands)."""
+    if written:
+        tell(
+            f"wisp: interrupted while waiting for the asker; your answer to {request_id} was "
+            f"recorded and stands. `wisp show {request_id}` shows what becomes of it."
+        )
+        raise SystemExit(int(ExitCode.OK))
+    tell(
+        f"wisp: interrupted before your answer was written; nothing was written and "
+        f"{request_id} still waits."
+    )
+    raise SystemExit(int(ExitCode.INTERRUPTED))
+
+
+def exit_code(report: AnswerReport) -> ExitCode:
+    from pending import Outcome
+
+    if report.apply_error is not None and report.settled is None:
+        return ExitCode.ERROR  # recorded, but the store could not take it: not applied yet
+    if report.settled is not None and report.settled.outcome is not Outcome.ANSWERED:
+        return ExitCode.NO
     return ExitCode.OK
+
+
+def render_command_or_question(
+    verb: str | Callable[[AnswerReport], str],
+) -> Callable[[AnswerReport], None]:
+    """How an answer to a command or a question reads: what the asker made of it. *verb*
+    says what was recorded (or makes it from the report)."""
+
+    def render(report: AnswerReport) -> None:
+        from pending import Decision, Outcome
+        from wisp._answering import AnswerFate
+
+        word = verb if isinstance(verb, str) else verb(report)
+        said = f"{word}{_project_named(report)} ({report.request.id})"
+        if report.narrowed is not None:  # a standing scope asked for, given as once
+            said = f"approved once ({report.request.id})"
+            tell(f"wisp: {report.narrowed}.")
+        settled = report.settled
+        if settled is not None:
+            if settled.outcome is not Outcome.ANSWERED:
+                reason_text = f": {settled.reason}" if settled.reason else ""
+                say(f"{said}, but it ended {settled.outcome}{reason_text}.")
+                return
+            say(f"{said}; the asker has it.")
+        elif report.asker is AnswerFate.GONE:
+            say(
+                f"{said}, but no asker is watching: the program that asked has "
+                "stopped, so nothing will act on it."
+            )
+        else:
+            say(
+                f"{said}; the asker has not picked it up yet. It will when it next "
+                f"looks; `wisp show {report.request.id}` shows it."
+            )
+        if report.answer.decision == Decision.SESSION:
+            tell(f"wisp: {session_note(report)}")
+
+    return render
+
+
+def _project_named(report: AnswerReport) -> str:
+    """For a `project` approval, the directory its grant will reach (and all below it)."""
+    from pending import Decision
+
+    cwd = getattr(report.request.binding, "cwd", None)
+    if report.answer.decision != Decision.PROJECT or not isinstance(cwd, str):
+        return ""
+    from wisp.stores.grants import project_of
+
+    return f" {visible(project_of(cwd))}"
+
+
+def session_note(report: AnswerReport) -> str:
+    """What a session approval covers, said where it is given (it is easy to expect more)."""
+    from pending import Kind
+    from wisp._entry import EntryPoint
+
+    server = report.request.server
+    if server.client == ASKING_CLIENT:
+        return (
+            "a session approval lasts as long as the program that asked; this one is a single "
+            "`wisp approvals request`, which ends with your answer, so it approves this request "
+            "only."
+        )
+    what = "command"
+    binding = report.request.binding
+    if report.request.kind is Kind.TOOL:
+        what = f"{getattr(binding, 'tool', 'tool')} call (the same tool, the same input)"
+    thread = getattr(binding, "thread", None)
+    if server.entry_point == EntryPoint.HOOK and thread:  # kept for the harness's session
+        from wisp.stores.grants import SESSION_GRANT_MAX_AGE_S
+
+        return (
+            f"a session approval also lets {server.client or 'the agent'} make this same "
+            f"{what} again without asking in its session {thread} only, until that session "
+            f"ends or for {SESSION_GRANT_MAX_AGE_S // 3600} hours at most; nothing else."
+        )
+    return (
+        f"a session approval also lets {server.client or 'the program that asked'} (pid "
+        f"{server.pid}) run this same {what} again without asking, until it stops; nothing "
+        "else."
+    )
+
+
+def approve_once(typed_id: str) -> int:
+    """`wisp approvals approve ID` (*typed_id* as typed: a unique prefix will do), run as the
+    CLI runs the command, its root included: the same words on stdout and stderr, the same
+    status. The person's answer waits on the CLI's start otherwise: typer, click and the CLI's
+    modules were ~48 of the ~70 ms from the command's start to its answer's `link(2)`
+    (bench/README.md, issue 41). Ctrl-C before anything is written ends it with 130, as typer
+    ends a command."""
+    from pending import Decision, Kind
+    from wisp.kinds import view
+
+    def run() -> int:
+        answer_typed(
+            view(Kind.COMMAND).answering[0].invocation,
+            typed_id,
+            Kind.COMMAND,
+            Decision.ONCE,
+            render=render_command_or_question(f"approved {Decision.ONCE.value}"),
+        )
+        return ExitCode.OK
+
+    return as_the_cli_runs(run)

@@ -15,6 +15,7 @@ import typer
 from pending import Kind, PendingError
 from wisp._deadlines import check_deadline, deadline_range
 from wisp._entry import EntryPoint
+from wisp._program import ASKING_CLIENT
 from wisp._text import wrap
 from wisp.cli._common import err, fail, open_channel, tell, typed_as
 from wisp.kinds import view
@@ -24,7 +25,6 @@ if TYPE_CHECKING:
     from wisp._asking import Asker
     from wisp.stores.config import Config
 
-ASKING_CLIENT = "wisp-cli"  # the client the asking commands file requests as
 INDENT = "  "
 # Signals that end an asking command as Ctrl-C does (its request withdrawn, audited, exit 1):
 # `kill`, `timeout 5 wisp …`, and the terminal it runs in closing.

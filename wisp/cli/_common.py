@@ -16,6 +16,7 @@ from wisp._program import (
     ExitCode,
     json_line,
     no_collections,
+    not_a_terminal,
     print_json,
     print_json_array,
     safe,
@@ -187,11 +188,7 @@ def require_terminal(command: str, what: str = "answers", *, doing: str = "answe
     """Answers, and changes that loosen what protects the person, are taken only from a
     terminal: a speed bump for an agent's shell tool (docs/cli.md, "The trust model")."""
     if not sys.stdin.isatty():
-        fail(
-            f"`{command}` takes {what} only from a terminal, and standard input is not one. "
-            f"This keeps an agent's shell tool from {doing} for you: run it yourself, in a "
-            "terminal. Nothing was written."
-        )
+        fail(not_a_terminal(command, what, doing=doing))
 
 
 # --- what an option or argument takes ----------------------------------------------------

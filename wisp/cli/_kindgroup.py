@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from pending import Decision
+from wisp._program import render_command_or_question
 from wisp.cli._answer import (
     JsonFlag,
     answer_from_terminal,
     optional_id_argument,
-    render_command_or_question,
 )
 from wisp.cli._common import command_group
 from wisp.cli._listing import pending_command

@@ -18,12 +18,12 @@ from pending import (
 )
 from wisp._entry import EntryPoint
 from wisp._home import wisp_home
+from wisp._program import render_command_or_question
 from wisp._text import one_line, visible
 from wisp.cli._answer import (
     JsonFlag,
     answer_from_terminal,
     optional_id_argument,
-    render_command_or_question,
 )
 from wisp.cli._ask import (
     TimeoutOption,

@@ -8,13 +8,13 @@ import typer
 
 from pending import Decision, Kind, PendingError
 from wisp._entry import EntryPoint
+from wisp._program import render_command_or_question
 from wisp.cli._answer import (
     JsonFlag,
     answer_from_terminal,
     id_argument,
     optional_id_argument,
     question_answered,
-    render_command_or_question,
 )
 from wisp.cli._ask import (
     TimeoutOption,
