@@ -35,6 +35,23 @@ from pending._records import Answer, Group, Request, Settled, Status
 LIVE_EXPIRY_GRACE_S = 60.0
 
 
+# A waiting request's status, what nearly every status of a long listing is, is built by
+# tuple.__new__ from its fields in order: the named tuple's keyword __new__ is a Python frame
+# of its own, ~0.4 µs of each of 10,000 (issue 41). The order is checked here.
+_new = tuple.__new__
+assert Status._fields == (
+    "id",
+    "kind",
+    "state",
+    "request",
+    "answer",
+    "settled",
+    "outcome",
+    "server_alive",
+    "reason",
+)
+
+
 def is_expired(request: Request, now: datetime) -> bool:
     return request.expires_at is not None and now >= request.expires_at
 
@@ -135,7 +152,8 @@ def derive_status(
         return Status(
             id=request_id, kind=kind, request=request, state=State.HANDED_OVER, server_alive=False
         )
-    return Status(id=request_id, kind=kind, request=request, state=State.FILED, server_alive=True)
+    # Built from its fields in order, as most of a listing's are (see _new above).
+    return _new(Status, (request_id, kind, State.FILED, request, None, None, None, True, None))
 
 
 def decision_problem(request: Request, decision: str, text: str | None) -> tuple[str, str] | None:

@@ -359,6 +359,33 @@ class TestRequestCache:
         finally:
             other.close()
 
+    def test_a_channel_that_keeps_no_requests_parses_each_read(
+        self, channel: Channel, server: ServerLock, parsed: list[bytes]
+    ) -> None:
+        """A Channel opened with keep_requests=False (a listing that reads each file once and
+        is done) keeps no request it reads or publishes: each read parses the file, and gives
+        what a keeping channel gives. Its answers and outcomes are kept as ever."""
+        req = command(server, text="make test")
+        channel.file(req)
+        once = Channel.open(channel.home, keep_requests=False)
+        try:
+            assert once.read(req.id).request == req
+            assert once.read(req.id).request == req
+            assert len(parsed) == 2
+            assert once.listing().statuses == channel.listing().statuses
+            assert len(parsed) == 3  # the keeping channel parsed nothing: it filed it
+            mine = command(server, text="make mine")
+            once.file(mine)
+            assert once.read(mine.id).request == mine
+            assert len(parsed) == 4
+            answer = once.answer(mine.id, "once", kind=Kind.COMMAND, via="cli").answer
+            assert once.read(mine.id).answer == answer
+            # The request parsed again by the answer and by the read; the answer it
+            # published, kept: not parsed.
+            assert len(parsed) == 6
+        finally:
+            once.close()
+
     def test_a_publication_that_lost_is_not_kept(
         self, channel: Channel, server: ServerLock
     ) -> None:

@@ -31,9 +31,13 @@ def current_user() -> str:
         return str(os.getuid())
 
 
-def open_channel(home: Path | str | None = None, *, clock: Clock | None = None) -> Channel:
+def open_channel(
+    home: Path | str | None = None, *, clock: Clock | None = None, keep_requests: bool = True
+) -> Channel:
     """The person's pending channel under *home* (default :func:`wisp_home`), created 0700;
-    raises :class:`pending.ChannelUnsafe` or :class:`pending.ChannelUnavailable`."""
+    raises :class:`pending.ChannelUnsafe` or :class:`pending.ChannelUnavailable`.
+    *keep_requests*: as :meth:`pending.Channel.open` (False: a process that reads each file
+    once)."""
     # Imported here: `wisp_home()` is asked by commands that may never open the channel (an
     # empty listing, bench/README.md, issue 23), and the channel loads its records.
     from pending import Channel
@@ -42,8 +46,8 @@ def open_channel(home: Path | str | None = None, *, clock: Clock | None = None) 
     if home is None:
         refuse_anothers_home(path)
     if clock is None:
-        return Channel.open(path, user=current_user())
-    return Channel.open(path, clock=clock, user=current_user())
+        return Channel.open(path, user=current_user(), keep_requests=keep_requests)
+    return Channel.open(path, clock=clock, user=current_user(), keep_requests=keep_requests)
 
 
 def refuse_anothers_home(path: Path) -> None:

@@ -52,7 +52,8 @@ def waiting(
         return Waiting((), (), None)
     from wisp._answering import Answerer
 
-    with open_channel(home) as channel:
+    # One scan, each file read once, and the process is done with them: nothing is kept.
+    with open_channel(home, keep_requests=False) as channel:
         listing = Answerer(channel, via=via, entry_point=entry_point, wait_s=0).listing(
             kinds=kinds, states=states, on_problem=on_problem
         )
