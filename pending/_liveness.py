@@ -158,9 +158,16 @@ def server_alive(servers_fd: int, server_id: str) -> bool:
 def _held_here(servers_fd: int, server_id: str) -> bool:
     """Whether this process holds that lock itself, through that very servers directory: then
     it lives without asking the kernel. An asker derives its own request's state on every
-    round trip, and each probe of its own lock cost an open, a flock and a close."""
+    round trip, and each probe of its own lock cost an open, a flock and a close.
+
+    The set is copied whole before it is looked through: `any()` over the WeakSet itself
+    stops at the first match and leaves its iterator suspended inside the set's iteration
+    guard, which is then closed as the iterator is freed, where an exception cannot be
+    raised. A Ctrl-C that came in that instant was printed as "Exception ignored" and lost,
+    and the asker went on waiting (tests/test_liveness.py)."""
     return any(
-        lock.held and lock.id == server_id and lock._servers_fd == servers_fd for lock in _HELD
+        lock.held and lock.id == server_id and lock._servers_fd == servers_fd
+        for lock in list(_HELD)
     )
 
 

@@ -11,6 +11,49 @@ from helpers import Asker, command, fact, question
 
 from pending import Channel, ServerLock, State
 
+# Checks this process's own lock (server_alive) in a loop for half a second while another
+# thread signals the main thread, whose handler raises; prints how many of those exceptions
+# reached the loop and how many Python dropped as unraisable.
+SIGNALLED_CHECKS = """\
+import signal, sys, threading, time
+from pending import Channel
+from pending._liveness import server_alive
+
+class Interrupted(Exception):
+    pass
+
+def interrupt(signum, frame):
+    raise Interrupted
+
+swallowed = []
+sys.unraisablehook = lambda unraisable: swallowed.append(unraisable.exc_type)
+channel = Channel.open(sys.argv[1])
+lock = channel.server().acquire()
+stop = threading.Event()
+
+def pester():
+    while not stop.is_set():
+        signal.pthread_kill(threading.main_thread().ident, signal.SIGUSR1)
+        stop.wait(0.0002)
+
+signal.signal(signal.SIGUSR1, interrupt)
+pesterer = threading.Thread(target=pester, daemon=True)
+raised, end = 0, time.monotonic() + 0.5
+while True:
+    try:
+        if not pesterer.is_alive() and not stop.is_set():
+            pesterer.start()
+        while time.monotonic() < end:
+            server_alive(channel.servers_fd, lock.id)
+        stop.set()
+        pesterer.join()
+        break
+    except Interrupted:
+        raised += 1
+signal.signal(signal.SIGUSR1, signal.SIG_IGN)
+print(raised, sum(kind is Interrupted for kind in swallowed))
+"""
+
 
 class TestServerLock:
     def test_a_held_lock_is_alive_and_a_released_one_is_gone(self, channel: Channel) -> None:
@@ -46,6 +89,23 @@ class TestServerLock:
             assert channel.status(qst).state is State.STALE
             assert channel.status(fct).state is State.HANDED_OVER
             assert (channel.path / ".servers" / f"{sid}.lock").exists()  # not cleaned: killed
+
+    def test_a_signal_during_the_own_lock_check_is_never_lost(self, home: Path) -> None:
+        """A signal's exception (Ctrl-C's KeyboardInterrupt) raised while this process checks
+        its own lock reaches the caller, every time: none is raised where Python can only
+        print it as "Exception ignored" and drop it (an asker went on waiting after a Ctrl-C
+        that came in that instant). Another thread signals the main thread as fast as it
+        can while the check runs in a loop, for half a second."""
+        done = subprocess.run(
+            [sys.executable, "-c", SIGNALLED_CHECKS, str(home)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        raised, swallowed = map(int, done.stdout.split())
+        assert raised > 0 and swallowed == 0, (raised, swallowed, done.stderr)
 
     def test_a_live_pid_does_not_make_a_dead_server_alive(self, channel: Channel) -> None:
         """A request naming a PID that is alive (ours: as if reused) but whose lock is free
