@@ -6,6 +6,7 @@ runs it, and compares it with the CLI's own command on the same channel."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -40,6 +41,26 @@ def in_a_terminal(home: Path, *args: str, cli: bool = False) -> tuple[int, str, 
     said, _, probed = output.rpartition("\nPROBED ")
     status = child.exitstatus if child.exitstatus is not None else 128 + (child.signalstatus or 0)
     return status, " ".join(said.split()), json.loads(probed.splitlines()[0])
+
+
+def streams_apart(home: Path, *args: str, cli: bool = False) -> tuple[int, bytes, bytes]:
+    """(status, stdout, stderr without the probe's line) of `wisp ARGS`, its standard input a
+    terminal and its standard output and error two pipes, each as written, byte for byte."""
+    env = {"WISP_HOME": str(home), "PATH": "/usr/bin:/bin", **({"PROBE_CLI": "1"} if cli else {})}
+    parent, child = os.openpty()
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", START_PROBE, "wisp", *args],
+            stdin=child,
+            capture_output=True,
+            env=env,
+            timeout=60,
+            check=False,
+        )
+    finally:
+        os.close(child)
+        os.close(parent)
+    return done.returncode, done.stdout, done.stderr.rpartition(b"\nPROBED ")[0]
 
 
 def framework(modules: list[str]) -> list[str]:
@@ -109,6 +130,27 @@ class TestApproveBeforeTheCli:
         assert fast[0] in (1, 2) and fast[1].startswith("wisp: ")
         assert framework(fast[2]) == []
         assert sorted(p.name for p in (home / "pending").iterdir()) == before
+
+    @pytest.mark.parametrize("case", ["unknown", "ambiguous", "answered"])
+    def test_each_stream_holds_what_the_clis_holds(
+        self, home: Path, channel: Channel, server: ServerLock, case: str
+    ) -> None:
+        """Standard output and standard error apart, byte for byte (a message moved to the
+        other stream, or a line broken elsewhere, would read the same through one terminal)."""
+        typed = "deadbeef"
+        if case == "ambiguous":
+            channel.file(command(server)._replace(id="abcdef0123456789"))
+            channel.file(command(server, text="make clean")._replace(id="abcdef9876543210"))
+            typed = "ABCDEF"
+        elif case == "answered":
+            request = command(server)
+            channel.file(request)
+            channel.answer(request.id, "no", kind=Kind.COMMAND, via=Via.CLI)
+            typed = request.id
+        fast = streams_apart(home, "approvals", "approve", typed)
+        cli = streams_apart(home, "approvals", "approve", typed, cli=True)
+        assert fast == cli
+        assert fast[0] == 1 and fast[2].startswith(b"wisp: ")
 
     def test_no_terminal_is_refused_as_the_cli_refuses_it(self, home: Path) -> None:
         """Standard input not a terminal: refused (exit 2) in the CLI's words, nothing read."""

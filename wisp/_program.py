@@ -2,10 +2,11 @@
 
 The program runs a command two ways: through the CLI (:mod:`wisp.cli`, on typer and click,
 whose ``_common`` and ``_exit`` give its commands these names), or, for the few command lines
-:mod:`wisp.__main__` serves before the CLI loads, here (:func:`pending_json`). Both say the
-same things the same way because both say them through this module: exit codes, a message on
-stderr, JSON for scripts made safe for a terminal, what the root says once for every command,
-and the listing of what waits.
+:mod:`wisp.__main__` serves before the CLI loads, here (:func:`pending_json`,
+:func:`approve_once`). Both say the same things the same way because both say them through
+this module: exit codes, a message on stderr, JSON for scripts made safe for a terminal, what
+the root says once for every command, the listing of what waits, and an answer typed at a
+terminal.
 
 A face's own module: it calls the application and writes what comes back; nothing below the
 faces imports it. At import it loads only the standard library and :mod:`wisp._text`, so that
@@ -489,11 +490,12 @@ def approve_once(typed_id: str) -> int:
     status. The person's answer waits on the CLI's start otherwise: typer, click and the CLI's
     modules were ~48 of the ~70 ms from the command's start to its answer's `link(2)`
     (bench/README.md, issue 41). Ctrl-C before anything is written ends it with 130, as typer
-    ends a command."""
-    from pending import Decision, Kind
-    from wisp.kinds import view
+    ends a command (its imports included: a Ctrl-C there is no traceback either)."""
 
     def run() -> int:
+        from pending import Decision, Kind
+        from wisp.kinds import view
+
         answer_typed(
             view(Kind.COMMAND).answering[0].invocation,
             typed_id,
