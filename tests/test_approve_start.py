@@ -63,6 +63,28 @@ def streams_apart(home: Path, *args: str, cli: bool = False) -> tuple[int, bytes
     return done.returncode, done.stdout, done.stderr.rpartition(b"\nPROBED ")[0]
 
 
+def refused(case: str, home: Path, channel: Channel, server: ServerLock) -> str:
+    """Set up *case*, one of the refusals of an approval, in *home*; what to type for it."""
+    if case == "too short":
+        return "abc"
+    if case == "answered":
+        request = command(server)
+        channel.file(request)
+        channel.answer(request.id, "no", kind=Kind.COMMAND, via=Via.CLI)
+        return request.id
+    if case == "a fact":
+        request = fact(server)
+        channel.file(request)
+        return request.id
+    if case == "ambiguous":  # a prefix two IDs share, typed in capitals
+        channel.file(command(server)._replace(id="abcdef0123456789"))
+        channel.file(command(server, text="make clean")._replace(id="abcdef9876543210"))
+        return "ABCDEF"
+    if case == "broken config":
+        (home / "config.json").write_text("{not json")
+    return "deadbeef"  # unknown
+
+
 def framework(modules: list[str]) -> list[str]:
     return [m for m in modules if m.split(".")[0] in CLI_FRAMEWORK or m.startswith("wisp.cli")]
 
@@ -105,24 +127,7 @@ class TestApproveBeforeTheCli:
         """Each refusal (an ID nothing answers to, one too short, a request answered already,
         a fact's request, a prefix two IDs share, a broken config.json): the same words, the
         same status, and nothing written by either."""
-        typed = "deadbeef"
-        if case == "too short":
-            typed = "abc"
-        elif case == "answered":
-            request = command(server)
-            channel.file(request)
-            channel.answer(request.id, "no", kind=Kind.COMMAND, via=Via.CLI)
-            typed = request.id
-        elif case == "a fact":
-            request = fact(server)
-            channel.file(request)
-            typed = request.id
-        elif case == "ambiguous":
-            channel.file(command(server)._replace(id="abcdef0123456789"))
-            channel.file(command(server, text="make clean")._replace(id="abcdef9876543210"))
-            typed = "abcdef"
-        elif case == "broken config":
-            (home / "config.json").write_text("{not json")
+        typed = refused(case, home, channel, server)
         before = sorted(p.name for p in (home / "pending").iterdir())
         fast = in_a_terminal(home, "approvals", "approve", typed)
         cli = in_a_terminal(home, "approvals", "approve", typed, cli=True)
@@ -137,16 +142,7 @@ class TestApproveBeforeTheCli:
     ) -> None:
         """Standard output and standard error apart, byte for byte (a message moved to the
         other stream, or a line broken elsewhere, would read the same through one terminal)."""
-        typed = "deadbeef"
-        if case == "ambiguous":
-            channel.file(command(server)._replace(id="abcdef0123456789"))
-            channel.file(command(server, text="make clean")._replace(id="abcdef9876543210"))
-            typed = "ABCDEF"
-        elif case == "answered":
-            request = command(server)
-            channel.file(request)
-            channel.answer(request.id, "no", kind=Kind.COMMAND, via=Via.CLI)
-            typed = request.id
+        typed = refused(case, home, channel, server)
         fast = streams_apart(home, "approvals", "approve", typed)
         cli = streams_apart(home, "approvals", "approve", typed, cli=True)
         assert fast == cli
