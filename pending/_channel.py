@@ -100,6 +100,7 @@ from pending._records import (
     Settled,
     SettleResult,
     Status,
+    from_fields,
 )
 from pending._state import (
     Settlement,
@@ -247,10 +248,6 @@ class SweepReport(NamedTuple):
     # Writes that failed (a full disk, a read-only mount, …), each message naming the path and
     # what to do. The sweep stops writing at the first: what it left is done by a later one.
     errors: tuple[str, ...] = ()
-
-
-_new = tuple.__new__
-assert Group._fields == ("id", "request", "answer", "settled")
 
 
 class Channel:
@@ -605,9 +602,8 @@ class Channel:
             request = self._read_record(name, Request, request_id)
         except Unreadable as exc:
             return Group(id=request_id), (Problem(name=name, reason=str(exc)),)
-        # Built from its fields in order (the named tuple's keyword __new__ is a Python frame
-        # of its own: ~0.4 µs of each of these 10,000; the order is asserted below the class).
-        return _new(Group, (request_id, request, None, None)), ()
+        # Built from its fields in order: 10,000 of these in a scan (see from_fields).
+        return from_fields(Group, (request_id, request, None, None)), ()
 
     def derive(
         self,

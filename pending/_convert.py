@@ -41,6 +41,7 @@ from pending._records import (
     Request,
     Server,
     Settled,
+    from_fields,
 )
 
 if TYPE_CHECKING:  # cattrs loads with the converter: a listing of nothing parses nothing
@@ -397,28 +398,6 @@ PLAIN_SERVER_CACHE_SIZE = 256
 _PLAIN_SERVERS: dict[tuple[str, int, str | None, str | None, str | None], Server] = {}
 
 
-# A request and a command binding read on the plain path are built by tuple.__new__ from their
-# fields in order: the named tuple's own __new__ takes them by keyword through a Python frame
-# of its own (~0.4 µs a request, ~0.3 µs a binding), and a listing of 10,000 builds 10,000 of
-# each (issue 41). The order they are given in is checked here against the classes' own.
-_new = tuple.__new__
-assert Request._fields == (
-    "id",
-    "kind",
-    "filed_at",
-    "expires_at",
-    "server",
-    "title",
-    "body",
-    "binding",
-    "binding_digest",
-    "format",
-    "extra",
-    "legacy",
-)
-assert CommandBinding._fields == ("command", "cwd", "thread", "reason", "options", "extra")
-
-
 def _plain_server(data: Any) -> Server:
     # The checks written out, not called: a listing of 10,000 requests structures 10,000
     # servers and bindings, and a call per field was most of their time.
@@ -466,7 +445,7 @@ def _plain_command(data: Any) -> CommandBinding:
         or (options is not None and type(options) is not dict)
     ):
         raise _NotPlain
-    return _new(CommandBinding, (command, cwd, thread, reason, options, NO_EXTRA))
+    return from_fields(CommandBinding, (command, cwd, thread, reason, options, NO_EXTRA))
 
 
 def _plain_fact(data: Any) -> FactBinding:
@@ -538,7 +517,7 @@ def _plain_request(data: Any) -> Request:
     ):
         raise _NotPlain
     # parse_time's ValueError or OverflowError: the converter explains.
-    return _new(
+    return from_fields(  # see pending._records.from_fields
         Request,
         (
             request_id,
