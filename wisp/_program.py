@@ -28,9 +28,10 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from wisp._text import visible
 
 if TYPE_CHECKING:
-    from pending import Decision, Kind, State, Status
+    from pending import Channel, Decision, Kind, State, Status
     from wisp._answering import AnswerReport
     from wisp._waiting import Waiting
+    from wisp.stores.config import Config
 
 
 class ExitCode(IntEnum):
@@ -264,11 +265,34 @@ def as_the_cli_runs(command: Callable[[], int]) -> int:
 ASKING_CLIENT = "wisp-cli"  # the client the asking commands file requests as
 
 
-def end(message: str, code: ExitCode) -> NoReturn:
+def end(message: str, code: ExitCode = ExitCode.ERROR) -> NoReturn:
     """Say what happened and what to do (the message's job), on stderr; exit with *code*.
-    (SystemExit: the CLI's commands and what is served before it both end on it.)"""
+    (SystemExit: the CLI's commands, as `fail`, and what is served before it both end on it.)"""
     tell(f"wisp: {message}")
     raise SystemExit(int(code))
+
+
+def config_or_end() -> Config:
+    """The person's settings (config.json), or the end: a config.json that cannot be used,
+    said with its fix (exit 2)."""
+    from wisp._home import wisp_home
+    from wisp.stores.config import ConfigError, load_config
+
+    try:
+        return load_config(wisp_home())
+    except ConfigError as exc:
+        end(str(exc))
+
+
+def channel_or_end() -> Channel:
+    """The person's channel, opened, or the end: why it cannot be used (exit 2)."""
+    from pending import PendingError
+    from wisp._home import open_channel
+
+    try:
+        return open_channel()
+    except PendingError as exc:
+        end(str(exc))
 
 
 def not_a_terminal(command: str, what: str = "answers", *, doing: str = "answering") -> str:
@@ -300,7 +324,7 @@ def answer_typed(
     whether the answer was written. The CLI's answering commands end here, and `wisp
     approvals approve ID` (served before the CLI loads, :mod:`wisp.__main__`) too."""
     if not sys.stdin.isatty():  # before anything, the store's probe included
-        end(not_a_terminal(command), ExitCode.ERROR)
+        end(not_a_terminal(command))
     from pending import (
         AlreadyAnswered,
         ChannelUnwritable,
@@ -310,23 +334,15 @@ def answer_typed(
         WrongKind,
     )
     from wisp._answering import Answerer
-    from wisp._home import current_user, open_channel, wisp_home
+    from wisp._home import current_user
     from wisp._lookup import LookupRefused, answer_of_this_process, find_request, option_answer
     from wisp._render import refusal, report_json
     from wisp.kinds import view
-    from wisp.stores.config import ConfigError, load_config
     from wisp.stores.jsonstore import StoreError
 
-    try:
-        config = load_config(wisp_home())
-    except ConfigError as exc:
-        end(str(exc), ExitCode.ERROR)
+    config = config_or_end()
     person = current_user()
-    try:
-        channel = open_channel()
-    except PendingError as exc:
-        end(str(exc), ExitCode.ERROR)
-    with channel:
+    with channel_or_end() as channel:
         answerer = Answerer(
             channel,
             via=Via.CLI,
@@ -352,7 +368,7 @@ def answer_typed(
                 shown=status.request,
             )
         except (ChannelUnwritable, RecordTooLarge) as exc:  # an error, not a refusal: exit 2
-            end(f"{exc} Your answer was not recorded; the request still waits.", ExitCode.ERROR)
+            end(f"{exc} Your answer was not recorded; the request still waits.")
         except WrongKind as exc:
             end(
                 f"request {status.id} is a {exc.kind} request, not a {exc.asked_as} "
@@ -362,7 +378,7 @@ def answer_typed(
         except PendingError as exc:
             end(refusal(exc, me=person), ExitCode.NO)
         except StoreError as exc:
-            end(f"{exc} The request still waits; nothing was written.", ExitCode.ERROR)
+            end(f"{exc} The request still waits; nothing was written.")
         except KeyboardInterrupt:
             interrupted(answer_of_this_process(channel, status.id) is not None, status.id)
     if not report.won and not report.applied:

@@ -14,6 +14,9 @@ import typer
 # the CLI loads says them too): named here as well, as the commands have always imported them.
 from wisp._program import (
     ExitCode,
+    channel_or_end,
+    config_or_end,
+    end,
     json_line,
     no_collections,
     not_a_terminal,
@@ -60,8 +63,6 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.text import Text
 
-    from pending import Channel
-    from wisp.stores.config import Config
 
 T = TypeVar("T")
 E = TypeVar("E", bound=Enum)
@@ -146,20 +147,11 @@ def me() -> str:
     return current_user()
 
 
-def fail(message: str, code: ExitCode = ExitCode.ERROR) -> NoReturn:
-    """Say what happened and what to do (the message's job), on stderr; exit with *code*."""
-    tell(f"wisp: {message}")
-    raise typer.Exit(int(code))
-
-
-def open_channel() -> Channel:
-    from pending import PendingError
-    from wisp._home import open_channel as open_home_channel
-
-    try:
-        return open_home_channel()
-    except PendingError as exc:
-        fail(str(exc))
+# How a command ends with a message, opens the channel, reads the settings: wisp._program's,
+# as the commands served before the CLI loads do, under the names the commands use.
+fail = end
+open_channel = channel_or_end
+config_or_fail = config_or_end
 
 
 def require_text(value: str, what: str, example: str) -> None:
@@ -172,16 +164,6 @@ def require_text(value: str, what: str, example: str) -> None:
 def refuse(message: str) -> NoReturn:
     """A refusal: nothing was written (exit 1)."""
     fail(message, ExitCode.NO)
-
-
-def config_or_fail() -> Config:
-    from wisp._home import wisp_home
-    from wisp.stores.config import ConfigError, load_config
-
-    try:
-        return load_config(wisp_home())
-    except ConfigError as exc:
-        fail(str(exc))
 
 
 def require_terminal(command: str, what: str = "answers", *, doing: str = "answering") -> None:
