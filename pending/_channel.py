@@ -53,6 +53,7 @@ from pending._fsio import (
     publish,
     read_fd,
     remove,
+    stat_checked,
 )
 from pending._ids import (
     ANSWER_SUFFIX,
@@ -374,35 +375,20 @@ class Channel:
 
     def _read_record(self, name: str, cls: type[R], request_id: str) -> R | None:
         """One record, None if absent; raises :class:`Unreadable` with the reason."""
+        kept = self._still_kept(name, cls)
+        if kept is not None:
+            return kept
         opened = open_checked(self.dir_fd, name)
         if opened is None:
             return None
         fd, st = opened
-        # Published files are never edited, so a request already parsed is reused while its
-        # identity holds. ctime is in it because a writer can put mtime back, not ctime: an
-        # edit in place changes the key, and the file is read (and refused) afresh. A channel
-        # that keeps no requests (see open()) takes no key for one: none is looked up or kept.
+        # Published files are never edited, so a record already parsed is reused while its
+        # identity holds (_still_kept, above): the key it is kept by is taken here. ctime is in
+        # it because a writer can put mtime back, not ctime: an edit in place changes the key,
+        # and the file is read (and refused) afresh. A channel that keeps no requests (see
+        # open()) takes no key for one: none is looked up or kept.
         key = None if cls is Request and not self._keep_requests else _read_key(st)
         try:
-            if key is not None:
-                with self._cache_lock:
-                    if cls is Request:
-                        cached: tuple[tuple[int, ...], Any] | None = self._requests.get(name)
-                        if cached is not None and _same_file(cached[0], key):
-                            self._requests.move_to_end(name)  # least recently used goes first
-                            if cached[0] != key:  # kept with its ctime to come: it has come
-                                self._requests[name] = (key, cached[1])
-                            return cached[1]  # type: ignore[no-any-return]
-                    else:  # an answer or an outcome, one of the last read or published
-                        cached = self._slots.get(name)
-                        if (
-                            cached is not None
-                            and _same_file(cached[0], key)
-                            and type(cached[1]) is cls
-                        ):
-                            if cached[0] != key:
-                                self._slots[name] = (key, cached[1])
-                            return cached[1]
             data = read_fd(fd)
         finally:
             os.close(fd)
@@ -431,6 +417,37 @@ class Channel:
         elif key is not None:  # always, for an answer or an outcome
             self._keep_slot(name, key, record)
         return record
+
+    def _still_kept(self, name: str, cls: type[R]) -> R | None:
+        """The record kept for *name*, if the file there is still the one it was kept from;
+        else None (the caller opens and reads it). Asked by name (an lstat), not by opening it:
+        what an event names is most often a file this process has just published or read
+        (its own request, answer or outcome, or the request it answers), and open, fstat and
+        close were three system calls where one says as much. Whatever the name holds now
+        that open_checked would refuse, or a file other than the kept one, is read in full."""
+        if cls is Request and not self._keep_requests:
+            return None
+        cache: dict[str, tuple[tuple[int, ...], Any]] = (
+            self._requests if cls is Request else self._slots
+        )
+        with self._cache_lock:
+            cached = cache.get(name)
+        if cached is None or (cls is not Request and type(cached[1]) is not cls):
+            return None
+        st = stat_checked(self.dir_fd, name)
+        if st is None:
+            return None  # absent, or whatever it is: open_checked says
+        key = _read_key(st)
+        if not _same_file(cached[0], key):
+            return None
+        with self._cache_lock:
+            if cache.get(name) is not cached:
+                return None  # replaced meanwhile: read in full
+            if cls is Request:
+                self._requests.move_to_end(name)  # least recently used goes first
+            if cached[0] != key:  # kept with its ctime to come: it has come
+                cache[name] = (key, cached[1])
+        return cached[1]  # type: ignore[no-any-return]
 
     def _keep_slot(self, name: str, key: tuple[int, ...], record: Answer | Settled) -> None:
         with self._cache_lock:

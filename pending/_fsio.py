@@ -224,18 +224,37 @@ def open_checked(
         raise Unreadable(exc.strerror or str(exc)) from None
     try:
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise Unreadable("it is not a regular file")
-        if st.st_uid != _UID:
-            raise Unreadable(f"it is owned by uid {st.st_uid}, not by you")
-        if st.st_nlink > 2:
-            raise Unreadable(f"it has {st.st_nlink} hard links")
-        if st.st_size > cap:
-            raise Unreadable(f"it is {st.st_size} bytes, over the {cap}-byte cap")
+        problem = _file_problem(st, cap)
+        if problem is not None:
+            raise Unreadable(problem)
     except BaseException:
         os.close(fd)
         raise
     return fd, st
+
+
+def _file_problem(st: os.stat_result, cap: int) -> str | None:
+    """Why a channel file with status *st* is refused (see :func:`open_checked`), if it is."""
+    if not stat.S_ISREG(st.st_mode):
+        return "it is not a regular file"
+    if st.st_uid != _UID:
+        return f"it is owned by uid {st.st_uid}, not by you"
+    if st.st_nlink > 2:
+        return f"it has {st.st_nlink} hard links"
+    if st.st_size > cap:
+        return f"it is {st.st_size} bytes, over the {cap}-byte cap"
+    return None
+
+
+def stat_checked(dir_fd: int, name: str) -> os.stat_result | None:
+    """The status of the file at *name* (not followed) if :func:`open_checked` would take it;
+    None if it is absent, cannot be asked, or would be refused (open_checked says why). One
+    system call: for telling whether a file read before is still there, unchanged."""
+    try:
+        st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except OSError:
+        return None
+    return st if _file_problem(st, MAX_RECORD_BYTES) is None else None
 
 
 def read_fd(fd: int, *, cap: int = MAX_RECORD_BYTES) -> bytes:

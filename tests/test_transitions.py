@@ -386,6 +386,50 @@ class TestRequestCache:
         finally:
             once.close()
 
+    def test_a_kept_file_is_asked_for_by_name_not_opened(
+        self, channel: Channel, server: ServerLock, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Reading a record kept by its file's identity asks for the name's status and opens
+        nothing (one system call, not three); one that is not kept is opened and read."""
+        req = command(server, text="make test")
+        channel.file(req)
+        opened: list[str] = []
+        open_checked = pending_channel.open_checked
+
+        def counted(dir_fd: int, name: str, **kwargs: object) -> object:
+            opened.append(name)
+            return open_checked(dir_fd, name, **kwargs)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(pending_channel, "open_checked", counted)
+        assert channel.read_group(req.id, kinds=(Kind.COMMAND,))[0].request == req
+        assert f"{req.id}.request.json" not in opened
+        other = Channel.open(channel.home)
+        try:
+            assert other.read_group(req.id, kinds=(Kind.COMMAND,))[0].request == req
+            assert f"{req.id}.request.json" in opened
+        finally:
+            other.close()
+
+    def test_a_kept_name_that_holds_another_file_is_read_in_full(
+        self, channel: Channel, server: ServerLock, parsed: list[bytes]
+    ) -> None:
+        """A kept name replaced since (the same bytes in another file, then a symbolic link
+        to it) is read as it is now: the other file parsed afresh, the link refused."""
+        req = command(server, text="make test")
+        channel.file(req)
+        path = channel.path / f"{req.id}.request.json"
+        copy = channel.path.parent / "copy.json"
+        copy.write_bytes(path.read_bytes())
+        copy.chmod(0o600)
+        os.replace(copy, path)
+        assert channel.status(req.id).request == req
+        assert len(parsed) == 1
+        copy.write_bytes(path.read_bytes())
+        path.unlink()
+        path.symlink_to(copy)
+        with pytest.raises(UnreadableRequest, match="symbolic link"):
+            channel.status(req.id)
+
     def test_a_publication_that_lost_is_not_kept(
         self, channel: Channel, server: ServerLock
     ) -> None:
