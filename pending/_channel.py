@@ -160,7 +160,7 @@ def _read_key(st: os.stat_result) -> tuple[int, ...]:
     of that name changes the ctime a moment later, so a key with it would never match again
     and the next read (an asker settling the answer its watcher has just read, an answerer
     answering the request its watcher has just read) would parse the file a second time. The
-    first read once the file has one name gives the kept key its ctime (`_read_record`)."""
+    first read once the file has one name gives the kept key its ctime (`_still_kept`)."""
     return _file_key(st) if st.st_nlink == 1 else _staged_key(st)
 
 

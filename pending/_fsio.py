@@ -249,12 +249,18 @@ def _file_problem(st: os.stat_result, cap: int) -> str | None:
 def stat_checked(dir_fd: int, name: str) -> os.stat_result | None:
     """The status of the file at *name* (not followed) if :func:`open_checked` would take it;
     None if it is absent, cannot be asked, or would be refused (open_checked says why). One
-    system call: for telling whether a file read before is still there, unchanged."""
+    system call: for telling whether a file read before is still there, unchanged.
+
+    Its owner must be able to read it too, which open would find out: a file made unreadable
+    since it was read (a change of mode, which a key taken while the file had two names, its
+    change time still to come, would not show) is left to open_checked to open, and refuse."""
     try:
         st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
     except OSError:
         return None
-    return st if _file_problem(st, MAX_RECORD_BYTES) is None else None
+    if not st.st_mode & stat.S_IRUSR or _file_problem(st, MAX_RECORD_BYTES) is not None:
+        return None
+    return st
 
 
 def read_fd(fd: int, *, cap: int = MAX_RECORD_BYTES) -> bytes:

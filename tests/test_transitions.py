@@ -430,6 +430,41 @@ class TestRequestCache:
         with pytest.raises(UnreadableRequest, match="symbolic link"):
             channel.status(req.id)
 
+    def test_a_kept_file_made_unreadable_is_opened(
+        self, channel: Channel, server: ServerLock, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """A kept record whose file its owner can no longer read is not taken from its name's
+        status: the file is opened, and open decides (refused with EACCES, unless the reader
+        may read anything). So is one kept while the file still had two names, whose key
+        has no change time to show the change of mode."""
+        req = command(server, text="make test")
+        other = Channel.open(channel.home)
+        seen: list[object] = []
+
+        def read_at_link(step: IoStep) -> None:
+            if step.op is Op.LINK and step.phase is Phase.AFTER:
+                seen.append(other.read(req.id).request)
+
+        opened: list[str] = []
+        open_checked = pending_channel.open_checked
+
+        def counted(dir_fd: int, name: str, **kwargs: object) -> object:
+            opened.append(name)
+            return open_checked(dir_fd, name, **kwargs)  # type: ignore[arg-type]
+
+        name = f"{req.id}.request.json"
+        try:
+            with io_hook(read_at_link):
+                channel.file(req)
+            assert seen == [req]  # kept by other with its change time to come
+            monkeypatch.setattr(pending_channel, "open_checked", counted)
+            (channel.path / name).chmod(0o200)
+            for reader in (other, channel):  # open says: a problem (EACCES), or the file
+                reader.read_group(req.id, kinds=(Kind.COMMAND,))
+            assert opened.count(name) == 2
+        finally:
+            other.close()
+
     def test_a_publication_that_lost_is_not_kept(
         self, channel: Channel, server: ServerLock
     ) -> None:
