@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers import BUILDERS, command, fact, question
@@ -20,6 +21,7 @@ from pending import (
     InvalidId,
     Kind,
     Outcome,
+    Request,
     RequestChanged,
     ServerLock,
     StaleRequest,
@@ -269,6 +271,34 @@ def parsed(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
     return seen
 
 
+@pytest.fixture
+def opened(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every name the channel opens to read from now on."""
+    names: list[str] = []
+    open_checked = pending_channel.open_checked
+
+    def counted(dir_fd: int, name: str, **kwargs: Any) -> Any:
+        names.append(name)
+        return open_checked(dir_fd, name, **kwargs)
+
+    monkeypatch.setattr(pending_channel, "open_checked", counted)
+    return names
+
+
+def filed_read_at_link(channel: Channel, reader: Channel, request: Request) -> list[object]:
+    """File *request* through *channel* while *reader* (the same Channel, or another
+    process's) reads it at its link, the staged name still there; what *reader* read."""
+    seen: list[object] = []
+
+    def read_at_link(step: IoStep) -> None:
+        if step.op is Op.LINK and step.phase is Phase.AFTER:
+            seen.append(reader.read(request.id).request)
+
+    with io_hook(read_at_link):
+        channel.file(request)
+    return seen
+
+
 class TestRequestCache:
     def test_an_edit_in_place_of_the_same_size_is_still_caught(
         self, channel: Channel, server: ServerLock
@@ -315,15 +345,7 @@ class TestRequestCache:
         publish() is done (the staged name not yet removed, the directory not yet synced):
         what it reads then is the record as published, parsed from nothing."""
         req = command(server, text="make test")
-        seen: list[object] = []
-
-        def read_at_link(step: IoStep) -> None:
-            if step.op is Op.LINK and step.phase is Phase.AFTER:
-                seen.append(channel.read(req.id).request)
-
-        with io_hook(read_at_link):
-            channel.file(req)
-        assert seen == [req]
+        assert filed_read_at_link(channel, channel, req) == [req]
         assert parsed == []
         assert channel.read(req.id).request == req  # and once done, by its final identity
         assert parsed == []
@@ -337,15 +359,8 @@ class TestRequestCache:
         ctime: an edit in place after it, to the same size and mtime, is read afresh."""
         req = command(server, text="make test")
         other = Channel.open(channel.home)
-        seen: list[object] = []
-
-        def read_at_link(step: IoStep) -> None:
-            if step.op is Op.LINK and step.phase is Phase.AFTER:
-                seen.append(other.read(req.id).request)
-
         try:
-            with io_hook(read_at_link):
-                channel.file(req)
+            seen = filed_read_at_link(channel, other, req)
             assert seen == [req] and len(parsed) == 1  # read while it had two names
             assert other.read(req.id).request == req
             assert len(parsed) == 1  # its ctime moved since, and nothing was parsed again
@@ -387,20 +402,12 @@ class TestRequestCache:
             once.close()
 
     def test_a_kept_file_is_asked_for_by_name_not_opened(
-        self, channel: Channel, server: ServerLock, monkeypatch: pytest.MonkeyPatch
+        self, channel: Channel, server: ServerLock, opened: list[str]
     ) -> None:
         """Reading a record kept by its file's identity asks for the name's status and opens
         nothing (one system call, not three); one that is not kept is opened and read."""
         req = command(server, text="make test")
         channel.file(req)
-        opened: list[str] = []
-        open_checked = pending_channel.open_checked
-
-        def counted(dir_fd: int, name: str, **kwargs: object) -> object:
-            opened.append(name)
-            return open_checked(dir_fd, name, **kwargs)  # type: ignore[arg-type]
-
-        monkeypatch.setattr(pending_channel, "open_checked", counted)
         assert channel.read_group(req.id, kinds=(Kind.COMMAND,))[0].request == req
         assert f"{req.id}.request.json" not in opened
         other = Channel.open(channel.home)
@@ -431,33 +438,18 @@ class TestRequestCache:
             channel.status(req.id)
 
     def test_a_kept_file_made_unreadable_is_opened(
-        self, channel: Channel, server: ServerLock, monkeypatch: pytest.MonkeyPatch
+        self, channel: Channel, server: ServerLock, opened: list[str]
     ) -> None:
         """A kept record whose file its owner can no longer read is not taken from its name's
         status: the file is opened, and open decides (refused with EACCES, unless the reader
         may read anything). So is one kept while the file still had two names, whose key
         has no change time to show the change of mode."""
         req = command(server, text="make test")
-        other = Channel.open(channel.home)
-        seen: list[object] = []
-
-        def read_at_link(step: IoStep) -> None:
-            if step.op is Op.LINK and step.phase is Phase.AFTER:
-                seen.append(other.read(req.id).request)
-
-        opened: list[str] = []
-        open_checked = pending_channel.open_checked
-
-        def counted(dir_fd: int, name: str, **kwargs: object) -> object:
-            opened.append(name)
-            return open_checked(dir_fd, name, **kwargs)  # type: ignore[arg-type]
-
         name = f"{req.id}.request.json"
+        other = Channel.open(channel.home)
         try:
-            with io_hook(read_at_link):
-                channel.file(req)
-            assert seen == [req]  # kept by other with its change time to come
-            monkeypatch.setattr(pending_channel, "open_checked", counted)
+            assert filed_read_at_link(channel, other, req) == [req]  # its ctime to come
+            opened.clear()
             (channel.path / name).chmod(0o200)
             for reader in (other, channel):  # open says: a problem (EACCES), or the file
                 reader.read_group(req.id, kinds=(Kind.COMMAND,))
