@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 import pexpect
-from helpers import wisp_spawn
+from helpers import pty_run, wisp_spawn
 
 from wisp._text import cell_width
 
@@ -18,16 +18,21 @@ WIDTHS = (40, 80, 200)
 ROWS = 50
 
 
-def spawn(*args: str, cols: int, env: dict[str, str] | None = None, timeout: float = 30) -> Any:
-    """`wisp ARGS` running under a pty *cols* wide (stdin, stdout and stderr all on it)."""
+def _environ(env: dict[str, str] | None) -> dict[str, str]:
+    """This process's environment less what sets a width or turns colour off, and *env*."""
     environ = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "NO_COLOR")}
     environ.update(env or {})
+    return environ
+
+
+def spawn(*args: str, cols: int, env: dict[str, str] | None = None, timeout: float = 30) -> Any:
+    """`wisp ARGS` running under a pty *cols* wide (stdin, stdout and stderr all on it)."""
     return pexpect.spawn(
         *wisp_spawn(*args),
         encoding="utf-8",
         timeout=timeout,
         dimensions=(ROWS, cols),
-        env=environ,
+        env=_environ(env),
     )
 
 
@@ -39,11 +44,9 @@ def run(
 ) -> tuple[int, str]:
     """Run `wisp ARGS` to its end in a pty *cols* wide: (exit code, all it printed, without
     its styling unless *styled*)."""
-    child = spawn(*args, cols=cols, env=env)
-    child.expect(pexpect.EOF)
-    child.close()
-    output = (child.before or "").replace("\r\n", "\n")
-    code = child.exitstatus if child.exitstatus is not None else 128 + (child.signalstatus or 0)
+    code, output = pty_run(
+        *wisp_spawn(*args), env=_environ(env), dimensions=(ROWS, cols), timeout=30
+    )
     return code, output if styled else SGR.sub("", output)
 
 

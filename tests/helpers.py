@@ -352,18 +352,30 @@ class AskingCommand:
 
 def in_terminal(*args: str, timeout: float = 60) -> tuple[int, str]:
     """Run `wisp ARGS` with a real pseudo-terminal as its stdin/stdout, as a person would."""
+    return pty_run(*wisp_spawn(*args), timeout=timeout)
+
+
+def pty_run(
+    program: str,
+    args: list[str],
+    *,
+    env: dict[str, str] | None = None,
+    dimensions: tuple[int, int] = (40, 250),
+    timeout: float = 60,
+) -> tuple[int, str]:
+    """Run *program* ARGS to its end under a pseudo-terminal of *dimensions* (rows, columns):
+    its status (128 + the signal's number if one ended it), and all it printed, its lines
+    ended by "\\n" as written (a pty ends them by CR LF)."""
     import pexpect
 
     child = pexpect.spawn(
-        *wisp_spawn(*args),
-        encoding="utf-8",
-        timeout=timeout,
-        dimensions=(40, 250),
+        program, args, env=env, encoding="utf-8", timeout=timeout, dimensions=dimensions
     )
     child.expect(pexpect.EOF)
     child.close()
     output = (child.before or "").replace("\r\n", "\n")
-    return child.exitstatus, output
+    status = child.exitstatus if child.exitstatus is not None else 128 + (child.signalstatus or 0)
+    return status, output
 
 
 def remove_tree(path: Path, within: float = WAIT_S) -> None:
@@ -429,6 +441,12 @@ if os.environ.get("PROBE_CLI"):
 from wisp.__main__ import run
 run()
 """
+
+
+def probe_env(home: Path, *, cli: bool = False) -> dict[str, str]:
+    """The environment :data:`START_PROBE` runs `wisp` in: WISP_HOME and PATH only, and
+    PROBE_CLI when *cli* (through the CLI's main, as before the program served it)."""
+    return {"WISP_HOME": str(home), "PATH": "/usr/bin:/bin", **({"PROBE_CLI": "1"} if cli else {})}
 
 
 def probed_wisp(

@@ -13,9 +13,8 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-import pexpect
 import pytest
-from helpers import START_PROBE, command, fact
+from helpers import START_PROBE, command, fact, probe_env, pty_run
 
 from pending import Channel, Kind, ServerLock, Via
 from wisp import ApprovalGate, Asker
@@ -26,27 +25,20 @@ CLI_FRAMEWORK = ("typer", "click", "rich")
 def in_a_terminal(home: Path, *args: str, cli: bool = False) -> tuple[int, str, list[str]]:
     """(status, all it printed with its lines joined, the modules loaded) of `wisp ARGS`
     under a pty 200 columns wide; *cli*: through the CLI's main, as before."""
-    env = {"WISP_HOME": str(home), "PATH": "/usr/bin:/bin", **({"PROBE_CLI": "1"} if cli else {})}
-    child = pexpect.spawn(
+    status, output = pty_run(
         sys.executable,
         ["-c", START_PROBE, "wisp", *args],
-        env=env,
-        encoding="utf-8",
-        timeout=60,
+        env=probe_env(home, cli=cli),
         dimensions=(50, 200),
     )
-    child.expect(pexpect.EOF)
-    child.close()
-    output = (child.before or "").replace("\r\n", "\n")
     said, _, probed = output.rpartition("\nPROBED ")
-    status = child.exitstatus if child.exitstatus is not None else 128 + (child.signalstatus or 0)
     return status, " ".join(said.split()), json.loads(probed.splitlines()[0])
 
 
 def streams_apart(home: Path, *args: str, cli: bool = False) -> tuple[int, bytes, bytes]:
     """(status, stdout, stderr without the probe's line) of `wisp ARGS`, its standard input a
     terminal and its standard output and error two pipes, each as written, byte for byte."""
-    env = {"WISP_HOME": str(home), "PATH": "/usr/bin:/bin", **({"PROBE_CLI": "1"} if cli else {})}
+    env = probe_env(home, cli=cli)
     parent, child = os.openpty()
     try:
         done = subprocess.run(
@@ -152,12 +144,11 @@ class TestApproveBeforeTheCli:
         """Standard input not a terminal: refused (exit 2) in the CLI's words, nothing read."""
 
         def run(cli: bool) -> tuple[int, str, str]:
-            env = {"WISP_HOME": str(home), "PATH": "/usr/bin:/bin"}
             done = subprocess.run(
                 [sys.executable, "-c", START_PROBE, "wisp", "approvals", "approve", "deadbeef"],
                 stdin=subprocess.DEVNULL,
                 capture_output=True,
-                env={**env, "PROBE_CLI": "1"} if cli else env,
+                env=probe_env(home, cli=cli),
                 timeout=60,
                 check=False,
             )

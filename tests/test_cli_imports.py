@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import ANSWER_LINE, command
+from helpers import ANSWER_LINE, command, pty_run
 
 from pending import Channel, ServerLock
 
@@ -183,7 +183,6 @@ class TestWhatACommandLoads:
         """`wisp approvals request` files and is answered, and `wisp approvals approve`
         answers in a terminal, without cattrs: their records are written and read on the plain
         path (loading cattrs and building the converter cost each ~20 ms, issue 23)."""
-        import pexpect
 
         env = {**_env(), "WISP_HOME": str(home)}
         asker = subprocess.Popen(
@@ -202,17 +201,9 @@ class TestWhatACommandLoads:
                     break
             else:
                 raise AssertionError(f"no request was filed: {prompt!r}")
-            approver = pexpect.spawn(
-                sys.executable,
-                ["-c", PROBE, "approvals", "approve", asked.group(1)],
-                env=env,
-                encoding="utf-8",
-                timeout=60,
-                dimensions=(40, 250),
+            _, said = pty_run(
+                sys.executable, ["-c", PROBE, "approvals", "approve", asked.group(1)], env=env
             )
-            approver.expect(pexpect.EOF)
-            approver.close()
-            said = (approver.before or "").replace("\r\n", "\n")
             out, err = asker.communicate(timeout=60)
         finally:
             asker.kill()

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import START_PROBE, probed_wisp
+from helpers import START_PROBE, probe_env, probed_wisp
 
 from pending import Scope
 from wisp import GrantStore, current_user
@@ -59,12 +59,11 @@ def bash_event(project: Path, command: str) -> bytes:
 
 def program(home: Path, stdin: bytes, *args: str, cli: bool = False) -> tuple[int, str, str, Any]:
     """(status, stdout, stderr without the probe's line, the modules loaded)."""
-    env = {"WISP_HOME": str(home), "PATH": "/usr/bin:/bin", **({"PROBE_CLI": "1"} if cli else {})}
     done = subprocess.run(
         [sys.executable, "-c", START_PROBE, "wisp", *args],
         input=stdin,
         capture_output=True,
-        env=env,
+        env=probe_env(home, cli=cli),
         timeout=120,
         check=False,
     )
