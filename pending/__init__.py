@@ -110,6 +110,7 @@ _HOMES: dict[str, tuple[str, str]] = {
     "record_time": ("pending._clock", "record_time"),
     "resource_shortage": ("pending._errors", "resource_shortage"),
     "settlement_for": ("pending._state", "settlement_for"),
+    "signals_deferred": ("pending._threads", "signals_deferred"),
     "start_thread": ("pending._threads", "start_thread"),
     "to_json": ("pending._convert", "to_json"),
     "validate_id": ("pending._ids", "validate_id"),
@@ -199,7 +200,7 @@ if _typing.TYPE_CHECKING:
     )
     from pending._subscribe import SUBSCRIBER_BACKLOG, Missed, Subscription, SubscriptionClosed
     from pending._sweep import SETTLED_GRACE_S, SweepAction, SweepStep, plan_sweep
-    from pending._threads import start_thread
+    from pending._threads import signals_deferred, start_thread
     from pending._watch import Event, Transition, Watcher, watching
 
 
@@ -316,6 +317,7 @@ __all__ = [
     "record_time",
     "resource_shortage",
     "settlement_for",
+    "signals_deferred",
     "start_thread",
     "to_json",
     "validate_id",

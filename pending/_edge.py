@@ -8,7 +8,8 @@ overflow), and when a watched directory went away. The backend is chosen here, o
 observation, in this order:
 
 - Linux: watchdog's inotify reader (`InotifyFD`), read straight: each event is handed over on
-  the reader's own thread (see :class:`_InotifyReader`);
+  the reader's own thread (see :class:`_InotifyReader`); or, *pumped*, an inotify instance
+  with no thread, read by whoever waits (see :class:`_PumpedInotify`);
 - elsewhere (or a watchdog without that reader): watchdog's native Observer for the platform;
   on Linux its inotify emitter is subclassed so that an overflow reaches the hints too;
 - where native watching cannot start (no inotify instance or watch left): watchdog's polling
@@ -24,6 +25,7 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import struct
 import threading
 from collections.abc import Callable, Collection
 from enum import StrEnum
@@ -101,6 +103,16 @@ class Observation:
     def healthy(self) -> bool:
         """Whether events still arrive: its threads run and no watched directory went away."""
         raise NotImplementedError
+
+    def fileno(self) -> int | None:
+        """The descriptor that turns readable when events wait to be handed over by
+        :meth:`pump_ready`, for an observation with no thread of its own (*pumped*); None
+        for one whose threads hand them over themselves."""
+        return None
+
+    def pump_ready(self) -> None:
+        """Hand over the events waiting now, on the calling thread (a pumped observation);
+        never blocks. Nothing to do for one whose threads hand them over."""
 
     def is_alive(self) -> bool:
         raise NotImplementedError
@@ -242,6 +254,132 @@ def _tell(hints: WatchHints, signal: Callable[[], None]) -> None:
         signal()
     except Exception as exc:
         hints.on_error(exc)
+
+
+_EVENT_HEADER = struct.Struct("iIII")  # struct inotify_event: wd, mask, cookie, len
+
+
+class _PumpedInotify(Observation):
+    """Linux: an inotify instance with no thread: whoever waits polls :meth:`fileno` and
+    calls :meth:`pump_ready`, which hands each event to the hints on that thread.
+
+    For a process with one waiter at a time (an asker that files and waits, through
+    `Watcher(pumped=True)`): the reader thread's wake-up on every event, and the hand-off
+    from it to the waiter, cost a trip more CPU than handling the event itself (measured:
+    12-18 % of a round trip's, bench/README.md). The same hints, watch mask and overflow
+    path as :class:`_InotifyReader`; watchdog's ctypes bindings create the instance and its
+    watches. Raises ImportError where watchdog has no inotify bindings (not Linux), OSError
+    where no inotify instance or watch is left."""
+
+    backend = Backend.NATIVE
+
+    def __init__(self, paths: Collection[str], hints: WatchHints) -> None:
+        import ctypes
+
+        from watchdog.observers.inotify_c import InotifyConstants, inotify_add_watch, inotify_init
+
+        self.hints = hints
+        self._dirs: dict[int, str] = {}
+        self._lost = False
+        self._closed = False
+        # Held while reading and while closing: a stop from another thread (the watcher's
+        # timer replacing it) never closes the descriptor under a read.
+        self._io = threading.Lock()
+        mask = 0
+        for name in _INOTIFY_MASK_NAMES:
+            mask |= getattr(InotifyConstants, name)
+        self._overflow = InotifyConstants.IN_Q_OVERFLOW
+        self._ignored = InotifyConstants.IN_IGNORED
+        self._is_dir = InotifyConstants.IN_ISDIR
+        self._gone = InotifyConstants.IN_DELETE | InotifyConstants.IN_MOVED_FROM
+        fd = inotify_init()
+        if fd < 0:
+            err = ctypes.get_errno()
+            raise OSError(err, os.strerror(err))
+        self._fd = fd
+        try:
+            os.set_inheritable(fd, False)
+            os.set_blocking(fd, False)  # pump_ready reads what is there, never waits
+            for path in paths:
+                wd = inotify_add_watch(fd, os.fsencode(path), mask)
+                if wd < 0:
+                    err = ctypes.get_errno()
+                    raise OSError(err, os.strerror(err), path)
+                self._dirs[wd] = path
+        except BaseException:
+            self.stop()
+            raise
+
+    def fileno(self) -> int | None:
+        return self._fd
+
+    def pump_ready(self) -> None:
+        with self._io:
+            if self._closed:
+                return
+            chunks = []
+            while True:
+                try:
+                    chunk = os.read(self._fd, 65536)
+                except BlockingIOError:
+                    break
+                except OSError as exc:
+                    self.hints.on_error(exc)
+                    break
+                if not chunk:
+                    break
+                chunks.append(chunk)
+        for chunk in chunks:
+            self._dispatch_buffer(chunk)
+
+    def _dispatch_buffer(self, buffer: bytes) -> None:
+        at, end = 0, len(buffer)
+        while at + _EVENT_HEADER.size <= end:
+            wd, mask, _cookie, length = _EVENT_HEADER.unpack_from(buffer, at)
+            at += _EVENT_HEADER.size
+            name = buffer[at : at + length].rstrip(b"\0")
+            at += length
+            self._dispatch(wd, mask, name)
+
+    def _dispatch(self, wd: int, mask: int, name: bytes) -> None:
+        """One event, as watchdog's reader hands it over (never raises into the pump)."""
+        if mask & self._overflow:
+            _tell(self.hints, self.hints.on_overflow)
+            return
+        directory = self._dirs.get(wd)
+        if directory is None:
+            return
+        if mask & self._ignored:  # its watch is gone: the directory went away
+            if not self._closed:
+                self._lost = True
+                _tell(self.hints, self.hints.on_lost)
+            return
+        if not name:  # the directory itself (IN_DELETE_SELF; IN_IGNORED follows)
+            return
+        hints = self.hints
+        try:
+            hints.on_change(
+                os.path.join(directory, os.fsdecode(name)),
+                bool(mask & self._is_dir),
+                bool(mask & self._gone),
+            )
+        except Exception as exc:
+            hints.on_error(exc)
+
+    def healthy(self) -> bool:
+        return not self._closed and not self._lost
+
+    def is_alive(self) -> bool:
+        return not self._closed
+
+    def stop(self) -> None:
+        with self._io:
+            if not self._closed:
+                self._closed = True
+                os.close(self._fd)  # its watches go with it
+
+    def join(self, timeout: float | None = None) -> None:
+        return None
 
 
 # --- watchdog's Observers: native for the platform, or polling -------------------------------
@@ -386,11 +524,15 @@ def _platform_observer(on_overflow: Callable[[], None]) -> BaseObserver:
         return observer  # type: ignore[no-any-return]
 
 
-def native_observation(paths: Collection[str], hints: WatchHints) -> Observation:
-    """Native watching of *paths*: the inotify reader on Linux, else watchdog's Observer.
-    Raises OSError where it cannot start (no inotify instance or watch left)."""
+def native_observation(
+    paths: Collection[str], hints: WatchHints, *, pumped: bool = False
+) -> Observation:
+    """Native watching of *paths*: the inotify reader on Linux (*pumped*: with no thread, see
+    :class:`_PumpedInotify`), else watchdog's Observer, whose threads hand events over
+    themselves whatever *pumped* says. Raises OSError where it cannot start (no inotify
+    instance or watch left)."""
     try:
-        return _InotifyReader(paths, hints)
+        return _PumpedInotify(paths, hints) if pumped else _InotifyReader(paths, hints)
     except ImportError:
         return observer_observation(paths, hints)
 
@@ -418,14 +560,17 @@ def observe(
     backend: Backend | str = Backend.AUTO,
     polling_interval_s: float = POLLING_INTERVAL_S,
     on_fallback: Callable[[str], None] | None = None,
+    pumped: bool = False,
 ) -> Observation:
     """Start observing *paths* (directories, non-recursively) for *hints*: natively unless
     *backend* says polling; where native watching cannot start, by polling (unless *backend*
-    says native: then the OSError is raised), telling *on_fallback* why, once."""
+    says native: then the OSError is raised), telling *on_fallback* why, once. *pumped*: on
+    Linux natively, no thread reads the events (the caller pumps them: see
+    :meth:`Observation.fileno`); the polling observer keeps its threads."""
     wanted = Backend(backend)
     if wanted is not Backend.POLLING:
         try:
-            return native_observation(paths, hints)
+            return native_observation(paths, hints, pumped=pumped)
         except OSError as exc:
             if wanted is Backend.NATIVE:
                 raise
@@ -443,6 +588,9 @@ def inject_overflow(observation: Observation) -> None:
     Raises RuntimeError for a backend with no inotify instance (polling cannot overflow)."""
     from watchdog.observers.inotify_c import InotifyConstants, InotifyEvent, WatchDescriptor
 
+    if isinstance(observation, _PumpedInotify):
+        observation._dispatch(-1, InotifyConstants.IN_Q_OVERFLOW, b"")
+        return
     inotify_fd = getattr(observation, "inotify_fd", None)
     if inotify_fd is None:
         raise RuntimeError(f"the observation is not on inotify ({observation.backend})")

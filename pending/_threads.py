@@ -5,7 +5,9 @@ process (Ctrl-C at a terminal, `kill PID`) to any one of its threads that does n
 Taken by another thread, the signal only marks the handler as due; a main thread asleep in a
 wait (an asker's lasts the request's whole timeout) is not woken, and Ctrl-C seems to do
 nothing until something else wakes it. So every thread the channel and wisp start blocks
-these signals, and the kernel can give them to the main thread alone.
+these signals, and the kernel can give them to the main thread alone. And where the main
+thread itself does what must not be cut short (a waiter that settles what it reads), it
+defers them for that long (:func:`signals_deferred`).
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ import signal
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from types import FrameType
+from typing import Any
 
 # The signals a person or a supervisor ends a process with.
 MAIN_THREAD_SIGNALS = frozenset({signal.SIGINT, signal.SIGTERM, signal.SIGHUP})
@@ -36,3 +40,35 @@ def start_thread(thread: threading.Thread) -> None:
     """Start *thread* blocking MAIN_THREAD_SIGNALS (see :func:`signals_left_to_main`)."""
     with signals_left_to_main():
         thread.start()
+
+
+@contextmanager
+def signals_deferred() -> Iterator[None]:
+    """On the main thread, MAIN_THREAD_SIGNALS that come while inside wait until it ends, and
+    act then (each raised again, once, after the handlers are back): a Ctrl-C or SIGTERM
+    raised as an exception can then never cut short what is done inside (an answer settled
+    but not recorded, a transition known but not emitted). Elsewhere it does nothing: Python
+    runs signal handlers on the main thread only. A signal ignored, or handled outside
+    Python, is left as it is. Costs six `sigaction` calls."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+
+    def note(signum: int, frame: FrameType | None) -> None:
+        if signum not in caught:
+            caught.append(signum)
+
+    previous: dict[signal.Signals, Any] = {}
+    try:
+        for each in MAIN_THREAD_SIGNALS:
+            handler = signal.getsignal(each)
+            if handler is None or handler is signal.SIG_IGN:
+                continue
+            previous[each] = signal.signal(each, note)
+        yield
+    finally:
+        for each, handler in previous.items():
+            signal.signal(each, handler)
+        for signum in caught:
+            signal.raise_signal(signum)

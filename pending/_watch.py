@@ -11,8 +11,11 @@ are re-checked on a slow timer; a clean stop (its lock file removed) is seen at 
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import math
 import os
+import select
 import threading
 from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
@@ -84,6 +87,12 @@ def _event_of(status: Status) -> Event:
     return _EVENT_BY_STATE[status.state]
 
 
+def _poll_ms(timeout_s: float | None) -> int | None:
+    """*timeout_s* as poll(2) takes it: milliseconds, rounded up (rounded down, a wait for
+    the last fraction of a millisecond would return at once, over and over)."""
+    return None if timeout_s is None else max(0, math.ceil(timeout_s * 1000))
+
+
 def _rank(status: Status) -> int:
     if status.state is State.SETTLED:
         return 3
@@ -108,12 +117,31 @@ class Watcher:
         polling_interval_s: float = POLLING_INTERVAL_S,
         on_warning: Callable[[str], None] | None = None,
         only: Callable[[str], bool] | None = None,
+        pumped: bool = False,
     ) -> None:
         """*only*, if given, picks the request IDs to follow: events, scans and re-checks of
         any other ID are ignored without reading it (an asker follows its own requests only:
-        it would otherwise re-read every other process's request on every event)."""
+        it would otherwise re-read every other process's request on every event).
+
+        *pumped*: no thread of the watcher's own reads the events (natively, on Linux):
+        whoever waits calls :meth:`pump`, which reads them and emits what they change on
+        the calling thread, for a program with one waiter at a time (an asker that files
+        and waits). Events that come while nobody pumps wait in the kernel (an overflow is
+        a rescan, as ever). The liveness timer keeps its thread, and so does the polling
+        backend; a transition emitted on one of them wakes the pump (:meth:`wake`)."""
         self.channel = channel
         self._only = only
+        self.pumped = pumped
+        # pump() is one caller at a time; wake() writes a byte to the pipe it polls beside
+        # the observation's descriptor, made at start() and closed at stop().
+        self._pump_lock = threading.RLock()
+        self._pumper: int | None = None  # the thread handing events over in pump(), if any
+        self._wake_lock = threading.Lock()
+        self._wake_fds: tuple[int, int] | None = None
+        # Under _wake_lock: a pump is asleep in poll (a wake writes to the pipe), or a wake
+        # came while none was (the next pump returns at once: no byte written, none read).
+        self._polling = False
+        self._woken = False
         self.requested_backend = Backend(backend)
         self.backend: Backend | None = None  # the one in use, once started
         self._liveness_recheck_s = liveness_recheck_s
@@ -151,6 +179,8 @@ class Watcher:
     # --- lifecycle -----------------------------------------------------------------------
 
     def start(self) -> Watcher:
+        if self.pumped:
+            self._wake_fds = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
         self._observer = self._start_observer()
         with self._lock:
             self._scan(emit=False)
@@ -161,11 +191,18 @@ class Watcher:
     def stop(self) -> None:
         self._stop.set()
         self._wake.set()
+        self.wake()  # a pump under way returns
         if self._observer is not None:
             self._observer.stop()
             self._observer = None
         if self._timer is not None and self._timer is not threading.current_thread():
             self._timer.join()
+        if self._wake_fds is not None:
+            with self._pump_lock, self._wake_lock:
+                if self._wake_fds is not None:
+                    for fd in self._wake_fds:
+                        os.close(fd)
+                    self._wake_fds = None
         with self._lock:
             for subscription in self._subscribers:
                 subscription.close()
@@ -187,9 +224,69 @@ class Watcher:
             backend=self.requested_backend,
             polling_interval_s=self._polling_interval_s,
             on_fallback=self._on_warning,
+            pumped=self.pumped,
         )
         self.backend = observation.backend
         return observation
+
+    # --- pumping (a pumped watcher) ------------------------------------------------------
+
+    def pump(self, timeout_s: float | None = None) -> bool:
+        """Wait until events come, :meth:`wake` is called or *timeout_s* passes (None: no
+        limit), then hand over the events waiting, emitting what they change on this thread,
+        and return True (a pumped watcher; on any other it only waits to be woken); False at
+        once when the watcher is stopped. The caller looks at what it waits for and pumps
+        again. A pump cut short while it hands events
+        over (a Ctrl-C raised in it) has the timer rescan: what those events changed is
+        emitted all the same."""
+        with self._pump_lock:
+            wake_fds = self._wake_fds
+            if self._stop.is_set() or wake_fds is None:
+                return False
+            with self._wake_lock:
+                if self._woken:  # woken while nobody pumped: hand over what is there, no wait
+                    self._woken = False
+                    timeout_s = 0
+                self._polling = True
+            observer = self._observer
+            # A stopped observation (the timer replacing it) is not polled: its descriptor
+            # is closed, and would read as ready at once, again and again.
+            fd = observer.fileno() if observer is not None and observer.is_alive() else None
+            poller = select.poll()
+            poller.register(wake_fds[0], select.POLLIN)
+            if fd is not None:
+                poller.register(fd, select.POLLIN)
+            try:
+                ready = [f for f, _ in poller.poll(_poll_ms(timeout_s))]
+            finally:
+                with self._wake_lock:
+                    self._polling = self._woken = False
+            if wake_fds[0] in ready:
+                with contextlib.suppress(OSError):
+                    os.read(wake_fds[0], 512)
+            if fd is not None and fd in ready and observer is not None:
+                self._pumper = threading.get_ident()
+                try:
+                    observer.pump_ready()
+                except BaseException:
+                    # Cut short (a Ctrl-C raised here): events read and not handed over
+                    # are lost to it, so the timer rescans, and emits what they changed.
+                    self.request_rescan("handing events over was cut short")
+                    raise
+                finally:
+                    self._pumper = None
+            return True
+
+    def wake(self) -> None:
+        """End a :meth:`pump` under way now (or the next one at once); any thread may."""
+        with self._wake_lock:
+            if self._wake_fds is None:
+                return
+            if not self._polling:
+                self._woken = True
+                return
+            with contextlib.suppress(OSError):  # full: a wake is there already
+                os.write(self._wake_fds[1], b"\0")
 
     # --- subscribing ---------------------------------------------------------------------
 
@@ -278,6 +375,8 @@ class Watcher:
             accept = self._accept.get(subscription)
             if accept is None or accept(transition):
                 subscription.put(transition)
+        if self.pumped and self._pumper != threading.get_ident():
+            self.wake()  # emitted on the timer's or a polling thread: the waiter looks
 
     def _refresh(
         self,
@@ -413,6 +512,7 @@ class Watcher:
             self._on_warning("the file watcher stopped; restarted it and rescanned")
             observer.stop()
             self._observer = self._start_observer()
+            self.wake()  # a pump polls the new observation's descriptor from now on
             self._rescan_reason = self._rescan_reason or "observer restarted"
         if self._rescan_reason is not None:
             reason, self._rescan_reason = self._rescan_reason, None

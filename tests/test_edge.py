@@ -1,5 +1,6 @@
 """The watchdog edge's contract (`pending.observe`), one suite run against every backend:
-watchdog's inotify reader read straight, watchdog's inotify Observer, and its polling observer.
+watchdog's inotify reader read straight, the pumped inotify instance (read here by a thread
+of the test's, as a waiter reads it), watchdog's inotify Observer, and its polling observer.
 
 As watchdog's own tests do, each test makes a real change in a real directory and waits (with
 a deadline) for the hint it must give. A native backend that cannot start here (every inotify
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import os
+import select
 import subprocess
 import sys
 import threading
@@ -79,8 +81,48 @@ class Heard:
 
 Start = Callable[[list[str], WatchHints], Observation]
 
+
+class Pumping(Observation):
+    """A pumped observation (no thread of its own), read as a waiter reads it: a thread that
+    polls its descriptor and hands the events over, until stopped."""
+
+    def __init__(self, paths: list[str], hints: WatchHints) -> None:
+        self.pumped = native_observation(paths, hints, pumped=True)
+        self.backend = self.pumped.backend
+        self.hints = hints
+        self._stop_r, self._stop_w = os.pipe()
+        self._thread = threading.Thread(target=self._pump, name="test-pump", daemon=True)
+        self._thread.start()
+
+    def _pump(self) -> None:
+        fd = self.pumped.fileno()
+        assert fd is not None, "a pumped observation has a descriptor to poll"
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        poller.register(self._stop_r, select.POLLIN)
+        while True:
+            ready = [f for f, _ in poller.poll()]
+            if self._stop_r in ready:
+                return
+            self.pumped.pump_ready()
+
+    def healthy(self) -> bool:
+        return self.pumped.healthy()
+
+    def is_alive(self) -> bool:
+        return self.pumped.is_alive()
+
+    def stop(self) -> None:
+        os.write(self._stop_w, b"!")
+        self._thread.join()
+        self.pumped.stop()
+        os.close(self._stop_r)
+        os.close(self._stop_w)
+
+
 BACKENDS: dict[str, Start] = {
     "inotify-reader": native_observation,
+    "inotify-pumped": Pumping,
     "inotify-observer": observer_observation,
     "polling": lambda paths, hints: polling_observation(paths, hints, POLL_S),
 }
@@ -204,7 +246,7 @@ class TestObservation:
             with pytest.raises(RuntimeError):
                 inject_overflow(observation)
             pytest.skip("a polling snapshot cannot overflow")
-        inject_overflow(observation)
+        inject_overflow(observation.pumped if isinstance(observation, Pumping) else observation)
         wait_until(lambda: heard.overflows >= 1, what="the overflow")
         assert observation.healthy()
         (watched / "later.json").write_text("{}")
@@ -260,6 +302,48 @@ class TestObservation:
                 lambda: {str(first / "a.json"), str(second / "b.json")} <= set(paths),
                 what="both",
             )
+        finally:
+            running.stop()
+
+
+class TestPumpedObservation:
+    def test_it_starts_no_thread_and_hands_events_over_to_its_caller(
+        self, watched: Path, heard: Heard
+    ) -> None:
+        """Pumped, an inotify observation starts no thread: nothing is handed over until its
+        descriptor is readable and the caller pumps, and then on the caller's thread; a pump
+        with nothing waiting returns at once (it never blocks)."""
+        before = set(threading.enumerate())
+        try:
+            running = native_observation([str(watched)], heard.hints(), pumped=True)
+        except OSError as exc:  # inotify exhausted by other processes: not this code's fault
+            pytest.skip(f"native watching is unavailable here: {exc.strerror or exc}")
+        try:
+            assert set(threading.enumerate()) == before
+            fd = running.fileno()
+            assert fd is not None
+            running.pump_ready()  # nothing there: returns
+            (watched / "a.json").write_text("{}")
+            poller = select.poll()
+            poller.register(fd, select.POLLIN)
+            assert poller.poll(10_000), "the descriptor turns readable"
+            assert heard.changes == []  # nothing until it is pumped
+            running.pump_ready()
+            assert heard.saw("a.json") and heard.threads == {threading.current_thread()}
+        finally:
+            running.stop()
+        assert not running.is_alive()
+        running.pump_ready()  # stopped: nothing read, nothing raised
+
+    def test_a_threaded_backend_has_nothing_to_pump(self, watched: Path, heard: Heard) -> None:
+        """The polling observer keeps its threads when asked for a pumped observation: it has
+        no descriptor to poll, and pumping it is nothing."""
+        running = observe([str(watched)], heard.hints(), backend=Backend.POLLING, pumped=True)
+        try:
+            assert running.fileno() is None
+            running.pump_ready()
+            (watched / "a.json").write_text("{}")
+            wait_until(lambda: heard.saw("a.json"), what="the polling thread's hint")
         finally:
             running.stop()
 

@@ -1,4 +1,6 @@
-"""The watcher's contract, one suite run against both backends: inotify and polling."""
+"""The watcher's contract, one suite run against both backends, inotify and polling, each
+with the watcher's own threads reading the events and pumped (read by a thread of the test's,
+as a waiter reads them)."""
 
 from __future__ import annotations
 
@@ -8,7 +10,8 @@ import os
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -52,11 +55,29 @@ def backend(request: pytest.FixtureRequest) -> Backend:
     return request.param  # type: ignore[no-any-return]
 
 
-@pytest.fixture
-def watcher(channel: Channel, backend: Backend) -> Iterator[Watcher]:
-    with Watcher(channel, backend=backend, **FAST) as w:
+@pytest.fixture(params=[False, True], ids=["threaded", "pumped"])
+def watcher(
+    channel: Channel, backend: Backend, request: pytest.FixtureRequest
+) -> Iterator[Watcher]:
+    pumped: bool = request.param
+    with Watcher(channel, backend=backend, pumped=pumped, **FAST) as w:
         assert w.backend is backend
-        yield w
+        if not pumped:
+            yield w
+            return
+        pumping = threading.Thread(target=pump_until_stopped, args=(w,), daemon=True)
+        pumping.start()
+        try:
+            yield w
+        finally:
+            w.stop()
+            pumping.join()
+
+
+def pump_until_stopped(watcher: Watcher) -> None:
+    """What a waiter does with a pumped watcher, for as long as it runs."""
+    while watcher.pump():
+        pass
 
 
 class TestContract:
@@ -638,3 +659,112 @@ class TestRecheckingOnlyWhatIsOpen:
             (channel.path / f"{kept.id}.fact.json").unlink()
             wait_until(lambda: watcher.status(kept.id) is None, what="removed")
             assert set(watcher._open) == open_ids() == set()
+
+
+def pumped_until(watcher: Watcher, done: Callable[[], object], what: str) -> None:
+    """Pump *watcher* on this thread until *done*, within a bounded deadline."""
+    deadline = time.monotonic() + 30
+    while not done():
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise AssertionError(f"timed out pumping for {what}")
+        watcher.pump(remaining)
+
+
+@pytest.mark.usefixtures("native_watching")
+class TestPumped:
+    def test_events_are_read_by_the_pumping_thread_and_no_reader_starts(
+        self, channel: Channel
+    ) -> None:
+        """Pumped, a watcher starts one thread (its liveness timer), no inotify reader: the
+        events wait until the caller pumps, and are handed over, and emitted, on its thread."""
+        before = set(threading.enumerate())
+        with Watcher(channel, backend=Backend.NATIVE, pumped=True) as watcher:
+            added = set(threading.enumerate()) - before
+            assert [t.name for t in added] == ["pending-liveness"]
+            emitted_on: list[threading.Thread] = []
+            sub, _ = watcher.subscribe(
+                accept=lambda t: emitted_on.append(threading.current_thread()) or True
+            )
+            with channel.server() as lock:
+                req = command(lock)
+                channel.file(req)
+                assert sub.get(timeout=0.3) is None  # nobody pumped: nothing handed over
+                pumped_until(watcher, lambda: watcher.status(req.id) is not None, "filed")
+                assert events([sub.get(timeout=0)]) == [("filed", req.id)]
+            assert emitted_on == [threading.current_thread()]
+
+    def test_a_wake_ends_a_pump_and_one_before_it_ends_the_next(self, channel: Channel) -> None:
+        """wake() from another thread ends a pump under way with no time limit; a wake that
+        comes while nobody pumps ends the next pump at once; a stopped watcher's pump
+        returns False."""
+        with Watcher(channel, backend=Backend.NATIVE, pumped=True) as watcher:
+            timer = threading.Timer(0.2, watcher.wake)
+            timer.start()
+            try:
+                assert watcher.pump(None) is True  # returns: woken
+            finally:
+                timer.join()
+            watcher.wake()
+            started = time.monotonic()
+            assert watcher.pump(60) is True
+            assert time.monotonic() - started < 30  # at once (a wide margin)
+        assert watcher.pump(60) is False
+
+    def test_a_stop_from_another_thread_ends_a_pump(self, channel: Channel) -> None:
+        """A pump under way with no time limit returns once another thread stops the
+        watcher, and every pump after returns False."""
+        watcher = Watcher(channel, backend=Backend.NATIVE, pumped=True).start()
+        results: list[bool] = []
+        pumping = threading.Thread(target=lambda: results.append(watcher.pump(None)))
+        pumping.start()
+        watcher.stop()
+        pumping.join(30)
+        assert not pumping.is_alive() and len(results) == 1
+        assert watcher.pump(None) is False
+
+    def test_a_transition_the_timer_emits_wakes_the_pump(self, channel: Channel) -> None:
+        """A server killed makes no file event: the liveness timer finds it and emits `stale`
+        on its own thread, which wakes a pump waiting with no time limit (were it not woken,
+        the pumping thread would wait for good, and the test's deadline would pass)."""
+        with Watcher(channel, backend=Backend.NATIVE, pumped=True, liveness_recheck_s=0.2) as w:
+            sub, _ = w.subscribe()
+            child = Asker(channel.home, "command")
+            (cmd,) = child.filed()
+            got: list[Transition] = []
+
+            def pump_until_stale() -> None:
+                while not any(t.event is Event.STALE for t in got) and w.pump(None):
+                    got.extend(iter(lambda: sub.get(timeout=0), None))
+
+            pumping = threading.Thread(target=pump_until_stale, daemon=True)
+            pumping.start()
+            wait_until(lambda: ("filed", cmd) in events(got), what="filed")
+            child.kill()
+            pumping.join(30)
+            assert not pumping.is_alive(), "the pump was not woken by the timer's transition"
+            assert events(got) == [("filed", cmd), ("stale", cmd)]
+
+    def test_an_observer_replaced_is_pumped_from_then_on(self, channel: Channel) -> None:
+        """The observation stopped under it (as when its directory goes): the timer replaces
+        it and wakes the pump, which reads the new one's events from then on."""
+        with Watcher(
+            channel, backend=Backend.NATIVE, pumped=True, liveness_recheck_s=0.1
+        ) as watcher:
+            warnings: list[str] = []
+            watcher._on_warning = warnings.append
+            observer = watcher._observer
+            assert observer is not None
+            observer.stop()
+            with channel.server() as lock:
+                req = fact(lock)
+                channel.file(req)
+                pumped_until(watcher, lambda: watcher.status(req.id) is not None, "the rescan")
+                assert watcher._observer is not observer
+                assert any("restarted" in w for w in warnings)
+                channel.answer(req.id, "drop", kind=Kind.FACT, via="cli")
+                pumped_until(
+                    watcher,
+                    lambda: (s := watcher.status(req.id)) is not None and s.answer is not None,
+                    "the answer, read through the new observation",
+                )

@@ -1,0 +1,78 @@
+"""pending._threads: the main thread's ending signals, deferred where what is done must not be
+cut short (a pumped asker's settle)."""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Iterator
+from types import FrameType
+
+import pytest
+
+from pending import signals_deferred
+
+
+@pytest.fixture
+def handled() -> Iterator[list[int]]:
+    """SIGTERM and SIGHUP handled in Python for the test (noted), as they were after."""
+    seen: list[int] = []
+
+    def note(signum: int, frame: FrameType | None) -> None:
+        seen.append(signum)
+
+    previous = {each: signal.signal(each, note) for each in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield seen
+    finally:
+        for each, handler in previous.items():
+            signal.signal(each, handler)
+
+
+class TestSignalsDeferred:
+    def test_a_ctrl_c_inside_is_raised_once_it_ends(self) -> None:
+        """Ctrl-C inside the block does not cut it short: KeyboardInterrupt comes as it ends,
+        and the default handler is back."""
+        done: list[str] = []
+        with pytest.raises(KeyboardInterrupt), signals_deferred():
+            signal.raise_signal(signal.SIGINT)
+            done.append("the rest of the block")
+        assert done == ["the rest of the block"]
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+    def test_each_signal_acts_once_after_in_its_own_handler(self, handled: list[int]) -> None:
+        """SIGTERM twice and SIGHUP inside: each handler runs after the block, once a signal,
+        as a pending signal is delivered once; the handlers are as they were."""
+        with signals_deferred():
+            signal.raise_signal(signal.SIGTERM)
+            signal.raise_signal(signal.SIGTERM)
+            signal.raise_signal(signal.SIGHUP)
+            assert handled == []
+        assert sorted(handled) == sorted([signal.SIGTERM, signal.SIGHUP])
+        assert signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL
+
+    def test_an_ignored_signal_stays_ignored(self) -> None:
+        """A signal the process ignores is left alone: nothing is raised after."""
+        previous = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+        try:
+            with signals_deferred():
+                assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+                signal.raise_signal(signal.SIGHUP)
+            assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+        finally:
+            signal.signal(signal.SIGHUP, previous)
+
+    def test_off_the_main_thread_it_changes_nothing(self, handled: list[int]) -> None:
+        """On another thread (where Python never runs a handler) it neither changes the
+        handlers nor holds anything back."""
+        seen: list[object] = []
+
+        def run() -> None:
+            with signals_deferred():
+                seen.append(signal.getsignal(signal.SIGTERM))
+
+        before = signal.getsignal(signal.SIGTERM)
+        thread = threading.Thread(target=run)
+        thread.start()
+        thread.join(10)
+        assert seen == [before]
