@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -14,19 +16,23 @@ from typing import Any
 import pytest
 from helpers import audit_records, wait_until
 
-from pending import Channel, Outcome, Request, Scope, State, binding_digest, to_json
+from pending import Channel, Kind, Outcome, Request, Scope, State, binding_digest, to_json
 from pending._json import dumps_record
+from pending.testing import Fault, Op, io_hook, raise_at
 from wisp._asking import Asker
-from wisp._deadlines import Deadlines
+from wisp._deadlines import Cancel, Deadlines
 from wisp.kinds.command_gate import Approval, ApprovalGate, ApprovalOutcome
+from wisp.kinds.fact_keeper import FactKeeper
 from wisp.kinds.question_gate import QuestionAsker, ReplyOutcome
+from wisp.stores.facts import FactStore
 from wisp.stores.grants import GrantsError, GrantStore, project_of
 from wisp.stores.jsonstore import StoreError
 
 
-@pytest.fixture
-def asker(channel: Channel) -> Iterator[Asker]:
-    with Asker(channel, entry_point="approvals") as a:
+@pytest.fixture(params=[False, True], ids=["threaded", "pumped"])
+def asker(channel: Channel, request: pytest.FixtureRequest) -> Iterator[Asker]:
+    """An asker settling on a thread of its own, and one whose waits read and settle."""
+    with Asker(channel, entry_point="approvals", pumped=request.param) as a:
         yield a
 
 
@@ -460,18 +466,18 @@ class TestFollowing:
     def test_a_transition_that_decides_nothing_is_not_read_again(
         self, asker: Asker, channel: Channel
     ) -> None:
-        """The asker's settler re-reads a request's files when the watcher reports an answer
-        or an outcome, not when it reports the request filed (the watcher has just read it,
-        and nothing is in its slot); answered, it is read and settled as ever."""
+        """The asker's settler (its thread, or a pumped asker's wait) re-reads a request's
+        files when the watcher reports an answer or an outcome, not when it reports the
+        request filed (the watcher has just read it, and nothing is in its slot); answered,
+        it is read and settled as ever."""
         settler_reads: list[str] = []
-        read_group = channel.read_group
+        settle_if_ended = asker._settle_if_ended
 
-        def spy(request_id: str, names: object = None, kinds: object = None) -> object:
-            if threading.current_thread().name == "asker-settle":
-                settler_reads.append(request_id)
-            return read_group(request_id, names, kinds)  # type: ignore[arg-type]
+        def spy(request_id: str) -> None:
+            settler_reads.append(request_id)
+            settle_if_ended(request_id)
 
-        channel.read_group = spy  # type: ignore[method-assign]
+        asker._settle_if_ended = spy  # type: ignore[method-assign]
         gate = ApprovalGate(asker, timeout_s=30)
         request = gate.file("make deploy", "/")
         wait_until(lambda: asker.watcher.status(request.id) is not None, what="filed seen")
@@ -512,3 +518,116 @@ class TestFollowing:
         assert later.outcome == "answered"
         assert [q for q in queued if q[1] == request_id] in ([], [("answered", request_id)])
         assert {event for event, _ in queued} <= {"answered"}
+
+
+@pytest.fixture
+def pumped(channel: Channel) -> Iterator[Asker]:
+    with Asker(channel, entry_point="approvals", pumped=True) as a:
+        yield a
+
+
+class TestPumped:
+    def test_the_wait_reads_and_settles_with_no_thread_of_its_own(
+        self, pumped: Asker, channel: Channel
+    ) -> None:
+        """A pumped asker's wait reads the answer's event and settles it on the waiting
+        thread: besides its deadlines and the watcher's liveness timer, no thread starts
+        (no inotify reader, no settler)."""
+        before = set(threading.enumerate())
+        gate = ApprovalGate(pumped, timeout_s=30)
+        approval = ask(gate, channel, "once")
+        assert approval.approved and approval.outcome == "answered"
+        started = {t.name for t in set(threading.enumerate()) - before if t.is_alive()}
+        assert started == {"asker-deadlines", "pending-liveness"}, started
+        status = channel.status(approval.request_id)  # type: ignore[arg-type]
+        assert status.outcome is Outcome.ANSWERED
+
+    def test_a_deadline_passing_wakes_the_wait(self, pumped: Asker, channel: Channel) -> None:
+        """The deadline is kept on the deadlines thread, which records the time-out and
+        wakes the wait asleep in poll(2): it returns timed out, not at its own limit."""
+        gate = ApprovalGate(pumped, timeout_s=30)
+        request = gate.file("make deploy", "/", timeout_s=0.2)
+        started = time.monotonic()
+        ending = pumped.wait(request.id, 60)
+        assert ending is not None and ending.outcome is Outcome.TIMED_OUT
+        assert time.monotonic() - started < 30  # woken, long before its limit (wide margin)
+
+    def test_an_ending_that_makes_no_file_event_wakes_the_wait(
+        self, pumped: Asker, channel: Channel
+    ) -> None:
+        """The deadline passes and its `timed-out` cannot be written (a failing disk): the
+        deadlines thread ends the request unrecorded, which makes no file event, and only
+        its wake ends the wait asleep in poll(2): it returns timed out, saying so."""
+        gate = ApprovalGate(pumped, timeout_s=30)
+        request = gate.file("make deploy", "/", timeout_s=0.2)
+        started = time.monotonic()
+        failing = Fault(op=Op.CREATE, suffix=".answer.json", nth=None)
+        with io_hook(raise_at(failing, errno.EIO)):
+            ending = pumped.wait(request.id, 60)
+        assert ending is not None and ending.outcome is Outcome.TIMED_OUT
+        assert ending.reason is not None and "could not be recorded" in ending.reason
+        assert time.monotonic() - started < 30  # woken, long before its limit (wide margin)
+
+    def test_two_threads_waiting_each_get_their_ending(
+        self, pumped: Asker, channel: Channel
+    ) -> None:
+        """Two threads wait on a pumped asker at once (one pumps, the other sleeps on the
+        asker's condition and takes over when the first is done): each gets its own
+        request's ending, in whichever order the answers come."""
+        gate = ApprovalGate(pumped, timeout_s=30)
+        first, second = gate.file("make first", "/"), gate.file("make second", "/")
+        endings: dict[str, Outcome] = {}
+
+        def wait(request: Request) -> None:
+            ending = pumped.wait(request.id, 60)
+            if ending is not None:
+                endings[request.id] = ending.outcome
+
+        waiters = [threading.Thread(target=wait, args=(r,)) for r in (first, second)]
+        for waiter in waiters:
+            waiter.start()
+        channel.answer(second.id, "once", kind=second.kind, via="cli")
+        waiters[1].join(30)
+        assert endings == {second.id: Outcome.ANSWERED}
+        channel.answer(first.id, "no", kind=first.kind, via="cli")
+        waiters[0].join(30)
+        assert endings == {second.id: Outcome.ANSWERED, first.id: Outcome.ANSWERED}
+
+    def test_a_cancel_from_another_thread_wakes_the_wait(
+        self, pumped: Asker, channel: Channel
+    ) -> None:
+        """Cancel() from another thread (the hook's, when its harness goes) ends a wait with
+        no time limit at once; the request keeps waiting."""
+        gate = ApprovalGate(pumped, timeout_s=30)
+        request = gate.file("make deploy", "/")
+        cancel = Cancel()
+        timer = threading.Timer(0.2, cancel.cancel)
+        timer.start()
+        try:
+            assert pumped.wait(request.id, None, cancel=cancel) is None
+        finally:
+            timer.join()
+        assert channel.status(request.id).state is State.FILED
+
+    def test_an_answer_that_came_is_applied_not_handed_over(self, channel: Channel) -> None:
+        """A fact request filed by a pumped asker and answered `keep` while nobody waits:
+        handing the asker's facts over (as `wisp facts request` does as it ends) reads the
+        events already there first, so the answer is applied here, as the settler thread
+        would have applied it, and the request is not handed over."""
+        with Asker(channel, entry_point="facts", pumped=True) as asker:
+            keeper = FactKeeper(asker)
+            asked = keeper.request(
+                fact_id="s1",
+                subject="release",
+                name="codename",
+                value="BLUE HERON",
+                source="chat",
+                proposed_by="model",
+            )
+            assert asked.request_id is not None
+            channel.answer(asked.request_id, "keep", kind=Kind.FACT, via="cli")
+            assert asker.hand_over(Kind.FACT) == []
+            keeper.close()
+        status = channel.status(asked.request_id)
+        assert status.state is State.SETTLED and status.outcome is Outcome.ANSWERED
+        assert FactStore(channel.home).holding("release", "codename", "BLUE HERON") is not None

@@ -38,6 +38,7 @@ from pending import (
     new_id,
     resource_shortage,
     settlement_for,
+    signals_deferred,
     start_thread,
 )
 from wisp import _startup
@@ -82,6 +83,12 @@ class Asker:
     with an :class:`Applier` is settled by it, on the same thread; a request that outlives its
     server (``dies_with_server`` false in :data:`pending.KINDS`) is handed over when the asker
     stops, never withdrawn.
+
+    *pumped*, for a program that waits on each request it files (a hook, a command): no thread
+    of the asker's own reads or settles; its :meth:`wait` reads the channel's events itself
+    (``Watcher(pumped=True)``) and settles on the waiting thread, with the main thread's
+    ending signals deferred while it does. A request filed and not waited on is then settled
+    by the next wait, or at :meth:`close`; its deadline is kept by the timer all the same.
     """
 
     def __init__(
@@ -94,9 +101,10 @@ class Asker:
         on_warning: Callable[[str], None] | None = None,
         clock: Clock | None = None,
         notifier: Notifier | None = None,
+        pumped: bool = False,
     ) -> None:
         """*notifier* announces each request filed; by default, this process's terminal
-        routes with the settings in config.json."""
+        routes with the settings in config.json. *pumped*: see the class."""
         self.channel = channel
         self.home: Path = channel.home
         self.entry_point = entry_point
@@ -122,6 +130,13 @@ class Asker:
         self._subscription: Subscription[Transition] | None = None
         self._settler: threading.Thread | None = None
         self._stopped_watching = False  # closed: no watch starts any more
+        self._pumped = pumped
+        # Pumped: the IDs a transition may have ended, noted as the watcher emits it (on the
+        # waiting thread, or the watcher's timer), settled by the waiter outside its lock.
+        self._due: dict[str, None] = {}
+        # Pumped: a thread is pumping the watcher (under _changed). Only one pumps; another
+        # thread that waits sleeps on _changed, and takes over when the pumper is done.
+        self._pumping = False
 
     @property
     def notifier(self) -> Notifier:
@@ -204,7 +219,8 @@ class Asker:
             self._settle_if_ended(request.id)
             return request
         if problems or group.answer is not None or group.settled is not None:
-            self._settle_if_ended(request.id)
+            with signals_deferred():  # settled on the caller's thread: never cut short
+                self._settle_if_ended(request.id)
         return request
 
     def _watch(self, request: Request) -> None:
@@ -228,11 +244,15 @@ class Asker:
                     liveness_recheck_s=self._liveness_recheck_s,
                     on_warning=self._on_warning,
                     only=self.channel.filed_ids.__contains__,
+                    pumped=self._pumped,
                 ).start()
             except (OSError, RuntimeError) as exc:  # no descriptor, no thread left
                 self.withdraw(request.id)
                 raise CannotFollow(request.id, exc) from None
             self.watcher = watcher
+            if self._pumped:  # the waiter settles: nothing is queued, no thread started
+                self._subscription, _ = watcher.subscribe(accept=self._note_due)
+                return
             subscription, _ = watcher.subscribe(backlog=1024, accept=self._may_end)
             self._settler = threading.Thread(target=self._follow, name="asker-settle", daemon=True)
             self._subscription = subscription
@@ -245,10 +265,11 @@ class Asker:
         it ends) or *cancel* was cancelled. Raises UnknownRequest for one this asker did not
         file."""
         if cancel is not None:
-            cancel.attach(self._changed)
+            cancel.attach(self._changed, wake=self._wake_waiter if self._pumped else None)
         deadline = None if wait_s is None else self.clock.monotonic() + wait_s
-        with self._changed:
-            while True:
+        while True:
+            self._settle_due()
+            with self._changed:
                 ending = self._ended.get(request_id)
                 filed = (
                     ending.request
@@ -264,7 +285,17 @@ class Asker:
                 remaining = None if deadline is None else deadline - self.clock.monotonic()
                 if remaining is not None and remaining <= 0:
                     return None
-                self._changed.wait(remaining)
+                watcher = self.watcher if self._pumped else None
+                if watcher is None or self._pumping:
+                    self._changed.wait(remaining)
+                    continue
+                self._pumping = True
+            # Pumped: events are read here. Anything that ends the request on another thread
+            # (a deadline, a withdrawal) or cancels the wait wakes the pump (_wake_waiter).
+            try:
+                watcher.pump(remaining)
+            finally:
+                self._pumped_done()
 
     def ask(
         self,
@@ -308,6 +339,53 @@ class Asker:
             return False
         status = transition.status
         return status is None or status.answer is not None or status.settled is not None
+
+    def _note_due(self, transition: Transition) -> bool:
+        """Pumped: note a transition that may end a waiting request (on the watcher's
+        thread, under its lock: quick), for the waiter to settle. Nothing is queued."""
+        if self._may_end(transition):
+            self._due[transition.id] = None
+        return False
+
+    def _settle_due(self) -> None:
+        """Pumped: settle what the watcher noted, on this (the waiting) thread, the main
+        thread's ending signals deferred: a Ctrl-C never lands between an answer taken and
+        its ending recorded."""
+        if not self._due:
+            return
+        with signals_deferred():
+            while self._due:
+                try:
+                    request_id, _ = self._due.popitem()
+                except KeyError:  # taken by another waiter just now
+                    break
+                self._settle_if_ended(request_id)
+
+    def _catch_up(self) -> None:
+        """Pumped: read the events already there (never waiting) and settle what they end
+        (unless another thread pumps: then it does)."""
+        watcher = self.watcher if self._pumped else None
+        if watcher is not None:
+            with self._changed:
+                pumping, self._pumping = self._pumping, True
+            if not pumping:
+                try:
+                    watcher.pump(0)
+                finally:
+                    self._pumped_done()
+        self._settle_due()
+
+    def _pumped_done(self) -> None:
+        """Give up pumping: a thread waiting on _changed meanwhile takes over."""
+        with self._changed:
+            self._pumping = False
+            self._changed.notify_all()
+
+    def _wake_waiter(self) -> None:
+        """Pumped: end a waiter's pump (an ending recorded, a wait cancelled)."""
+        watcher = self.watcher
+        if watcher is not None:
+            watcher.wake()
 
     def _follow(self) -> None:
         """Settle each of our requests as soon as its slot is decided (events are hints)."""
@@ -410,12 +488,16 @@ class Asker:
         with self._changed:
             self._finishing.pop(request_id, None)
             self._changed.notify_all()
+        if self._pumped:
+            self._wake_waiter()
 
     def _record(self, ending: Ending) -> Ending:
         with self._changed:
             self._ended[ending.request.id] = ending
             self._finishing.pop(ending.request.id, None)
             self._changed.notify_all()
+        if self._pumped:
+            self._wake_waiter()
         return ending
 
     def _finish(
@@ -510,7 +592,10 @@ class Asker:
         """Stop following the waiting requests that outlive their server (of *kind*, or all):
         they are handed over to whichever process the person answers in, which applies the
         answer (`delivery: applied`). Each is audited `approval.settled` with outcome
-        `handed-over` (the state it is left in: no outcome ends it). Returns them."""
+        `handed-over` (the state it is left in: no outcome ends it). Returns them. Pumped,
+        the events already there are read first: an answer that came is applied, as the
+        settler thread would have applied it, not handed over."""
+        self._catch_up()
         with self._mutex:
             targets = [
                 r

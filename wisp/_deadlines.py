@@ -57,6 +57,7 @@ class Cancel:
     def __init__(self) -> None:
         self._cancelled = False
         self._conditions: list[threading.Condition] = []
+        self._wakes: list[Callable[[], None]] = []
         self._mutex = threading.Lock()
 
     @property
@@ -66,15 +67,22 @@ class Cancel:
     def cancel(self) -> None:
         with self._mutex:
             self._cancelled = True
-            conditions = list(self._conditions)
+            conditions, wakes = list(self._conditions), list(self._wakes)
         for condition in conditions:
             with condition:
                 condition.notify_all()
+        for wake in wakes:
+            wake()
 
-    def attach(self, condition: threading.Condition) -> None:
-        """Notify *condition* (a waiter's) when cancelled."""
+    def attach(
+        self, condition: threading.Condition, *, wake: Callable[[], None] | None = None
+    ) -> None:
+        """Notify *condition* (a waiter's) when cancelled, and call *wake* (a waiter that
+        pumps its watcher's events sleeps in poll(2), not on the condition)."""
         with self._mutex:
             self._conditions.append(condition)
+            if wake is not None:
+                self._wakes.append(wake)
 
 
 class Deadlines:

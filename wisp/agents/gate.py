@@ -287,6 +287,7 @@ def decide_call(
             client=client,
             liveness_recheck_s=config["watch.livenessSeconds"],
             on_warning=_warn,
+            pumped=True,  # one call, waited on at once: the wait reads and settles
         )
         try:
             gate = ApprovalGate(asker, timeout_s=wait_s + expiry_after_s)

@@ -83,6 +83,7 @@ def _asking(entry_point: EntryPoint, config: Config) -> Iterator[Asker]:
             client=ASKING_CLIENT,
             liveness_recheck_s=config["watch.livenessSeconds"],
             on_warning=lambda message: tell(f"wisp: {message}"),
+            pumped=True,  # a command waits on what it files, or hands it over as it ends
         )
     except (OSError, PendingError) as exc:
         channel.close()
