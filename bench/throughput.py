@@ -2,7 +2,9 @@
 the library, and the check that every request settled exactly once.
 
 Each asker process is one asking server (`wisp.Asker`) asking through `wisp.ApprovalGate`, one
-command at a time, each a new command (no grant covers it), for the measured seconds. Each
+command at a time, each a new command (no grant covers it), for the measured seconds; pumped,
+as the hooks' and the asking commands' askers are (its wait reads the events and settles:
+no reader or settler thread). Each
 answerer process watches the channel (`pending.Watcher`) and answers `once` the requests it
 sees filed: by default each request is answered by one answerer (chosen by its ID), and each
 answerer's watcher follows only the IDs it answers (`Watcher(only=…)`, as an asker's follows
@@ -193,7 +195,9 @@ def asker_main(
     from wisp import ApprovalGate, Asker
 
     channel = Channel.open(home)
-    asker = Asker(channel, entry_point="approvals", client=f"bench-asker-{index}")
+    # As `wisp approvals request` and the hooks ask: one request at a time, each waited on
+    # at once, so the wait reads the events and settles (`pumped`: no reader or settler).
+    asker = Asker(channel, entry_point="approvals", client=f"bench-asker-{index}", pumped=True)
     gate = ApprovalGate(asker, timeout_s=ASK_TIMEOUT_S)
     trips: list[tuple[str | None, str, str | None, float, float]] = []
     warmup: list[tuple[str | None, str, str | None]] = []
