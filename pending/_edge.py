@@ -329,16 +329,21 @@ class _PumpedInotify(Observation):
                 if not chunk:
                     break
                 chunks.append(chunk)
+        # One hint a name for all it went through since the last pump: a hint says only
+        # "re-read it", and the re-read sees the name as it is now. A publication is two
+        # events (its link, then the staged name's removal changing the file's link count),
+        # most often read together; a deletion among them makes it a deletion (the full
+        # re-read). In the order the names first came.
+        merged: dict[tuple[int, bytes], int] = {}
         for chunk in chunks:
-            self._dispatch_buffer(chunk)
-
-    def _dispatch_buffer(self, buffer: bytes) -> None:
-        at, end = 0, len(buffer)
-        while at + _EVENT_HEADER.size <= end:
-            wd, mask, _cookie, length = _EVENT_HEADER.unpack_from(buffer, at)
-            at += _EVENT_HEADER.size
-            name = buffer[at : at + length].rstrip(b"\0")
-            at += length
+            at, end = 0, len(chunk)
+            while at + _EVENT_HEADER.size <= end:
+                wd, mask, _cookie, length = _EVENT_HEADER.unpack_from(chunk, at)
+                at += _EVENT_HEADER.size
+                key = (wd, chunk[at : at + length].rstrip(b"\0"))
+                at += length
+                merged[key] = merged.get(key, 0) | mask
+        for (wd, name), mask in merged.items():
             self._dispatch(wd, mask, name)
 
     def _dispatch(self, wd: int, mask: int, name: bytes) -> None:
