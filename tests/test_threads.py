@@ -51,6 +51,17 @@ class TestSignalsDeferred:
         assert sorted(handled) == sorted([signal.SIGTERM, signal.SIGHUP])
         assert signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL
 
+    def test_a_signal_left_to_its_default_is_left_alone(self) -> None:
+        """A signal whose default is in effect (it ends the process: a crash, which the
+        channel survives) keeps it inside: only handlers run in Python are deferred."""
+        previous = signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        try:
+            with signals_deferred():
+                assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+                assert signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+
     def test_an_ignored_signal_stays_ignored(self) -> None:
         """A signal the process ignores is left alone: nothing is raised after."""
         previous = signal.signal(signal.SIGHUP, signal.SIG_IGN)
