@@ -45,24 +45,35 @@ def start_thread(thread: threading.Thread) -> None:
 
 @contextmanager
 def signals_deferred() -> Iterator[None]:
-    """On the main thread, MAIN_THREAD_SIGNALS handled in Python that come while inside wait
-    until it ends, and act then (each raised again, once, after the handlers are back): a
-    Ctrl-C or a SIGTERM raised as an exception can then never cut short what is done inside
-    (an answer settled but not recorded). Elsewhere it does nothing: Python runs signal
-    handlers on the main thread only. A signal ignored, or left to its default (which ends
-    the process: a crash, which the channel is made to survive), or handled outside Python,
-    is left as it is. Costs two `sigaction` calls a signal handled in Python (through
+    """On the main thread, a MAIN_THREAD_SIGNAL handled in Python that comes while inside
+    waits until it ends, and acts then (raised again, after the handlers are back): a Ctrl-C
+    or a SIGTERM raised as an exception can then never cut short what is done inside (an
+    answer settled but not recorded). A second one while the first waits acts at once (the
+    person insists: a settle stuck on a lock someone holds must not make the process deaf);
+    what it cuts short is then as a crash leaves it, which the channel is made to survive.
+    Elsewhere it does nothing: Python runs signal handlers on the main thread only. A signal
+    ignored, or left to its default (which ends the process), or handled outside Python, is
+    left as it is. Costs two `sigaction` calls a signal handled in Python (through
     `_signal`: `signal`'s wrappers convert every handler to an enum, ~3.5 us a call)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     caught: list[int] = []
+    previous: dict[int, Callable[[int, FrameType | None], Any]] = {}
 
     def note(signum: int, frame: FrameType | None) -> None:
-        if signum not in caught:
+        if not caught:
             caught.append(signum)
+            return
+        acting = list(dict.fromkeys([*caught, signum]))  # the first, then this one, now
+        caught.clear()
+        _restore(previous)
+        previous.clear()
+        for each in acting:
+            handler = _signal.getsignal(each)
+            if callable(handler):
+                handler(each, frame)
 
-    previous: dict[int, Callable[[int, FrameType | None], Any]] = {}
     try:
         for each in _DEFERRABLE:
             handler = _signal.getsignal(each)
@@ -71,10 +82,25 @@ def signals_deferred() -> Iterator[None]:
                 _signal.signal(each, note)
         yield
     finally:
-        for each, handler in previous.items():
-            _signal.signal(each, handler)
+        _restore(previous)
         for signum in caught:
             signal.raise_signal(signum)
+
+
+def _restore(handlers: dict[int, Callable[[int, FrameType | None], Any]]) -> None:
+    """Put *handlers* back, every one, whatever a handler run meanwhile raises (`signal()`
+    runs the pending handlers before it swaps: a Ctrl-C then raises out of it, and the swap
+    is not made). The first exception is raised once all are back."""
+    error: BaseException | None = None
+    for each, handler in handlers.items():
+        while True:
+            try:
+                _signal.signal(each, handler)
+                break
+            except BaseException as exc:  # a handler's KeyboardInterrupt: swap, then raise
+                error = error or exc
+    if error is not None:
+        raise error
 
 
 _DEFERRABLE = tuple(int(each) for each in sorted(MAIN_THREAD_SIGNALS))
