@@ -179,13 +179,21 @@ class Watcher:
     # --- lifecycle -----------------------------------------------------------------------
 
     def start(self) -> Watcher:
-        if self.pumped:
-            self._wake_fds = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
-        self._observer = self._start_observer()
-        with self._lock:
-            self._scan(emit=False)
-        self._timer = threading.Thread(target=self._run_timer, name="pending-liveness", daemon=True)
-        start_thread(self._timer)
+        """Start watching. If it cannot (no descriptor, inotify instance or thread left, a
+        scan that fails), what it had opened is closed again before the error is raised."""
+        try:
+            if self.pumped:
+                self._wake_fds = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+            self._observer = self._start_observer()
+            with self._lock:
+                self._scan(emit=False)
+            self._timer = threading.Thread(
+                target=self._run_timer, name="pending-liveness", daemon=True
+            )
+            start_thread(self._timer)
+        except BaseException:
+            self.stop()
+            raise
         return self
 
     def stop(self) -> None:
@@ -195,7 +203,11 @@ class Watcher:
         if self._observer is not None:
             self._observer.stop()
             self._observer = None
-        if self._timer is not None and self._timer is not threading.current_thread():
+        if (
+            self._timer is not None
+            and self._timer.is_alive()
+            and self._timer is not threading.current_thread()
+        ):
             self._timer.join()
         if self._wake_fds is not None:
             with self._pump_lock, self._wake_lock:
@@ -234,8 +246,8 @@ class Watcher:
     def pump(self, timeout_s: float | None = None) -> bool:
         """Wait until events come, :meth:`wake` is called or *timeout_s* passes (None: no
         limit), then hand over the events waiting, emitting what they change on this thread,
-        and return True (a pumped watcher; on any other it only waits to be woken); False at
-        once when the watcher is stopped. The caller looks at what it waits for and pumps
+        and return True; False at once when the watcher is stopped, or is not pumped (its
+        own threads hand events over). The caller looks at what it waits for and pumps
         again. A pump cut short while it hands events
         over (a Ctrl-C raised in it) has the timer rescan: what those events changed is
         emitted all the same."""

@@ -593,6 +593,17 @@ class TestPumped:
         waiters[0].join(30)
         assert endings == {second.id: Outcome.ANSWERED, first.id: Outcome.ANSWERED}
 
+    def test_a_wait_after_its_watcher_stopped_sleeps(self, pumped: Asker) -> None:
+        """Its watcher stopped (as close() does, from another thread): a wait then sleeps on
+        the asker's condition until its limit, as the threaded asker's does, and never spins
+        on a pump that returns at once."""
+        request = ApprovalGate(pumped, timeout_s=30).file("make deploy", "/")
+        assert pumped.watcher is not None
+        pumped.watcher.stop()
+        cpu = time.process_time()
+        assert pumped.wait(request.id, 1.0) is None
+        assert time.process_time() - cpu < 0.5  # a spin would take the whole second
+
     def test_a_cancel_from_another_thread_wakes_the_wait(
         self, pumped: Asker, channel: Channel
     ) -> None:

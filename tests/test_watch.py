@@ -768,3 +768,17 @@ class TestPumped:
                     lambda: (s := watcher.status(req.id)) is not None and s.answer is not None,
                     "the answer, read through the new observation",
                 )
+
+    def test_a_start_that_fails_leaves_nothing_open(self, channel: Channel) -> None:
+        """A start that fails (here its first scan: a bug in *only*) closes what it had
+        opened (the wake pipe, the inotify instance) before the error is raised."""
+
+        def broken(request_id: str) -> bool:
+            raise RuntimeError("a bug")
+
+        with channel.server() as lock:
+            channel.file(command(lock))
+            before = set(os.listdir("/proc/self/fd"))
+            with pytest.raises(RuntimeError, match="a bug"):
+                Watcher(channel, backend=Backend.NATIVE, pumped=True, only=broken).start()
+            assert set(os.listdir("/proc/self/fd")) == before

@@ -267,35 +267,39 @@ class Asker:
         if cancel is not None:
             cancel.attach(self._changed, wake=self._wake_waiter if self._pumped else None)
         deadline = None if wait_s is None else self.clock.monotonic() + wait_s
+        stopped = False  # its watcher stopped (the asker closing): woken as the threaded one is
         while True:
             self._settle_due()
-            with self._changed:
-                ending = self._ended.get(request_id)
-                filed = (
-                    ending.request
-                    if ending is not None
-                    else self._waiting.get(request_id) or self._finishing.get(request_id)
-                )
-                if filed is None or filed.kind in self._appliers:  # applied kinds: never waited
-                    raise UnknownRequest(request_id)
-                if ending is not None:
-                    return ending
-                if cancel is not None and cancel.cancelled:
-                    return None
-                remaining = None if deadline is None else deadline - self.clock.monotonic()
-                if remaining is not None and remaining <= 0:
-                    return None
-                watcher = self.watcher if self._pumped else None
-                if watcher is None or self._pumping:
-                    self._changed.wait(remaining)
-                    continue
-                self._pumping = True
-            # Pumped: events are read here. Anything that ends the request on another thread
-            # (a deadline, a withdrawal) or cancels the wait wakes the pump (_wake_waiter).
+            pumping = False
             try:
-                watcher.pump(remaining)
+                with self._changed:
+                    ending = self._ended.get(request_id)
+                    filed = (
+                        ending.request
+                        if ending is not None
+                        else self._waiting.get(request_id) or self._finishing.get(request_id)
+                    )
+                    if filed is None or filed.kind in self._appliers:  # applied kinds: never waited
+                        raise UnknownRequest(request_id)
+                    if ending is not None:
+                        return ending
+                    if cancel is not None and cancel.cancelled:
+                        return None
+                    remaining = None if deadline is None else deadline - self.clock.monotonic()
+                    if remaining is not None and remaining <= 0:
+                        return None
+                    watcher = self.watcher if self._pumped and not stopped else None
+                    if watcher is None or self._pumping:
+                        self._changed.wait(remaining)
+                        continue
+                    pumping = True  # first: a Ctrl-C between the two leaves no pumper stuck
+                    self._pumping = True
+                # Pumped: events are read here. Anything that ends the request on another
+                # thread (a deadline, a withdrawal) or cancels the wait wakes the pump.
+                stopped = not watcher.pump(remaining)
             finally:
-                self._pumped_done()
+                if pumping:
+                    self._pumped_done()
 
     def ask(
         self,
@@ -366,12 +370,16 @@ class Asker:
         (unless another thread pumps: then it does)."""
         watcher = self.watcher if self._pumped else None
         if watcher is not None:
-            with self._changed:
-                pumping, self._pumping = self._pumping, True
-            if not pumping:
-                try:
+            mine = False
+            try:
+                with self._changed:
+                    if not self._pumping:
+                        mine = True  # first: a Ctrl-C between the two leaves no pumper stuck
+                        self._pumping = True
+                if mine:
                     watcher.pump(0)
-                finally:
+            finally:
+                if mine:
                     self._pumped_done()
         self._settle_due()
 
