@@ -30,6 +30,12 @@ FILE_MODE = 0o600
 
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 _CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+# A nameless file in the staging directory, linkable (no O_EXCL) once written. Linux only.
+_TMPFILE_FLAGS = os.O_WRONLY | getattr(os, "O_TMPFILE", 0) | os.O_CLOEXEC
+# What says the nameless way is not for this filesystem or system (no O_TMPFILE: NFS, an old
+# kernel): publication falls back to a named staged file.
+# (A kernel without O_TMPFILE reads its bits as O_DIRECTORY: EISDIR.)
+_NAMELESS_UNSUPPORTED = frozenset({errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL})
 
 
 class Unreadable(Exception):
@@ -39,7 +45,7 @@ class Unreadable(Exception):
 class Op(StrEnum):
     """The channel's own filesystem operations, each a step of the fault-injection seam."""
 
-    CREATE = "create"  # create a staged temp file in .tmp/ (O_EXCL, 0600)
+    CREATE = "create"  # create a staged temp file in .tmp/ (nameless, O_TMPFILE; else O_EXCL)
     WRITE = "write"  # write (part of) its bytes
     FSYNC = "fsync"  # fsync it
     LINK = "link"  # link(2) it to its final name: the publication, first-wins
@@ -116,7 +122,8 @@ def publish(
     staged file's before the link, and the published file's once this call created it (see
     :data:`Published`).
 
-    Written to a temp file in the staging directory, fsynced, then ``link(2)``-ed to its name:
+    Written to a temp file in the staging directory (nameless where it can be: see
+    :func:`_create_staged`), fsynced, then ``link(2)``-ed to its name:
     link fails if the name exists, so of racing publishers exactly one wins, and no reader can
     see a partial file. (Never rename: rename overwrites.) A link reported as failed (EEXIST
     from a retransmitted request, EIO) that in fact took effect is recognised by the inode:
@@ -125,18 +132,18 @@ def publish(
     already have read: the temp is left for the sweep.
     """
     path = os.path.join(shown, name)
-    tmp_name = f"{name}.{os.getpid()}.{os.urandom(6).hex()}.tmp"
-    try:
-        fd = _io(
-            Op.CREATE,
-            name,
-            lambda: os.open(tmp_name, _CREATE_FLAGS, FILE_MODE, dir_fd=tmp_fd),
-            staged=True,
-        )
-    except OSError as exc:
-        raise ChannelUnwritable(path, "write", exc) from None
+    fd, tmp_name = _create_staged(tmp_fd, name, path)
     linked = False
     staged: os.stat_result | None = None
+    if tmp_name is None:  # nameless: linked from its descriptor
+
+        def link() -> None:
+            os.link(f"/proc/self/fd/{fd}", name, dst_dir_fd=dir_fd, follow_symlinks=True)
+    else:
+
+        def link() -> None:
+            os.link(tmp_name, name, src_dir_fd=tmp_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
+
     try:
         try:
             os.fchmod(fd, FILE_MODE)  # exact, whatever the umask
@@ -151,13 +158,7 @@ def publish(
                     staged = os.fstat(fd)
                     on_published(staged, False)
             try:
-                _io(
-                    Op.LINK,
-                    name,
-                    lambda: os.link(
-                        tmp_name, name, src_dir_fd=tmp_fd, dst_dir_fd=dir_fd, follow_symlinks=False
-                    ),
-                )
+                _io(Op.LINK, name, link)
                 linked = True
             except OSError as exc:
                 # Kept open until here: a failed link asks which file it staged (known
@@ -170,22 +171,63 @@ def publish(
                         return False
                     raise
         finally:
-            os.close(fd)
+            os.close(fd)  # a nameless file not linked goes with it
     except OSError as exc:
         raise ChannelUnwritable(path, "write", exc) from None
     finally:
-        with contextlib.suppress(OSError):  # gone already, or left for the sweep
-            _io(Op.UNLINK, name, lambda: os.unlink(tmp_name, dir_fd=tmp_fd), staged=True)
+        if tmp_name is not None:
+            with contextlib.suppress(OSError):  # gone already, or left for the sweep
+                _io(Op.UNLINK, name, lambda: os.unlink(tmp_name, dir_fd=tmp_fd), staged=True)
     with contextlib.suppress(OSError):
         _io(Op.FSYNC_DIR, name, lambda: os.fsync(dir_fd))
     if staged is not None and on_published is not None:
-        # As it is now (the staged name's removal changed its ctime), if it is still ours.
+        # As it is now (its link, and a staged name's removal, changed its ctime), if it is
+        # still ours.
         st: os.stat_result | None = None
         with contextlib.suppress(OSError):
             st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
         ours = st is not None and (st.st_dev, st.st_ino) == (staged.st_dev, staged.st_ino)
         on_published(st if ours else None, True)
     return linked
+
+
+# Whether publication first tries a nameless staged file: Linux, with /proc mounted (asked
+# once, at import). Each publication tries it afresh: where the filesystem refuses it, that
+# is one failed open(2) before the named file, and nothing remembered.
+_NAMELESS = bool(getattr(os, "O_TMPFILE", 0)) and os.path.isdir("/proc/self/fd")
+
+
+def _create_staged(tmp_fd: int, name: str, path: str) -> tuple[int, str | None]:
+    """The staged file, open for writing, and its name in the staging directory: None for a
+    nameless one (``O_TMPFILE``), linked to its name from ``/proc/self/fd``. A nameless
+    file leaves nothing to remove after the link (one system call less), makes no second
+    event for every watcher of every publication (a staged name's removal changes the
+    published file's link count: IN_ATTRIB), and goes with its writer if the writer dies
+    before the link. Where the filesystem cannot (NFS: EOPNOTSUPP), a uniquely named one."""
+    if _NAMELESS:
+        try:
+            opened = _io(
+                Op.CREATE,
+                name,
+                lambda: os.open(".", _TMPFILE_FLAGS, FILE_MODE, dir_fd=tmp_fd),
+                staged=True,
+            )
+        except OSError as exc:
+            if exc.errno not in _NAMELESS_UNSUPPORTED:
+                raise ChannelUnwritable(path, "write", exc) from None
+        else:
+            return opened, None
+    tmp_name = f"{name}.{os.getpid()}.{os.urandom(6).hex()}.tmp"
+    try:
+        opened = _io(
+            Op.CREATE,
+            name,
+            lambda: os.open(tmp_name, _CREATE_FLAGS, FILE_MODE, dir_fd=tmp_fd),
+            staged=True,
+        )
+    except OSError as exc:
+        raise ChannelUnwritable(path, "write", exc) from None
+    return opened, tmp_name
 
 
 def _holds(dir_fd: int, name: str, staged: os.stat_result) -> bool:

@@ -22,6 +22,7 @@ import pytest
 from helpers import command, fact, wait_until
 from invariants import kept_facts, temp_files, violations
 
+import pending._fsio
 from pending import (
     STALE_TMP_AFTER_S,
     Channel,
@@ -34,7 +35,7 @@ from pending import (
     State,
     Via,
 )
-from pending.testing import FakeClock, Fault, Op, Phase, Recorder, io_hook, raise_at
+from pending.testing import FakeClock, Fault, IoStep, Op, Phase, Recorder, io_hook, raise_at
 from wisp._answering import Answerer, AnswerFate
 from wisp._asking import Asker
 from wisp.kinds.command_gate import ApprovalGate
@@ -100,6 +101,18 @@ def at(fault: Fault, suffix: str) -> Fault:
     return Fault(op=fault.op, phase=fault.phase, staged=fault.staged, suffix=suffix)
 
 
+@pytest.fixture(params=["nameless", "named"])
+def staging(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Each publication staged as it is where O_TMPFILE works (a nameless file), and as it
+    is where it does not (NFS: a named file in .tmp/, removed once linked)."""
+    if request.param == "named":
+        monkeypatch.setattr(pending._fsio, "_NAMELESS", False)
+    elif not pending._fsio._NAMELESS:
+        pytest.skip("no O_TMPFILE or /proc here: every publication is staged by name")
+    return str(request.param)
+
+
+@pytest.mark.usefixtures("staging")
 class TestPublicationUnderFaults:
     @pytest.mark.parametrize("code", ERRNOS.values(), ids=ERRNOS.keys())
     @pytest.mark.parametrize("fault", FATAL, ids=step_id)
@@ -200,7 +213,8 @@ class TestPublicationUnderFaults:
             assert result.won
             assert channel.status(req.id).state is State.ANSWERED
             left = temp_files(channel)
-            assert len(left) == (1 if fault.op is Op.UNLINK else 0)
+            named = not pending._fsio._NAMELESS  # a nameless file has no name to leave
+            assert len(left) == (1 if fault.op is Op.UNLINK and named else 0)
             assert channel.sweep().temp_files == 0  # young: a writer's, for all a sweep knows
             clock.advance(STALE_TMP_AFTER_S + 1)
             for name in left:  # (the fake clock is behind the files' real times)
@@ -241,7 +255,33 @@ class TestPublicationUnderFaults:
         name = f"{req.id}.request.json"
         ops = [(s.op, s.phase) for s in recorder.steps if s.name == name]
         expected = [Op.CREATE, Op.WRITE, Op.FSYNC, Op.LINK, Op.UNLINK, Op.FSYNC_DIR]
+        if pending._fsio._NAMELESS:
+            expected.remove(Op.UNLINK)  # no staged name to remove
         assert ops == [(op, phase) for op in expected for phase in (Phase.BEFORE, Phase.AFTER)]
+
+
+class TestStaging:
+    def test_where_o_tmpfile_is_refused_a_named_file_is_staged(self, channel: Channel) -> None:
+        """A filesystem that refuses a nameless file (EOPNOTSUPP, as NFS does) gets the
+        publication staged as a named file in .tmp/, linked, then removed: published all the
+        same, nothing left."""
+        if not pending._fsio._NAMELESS:
+            pytest.skip("no O_TMPFILE or /proc here: every publication is staged by name")
+        recorder = Recorder()
+        refused = raise_at(Fault(op=Op.CREATE, staged=True), errno.EOPNOTSUPP)
+
+        def hook(step: IoStep) -> None:
+            refused(step)  # the first create (the nameless one) only
+            recorder(step)
+
+        with channel.server() as lock:
+            req = command(lock)
+            with io_hook(hook):
+                channel.file(req)
+            assert channel.status(req.id).state is State.FILED
+        ops = [s.op for s in recorder.steps if s.phase is Phase.BEFORE]
+        assert ops == [Op.CREATE, Op.WRITE, Op.FSYNC, Op.LINK, Op.UNLINK, Op.FSYNC_DIR]
+        assert temp_files(channel) == []
 
 
 class TestSweepUnderFaults:
