@@ -188,15 +188,13 @@ class _InotifyReader(Observation):
         directory = self._dirs.get(event.wd)
         if directory is None or not event.name:  # the directory itself (IN_DELETE_SELF)
             return
-        hints = self.hints
-        try:
-            hints.on_change(
-                os.path.join(directory, os.fsdecode(event.name)),
-                event.is_directory,
-                event.is_delete or event.is_moved_from,
-            )
-        except Exception as exc:
-            hints.on_error(exc)
+        _change(
+            self.hints,
+            directory,
+            event.name,
+            event.is_directory,
+            event.is_delete or event.is_moved_from,
+        )
 
     def on_watch_deleted(self, wd: Any) -> None:
         if self._stopping:  # our own stop removes every watch: nothing went away
@@ -247,6 +245,17 @@ def _direct_inotify_fd() -> type[InotifyFD]:
                     self.handle_event(event)
 
     return DirectInotifyFD
+
+
+def _change(
+    hints: WatchHints, directory: str, name: bytes, is_directory: bool, deleted: bool
+) -> None:
+    """A name in a watched directory changed: hinted (an error the hint raises is told to
+    on_error, never to the reader that hands it over)."""
+    try:
+        hints.on_change(os.path.join(directory, os.fsdecode(name)), is_directory, deleted)
+    except Exception as exc:
+        hints.on_error(exc)
 
 
 def _tell(hints: WatchHints, signal: Callable[[], None]) -> None:
@@ -361,15 +370,7 @@ class _PumpedInotify(Observation):
             return
         if not name:  # the directory itself (IN_DELETE_SELF; IN_IGNORED follows)
             return
-        hints = self.hints
-        try:
-            hints.on_change(
-                os.path.join(directory, os.fsdecode(name)),
-                bool(mask & self._is_dir),
-                bool(mask & self._gone),
-            )
-        except Exception as exc:
-            hints.on_error(exc)
+        _change(self.hints, directory, name, bool(mask & self._is_dir), bool(mask & self._gone))
 
     def healthy(self) -> bool:
         return not self._closed and not self._lost
