@@ -160,6 +160,12 @@ def publish(
             try:
                 _io(Op.LINK, name, link)
                 linked = True
+                if tmp_name is None:
+                    _check_linked(dir_fd, name, staged if staged is not None else os.fstat(fd))
+            except _NotOurs:
+                if staged is not None and on_published is not None:
+                    on_published(None, True)  # forget what was staged: it is not there
+                raise
             except OSError as exc:
                 # Kept open until here: a failed link asks which file it staged (known
                 # already when a cache is told of it).
@@ -228,6 +234,25 @@ def _create_staged(tmp_fd: int, name: str, path: str) -> tuple[int, str | None]:
     except OSError as exc:
         raise ChannelUnwritable(path, "write", exc) from None
     return opened, tmp_name
+
+
+class _NotOurs(OSError):
+    """A nameless file's link put another file under its name."""
+
+
+def _check_linked(dir_fd: int, name: str, staged: os.stat_result) -> None:
+    """After a nameless file's link: raise (the name removed) unless *name* holds the very
+    file written. Its link goes through /proc/self/fd, a path: where /proc is not the
+    kernel's (a directory the same user can write, in a sandbox without procfs), it could
+    lead to another file, which would then be published as this one."""
+    if _holds(dir_fd, name, staged):
+        return
+    with contextlib.suppress(OSError):
+        os.unlink(name, dir_fd=dir_fd)
+    raise _NotOurs(
+        errno.EIO,
+        "/proc/self/fd led to another file than the one written (is /proc the kernel's?)",
+    )
 
 
 def _holds(dir_fd: int, name: str, staged: os.stat_result) -> bool:

@@ -297,6 +297,28 @@ class TestStaging:
         assert ops == [Op.CREATE, Op.WRITE, Op.FSYNC, Op.LINK, Op.UNLINK, Op.FSYNC_DIR]
         assert temp_files(channel) == []
 
+    def test_a_nameless_link_that_names_another_file_is_undone(self, channel: Channel) -> None:
+        """The nameless file is linked through /proc/self/fd, a path: if what gets linked is
+        not the file written (here the seam puts another file under the name as the link
+        returns, as a /proc that is not the kernel's would), the name is removed and the
+        publication refused, naming the path: another file is never published as it."""
+        if not nameless_here(channel.path / ".tmp"):
+            pytest.skip("no O_TMPFILE on this filesystem, or no /proc: staged by name")
+
+        def swap(step: IoStep) -> None:
+            if step.op is Op.LINK and step.phase is Phase.AFTER:
+                target = channel.path / step.name
+                target.unlink()
+                target.write_text('{"decision": "approve"}')
+
+        with channel.server() as lock:
+            req = command(lock)
+            with io_hook(swap), pytest.raises(ChannelUnwritable) as caught:
+                channel.file(req)
+        assert str(channel.path / f"{req.id}.request.json") in str(caught.value)
+        assert not (channel.path / f"{req.id}.request.json").exists()
+        assert temp_files(channel) == []
+
 
 class TestSweepUnderFaults:
     def stale_pair(self, channel: Channel) -> tuple[Request, Request]:
