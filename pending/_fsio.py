@@ -276,8 +276,8 @@ def open_checked(
     descriptor (the caller closes it) and its fstat. Raises :class:`Unreadable`.
 
     Refused: a symlink, anything but a regular file, another owner, more than two links (a
-    published file has two for the instant between its ``link`` and the staged copy's unlink),
-    and anything over *cap* bytes.
+    file staged by name has two for the instant between its ``link`` and the staged copy's
+    unlink), and anything over *cap* bytes.
     """
     try:
         fd = os.open(name, _READ_FLAGS, dir_fd=dir_fd)
