@@ -62,6 +62,12 @@ class WebServer:
             self.process.wait()
             raise AssertionError("wisp web did not stop on SIGINT") from None
         finally:
+            if self.process.stderr is not None and self.process.returncode is not None:
+                # What it warned or logged (a traceback from a request's handler, say), shown
+                # with a failing test's captured output: a flaky page is diagnosed from it.
+                said = self.process.stderr.read().decode(errors="replace")
+                if said:
+                    sys.stderr.write(f"--- wisp web's stderr ---\n{said}")
             for stream in (self.process.stdout, self.process.stderr):
                 if stream is not None:
                     stream.close()
