@@ -15,6 +15,9 @@ Figures (targets), each against its floor, a small program in bench/:
 - CPU per 1x1 round trip, bench/throughput.py's (asker + answerer, start-up left out; <= 3x);
   floor: `floor_publish.py`, the trip's three publications done raw in one process on the
   same disk (create, write, fsync, link, unlink, directory fsync), at wisp's files' sizes;
+  beside it, a reference with no target: `floor_trip.py`, the bare protocol's round trip
+  between two Python processes (inotify, read, `json.loads`, publish), against the same
+  floor, and wisp's trip against it;
 - `wisp mcp`, start -> its answer to `initialize` (hold <= 1.0x); floor: `floor_mcp.py`, a
   one-tool `MCPServer` on the same SDK;
 - cold `wisp approvals pending`, empty channel (hold <= 1.05x); floor: the typer app;
@@ -80,6 +83,7 @@ HERE = Path(__file__).resolve().parent
 FLOOR_HOOK = HERE / "floor_hook.py"
 FLOOR_LIST = HERE / "floor_list.py"
 FLOOR_PUBLISH = HERE / "floor_publish.py"
+FLOOR_TRIP = HERE / "floor_trip.py"
 FLOOR_MCP = HERE / "floor_mcp.py"
 
 ROUNDS = 20
@@ -125,6 +129,7 @@ FIGURES: dict[str, tuple[str, float, str]] = {
     "cold approvals pending (empty)": ("floor_typer: start -> exit", 1.05, "hold"),
 }
 TUI_FIGURE = "tui: filedAt -> row on screen"
+BARE_FIGURE = "reference: bare 2-process trip, CPU"
 TUI_TARGET_MS = 50.0
 
 
@@ -142,9 +147,10 @@ def publication_sizes(home: Path) -> list[int]:
 
 
 def trip_rounds(stack: ExitStack, rounds: int, seconds: float) -> dict[str, list[float]]:
-    """CPU per round trip: wisp's 1x1 run (`throughput.run`) and the floor's publications of
-    as many trips, in alternating order, each in a directory kept until the run ends."""
-    got: dict[str, list[float]] = {"wisp": [], "floor": []}
+    """CPU per round trip: wisp's 1x1 run (`throughput.run`), the floor's publications of as
+    many trips and the bare two-process trip (`floor_trip.py`, a reference), in rotating
+    order, each in a directory kept until the run ends."""
+    got: dict[str, list[float]] = {"wisp": [], "floor": [], "bare": []}
     sizes: list[int] = []
     trips = 0
 
@@ -158,18 +164,22 @@ def trip_rounds(stack: ExitStack, rounds: int, seconds: float) -> dict[str, list
         if not sizes:
             sizes, trips = publication_sizes(home), result["round_trips"]
 
-    def floor_trip() -> None:
+    def raw(program: Path, into: str) -> None:
         where = stack.enter_context(tempfile.TemporaryDirectory(prefix="wisp-bench-floor-"))
         done = subprocess.run(
-            [sys.executable, str(FLOOR_PUBLISH), where, str(trips), *map(str, sizes)],
+            [sys.executable, str(program), where, str(trips), *map(str, sizes)],
             capture_output=True,
             text=True,
             check=True,
+            timeout=STEP_TIMEOUT_S,
         )
-        got["floor"].append(json.loads(done.stdout)["cpu_s_per_trip"])
+        got[into].append(json.loads(done.stdout)["cpu_s_per_trip"])
 
+    steps = [wisp_trip, lambda: raw(FLOOR_PUBLISH, "floor"), lambda: raw(FLOOR_TRIP, "bare")]
+    wisp_trip()  # first: the files' sizes and the trips' count for the raw programs
+    got["wisp"].clear()
     for r in range(rounds):
-        for step in (wisp_trip, floor_trip) if r % 2 == 0 else (floor_trip, wisp_trip):
+        for step in steps[r % 3 :] + steps[: r % 3]:
             step()
     return got
 
@@ -420,6 +430,32 @@ def report_figures(report: Report, spans: dict[str, list[float]]) -> None:
         )
 
 
+def report_bare_trip(report: Report, spans: dict[str, list[float]], bare: list[float]) -> None:
+    """The reference: the bare two-process trip against the trip's floor, and wisp's trip
+    against it (no target: what the interpreter's two processes take before wisp's own work)."""
+    value = statistics.median(bare)
+    base = statistics.median(spans["floor_publish: CPU per trip"])
+    wisp = statistics.median(spans["round trip 1x1: CPU per trip"])
+    fields = {
+        "value": round(value * 1000, 3),
+        "floor": round(base * 1000, 3),
+        "ratio": round(value / base, 2),
+        "wisp_over_bare": round(wisp / value, 2),
+        "target": None,
+        "met": None,
+        "unit": "ms CPU",
+        "n": len(bare),
+        "kind": "reference",
+        "floor_is": "floor_publish: CPU per trip",
+    }
+    report.line(
+        BARE_FIGURE,
+        fields,
+        f"{BARE_FIGURE:40} {fields['value']:9} ms CPU floor {fields['floor']:9}  "
+        f"{fields['ratio']:5.2f}x (reference; wisp's trip is {fields['wisp_over_bare']}x it)",
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     p = parser(
         __doc__, quick_help=f"{QUICK_ROUNDS} rounds, no warm-up, short trip runs (under 60 s)"
@@ -436,6 +472,7 @@ def main(argv: list[str] | None = None) -> int:
         trips = trip_rounds(stack, rounds, QUICK_TRIP_SECONDS if args.quick else TRIP_SECONDS)
         spans["round trip 1x1: CPU per trip"] = trips["wisp"]
         spans["floor_publish: CPU per trip"] = trips["floor"]
+        bare = trips["bare"]
         report.note(f"[round trips: {time.perf_counter() - t0:.1f} s]")
         t0 = time.perf_counter()
         homes = Homes(stack)
@@ -452,6 +489,7 @@ def main(argv: list[str] | None = None) -> int:
         ]
         report.note(f"[tui: {time.perf_counter() - t0:.1f} s]")
     report_figures(report, spans)
+    report_bare_trip(report, spans, bare)
     value = statistics.median(tui)
     met = ms(value) <= TUI_TARGET_MS
     report.line(
