@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import statistics
 import subprocess
@@ -240,6 +241,43 @@ class TestWithdraw:
         assert "approval.withdrawn" in [r["event"] for r in audit_records(home)]
         code, output = in_terminal("approvals", "approve", asking.id)
         assert code == 1 and "withdrawn" in output
+
+    def test_a_signal_while_the_answer_settles_says_it_was_answered(
+        self, home: Path, channel: Channel
+    ) -> None:
+        """A Ctrl-C that comes while the asker settles the person's answer waits for the
+        settling (never cut short); the command then says the request was answered before it
+        was interrupted, with its ID, and approves nothing (exit 1), as when the Ctrl-C comes
+        just before the settling."""
+        from typer.testing import CliRunner
+
+        from pending import Via
+        from pending.testing import IoStep, Op, Phase, io_hook
+        from wisp.cli import app
+
+        def answer_when_filed() -> None:
+            filed = wait_until(lambda: channel.listing().statuses, what="a request filed")
+            channel.answer(filed[0].id, "once", kind=Kind.COMMAND, via=Via.CLI)
+
+        def interrupt_once_settled(step: IoStep) -> None:
+            if (step.op, step.phase) == (Op.LINK, Phase.AFTER) and step.name.endswith(
+                ".settled.json"
+            ):
+                os.kill(os.getpid(), signal.SIGINT)
+
+        answering = threading.Thread(target=answer_when_filed)
+        answering.start()
+        with io_hook(interrupt_once_settled):
+            result = CliRunner().invoke(
+                app, ["approvals", "request", "--json", "--", "make", "deploy"]
+            )
+        answering.join()
+        (status,) = channel.listing().statuses
+        assert status.outcome is Outcome.ANSWERED  # the settling was not cut short
+        assert result.exit_code == 1, result.output
+        verdict = json.loads(result.stdout.strip().splitlines()[-1])
+        assert verdict["id"] == status.id and verdict["approved"] is False
+        assert verdict["reason"] == "withdrawn with Ctrl-C after it was answered"
 
 
 class TestAnswerReport:

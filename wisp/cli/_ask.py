@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from pending import Kind, PendingError
+from pending import Kind, Outcome, PendingError
 from wisp._deadlines import check_deadline, deadline_range
 from wisp._entry import EntryPoint
 from wisp._program import ASKING_CLIENT
@@ -23,6 +23,7 @@ from wisp.kinds import view
 if TYPE_CHECKING:
     from pending import Request
     from wisp._asking import Asker
+    from wisp.kinds._asker import Ending
     from wisp.stores.config import Config
 
 INDENT = "  "
@@ -45,12 +46,31 @@ def _stop(signum: int, frame: FrameType | None) -> None:
     raise Stopped(signum)
 
 
-def withdrawn_how(interrupt: KeyboardInterrupt) -> str:
+def withdrawn_how(interrupt: KeyboardInterrupt, endings: Sequence[Ending] = ()) -> str:
     """What ended the wait, as the verdict says it: "withdrawn with Ctrl-C", "withdrawn on
-    SIGTERM"."""
-    if isinstance(interrupt, Stopped):
-        return f"withdrawn on {interrupt.name}"
-    return "withdrawn with Ctrl-C"
+    SIGTERM", and "… after it was answered" where a person's answer got there first (it
+    stands, and the command still ends withdrawn: nothing is approved or run)."""
+    how = (
+        f"withdrawn on {interrupt.name}"
+        if isinstance(interrupt, Stopped)
+        else ("withdrawn with Ctrl-C")
+    )
+    if endings and endings[0].outcome is Outcome.ANSWERED and endings[0].decision:
+        how += " after it was answered"
+    return how
+
+
+def withdraw_on_signal(asker: Asker, filed: Sequence[str]) -> list[Ending]:
+    """How a signal's withdrawal ended the requests *filed*: those still waiting withdrawn
+    (a person's answer that got there first stands); or, if the signal came as one was being
+    settled (never cut short: the signal waits for it), how that one ended."""
+    endings = asker.withdraw()
+    if not endings:
+        for request_id in filed:
+            ended = asker.wait(request_id, 0)
+            if ended is not None:
+                endings.append(ended)
+    return endings
 
 
 @contextmanager

@@ -30,6 +30,7 @@ from wisp.cli._ask import (
     asking,
     command_prompt,
     timeout_in_effect,
+    withdraw_on_signal,
     withdrawn_how,
 )
 from wisp.cli._common import (
@@ -326,12 +327,10 @@ def request_approval(
         except (PendingError, StoreError) as exc:
             _could_not_ask(exc, filed_ids[0] if filed_ids else None, as_json=as_json)
         except KeyboardInterrupt as interrupt:  # Ctrl-C, SIGTERM or SIGHUP
-            endings = asker.withdraw()
+            endings = withdraw_on_signal(asker, filed_ids)
             approved, outcome, scope, grant = False, ApprovalOutcome.WITHDRAWN, None, None
             request_id = endings[0].request.id if endings else None
-            verdict_reason = withdrawn_how(interrupt)
-            if endings and endings[0].outcome is Outcome.ANSWERED and endings[0].decision:
-                verdict_reason += " after it was answered"
+            verdict_reason = withdrawn_how(interrupt, endings)
     if as_json:
         _print_verdict(
             request_id,

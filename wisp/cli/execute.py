@@ -16,7 +16,7 @@ import shlex
 import shutil
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -28,10 +28,15 @@ from wisp.cli._ask import (
     asking,
     command_prompt,
     timeout_in_effect,
+    withdraw_on_signal,
+    withdrawn_how,
 )
 from wisp.cli._common import config_or_fail, fail, tell
 from wisp.cli._exit import ExitCode
 from wisp.stores.jsonstore import StoreError
+
+if TYPE_CHECKING:
+    from pending import Request
 
 EXEC_EXAMPLES = """Examples:
   wisp exec -- make deploy
@@ -88,9 +93,14 @@ def execute(
     identity = _identity(executable)
     options = {EXECUTABLE: executable} if executable is not None else None
 
-    filed = command_prompt(
+    told = command_prompt(
         f"wisp: asking you to approve running (in {visible(where)}):", text, reason, timeout_s
     )
+    filed_ids: list[str] = []
+
+    def filed(request: Request) -> None:
+        filed_ids.append(request.id)
+        told(request)
 
     from wisp.kinds.command_gate import ApprovalGate, ApprovalOutcome  # only when it asks
 
@@ -101,9 +111,9 @@ def execute(
             )
         except (PendingError, StoreError) as exc:
             fail(f"could not ask: {exc}")  # leaving `asking` withdraws what waits and closes
-        except KeyboardInterrupt:
-            asker.withdraw()
-            tell("wisp: withdrawn with Ctrl-C; nothing was run.")
+        except KeyboardInterrupt as interrupt:  # Ctrl-C, SIGTERM or SIGHUP
+            endings = withdraw_on_signal(asker, filed_ids)
+            tell(f"wisp: {withdrawn_how(interrupt, endings)}; nothing was run.")
             raise typer.Exit(int(ExitCode.NO)) from None
     if not approval.approved:
         words = {ApprovalOutcome.ANSWERED: "denied", ApprovalOutcome.TIMED_OUT: "timed out"}

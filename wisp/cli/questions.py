@@ -22,6 +22,7 @@ from wisp.cli._ask import (
     prompt,
     timeout_in_effect,
     waiting_note,
+    withdraw_on_signal,
     withdrawn_how,
 )
 from wisp.cli._common import (
@@ -154,7 +155,10 @@ def ask_question(
     timeout_s = timeout_in_effect(timeout, config)
     options = tuple(option) if option else None
 
+    filed_ids: list[str] = []
+
     def filed(request: Request) -> None:
+        filed_ids.append(request.id)
         offered = [("options", "  ".join(f"{n}) {o}" for n, o in enumerate(options or (), 1)))]
         tell(
             prompt(
@@ -186,8 +190,9 @@ def ask_question(
         except (PendingError, StoreError) as exc:
             fail(f"could not ask: {exc}")  # leaving `asking` withdraws what waits and closes
         except KeyboardInterrupt as interrupt:  # Ctrl-C, SIGTERM or SIGHUP
-            endings = asker.withdraw()
-            outcome, text, reason = ReplyOutcome.WITHDRAWN, None, withdrawn_how(interrupt)
+            endings = withdraw_on_signal(asker, filed_ids)
+            outcome, text = ReplyOutcome.WITHDRAWN, None
+            reason = withdrawn_how(interrupt, endings)
             request_id = endings[0].request.id if endings else None
     if as_json:
         print_json({"id": request_id, "outcome": outcome, "text": text, "reason": reason})
