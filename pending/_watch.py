@@ -438,7 +438,13 @@ class Watcher:
                 # And its file alone: an answer or outcome is published after its request,
                 # so its event follows this one and is read then.
                 names = (request_id + REQUEST_SUFFIX[kind],)
-            group, _ = self.channel.read_group(request_id, names=names, kinds=kinds)
+            group, problems = self.channel.read_group(request_id, names=names, kinds=kinds)
+            if problems and group.request is None:
+                # Heard of, and not readable as it was heard of: a nameless publication is
+                # one event, and no second one would come to read it by. The timer rescans
+                # (what is read then is emitted; a file that stays unreadable is reported
+                # by listings, as ever).
+                self.request_rescan(f"{problems[0].name} could not be read ({problems[0].reason})")
         status = self.channel.derive(group, alive_cache)
         self._update(request_id, status, emit=True)
 
@@ -529,7 +535,13 @@ class Watcher:
         if self._rescan_reason is not None:
             reason, self._rescan_reason = self._rescan_reason, None
             logger.info("pending watcher: rescanning (%s)", reason)
-            self.rescan()
+            try:
+                self.rescan()
+            except BaseException:
+                # Not done: asked again, or what it was for is lost for good (the next tick
+                # tries again).
+                self._rescan_reason = self._rescan_reason or reason
+                raise
             return
         self._recheck_waiting()
 

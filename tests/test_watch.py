@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import errno
 import os
 import subprocess
 import sys
@@ -13,6 +14,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers import (
@@ -43,6 +45,7 @@ from pending import (
     Transition,
     Watcher,
 )
+from pending._fsio import Unreadable
 from pending.testing import FakeClock, events_lost, inject_overflow
 
 FAST = {"polling_interval_s": 0.05, "liveness_recheck_s": 0.2}
@@ -625,6 +628,48 @@ class TestAcceptingSubscriptions:
 
 
 @pytest.mark.usefixtures("native_watching")
+class TestASecondLook:
+    def test_a_request_whose_one_read_failed_is_read_again(
+        self, channel: Channel, watcher: Watcher
+    ) -> None:
+        """A request file heard of once and not readable then is looked at again: a nameless
+        publication is one event, with no second one (the staged name's removal) to read it
+        by, and a watcher whose one read failed used to drop it without a word."""
+        failed: list[str] = []
+        read_record = channel._read_record
+
+        def once_unreadable(name: str, cls: Any, request_id: str) -> Any:
+            if name.endswith(".request.json") and not failed:
+                failed.append(name)
+                raise Unreadable("a read that failed once (injected)")
+            return read_record(name, cls, request_id)
+
+        sub, _ = watcher.subscribe()
+        channel._read_record = once_unreadable  # type: ignore[method-assign]
+        with channel.server() as lock:
+            request = command(lock)
+            channel.file(request)
+            (transition,) = take(sub, 1)
+        assert failed == [f"{request.id}.request.json"]
+        assert (transition.event, transition.id) == (Event.FILED, request.id)
+
+    def test_a_rescan_that_failed_is_tried_again(self, channel: Channel, watcher: Watcher) -> None:
+        """A rescan asked for (after lost events, say) that fails (no descriptor left) is
+        tried again at the next re-check, not forgotten with what it was for."""
+        tries: list[None] = []
+        rescan = watcher.rescan
+
+        def failing_once() -> None:
+            tries.append(None)
+            if len(tries) == 1:
+                raise OSError(errno.EMFILE, "Too many open files (injected)")
+            rescan()
+
+        watcher.rescan = failing_once  # type: ignore[method-assign]
+        watcher.request_rescan("a test")
+        wait_until(lambda: len(tries) >= 2, what="the rescan tried again")
+
+
 class TestRecheckingOnlyWhatIsOpen:
     def test_the_timer_walks_only_requests_that_can_change_without_an_event(
         self, channel: Channel
