@@ -208,7 +208,10 @@ class TestAnswering:
             filed = command(lock, text="git push --force")
             for request in (edit, asked, filed):
                 channel.file(request)
-            phone.goto(f"{web.url}/r/{edit.id}")
+            # A page that is not the request's (an error, "missing", unpaired) fails here,
+            # not as a card that never comes.
+            response = phone.goto(f"{web.url}/r/{edit.id}")
+            assert response is not None and response.status == 200, phone.content()
             first = phone.locator("#cards .card").first
             first.wait_for(timeout=MS)
             assert first.get_attribute("id") == f"r-{edit.id}"
