@@ -26,6 +26,7 @@ from typing import Any, NamedTuple
 from pending._channel import SERVERS_DIR, Channel
 from pending._clock import record_time
 from pending._edge import POLLING_INTERVAL_S, Backend, Observation, WatchHints, observe
+from pending._errors import PendingError
 from pending._ids import (
     ANSWER_SUFFIX,
     KIND_BY_SUFFIX,
@@ -173,6 +174,7 @@ class Watcher:
         self._stop = threading.Event()
         self._wake = threading.Event()
         self._rescan_reason: str | None = None
+        self._rescan_failing = False  # the last rescan raised (said once, retried each tick)
         self._timer: threading.Thread | None = None
         self._servers_path = str(channel.path / SERVERS_DIR)
 
@@ -537,11 +539,15 @@ class Watcher:
             logger.info("pending watcher: rescanning (%s)", reason)
             try:
                 self.rescan()
-            except BaseException:
-                # Not done: asked again, or what it was for is lost for good (the next tick
-                # tries again).
+            except (OSError, PendingError) as exc:
+                # Not done: asked again, or what it was for is lost for good. The next tick
+                # tries again; said once while it keeps failing (a tick a second).
                 self._rescan_reason = self._rescan_reason or reason
-                raise
+                if not self._rescan_failing:
+                    self._rescan_failing = True
+                    self._on_warning(f"could not read the channel again ({exc}); retrying")
+                return
+            self._rescan_failing = False
             return
         self._recheck_waiting()
 

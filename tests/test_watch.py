@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import asyncio
 import errno
+import logging
 import os
 import subprocess
 import sys
@@ -653,21 +654,29 @@ class TestASecondLook:
         assert failed == [f"{request.id}.request.json"]
         assert (transition.event, transition.id) == (Event.FILED, request.id)
 
-    def test_a_rescan_that_failed_is_tried_again(self, channel: Channel, watcher: Watcher) -> None:
+    def test_a_rescan_that_failed_is_tried_again(
+        self, channel: Channel, watcher: Watcher, caplog: pytest.LogCaptureFixture
+    ) -> None:
         """A rescan asked for (after lost events, say) that fails (no descriptor left) is
-        tried again at the next re-check, not forgotten with what it was for."""
+        tried again at each re-check until it is done, not forgotten with what it was for;
+        said once, not at every try."""
         tries: list[None] = []
         rescan = watcher.rescan
 
-        def failing_once() -> None:
+        def failing_twice() -> None:
             tries.append(None)
-            if len(tries) == 1:
+            if len(tries) <= 2:
                 raise OSError(errno.EMFILE, "Too many open files (injected)")
             rescan()
 
-        watcher.rescan = failing_once  # type: ignore[method-assign]
-        watcher.request_rescan("a test")
-        wait_until(lambda: len(tries) >= 2, what="the rescan tried again")
+        watcher.rescan = failing_twice  # type: ignore[method-assign]
+        with caplog.at_level(logging.WARNING, logger="pending.watch"):
+            watcher.request_rescan("a test")
+            wait_until(lambda: len(tries) >= 3, what="the rescan tried until done")
+        said = [r.getMessage() for r in caplog.records if "read the channel again" in r.message]
+        assert said == [
+            "could not read the channel again ([Errno 24] Too many open files (injected)); retrying"
+        ]
 
 
 class TestRecheckingOnlyWhatIsOpen:
