@@ -175,6 +175,7 @@ class Watcher:
         self._wake = threading.Event()
         self._rescan_reason: str | None = None
         self._rescan_failing = False  # the last rescan raised (said once, retried each tick)
+        self._second_looks: set[str] = set()  # IDs heard of but not readable: read once more
         self._timer: threading.Thread | None = None
         self._servers_path = str(channel.path / SERVERS_DIR)
 
@@ -399,6 +400,7 @@ class Watcher:
         *,
         slot: Slot | None = None,
         kind: Kind | None = None,
+        second_look: bool = False,
     ) -> None:
         """Re-read one ID and emit what changed since it was last known (lock held). *slot*:
         the answer or outcome slot whose file appeared, if that is all the event was; *kind*:
@@ -441,12 +443,13 @@ class Watcher:
                 # so its event follows this one and is read then.
                 names = (request_id + REQUEST_SUFFIX[kind],)
             group, problems = self.channel.read_group(request_id, names=names, kinds=kinds)
-            if problems and group.request is None:
+            if problems and group.request is None and not second_look:
                 # Heard of, and not readable as it was heard of: a nameless publication is
-                # one event, and no second one would come to read it by. The timer rescans
-                # (what is read then is emitted; a file that stays unreadable is reported
-                # by listings, as ever).
-                self.request_rescan(f"{problems[0].name} could not be read ({problems[0].reason})")
+                # one event, and no second one would come to read it by. The timer reads
+                # this ID once more, alone (never the whole channel: a junk file written to
+                # over and over would rescan it at every write); one still unreadable is a
+                # listing's problem, as ever.
+                self._second_looks.add(request_id)  # at the next re-check, not sooner
         status = self.channel.derive(group, alive_cache)
         self._update(request_id, status, emit=True)
 
@@ -549,7 +552,15 @@ class Watcher:
                 return
             self._rescan_failing = False
             return
+        self._look_again()
         self._recheck_waiting()
+
+    def _look_again(self) -> None:
+        """Read once more, each alone, the IDs heard of that could not be read then."""
+        with self._lock:
+            looks, self._second_looks = self._second_looks, set()
+            for request_id in looks:
+                self._refresh(request_id, self._alive, second_look=True)
 
     def _recheck_waiting(self) -> None:
         """Re-derive requests whose state can change without a file event."""

@@ -628,7 +628,6 @@ class TestAcceptingSubscriptions:
             quiet(answered_only)
 
 
-@pytest.mark.usefixtures("native_watching")
 class TestASecondLook:
     def test_a_request_whose_one_read_failed_is_read_again(
         self, channel: Channel, watcher: Watcher
@@ -654,6 +653,8 @@ class TestASecondLook:
         assert failed == [f"{request.id}.request.json"]
         assert (transition.event, transition.id) == (Event.FILED, request.id)
 
+
+class TestRescanRetry:
     def test_a_rescan_that_failed_is_tried_again(
         self, channel: Channel, watcher: Watcher, caplog: pytest.LogCaptureFixture
     ) -> None:
@@ -679,6 +680,7 @@ class TestASecondLook:
         ]
 
 
+@pytest.mark.usefixtures("native_watching")
 class TestRecheckingOnlyWhatIsOpen:
     def test_the_timer_walks_only_requests_that_can_change_without_an_event(
         self, channel: Channel

@@ -27,6 +27,9 @@ if TYPE_CHECKING:
     from wisp.stores.config import Config
 
 INDENT = "  "
+# How long a signal's withdrawal waits for a settling under way on another thread (the
+# deadline's) to end: withdraw() has taken whatever still waited, so only that one can wait.
+SETTLING_WAIT_S = 5.0
 # Signals that end an asking command as Ctrl-C does (its request withdrawn, audited, exit 1):
 # `kill`, `timeout 5 wisp …`, and the terminal it runs in closing.
 WITHDRAWING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
@@ -67,7 +70,7 @@ def withdraw_on_signal(asker: Asker, filed: Sequence[str]) -> list[Ending]:
     endings = asker.withdraw()
     if not endings:
         for request_id in filed:
-            ended = asker.wait(request_id, 0)
+            ended = asker.wait(request_id, SETTLING_WAIT_S)
             if ended is not None:
                 endings.append(ended)
     return endings
