@@ -53,11 +53,9 @@ def withdrawn_how(interrupt: KeyboardInterrupt, endings: Sequence[Ending] = ()) 
     """What ended the wait, as the verdict says it: "withdrawn with Ctrl-C", "withdrawn on
     SIGTERM", and "… after it was answered" where a person's answer got there first (it
     stands, and the command still ends withdrawn: nothing is approved or run)."""
-    how = (
-        f"withdrawn on {interrupt.name}"
-        if isinstance(interrupt, Stopped)
-        else ("withdrawn with Ctrl-C")
-    )
+    how = "withdrawn with Ctrl-C"
+    if isinstance(interrupt, Stopped):
+        how = f"withdrawn on {interrupt.name}"
     if endings and endings[0].outcome is Outcome.ANSWERED and endings[0].decision:
         how += " after it was answered"
     return how
