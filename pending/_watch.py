@@ -164,6 +164,10 @@ class Watcher:
         self._subscribers: list[Subscription[Transition]] = []
         self._accept: dict[Subscription[Transition], Callable[[Transition], bool]] = {}
         self._observer: Observation | None = None
+        # Held only to take the observation (stop()) or to put a new one in its place (the
+        # timer's restart), never while one starts or stops: a replacement started while
+        # stop() runs is then stopped by the restart, not left running unseen.
+        self._observer_lock = threading.Lock()
         self._hints = WatchHints(
             on_change=self._deliver,
             on_overflow=lambda: self.request_rescan("the inotify queue overflowed"),
@@ -175,6 +179,7 @@ class Watcher:
         self._wake = threading.Event()
         self._rescan_reason: str | None = None
         self._rescan_failing = False  # the last rescan raised (said once, retried each tick)
+        self._restart_failing = False  # the last restart raised (likewise)
         self._second_looks: set[str] = set()  # IDs heard of but not readable: read once more
         self._timer: threading.Thread | None = None
         self._servers_path = str(channel.path / SERVERS_DIR)
@@ -203,9 +208,10 @@ class Watcher:
         self._stop.set()
         self._wake.set()
         self.wake()  # a pump under way returns
-        if self._observer is not None:
-            self._observer.stop()
-            self._observer = None
+        with self._observer_lock:
+            observer, self._observer = self._observer, None
+        if observer is not None:
+            observer.stop()
         if (
             self._timer is not None
             and self._timer.is_alive()
@@ -532,11 +538,7 @@ class Watcher:
     def _tick(self) -> None:
         observer = self._observer
         if observer is not None and not observer.healthy():
-            self._on_warning("the file watcher stopped; restarted it and rescanned")
-            observer.stop()
-            self._observer = self._start_observer()
-            self.wake()  # a pump polls the new observation's descriptor from now on
-            self._rescan_reason = self._rescan_reason or "observer restarted"
+            self._restart(observer)
         if self._rescan_reason is not None:
             reason, self._rescan_reason = self._rescan_reason, None
             logger.info("pending watcher: rescanning (%s)", reason)
@@ -554,6 +556,34 @@ class Watcher:
             return
         self._look_again()
         self._recheck_waiting()
+
+    def _restart(self, observer: Observation) -> None:
+        """Replace *observer*, which stopped (its thread died, a watched directory went), and
+        rescan for what passed meanwhile. One that cannot start is tried again at each tick
+        until it does, said once while it keeps failing."""
+        observer.stop()  # again at each retry: stopping one stopped already does nothing
+        try:
+            replacement = self._start_observer()
+        except (OSError, RuntimeError) as exc:
+            # No inotify instance, watch or descriptor left (OSError), no thread (RuntimeError):
+            # the environment's, and it may pass. The liveness re-checks go on meanwhile.
+            if not self._restart_failing:
+                self._restart_failing = True
+                self._on_warning(
+                    f"the file watcher stopped and could not be restarted ({exc}); retrying"
+                )
+            return
+        with self._observer_lock:
+            stopping = self._stop.is_set()  # stop() ran meanwhile and took the old one
+            if not stopping:
+                self._observer = replacement
+        if stopping:
+            replacement.stop()  # nobody else would: stop() never saw it
+            return
+        self._restart_failing = False
+        self._on_warning("the file watcher stopped; restarted it and rescanned")
+        self.wake()  # a pump polls the new observation's descriptor from now on
+        self._rescan_reason = self._rescan_reason or "observer restarted"
 
     def _look_again(self) -> None:
         """Read once more, each alone, the IDs heard of that could not be read then."""

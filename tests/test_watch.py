@@ -22,6 +22,7 @@ from helpers import (
     BUILDERS,
     HOARD_INOTIFY,
     ROOT,
+    WAIT_S,
     Asker,
     command,
     events,
@@ -40,6 +41,7 @@ from pending import (
     Event,
     Kind,
     Missed,
+    Observation,
     Outcome,
     Request,
     State,
@@ -678,6 +680,74 @@ class TestRescanRetry:
         assert said == [
             "could not read the channel again ([Errno 24] Too many open files (injected)); retrying"
         ]
+
+
+class TestObserverRestart:
+    def test_a_restart_that_failed_is_tried_again(
+        self, channel: Channel, watcher: Watcher, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        """An observation that stopped and cannot be started again (no inotify watch left)
+        is tried again at each re-check until it starts, then what passed meanwhile is
+        rescanned; said once while it keeps failing, with no traceback, and said again when
+        it fails again later."""
+        tries: list[None] = []
+        exhausted = threading.Event()
+        start_observer = watcher._start_observer
+
+        def failing_while_exhausted() -> Observation:
+            tries.append(None)
+            if exhausted.is_set():
+                raise OSError(errno.ENOSPC, "inotify watch limit reached (injected)")
+            return start_observer()
+
+        def said() -> list[str]:
+            return [r.getMessage() for r in caplog.records if "file watcher" in r.message]
+
+        failed = (
+            "the file watcher stopped and could not be restarted "
+            "([Errno 28] inotify watch limit reached (injected)); retrying"
+        )
+        restarted = "the file watcher stopped; restarted it and rescanned"
+        watcher._start_observer = failing_while_exhausted  # type: ignore[method-assign]
+        sub, _ = watcher.subscribe()
+        with caplog.at_level(logging.WARNING, logger="pending.watch"), channel.server() as lock:
+            for round_ in (1, 2):
+                exhausted.set()
+                tries.clear()
+                observer = watcher._observer
+                assert observer is not None
+                observer.stop()  # as when its thread dies
+                wait_until(lambda: len(tries) >= 3, what="the restart tried again")
+                req = command(lock, text=f"make {round_}")
+                channel.file(req)  # while no observation runs: found by the rescan
+                exhausted.clear()
+                assert events(take(sub, 1)) == [("filed", req.id)]
+                assert watcher._observer is not observer
+            assert said() == [failed, restarted, failed, restarted]
+        assert [r for r in caplog.records if r.levelno >= logging.ERROR] == []
+
+    def test_a_restart_under_way_as_the_watcher_stops_is_stopped(self, watcher: Watcher) -> None:
+        """stop() on another thread takes the stopped observation while the timer starts
+        its replacement: the replacement is stopped too, not left running unseen."""
+        started: list[Observation] = []
+        start_observer = watcher._start_observer
+
+        def racing_stop() -> Observation:
+            replacement = start_observer()
+            stopping.start()
+            wait_until(lambda: watcher._observer is None, what="stop() to take the old one")
+            started.append(replacement)
+            return replacement
+
+        stopping = threading.Thread(target=watcher.stop)
+        watcher._start_observer = racing_stop  # type: ignore[method-assign]
+        observer = watcher._observer
+        assert observer is not None
+        observer.stop()
+        wait_until(lambda: started, what="the restart")
+        stopping.join(WAIT_S)
+        assert not stopping.is_alive()
+        assert not started[0].is_alive()
 
 
 @pytest.mark.usefixtures("native_watching")
