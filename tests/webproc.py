@@ -10,6 +10,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -38,10 +39,13 @@ class WebServer:
 
     def __init__(self, home: Path, *args: str) -> None:
         self.home = home
+        # Its stderr goes to a file, not a pipe: nothing reads it while it runs, and a pipe
+        # would block the server once 64 KiB of warnings filled it.
+        self.stderr = tempfile.TemporaryFile()  # noqa: SIM115 (closed by stop())
         self.process = subprocess.Popen(
             [sys.executable, "-m", "wisp", "web", "--listen", "127.0.0.1:0", *args],
             stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
+            stderr=self.stderr,
             env={**os.environ, "WISP_HOME": str(home)},
         )
         assert self.process.stdout is not None
@@ -62,15 +66,16 @@ class WebServer:
             self.process.wait()
             raise AssertionError("wisp web did not stop on SIGINT") from None
         finally:
-            if self.process.stderr is not None and self.process.returncode is not None:
+            if self.process.returncode is not None:
                 # What it warned or logged (a traceback from a request's handler, say), shown
                 # with a failing test's captured output: a flaky page is diagnosed from it.
-                said = self.process.stderr.read().decode(errors="replace")
+                self.stderr.seek(0)
+                said = self.stderr.read().decode(errors="replace")
                 if said:
                     sys.stderr.write(f"--- wisp web's stderr ---\n{said}")
-            for stream in (self.process.stdout, self.process.stderr):
-                if stream is not None:
-                    stream.close()
+            self.stderr.close()
+            if self.process.stdout is not None:
+                self.process.stdout.close()
 
 
 @contextmanager
