@@ -135,6 +135,9 @@ def publish(
     fd, tmp_name = _create_staged(tmp_fd, name, path)
     linked = False
     staged: os.stat_result | None = None
+    # The published file's status as read right after a nameless link: nothing changes it
+    # after that (no staged name to remove), so it is what a cache is told (one stat less).
+    published: os.stat_result | None = None
     if tmp_name is None:  # nameless: linked from its descriptor
 
         def link() -> None:
@@ -161,7 +164,9 @@ def publish(
                 _io(Op.LINK, name, link)
                 linked = True
                 if tmp_name is None:
-                    _check_linked(dir_fd, name, staged if staged is not None else os.fstat(fd))
+                    published = _check_linked(
+                        dir_fd, name, staged if staged is not None else os.fstat(fd)
+                    )
             except _NotOurs:
                 if staged is not None and on_published is not None:
                     on_published(None, True)  # forget what was staged: it is not there
@@ -188,10 +193,11 @@ def publish(
         _io(Op.FSYNC_DIR, name, lambda: os.fsync(dir_fd))
     if staged is not None and on_published is not None:
         # As it is now (its link, and a staged name's removal, changed its ctime), if it is
-        # still ours.
-        st: os.stat_result | None = None
-        with contextlib.suppress(OSError):
-            st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        # still ours: a nameless one's as read just after its link.
+        st = published
+        if st is None:
+            with contextlib.suppress(OSError):
+                st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
         ours = st is not None and (st.st_dev, st.st_ino) == (staged.st_dev, staged.st_ino)
         on_published(st if ours else None, True)
     return linked
@@ -240,13 +246,14 @@ class _NotOurs(OSError):
     """A nameless file's link put another file under its name."""
 
 
-def _check_linked(dir_fd: int, name: str, staged: os.stat_result) -> None:
-    """After a nameless file's link: raise (the name removed) unless *name* holds the very
-    file written. Its link goes through /proc/self/fd, a path: where /proc is not the
-    kernel's (a directory the same user can write, in a sandbox without procfs), it could
+def _check_linked(dir_fd: int, name: str, staged: os.stat_result) -> os.stat_result:
+    """After a nameless file's link: *name*'s status if it holds the very file written, else
+    raise (the name removed). Its link goes through /proc/self/fd, a path: where /proc is not
+    the kernel's (a directory the same user can write, in a sandbox without procfs), it could
     lead to another file, which would then be published as this one."""
-    if _holds(dir_fd, name, staged):
-        return
+    st = _holding(dir_fd, name, staged)
+    if st is not None:
+        return st
     with contextlib.suppress(OSError):
         os.unlink(name, dir_fd=dir_fd)
     raise _NotOurs(
@@ -257,11 +264,16 @@ def _check_linked(dir_fd: int, name: str, staged: os.stat_result) -> None:
 
 def _holds(dir_fd: int, name: str, staged: os.stat_result) -> bool:
     """Whether *name* is the very file staged (its link took effect, whatever was said)."""
+    return _holding(dir_fd, name, staged) is not None
+
+
+def _holding(dir_fd: int, name: str, staged: os.stat_result) -> os.stat_result | None:
+    """*name*'s status if it is the very file staged, else None."""
     try:
         st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
     except OSError:
-        return False
-    return (st.st_dev, st.st_ino) == (staged.st_dev, staged.st_ino)
+        return None
+    return st if (st.st_dev, st.st_ino) == (staged.st_dev, staged.st_ino) else None
 
 
 # The caller's uid, asked once: every file read is checked against it (a listing of 10,000
