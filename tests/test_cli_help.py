@@ -184,3 +184,37 @@ class TestCompletion:
             discard_line(shell)
         finally:
             shell.close(force=True)
+
+
+class TestUsageHints:
+    """A mistyped command or an option's value given without its name says what was meant."""
+
+    @pytest.mark.parametrize(
+        ("argv", "meant"),
+        [
+            (["pendng"], "Did you mean 'pending'?"),
+            (["approve", "3f9c"], "Did you mean 'approvals'?"),
+            (["approvals", "aprove", "3f9c"], "Did you mean 'approve'?"),
+        ],
+    )
+    def test_a_mistyped_command_is_named(self, home: Path, argv: list[str], meant: str) -> None:
+        """A command not found, at the root as in a group: exit 2 with the closest names."""
+        out = run_wisp(*argv)
+        assert out.returncode == 2
+        assert f"No such command '{argv[-2] if len(argv) > 2 else argv[0]}'. {meant}" in out.stderr
+
+    def test_a_value_without_its_option_says_how_to_name_it(self, home: Path) -> None:
+        """`approve ID always`: exit 2, naming the options that take a value, nothing written."""
+        out = run_wisp("approvals", "approve", "0123456789abcdef", "always")
+        assert out.returncode == 2
+        assert "unexpected extra argument(s) (always)" in out.stderr
+        assert "given after its name: --scope once|session|project|always" in out.stderr
+        out = run_wisp("approvals", "deny", "0123456789abcdef", "keep it")
+        assert out.returncode == 2 and "--reason TEXT" in out.stderr
+        assert not (home / "pending").exists() or not list((home / "pending").iterdir())
+
+    def test_a_command_with_no_options_adds_nothing(self, home: Path) -> None:
+        """An extra argument to a command that takes no valued option: click's words alone."""
+        out = run_wisp("doctor", "extra")
+        assert out.returncode == 2
+        assert "unexpected extra argument" in out.stderr and "given after" not in out.stderr

@@ -11,11 +11,12 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable, Iterator, MutableMapping
+from difflib import get_close_matches
 from typing import Any
 
 import typer
 from typer._click import Command, Context, HelpFormatter, Parameter, echo
-from typer._click.exceptions import NoSuchOption
+from typer._click.exceptions import NoSuchOption, UsageError
 from typer.core import TyperCommand, TyperGroup
 
 
@@ -98,6 +99,37 @@ def _hint_dash(ctx: Context, exc: NoSuchOption) -> NoSuchOption:
     return exc
 
 
+def _hint_extra(command: Any, ctx: Context, exc: UsageError) -> UsageError:
+    """An extra argument is mostly an option's value given without its name (`approve ID
+    always`): say which options take a value, and how they are named."""
+    if not exc.message.startswith("Got unexpected extra argument"):
+        return exc
+    named = [
+        f"{max(param.opts, key=len)} {_value_name(param)}"
+        for param in command.get_params(ctx)
+        if param.param_type_name == "option"
+        and not getattr(param, "is_flag", False)
+        and not getattr(param, "hidden", False)
+    ]
+    if named:
+        exc.message += (
+            f". An option's value is given after its name: {', '.join(named)} "
+            f"(see `{ctx.command_path} -h`)"
+        )
+    return exc
+
+
+def _hint_close(group: Any, ctx: Context, args: list[str], exc: UsageError) -> UsageError:
+    """A command not found: the closest names, as typer says them for a group whose commands
+    are built (the root's are built on demand, so typer sees none of them)."""
+    if not args or not exc.message.startswith("No such command") or "Did you mean" in exc.message:
+        return exc
+    matches = get_close_matches(args[0], group.list_commands(ctx))
+    if matches:
+        exc.message = f"{exc.message.rstrip('.')}. Did you mean {', '.join(map(repr, matches))}?"
+    return exc
+
+
 def _help_names(command: Any, ctx: Context) -> list[str]:
     """The help option's names in the order the settings give them (`-h, --help`), less any
     a parameter of *command* takes, as click has it. click gathers them in a set, so their
@@ -125,6 +157,8 @@ class WispCommand(TyperCommand):
             return super().parse_args(ctx, args)
         except NoSuchOption as exc:
             raise _hint_dash(ctx, exc) from None
+        except UsageError as exc:
+            raise _hint_extra(self, ctx, exc) from None
 
 
 class WispGroup(TyperGroup):
@@ -157,6 +191,14 @@ class WispGroup(TyperGroup):
     def list_commands(self, ctx: Context) -> list[str]:
         """The commands in the order they were written: their names, none built for it."""
         return list(self.commands)
+
+    def resolve_command(
+        self, ctx: Context, args: list[str]
+    ) -> tuple[str | None, Command | None, list[str]]:
+        try:
+            return super().resolve_command(ctx, args)
+        except UsageError as exc:
+            raise _hint_close(self, ctx, args, exc) from None
 
     def parse_args(self, ctx: Context, args: list[str]) -> list[str]:
         if not args and self.no_args_is_help and not ctx.resilient_parsing:
