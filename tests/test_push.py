@@ -329,6 +329,7 @@ class TestPushRoute:
         out = run_wisp("notify", "--route", "push", "probe")
         assert out.returncode == 1
         assert f"ntfy://127.0.0.1:{port}: not delivered" in out.stdout
+        assert out.stdout.count("not delivered") == 1, out.stdout  # said once, not twice
         assert SECRET not in out.stdout + out.stderr + log_text(home)
         records: list[logging.LogRecord] = []
         host_handler = logging.Handler(logging.DEBUG)

@@ -109,7 +109,8 @@ def notify(
     )
     say(str(result))
     for skipped in result.skipped:
-        say(f"  skipped {skipped}")
+        if skipped != result.reason:  # the one route asked for, said once (its failure)
+            say(f"  skipped {skipped}")
     if not result.posted:
         raise typer.Exit(int(ExitCode.NO))
 
