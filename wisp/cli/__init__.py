@@ -204,7 +204,7 @@ class _LazyRoot(WispGroup):
         return super().parse_args(ctx, args)
 
     def list_commands(self, ctx: Context) -> list[str]:
-        known = [*_COMMANDS, *_kind_groups()]
+        known = [name for name, _ in _listed()]
         return [*super().list_commands(ctx), *(n for n in known if n not in self.commands)]
 
     def get_command(self, ctx: Context, cmd_name: str) -> Command | None:
@@ -265,8 +265,7 @@ class _LazyRoot(WispGroup):
             raise typer.Exit(int(code)) from None
 
     def format_commands(self, ctx: Context, formatter: HelpFormatter) -> None:
-        rows = [(name, entry.summary) for name, entry in _COMMANDS.items()]
-        rows += list(_kind_groups().items())
+        rows = _listed()
         with formatter.section("Commands"):
             formatter.write_dl(rows)
 
@@ -285,6 +284,18 @@ def _shown(text: str) -> str:
     from wisp._text import visible
 
     return visible(text)
+
+
+def _listed() -> list[tuple[str, str]]:
+    """Every command and its summary in the order help lists them: the groups of kinds
+    together, those with no hand-written group right after the hand-written ones."""
+    from wisp.kinds import views
+
+    kinds = {v.group for v in views()}
+    rows = [(name, entry.summary) for name, entry in _COMMANDS.items()]
+    after = max((i + 1 for i, (name, _) in enumerate(rows) if name in kinds), default=len(rows))
+    rows[after:after] = _kind_groups().items()
+    return rows
 
 
 def _kind_groups() -> dict[str, str]:
