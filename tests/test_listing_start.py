@@ -272,6 +272,52 @@ class TestTheListingBeforeTheCli:
         assert runs[0].code == 0 and "Traceback" not in runs[0].err
 
 
+PEOPLES_LISTINGS = [("pending",), ("approvals", "pending")]
+
+
+class TestTheEmptyListingBeforeTheCli:
+    """`wisp pending` and `wisp approvals pending`, the listings for people, are served before
+    the CLI loads while the channel holds nothing, and are the CLI's otherwise."""
+
+    @pytest.mark.parametrize("args", PEOPLES_LISTINGS, ids=" ".join)
+    def test_a_channel_that_holds_nothing(self, home: Path, args: tuple[str, ...]) -> None:
+        """Its one line, as the CLI says it, status 0, and no typer, click or rich loaded."""
+        Channel.open(home).close()
+        fast, cli = both(*args, env=home_env(home))
+        same(fast, cli)
+        what = "command" if args[0] == "approvals" else "anything"
+        assert (fast.code, fast.out, fast.err) == (0, f"Nothing waits for you ({what}).\n", "")
+
+    @pytest.mark.parametrize("args", PEOPLES_LISTINGS, ids=" ".join)
+    def test_a_channel_that_holds_anything_is_the_clis(
+        self, busy: tuple[Path, list[str]], args: tuple[str, ...]
+    ) -> None:
+        """Requests waiting, or only a lock or a temp file left: the CLI lists (and sweeps)."""
+        home, _ = busy
+        fast, cli = both(*args, env=home_env(home))
+        assert fast[:3] == cli[:3] and "make deploy" in fast.out
+        assert "wisp.cli" in fast.modules
+        with Channel.open(tmp := home.parent / "locked") as channel, channel.server():
+            ran = program(*args, env=home_env(tmp))
+        assert ran.code == 0 and "wisp.cli" in ran.modules
+
+    def test_a_home_not_made_yet_is_the_clis(self, tmp_path: Path) -> None:
+        """`$WISP_HOME` not there yet: the CLI makes it and says nothing waits."""
+        ran = program("pending", env=home_env(tmp_path / "home"))
+        assert (ran.code, ran.out) == (0, "Nothing waits for you (anything).\n")
+        assert "wisp.cli" in ran.modules and (tmp_path / "home" / "pending").is_dir()
+
+    def test_a_home_open_to_all_is_refused_as_the_cli_refuses_it(self, tmp_path: Path) -> None:
+        """A home others may write to holds nothing, yet is no channel to trust: refused in
+        the CLI's words, exit 2."""
+        home = tmp_path / "home"
+        home.mkdir(mode=0o700)
+        Channel.open(home).close()
+        home.chmod(0o777)
+        fast, cli = both("pending", env=home_env(home))
+        assert fast[:3] == cli[:3] and fast.code == 2 and fast.out == ""
+
+
 class TestAnyOtherSpellingIsTheClis:
     @pytest.mark.parametrize(
         "args",

@@ -145,17 +145,35 @@ _LISTINGS: dict[tuple[str, ...], str | None] = {
     ("pending", "--json"): None,
     ("approvals", "pending", "--json"): "command",
 }
+# The listings for people served before the CLI loads while the channel holds nothing: each
+# command line, exactly, and what its empty listing names (as the command names it).
+_EMPTY_LISTINGS: dict[tuple[str, ...], str] = {
+    ("pending",): "anything",
+    ("approvals", "pending"): "command",
+}
 
 
 def _listing(argv: list[str]) -> int | None:
     """`wisp pending --json` and `wisp approvals pending --json`, exactly (what a script runs):
     served before the CLI loads, as the commands serve them (:func:`wisp._program.pending_json`:
-    the same output, the same words on stderr, the same status); None for any other command
-    line, and while a shell's completion asks (`_WISP_COMPLETE` set: the CLI's to answer).
+    the same output, the same words on stderr, the same status); `wisp pending` and `wisp
+    approvals pending`, exactly, while the channel holds nothing (:func:`wisp._program.
+    nothing_waits`); None for any other command line, and while a shell's completion asks
+    (`_WISP_COMPLETE` set: the CLI's to answer).
     Loading typer, click, rich and the CLI's modules was ~120 M of the ~295 M instructions
     of its start (its count less what each request costs; callgrind, bench/README.md, issue
     41), against ~95 M for the floor's."""
-    if tuple(argv) not in _LISTINGS or os.environ.get("_WISP_COMPLETE"):
+    if os.environ.get("_WISP_COMPLETE"):
+        return None
+    what = _EMPTY_LISTINGS.get(tuple(argv))
+    if what is not None:
+        # `wisp pending`, what a person runs most, on a channel that holds nothing: its one
+        # line without typer, click and the CLI's modules (about half of its start); anything
+        # in the channel (or no channel yet, or one refused) is the CLI's to list or to say.
+        from wisp._program import nothing_waits
+
+        return nothing_waits(what)
+    if tuple(argv) not in _LISTINGS:
         return None
     # The collector stays paused to the end (wisp._startup: a command that ends): a listing
     # keeps what it makes until it is printed (~150,000 objects at 10,000 requests), and a

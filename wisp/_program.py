@@ -225,6 +225,29 @@ def print_listing_json(statuses: Sequence[Status]) -> None:
     print_json_array([status_json_text(s) for s in statuses])
 
 
+def nothing_waits_line(what: str) -> str:
+    """What a listing for people says when nothing of *what* waits."""
+    return f"Nothing waits for you ({what})."
+
+
+def nothing_waits(what: str) -> int | None:
+    """`wisp pending` (*what* "anything") or one kind's `wisp GROUP pending` on a channel that
+    holds nothing (:func:`pending.channel_empty`): its one line on stdout, as the command says
+    it, and status 0; None, saying nothing, for a channel that holds anything, is not there
+    yet or cannot be used: the command's to list it, make it or say why."""
+    from pending import channel_empty
+    from wisp._home import wisp_home
+
+    if not channel_empty(wisp_home()):
+        return None
+
+    def run() -> int:
+        say(nothing_waits_line(what))
+        return ExitCode.OK
+
+    return as_the_cli_runs(run)
+
+
 def pending_json(kinds: Collection[Kind] | None) -> int:
     """`wisp pending --json` (*kinds* None) or one kind's `wisp GROUP pending --json`, run as
     the CLI runs the command, its root included: the same output on stdout and stderr, and

@@ -9,7 +9,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from pending import Kind, State
-from wisp._program import ExitCode, listed_states, listing, print_listing_json
+from wisp._program import (
+    ExitCode,
+    listed_states,
+    listing,
+    nothing_waits_line,
+    print_listing_json,
+)
 from wisp.cli._common import emit, no_collections, out, print_json, say, typed_as, width
 from wisp.kinds import view
 
@@ -117,7 +123,7 @@ def _list_requests(
         return
     what = " and ".join(k.value for k in kinds) if kinds else "anything"
     if now is None or not statuses:  # no rows, no screen to measure: rich is never loaded
-        show_rows([], (), [], empty=f"Nothing waits for you ({what}).", as_json=False)
+        show_rows([], (), [], empty=nothing_waits_line(what), as_json=False)
         return
     # The rendering (and the records under it) is loaded once there is something to render.
     from wisp._render import age, listed, state_text, who
@@ -138,7 +144,7 @@ def _list_requests(
             )
             for s in shown
         ],
-        empty=f"Nothing waits for you ({what}).",
+        empty=nothing_waits_line(what),
         as_json=False,
         pointer=cut_pointer,
     )
