@@ -279,6 +279,32 @@ class TestWithdraw:
         assert verdict["id"] == status.id and verdict["approved"] is False
         assert verdict["reason"] == "withdrawn with Ctrl-C after it was answered"
 
+    def test_a_signal_as_the_request_times_out_says_it_timed_out(self, channel: Channel) -> None:
+        """A Ctrl-C that comes just as the request's deadline settles it `timed-out`: the
+        command says the request timed out before it was interrupted, with its ID, and
+        approves nothing (exit 1)."""
+        from typer.testing import CliRunner
+
+        from pending.testing import IoStep, Op, Phase, io_hook
+        from wisp.cli import app
+
+        def interrupt_once_settled(step: IoStep) -> None:
+            if (step.op, step.phase) == (Op.LINK, Phase.AFTER) and step.name.endswith(
+                ".settled.json"
+            ):
+                os.kill(os.getpid(), signal.SIGINT)
+
+        with io_hook(interrupt_once_settled):
+            result = CliRunner().invoke(
+                app, ["approvals", "request", "--json", "--timeout", "1", "--", "make", "deploy"]
+            )
+        (status,) = channel.listing().statuses
+        assert status.outcome is Outcome.TIMED_OUT  # the settling was not cut short
+        assert result.exit_code == 1, result.output
+        verdict = json.loads(result.stdout.strip().splitlines()[-1])
+        assert verdict["id"] == status.id and verdict["approved"] is False
+        assert verdict["reason"] == "withdrawn with Ctrl-C after it timed out"
+
 
 class TestAnswerReport:
     def test_the_answerer_reports_the_askers_outcome(self, home: Path, channel: Channel) -> None:

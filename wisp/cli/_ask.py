@@ -49,15 +49,24 @@ def _stop(signum: int, frame: FrameType | None) -> None:
     raise Stopped(signum)
 
 
+# How a request that ended on its own as the signal came ended, as the verdict says it.
+_ENDED_FIRST = {Outcome.TIMED_OUT: "after it timed out", Outcome.FAILED: "after it failed"}
+
+
 def withdrawn_how(interrupt: KeyboardInterrupt, endings: Sequence[Ending] = ()) -> str:
     """What ended the wait, as the verdict says it: "withdrawn with Ctrl-C", "withdrawn on
     SIGTERM", and "… after it was answered" where a person's answer got there first (it
-    stands, and the command still ends withdrawn: nothing is approved or run)."""
+    stands, and the command still ends withdrawn: nothing is approved or run), or "… after
+    it timed out" or "… after it failed" where it ended so as the signal came."""
     how = "withdrawn with Ctrl-C"
     if isinstance(interrupt, Stopped):
         how = f"withdrawn on {interrupt.name}"
-    if endings and endings[0].outcome is Outcome.ANSWERED and endings[0].decision:
-        how += " after it was answered"
+    if endings:
+        first = endings[0]
+        if first.outcome is Outcome.ANSWERED and first.decision:
+            how += " after it was answered"
+        elif first.outcome in _ENDED_FIRST:
+            how += " " + _ENDED_FIRST[first.outcome]
     return how
 
 
