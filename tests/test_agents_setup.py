@@ -283,6 +283,20 @@ class TestStatus:
         assert code == 0
         assert json.loads(out) == []
 
+    def test_a_gate_set_up_for_a_harness_not_on_path(self, home: Path) -> None:
+        """`claude` not on PATH, wisp's hook set up in its settings: status names the file
+        and how to check it, exit 0; the JSON lists the harnesses found on PATH alone."""
+        assert _wisp("agents", "setup", "claude-code")[0] == 0
+        code, out, _ = _wisp("agents", "status")
+        assert code == 0
+        settings = home / ".claude" / "settings.json"
+        assert "No agent harness wisp knows is on PATH." in out
+        assert "Claude Code (claude-code): not on PATH, so not checked" in out
+        assert f"set up in {settings}. Put `claude` on PATH to check it." in out
+        assert json.loads(_wisp("agents", "status", "--json")[1]) == []
+        assert _wisp("agents", "remove", "claude-code")[0] == 0
+        assert "not on PATH, so not checked" not in _wisp("agents", "status")[1]
+
     def test_a_harness_on_path(
         self, home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:

@@ -693,6 +693,24 @@ def needs_attention(entry: Mapping[str, Any]) -> bool:
     return bool(entry["skipped"]) or open_hook or not entry["protected"]
 
 
+def set_up_off_path() -> list[tuple[Target, Path]]:
+    """Each harness not on PATH whose user config file holds wisp's hook (or plugin), and
+    that file: set up, but not to be checked here (started by a full path, an alias, `npx`).
+    A file that cannot be read is passed over: status has no more to say of it."""
+    found = []
+    for t in TARGETS.values():
+        if shutil.which(t.program) is not None:
+            continue
+        path = config_file(t, None)
+        try:
+            data = _read_config(t, path)
+        except (SetupRefused, OSError):
+            continue
+        if data.get("plugin") if t.fmt is Format.TEXT else installed_hooks(t, data):
+            found.append((t, path))
+    return found
+
+
 def status(cwd: Path | None = None) -> list[dict[str, Any]]:
     """Every harness wisp knows, found on PATH: its version, wisp's gate, protection."""
     here = Path.cwd() if cwd is None else cwd

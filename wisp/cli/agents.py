@@ -128,6 +128,13 @@ def status_command(
     else:
         if not found:
             say("No agent harness wisp knows is on PATH.")
+        for t, path in setup.set_up_off_path():
+            say(
+                visible(
+                    f"{t.title} ({t.name}): not on PATH, so not checked; wisp's gate is set up"
+                    f" in {path}. Put `{t.program}` on PATH to check it."
+                )
+            )
         for entry in found:
             for line in status_lines(entry):
                 say(visible(line))
