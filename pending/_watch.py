@@ -350,6 +350,18 @@ class Watcher:
             known = self._known.get(request_id)
             return known.status if known else None
 
+    def forget(self, request_id: str) -> None:
+        """Drop what this watcher knows of *request_id*, emitting nothing: for a follower
+        done with a request (an asker, once it has ended one) whose *only* refuses its ID from
+        now on. A watcher that lives long (an MCP server's asker) then holds, and re-reads at
+        each rescan, what it still waits on, not every request it ever followed. An ID that
+        *only* still accepts is known again at its next event or rescan. (*only* is asked
+        again under the lock an event is taken in: one heard as this runs is not read.)"""
+        with self._lock:
+            self._known.pop(request_id, None)
+            self._open.pop(request_id, None)
+            self._second_looks.discard(request_id)
+
     # --- events --------------------------------------------------------------------------
 
     def _deliver(self, path: str, is_directory: bool, deleted: bool) -> None:
@@ -381,6 +393,8 @@ class Watcher:
             slot = None if deleted or request_kind is not None else SLOT_BY_SUFFIX[suffix]
             kind = request_kind if slot is None and not deleted else None
             with self._lock:
+                if self._only is not None and not self._only(request_id):
+                    return  # forgotten meanwhile (see forget): not known again by this event
                 self._refresh(request_id, self._alive, slot=slot, kind=kind)
 
     def request_rescan(self, reason: str) -> None:

@@ -490,6 +490,25 @@ class TestFollowing:
         assert ending is not None and ending.outcome is Outcome.ANSWERED
         assert request.id in settler_reads
 
+    def test_a_request_ended_is_followed_no_more(self, asker: Asker, channel: Channel) -> None:
+        """Once a request has ended here, the asker's watcher forgets it and follows its ID no
+        more (its own outcome's event is not read): a long-lived asker (an MCP server's) holds
+        what it still waits on, not every request it ever filed. One still waiting is
+        followed, and ends, as before."""
+        gate = ApprovalGate(asker, timeout_s=30)
+        waiting = gate.file("make still", "/")
+        approval = ask(gate, channel, "once")
+        assert approval.outcome == "answered" and approval.request_id is not None
+        ended = approval.request_id
+        assert ended not in channel.filed_ids and waiting.id in channel.filed_ids
+        assert asker.watcher is not None
+        assert asker.watcher.status(ended) is None
+        assert ended not in {s.id for s in asker.watcher.statuses()}
+        channel.answer(waiting.id, "no", kind=waiting.kind, via="cli")
+        ending = asker.wait(waiting.id, 10)
+        assert ending is not None and ending.outcome is Outcome.ANSWERED
+        assert asker.watcher.statuses() == []
+
     def test_the_settler_is_woken_only_by_what_may_end_a_request(
         self, asker: Asker, channel: Channel
     ) -> None:

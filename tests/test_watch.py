@@ -475,6 +475,36 @@ class TestFollowingOnly:
                 assert {s.id for s in watcher.statuses()} == {own.id}
 
 
+class TestForget:
+    def test_a_forgotten_id_is_not_known_read_or_reported(self, home: Path) -> None:
+        """An ID forgotten once its follower no longer follows it: gone from what the
+        watcher knows and from what it re-checks; its later files (an answer) are neither
+        read nor reported, nor read by a rescan. Another ID followed goes on as before."""
+        with (
+            Channel.open(home) as mine,
+            mine.server() as lock,
+            Watcher(mine, only=mine.filed_ids.__contains__, **FAST) as watcher,
+        ):
+            subscription, _ = watcher.subscribe()
+            done, still = command(lock, text="make done"), command(lock, text="make still")
+            mine.file(done)
+            mine.file(still)
+            assert sorted(events(take(subscription, 2))) == sorted(
+                [("filed", done.id), ("filed", still.id)]
+            )
+            mine.filed_ids.discard(done.id)
+            watcher.forget(done.id)
+            assert watcher.status(done.id) is None
+            reads = watcher_reads(mine)
+            mine.answer(done.id, "once", kind=Kind.COMMAND, via="test")
+            mine.answer(still.id, "once", kind=Kind.COMMAND, via="test")
+            assert events(take(subscription, 1)) == [("answered", still.id)]
+            watcher.rescan()
+            quiet(subscription)
+            assert {s.id for s in watcher.statuses()} == {still.id}
+            assert done.id not in {request_id for request_id, _, _ in reads}
+
+
 def watcher_reads(channel: Channel) -> list[tuple[str, object, object]]:
     """The (ID, names, kinds) of each group read the watcher makes from now on: the real
     read_group, recorded (reads made by the test's own thread are left out)."""

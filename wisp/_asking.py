@@ -504,9 +504,20 @@ class Asker:
             self._ended[ending.request.id] = ending
             self._finishing.pop(ending.request.id, None)
             self._changed.notify_all()
+        self._unfollow(ending.request.id)
         if self._pumped:
             self._wake_waiter()
         return ending
+
+    def _unfollow(self, request_id: str) -> None:
+        """Ended here: nothing more of *request_id* is this asker's concern, its own outcome's
+        event included (a third of what its watcher heard a round trip). Its watcher stops
+        following it and forgets it: a long-lived asker's would otherwise keep, and re-read at
+        every rescan, each request it ever filed."""
+        self.channel.filed_ids.discard(request_id)
+        watcher = self.watcher
+        if watcher is not None:
+            watcher.forget(request_id)
 
     def _finish(
         self, request: Request, status: Status | None, *, failure: str | None = None
@@ -562,6 +573,7 @@ class Asker:
             self._untake(request)
             return None
         self._forget(request.id)  # nobody waits for an applied kind: no ending is kept
+        self._unfollow(request.id)
         return ending_of(request, settled, status.answer)
 
     def _settle(self, request: Request, status: Status) -> Settled:
