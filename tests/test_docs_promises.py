@@ -43,7 +43,10 @@ class TestReadme:
         """The README says the snippets fail from the directory holding a clone named wisp,
         and that the Answerer takes answers with no terminal (the rule is the faces')."""
         readme = " ".join(text("README.md").split())
-        assert "Run these from anywhere but the directory that holds your clone" in readme
+        assert (
+            "Run these, and keep scripts that use them, anywhere but the directory that holds"
+            " your clone" in readme
+        )
         assert "The `wisp` command and the relay take answers only from a terminal" in readme
         assert "with no terminal asked for" in readme
 
