@@ -13,10 +13,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers import nameless_here
 from hypothesis import HealthCheck, settings
 from isolation import native_watching_refusal
 
 import pending
+import pending._fsio
 import wisp
 from pending import Channel, ServerLock
 
@@ -278,6 +280,18 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def channel(home: Path) -> Iterator[Channel]:
     with Channel.open(home) as ch:
         yield ch
+
+
+@pytest.fixture(params=["nameless", "named"])
+def staging(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> str:
+    """Each publication staged as it is where O_TMPFILE works (a nameless file), and as it
+    is where it does not (NFS: a named file in .tmp/, removed once linked). Set in this
+    process; a test's own child processes are told it (tests/crash_children.py)."""
+    if request.param == "named":
+        monkeypatch.setattr(pending._fsio, "_NAMELESS", False)
+    elif not nameless_here(tmp_path):
+        pytest.skip("no O_TMPFILE on this filesystem, or no /proc: staged by name")
+    return str(request.param)
 
 
 @pytest.fixture

@@ -15,6 +15,7 @@ from typing import Any
 
 import zygote
 
+import pending._fsio
 from pending import (
     Channel,
     CommandBinding,
@@ -142,6 +143,18 @@ def wait_until(
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout}s waiting for {what}")
         time.sleep(0.005)
+
+
+def nameless_here(directory: Path) -> bool:
+    """Whether a publication in *directory* is staged nameless: the system offers it, and
+    this filesystem takes an O_TMPFILE (FUSE, NFS and older overlayfs refuse it)."""
+    if not pending._fsio._NAMELESS:
+        return False
+    try:
+        os.close(os.open(directory, os.O_WRONLY | os.O_TMPFILE, 0o600))
+    except OSError:
+        return False
+    return True
 
 
 def install_fixture(channel: Channel, source: Path) -> Path:

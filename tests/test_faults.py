@@ -19,10 +19,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers import command, fact, wait_until
+from helpers import command, fact, nameless_here, wait_until
 from invariants import kept_facts, temp_files, violations
 
-import pending._fsio
 from pending import (
     STALE_TMP_AFTER_S,
     Channel,
@@ -99,31 +98,6 @@ def dead_pid() -> int:
 
 def at(fault: Fault, suffix: str) -> Fault:
     return Fault(op=fault.op, phase=fault.phase, staged=fault.staged, suffix=suffix)
-
-
-def nameless_here(directory: Path) -> bool:
-    """Whether a publication in *directory* is staged nameless: the system offers it, and
-    this filesystem takes an O_TMPFILE (FUSE, NFS and older overlayfs refuse it)."""
-    if not pending._fsio._NAMELESS:
-        return False
-    try:
-        os.close(os.open(directory, os.O_WRONLY | os.O_TMPFILE, 0o600))
-    except OSError:
-        return False
-    return True
-
-
-@pytest.fixture(params=["nameless", "named"])
-def staging(
-    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, channel: Channel
-) -> str:
-    """Each publication staged as it is where O_TMPFILE works (a nameless file), and as it
-    is where it does not (NFS: a named file in .tmp/, removed once linked)."""
-    if request.param == "named":
-        monkeypatch.setattr(pending._fsio, "_NAMELESS", False)
-    elif not nameless_here(channel.path / ".tmp"):
-        pytest.skip("no O_TMPFILE on this filesystem, or no /proc: staged by name")
-    return str(request.param)
 
 
 @pytest.mark.usefixtures("staging")
