@@ -4,7 +4,9 @@ step (to enumerate the boundaries) or ends the process at one of them (``os._exi
 SIGKILL would: no cleanup, no ``finally``).
 
 Run in their own processes (a forkserver with these modules preloaded, so each start is a
-fork, not an interpreter start).
+fork, not an interpreter start). Each stages its publications as its parent's test says: as
+the system offers (a nameless file, where O_TMPFILE works) or named, as where it does not
+(NFS), this test code setting the channel's own switch in the child before it publishes.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from helpers import command, fact
 
+import pending._fsio
 from pending import Channel, Kind, Via
 from pending.testing import FakeClock, Fault, IoStep, Recorder, end_process_at, io_hook
 from wisp._answering import Answerer
@@ -38,9 +41,12 @@ def quiet(home: Path) -> Notifier:
     return Notifier(home, settings={"notifications.enabled": False}, entry_point="test")
 
 
-def run(home: str, scenario: str, fault: dict[str, Any] | None, conn: Any) -> None:
-    """Perform *scenario* in *home*, ended at *fault* (a :class:`Fault`'s fields), or, with
-    none, recording its steps and sending them back on *conn* at the end."""
+def run(home: str, scenario: str, staging: str, fault: dict[str, Any] | None, conn: Any) -> None:
+    """Perform *scenario* in *home*, its files staged *staging* ("nameless": as the system
+    offers; "named": a named temp in .tmp/), ended at *fault* (a :class:`Fault`'s fields), or,
+    with none, recording its steps and sending them back on *conn* at the end."""
+    if staging == "named":  # as where O_TMPFILE is refused: this process only (a fork)
+        pending._fsio._NAMELESS = False
     recorder = Recorder()
     hook = end_process_at(Fault(**fault), KILLED) if fault else recorder
     with io_hook(hook):

@@ -11,18 +11,26 @@ After it, every promise holds (tests/invariants.py): no partial file under a fin
 request in two states, an outcome only after a decision, a kept fact kept exactly once, and
 every temp file removed.
 
+Every transition runs staged both ways a publication is (docs/channel.md, "Publishing"): as
+where O_TMPFILE works (a nameless file: skipped where this system offers none) and as on NFS
+(a named temp in `.tmp/`, unlinked once linked), the killed process and the recovering ones
+alike. Right after each kill, `.tmp/` holds what the staging promises: nothing of a nameless
+writer's; a named writer's staged file from its create until its unlink, its final name
+absent before the link and, after it, the same file (published whole, a second link to it).
+
 ``WISP_FAULT_TRIALS`` runs every kill that many times.
 """
 
 from __future__ import annotations
 
 import multiprocessing
+import os
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import crash_children
 import pytest
@@ -41,6 +49,14 @@ from wisp.routes.notify import Notifier
 CTX = multiprocessing.get_context("forkserver")
 CTX.set_forkserver_preload(crash_children.preload())
 EXIT_WAIT_S = 30.0
+# The boundaries at which a named publication's staged file is in `.tmp/` (from its create to
+# its unlink), and whether it is linked to its final name by then.
+STAGED_LINKED = {
+    (Op.CREATE, Phase.AFTER): False,
+    (Op.WRITE, Phase.AFTER): False,
+    (Op.FSYNC, Phase.AFTER): False,
+    (Op.LINK, Phase.AFTER): True,
+}
 
 
 def suffix(name: str) -> str:
@@ -70,12 +86,25 @@ def boundaries(steps: list[dict[str, Any]]) -> list[Fault]:
     return found
 
 
+class Trial(NamedTuple):
+    """One run of a transition in *home*, every process staging its files *staging*
+    ("nameless" or "named"), the child ended at *fault* (None: it runs whole, recording)."""
+
+    home: Path
+    staging: str
+    fault: Fault | None
+
+
 @contextmanager
-def child(home: Path, scenario: str, fault: Fault | None) -> Iterator[tuple[Any, Connection]]:
-    """A process performing *scenario* (ended at *fault*); yields it and its end of a pipe."""
+def child(trial: Trial, scenario: str) -> Iterator[tuple[Any, Connection]]:
+    """A process performing *scenario* (ended at the trial's fault); yields it and its end of a
+    pipe."""
     ours, theirs = CTX.Pipe()
-    fields = None if fault is None else fault._asdict()
-    process = CTX.Process(target=crash_children.run, args=(str(home), scenario, fields, theirs))
+    fields = None if trial.fault is None else trial.fault._asdict()
+    process = CTX.Process(
+        target=crash_children.run,
+        args=(str(trial.home), scenario, trial.staging, fields, theirs),
+    )
     process.start()
     theirs.close()
     try:
@@ -88,10 +117,40 @@ def child(home: Path, scenario: str, fault: Fault | None) -> Iterator[tuple[Any,
         ours.close()
 
 
-def ended(process: Any) -> int:
+def ended(trial: Trial, process: Any, conn: Connection) -> list[dict[str, Any]]:
+    """The steps the child recorded (none: killed), once it has ended as it was to (whole, or
+    killed at its step), leaving staged what it must (:func:`check_staged`)."""
+    steps: list[dict[str, Any]] = conn.recv() if trial.fault is None else []
     process.join(EXIT_WAIT_S)
     assert process.exitcode is not None, "the child did not end"
-    return int(process.exitcode)
+    assert process.exitcode == (0 if trial.fault is None else KILLED)
+    check_staged(trial, process.pid)
+    return steps
+
+
+def check_staged(trial: Trial, pid: int) -> None:
+    """What the child *pid* left in `.tmp/` is what its staging leaves at its step: nothing
+    of a nameless file (it goes with its writer), nor of a whole run; a named file from its
+    create until its unlink, nothing under its final name before the link, and after it the
+    very file (published whole: the staged name a second link to it)."""
+    channel = trial.home / "pending"
+    left = [n for n in os.listdir(channel / ".tmp") if n.split(".")[-3:-2] == [str(pid)]]
+    if trial.staging == "nameless" or trial.fault is None:
+        assert left == []
+        return
+    # The killed publication's (an asker's other thread may be staging another file).
+    staged = [n for n in left if n.rsplit(".", 3)[0].endswith(trial.fault.suffix)]
+    linked = STAGED_LINKED.get((trial.fault.op, trial.fault.phase))
+    if linked is None:
+        assert staged == []  # not created yet, or unlinked
+        return
+    assert len(staged) == 1, left
+    final = channel / staged[0].rsplit(".", 3)[0]
+    if not linked:
+        assert not final.exists()  # nothing published, half-written or whole
+        return
+    published, copy = final.stat(), (channel / ".tmp" / staged[0]).stat()
+    assert (published.st_ino, published.st_nlink) == (copy.st_ino, 2)
 
 
 def quiet(home: Path) -> Notifier:
@@ -103,6 +162,7 @@ def finish(home: Path) -> None:
     with Channel.open(home) as channel:
         report = Answerer(channel, via=Via.CLI, entry_point="pending", wait_s=0).sweep()
         assert report.errors == ()
+        assert report.temp_files == 0  # a dead writer's staged file is kept while young
         assert violations(channel) == []
 
 
@@ -118,33 +178,30 @@ def recover(home: Path) -> None:
 # --- each transition: set up, drive the child, recover, check ------------------------------
 
 
-def file_requests(home: Path, fault: Fault | None) -> list[dict[str, Any]]:
-    with child(home, "file", fault) as (process, conn):
-        steps = conn.recv() if fault is None else []
-        code = ended(process)
-    finish(home)
-    with Channel.open(home) as channel:
+def file_requests(trial: Trial) -> list[dict[str, Any]]:
+    with child(trial, "file") as (process, conn):
+        steps = ended(trial, process, conn)
+    finish(trial.home)
+    with Channel.open(trial.home) as channel:
         for status in channel.listing().statuses:  # whatever was filed whole reads so
             if status.kind is Kind.FACT:
                 assert status.state is State.HANDED_OVER
             else:
                 assert status.outcome is Outcome.STALE
         assert list((channel.path / ".servers").iterdir()) == []  # the dead lock swept
-    recover(home)
-    assert code == (0 if fault is None else KILLED)
+    recover(trial.home)
     return steps
 
 
-def answer_command(home: Path, fault: Fault | None) -> list[dict[str, Any]]:
+def answer_command(trial: Trial) -> list[dict[str, Any]]:
     with (
-        Channel.open(home) as channel,
-        Asker(channel, entry_point="approvals", notifier=quiet(home)) as asker,
+        Channel.open(trial.home) as channel,
+        Asker(channel, entry_point="approvals", notifier=quiet(trial.home)) as asker,
     ):
         request = ApprovalGate(asker, timeout_s=0).file("make deploy", "/srv")
-        with child(home, "answer", fault) as (process, conn):
+        with child(trial, "answer") as (process, conn):
             conn.send(request.id)
-            steps = conn.recv() if fault is None else []
-            code = ended(process)
+            steps = ended(trial, process, conn)
         if channel.read(request.id).answer is None:  # killed before its answer was linked
             Answerer(channel, via=Via.CLI, entry_point="approvals", wait_s=0).answer(
                 request.id, "once", kind=Kind.COMMAND
@@ -156,20 +213,18 @@ def answer_command(home: Path, fault: Fault | None) -> list[dict[str, Any]]:
         )
         assert ApprovalGate(asker, timeout_s=0).verdict(ending).approved
         assert violations(channel) == []
-    recover(home)
-    assert code == (0 if fault is None else KILLED)
+    recover(trial.home)
     return steps
 
 
-def keep_handed_over(home: Path, fault: Fault | None) -> list[dict[str, Any]]:
-    with Channel.open(home) as channel:
+def keep_handed_over(trial: Trial) -> list[dict[str, Any]]:
+    with Channel.open(trial.home) as channel:
         with channel.server() as lock:
             request = fact(lock)
             channel.file(request)
-        with child(home, "keep-handed-over", fault) as (process, conn):
+        with child(trial, "keep-handed-over") as (process, conn):
             conn.send(request.id)
-            steps = conn.recv() if fault is None else []
-            code = ended(process)
+            steps = ended(trial, process, conn)
         assert violations(channel) == []
         with suppress(AlreadySettled):  # the person, seeing no result, keeps it again
             Answerer(channel, via=Via.CLI, entry_point="facts", wait_s=0).answer(
@@ -177,31 +232,28 @@ def keep_handed_over(home: Path, fault: Fault | None) -> list[dict[str, Any]]:
             )
         settled = channel.status(request.id).settled
         assert settled is not None and settled.outcome is Outcome.ANSWERED
-        assert [f["id"] for f in kept_facts(home)] == [settled.result]
-    recover(home)
-    assert code == (0 if fault is None else KILLED)
+        assert [f["id"] for f in kept_facts(trial.home)] == [settled.result]
+    recover(trial.home)
     return steps
 
 
-def settle_watched(home: Path, fault: Fault | None) -> list[dict[str, Any]]:
-    with child(home, "settle-watched", fault) as (process, conn), Channel.open(home) as ch:
+def settle_watched(trial: Trial) -> list[dict[str, Any]]:
+    with child(trial, "settle-watched") as (process, conn), Channel.open(trial.home) as ch:
         request_id = conn.recv()
         ch.answer(request_id, "once", kind=Kind.COMMAND, via="cli")
-        steps = conn.recv() if fault is None else []
-        code = ended(process)
-    finish(home)
-    with Channel.open(home) as channel:
+        steps = ended(trial, process, conn)
+    finish(trial.home)
+    with Channel.open(trial.home) as channel:
         status = channel.status(request_id)
         # Settled by the asker before it died, or by the sweep: the person's decision kept.
         assert status.settled is not None and status.settled.decision == "once"
         assert status.outcome in (Outcome.ANSWERED, Outcome.STALE)
-    recover(home)
-    assert code == (0 if fault is None else KILLED)
+    recover(trial.home)
     return steps
 
 
-def keep_watched(home: Path, fault: Fault | None) -> list[dict[str, Any]]:
-    with child(home, "keep-watched", fault) as (process, conn), Channel.open(home) as ch:
+def keep_watched(trial: Trial) -> list[dict[str, Any]]:
+    with child(trial, "keep-watched") as (process, conn), Channel.open(trial.home) as ch:
         request_id = conn.recv()
         ch.answer(request_id, "keep", kind=Kind.FACT, via="cli")
         wait_until(
@@ -211,34 +263,30 @@ def keep_watched(home: Path, fault: Fault | None) -> list[dict[str, Any]]:
         if process.is_alive():
             with suppress(OSError):  # (it may be ending at its step just now)
                 conn.send("done")
-        steps = conn.recv() if fault is None else []
-        code = ended(process)
-    finish(home)  # the keeper died: the sweep applies its answer (keyed: kept once)
-    with Channel.open(home) as channel:
+        steps = ended(trial, process, conn)
+    finish(trial.home)  # the keeper died: the sweep applies its answer (keyed: kept once)
+    with Channel.open(trial.home) as channel:
         settled = channel.status(request_id).settled
         assert settled is not None and settled.outcome is Outcome.ANSWERED
-        assert [f["id"] for f in kept_facts(home)] == [settled.result]
-    recover(home)
-    assert code == (0 if fault is None else KILLED)
+        assert [f["id"] for f in kept_facts(trial.home)] == [settled.result]
+    recover(trial.home)
     return steps
 
 
-def time_out(home: Path, fault: Fault | None) -> list[dict[str, Any]]:
-    with child(home, "time-out", fault) as (process, conn):
+def time_out(trial: Trial) -> list[dict[str, Any]]:
+    with child(trial, "time-out") as (process, conn):
         request_id = conn.recv()
-        steps = conn.recv() if fault is None else []
-        code = ended(process)
-    finish(home)
-    with Channel.open(home) as channel:
+        steps = ended(trial, process, conn)
+    finish(trial.home)
+    with Channel.open(trial.home) as channel:
         # Its own tombstone, settled (by it or the sweep), or stale if it died unclaimed.
         assert channel.status(request_id).outcome in (Outcome.TIMED_OUT, Outcome.STALE)
-    recover(home)
-    assert code == (0 if fault is None else KILLED)
+    recover(trial.home)
     return steps
 
 
-def sweep(home: Path, fault: Fault | None) -> list[dict[str, Any]]:
-    with Channel.open(home) as channel, channel.server() as lock:
+def sweep(trial: Trial) -> list[dict[str, Any]]:
+    with Channel.open(trial.home) as channel, channel.server() as lock:
         stale, claimed, old, kept = command(lock), command(lock), command(lock), fact(lock)
         for request in (stale, claimed, old, kept):
             channel.file(request)
@@ -247,23 +295,21 @@ def sweep(home: Path, fault: Fault | None) -> list[dict[str, Any]]:
         channel.settle(old, Outcome.WITHDRAWN, by="asker")
         channel.answer(kept.id, "keep", kind=Kind.FACT, via="cli")  # its applier died
     # The lock file a killed asker leaves: no process holds it (the kernel let it go).
-    (home / "pending" / ".servers" / f"{lock.id}.lock").write_text("4242\n")
-    with child(home, "sweep", fault) as (process, conn):
-        steps = conn.recv() if fault is None else []
-        code = ended(process)
-    finish(home)
-    with Channel.open(home) as channel:
+    (trial.home / "pending" / ".servers" / f"{lock.id}.lock").write_text("4242\n")
+    with child(trial, "sweep") as (process, conn):
+        steps = ended(trial, process, conn)
+    finish(trial.home)
+    with Channel.open(trial.home) as channel:
         assert channel.status(stale.id).outcome is Outcome.STALE
         assert channel.status(claimed.id).outcome is Outcome.WITHDRAWN
-        assert len(kept_facts(home)) == 1
-    recover(home)
-    with Channel.open(home) as channel:
+        assert len(kept_facts(trial.home)) == 1
+    recover(trial.home)
+    with Channel.open(trial.home) as channel:
         assert not any(p.name.startswith(old.id) for p in channel.path.iterdir())
-    assert code == (0 if fault is None else KILLED)
     return steps
 
 
-TRANSITIONS: dict[str, Callable[[Path, Fault | None], list[dict[str, Any]]]] = {
+TRANSITIONS: dict[str, Callable[[Trial], list[dict[str, Any]]]] = {
     "file": file_requests,
     "answer": answer_command,
     "keep-handed-over": keep_handed_over,
@@ -288,19 +334,27 @@ KILL_AT = {
 
 class TestKilledAtEveryStep:
     @pytest.mark.parametrize("transition", list(TRANSITIONS))
-    def test_recovery_after_a_kill_at_each_boundary(self, tmp_path: Path, transition: str) -> None:
-        """Recorded once, then killed at each boundary in turn; after each kill, recovery
-        leaves every promise kept (and the transition's own outcome as it must be)."""
+    def test_recovery_after_a_kill_at_each_boundary(
+        self, tmp_path: Path, transition: str, staging: str
+    ) -> None:
+        """Recorded once, then killed at each boundary in turn, staged nameless or named (its
+        staged name unlinked after each link: boundaries of their own); after each kill,
+        `.tmp/` holds what the staging leaves there, and recovery leaves every promise kept
+        (and the transition's own outcome as it must be)."""
         run = TRANSITIONS[transition]
-        steps = run(tmp_path / "recorded", None)
+        steps = run(Trial(tmp_path / "recorded", staging, None))
         assert {suffix(s["name"]) for s in steps} >= KILL_AT[transition]
+        done = Counter((s["op"], s["staged"]) for s in steps if s["phase"] == Phase.BEFORE)
+        named = staging == "named"  # the child staged as told: a staged name for every link
+        assert done[Op.UNLINK, True] == (done[Op.LINK, False] if named else 0)
         points = [f for f in boundaries(steps) if f.suffix in KILL_AT[transition]]
         for trial in range(TRIALS):  # more than once: the askers' threads race their steps
             for index, fault in enumerate(points):
-                run(tmp_path / f"killed-{trial}-{index}", fault)
+                run(Trial(tmp_path / f"killed-{trial}-{index}", staging, fault))
         note(
             "crash-points",
             transition=transition,
+            staging=staging,
             steps=len(steps),
             boundaries=len(points),
             kills=len(points) * TRIALS,
