@@ -297,6 +297,16 @@ class TestStatus:
         assert _wisp("agents", "remove", "claude-code")[0] == 0
         assert "not on PATH, so not checked" not in _wisp("agents", "status")[1]
 
+    def test_a_fifo_for_a_config_file_is_refused_not_waited_on(self, home: Path) -> None:
+        """A FIFO at Claude Code's settings path (nobody writing to it): status passes it over
+        at once, exit 0; setup refuses it, saying it is not a regular file, exit 1."""
+        (home / ".claude").mkdir()
+        os.mkfifo(home / ".claude" / "settings.json")
+        code, out, _ = _wisp("agents", "status")
+        assert code == 0 and "No agent harness wisp knows is on PATH." in out
+        code, _, err = _wisp("agents", "setup", "claude-code")
+        assert code == 1 and "is not a regular file" in err
+
     def test_a_harness_on_path(
         self, home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:

@@ -22,6 +22,7 @@ import json
 import os
 import shlex
 import shutil
+import stat
 import subprocess
 import tempfile
 import time
@@ -339,7 +340,8 @@ def unmerged(data: Mapping[str, Any], t: Target, block: Mapping[str, Any]) -> di
 def read_text(path: Path) -> str | None:
     """The config file's text (None: there is none), refusing what setup must not edit."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        # O_NONBLOCK: a FIFO at its name with no writer would hang the command on open.
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
         return None
     except OSError as exc:
@@ -352,6 +354,8 @@ def read_text(path: Path) -> str | None:
             f"{path} cannot be read ({exc.strerror}); fix that and run again."
         ) from None
     with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise SetupRefused(f"{path} is not a regular file; setup leaves it alone.")
         data = f.read(MAX_CONFIG_BYTES + 1)
     if len(data) > MAX_CONFIG_BYTES:
         raise SetupRefused(
@@ -701,10 +705,10 @@ def set_up_off_path() -> list[tuple[Target, Path]]:
     for t in TARGETS.values():
         if shutil.which(t.program) is not None:
             continue
-        path = config_file(t, None)
         try:
+            path = config_file(t, None)  # RuntimeError: no home to look in
             data = _read_config(t, path)
-        except (SetupRefused, OSError):
+        except (SetupRefused, OSError, RuntimeError):
             continue
         if data.get("plugin") if t.fmt is Format.TEXT else installed_hooks(t, data):
             found.append((t, path))
