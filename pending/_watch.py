@@ -520,6 +520,11 @@ class Watcher:
             seen.add(group.id)
             self._update(group.id, self.channel.derive(group, alive_cache), emit=emit)
         for request_id in [i for i in self._known if i not in seen]:
+            if self._only is not None and not self._only(request_id):
+                # Followed no more (being forgotten): dropped, not reported removed.
+                self._known.pop(request_id, None)
+                self._open.pop(request_id, None)
+                continue
             self._update(request_id, None, emit=emit)
         self._alive = alive_cache  # just probed
 

@@ -504,6 +504,23 @@ class TestForget:
             assert {s.id for s in watcher.statuses()} == {still.id}
             assert done.id not in {request_id for request_id, _, _ in reads}
 
+    def test_a_rescan_as_an_id_is_followed_no_more_reports_no_removal(self, home: Path) -> None:
+        """A rescan between an ID's leaving *only* and its forget(): the ID is dropped, not
+        reported `removed` (its files are still there)."""
+        with (
+            Channel.open(home) as mine,
+            mine.server() as lock,
+            Watcher(mine, only=mine.filed_ids.__contains__, **FAST) as watcher,
+        ):
+            subscription, _ = watcher.subscribe()
+            request = command(lock, text="make done")
+            mine.file(request)
+            assert events(take(subscription, 1)) == [("filed", request.id)]
+            mine.filed_ids.discard(request.id)
+            watcher.rescan()
+            quiet(subscription)
+            assert watcher.status(request.id) is None
+
 
 def watcher_reads(channel: Channel) -> list[tuple[str, object, object]]:
     """The (ID, names, kinds) of each group read the watcher makes from now on: the real

@@ -510,10 +510,10 @@ class Asker:
         return ending
 
     def _unfollow(self, request_id: str) -> None:
-        """Ended here: nothing more of *request_id* is this asker's concern, its own outcome's
-        event included (a third of what its watcher heard a round trip). Its watcher stops
+        """Ended here: nothing more of *request_id* is this asker's concern. Its watcher stops
         following it and forgets it: a long-lived asker's would otherwise keep, and re-read at
-        every rescan, each request it ever filed."""
+        every rescan, each request it ever filed; and a pumped asker, which reads its events
+        only as it waits, never reads its own outcome's (a third of what it heard a trip)."""
         self.channel.filed_ids.discard(request_id)
         watcher = self.watcher
         if watcher is not None:
