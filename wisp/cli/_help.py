@@ -112,10 +112,7 @@ def _hint_extra(command: Any, ctx: Context, exc: UsageError) -> UsageError:
         and not getattr(param, "hidden", False)
     ]
     if named:
-        exc.message += (
-            f". An option's value is given after its name: {', '.join(named)} "
-            f"(see `{ctx.command_path} -h`)"
-        )
+        exc.message += f". An option's value is given after its name: {', '.join(named)}"
     return exc
 
 
