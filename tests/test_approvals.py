@@ -10,6 +10,7 @@ import subprocess
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers import (
@@ -228,6 +229,25 @@ class TestRefusals:
             assert settled is not None and settled.outcome is Outcome.STALE
 
 
+def interrupted_as_it_settles(*args: str) -> dict[str, Any]:
+    """`wisp approvals request --json ARGS` run in this process, a SIGINT sent to it right
+    after its outcome file is linked: its verdict, once it has exited 1."""
+    from typer.testing import CliRunner
+
+    from pending.testing import IoStep, Op, Phase, io_hook
+    from wisp.cli import app
+
+    def interrupt_once_settled(step: IoStep) -> None:
+        if (step.op, step.phase) == (Op.LINK, Phase.AFTER) and step.name.endswith(".settled.json"):
+            os.kill(os.getpid(), signal.SIGINT)
+
+    with io_hook(interrupt_once_settled):
+        result = CliRunner().invoke(app, ["approvals", "request", "--json", *args])
+    assert result.exit_code == 1, result.output
+    verdict: dict[str, Any] = json.loads(result.stdout.strip().splitlines()[-1])
+    return verdict
+
+
 class TestWithdraw:
     def test_ctrl_c_withdraws(self, home: Path) -> None:
         """Ctrl-C on the asker withdraws the request before exiting 1."""
@@ -249,33 +269,18 @@ class TestWithdraw:
         settling (never cut short); the command then says the request was answered before it
         was interrupted, with its ID, and approves nothing (exit 1), as when the Ctrl-C comes
         just before the settling."""
-        from typer.testing import CliRunner
-
         from pending import Via
-        from pending.testing import IoStep, Op, Phase, io_hook
-        from wisp.cli import app
 
         def answer_when_filed() -> None:
             filed = wait_until(lambda: channel.listing().statuses, what="a request filed")
             channel.answer(filed[0].id, "once", kind=Kind.COMMAND, via=Via.CLI)
 
-        def interrupt_once_settled(step: IoStep) -> None:
-            if (step.op, step.phase) == (Op.LINK, Phase.AFTER) and step.name.endswith(
-                ".settled.json"
-            ):
-                os.kill(os.getpid(), signal.SIGINT)
-
         answering = threading.Thread(target=answer_when_filed)
         answering.start()
-        with io_hook(interrupt_once_settled):
-            result = CliRunner().invoke(
-                app, ["approvals", "request", "--json", "--", "make", "deploy"]
-            )
+        verdict = interrupted_as_it_settles("--", "make", "deploy")
         answering.join()
         (status,) = channel.listing().statuses
         assert status.outcome is Outcome.ANSWERED  # the settling was not cut short
-        assert result.exit_code == 1, result.output
-        verdict = json.loads(result.stdout.strip().splitlines()[-1])
         assert verdict["id"] == status.id and verdict["approved"] is False
         assert verdict["reason"] == "withdrawn with Ctrl-C after it was answered"
 
@@ -283,25 +288,9 @@ class TestWithdraw:
         """A Ctrl-C that comes just as the request's deadline settles it `timed-out`: the
         command says the request timed out before it was interrupted, with its ID, and
         approves nothing (exit 1)."""
-        from typer.testing import CliRunner
-
-        from pending.testing import IoStep, Op, Phase, io_hook
-        from wisp.cli import app
-
-        def interrupt_once_settled(step: IoStep) -> None:
-            if (step.op, step.phase) == (Op.LINK, Phase.AFTER) and step.name.endswith(
-                ".settled.json"
-            ):
-                os.kill(os.getpid(), signal.SIGINT)
-
-        with io_hook(interrupt_once_settled):
-            result = CliRunner().invoke(
-                app, ["approvals", "request", "--json", "--timeout", "1", "--", "make", "deploy"]
-            )
+        verdict = interrupted_as_it_settles("--timeout", "1", "--", "make", "deploy")
         (status,) = channel.listing().statuses
         assert status.outcome is Outcome.TIMED_OUT  # the settling was not cut short
-        assert result.exit_code == 1, result.output
-        verdict = json.loads(result.stdout.strip().splitlines()[-1])
         assert verdict["id"] == status.id and verdict["approved"] is False
         assert verdict["reason"] == "withdrawn with Ctrl-C after it timed out"
 
