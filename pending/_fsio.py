@@ -174,7 +174,10 @@ def publish(
             except OSError as exc:
                 # Kept open until here: a failed link asks which file it staged (known
                 # already when a cache is told of it).
-                linked = _holds(dir_fd, name, staged if staged is not None else os.fstat(fd))
+                linked = (
+                    _holding(dir_fd, name, staged if staged is not None else os.fstat(fd))
+                    is not None
+                )
                 if not linked:
                     if staged is not None and on_published is not None:
                         on_published(None, True)
@@ -262,13 +265,9 @@ def _check_linked(dir_fd: int, name: str, staged: os.stat_result) -> os.stat_res
     )
 
 
-def _holds(dir_fd: int, name: str, staged: os.stat_result) -> bool:
-    """Whether *name* is the very file staged (its link took effect, whatever was said)."""
-    return _holding(dir_fd, name, staged) is not None
-
-
 def _holding(dir_fd: int, name: str, staged: os.stat_result) -> os.stat_result | None:
-    """*name*'s status if it is the very file staged, else None."""
+    """*name*'s status if it is the very file staged (its link took effect, whatever was
+    said), else None."""
     try:
         st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
     except OSError:

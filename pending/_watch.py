@@ -358,9 +358,13 @@ class Watcher:
         *only* still accepts is known again at its next event or rescan. (*only* is asked
         again under the lock an event is taken in: one heard as this runs is not read.)"""
         with self._lock:
-            self._known.pop(request_id, None)
-            self._open.pop(request_id, None)
-            self._second_looks.discard(request_id)
+            self._drop(request_id)
+
+    def _drop(self, request_id: str) -> None:
+        """Know nothing more of *request_id* (lock held): no transition is emitted."""
+        self._known.pop(request_id, None)
+        self._open.pop(request_id, None)
+        self._second_looks.discard(request_id)
 
     # --- events --------------------------------------------------------------------------
 
@@ -521,9 +525,7 @@ class Watcher:
             self._update(group.id, self.channel.derive(group, alive_cache), emit=emit)
         for request_id in [i for i in self._known if i not in seen]:
             if self._only is not None and not self._only(request_id):
-                # Followed no more (being forgotten): dropped, not reported removed.
-                self._known.pop(request_id, None)
-                self._open.pop(request_id, None)
+                self._drop(request_id)  # followed no more (being forgotten): not "removed"
                 continue
             self._update(request_id, None, emit=emit)
         self._alive = alive_cache  # just probed
