@@ -129,10 +129,12 @@ def answerer_main(
     race: bool,
     watch_all: bool,
     ready: Queue,
+    go: EventType,
     stop: EventType,
     results: Queue,
 ) -> None:
-    """Answer what is filed until *stop*; report the IDs this process won, and its tallies."""
+    """Answer what is filed until *stop*; report the IDs this process won, its tallies, and
+    its CPU from *go* (the askers' warm-up done) to *stop*."""
     quiet_watchdog()
     channel = Channel.open(home)
     how, answer = answering(channel)
@@ -163,12 +165,20 @@ def answerer_main(
         subscription, snapshot = watcher.subscribe(accept=lambda t: t.event is Event.FILED)
         for status in snapshot:
             consider(status.id, status.kind, status.state)
-        # Stopping closes the subscription, which ends the loop below: no polling for it.
+        # The measured window's CPU starts at *go* (process-wide: every thread's), once the
+        # askers' warm-up trips are done. Stopping closes the subscription, which ends the
+        # loop below: no polling for it.
+        measured_from: list[float] = []
         threading.Thread(
-            target=lambda: (stop.wait(), watcher.unsubscribe(subscription)), daemon=True
+            target=lambda: (
+                go.wait(),
+                measured_from.append(time.process_time()),
+                stop.wait(),
+                watcher.unsubscribe(subscription),
+            ),
+            daemon=True,
         ).start()
         ready.put(("answerer", index, f"{how}|{backend}"))
-        cpu0 = time.process_time()
         try:
             for item in subscription:
                 if isinstance(item, Missed):  # fell behind: look at everything it knows
@@ -179,7 +189,7 @@ def answerer_main(
                     consider(item.id, item.kind, item.status.state if item.status else None)
         except SubscriptionClosed:
             pass
-        cpu = time.process_time() - cpu0
+        cpu = time.process_time() - measured_from[0]
     channel.close()
     results.put(("answerer", index, won, dict(tally), cpu))
 
@@ -211,12 +221,12 @@ def asker_main(
         t1 = time.monotonic()
         return approval.request_id, approval.outcome, approval.scope, t0, t1
 
-    cpu0 = time.process_time()
     try:
         for _ in range(WARMUP_ROUND_TRIPS):
             warmup.append(ask()[:3])
         ready.put(("asker", index, str(asker.watcher.backend)))
         go.wait()
+        cpu0 = time.process_time()  # the measured window's: the warm-up's imports left out
         end = time.monotonic() + seconds
         while time.monotonic() < end:
             trips.append(ask())
@@ -305,7 +315,7 @@ def run(
     procs = [
         ctx.Process(
             target=answerer_main,
-            args=(str(home), i, answerers, race, watch_all, ready, stop, results),
+            args=(str(home), i, answerers, race, watch_all, ready, go, stop, results),
         )
         for i in range(answerers)
     ]
@@ -340,12 +350,14 @@ def run(
     tallies: Counter[str] = Counter()
     for _, _, _, tally, _ in answered:
         tallies.update(tally)
-    # CPU per round trip, both sides, every process, start-up and imports left out: on a
-    # shared machine, the figure the load does not change much (2 idle cores give at most
-    # 2000 / cpu_ms_per_trip round trips a second).
+    # CPU per round trip, both sides, every process, over the measured window only: start-up,
+    # imports and the warm-up trips (whose first pays the lazy imports, ~30 ms of an asker's
+    # CPU) left out. On a shared machine, the figure the load does not change much (2 idle
+    # cores give at most 2000 / cpu_ms_per_trip round trips a second).
     asking_cpu = sum(r[4] for r in asked)
     answering_cpu = sum(r[4] for r in answered)
     cpu = asking_cpu + answering_cpu
+    measured = max(len(trips), 1)
     check = check_channel(home, ids, won)
     lost = sum(n for (outcome, _), n in outcomes.items() if outcome != "answered")
     check["ok"] = check["ok"] and lost == 0 and len(ids) == len(trips) + len(warm)
@@ -366,9 +378,9 @@ def run(
         "p90_ms": round(percentile(latencies, 90) * 1000, 1),
         "p99_ms": round(percentile(latencies, 99) * 1000, 1),
         "max_ms": round(max(latencies) * 1000, 1),
-        "cpu_ms_per_trip": round(cpu / max(len(ids), 1) * 1000, 2),
-        "cpu_ms_per_trip_askers": round(asking_cpu / max(len(ids), 1) * 1000, 2),
-        "cpu_ms_per_trip_answerers": round(answering_cpu / max(len(ids), 1) * 1000, 2),
+        "cpu_ms_per_trip": round(cpu / measured * 1000, 2),
+        "cpu_ms_per_trip_askers": round(asking_cpu / measured * 1000, 2),
+        "cpu_ms_per_trip_answerers": round(answering_cpu / measured * 1000, 2),
         "outcomes": {f"{o}/{s}": n for (o, s), n in outcomes.items()},
         "lost": lost,
         "answer_attempts": dict(tallies),
