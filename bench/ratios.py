@@ -34,8 +34,10 @@ trips, wisp's 1x1 run and the floor's publications in alternating order on that 
 round in a home kept until the end (nothing is deleted while anything is measured); then the
 process rounds, every figure and floor once a round in a rotating order; then 10,000 requests
 filed and `--json` and its floor alternated; then the TUI. One JSON line per figure (`--json`):
-`figure`, `value`, `floor`, `ratio` (of the medians), `target`, `met`, with `unit`, `n` and
-`kind` (`cut`: a target still to reach; `hold`: one met, to keep).
+`figure`, `value`, `floor`, `ratio` (of the medians), `target`, `met`, with `unit`, `n`,
+`kind` (`cut`: a target still to reach; `hold`: one met, to keep) and `ratio_iqr`: the middle
+half of the rounds' own ratios (each round's figure over the same round's floor), how far one
+run can tell a ratio from its target (one inside it is the run's luck as much as the code's).
 
 Run:  python bench/ratios.py [--quick] [--json] [--rounds N]
 """
@@ -68,6 +70,7 @@ from _common import (
     machine,
     ms,
     parser,
+    percentile,
     run_timed,
     settle_for,
     start,
@@ -406,6 +409,13 @@ def listing_rounds(
 # --- the report --------------------------------------------------------------------------
 
 
+def ratio_iqr(values: list[float], floors: list[float]) -> list[float]:
+    """The 25th and 75th percentiles of the rounds' own ratios: round r's value over round
+    r's floor (both lists hold one span a round, in the rounds' order)."""
+    ratios = [v / f for v, f in zip(values, floors, strict=False)]
+    return [round(percentile(ratios, 25), 2), round(percentile(ratios, 75), 2)]
+
+
 def report_figures(report: Report, spans: dict[str, list[float]]) -> None:
     for figure, (floor, target, kind) in FIGURES.items():
         cpu = figure.startswith("round trip")
@@ -421,12 +431,15 @@ def report_figures(report: Report, spans: dict[str, list[float]]) -> None:
             "n": min(len(spans[figure]), len(spans[floor])),
             "kind": kind,
             "floor_is": floor,
+            "ratio_iqr": ratio_iqr(spans[figure], spans[floor]),
         }
+        low, high = fields["ratio_iqr"]
         report.line(
             figure,
             fields,
             f"{figure:40} {fields['value']:9} {fields['unit']:6} floor {fields['floor']:9}  "
-            f"{ratio:5.2f}x (target <= {target}x: {'met' if fields['met'] else 'NOT met'})",
+            f"{ratio:5.2f}x [{low:.2f}-{high:.2f}] (target <= {target}x: "
+            f"{'met' if fields['met'] else 'NOT met'})",
         )
 
 
