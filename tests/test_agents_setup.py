@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
+import subprocess
 import tomllib
 from pathlib import Path
 
@@ -426,6 +428,22 @@ class TestSetupOpenCode:
         assert code == 0 and path.read_text() == text
         code, _, err = _wisp("agents", "remove", "opencode")
         assert code == 0 and not path.exists(), err
+
+    def test_the_plugin_runs_wisp_hook_opencode(self, home: Path) -> None:
+        """The plugin's command is `wisp hook opencode` (not bare `wisp`, which answers no
+        event): run as the plugin runs it, it answers an OpenCode event in OpenCode's shape."""
+        path = home / ".config" / "opencode" / "plugin" / "wisp.js"
+        assert _wisp("agents", "setup", "opencode")[0] == 0
+        found = re.search(r"^const WISP = (.*)$", path.read_text(), re.MULTILINE)
+        assert found is not None
+        argv = json.loads(found.group(1))
+        assert argv[-2:] == ["hook", "opencode"], argv
+        event = {"hook_event_name": "tool.execute.before", "cwd": str(home), "input": {}}
+        done = subprocess.run(
+            argv, input=json.dumps(event), capture_output=True, text=True, timeout=60
+        )
+        answer = json.loads(done.stdout)
+        assert answer["decision"] == "deny" and "`input` and `output`" in answer["reason"], done
 
     def test_a_plugin_of_someone_elses_there_is_left_alone(self, home: Path) -> None:
         """A file that is not wisp's plugin in its place is refused (exit 1), unchanged."""

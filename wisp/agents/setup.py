@@ -175,7 +175,10 @@ def _xdg_config(env: Mapping[str, str], user_home: Path) -> Path:
 
 
 def _plugin_text() -> str:
-    return opencode.plugin(claude_code.this_wisp(), hookio.DEFAULT_TIMEOUT_S)
+    # The same argv `wisp hook opencode --print-settings` writes: `wisp hook opencode`, never
+    # bare `wisp` (which answers no event: every call was refused, and nothing filed).
+    argv = hookio.guarded_command(opencode.HARNESS, claude_code.this_wisp())
+    return opencode.plugin(argv, hookio.DEFAULT_TIMEOUT_S)
 
 
 def target(name: str) -> Target:
