@@ -24,8 +24,6 @@ file could answer for the person.
 # instructions of a hook whose call a grant covers: bench/README.md, issue 41).
 
 import json
-import os
-import sys
 from collections.abc import Mapping
 from enum import IntEnum, StrEnum
 from pathlib import Path
@@ -49,6 +47,7 @@ from wisp.agents.hookio import (
     write_said,
 )
 from wisp.agents.hookio import serve as serve_event
+from wisp.agents.install import this_wisp
 
 # Claude Code's default `timeout` for a command hook (its hooks reference; earlier versions
 # had 60 s): the hook is cancelled after it. --print-settings sets it explicitly all the same.
@@ -336,21 +335,6 @@ def _unasked(event: HookEvent, reason: str, request_id: str | None = None) -> Ho
 
 
 # --- settings --------------------------------------------------------------------------
-
-
-def this_wisp() -> list[str]:
-    """How to run this `wisp`, absolutely: the program this process was started as, if it is
-    a `wisp` executable; else the `wisp` on PATH; else this Python with `-m wisp`."""
-    started = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
-    if started is not None and started.name == "wisp" and os.access(started, os.X_OK):
-        return [str(started.resolve())]
-    import shutil  # here: with bz2 and lzma, ~4 ms of every hook run, for the settings only
-
-    found = shutil.which("wisp")
-    if found is not None:
-        return [str(Path(found).resolve())]
-    # Not resolved: a virtual environment's python is a symlink to one that lacks its packages.
-    return [str(Path(sys.executable).absolute()), "-m", "wisp"]
 
 
 def died() -> Said:
