@@ -18,6 +18,7 @@ import shlex
 import signal
 import subprocess
 import sys
+import tomllib
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -65,6 +66,15 @@ _fd = os.open({marker!r}, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
 os.write(_fd, {name!r}.encode() + b"\\n")
 os.close(_fd)
 """
+# Where `wisp agents setup HARNESS` writes its hook, under HOME.
+SETUP_FILES = {
+    "claude-code": ".claude/settings.json",
+    "codex": ".codex/config.toml",
+    "gemini": ".gemini/settings.json",
+    "copilot": ".copilot/hooks/wisp.json",
+    "opencode": ".config/opencode/plugin/wisp.js",
+    "cursor": ".cursor/hooks.json",
+}
 SECRET = "planted-topic-5b2c"
 BAD_EVENT = b"[1, 2]"  # an event every hook refuses at once, once wisp's own code has read it
 
@@ -126,10 +136,11 @@ def posted(home: Path) -> list[dict[str, Any]]:
     ]
 
 
-def hook_commands(printed: str, harness: str) -> list[str]:
-    """Every hook command in *harness*'s printed settings (OpenCode's plugin: its argv)."""
+def hook_commands(text: str, harness: str, *, toml: bool = False) -> list[str]:
+    """Every hook command in *harness*'s settings as printed or written: JSON, or TOML with
+    *toml* (Codex's config.toml); OpenCode's plugin, its argv."""
     if harness == "opencode":
-        line = next(x for x in printed.splitlines() if x.startswith("const WISP = "))
+        line = next(x for x in text.splitlines() if x.startswith("const WISP = "))
         return [shlex.join(json.loads(line.removeprefix("const WISP = ").rstrip(";")))]
     found: list[str] = []
 
@@ -143,9 +154,36 @@ def hook_commands(printed: str, harness: str) -> list[str]:
             for item in value:
                 walk(item)
 
-    walk(json.loads(printed))
-    assert found, printed
+    walk(tomllib.loads(text) if toml else json.loads(text))
+    assert found, text
     return found
+
+
+def written_commands(
+    how: str, harness: str, argv: list[str], env: dict[str, str], where: Path
+) -> list[str]:
+    """The hook commands *argv* (a way to run wisp) puts in *harness*'s settings, run in
+    *where*: printed (--print-settings), or written by `wisp agents setup` into a fresh
+    HOME there."""
+    if how == "printed":
+        done = subprocess.run(
+            [*argv, "hook", harness, "--print-settings"],
+            cwd=where, capture_output=True, text=True, env=env, timeout=WAIT_S * 2,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        return hook_commands(done.stdout, harness)
+    fresh = where / f"home-{len(list(where.iterdir()))}"
+    fresh.mkdir()
+    setup_env = {**env, "HOME": str(fresh)}
+    for name in ("XDG_CONFIG_HOME", "CLAUDE_CONFIG_DIR", "CODEX_HOME", "COPILOT_HOME"):
+        setup_env.pop(name, None)
+    done = subprocess.run(
+        [*argv, "agents", "setup", harness],
+        cwd=where, capture_output=True, text=True, env=setup_env, timeout=WAIT_S * 2,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    written = fresh / SETUP_FILES[harness]
+    return hook_commands(written.read_text(), harness, toml=written.suffix == ".toml")
 
 
 def cmdline(pid: int) -> bytes:
@@ -347,30 +385,24 @@ class TestHooks:
         assert project.ran() == []
         assert len(push_server.wait_for(len(HARNESSES))) == len(HARNESSES)
 
+    @pytest.mark.parametrize("how", ["printed", "setup"])
     @pytest.mark.parametrize("harness", HARNESSES)
-    def test_the_printed_hook_commands_run_wisps_own_code(
-        self, project: Project, env: dict[str, str], harness: str
+    def test_the_installed_hook_commands_run_wisps_own_code(
+        self, project: Project, env: dict[str, str], harness: str, how: str
     ) -> None:
-        """Every hook command --print-settings writes (what setup installs), printed by the
-        installed `wisp` and by `python -P -m wisp` with no `wisp` on PATH (the fallback:
-        this Python with -P), run in the project on an event it refuses: wisp's own hook
-        answers, and no planted module ran. The control: the fallback's command without
-        its -P runs the planted `wisp/`."""
+        """Every hook command --print-settings prints, or `wisp agents setup` writes into a
+        fresh HOME, by the installed `wisp` and by `python -P -m wisp` with no `wisp` on PATH
+        (the fallback: this Python with -P), run in the project on an event it refuses:
+        wisp's own hook answers, and no planted module ran. The control: the fallback's
+        command without its -P runs the planted `wisp/`."""
         elsewhere = project.path.parent / "elsewhere"
         elsewhere.mkdir()
         bare = {**env, "PATH": "/usr/bin:/bin"}
-        as_installed = subprocess.run(
-            [str(WISP), "hook", harness, "--print-settings"],
-            cwd=elsewhere, capture_output=True, text=True, env=env, timeout=WAIT_S * 2,
-        )  # fmt: skip
-        by_python = subprocess.run(
-            [sys.executable, "-P", "-m", "wisp", "hook", harness, "--print-settings"],
-            cwd=elsewhere, capture_output=True, text=True, env=bare, timeout=WAIT_S * 2,
-        )  # fmt: skip
-        assert as_installed.returncode == by_python.returncode == 0, by_python.stderr
-        fallback = hook_commands(by_python.stdout, harness)
+        installed = written_commands(how, harness, [str(WISP)], env, elsewhere)
+        python = [sys.executable, "-P", "-m", "wisp"]
+        fallback = written_commands(how, harness, python, bare, elsewhere)
         assert all(f"{sys.executable} -P -m wisp hook {harness}" in c for c in fallback)
-        for line in [*hook_commands(as_installed.stdout, harness), *fallback]:
+        for line in [*installed, *fallback]:
             said = run_from(project, ["/bin/sh", "-c", line], bare, BAD_EVENT)
             assert "the event on stdin is not a JSON object" in said, (line, said)
         assert project.ran() == []
