@@ -27,12 +27,16 @@ pytestmark = pytest.mark.skipif(
 class Terminal:
     """One tmux server of our own (its own socket), running one command in an 80x24 pane."""
 
-    def __init__(self, socket: Path, argv: list[str], env: dict[str, str]) -> None:
+    def __init__(
+        self, socket: Path, argv: list[str], env: dict[str, str], cwd: Path | None = None
+    ) -> None:
+        """*argv* run in the pane, with *env* added, in *cwd* (default: this process's)."""
         assert TMUX is not None
         self.base = [TMUX, "-S", str(socket)]
         settings = [arg for key, value in env.items() for arg in ("-e", f"{key}={value}")]
+        where = ["-c", str(cwd)] if cwd is not None else []
         subprocess.run(
-            [*self.base, "new-session", "-d", "-x", "80", "-y", "24", *settings, *argv],
+            [*self.base, "new-session", "-d", "-x", "80", "-y", "24", *where, *settings, *argv],
             check=True,
             timeout=30,
         )

@@ -45,7 +45,9 @@ def this_wisp() -> list[str]:
     if found is not None:
         return [str(Path(found).resolve())]
     # Not resolved: a virtual environment's python is a symlink to one that lacks its packages.
-    return [str(Path(sys.executable).absolute()), "-m", "wisp"]
+    # -P: the hook runs in the agent's project, and `-m` alone would import a `wisp/` planted
+    # there in the place of this one (wisp.routes.subproc says why -P, not -I).
+    return [str(Path(sys.executable).absolute()), "-P", "-m", "wisp"]
 
 
 def this_install() -> Install:

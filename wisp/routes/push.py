@@ -34,6 +34,7 @@ from typing import Any
 import attrs
 
 from pending import start_thread
+from wisp.routes.subproc import SAFE_CWD, child_env, python_module
 from wisp.stores.pushurls import redact
 
 PUSH_TIMEOUT_S = 5.0  # a target that has not taken the message by then is given up on
@@ -222,7 +223,7 @@ def send_later(
     a line on this process's standard error, which the child shares (an asking command's:
     the person who asked learns that the notification did not go out)."""
     job = {
-        "home": str(home),
+        "home": str(Path(home).absolute()),  # the child runs elsewhere (SAFE_CWD)
         "urls": list(urls),
         "title": title,
         "text": text,
@@ -232,8 +233,11 @@ def send_later(
         "priority": extras.priority,
         "sayFailure": say_failure,
     }
+    # Never from the caller's directory, the agent's project: its import path is wisp's own.
     child = subprocess.Popen(
-        [sys.executable, "-m", "wisp.routes.push"],
+        python_module("wisp.routes.push"),
+        cwd=SAFE_CWD,
+        env=child_env(),
         stdin=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
         stderr=None if say_failure else subprocess.DEVNULL,

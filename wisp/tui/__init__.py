@@ -19,9 +19,8 @@ from wisp.tui._link import (
     check_hosts,
     hello_line,
     host_argv,
-    local_argv,
+    local_link,
 )
-from wisp.tui._model import LOCAL
 
 __all__ = ["EXIT_CRASHED", "TuiError", "exit_status", "notify_sequence", "run"]
 
@@ -54,7 +53,7 @@ def notify_sequence(environ: Mapping[str, str]) -> str | None:
 def run(hosts: Sequence[str], relay_command: str | None = None) -> int:
     """Run the TUI over this machine's relay and one per host, until the person quits."""
     try:
-        links = [Link(host=LOCAL, argv=local_argv())]
+        links = [local_link()]
         links += [
             Link(host=h, argv=host_argv(relay_command or SSH_RELAY, h)) for h in check_hosts(hosts)
         ]

@@ -52,7 +52,15 @@ from wisp.relay.protocol import (
 from wisp.routes.notify import osc9, osc99
 from wisp.tui._dialogs import Choice, Dialog, dialog_for, hand_on
 from wisp.tui._driver import hang_up_safe
-from wisp.tui._link import Link, check_hosts, describe_exit, hello_line, host_argv, local_argv
+from wisp.tui._link import (
+    Link,
+    check_hosts,
+    describe_exit,
+    hello_line,
+    host_argv,
+    local_argv,
+    local_link,
+)
 from wisp.tui._model import (
     LOCAL,
     Message,
@@ -413,7 +421,7 @@ class WispTui(App[None]):
         :meth:`Link.spawn` and this app's hello); *notify_sequence*: "osc9" or "osc99" when
         this terminal posts notifications for one (then `notify` is declared), else None."""
         super().__init__()
-        self.links = [*links, *(Link(host=h, argv=list(a), env=env) for h, a in relays)]
+        self.links = [*links, *(_link(h, a, env) for h, a in relays)]
         self.notify_sequence = notify_sequence
         self.items: dict[str, Waiting] = {}  # row key -> request, every one known
         self.answering: dict[str, Waiting] = {}  # sent an answer, awaiting `answered`
@@ -1020,7 +1028,7 @@ class WispTui(App[None]):
             self.say("every relay is running: nothing to restart")
             return
         for link in down:
-            fresh = Link(host=link.host, argv=link.argv, env=link.env)
+            fresh = Link(host=link.host, argv=link.argv, env=link.env, cwd=link.cwd)
             self.links[self.links.index(link)] = fresh
             self.hosts[link.host] = Relay.STARTING
             self.ready[link.host] = asyncio.Event()
@@ -1066,6 +1074,14 @@ def _clock(ts: str) -> str:
         return parse_time(ts).astimezone().strftime("%H:%M:%S")
     except ValueError:
         return visible(ts)
+
+
+def _link(host: str, argv: Sequence[str], env: Mapping[str, str] | None) -> Link:
+    """The link for a relay to start: this machine's as :func:`local_link` starts it (never
+    in the TUI's directory), another host's with *env*."""
+    if host == LOCAL and list(argv) == local_argv():
+        return local_link(env)
+    return Link(host=host, argv=list(argv), env=env)
 
 
 def default_relays(hosts: Sequence[str], template: str) -> list[tuple[str, list[str]]]:

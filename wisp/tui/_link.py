@@ -16,7 +16,6 @@ import re
 import shlex
 import signal
 import subprocess
-import sys
 from collections import deque
 from collections.abc import AsyncIterator, Mapping, Sequence
 
@@ -32,6 +31,7 @@ from wisp.relay.protocol import (
     effect_kinds,
     encode,
 )
+from wisp.routes.subproc import SAFE_CWD, child_env, python_module
 from wisp.tui._model import LOCAL
 
 READ_CHUNK = 64 * 1024
@@ -85,8 +85,16 @@ def check_hosts(hosts: Sequence[str]) -> list[str]:
 
 def local_argv() -> list[str]:
     """This machine's relay: the same wisp, by the interpreter running the TUI (as
-    `python -m wisp.relay`, which skips the `wisp` command's own imports)."""
-    return [sys.executable, "-m", "wisp.relay", "--via", Via.TUI.value]
+    `python -P -m wisp.relay`, which skips the `wisp` command's own imports, and imports
+    nothing from the directory the TUI was opened in: :mod:`wisp.routes.subproc`)."""
+    return python_module("wisp.relay", "--via", Via.TUI.value)
+
+
+def local_link(env: Mapping[str, str] | None = None) -> Link:
+    """This machine's relay (:func:`local_argv`) as a link, started in :data:`wisp.routes.subproc.
+    SAFE_CWD`, never in the directory the TUI was opened in (the agent's project, maybe), with
+    *env* (default: the TUI's) for a child started there."""
+    return Link(host=LOCAL, argv=local_argv(), env=child_env(env), cwd=SAFE_CWD)
 
 
 def host_argv(template: str, host: str) -> list[str]:
@@ -123,6 +131,7 @@ class Link:
     host: str
     argv: list[str]
     env: Mapping[str, str] | None = None
+    cwd: str | None = None  # where it runs (None: the TUI's own directory)
     popen: subprocess.Popen[bytes] | None = None
     failed: str | None = None  # why it could not start
     stderr_tail: deque[str] = attrs.field(factory=lambda: deque(maxlen=STDERR_LINES))
@@ -140,6 +149,7 @@ class Link:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 env=dict(self.env) if self.env is not None else None,
+                cwd=self.cwd,
                 # Its own process group, in the person's terminal session: the terminal's
                 # signals are not its (they go to the foreground group, the TUI's), and it
                 # keeps the terminal as its controlling one — a relay without one takes no
