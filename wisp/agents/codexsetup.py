@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import tomlkit
 from tomlkit.exceptions import TOMLKitError
 
-from wisp.agents import sandbox
+from wisp.agents import sandbox, setuprecord
 
 if TYPE_CHECKING:
     from wisp.agents.setup import Target
@@ -113,9 +113,17 @@ def merged_text(
     return doc.as_string(), trusted
 
 
-def removed_text(path: Path, before: str, t: Target) -> str:
-    """config.toml without wisp's hooks and their trust; the person's hooks keep theirs
-    (their keys follow them when wisp's group, before them, goes)."""
+def plain(path: Path, text: str | None) -> dict[str, Any]:
+    """config.toml's settings (none: no file)."""
+    return dict(_parse(path, text).unwrap())
+
+
+def removed_text(
+    path: Path, before: str, t: Target, changes: tuple[setuprecord.Change, ...] | None = None
+) -> str:
+    """config.toml without wisp's hooks and their trust (the person's hooks keep theirs: their
+    keys follow them when wisp's group, before them, goes), and without the settings setup
+    added (*changes*, its record: `sandbox_mode` set back; None: no record, they stay)."""
     from wisp.agents import setup
 
     doc = _parse(path, before)
@@ -145,6 +153,8 @@ def removed_text(path: Path, before: str, t: Target) -> str:
         _rename_state(hooks, state, renamed)
     if not hooks:
         del doc["hooks"]
+    if changes is not None:
+        setuprecord.undo(doc, changes)
     text = doc.as_string()
     return before if tomlkit.parse(before).unwrap() == doc.unwrap() else text
 
@@ -183,6 +193,40 @@ def notes(after: str, trusted: bool) -> list[str]:
             f"codex on PATH, or trust it in Codex's /hooks, or run `codex exec {BYPASS}`."
         )
     return out
+
+
+def trusted_again(path: Path, text: str, t: Target) -> tuple[str, list[str]]:
+    """*text* (config.toml as setup leaves it, unchanged) with Codex's trust written again for
+    each of wisp's hooks that Codex itself, asked about the real file, does not trust (under
+    the key and for the hash it names); and what the person must know. Without `codex` on
+    PATH there is nothing to ask (the notes already say the trust could not be written)."""
+    program = shutil.which("codex")
+    if program is None:
+        return text, []
+    try:
+        listed = app_server_hooks(program, path.parent, Path.cwd())
+    except TrustUnknown as exc:
+        return text, [
+            f"could not ask Codex whether it trusts wisp's hook ({exc}): if `codex exec` "
+            f"skips it, trust it in Codex's /hooks, or run `codex exec {BYPASS}`"
+        ]
+    stale = [
+        h
+        for h in _ours(listed, t)
+        if h.get("trustStatus") not in TRUSTED and h.get("key") and h.get("currentHash")
+    ]
+    if not stale:
+        return text, []
+    doc = _parse(path, text)
+    hooks = _hooks_table(doc)
+    if hooks.get("state") is None:
+        hooks["state"] = tomlkit.table(is_super_table=True)
+    for h in stale:
+        entry = tomlkit.table()
+        entry["trusted_hash"] = str(h["currentHash"])
+        hooks["state"][str(h["key"])] = entry
+    keys = ", ".join(f"{h['key']} ({h['trustStatus']})" for h in stale)
+    return doc.as_string(), [f"Codex did not trust wisp's hook ({keys}): its trust is written anew"]
 
 
 def _home() -> Path:
