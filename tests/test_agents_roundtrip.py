@@ -11,19 +11,49 @@ from __future__ import annotations
 import json
 import os
 import random
+import shlex
+import stat
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.helpers import run_wisp
-from wisp.agents import jsonsplice
+from wisp.agents import jsonsplice, setuprecord
 
 
 def agents(*args: str) -> tuple[int, str, str]:
     """`wisp agents ARGS…` run as the person runs it: exit status, stdout, stderr."""
     done = run_wisp("agents", *args, env=dict(os.environ))
     return done.returncode, done.stdout, done.stderr
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A scratch user home (HOME), with $WISP_HOME under it and no harness on PATH."""
+    user = tmp_path / "u"
+    user.mkdir()
+    monkeypatch.setenv("HOME", str(user))
+    monkeypatch.setenv("WISP_HOME", str(user / ".wisp"))
+    for name in ("CODEX_HOME", "CLAUDE_CONFIG_DIR", "XDG_CONFIG_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    return user
+
+
+def _ok(*args: str) -> str:
+    code, out, err = agents(*args)
+    assert code == 0, (args, out, err)
+    return out
+
+
+def _wisp_home() -> Path:
+    return Path(os.environ["WISP_HOME"])
 
 
 # --- the splice helper ---------------------------------------------------------------------
@@ -157,3 +187,328 @@ class TestSplice:
     def test_true_is_not_one(self) -> None:
         """`1` set to `true` is a change, though Python's `1 == True`."""
         assert jsonsplice.splice('{"a": 1}', {"a": True}) == '{"a": true}'
+
+
+# --- setup then remove ---------------------------------------------------------------------
+
+# The person's own files, each in a layout of their own (four spaces, one-line objects, a
+# comment in TOML), none ending as setup would lay it out.
+CLAUDE_MINE = (
+    '{\n    "model": "opus", "env": {"A": "1"},\n    "permissions": {"deny": ["Read(./.env)"]},'
+    '\n    "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", '
+    '"command": "/usr/bin/audit"}]}]}\n}'
+)
+GEMINI_MINE = '{"theme": "Dracula",\n "hooks": {}}\n'
+CURSOR_MINE = '{ "version": 1, "hooks": { "beforeShellExecution": [ { "command": "./a.sh" } ] } }\n'
+CODEX_MINE = '# mine\nmodel = "o3"   # the model\n\n[tui]\ntheme = "dark"\n'
+FILES = {
+    "claude-code": (".claude/settings.json", CLAUDE_MINE),
+    "gemini": (".gemini/settings.json", GEMINI_MINE),
+    "cursor": (".cursor/hooks.json", CURSOR_MINE),
+    "codex": (".codex/config.toml", CODEX_MINE),
+}
+MADE = {  # the harnesses whose file setup makes whole, and the folder it made for it
+    "copilot": (".copilot/hooks/wisp.json", ".copilot"),
+    "opencode": (".config/opencode/plugin/wisp.js", ".config"),
+    "gemini": (".gemini/settings.json", ".gemini"),
+    "cursor": (".cursor/hooks.json", ".cursor"),
+    "claude-code": (".claude/settings.json", ".claude"),
+}
+
+
+class TestRoundTrip:
+    @pytest.mark.parametrize("harness", sorted(FILES))
+    def test_the_persons_file_comes_back_byte_for_byte(self, home: Path, harness: str) -> None:
+        """Control first: setup changes the person's file. Then remove, with nobody else
+        having written it meanwhile, puts it back byte for byte: the sandbox switches setup
+        turned on, its `sandbox_mode`, its deny rules, its hooks, all gone."""
+        name, mine = FILES[harness]
+        path = home / name
+        path.parent.mkdir(parents=True)
+        path.write_text(mine)
+        _ok("setup", harness)
+        assert path.read_text() != mine
+        _ok("remove", harness)
+        assert path.read_text() == mine
+
+    @pytest.mark.parametrize("harness", sorted(MADE))
+    def test_a_file_setup_made_goes_with_its_folders(self, home: Path, harness: str) -> None:
+        """No file and no folder before setup: it makes both; remove deletes the file and the
+        folders it made (no `{}` left in ~/.gemini/settings.json, no hooks.json stub)."""
+        name, folder = MADE[harness]
+        _ok("setup", harness)
+        assert (home / name).is_file()
+        _ok("remove", harness)
+        assert not (home / folder).exists()
+        assert sorted(p.name for p in home.iterdir()) == [".wisp"]
+
+    def test_a_folder_holding_something_else_stays(self, home: Path) -> None:
+        """A folder setup made that holds someone else's file by the time of remove stays,
+        with that file; wisp's own file goes."""
+        _ok("setup", "copilot")
+        theirs = home / ".copilot" / "hooks" / "audit.json"
+        theirs.write_text("{}")
+        _ok("remove", "copilot")
+        assert not (home / ".copilot" / "hooks" / "wisp.json").exists()
+        assert theirs.read_text() == "{}"
+
+    def test_the_persons_sandbox_switches_stay_and_their_edits_too(self, home: Path) -> None:
+        """The person had the sandbox on (and `failIfUnavailable`) and changed the file after
+        setup: remove takes out what setup added (its other switches, its deny rules, its
+        hooks), and leaves their switches and their edit."""
+        path = home / ".claude" / "settings.json"
+        path.parent.mkdir()
+        mine = {"model": "opus", "sandbox": {"enabled": True, "failIfUnavailable": True}}
+        path.write_text(json.dumps(mine))
+        _ok("setup", "claude-code")
+        set_up = json.loads(path.read_text())
+        assert set_up["sandbox"]["allowUnsandboxedCommands"] is False  # control: setup's
+        path.write_text(path.read_text().replace('"opus"', '"sonnet"'))
+        _ok("remove", "claude-code")
+        assert json.loads(path.read_text()) == {
+            "model": "sonnet",
+            "sandbox": {"enabled": True, "failIfUnavailable": True},
+        }
+
+    def test_a_switch_setup_turned_on_is_turned_off_again(self, home: Path) -> None:
+        """`sandbox.enabled: false` was the person's: setup turns it on; remove, the file
+        changed meanwhile, turns it off again (and keeps their change)."""
+        path = home / ".claude" / "settings.json"
+        path.parent.mkdir()
+        path.write_text('{"model": "opus", "sandbox": {"enabled": false}}')
+        _ok("setup", "claude-code")
+        assert json.loads(path.read_text())["sandbox"]["enabled"] is True
+        path.write_text(path.read_text().replace('"opus"', '"sonnet"'))
+        _ok("remove", "claude-code")
+        assert path.read_text() == '{"model": "sonnet", "sandbox": {"enabled": false}}'
+
+    def test_codex_sandbox_mode_goes_and_the_persons_edit_stays(self, home: Path) -> None:
+        """Codex: setup's `sandbox_mode` goes again on remove, though the person added a
+        setting meanwhile; a `sandbox_mode` of theirs stays (control)."""
+        path = home / ".codex" / "config.toml"
+        path.parent.mkdir()
+        path.write_text(CODEX_MINE)
+        _ok("setup", "codex")
+        assert tomllib.loads(path.read_text())["sandbox_mode"] == "workspace-write"
+        path.write_text('approval_policy = "never"\n' + path.read_text())
+        _ok("remove", "codex")
+        assert path.read_text() == 'approval_policy = "never"\n' + CODEX_MINE
+        path.write_text('sandbox_mode = "read-only"\n')
+        _ok("setup", "codex")
+        _ok("remove", "codex")
+        assert path.read_text() == 'sandbox_mode = "read-only"\n'
+
+    def test_two_setups_are_undone_as_one(self) -> None:
+        """The changes of a second setup on top of the first (a key set again, an item added
+        to a table the first made) undo to the person's settings before the first; their own
+        setting added meanwhile stays."""
+        mine: dict[str, Any] = {"sandbox": {"enabled": False}, "deny": ["X"]}
+        first = {"sandbox": {"enabled": True, "fs": {"w": ["~/.wisp"]}}, "deny": ["X", "A"]}
+        second = {
+            "sandbox": {"enabled": "on", "fs": {"w": ["~/.wisp", "~/.w2"]}},
+            "deny": ["X", "A", "B"],
+        }
+        changes = setuprecord.composed(
+            setuprecord.changes_between(mine, first),
+            setuprecord.changes_between(first, second),
+        )
+        data = json.loads(json.dumps(second))
+        data["theirs"] = 1
+        setuprecord.undo(data, changes)
+        assert data == {**mine, "theirs": 1}
+
+    def test_the_record_is_private(self, home: Path) -> None:
+        """The record lies in $WISP_HOME/agents/records, 0600, in folders 0700."""
+        _ok("setup", "gemini")
+        record = setuprecord.record_path(_wisp_home(), home / ".gemini" / "settings.json")
+        assert stat.S_IMODE(record.stat().st_mode) == 0o600
+        for folder in (record.parent, record.parent.parent):
+            assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+        _ok("remove", "gemini")
+        assert not record.exists()
+
+
+class TestDamagedRecord:
+    @pytest.mark.parametrize(
+        "damage",
+        [
+            "{not json",
+            json.dumps({"version": 1, "path": "/elsewhere/settings.json"}),
+            "",
+        ],
+    )
+    def test_remove_never_deletes_the_persons_settings(self, home: Path, damage: str) -> None:
+        """A record that does not hold (cut short, another file's, empty): remove takes out
+        wisp's hooks and deny rules alone, keeps every setting of the person's, and says the
+        record was not used."""
+        path = home / ".claude" / "settings.json"
+        path.parent.mkdir()
+        path.write_text(json.dumps({"model": "opus", "permissions": {"deny": ["X"]}}))
+        _ok("setup", "claude-code")
+        path.write_text(path.read_text().replace('"opus"', '"sonnet"'))
+        setuprecord.record_path(_wisp_home(), path).write_text(damage)
+        out = _ok("remove", "claude-code")
+        data = json.loads(path.read_text())
+        assert data["model"] == "sonnet" and data["permissions"]["deny"] == ["X"]
+        assert "hooks" not in data
+        assert "does not hold" in out and "look them over" in out
+
+    def test_a_file_forged_to_look_unchanged_is_still_not_deleted(self, home: Path) -> None:
+        """A record claiming setup made a file that the person had: unless the file is still
+        exactly what setup wrote, remove deletes nothing (the person changed it)."""
+        path = home / ".gemini" / "settings.json"
+        path.parent.mkdir()
+        path.write_text('{"theme": "Dracula"}')
+        _ok("setup", "gemini")
+        where = setuprecord.record_path(_wisp_home(), path)
+        record = json.loads(where.read_text())
+        where.write_text(json.dumps({**record, "existed": False}))
+        path.write_text(path.read_text().replace("Dracula", "Light"))
+        _ok("remove", "gemini")
+        assert json.loads(path.read_text()) == {"theme": "Light"}
+
+
+class TestLayout:
+    def test_setup_changes_only_the_lines_it_must(self, home: Path) -> None:
+        """The person's one-line `env` object and their `model` line are not in the diff, and
+        stay as they were in the file; the lines setup must change are."""
+        path = home / ".claude" / "settings.json"
+        path.parent.mkdir()
+        path.write_text(CLAUDE_MINE)
+        out = _ok("setup", "claude-code")
+        changed = [
+            line for line in out.splitlines() if line[:1] in "+-" and line[:3] not in ("+++", "---")
+        ]
+        assert changed  # control: setup did change lines
+        assert not [line for line in changed if '"env"' in line or '"A"' in line]
+        assert '    "model": "opus", "env": {"A": "1"},\n' in path.read_text()
+
+
+class TestBackups:
+    def test_backups_stay_out_of_the_harness_folder_a_few_a_file(self, home: Path) -> None:
+        """Copilot loads every file in ~/.copilot/hooks: after many setups and removes it only
+        ever holds wisp.json; the backups lie under $WISP_HOME/agents/backups, 0600, the newest
+        three alone."""
+        path = home / ".copilot" / "hooks" / "wisp.json"
+        (home / ".copilot" / "hooks").mkdir(parents=True)
+        for _ in range(3):
+            _ok("setup", "copilot")
+            assert [p.name for p in path.parent.iterdir()] == ["wisp.json"]
+            _ok("remove", "copilot")
+            assert list(path.parent.iterdir()) == []
+        path.write_text("{}")  # a file of setup's own shape, the person's: backed up each time
+        for _ in range(2):
+            _ok("setup", "copilot")
+            _ok("remove", "copilot")
+        kept = setuprecord.backups_of(_wisp_home(), path)
+        assert len(kept) == setuprecord.BACKUPS_PER_FILE
+        assert all(stat.S_IMODE(b.stat().st_mode) == 0o600 for b in kept)
+        assert [p.name for p in path.parent.iterdir()] == ["wisp.json"]
+
+
+# --- small items ---------------------------------------------------------------------------
+
+
+class TestSmallItems:
+    def test_an_unknown_harness_is_a_usage_error(self, home: Path) -> None:
+        """`wisp agents setup nosuch` exits 2 (a usage error, docs/cli.md), naming the
+        harnesses it sets up; a known one exits 0 (control)."""
+        code, _, err = agents("setup", "nosuch")
+        assert code == 2 and "claude-code" in err
+        assert agents("setup", "gemini")[0] == 0
+
+    def test_opencode_setup_says_it_is_unprotected(self, home: Path) -> None:
+        """Setup for OpenCode says, as for Gemini CLI (control), that nothing keeps its
+        commands out of $WISP_HOME."""
+        assert "note: unprotected" in _ok("setup", "gemini")
+        assert "note: unprotected" in _ok("setup", "opencode")
+
+    def test_the_session_end_guard_answers_in_session_ends_form(self, home: Path) -> None:
+        """The guard of each hook setup writes, its wisp killed before answering: for
+        PreToolUse (control) a PreToolUse deny, exit 2; for SessionEnd, which has nothing to
+        deny, nothing (`{}`), exit 0."""
+        _ok("setup", "claude-code")
+        hooks = json.loads((home / ".claude" / "settings.json").read_text())["hooks"]
+        answers = {}
+        for event in ("PreToolUse", "SessionEnd"):
+            argv = shlex.split(hooks[event][0]["hooks"][0]["command"])
+            guard = argv[: argv.index("--") + 1]
+            done = subprocess.run(
+                [*guard, "/bin/sh", "-c", "kill -KILL $$"],
+                input="{}",
+                capture_output=True,
+                text=True,
+                timeout=30,
+            )
+            answers[event] = (done.returncode, json.loads(done.stdout))
+        code, said = answers["PreToolUse"]
+        assert code == 2 and said["hookSpecificOutput"]["permissionDecision"] == "deny"
+        assert answers["SessionEnd"] == (0, {})
+
+    def test_claude_config_dir_is_the_file_protected(
+        self, home: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """With CLAUDE_CONFIG_DIR set, the settings file setup writes is the one its deny rules
+        and denyWrite name (spelled `~/…`), not ~/.claude/settings.json; without it (control),
+        ~/.claude/settings.json."""
+        _ok("setup", "claude-code")
+        plain = json.loads((home / ".claude" / "settings.json").read_text())
+        assert "Write(~/.claude/settings.json)" in plain["permissions"]["deny"]
+        monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home / "cc"))
+        _ok("setup", "claude-code")
+        data = json.loads((home / "cc" / "settings.json").read_text())
+        assert "Write(~/cc/settings.json)" in data["permissions"]["deny"]
+        assert "~/cc/settings.json" in data["sandbox"]["filesystem"]["denyWrite"]
+        assert not [r for r in data["permissions"]["deny"] if "~/.claude/settings" in r]
+
+
+# A stand-in for `codex` (its `app-server`'s `hooks/list`), whose hash of a hook differs in
+# setup's scratch home from the real one: a Codex setup's first trust does not satisfy.
+FAKE_CODEX = """#!{python}
+import json, os, sys, tomllib
+if sys.argv[1:] == ["--version"]:
+    print("codex-cli 0.171.0")
+    sys.exit(0)
+home = os.environ["CODEX_HOME"]
+config = os.path.join(home, "config.toml")
+data = tomllib.load(open(config, "rb")) if os.path.exists(config) else {{}}
+current = "sha256:" + ("scratch" if "wisp-codex-" in home else "real")
+for line in sys.stdin:
+    message = json.loads(line)
+    if message.get("id") == 1:
+        print(json.dumps({{"id": 1, "result": {{}}}}), flush=True)
+    if message.get("id") != 2:
+        continue
+    hooks, state = [], data.get("hooks", {{}}).get("state", {{}})
+    for g, group in enumerate(data.get("hooks", {{}}).get("PreToolUse", [])):
+        for h, hook in enumerate(group.get("hooks", [])):
+            key = f"{{config}}:pre_tool_use:{{g}}:{{h}}"
+            have = state.get(key, {{}}).get("trusted_hash")
+            status = "trusted" if have == current else "modified" if have else "untrusted"
+            hooks.append({{"key": key, "source": "user", "command": hook["command"],
+                          "currentHash": current, "trustStatus": status}})
+    print(json.dumps({{"id": 2, "result": {{"data": [{{"hooks": hooks}}]}}}}), flush=True)
+    break
+"""
+
+
+class TestCodexTrust:
+    def test_a_second_run_trusts_a_hook_codex_still_does_not(
+        self, home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Codex says wisp's hook is not trusted after the first setup: the second run does
+        not say "nothing to change" but writes Codex's own hash under Codex's own key, and
+        says so; a third run has nothing left to do (control)."""
+        bin_dir = tmp_path / "bin"
+        bin_dir.mkdir()
+        fake = bin_dir / "codex"
+        fake.write_text(FAKE_CODEX.format(python=sys.executable))
+        fake.chmod(0o755)
+        monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+        path = home / ".codex" / "config.toml"
+        _ok("setup", "codex")
+        out = _ok("setup", "codex")
+        assert "nothing to change" not in out and "not trust" in out
+        state = tomllib.loads(path.read_text())["hooks"]["state"]
+        assert state[f"{path}:pre_tool_use:0:0"] == {"trusted_hash": "sha256:real"}
+        assert "nothing to change" in _ok("setup", "codex")

@@ -86,9 +86,11 @@ def merged_text(
     plain = doc.unwrap()
     hooks_plain = dict(plain.get("hooks") or {})
     setup._merge_hooks(hooks_plain, block["hooks"], t)
+    redefined = False
     for event in block["hooks"]:
         if hooks_plain[event] != (plain.get("hooks") or {}).get(event):
             _set_groups(hooks, event, hooks_plain[event])
+            redefined = True
     if plain.get("sandbox_mode") not in sandbox.CODEX_PROTECTING_MODES:
         doc["sandbox_mode"] = PROTECTING
     try:
@@ -100,7 +102,9 @@ def merged_text(
     for key, digest in trust.items():
         real = f"{path}:{key}"
         have = state.get(real) if state is not None else None
-        if have is not None and have.get("trusted_hash") == digest:
+        # A hook defined as before keeps the trust it has: it may be Codex's own hash, which
+        # `trusted_again` wrote where the scratch home's did not satisfy Codex.
+        if have is not None and (have.get("trusted_hash") == digest or not redefined):
             continue
         if state is None:
             hooks["state"] = tomlkit.table(is_super_table=True)
@@ -156,6 +160,8 @@ def removed_text(
     if changes is not None:
         setuprecord.undo(doc, changes)
     text = doc.as_string()
+    if text.strip() and before.endswith("\n") and not before.endswith("\n\n"):
+        text = text.rstrip("\n") + "\n"  # the blank line tomlkit leaves where a table went
     return before if tomlkit.parse(before).unwrap() == doc.unwrap() else text
 
 

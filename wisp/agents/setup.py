@@ -103,7 +103,9 @@ def _harness_block(harness: hookio.Harness) -> dict[str, Any]:
 
 def _claude_block() -> dict[str, Any]:
     block = claude_code.settings_block()
-    block.update(sandbox.claude_code_block(wisp_home(), Path.home()))
+    # The user's settings as Claude Code finds them ($CLAUDE_CONFIG_DIR), wherever setup writes.
+    settings = _claude_user(os.environ, Path.home()).absolute()
+    block.update(sandbox.claude_code_block(wisp_home(), Path.home(), settings))
     return block
 
 
