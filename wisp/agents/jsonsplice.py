@@ -53,7 +53,7 @@ def _parse_object(text: str, i: int) -> _Object:
     if text[i] == "}":
         return _Object(start=start, end=i + 1, members=())
     while True:
-        key, key_end = json.decoder.scanstring(text, i + 1)
+        key, key_end = _DECODER.raw_decode(text, i)
         at = _skip(text, _skip(text, key_end) + 1)  # past the colon
         node = _parse_object(text, at) if text[at] == "{" else None
         end = node.end if node is not None else _DECODER.raw_decode(text, at)[1]

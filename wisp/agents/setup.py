@@ -47,6 +47,7 @@ from wisp.agents import (
     cursor,
     gemini,
     hookio,
+    install,
     jsonsplice,
     opencode,
     sandbox,
@@ -94,7 +95,7 @@ class Target:
 
 
 def _harness_block(harness: hookio.Harness) -> dict[str, Any]:
-    argv = hookio.guarded_command(harness, claude_code.this_wisp())
+    argv = hookio.guarded_command(harness, install.this_wisp())
     settings = harness.settings(argv, hookio.DEFAULT_TIMEOUT_S)
     # A harness set up by a file of its own (OpenCode's plugin) is not merged into a config.
     assert isinstance(settings, dict), f"{harness.name} is not set up by merging settings"
@@ -201,7 +202,7 @@ def _xdg_config(env: Mapping[str, str], user_home: Path) -> Path:
 def _plugin_text() -> str:
     # The same argv `wisp hook opencode --print-settings` writes: `wisp hook opencode`, never
     # bare `wisp` (which answers no event: every call was refused, and nothing filed).
-    argv = hookio.guarded_command(opencode.HARNESS, claude_code.this_wisp())
+    argv = hookio.guarded_command(opencode.HARNESS, install.this_wisp())
     return opencode.plugin(argv, hookio.DEFAULT_TIMEOUT_S)
 
 
