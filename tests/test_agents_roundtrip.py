@@ -184,6 +184,13 @@ class TestSplice:
             '    "sandbox": {\n        "on": true\n    }\n}\n'
         )
 
+    def test_a_duplicated_key_keeps_its_first_and_edits_its_last(self) -> None:
+        """JSON reads a duplicated key's last value: that one is edited; the first stays as it
+        was (an unchanged file is never tidied)."""
+        text = '{"a": 1, "b": 2, "a": 3}'
+        assert jsonsplice.splice(text, {"a": 4, "b": 2}) == '{"a": 1, "b": 2, "a": 4}'
+        assert jsonsplice.splice(text, {"b": 2}) == '{"b": 2}'
+
     def test_true_is_not_one(self) -> None:
         """`1` set to `true` is a change, though Python's `1 == True`."""
         assert jsonsplice.splice('{"a": 1}', {"a": True}) == '{"a": true}'
@@ -297,6 +304,25 @@ class TestRoundTrip:
         _ok("setup", "codex")
         _ok("remove", "codex")
         assert path.read_text() == 'sandbox_mode = "read-only"\n'
+
+    def test_an_empty_hooks_object_of_the_persons_stays(self, home: Path) -> None:
+        """The person's own `"hooks": {}` stays when remove takes wisp's hook out of it (the
+        file changed meanwhile); a `hooks` setup added goes (control: Cursor's file, made by
+        setup, changed meanwhile, loses it)."""
+        path = home / ".gemini" / "settings.json"
+        path.parent.mkdir()
+        path.write_text(GEMINI_MINE)
+        _ok("setup", "gemini")
+        path.write_text(path.read_text().replace("Dracula", "Light"))
+        _ok("remove", "gemini")
+        assert path.read_text() == GEMINI_MINE.replace("Dracula", "Light")
+        cursor = home / ".cursor" / "hooks.json"
+        cursor.parent.mkdir()
+        cursor.write_text('{"theme": 1}')
+        _ok("setup", "cursor")
+        cursor.write_text(cursor.read_text().replace('"theme": 1', '"theme": 2'))
+        _ok("remove", "cursor")
+        assert json.loads(cursor.read_text()) == {"theme": 2}
 
     def test_two_setups_are_undone_as_one(self) -> None:
         """The changes of a second setup on top of the first (a key set again, an item added

@@ -161,12 +161,13 @@ def _edits(
     layout = _layout(text, obj, parent_multiline, is_root)
     unit = _unit(text, obj, layout)
     ms = obj.members
-    # JSON's last duplicate wins: that one is edited, and every one of a key that goes, goes.
+    # JSON's last duplicate wins: that one is edited (the others stay as they are, unread),
+    # and every one of a key that goes, goes.
     last = {m.key: i for i, m in enumerate(ms)}
-    gone = [m.key not in new or last[m.key] != i for i, m in enumerate(ms)]
+    gone = [m.key not in new for m in ms]
     out: list[Edit] = []
     for i, m in enumerate(ms):
-        if gone[i] or same(old[m.key], new[m.key]):
+        if gone[i] or last[m.key] != i or same(old[m.key], new[m.key]):
             continue
         value = new[m.key]
         if m.node is not None and isinstance(value, Mapping):

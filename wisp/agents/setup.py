@@ -360,7 +360,7 @@ def unmerged(
     if isinstance(out.get("hooks"), Mapping):
         hooks = dict(out["hooks"])
         _unmerge_hooks(hooks, t)
-        if hooks:
+        if hooks or changes is not None:  # with a record, an empty `hooks` goes if setup added it
             out["hooks"] = hooks
         else:
             del out["hooks"]
@@ -559,6 +559,10 @@ def plan_setup(name: str, project: Path | None = None) -> Plan:
     if not plan.changed:
         return plan
     changes = setuprecord.changes_between(old, new, skip=("hooks",))
+    if "hooks" not in old:  # its table is setup's: it goes once empty again
+        changes.insert(
+            0, setuprecord.Change(kind=setuprecord.ChangeKind.SET, at=("hooks",), value={})
+        )
     record, previous, said = _record_of_setup(path, before, after, changes, ours)
     return attrs.evolve(plan, record=record, previous=previous, notes=(*notes, *said))
 
