@@ -263,7 +263,8 @@ class TestSetupCodex:
         assert tomllib.loads(path.read_text())["sandbox_mode"] == "read-only"
 
     def test_remove_restores_the_persons_config(self, home: Path) -> None:
-        """Remove takes wisp's hook out; the sandbox mode stays (it may be theirs)."""
+        """Remove takes wisp's hook out (and the sandbox mode setup set: the file comes back
+        as it was, tests/test_agents_roundtrip.py)."""
         path = home / ".codex" / "config.toml"
         path.parent.mkdir()
         path.write_text('model = "o3"\n')

@@ -636,8 +636,8 @@ def plan_remove(name: str, project: Path | None = None) -> Plan:
         notes.append(
             f"the record of what setup added to {path} "
             f"({setuprecord.record_path(home, path)}) does not hold ({exc}), so it is not "
-            "used (and is removed): wisp's hooks and deny rules are taken out, the sandbox "
-            "settings setup may have turned on stay: look them over"
+            "used (and is removed): wisp's hooks, deny rules and trust entries are taken out, "
+            "any sandbox settings setup turned on stay: look them over"
         )
     plan = Plan(harness=name, path=path, before=before, after=before, forget=True)
     if before is None:
@@ -649,8 +649,8 @@ def plan_remove(name: str, project: Path | None = None) -> Plan:
     elif not notes:
         notes.append(
             f"wisp has no record of what setup added to {path} (set up by an earlier wisp): "
-            "wisp's hooks and deny rules are taken out, the sandbox settings stay (they may "
-            "be yours): look them over"
+            "wisp's hooks, deny rules and trust entries are taken out, any sandbox settings "
+            "stay (they may be yours): look them over"
         )
     after = _removed(t, path, before, record)
     return attrs.evolve(plan, after=after, notes=tuple(notes) if after != before else ())
