@@ -24,7 +24,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.helpers import run_wisp
-from wisp.agents import jsonsplice, setuprecord
+from wisp.agents import jsonsplice, setup, setuprecord
 
 
 def agents(*args: str) -> tuple[int, str, str]:
@@ -352,6 +352,88 @@ class TestRoundTrip:
             assert stat.S_IMODE(folder.stat().st_mode) == 0o700
         _ok("remove", "gemini")
         assert not record.exists()
+
+
+WISP_COMMAND = "/bin/sh /x/wisp/agents/hookguard.sh 2 '{}' -- /x/bin/wisp hook claude-code"
+WISP_RULES = ["Edit(~/.wisp/**)", "Write(~/.wisp/**)"]
+CLAUDE_BLOCK = {  # wisp's block for Claude Code, as setup merges it (its shape, fixed here)
+    "hooks": {
+        "PreToolUse": [
+            {"matcher": "Bash", "hooks": [{"type": "command", "command": WISP_COMMAND}]}
+        ],
+        "SessionEnd": [{"hooks": [{"type": "command", "command": WISP_COMMAND}]}],
+    },
+    "sandbox": {
+        "enabled": True,
+        "failIfUnavailable": True,
+        "allowUnsandboxedCommands": False,
+        "filesystem": {"denyWrite": ["~/.wisp", "./.claude"]},
+    },
+    "permissions": {"deny": WISP_RULES},
+}
+SWITCH = st.booleans() | st.text(max_size=2)
+PERSONS = st.fixed_dictionaries(
+    {},
+    optional={
+        "model": st.text(max_size=3),
+        "sandbox": st.fixed_dictionaries(
+            {},
+            optional={
+                "enabled": SWITCH,
+                "failIfUnavailable": SWITCH,
+                "allowUnsandboxedCommands": SWITCH,
+                "excludedCommands": st.lists(st.text(max_size=2), max_size=2),
+                "filesystem": st.fixed_dictionaries(
+                    {},
+                    optional={
+                        "denyWrite": st.lists(
+                            st.sampled_from(["~/.wisp", "/x", "./.claude"]), unique=True
+                        )
+                    },
+                ),
+            },
+        ),
+        "permissions": st.fixed_dictionaries(
+            {},
+            optional={
+                "deny": st.lists(st.sampled_from([*WISP_RULES, "X", "Y"]), unique=True),
+                "allow": st.lists(st.sampled_from(["Bash(ls:*)"]), max_size=1),
+            },
+        ),
+        "hooks": st.fixed_dictionaries(
+            {},
+            optional={
+                event: st.lists(
+                    st.just({"hooks": [{"type": "command", "command": "/usr/bin/audit"}]}),
+                    min_size=1,
+                    max_size=2,
+                )
+                for event in ("PreToolUse", "Stop")
+            },
+        ),
+    },
+)
+
+
+class TestTakeOut:
+    @given(PERSONS, st.booleans())
+    def test_what_setup_added_comes_out_and_nothing_else(
+        self, mine: dict[str, Any], theirs: bool
+    ) -> None:
+        """For any settings of the person's (their own sandbox switches, deny rules, hooks,
+        some the same as wisp's): wisp's block merged in, then taken out by what setup
+        recorded, gives their settings back, and a setting they added meanwhile stays."""
+        t = setup.TARGETS["claude-code"]
+        merged = setup.merged(mine, t, CLAUDE_BLOCK)
+        changes = setuprecord.changes_between(mine, merged, skip=("hooks",))
+        if "hooks" not in mine:
+            changes.insert(
+                0, setuprecord.Change(kind=setuprecord.ChangeKind.SET, at=("hooks",), value={})
+            )
+        if theirs:
+            merged["theirs"] = 1
+        out = setup.unmerged(merged, t, CLAUDE_BLOCK, tuple(changes))
+        assert _canonical(out) == _canonical({**mine, **({"theirs": 1} if theirs else {})})
 
 
 class TestDamagedRecord:
