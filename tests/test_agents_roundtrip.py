@@ -461,6 +461,24 @@ class TestDamagedRecord:
         assert "hooks" not in data
         assert "does not hold" in out and "look them over" in out
 
+    def test_a_record_naming_a_folder_elsewhere_is_not_used(
+        self, home: Path, tmp_path: Path
+    ) -> None:
+        """A record whose folders do not hold the config file is not used: remove leaves that
+        empty folder alone, says so, and still takes wisp's hook out (control: the file setup
+        made goes)."""
+        _ok("setup", "gemini")
+        path = home / ".gemini" / "settings.json"
+        elsewhere = tmp_path / "empty"
+        elsewhere.mkdir()
+        where = setuprecord.record_path(_wisp_home(), path)
+        record = json.loads(where.read_text())
+        where.write_text(json.dumps({**record, "made_dirs": [str(elsewhere)]}))
+        out = _ok("remove", "gemini")
+        assert "does not hold" in out and "folders that do not hold the file" in out
+        assert elsewhere.is_dir()
+        assert "hooks" not in json.loads(path.read_text())
+
     def test_a_file_forged_to_look_unchanged_is_still_not_deleted(self, home: Path) -> None:
         """A record claiming setup made a file that the person had: unless the file is still
         exactly what setup wrote, remove deletes nothing (the person changed it)."""
