@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import run_wisp
-from wisp.agents import setup
+from wisp.agents import setup, setuprecord
 
 OTHER_HOOK = {"matcher": "Bash", "hooks": [{"type": "command", "command": "/usr/bin/audit"}]}
 
@@ -48,7 +48,8 @@ def _on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, program: str, says
 
 
 def _backups(path: Path) -> list[Path]:
-    return sorted(path.parent.glob(path.name + setup.BACKUP_SUFFIX + "*"))
+    """The backups setup keeps of *path* (under $WISP_HOME/agents/backups)."""
+    return setuprecord.backups_of(Path(os.environ["WISP_HOME"]), path)
 
 
 class TestSetupClaudeCode:
@@ -159,9 +160,10 @@ class TestSetupClaudeCode:
         assert not Path("/proc/wisp-cannot-be-here").exists()
 
     def test_an_unknown_harness_is_refused(self, home: Path) -> None:
-        """A harness wisp cannot set up: exit 1, the ones it can named."""
+        """A harness wisp cannot set up: a usage error, exit 2 (docs/cli.md), the ones it
+        can named."""
         code, _, err = _wisp("agents", "setup", "vim")
-        assert code == 1
+        assert code == 2
         assert "claude-code" in err and "codex" in err
 
     def test_the_persons_loosening_is_reported(self, home: Path) -> None:
@@ -261,7 +263,8 @@ class TestSetupCodex:
         assert tomllib.loads(path.read_text())["sandbox_mode"] == "read-only"
 
     def test_remove_restores_the_persons_config(self, home: Path) -> None:
-        """Remove takes wisp's hook out; the sandbox mode stays (it may be theirs)."""
+        """Remove takes wisp's hook out (and the sandbox mode setup set: the file comes back
+        as it was, tests/test_agents_roundtrip.py)."""
         path = home / ".codex" / "config.toml"
         path.parent.mkdir()
         path.write_text('model = "o3"\n')

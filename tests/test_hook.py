@@ -397,7 +397,8 @@ class TestOwnChannel:
 class TestPrintSettings:
     def test_the_settings_block_is_valid_json_naming_this_wisp(self, home: Path) -> None:
         """--print-settings prints JSON: a PreToolUse hook (its matcher, this wisp's absolute
-        path, a timeout just over the wait) and a SessionEnd hook."""
+        path, a timeout just over the wait) and a SessionEnd hook, the same wisp in a guard
+        that answers in SessionEnd's form (`{}`, exit 0: it has nothing to deny)."""
         printed = run_wisp("hook", "claude-code", "--print-settings")
         assert printed.returncode == 0
         block = json.loads(printed.stdout)
@@ -411,7 +412,8 @@ class TestPrintSettings:
         assert os.path.isabs(program) and os.access(program, os.X_OK)
         assert rest[-2:] == ["hook", "claude-code"]
         assert DEFAULT_WAIT_S < CLAUDE_HOOK_TIMEOUT_S
-        assert block["hooks"]["SessionEnd"][0]["hooks"][0]["command"] == command["command"]
+        ending = shlex.split(block["hooks"]["SessionEnd"][0]["hooks"][0]["command"])
+        assert ending == [shell, guard, "0", "{}", dashes, program, *rest]
 
     def test_its_options_are_carried_into_the_block(self, home: Path) -> None:
         """--wait and --on-timeout given with --print-settings are in the printed command,

@@ -337,24 +337,33 @@ def _unasked(event: HookEvent, reason: str, request_id: str | None = None) -> Ho
 # --- settings --------------------------------------------------------------------------
 
 
-def died() -> Said:
+def died(event: HookEvent = HookEvent.PRE_TOOL_USE) -> Said:
     """What the guard answers for a `wisp hook claude-code` that ended without answering
-    (killed, out of memory): a PreToolUse deny, exit 2 (which blocks whatever the event)."""
+    (killed, out of memory). For a tool call: a PreToolUse deny, exit 2 (which blocks whatever
+    the event). For SessionEnd, which has nothing to deny (the session is over, and Claude
+    Code blocks nothing on it): no decision, `{}` and exit 0; the session's `session` grants
+    then stay until their own end (24 hours)."""
+    if event is HookEvent.SESSION_END:
+        return Said(stdout="{}", exit_code=int(HookExit.OK))
     return refused(
         HookEvent.PRE_TOOL_USE, "`wisp hook claude-code` ended without answering; denied"
     ).said()
 
 
 def hook_argv(
-    *, wait_s: float = DEFAULT_WAIT_S, on_timeout: OnTimeout = OnTimeout.ASK
+    *,
+    wait_s: float = DEFAULT_WAIT_S,
+    on_timeout: OnTimeout = OnTimeout.ASK,
+    event: HookEvent = HookEvent.PRE_TOOL_USE,
 ) -> list[str]:
-    """The command a setup installs: this wisp's `hook claude-code`, in its guard."""
+    """The command a setup installs for *event*: this wisp's `hook claude-code`, in its guard
+    (which answers as :func:`died` says, in that event's form)."""
     argv = [*this_wisp(), "hook", "claude-code"]
     if wait_s != DEFAULT_WAIT_S:
         argv += ["--wait", f"{wait_s:g}"]
     if on_timeout is not OnTimeout.ASK:
         argv += ["--on-timeout", on_timeout.value]
-    return guarded_argv(died(), argv)
+    return guarded_argv(died(event), argv)
 
 
 def settings_block(
@@ -368,6 +377,9 @@ def settings_block(
     import shlex
 
     command = shlex.join(hook_argv(wait_s=wait_s, on_timeout=on_timeout))
+    ending = shlex.join(
+        hook_argv(wait_s=wait_s, on_timeout=on_timeout, event=HookEvent.SESSION_END)
+    )
     timeout = math.ceil(wait_s) + HOOK_MARGIN_S
     return {
         "hooks": {
@@ -380,7 +392,7 @@ def settings_block(
             HookEvent.SESSION_END.value: [
                 {
                     "hooks": [
-                        {"type": "command", "command": command, "timeout": SESSION_END_TIMEOUT_S}
+                        {"type": "command", "command": ending, "timeout": SESSION_END_TIMEOUT_S}
                     ]
                 }
             ],

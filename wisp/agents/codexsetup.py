@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import tomlkit
 from tomlkit.exceptions import TOMLKitError
 
-from wisp.agents import sandbox
+from wisp.agents import sandbox, setuprecord
 
 if TYPE_CHECKING:
     from wisp.agents.setup import Target
@@ -86,9 +86,11 @@ def merged_text(
     plain = doc.unwrap()
     hooks_plain = dict(plain.get("hooks") or {})
     setup._merge_hooks(hooks_plain, block["hooks"], t)
+    redefined = False
     for event in block["hooks"]:
         if hooks_plain[event] != (plain.get("hooks") or {}).get(event):
             _set_groups(hooks, event, hooks_plain[event])
+            redefined = True
     if plain.get("sandbox_mode") not in sandbox.CODEX_PROTECTING_MODES:
         doc["sandbox_mode"] = PROTECTING
     try:
@@ -100,7 +102,9 @@ def merged_text(
     for key, digest in trust.items():
         real = f"{path}:{key}"
         have = state.get(real) if state is not None else None
-        if have is not None and have.get("trusted_hash") == digest:
+        # A hook defined as before keeps the trust it has: it may be Codex's own hash, which
+        # `trusted_again` wrote where the scratch home's did not satisfy Codex.
+        if have is not None and (have.get("trusted_hash") == digest or not redefined):
             continue
         if state is None:
             hooks["state"] = tomlkit.table(is_super_table=True)
@@ -113,9 +117,17 @@ def merged_text(
     return doc.as_string(), trusted
 
 
-def removed_text(path: Path, before: str, t: Target) -> str:
-    """config.toml without wisp's hooks and their trust; the person's hooks keep theirs
-    (their keys follow them when wisp's group, before them, goes)."""
+def plain(path: Path, text: str | None) -> dict[str, Any]:
+    """config.toml's settings (none: no file)."""
+    return dict(_parse(path, text).unwrap())
+
+
+def removed_text(
+    path: Path, before: str, t: Target, changes: tuple[setuprecord.Change, ...] | None = None
+) -> str:
+    """config.toml without wisp's hooks and their trust (the person's hooks keep theirs: their
+    keys follow them when wisp's group, before them, goes), and without the settings setup
+    added (*changes*, its record: `sandbox_mode` set back; None: no record, they stay)."""
     from wisp.agents import setup
 
     doc = _parse(path, before)
@@ -145,7 +157,11 @@ def removed_text(path: Path, before: str, t: Target) -> str:
         _rename_state(hooks, state, renamed)
     if not hooks:
         del doc["hooks"]
+    if changes is not None:
+        setuprecord.undo(doc, changes)
     text = doc.as_string()
+    if text.strip() and before.endswith("\n") and not before.endswith("\n\n"):
+        text = text.rstrip("\n") + "\n"  # the blank line tomlkit leaves where a table went
     return before if tomlkit.parse(before).unwrap() == doc.unwrap() else text
 
 
@@ -183,6 +199,40 @@ def notes(after: str, trusted: bool) -> list[str]:
             f"codex on PATH, or trust it in Codex's /hooks, or run `codex exec {BYPASS}`."
         )
     return out
+
+
+def trusted_again(path: Path, text: str, t: Target) -> tuple[str, list[str]]:
+    """*text* (config.toml as setup leaves it, unchanged) with Codex's trust written again for
+    each of wisp's hooks that Codex itself, asked about the real file, does not trust (under
+    the key and for the hash it names); and what the person must know. Without `codex` on
+    PATH there is nothing to ask (the notes already say the trust could not be written)."""
+    program = shutil.which("codex")
+    if program is None:
+        return text, []
+    try:
+        listed = app_server_hooks(program, path.parent, Path.cwd())
+    except TrustUnknown as exc:
+        return text, [
+            f"could not ask Codex whether it trusts wisp's hook ({exc}): if `codex exec` "
+            f"skips it, trust it in Codex's /hooks, or run `codex exec {BYPASS}`"
+        ]
+    stale = [
+        h
+        for h in _ours(listed, t)
+        if h.get("trustStatus") not in TRUSTED and h.get("key") and h.get("currentHash")
+    ]
+    if not stale:
+        return text, []
+    doc = _parse(path, text)
+    hooks = _hooks_table(doc)
+    if hooks.get("state") is None:
+        hooks["state"] = tomlkit.table(is_super_table=True)
+    for h in stale:
+        entry = tomlkit.table()
+        entry["trusted_hash"] = str(h["currentHash"])
+        hooks["state"][str(h["key"])] = entry
+    keys = ", ".join(f"{h['key']} ({h['trustStatus']})" for h in stale)
+    return doc.as_string(), [f"Codex did not trust wisp's hook ({keys}): its trust is written anew"]
 
 
 def _home() -> Path:

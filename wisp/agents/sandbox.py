@@ -47,17 +47,23 @@ def claude_rules(home: Path, user_home: Path) -> list[str]:
 
 # Claude Code's own settings, which a command could rewrite to take the hook or the sandbox
 # away from the next session (a project's settings outrank the user's, and its hooks run
-# outside the sandbox): the user's file, and the working directory's `.claude` folder.
-CLAUDE_SETTINGS = ("~/.claude/settings.json", "./.claude")
+# outside the sandbox): the user's file (where Claude Code reads it and setup writes it:
+# `$CLAUDE_CONFIG_DIR/settings.json`, by default this one under the user's home), and the
+# working directory's `.claude` folder.
+CLAUDE_USER_SETTINGS = Path(".claude") / "settings.json"
+CLAUDE_PROJECT_SETTINGS = "./.claude"
 
 
-def claude_code_block(home: Path, user_home: Path) -> dict[str, Any]:
+def claude_code_block(home: Path, user_home: Path, settings: Path | None = None) -> dict[str, Any]:
     """What `wisp agents setup claude-code` merges into Claude Code's settings beside the
     hook: the sandbox on, fail-closed, no way out, *home* and Claude Code's own settings
-    denied for writing."""
-    guarded = [claude_path(home, user_home), *CLAUDE_SETTINGS]
+    (*settings*, the user's file setup writes; by default `~/.claude/settings.json`) denied
+    for writing."""
+    user_settings = settings if settings is not None else user_home / CLAUDE_USER_SETTINGS
+    protected = (claude_path(user_settings, user_home), CLAUDE_PROJECT_SETTINGS)
+    guarded = [claude_path(home, user_home), *protected]
     rules = [*claude_rules(home, user_home)]
-    for spelled in CLAUDE_SETTINGS:
+    for spelled in protected:
         pattern = spelled if spelled.endswith(".json") else f"{spelled}/**"
         rules += [f"Edit({pattern})", f"Write({pattern})"]
     return {

@@ -3,10 +3,16 @@
 Each harness has a :class:`Target`: where its config lives (user level, or a project's),
 its format, the hook events wisp owns there and the rest of wisp's block (Claude Code's
 sandbox and deny rules, Codex's `sandbox_mode` and hook trust). A :class:`Plan` is the file's
-text before and after; applying it keeps a backup and writes atomically, 0600. Only wisp's
-entries are touched: a hook is wisp's when its command runs `wisp hook NAME` (in wisp's guard
-or not); everything else in the file is kept as it was (Codex's TOML through tomlkit, so
-comments and layout stay).
+text before and after; applying it keeps a backup (under `$WISP_HOME/agents/backups`, never
+beside the file: a harness loads its `hooks/` or `plugin/` folder whole) and writes atomically,
+0600. Only wisp's entries are touched: a hook is wisp's when its command runs `wisp hook NAME`
+(in wisp's guard or not); everything else in the file is kept as it was, byte for byte (JSON
+edited in place by :mod:`wisp.agents.jsonsplice`, Codex's TOML through tomlkit).
+
+Setup and remove are a round trip: setup records what it added (:mod:`wisp.agents.setuprecord`),
+and remove puts a file nobody else changed since back as it was (deleting it, and the folders
+setup made for it, if setup made it), or else takes out just what setup added, the person's
+changes kept.
 
 Codex skips a hook that is not trusted (`codex exec` silently): trust is `hooks.state."KEY"
 .trusted_hash`, the hash Codex itself computes of the hook's definition. Setup asks the real
@@ -17,6 +23,7 @@ a changed definition is re-trusted by running setup again.
 
 from __future__ import annotations
 
+import copy
 import difflib
 import json
 import os
@@ -25,7 +32,6 @@ import shutil
 import stat
 import subprocess
 import tempfile
-import time
 from collections.abc import Callable, Mapping
 from enum import StrEnum
 from pathlib import Path
@@ -34,9 +40,22 @@ from typing import Any
 import attrs
 
 from wisp._home import wisp_home
-from wisp.agents import claude_code, codex, copilot, cursor, gemini, hookio, opencode, sandbox
+from wisp.agents import (
+    claude_code,
+    codex,
+    copilot,
+    cursor,
+    gemini,
+    hookio,
+    install,
+    jsonsplice,
+    opencode,
+    sandbox,
+    setuprecord,
+)
 
 MAX_CONFIG_BYTES = 1024 * 1024
+# What older setups named the backups they kept beside the config (docs/agents.md: left there).
 BACKUP_SUFFIX = ".wisp-backup-"
 APP_SERVER_TIMEOUT_S = 30.0
 VERSION_TIMEOUT_S = 15.0
@@ -50,6 +69,10 @@ class Format(StrEnum):
 
 class SetupRefused(Exception):
     """Setup cannot do this: the message says what happened and what to do."""
+
+
+class UnknownHarness(SetupRefused):
+    """A harness wisp does not set up: a usage error."""
 
 
 @attrs.frozen(kw_only=True)
@@ -72,7 +95,7 @@ class Target:
 
 
 def _harness_block(harness: hookio.Harness) -> dict[str, Any]:
-    argv = hookio.guarded_command(harness, claude_code.this_wisp())
+    argv = hookio.guarded_command(harness, install.this_wisp())
     settings = harness.settings(argv, hookio.DEFAULT_TIMEOUT_S)
     # A harness set up by a file of its own (OpenCode's plugin) is not merged into a config.
     assert isinstance(settings, dict), f"{harness.name} is not set up by merging settings"
@@ -81,7 +104,9 @@ def _harness_block(harness: hookio.Harness) -> dict[str, Any]:
 
 def _claude_block() -> dict[str, Any]:
     block = claude_code.settings_block()
-    block.update(sandbox.claude_code_block(wisp_home(), Path.home()))
+    # The user's settings as Claude Code finds them ($CLAUDE_CONFIG_DIR), wherever setup writes.
+    settings = _claude_user(os.environ, Path.home()).absolute()
+    block.update(sandbox.claude_code_block(wisp_home(), Path.home(), settings))
     return block
 
 
@@ -177,7 +202,7 @@ def _xdg_config(env: Mapping[str, str], user_home: Path) -> Path:
 def _plugin_text() -> str:
     # The same argv `wisp hook opencode --print-settings` writes: `wisp hook opencode`, never
     # bare `wisp` (which answers no event: every call was refused, and nothing filed).
-    argv = hookio.guarded_command(opencode.HARNESS, claude_code.this_wisp())
+    argv = hookio.guarded_command(opencode.HARNESS, install.this_wisp())
     return opencode.plugin(argv, hookio.DEFAULT_TIMEOUT_S)
 
 
@@ -186,7 +211,7 @@ def target(name: str) -> Target:
         return TARGETS[name]
     except KeyError:
         known = ", ".join(TARGETS)
-        raise SetupRefused(f"wisp cannot set up {name!r} (yet); it sets up {known}.") from None
+        raise UnknownHarness(f"wisp cannot set up {name!r} (yet); it sets up {known}.") from None
 
 
 # --- which hooks are wisp's ----------------------------------------------------------------
@@ -321,19 +346,28 @@ def merged(data: Mapping[str, Any], t: Target, block: Mapping[str, Any]) -> dict
     return out
 
 
-def unmerged(data: Mapping[str, Any], t: Target, block: Mapping[str, Any]) -> dict[str, Any] | None:
-    """*data* without wisp's hooks and list items; None: the file is wisp's alone."""
+def unmerged(
+    data: Mapping[str, Any],
+    t: Target,
+    block: Mapping[str, Any],
+    changes: tuple[setuprecord.Change, ...] | None = None,
+) -> dict[str, Any] | None:
+    """*data* without wisp's hooks and what setup added: the recorded *changes* undone, or
+    (no record) wisp's list items taken out; None: the file is wisp's alone."""
     if t.whole_file:
         return None
-    out = dict(data)
+    out = copy.deepcopy(dict(data))
     if isinstance(out.get("hooks"), Mapping):
         hooks = dict(out["hooks"])
         _unmerge_hooks(hooks, t)
-        if hooks:
+        if hooks or changes is not None:  # with a record, an empty `hooks` goes if setup added it
             out["hooks"] = hooks
         else:
             del out["hooks"]
-    _drop_items(out, {k: v for k, v in block.items() if k != "hooks"})
+    if changes is None:
+        _drop_items(out, {k: v for k, v in block.items() if k != "hooks"})
+    else:
+        setuprecord.undo(out, changes)
     return out
 
 
@@ -384,12 +418,6 @@ def parse_json(path: Path, text: str | None) -> dict[str, Any]:
     return data
 
 
-def backup_name(path: Path) -> Path:
-    return path.with_name(
-        path.name + BACKUP_SUFFIX + time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    )
-
-
 def write_atomically(path: Path, text: str | None) -> None:
     """*text* as *path*, replaced at once, 0600 (None: the file goes)."""
     if text is None:
@@ -413,13 +441,17 @@ def write_atomically(path: Path, text: str | None) -> None:
 
 @attrs.frozen(kw_only=True)
 class Plan:
-    """One config file, before and after."""
+    """One config file, before and after; and what setup's record of it becomes."""
 
     harness: str
     path: Path
     before: str | None
     after: str | None
     notes: tuple[str, ...] = ()  # what the person must know: unprotected, skipped hooks
+    record: setuprecord.Record | None = None  # setup: what it added, recorded with the write
+    previous: setuprecord.Record | None = None  # setup: the record it replaces
+    forget: bool = False  # remove: the file's record goes
+    made_dirs: tuple[Path, ...] = ()  # remove: folders setup made, removed if left empty
 
     @property
     def changed(self) -> bool:
@@ -439,22 +471,42 @@ class Plan:
 
 
 def apply(plan: Plan) -> Path | None:
-    """Write *plan* (if it changes anything), keeping a backup of what was there."""
+    """Write *plan* (if it changes anything): the old file kept as a backup under
+    `$WISP_HOME/agents/backups`, setup's record of it written (or, for remove, dropped), the
+    folders setup made for it removed when it goes and they are left empty. The backup."""
+    home = wisp_home()
     if not plan.changed:
+        if plan.forget:
+            setuprecord.drop_record(home, plan.path)
         return None
     backup = None
     try:
         if plan.before is not None:
-            backup = backup_name(plan.path)
-            write_atomically(backup, plan.before)
+            backup = setuprecord.keep_backup(home, plan.path, plan.before)
+        if plan.record is not None:
+            setuprecord.write_record(home, plan.record)
+    except setuprecord.RecordUnwritable as exc:
+        raise SetupRefused(f"{exc} {plan.path} is unchanged.") from None
+    try:
         write_atomically(plan.path, plan.after)
     except OSError as exc:
-        if backup is not None:
-            backup.unlink(missing_ok=True)
+        if plan.record is not None:  # the file is as it was: so is its record
+            if plan.previous is None:
+                setuprecord.drop_record(home, plan.path)
+            else:
+                setuprecord.write_record(home, plan.previous)
         raise SetupRefused(
             f"{plan.path} could not be written ({exc.strerror or exc}); it is unchanged. "
             "Fix that (the folder's owner and mode, free space) and run again."
         ) from None
+    if plan.forget:
+        setuprecord.drop_record(home, plan.path)
+    if plan.after is None:
+        for folder in sorted(plan.made_dirs, key=lambda d: len(d.parts), reverse=True):
+            try:
+                folder.rmdir()  # only an empty folder goes; a symbolic link is not one
+            except OSError:
+                continue  # it holds something now (or is gone): it stays
     return backup
 
 
@@ -471,51 +523,149 @@ def config_file(t: Target, project: Path | None, env: Mapping[str, str] | None =
     return t.project_file(project.resolve())
 
 
-def _dump_json(data: Mapping[str, Any]) -> str:
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-
-
 def plan_setup(name: str, project: Path | None = None) -> Plan:
     """What `wisp agents setup NAME` would write."""
     t = target(name)
     path = config_file(t, project)
     before = read_text(path)
     block = t.block()
+    old: Mapping[str, Any] = {}
+    new: Mapping[str, Any] = {}
     if t.fmt is Format.TEXT:
         _refuse_not_ours(path, before)
-        return Plan(harness=name, path=path, before=before, after=block["text"], notes=())
-    if t.fmt is Format.TOML:
+        after = block["text"]
+        notes = _notes(t, {}, project)
+        ours = before is not None
+    elif t.fmt is Format.TOML:
         from wisp.agents import codexsetup
 
         after, trusted = codexsetup.merged_text(path, before, block, t)
         notes = codexsetup.notes(after, trusted)
+        old = codexsetup.plain(path, before)
+        ours = bool(installed_hooks(t, old))
+        if before is not None and after == before:  # Codex may still not trust it: ask again
+            after, said = codexsetup.trusted_again(path, after, t)
+            notes += said
+        new = codexsetup.plain(path, after)
     else:
-        current = parse_json(path, before)
-        data = merged(current, t, block)
-        after = _dump_json(data)
-        if before is not None and current == data:
-            after = before  # the same settings: the file stays byte for byte
-        notes = _notes(t, data, project)
-    return Plan(harness=name, path=path, before=before, after=after, notes=tuple(notes))
+        old = parse_json(path, before)
+        new = merged(old, t, block)
+        after = before if before is not None and jsonsplice.same(old, new) else None
+        if after is None:
+            after = jsonsplice.splice(before, new)
+        notes = _notes(t, new, project)
+        ours = bool(installed_hooks(t, old))
+    plan = Plan(harness=name, path=path, before=before, after=after, notes=tuple(notes))
+    if not plan.changed:
+        return plan
+    changes = setuprecord.changes_between(old, new, skip=("hooks",))
+    if "hooks" not in old:  # its table is setup's: it goes once empty again
+        changes.insert(
+            0, setuprecord.Change(kind=setuprecord.ChangeKind.SET, at=("hooks",), value={})
+        )
+    record, previous, said = _record_of_setup(path, before, after, changes, ours)
+    return attrs.evolve(plan, record=record, previous=previous, notes=(*notes, *said))
+
+
+def _record_of_setup(
+    path: Path,
+    before: str | None,
+    after: str,
+    changes: list[setuprecord.Change],
+    ours: bool,
+) -> tuple[setuprecord.Record, setuprecord.Record | None, list[str]]:
+    """What setup's record of *path* becomes with this write (and the one it replaces): the
+    text to put back while nobody else has changed the file, and every change setup made."""
+    home = wisp_home()
+    said = []
+    try:
+        old = setuprecord.read_record(home, path)
+    except setuprecord.RecordDamaged as exc:
+        old = None
+        said.append(
+            f"the record of what setup added to {path} "
+            f"({setuprecord.record_path(home, path)}) does not hold ({exc}): it is replaced, "
+            "and `wisp agents remove` will take out wisp's entries only"
+        )
+    written = setuprecord.digest(after)
+    if before is None:  # setup makes the file (and the folders it lacks)
+        made = [d for d in path.parents if not d.exists()]
+        record = setuprecord.Record(
+            path=str(path),
+            existed=False,
+            restorable=True,
+            original=None,
+            written=written,
+            made_dirs=tuple(str(d) for d in reversed(made)),
+            changes=tuple(changes),
+        )
+    elif old is not None:  # setup again: the same story, while nobody else wrote the file
+        unchanged = setuprecord.digest(before) == old.written
+        record = attrs.evolve(
+            old,
+            restorable=old.restorable and unchanged,
+            original=old.original if unchanged else None,
+            written=written,
+            changes=setuprecord.composed(old.changes, changes),
+        )
+    else:  # the person's file; one holding wisp's entries already cannot simply be put back
+        record = setuprecord.Record(
+            path=str(path),
+            existed=True,
+            restorable=not ours,
+            original=None if ours else before,
+            written=written,
+            changes=tuple(changes),
+        )
+    return record, old, said
 
 
 def plan_remove(name: str, project: Path | None = None) -> Plan:
-    """What `wisp agents remove NAME` would write."""
+    """What `wisp agents remove NAME` would write: the file as it was before setup, when
+    nobody else changed it since; else without what setup added (its record), the person's
+    changes kept; with no record to go by, without wisp's hooks and deny rules."""
     t = target(name)
     path = config_file(t, project)
     before = read_text(path)
+    home = wisp_home()
+    notes: list[str] = []
+    try:
+        record = setuprecord.read_record(home, path)
+    except setuprecord.RecordDamaged as exc:
+        record = None
+        notes.append(
+            f"the record of what setup added to {path} "
+            f"({setuprecord.record_path(home, path)}) does not hold ({exc}), so it is not "
+            "used (and is removed): wisp's hooks, deny rules and trust entries are taken out, "
+            "any sandbox settings setup turned on stay: look them over"
+        )
+    plan = Plan(harness=name, path=path, before=before, after=before, forget=True)
     if before is None:
-        return Plan(harness=name, path=path, before=None, after=None)
+        return plan
+    if record is not None:
+        plan = attrs.evolve(plan, made_dirs=tuple(Path(d) for d in record.made_dirs))
+        if record.restorable and setuprecord.digest(before) == record.written:
+            return attrs.evolve(plan, after=record.original if record.existed else None)
+    elif not notes:
+        notes.append(
+            f"wisp has no record of what setup added to {path} (set up by an earlier wisp): "
+            "wisp's hooks, deny rules and trust entries are taken out, any sandbox settings "
+            "stay (they may be yours): look them over"
+        )
+    after = _removed(t, path, before, record)
+    return attrs.evolve(plan, after=after, notes=tuple(notes) if after != before else ())
+
+
+def _removed(t: Target, path: Path, before: str, record: setuprecord.Record | None) -> str | None:
+    """*before* without wisp's part: what *record* says setup added (None: no record)."""
+    changes = record.changes if record is not None else None
     if t.fmt is Format.TEXT:
         _refuse_not_ours(path, before)
-        return Plan(harness=name, path=path, before=before, after=None)
-    block = t.block()
+        return None
     if t.fmt is Format.TOML:
         from wisp.agents import codexsetup
 
-        return Plan(
-            harness=name, path=path, before=before, after=codexsetup.removed_text(path, before, t)
-        )
+        return codexsetup.removed_text(path, before, t, changes)
     data = parse_json(path, before)
     if t.whole_file:
         owned = all(_wisp_hooks(h, t) for h in _event_list(data, t.events[0]))
@@ -523,10 +673,13 @@ def plan_remove(name: str, project: Path | None = None) -> Plan:
             raise SetupRefused(
                 f"{path} holds hooks that are not wisp's; take wisp's out of it by hand."
             )
-        return Plan(harness=name, path=path, before=before, after=None)
-    out = unmerged(data, t, block)
-    after = before if out == data else _dump_json(out or {})
-    return Plan(harness=name, path=path, before=before, after=after)
+        return None
+    out = unmerged(data, t, t.block(), changes) or {}
+    if jsonsplice.same(out, data):
+        return before
+    if record is not None and not record.existed and not out:
+        return None  # setup made it, and nothing else is in it
+    return jsonsplice.splice(before, out)
 
 
 def _refuse_not_ours(path: Path, text: str | None) -> None:

@@ -45,22 +45,34 @@ def agents() -> None:
 def _render(plan: setup.Plan, *, dry_run: bool, verb: str) -> None:
     if not plan.changed:
         say(f"{plan.path}: {verb} already; nothing to change.")
+        if not dry_run:
+            _apply(plan)  # remove: setup's record of a file gone meanwhile goes too
     else:
         for line in plan.diff().splitlines():
             say(visible(line))
         if dry_run:
             say(f"(dry run: {plan.path} not written)")
         else:
-            backup = setup.apply(plan)
+            backup = _apply(plan)
+            done = "written" if plan.after is not None else "deleted"
             kept = f" (the old one kept as {backup})" if backup else ""
-            say(f"{plan.path}: written{kept}.")
+            say(visible(f"{plan.path}: {done}{kept}."))
     for note in plan.notes:
-        say(f"note: {note}")
+        say(visible(f"note: {note}"))
+
+
+def _apply(plan: setup.Plan) -> Any:
+    try:
+        return setup.apply(plan)
+    except setup.SetupRefused as exc:
+        fail(str(exc), ExitCode.NO)
 
 
 def _plan(make: Any, harness: str, project: Path | None) -> setup.Plan:
     try:
         plan: setup.Plan = make(harness, project)
+    except setup.UnknownHarness as exc:  # a usage error, as typer's own
+        fail(str(exc), ExitCode.ERROR)
     except setup.SetupRefused as exc:
         fail(f"{exc} Nothing was written.", ExitCode.NO)
     return plan
@@ -74,9 +86,11 @@ def setup_command(
 ) -> None:
     """Merge wisp's hook into HARNESS's config file (and, where wisp can, its sandbox).
 
-    Idempotent; the file's other settings and hooks are kept; the old file is kept as
-    FILE.wisp-backup-TIME; the diff is shown; written atomically, mode 0600. Exit 0 done (or
-    nothing to do), 1 refused (nothing written; the message says what to do), 2 usage."""
+    Idempotent; the file's other settings, hooks and layout are kept (only the lines wisp's
+    part needs change); the old file is kept under $WISP_HOME/agents/backups (the newest 3);
+    the diff is shown; written atomically, mode 0600; what it added is recorded, for remove.
+    Exit 0 done (or nothing to do), 1 refused (nothing written; the message says what to do),
+    2 usage (a harness wisp does not set up)."""
     _render(_plan(setup.plan_setup, harness, project), dry_run=dry_run, verb="set up")
 
 
@@ -86,10 +100,12 @@ def remove_command(
     project: ProjectOption = None,
     dry_run: DryRunOption = False,
 ) -> None:
-    """Take wisp's hook out of HARNESS's config file again (only wisp's).
+    """Take out of HARNESS's config file what setup added (only that).
 
-    The sandbox settings setup turned on stay (they may be yours too); wisp's own deny rules
-    and trust entries go. Backup and diff as for setup. Exit codes as for setup."""
+    A file nobody else changed since setup is put back byte for byte (a file setup made is
+    deleted, with the folders it made if left empty); else what setup recorded adding goes
+    (its hook, the sandbox switches it turned on, its deny rules and trust entries) and your
+    changes stay. Backup and diff as for setup. Exit codes as for setup."""
     _render(_plan(setup.plan_remove, harness, project), dry_run=dry_run, verb="removed")
 
 
