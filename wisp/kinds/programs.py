@@ -257,7 +257,11 @@ class _Line:
             found = self.on_path(self.expand(word))
             if found is not None:
                 self.found[found] = None
-        interpreter = _interpreter(os.path.basename(word))
+        self.script(words, i)
+
+    def script(self, words: list[str], i: int) -> None:
+        """Note the script the interpreter *words[i]* names runs (or `-c CODE`'s programs)."""
+        interpreter = _interpreter(os.path.basename(words[i]))
         if interpreter is None:
             return
         if interpreter is _SHELL:  # `bash -lc CODE`, `sh -ec CODE`: as `-c CODE`
@@ -304,10 +308,12 @@ def programs_in(command: str, cwd: str, env: Mapping[str, str] | None = None) ->
     return list(line.found)
 
 
-def programs_of(argv: list[str], cwd: str, env: Mapping[str, str] | None = None) -> list[str]:
-    """As :func:`programs_in`, for one command given as an argv (`wisp exec`)."""
+def scripts_of(argv: list[str], cwd: str, env: Mapping[str, str] | None = None) -> list[str]:
+    """The script files an argv runs when its program is a known interpreter (`bash x.sh`,
+    `python3 x.py`, `sh -c CODE`'s programs), as absolute paths (`wisp exec`)."""
     line = _Line(cwd, os.environ if env is None else env)
-    line.read(list(argv))
+    if argv:
+        line.script(list(argv), 0)
     return list(line.found)
 
 
@@ -348,42 +354,41 @@ def agent_can_write(path: str) -> bool:
 # --- their content ----------------------------------------------------------------------------
 
 
-def open_program(path: str) -> tuple[int, str]:
-    """Open the program file at *path* and hash it: its descriptor (read to the end: reopen
-    it or execute it) and its seal — `sha256:HEX`, or an :class:`Unbound` word. The caller
-    closes the descriptor; -1 when none was opened."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except FileNotFoundError:
-        return -1, Unbound.GONE
-    except (OSError, ValueError):
-        return -1, Unbound.UNREADABLE
+def sealed_fd(fd: int) -> str:
+    """The seal of the file open as *fd*, read from its start: `sha256:HEX`, or why it has
+    none (:class:`Unbound`)."""
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            return fd, Unbound.NOT_A_FILE
+            return Unbound.NOT_A_FILE
         if st.st_size > MAX_PROGRAM_BYTES:
-            return fd, Unbound.TOO_LARGE
+            return Unbound.TOO_LARGE
         import hashlib  # here: only a call that runs a writable program pays for it
 
         digest = hashlib.sha256()
         read = 0
-        while chunk := os.read(fd, _CHUNK_BYTES):
+        while chunk := os.pread(fd, _CHUNK_BYTES, read):
             read += len(chunk)
             if read > MAX_PROGRAM_BYTES:  # it grew as it was read
-                return fd, Unbound.TOO_LARGE
+                return Unbound.TOO_LARGE
             digest.update(chunk)
-        return fd, DIGEST_PREFIX + digest.hexdigest()
+        return DIGEST_PREFIX + digest.hexdigest()
     except OSError:
-        return fd, Unbound.UNREADABLE
+        return Unbound.UNREADABLE
 
 
 def seal(path: str) -> str:
     """The program file at *path*'s seal: `sha256:HEX`, or why it has none (:class:`Unbound`)."""
-    fd, sealed = open_program(path)
-    if fd >= 0:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO put there does not block
+    except FileNotFoundError:
+        return Unbound.GONE
+    except (OSError, ValueError):
+        return Unbound.UNREADABLE
+    try:
+        return sealed_fd(fd)
+    finally:
         os.close(fd)
-    return sealed
 
 
 def bound(paths: list[str]) -> dict[str, str]:
