@@ -130,7 +130,7 @@ class TestProgramsALineRuns:
         assert seal(str(project / "dir")) == Unbound.NOT_A_FILE
         assert seal(str(project / "fifo")) == Unbound.NOT_A_FILE
         assert seal(str(project / "big")) == Unbound.TOO_LARGE
-        assert not coverable({PROGRAMS_OPTION: {"/p/big": Unbound.TOO_LARGE.value}})
+        assert not coverable({PROGRAMS_OPTION: {"/p/big": Unbound.TOO_LARGE}})
         script(project / "ok", "exit 0")
         assert coverable({PROGRAMS_OPTION: {"/p/ok": seal(str(project / "ok"))}})
 

@@ -28,7 +28,7 @@ harness's run. The harness's sandbox, which denies the write, is the answer to t
 
 # Paths are worked on as text, as the shell would read them (a `cd` is logical): pathlib would
 # normalise some of that away first.
-# ruff: noqa: PTH100, PTH116, PTH118, PTH119, PTH120
+# ruff: noqa: PTH114, PTH116, PTH118, PTH119, PTH120
 
 from __future__ import annotations
 
@@ -37,7 +37,6 @@ import re
 import shlex
 import stat
 from collections.abc import Iterator, Mapping
-from enum import StrEnum
 from typing import Any
 
 # The option a call's bound programs travel in (beside a harness's own fields, such as Claude
@@ -72,8 +71,9 @@ SYSTEM_DIRECTORIES = (
 )
 
 
-class Unbound(StrEnum):
-    """Why a program file has no digest: a call that runs it is asked every time."""
+class Unbound:
+    """Why a program file has no digest: a call that runs it is asked every time. (Plain
+    text, not an enum: a hook loads this module for every call, issue 41.)"""
 
     GONE = "gone"
     NOT_A_FILE = "not-a-file"
@@ -91,7 +91,6 @@ UNBOUND_WORDS = {
 # --- which programs a shell line runs ---------------------------------------------------------
 
 _PUNCTUATION = ";&|()<>\n"
-_ASSIGNMENT = re.compile(r"^[A-Za-z_]\w*=")
 _VARIABLE = re.compile(r"\$(?:\{(\w+)\}|(\w+))")
 # Words that start a command and are not its program.
 _KEYWORDS = frozenset({"if", "then", "else", "elif", "do", "while", "until", "!", "{", "}"})
@@ -118,9 +117,7 @@ _WRAPPERS: Mapping[str, frozenset[str]] = {
     "timeout": frozenset({"-s", "--signal", "-k", "--kill-after"}),
 }
 _WRAPPER_OPERANDS = {"timeout": 1}  # its duration, before the command
-_SHELLS = re.compile(r"^(?:ba|da|z|k|mk|)sh$")
-_SHELL_CODE = re.compile(r"^-[A-Za-z]*c[A-Za-z]*$")  # `-c`, `-lc`, `-ec`: code follows
-_PYTHON = re.compile(r"^python(?:\d+(?:\.\d+)*)?$")
+_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh"})
 
 
 class _Interpreter:
@@ -147,15 +144,26 @@ _INTERPRETERS: Mapping[str, _Interpreter] = {
 
 
 def _interpreter(name: str) -> _Interpreter | None:
-    if _SHELLS.match(name):
+    if name in _SHELLS:
         return _SHELL
-    if _PYTHON.match(name):
+    if name.startswith("python") and (name == "python" or name[6:].replace(".", "").isdigit()):
         return _INTERPRETERS["python"]
     if name == "nodejs":
         return _INTERPRETERS["node"]
     if name == ".":
         return _INTERPRETERS["source"]
     return _INTERPRETERS.get(name)
+
+
+def _assignment(word: str) -> bool:
+    """Whether *word* is a `NAME=value` assignment."""
+    name, sep, _ = word.partition("=")
+    return bool(sep) and name.isidentifier() and name.isascii()
+
+
+def _shell_code(word: str) -> bool:
+    """Whether a shell's option *word* is `-c` (alone or with others: `-lc`, `-ec`)."""
+    return word[:1] == "-" and word[1:].isalpha() and word[1:].isascii() and "c" in word
 
 
 def _tokens(command: str) -> list[str]:
@@ -196,13 +204,15 @@ class _Line:
 
     def __init__(self, cwd: str, env: Mapping[str, str]) -> None:
         self.cwd = cwd
-        self.env = dict(env)
+        self.env = env
+        self.assigned: dict[str, str] = {}  # `NAME=value` in the line, over *env*
         self.found: dict[str, None] = {}  # in order, once each
 
     def expand(self, word: str) -> str:
-        word = _VARIABLE.sub(lambda m: self.env.get(m[1] or m[2], ""), word)
+        if "$" in word:
+            word = _VARIABLE.sub(lambda m: self.variable(m[1] or m[2]) or "", word)
         if word == "~" or word.startswith("~/"):
-            word = self.env.get("HOME", "~") + word[1:]
+            word = (self.variable("HOME") or "~") + word[1:]
         return word
 
     def path(self, word: str) -> str:
@@ -214,23 +224,28 @@ class _Line:
     def on_path(self, name: str) -> str | None:
         """The file the shell runs for bare *name*: the first executable file on `PATH` (a
         relative entry from the line's directory)."""
-        for entry in self.env.get("PATH", os.defpath).split(os.pathsep):
-            candidate = os.path.join(self.cwd, entry or ".", name)
+        for entry in (self.variable("PATH") or os.defpath).split(os.pathsep):
+            directory = entry if entry.startswith("/") else f"{self.cwd}/{entry or '.'}"
+            candidate = f"{directory}/{name}"
             try:
-                if stat.S_ISREG(os.stat(candidate).st_mode) and os.access(candidate, os.X_OK):
+                if os.access(candidate, os.X_OK) and stat.S_ISREG(os.stat(candidate).st_mode):
                     return os.path.normpath(candidate)
             except (OSError, ValueError):
                 continue
         return None
+
+    def variable(self, name: str) -> str | None:
+        found = self.assigned.get(name)
+        return self.env.get(name) if found is None else found
 
     def read(self, words: list[str]) -> None:
         """Note the programs of one simple command (and follow its `cd`, its assignments)."""
         i = 0
         while i < len(words):
             word = words[i]
-            if _ASSIGNMENT.match(word):
+            if _assignment(word):
                 name, _, value = word.partition("=")
-                self.env[name] = self.expand(value)
+                self.assigned[name] = self.expand(value)
             elif word in _KEYWORDS:
                 pass
             elif word in _KEYWORDS_ENDING:
@@ -241,7 +256,7 @@ class _Line:
                 return
             elif word in _WRAPPERS:
                 i = _after_options(words, i + 1, _WRAPPERS[word]) + _WRAPPER_OPERANDS.get(word, 0)
-                while word == "env" and i < len(words) and _ASSIGNMENT.match(words[i]):
+                while word == "env" and i < len(words) and _assignment(words[i]):
                     i += 1
                 continue
             else:
@@ -267,7 +282,7 @@ class _Line:
         if interpreter is _SHELL:  # `bash -lc CODE`, `sh -ec CODE`: as `-c CODE`
             words = [
                 *words[: i + 1],
-                *("-c" if _SHELL_CODE.match(w) else w for w in words[i + 1 :]),
+                *("-c" if _shell_code(w) else w for w in words[i + 1 :]),
             ]
         at = _after_options(words, i + 1, interpreter.takes_argument, interpreter.no_script)
         if at >= len(words):
@@ -325,21 +340,19 @@ def _in_system(path: str) -> bool:
 
 
 def agent_can_write(path: str) -> bool:
-    """Whether the file at *path* (as named, and where its links lead) is one the agent, which
-    runs as the person, can rewrite or replace: the person can write it or any directory on
-    its way. As root, anything outside :data:`SYSTEM_DIRECTORIES`."""
+    """Whether the file at *path* (absolute: as named, and where its links lead) is one the
+    agent, which runs as the person, can rewrite or replace: the person can write it or any
+    directory on its way. As root, anything outside :data:`SYSTEM_DIRECTORIES`."""
     try:
-        real = os.path.realpath(path)
+        linked = os.path.islink(path)
+        starts = [path, os.path.realpath(path)] if linked else [path]
+        if os.geteuid() == 0:
+            return not all(_in_system(start) for start in starts)
+        if os.access(path, os.W_OK):
+            return True
     except ValueError:  # a NUL: no such file
         return False
-    if os.geteuid() == 0:
-        return not (_in_system(os.path.abspath(path)) and _in_system(real))
-    try:
-        if os.access(real, os.W_OK):
-            return True
-    except ValueError:
-        return False
-    for start in {os.path.abspath(path), real}:
+    for start in starts:
         directory = os.path.dirname(start)
         while True:
             if os.access(directory, os.W_OK):
@@ -440,10 +453,7 @@ def _short(sealed: str) -> str:
 
 
 def _why_unbound(sealed: str) -> str:
-    try:
-        return UNBOUND_WORDS[Unbound(sealed)]
-    except ValueError:  # a word this build does not know (a newer wisp's)
-        return "has no digest"
+    return UNBOUND_WORDS.get(sealed, "has no digest")  # a word only a newer wisp knows
 
 
 def shown(path: str, sealed: str) -> str:
