@@ -111,9 +111,10 @@ def execute(
     where = str(Path.cwd().resolve())
     executable = _resolved(argv[0])  # None: not found (it is asked as typed, and fails 127)
     identity = _identity(_status(executable))
-    options = {EXECUTABLE: executable} if executable is not None else None
     programs = [*([executable] if executable is not None else []), *scripts_of(argv, where)]
-    options = with_programs(options, bound(programs))
+    options = with_programs(
+        {EXECUTABLE: executable} if executable is not None else None, bound(programs)
+    )
 
     told = command_prompt(
         f"wisp: asking you to approve running (in {visible(where)}):", text, reason, timeout_s
