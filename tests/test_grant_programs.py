@@ -236,6 +236,24 @@ class TestHookGrantCoversContent:
         assert asked.reason is not None
         assert "big is larger than wisp hashes (128 MiB)" in asked.reason
 
+    def test_always_for_a_file_with_no_digest_is_given_as_once(
+        self, home: Path, project: Path
+    ) -> None:
+        """Approving `always` a call whose program has no digest (gone) saves no grant that
+        could never apply: it is approved once, saying why (control: the same for a hashed
+        script keeps its grant)."""
+        script(project / "ok.sh", "exit 0")
+        for command, kept in (("./ok.sh", 1), ("./gone.sh", 0)):
+            hook = Hook(bash_event(project, command))
+            request_id = waiting(home, Kind.COMMAND)
+            code, said = in_terminal("approvals", "approve", request_id, "--scope", "always")
+            assert code == 0, said
+            assert decision(hook.result()[1]) == "allow"
+            if not kept:
+                assert "approved once only, not always: a program file" in " ".join(said.split())
+            listed = json.loads(run_wisp("approvals", "grants", "--json").stdout)
+            assert [g["command"] for g in listed] == ["./ok.sh"]
+
 
 class TestGrantsKeptBefore:
     def test_an_old_grant_loads_and_covers_no_writable_program(
