@@ -344,3 +344,47 @@ class TestExecBindsContent:
         assert code == 126, err
         assert "job.sh changed while you were asked" in " ".join(err.split())
         assert not (tmp_path / "ran").exists() and not (tmp_path / "evil").exists()
+
+
+class TestAgentSessionBindsContent:
+    def test_an_mcp_command_grant_covers_the_content_it_was_given_for(
+        self, home: Path, project: Path
+    ) -> None:
+        """An agent-facing server (`wisp mcp`'s request_approval): a grant of `./build.sh`
+        covers it unchanged (control); rewritten, it is not covered, and the request filed
+        says why and binds the new content."""
+        from pending import Via
+        from wisp import AgentSession
+        from wisp._home import open_channel
+        from wisp.routes.notify import Face
+        from wisp.stores.config import load_config
+
+        build = script(project / "build.sh", "echo one")
+        GrantStore(home).add(
+            scope=Scope.ALWAYS,
+            command="./build.sh",
+            cwd=str(project),
+            request="r1",
+            user="u",
+            options=bind_command("./build.sh", str(project), None),
+        )
+        session = AgentSession(
+            open_channel(home),
+            load_config(home),
+            face=Face.MCP,
+            entry_point=EntryPoint.MCP,
+            dialog_via=Via.ELICITATION,
+            client="test client",
+        )
+        try:
+            assert session.granted("./build.sh", str(project)) is not None
+            build.write_text("#!/bin/sh\necho two\n")
+            assert session.granted("./build.sh", str(project)) is None
+            request = session.file_command("./build.sh", str(project), "ship it")
+        finally:
+            session.close()
+        assert isinstance(request.binding, CommandBinding)
+        assert request.binding.reason is not None
+        assert request.binding.reason.startswith("build.sh changed since you granted it")
+        assert request.binding.reason.endswith("; ship it")
+        assert request.binding.options == {PROGRAMS_OPTION: {str(build): seal(str(build))}}
