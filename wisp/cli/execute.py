@@ -40,6 +40,7 @@ from wisp.cli._ask import (
 from wisp.cli._common import config_or_fail, fail, tell
 from wisp.cli._exit import ExitCode
 from wisp.kinds.programs import (
+    DIGEST_PREFIX,
     bound,
     changed_since,
     programs_bound,
@@ -176,7 +177,8 @@ def _become(
     try:
         if executable in sealed and (fd < 0 or sealed_fd(fd) != sealed[executable]):
             _changed(f"{visible(executable)} changed")
-        if fd >= 0 and executable not in sealed and _identity(os.fstat(fd)) != identity:
+        digested = sealed.get(executable, "").startswith(DIGEST_PREFIX)
+        if fd >= 0 and not digested and _identity(os.fstat(fd)) != identity:
             _changed(f"{visible(executable)} was replaced")
         changed = changed_since({p: s for p, s in sealed.items() if p != executable}, where)
         if changed:
