@@ -131,13 +131,22 @@ _STANDING = (Decision.PROJECT, Decision.ALWAYS)
 
 def _narrowed(request: Request, decision: Decision, home: Path) -> str | None:
     """Why *decision* (project or always) is given as `once` for *request*: it names wisp's
-    own directory, which no standing grant ever covers (the gate asks each time), so a grant
-    saved for it could never apply. None: it is given as asked."""
+    own directory, or runs a program file with no digest (:mod:`wisp.kinds.programs`), which
+    no standing grant ever covers (the gate asks each time), so a grant saved for it could
+    never apply. None: it is given as asked."""
     from wisp._home import names_home
     from wisp._text import texts_in
 
     binding = request.binding
     if isinstance(binding, CommandBinding):
+        from wisp.kinds.programs import coverable
+
+        if not coverable(binding.options):
+            return (
+                f"approved once only, not {decision}: a program file it runs has no digest "
+                "(gone, not a regular file, unreadable or too large to hash), and a standing "
+                "grant never covers one (it is asked each time), so none was saved"
+            )
         texts = [binding.command]
     elif isinstance(binding, ToolBinding):
         texts = list(texts_in(binding.input))

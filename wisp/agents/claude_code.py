@@ -47,7 +47,6 @@ from wisp.agents.hookio import (
     write_said,
 )
 from wisp.agents.hookio import serve as serve_event
-from wisp.agents.install import this_wisp
 
 # Claude Code's default `timeout` for a command hook (its hooks reference; earlier versions
 # had 60 s): the hook is cancelled after it. --print-settings sets it explicitly all the same.
@@ -358,6 +357,8 @@ def hook_argv(
 ) -> list[str]:
     """The command a setup installs for *event*: this wisp's `hook claude-code`, in its guard
     (which answers as :func:`died` says, in that event's form)."""
+    from wisp.agents.install import this_wisp  # here: a hook's run never needs it (attrs)
+
     argv = [*this_wisp(), "hook", "claude-code"]
     if wait_s != DEFAULT_WAIT_S:
         argv += ["--wait", f"{wait_s:g}"]

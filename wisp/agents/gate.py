@@ -43,6 +43,7 @@ from wisp._entry import EntryPoint
 from wisp._home import open_channel
 from wisp.agents.guard import Guard
 from wisp.audit.writer import AuditLogUnsafe
+from wisp.kinds.programs import bind_command, changed_since, programs_bound
 from wisp.kinds.standing import StandingGrants
 from wisp.stores.grants import Grant
 from wisp.stores.jsonstore import StoreError
@@ -91,6 +92,15 @@ def touches_home(call: ToolCall, home: Path) -> bool:
     return Guard(home).reaches(call.cwd, call.input, call.command)
 
 
+def bound_call(call: ToolCall) -> ToolCall:
+    """*call* with the program files its shell command runs that the agent can write bound
+    to their content, in its options (:mod:`wisp.kinds.programs`): shown to the person, and
+    part of what a grant covers."""
+    if call.command is None:
+        return call
+    return call._replace(options=bind_command(call.command, call.cwd, call.options))
+
+
 def too_large(call: ToolCall) -> bool:
     """Whether *call* is larger than a request can show the person whole."""
     return len(canonical_json(call.input)) > MAX_ASKED_BYTES
@@ -115,6 +125,7 @@ def open_call(gate: "ApprovalGate", call: ToolCall, home: Path) -> "Approval | R
     (returning at once). A call that names wisp's own directory is never granted: it is
     filed, and its request says why. Raises :class:`TooLarge` for a call too large to file
     (a grant may still cover it: a grant covers what was once shown whole)."""
+    call = bound_call(call)
     guarded = touches_home(call, home)
     if not guarded:
         granted = granted_call(gate, call)
@@ -149,7 +160,9 @@ def file_call(gate: "ApprovalGate", call: ToolCall, home: Path, guarded: bool) -
     said = (*call.warnings, guard)
     try:
         if call.command is not None:
-            reason = "; ".join(part for part in (*said, call.description) if part) or None
+            changed = gate.program_changes(call.command, call.cwd, call.session, call.options)
+            parts = (*said, changed, call.description)
+            reason = "; ".join(part for part in parts if part) or None
             return gate.file(
                 call.command, call.cwd, reason=reason, thread=call.session, options=call.options
             )
@@ -270,6 +283,7 @@ def decide_call(
     the hook, not the deadline, ends an unanswered request. Raises what the channel raises."""
     # A call a standing grant covers is allowed from the grant store alone: no settings, no
     # channel, no asker (its lock file) and no asking side loaded (issue 41).
+    call = bound_call(call)
     guarded = touches_home(call, home)
     if not guarded:
         grant = call_grant(StandingGrants(home, EntryPoint.HOOK), call)
@@ -311,6 +325,14 @@ def decide_call(
                 )
             assert ending is not None
             verdict = call_verdict(gate, ending)
+            changed = changed_since(programs_bound(call.options), call.cwd)
+            if verdict.approved and changed:  # the grant made stands for what was shown
+                return Decided(
+                    ended=Ended.DENIED,
+                    reason=f"{changed} while you were asked (request {opened.id}): not run; "
+                    "it is asked again when the agent runs it again",
+                    request_id=opened.id,
+                )
             return Decided(
                 ended=Ended.ALLOWED if verdict.approved else Ended.DENIED,
                 reason=_unprefixed(decided_reason(verdict, ending)),

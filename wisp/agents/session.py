@@ -51,6 +51,7 @@ from wisp.audit.writer import AuditEvent, EntryPoint, audit
 from wisp.kinds._asker import Ending
 from wisp.kinds.command_gate import Approval, ApprovalGate
 from wisp.kinds.fact_keeper import FactKeeper, KeepRequest
+from wisp.kinds.programs import bind_command
 from wisp.kinds.question_gate import QuestionAsker, Reply
 from wisp.routes.notify import TITLE_MAX, Face, Notifier, Result, clean
 from wisp.stores.config import Config, ConfigError, load_config
@@ -248,13 +249,19 @@ class AgentSession:
     # --- commands and questions ----------------------------------------------------------
 
     def granted(self, command: str, cwd: str) -> Approval | None:
-        """A standing grant's approval, at once (audited), or None: the person is asked."""
-        return self.gate.granted(command, cwd)
+        """A standing grant's approval, at once (audited), or None: the person is asked. A
+        program file it runs that the agent can write is bound to its content
+        (:mod:`wisp.kinds.programs`): a grant covers that content only."""
+        return self.gate.granted(command, cwd, options=bind_command(command, cwd, None))
 
     def file_command(self, command: str, cwd: str, reason: str | None) -> Request:
-        """File a command for the person to approve (:class:`NotFiled` if it cannot be)."""
+        """File a command for the person to approve (:class:`NotFiled` if it cannot be), its
+        program files bound to their content, and why a grant did not cover it said."""
+        options = bind_command(command, cwd, None)
+        changed = self.gate.program_changes(command, cwd, self.thread, options)
+        said = "; ".join(part for part in (changed, reason) if part) or None
         try:
-            return self.gate.file(command, cwd, reason=reason, thread=self.thread)
+            return self.gate.file(command, cwd, reason=said, thread=self.thread, options=options)
         except (OSError, PendingError) as exc:
             raise _not_filed(exc) from None
 

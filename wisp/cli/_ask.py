@@ -19,6 +19,7 @@ from wisp._program import ASKING_CLIENT
 from wisp._text import wrap
 from wisp.cli._common import err, fail, open_channel, tell, typed_as
 from wisp.kinds import view
+from wisp.kinds.programs import programs_bound, shown
 
 if TYPE_CHECKING:
     from pending import Request
@@ -158,11 +159,16 @@ def command_prompt(
     reason if any, how to answer, and how long it waits."""
 
     def filed(request: Request) -> None:
+        # The request's own reason (yours, and why a grant did not cover it) and each program
+        # file bound to its content: what the person approves.
+        said = getattr(request.binding, "reason", None) or reason
+        options = getattr(request.binding, "options", None)
+        rows = [("program", shown(p, s)) for p, s in programs_bound(options).items()]
         tell(
             prompt(
                 head,
                 text,
-                [("reason", reason)] if reason else [],
+                [*([("reason", said)] if said else []), *rows],
                 [*how_to_answer(Kind.COMMAND, request.id), waiting_note(timeout_s)],
             )
         )

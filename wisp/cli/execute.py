@@ -5,8 +5,12 @@ and that argv, exactly, replaces this process (`execv`: its signals and exit sta
 command's own). The program is the file argv[0] names when it asks, links resolved (found on
 PATH if it names no directory): the request shows it (`with executable: …`) and binds it, a
 grant covers only that file, and that file, unchanged, is what runs — not whatever the name
-finds on PATH or through a link by then. Denied, timed out or withdrawn, nothing runs, and it
-exits as `wisp approvals request` does. Its own words go to stderr: stdout is the command's.
+finds on PATH or through a link by then. A program file the agent can write (and the script a
+known interpreter is given: `bash x.sh`) is bound to its content as a hook's call is
+(:mod:`wisp.kinds.programs`): shown with its digest, a grant covers that content only, and
+right before it runs the file is hashed again; changed since it was asked about, nothing runs
+(126). Denied, timed out or withdrawn, nothing runs, and it exits as `wisp approvals request`
+does. Its own words go to stderr: stdout is the command's.
 """
 
 from __future__ import annotations
@@ -14,9 +18,11 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
+import stat
 import sys
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
@@ -33,6 +39,15 @@ from wisp.cli._ask import (
 )
 from wisp.cli._common import config_or_fail, fail, tell
 from wisp.cli._exit import ExitCode
+from wisp.kinds.programs import (
+    DIGEST_PREFIX,
+    bound,
+    changed_since,
+    programs_bound,
+    scripts_of,
+    sealed_fd,
+    with_programs,
+)
 from wisp.stores.jsonstore import StoreError
 
 if TYPE_CHECKING:
@@ -56,15 +71,21 @@ def _resolved(program: str) -> str | None:
     return None if found is None else os.path.realpath(found)
 
 
-def _identity(path: str | None) -> tuple[int, int, int, int] | None:
-    """Which file *path* is, and as what: device, inode, size, mtime (ns); None if none."""
+Identity = tuple[int, int, int, int]  # device, inode, size, mtime (ns)
+
+
+def _identity(st: os.stat_result | None) -> Identity | None:
+    """Which file *st* is the status of, and as what; None if none."""
+    return None if st is None else (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def _status(path: str | None) -> os.stat_result | None:
     if path is None:
         return None
     try:
-        st = Path(path).stat()
+        return Path(path).stat()
     except OSError:
         return None
-    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
 def execute(
@@ -90,8 +111,11 @@ def execute(
     text = shlex.join(argv)
     where = str(Path.cwd().resolve())
     executable = _resolved(argv[0])  # None: not found (it is asked as typed, and fails 127)
-    identity = _identity(executable)
-    options = {EXECUTABLE: executable} if executable is not None else None
+    identity = _identity(_status(executable))
+    programs = [*([executable] if executable is not None else []), *scripts_of(argv, where)]
+    options = with_programs(
+        {EXECUTABLE: executable} if executable is not None else None, bound(programs)
+    )
 
     told = command_prompt(
         f"wisp: asking you to approve running (in {visible(where)}):", text, reason, timeout_s
@@ -122,24 +146,72 @@ def execute(
         timed_out = approval.outcome is ApprovalOutcome.TIMED_OUT
         code = ExitCode.TIMED_OUT if timed_out else ExitCode.NO
         raise typer.Exit(int(code))
-    if executable is not None and _identity(executable) != identity:
-        tell(
-            f"wisp: {visible(executable)} changed while you were asked: it is not the file "
-            "that was approved, so it was not run. Ask again to approve the file it is now."
-        )
-        raise typer.Exit(NOT_EXECUTABLE)
     tell(f"wisp: approved {approval.scope}; running {visible(text)}")
-    sys.stdout.flush()
-    sys.stderr.flush()
+    _become(argv, executable, identity, programs_bound(options), where)
+
+
+def _changed(what: str) -> NoReturn:
+    tell(
+        f"wisp: {what} while you were asked: it is not what you approved, so nothing was "
+        "run. Run it again to be asked about it as it is now."
+    )
+    raise typer.Exit(NOT_EXECUTABLE)
+
+
+def _become(
+    argv: list[str],
+    executable: str | None,
+    identity: Identity | None,
+    sealed: Mapping[str, str],
+    where: str,
+) -> NoReturn:
+    """Replace this process with *argv*, as the approved file *executable* (its *identity*
+    when asked; its content, if *sealed*) — checked first, and for a binary run from the very
+    descriptor checked, so that a file put in its place after the check does not run."""
+    if executable is None:
+        _run(argv, lambda: os.execvp(argv[0], argv))  # noqa: S606
     try:
+        fd = os.open(executable, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        fd = -1  # gone or unreadable: as before, exec says why
+    try:
+        if executable in sealed and (fd < 0 or sealed_fd(fd) != sealed[executable]):
+            _changed(f"{visible(executable)} changed")
+        digested = sealed.get(executable, "").startswith(DIGEST_PREFIX)
+        if fd >= 0 and not digested and _identity(os.fstat(fd)) != identity:
+            _changed(f"{visible(executable)} was replaced")
+        changed = changed_since({p: s for p, s in sealed.items() if p != executable}, where)
+        if changed:
+            _changed(visible(changed))
+        sys.stdout.flush()
+        sys.stderr.flush()
         # The approved argv, exactly, takes this process's place (no shell: nothing re-parsed),
-        # as the very file that was approved, whatever PATH or a link finds by now.
-        if executable is None:
-            os.execvp(argv[0], argv)  # noqa: S606
-        os.execv(executable, argv)  # noqa: S606
+        # as the very file that was approved, whatever PATH or a link finds by now. A binary
+        # runs from the descriptor just checked (fexecve); a `#!` script cannot (its
+        # interpreter opens it by name), so it runs by its path: docs/cli.md says so.
+        if fd >= 0 and _binary(fd) and os.execve in os.supports_fd:
+            _run(argv, lambda: os.execve(fd, argv, os.environ))  # noqa: S606
+        _run(argv, lambda: os.execv(executable, argv))  # noqa: S606
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+
+def _binary(fd: int) -> bool:
+    """Whether the regular file open as *fd* is no `#!` script."""
+    try:
+        return stat.S_ISREG(os.fstat(fd).st_mode) and os.pread(fd, 2, 0) != b"#!"
+    except OSError:
+        return False
+
+
+def _run(argv: list[str], become: Callable[[], object]) -> NoReturn:
+    try:
+        become()
     except FileNotFoundError:
         tell(f"wisp: {visible(argv[0])}: command not found")
         raise typer.Exit(NOT_FOUND) from None
     except OSError as exc:
         tell(f"wisp: {visible(argv[0])}: cannot run it ({exc.strerror})")
         raise typer.Exit(NOT_EXECUTABLE) from None
+    raise AssertionError("an exec returned")  # pragma: no cover

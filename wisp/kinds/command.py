@@ -51,9 +51,15 @@ class CommandView(KindView):
         rows = [("in", binding.cwd)]
         import json  # here: a listing with nothing of this kind to show never loads it
 
+        from wisp.kinds.programs import PROGRAMS_OPTION, programs_bound, shown
+
         for name, value in sorted((binding.options or {}).items()):
             # Each option the call sets, by name: a grant covers the command with exactly these.
-            rows.append(("with", f"{name}: {json.dumps(value, ensure_ascii=False)}"))
+            if name != PROGRAMS_OPTION:
+                rows.append(("with", f"{name}: {json.dumps(value, ensure_ascii=False)}"))
+        # Each program file it runs that the agent can write, and its content: a grant covers
+        # that content only.
+        rows.extend(("program", shown(p, s)) for p, s in programs_bound(binding.options).items())
         if binding.reason:
             rows.append(("reason", binding.reason))
         return rows

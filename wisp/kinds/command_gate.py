@@ -140,10 +140,11 @@ class ApprovalGate(StandingGrants):
         granted = self.granted(command, cwd, options=options)
         if granted is not None:
             return granted
+        changed = self.program_changes(command, cwd, thread, options)
         request = self.file(
             command,
             cwd,
-            reason=reason,
+            reason="; ".join(part for part in (changed, reason) if part) or None,
             thread=thread,
             timeout_s=timeout_s,
             on_filed=on_filed,

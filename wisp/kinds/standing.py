@@ -9,6 +9,7 @@ and turns its grants into approvals.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,13 @@ from typing import Any
 from pending import SYSTEM_CLOCK, Clock, Kind
 from wisp._entry import EntryPoint
 from wisp.audit.writer import AuditEvent, audit
+from wisp.kinds.programs import (
+    DIGEST_PREFIX,
+    PROGRAMS_OPTION,
+    changes,
+    coverable,
+    programs_bound,
+)
 from wisp.stores.grants import Grant, GrantStore, options_key
 
 
@@ -40,6 +48,8 @@ class StandingGrants:
     def _covering(
         self, command: str, cwd: str, options: Mapping[str, Any] | None = None
     ) -> Grant | None:
+        if not coverable(options):  # a program file with no digest: asked each time
+            return None
         grant = self._session.get((command, options_key(options)))
         if grant is not None:
             return grant
@@ -78,7 +88,7 @@ class StandingGrants:
     ) -> Grant | None:
         """As :meth:`grant_for`, and also a session approval kept for *thread*."""
         grant = self.grant_for(command, cwd, options=options)
-        if grant is not None:
+        if grant is not None or not coverable(options):
             return grant
         try:
             grant = self.grants.covering_in_thread(command, cwd, thread, options=options)
@@ -86,6 +96,37 @@ class StandingGrants:
             return None
         fields = {"kind": Kind.COMMAND.value, "command": command, "cwd": cwd}
         return None if grant is None else self._audited(grant, fields)
+
+    def program_changes(
+        self, command: str, cwd: str, thread: str | None, options: Mapping[str, Any] | None
+    ) -> str | None:
+        """Why no grant covers *command* for its program files (:mod:`wisp.kinds.programs`),
+        in words: one has no digest, or a grant of the same command (with the same other
+        options) was given for other content, or before programs were bound. None if no
+        program file is why."""
+        now = programs_bound(options)
+        if not now:
+            return None
+        if not coverable(options):
+            unsealed = {p: s for p, s in now.items() if not s.startswith(DIGEST_PREFIX)}
+            return "; ".join(changes(unsealed, None, cwd, ""))
+        others = options_key({k: v for k, v in (options or {}).items() if k != PROGRAMS_OPTION})
+        try:
+            grants = [*self._session.values(), *self.grants.list(sessions=True)]
+        except Exception:  # a damaged store: it says so when a grant is looked for
+            return None
+        for grant in grants:
+            if grant.thread not in (None, thread) or not grant.covers(command, cwd, grant.options):
+                continue
+            given = json.loads(grant.options) if grant.options else {}
+            if options_key({k: v for k, v in given.items() if k != PROGRAMS_OPTION}) != others:
+                continue
+            name = f"grant {grant.id}" if grant.id else "your session approval"
+            granted = programs_bound(given) if PROGRAMS_OPTION in given else None
+            said = changes(now, granted, cwd, name)
+            if said:
+                return "; ".join(said)
+        return None
 
     def _audited(self, grant: Grant, fields: Mapping[str, object]) -> Grant:
         audit(
