@@ -1,50 +1,62 @@
 """`wisp agents setup|remove|status` (wisp.agents.setup, wisp.cli.agents): wisp's block in
-each harness's own config file, in a scratch home, real files, the real `wisp` command."""
+each harness's own config file, in a scratch home, real files, the real `wisp` command: the
+run's out-of-tree install (tests/outoftree.py), as a person installs it for everyday use (the
+clone's editable one is refused: an agent working in the clone could rewrite it)."""
 
 from __future__ import annotations
 
 import json
 import os
 import re
+import shutil
 import stat
 import subprocess
+import sys
 import tomllib
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers import ROOT
 
-from tests.helpers import run_wisp
 from wisp.agents import setup
+from wisp.agents.install import Install
 
 OTHER_HOOK = {"matcher": "Bash", "hooks": [{"type": "command", "command": "/usr/bin/audit"}]}
 
 
 @pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A scratch user home (HOME), with $WISP_HOME under it and no harness on PATH."""
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, out_of_tree_wisp: Path) -> Path:
+    """A scratch user home (HOME), with $WISP_HOME under it, the out-of-tree `wisp` on PATH
+    (with the system's) and no harness."""
     user = tmp_path / "u"
     user.mkdir()
     monkeypatch.setenv("HOME", str(user))
     monkeypatch.setenv("WISP_HOME", str(user / ".wisp"))
     monkeypatch.delenv("CODEX_HOME", raising=False)
     monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
-    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    monkeypatch.delenv("TMPDIR", raising=False)
+    monkeypatch.setenv("PATH", f"{out_of_tree_wisp.parent}:/usr/bin:/bin")
     return user
 
 
 def _wisp(*args: str) -> tuple[int, str, str]:
-    done = run_wisp(*args, env=dict(os.environ))
+    """`wisp ARGS` as the person runs it: the `wisp` on PATH (the out-of-tree one)."""
+    done = subprocess.run(
+        ["wisp", *args], capture_output=True, text=True, env=dict(os.environ), timeout=60
+    )
     return done.returncode, done.stdout, done.stderr
 
 
 def _on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, program: str, says: str) -> None:
-    """A stand-in *program* alone on PATH (with the system's), whose `--version` *says*."""
+    """A stand-in *program* on PATH, whose `--version` *says*."""
     bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
+    bin_dir.mkdir(exist_ok=True)
     fake = bin_dir / program
     fake.write_text(f"#!/bin/sh\necho {says}\n")
     fake.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
 
 
 def _backups(path: Path) -> list[Path]:
@@ -465,3 +477,103 @@ class TestSetupOpenCode:
         (entry,) = [e for e in json.loads(out) if e["harness"] == "opencode"]
         assert entry["installed"] is True and entry["version"] == "1.18.33", err
         assert all(h["failClosed"] for h in entry["hooks"]) and not entry["protected"]
+
+
+@pytest.fixture
+def outside(out_of_tree_wisp: Path) -> Iterator[Path]:
+    """A scratch directory of this test's own beside the run's out-of-tree install: in no
+    working tree and no temporary directory (tmp_path is under /tmp)."""
+    path = out_of_tree_wisp.parents[2] / "scratch" / uuid.uuid4().hex
+    path.mkdir(parents=True)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def _install_in(folder: Path) -> Install:
+    """An install of wisp laid out in *folder* as pip lays one out (program, venv, package
+    folders, guard), for setup to plan with."""
+    venv = folder / "venv"
+    package = venv / "lib" / "python3.11" / "site-packages" / "wisp"
+    return Install(
+        argv=(str(venv / "bin" / "wisp"),),
+        paths=(
+            venv / "bin" / "wisp",
+            venv,
+            package,
+            package.parent / "pending",
+            package / "agents" / "hookguard.sh",
+        ),
+    )
+
+
+class TestSetupRefusesAWispInReach:
+    def test_the_clones_editable_wisp_is_refused(self, home: Path) -> None:
+        """The clone's editable install (its `.venv`, its `wisp/` folder: the README's
+        quickstart) lies in the clone's working tree: setup exits 1, says why and how to
+        install wisp (pipx), writes nothing. The same setup by the out-of-tree wisp writes."""
+        if not os.path.lexists(ROOT / ".git"):
+            pytest.skip(f"{ROOT} is not a git working tree (an unpacked archive)")
+        settings = home / ".claude" / "settings.json"
+        code, out, err = _wisp("agents", "setup", "claude-code", "--dry-run")
+        assert code == 0 and f"+++ {settings}" in out, err
+        done = subprocess.run(
+            [sys.executable, "-m", "wisp", "agents", "setup", "claude-code"],
+            capture_output=True, text=True, timeout=60, cwd=home,
+        )  # fmt: skip
+        assert done.returncode == 1, done
+        assert f"in the working tree of {ROOT} (it holds .git)" in done.stderr
+        assert "pipx install" in done.stderr and "Nothing was written" in done.stderr
+        assert not (home / ".claude").exists()
+        assert _wisp("agents", "setup", "claude-code")[0] == 0
+        assert settings.is_file()
+
+    def test_in_a_projects_working_tree(self, home: Path, outside: Path) -> None:
+        """An install inside a project (a folder holding `.git`, `.hg` or `.jj`) is refused,
+        naming the tree; the same install with no project around it is planned."""
+        assert setup.plan_setup("gemini", install=_install_in(outside)).after
+        for mark in (".git", ".hg", ".jj"):
+            project = outside / mark.strip(".")
+            (project / mark).mkdir(parents=True)
+            with pytest.raises(setup.SetupRefused) as refused:
+                setup.plan_setup("gemini", install=_install_in(project))
+            said = str(refused.value)
+            assert f"in the working tree of {project} (it holds {mark})" in said
+            assert "pipx install /path/to/clone" in said
+        assert not (home / ".gemini").exists()
+
+    def test_under_tmp(self, home: Path, tmp_path: Path, outside: Path) -> None:
+        """An install under /tmp (any harness: Codex's sandbox writes it) is refused; the
+        same layout out of it is planned."""
+        assert setup.plan_setup("codex", install=_install_in(outside)).after
+        for name in setup.TARGETS:
+            with pytest.raises(setup.SetupRefused, match=r"under /tmp \(a temporary directory\)"):
+                setup.plan_setup(name, install=_install_in(tmp_path))
+
+    def test_under_tmpdir(self, home: Path, outside: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """An install under $TMPDIR is refused; with TMPDIR elsewhere, the same is planned."""
+        install = _install_in(outside / "t")
+        assert setup.plan_setup("copilot", install=install).after
+        monkeypatch.setenv("TMPDIR", str(outside))
+        with pytest.raises(setup.SetupRefused, match=r"\$TMPDIR, a temporary directory"):
+            setup.plan_setup("copilot", install=install)
+
+    def test_under_a_writable_root_of_the_harness(self, home: Path, outside: Path) -> None:
+        """Codex's `writable_roots` and Claude Code's `allowWrite` holding the install are
+        refused for that harness; a root elsewhere is not."""
+        install = _install_in(outside / "tools")
+        codex_config = home / ".codex" / "config.toml"
+        codex_config.parent.mkdir()
+        claude_settings = home / ".claude" / "settings.json"
+        claude_settings.parent.mkdir()
+        for root in (outside / "elsewhere", outside):
+            codex_config.write_text(f"[sandbox_workspace_write]\nwritable_roots = ['{root}']\n")
+            allow = {"sandbox": {"filesystem": {"allowWrite": ["/" + str(root)]}}}
+            claude_settings.write_text(json.dumps(allow))
+            if root != outside:
+                assert setup.plan_setup("codex", install=install).after
+                assert setup.plan_setup("claude-code", install=install).after
+                continue
+            with pytest.raises(setup.SetupRefused, match="a writable root of Codex's sandbox"):
+                setup.plan_setup("codex", install=install)
+            with pytest.raises(setup.SetupRefused, match=r"sandbox\.filesystem\.allowWrite"):
+                setup.plan_setup("claude-code", install=install)

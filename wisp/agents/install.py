@@ -31,6 +31,9 @@ class Install:
     # imports), wisp's own package folders (an editable install's lie in the clone) and the
     # guard script.
     paths: tuple[Path, ...]
+    # Those of *paths* that are the interpreter's own (not its venv's): a version manager
+    # (pyenv, asdf) keeps them in a git checkout of its own, no project an agent works in.
+    interpreters: tuple[Path, ...] = ()
 
 
 def this_wisp() -> list[str]:
@@ -54,14 +57,15 @@ def this_install() -> Install:
     paths: list[Path] = [Path(argv[0])]
     if sys.prefix != sys.base_prefix:  # a virtual environment: all of it runs in the hook
         paths.append(Path(sys.prefix).absolute())
-    paths.append(Path(sys.executable).resolve())
+    interpreters = [Path(sys.executable).resolve()]
     # An interpreter the person built or installed in their own home (pyenv, uv, conda): its
     # standard library is imported by every hook, and the agent may write there. A system's
     # (/usr) is not the person's to write.
     base = Path(sys.base_prefix).resolve()
     if base.is_relative_to(Path.home()):
-        paths.append(base)
+        interpreters.append(base)
+    paths += interpreters
     paths += [WISP_PACKAGE, Path(pending.__file__).parent.resolve()]
     paths.append(GUARD_SCRIPT.resolve())
     unique = dict.fromkeys(paths)
-    return Install(argv=argv, paths=tuple(unique))
+    return Install(argv=argv, paths=tuple(unique), interpreters=tuple(dict.fromkeys(interpreters)))

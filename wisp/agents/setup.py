@@ -34,7 +34,18 @@ from typing import Any
 import attrs
 
 from wisp._home import wisp_home
-from wisp.agents import claude_code, codex, copilot, cursor, gemini, hookio, opencode, sandbox
+from wisp.agents import (
+    claude_code,
+    codex,
+    copilot,
+    cursor,
+    gemini,
+    hookio,
+    opencode,
+    reach,
+    sandbox,
+)
+from wisp.agents.install import Install, this_install
 
 MAX_CONFIG_BYTES = 1024 * 1024
 BACKUP_SUFFIX = ".wisp-backup-"
@@ -475,11 +486,15 @@ def _dump_json(data: Mapping[str, Any]) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
-def plan_setup(name: str, project: Path | None = None) -> Plan:
-    """What `wisp agents setup NAME` would write."""
+def plan_setup(name: str, project: Path | None = None, install: Install | None = None) -> Plan:
+    """What `wisp agents setup NAME` would write; refused when *install* (this process's,
+    which the hook names) lies where an agent can write (:mod:`wisp.agents.reach`)."""
     t = target(name)
     path = config_file(t, project)
     before = read_text(path)
+    refusal = reach.setup_refusal(name, install or this_install(), os.environ, before)
+    if refusal is not None:
+        raise SetupRefused(refusal)
     block = t.block()
     if t.fmt is Format.TEXT:
         _refuse_not_ours(path, before)
