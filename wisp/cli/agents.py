@@ -94,23 +94,42 @@ def remove_command(
 
 
 def status_lines(entry: dict[str, Any]) -> list[str]:
-    lines = [f"{entry['title']} ({entry['harness']}): {entry['program']}, {entry['version']}"]
-    if entry["installed"] is None:
-        lines.append("  gate: not yet set up by wisp")
-    elif not entry["hooks"]:
+    """What `wisp agents status` (and the doctor) says of one harness, line by line."""
+    where = f"{entry['program']}, {entry['version']}"
+    if not entry["onPath"]:
+        unchecked = " and ".join(c["check"] for c in entry["notChecked"])
+        where = (
+            f"`{entry['executable']}` not on PATH, so its {unchecked} not checked "
+            "(put it on PATH to check)"
+        )
+    lines = [f"{entry['title']} ({entry['harness']}): {where}"]
+    if not entry["hooks"]:
         lines.append(f"  gate: not installed (wisp agents setup {entry['harness']})")
     for hook in entry["hooks"]:
-        closed = "fail-closed (wisp's guard)" if hook["failClosed"] else "NOT fail-closed"
-        lines.append(
-            f"  gate: {hook['event']} in {hook['file']}, timeout {hook['timeout']} s, {closed}"
-        )
+        lines += _gate_lines(hook)
     lines += [f"  SKIPPED: {s}" for s in entry["skipped"]]
     lines += [f"  problem: {p}" for p in entry["problems"]]
     if entry["protected"]:
-        lines.append("  protection: protected (its sandbox keeps $WISP_HOME out of reach)")
+        lines.append("  protection: protected (its sandbox keeps $WISP_HOME and wisp out of reach)")
     else:
         lines.append("  protection: UNPROTECTED")
         lines += [f"    - {why}" for why in entry["unprotected"]]
+    return lines
+
+
+def _gate_lines(hook: dict[str, Any]) -> list[str]:
+    closed = "fail-closed" if hook["failClosed"] else "NOT fail-closed"
+    if hook["guard"]:
+        closed += " (wisp's guard)" if hook["failClosed"] else " (its guard is missing)"
+    runs = (
+        f"runs {hook['wisp']} ({hook['wispVersion']})"
+        if hook["works"]
+        else f"BROKEN: {hook['wisp'] or 'no wisp'} does not run"
+    )
+    timeout = f", timeout {hook['timeout']} s" if hook["timeout"] is not None else ""
+    lines = [f"  gate: {hook['event']} in {hook['file']}{timeout}, {closed}, {runs}"]
+    if hook["thisWisp"] is False:
+        lines.append(f"    set up by another wisp: {hook['setUpBy']} (not this one)")
     return lines
 
 
@@ -127,14 +146,7 @@ def status_command(
         print_json(found)
     else:
         if not found:
-            say("No agent harness wisp knows is on PATH.")
-        for t, path in setup.set_up_off_path():
-            say(
-                visible(
-                    f"{t.title} ({t.name}): not on PATH, so not checked; wisp's gate is set up"
-                    f" in {path}. Put `{t.program}` on PATH to check it."
-                )
-            )
+            say("No agent harness wisp knows is on PATH, and none holds wisp's gate.")
         for entry in found:
             for line in status_lines(entry):
                 say(visible(line))
