@@ -20,7 +20,7 @@ agents_app = command_group(
   wisp agents setup claude-code --dry-run   the diff it would make to ~/.claude/settings.json
   wisp agents setup codex                   hook, sandbox_mode and Codex's trust of the hook
   wisp agents remove gemini                 take wisp's hook out of ~/.gemini/settings.json
-  wisp agents status                        each harness on PATH: gate, timeout, protection""",
+  wisp agents status                        each harness: gate, timeout, protection""",
 )
 
 HARNESS_HELP = f"The harness: {', '.join(setup.TARGETS)}."
@@ -137,8 +137,9 @@ def _gate_lines(hook: dict[str, Any]) -> list[str]:
 def status_command(
     as_json: Annotated[bool, typer.Option("--json", help="The findings as JSON.")] = False,
 ) -> None:
-    """For each harness on PATH: its version, wisp's gate (which file, what timeout,
-    fail-closed), hooks it would skip, and whether its sandbox keeps $WISP_HOME out of reach.
+    """For each harness on PATH or holding wisp's gate: its version, wisp's gate (which
+    file, what timeout, fail-closed, the guard and wisp it names checked to exist and run),
+    hooks it would skip, and whether $WISP_HOME and wisp's own program are out of its reach.
 
     Exit 0 every harness found is gated and protected, 1 one needs attention."""
     found = setup.status()
