@@ -656,8 +656,8 @@ class TestStatusTellsTheTruth:
     ) -> None:
         """The install a gate names moved away (the clone deleted): not fail-closed (the
         guard is gone: `/bin/sh` exits 127, and the call runs), the wisp does not run, each
-        said with what to do; exit 1. With only the wisp gone, the guard still denies:
-        fail-closed, but broken. As set up: fail-closed, working, exit 0."""
+        said with what to do; exit 1, in status and in the doctor. With only the wisp gone,
+        the guard still denies: fail-closed, but broken. As set up: fail-closed, working."""
         venv = out_of_tree_wisp.parents[1]
         assert _wisp("agents", "setup", "gemini")[0] == 0
         settings = home / ".gemini" / "settings.json"
@@ -674,6 +674,8 @@ class TestStatusTellsTheTruth:
         assert "hookguard.sh, which does not exist" in said and "run setup again" in said
         out = _wisp("agents", "status")[1]
         assert "NOT fail-closed (its guard is missing)" in out and "BROKEN" in out
+        code, out, _ = _wisp("doctor")
+        assert code == 1 and "NOT fail-closed (its guard is missing)" in out  # the doctor too
         shutil.copytree(venv, gone, symlinks=True)
         (gone / "bin" / "wisp").unlink()
         [hook] = _entry("gemini")["hooks"]
