@@ -674,8 +674,9 @@ class TestStatusTellsTheTruth:
         assert "hookguard.sh, which does not exist" in said and "run setup again" in said
         out = _wisp("agents", "status")[1]
         assert "NOT fail-closed (its guard is missing)" in out and "BROKEN" in out
-        code, out, _ = _wisp("doctor")
-        assert code == 1 and "NOT fail-closed (its guard is missing)" in out  # the doctor too
+        code, out, _ = _wisp("doctor", "--json")  # the doctor too
+        [found] = json.loads(out)["agents"]
+        assert code == 1 and found["hooks"][0]["failClosed"] is False, found
         shutil.copytree(venv, gone, symlinks=True)
         (gone / "bin" / "wisp").unlink()
         [hook] = _entry("gemini")["hooks"]

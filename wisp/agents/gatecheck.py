@@ -181,7 +181,9 @@ def check_hook(
     checked: list[Check] = []
     not_checked: list[dict[str, str]] = []
     problems: list[str] = []
-    out: dict[str, Any] = {"wisp": None, "guard": None, "thisWisp": None, "wispVersion": None}
+    out: dict[str, Any] = {
+        "wisp": None, "guard": None, "thisWisp": None, "setUpBy": None, "wispVersion": None
+    }  # fmt: skip
 
     def skip(check: Check, why: str) -> None:
         not_checked.append({"check": check.value, "why": why})
@@ -239,8 +241,7 @@ def check_hook(
     checked.append(Check.THIS_INSTALL)
     ours = _same(str(program or cmd.wisp[0]), install.argv[0]) and cmd.wisp[1:] == install.argv[1:]
     out["thisWisp"] = ours
-    if not ours:
-        out["setUpBy"] = " ".join(cmd.wisp)
+    out["setUpBy"] = None if ours else " ".join(cmd.wisp)
     checked.append(Check.REACH)
     # The paths as the command spells them (a link into a project is in that project), and
     # every file of this install when it is this install.
