@@ -14,6 +14,7 @@ it is, uncommitted changes too) and installed by pip, which writes the `wisp` pr
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import re
 import shutil
@@ -32,6 +33,7 @@ DISTRIBUTION = "wisp-pending"
 SOURCES = ("pyproject.toml", "README.md", "LICENSE", "wisp", "pending", "docs")
 DONE = "built"  # written last: a place holding it holds a whole install
 BUILD_TIMEOUT_S = 120.0  # building takes ~3 s; a loaded machine may take many times that
+STALE_AFTER_S = 24 * 3600  # no run takes a day: an install this old was left by a killed one
 
 
 def place(env: Mapping[str, str], run: str) -> Path:
@@ -54,10 +56,13 @@ def program(where: Path) -> Path:
 
 
 def remove(where: Path) -> None:
+    """The run's install gone, and any a run killed before its end left a day ago or more."""
     shutil.rmtree(where, ignore_errors=True)
-    parent = where.parent
-    if parent.is_dir() and not any(parent.iterdir()):
-        parent.rmdir()
+    with contextlib.suppress(OSError):  # none left; or another run's appeared meanwhile
+        for other in where.parent.iterdir():
+            if time.time() - other.stat().st_mtime > STALE_AFTER_S:
+                shutil.rmtree(other, ignore_errors=True)
+        where.parent.rmdir()
 
 
 def _run(*argv: str | Path) -> None:
