@@ -552,6 +552,17 @@ class TestSetupRefusesAWispInReach:
             assert "pipx install /path/to/clone" in said
         assert not (home / ".gemini").exists()
 
+    def test_in_the_project_being_set_up(self, home: Path, outside: Path) -> None:
+        """`--project DIR` with the install inside DIR (no `.git` there) is refused: the
+        project's agent works in DIR; the same install set up for another project is not."""
+        project, other = outside / "shop", outside / "other"
+        project.mkdir()
+        other.mkdir()
+        install = _install_in(project)
+        assert setup.plan_setup("gemini", other, install=install).after
+        with pytest.raises(setup.SetupRefused, match=r"\(the project being set up\)"):
+            setup.plan_setup("gemini", project, install=install)
+
     def test_under_tmp(self, home: Path, tmp_path: Path, outside: Path) -> None:
         """An install under /tmp (any harness: Codex's sandbox writes it) is refused; the
         same layout out of it is planned."""

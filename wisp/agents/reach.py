@@ -168,12 +168,18 @@ def _in_any(path: Path, folders: Iterable[Path]) -> bool:
 
 
 def setup_refusal(
-    harness: str, install: Install, env: Mapping[str, str], config_text: str | None
+    harness: str,
+    install: Install,
+    env: Mapping[str, str],
+    config_text: str | None,
+    project: Path | None = None,
 ) -> str | None:
-    """What `wisp agents setup HARNESS` says when it refuses: *install*'s program lies where
-    an agent can write (None: it does not)."""
+    """What `wisp agents setup HARNESS [--project PROJECT]` says when it refuses:
+    *install*'s program lies where an agent can write (None: it does not)."""
     user_home = Path(env.get("HOME") or Path.home())
     roots = [*temp_roots(env), *config_roots(harness, config_text, user_home)]
+    if project is not None:  # its agent works there, a working tree or not
+        roots.append(WritableRoot(path=project, why="the project being set up"))
     found = install_reasons(install, roots)
     if not found:
         return None

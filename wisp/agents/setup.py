@@ -493,7 +493,7 @@ def plan_setup(name: str, project: Path | None = None, install: Install | None =
     t = target(name)
     path = config_file(t, project)
     before = read_text(path)
-    refusal = reach.setup_refusal(name, install or this_install(), os.environ, before)
+    refusal = reach.setup_refusal(name, install or this_install(), os.environ, before, project)
     if refusal is not None:
         raise SetupRefused(refusal)
     block = t.block()
