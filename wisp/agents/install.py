@@ -7,13 +7,12 @@ so that setup can refuse to install a hook the agent could rewrite, `wisp agents
 say so, and the self-guard can put to the person any call that would write them.
 """
 
-from __future__ import annotations
-
+# Annotations here are not postponed: a named tuple's postponed field types are each compiled
+# by typing at import (hookio says the same).
 import os
 import sys
 from pathlib import Path
-
-import attrs
+from typing import NamedTuple
 
 import pending
 from wisp.agents.hookio import GUARD_SCRIPT
@@ -21,9 +20,10 @@ from wisp.agents.hookio import GUARD_SCRIPT
 WISP_PACKAGE = Path(__file__).resolve().parents[1]
 
 
-@attrs.frozen(kw_only=True)
-class Install:
-    """One install of wisp, as a hook would run it."""
+class Install(NamedTuple):
+    """One install of wisp, as a hook would run it. (A named tuple, not attrs: the hook's
+    path imports this module, and attrs alone costs more to import than the interpreter's
+    start, bench/README.md, issue 41.)"""
 
     argv: tuple[str, ...]  # how to run this `wisp`, by absolute paths
     # The files and folders whose change changes what the hook runs: the `wisp` program, the
