@@ -75,8 +75,10 @@ def setup_command(
     """Merge wisp's hook into HARNESS's config file (and, where wisp can, its sandbox).
 
     Idempotent; the file's other settings and hooks are kept; the old file is kept as
-    FILE.wisp-backup-TIME; the diff is shown; written atomically, mode 0600. Exit 0 done (or
-    nothing to do), 1 refused (nothing written; the message says what to do), 2 usage."""
+    FILE.wisp-backup-TIME; the diff is shown; written atomically, mode 0600. Refused when this
+    wisp lies where an agent can write (a project's tree, /tmp, $TMPDIR, a writable root):
+    install it with pipx first. Exit 0 done (or nothing to do), 1 refused (nothing written;
+    the message says what to do), 2 usage."""
     _render(_plan(setup.plan_setup, harness, project), dry_run=dry_run, verb="set up")
 
 
