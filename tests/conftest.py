@@ -9,9 +9,11 @@ import shutil
 import signal
 import sys
 import tempfile
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
+import outoftree
 import pytest
 from helpers import nameless_here
 from hypothesis import HealthCheck, settings
@@ -135,10 +137,16 @@ def pytest_configure(config: pytest.Config) -> None:
     (measured with callgrind: 834 M against 481 M for `wisp approvals pending`). An installed
     wheel has its bytecode; this gives the suite's processes the same. The controller does it,
     not each xdist worker; a stale file is never used (Python checks the source's mtime).
-    Then the run's own temporary directory (:func:`_own_basetemp`)."""
+    Then the run's own temporary directory (:func:`_own_basetemp`), and the place of its
+    out-of-tree install (:func:`out_of_tree_wisp`)."""
     if hasattr(config, "workerinput"):
+        config.stash[_OUT_OF_TREE] = outoftree.place(os.environ, config.workerinput["testrunuid"])
         _end_without_teardown()
         return
+    # The run's id, which xdist hands each worker (the controller makes one if none was given).
+    if getattr(config.option, "testrunuid", None) is None:
+        config.option.testrunuid = uuid.uuid4().hex
+    config.stash[_OUT_OF_TREE] = outoftree.place(os.environ, config.option.testrunuid)
     for package in (pending, wisp):
         compileall.compile_dir(Path(package.__file__).parent, quiet=1)
     _rewrite_once(config)
@@ -259,7 +267,12 @@ def _own_basetemp(config: pytest.Config) -> None:
 _MADE_BASETEMP = pytest.StashKey[str]()
 
 
+_OUT_OF_TREE = pytest.StashKey[Path]()
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if not hasattr(session.config, "workerinput"):  # the controller: the workers are done
+        outoftree.remove(session.config.stash[_OUT_OF_TREE])
     made = session.config.stash.get(_MADE_BASETEMP, None)
     if made is None:
         return
@@ -267,6 +280,15 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         shutil.rmtree(made, ignore_errors=True)
     else:
         print(f"\nthe tests' temporary directories are kept in {made}")
+
+
+@pytest.fixture(scope="session")
+def out_of_tree_wisp(request: pytest.FixtureRequest) -> Path:
+    """The `wisp` program of this run's out-of-tree install (tests/outoftree.py): installed
+    as a person installs it for everyday use, out of any working tree and temporary
+    directory, so that `wisp agents setup` run by it installs a hook (run by the clone's
+    editable `.venv`, it refuses). Built once per run, shared by its workers."""
+    return outoftree.program(request.config.stash[_OUT_OF_TREE])
 
 
 @pytest.fixture

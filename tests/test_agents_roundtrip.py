@@ -23,26 +23,34 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.helpers import run_wisp
 from wisp.agents import jsonsplice, setup, setuprecord
 
 
 def agents(*args: str) -> tuple[int, str, str]:
-    """`wisp agents ARGS…` run as the person runs it: exit status, stdout, stderr."""
-    done = run_wisp("agents", *args, env=dict(os.environ))
+    """`wisp agents ARGS…` run as the person runs it (the `wisp` on PATH: the run's
+    out-of-tree install, which setup does not refuse): exit status, stdout, stderr."""
+    done = subprocess.run(
+        ["wisp", "agents", *args],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ),
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
     return done.returncode, done.stdout, done.stderr
 
 
 @pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A scratch user home (HOME), with $WISP_HOME under it and no harness on PATH."""
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, out_of_tree_wisp: Path) -> Path:
+    """A scratch user home (HOME), with $WISP_HOME under it, no harness on PATH and the
+    run's out-of-tree `wisp` first on it."""
     user = tmp_path / "u"
     user.mkdir()
     monkeypatch.setenv("HOME", str(user))
     monkeypatch.setenv("WISP_HOME", str(user / ".wisp"))
     for name in ("CODEX_HOME", "CLAUDE_CONFIG_DIR", "XDG_CONFIG_HOME"):
         monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    monkeypatch.setenv("PATH", f"{out_of_tree_wisp.parent}:/usr/bin:/bin")
     return user
 
 
@@ -630,7 +638,7 @@ class TestCodexTrust:
         fake = bin_dir / "codex"
         fake.write_text(FAKE_CODEX.format(python=sys.executable))
         fake.chmod(0o755)
-        monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+        monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
         path = home / ".codex" / "config.toml"
         _ok("setup", "codex")
         out = _ok("setup", "codex")

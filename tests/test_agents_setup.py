@@ -1,50 +1,64 @@
 """`wisp agents setup|remove|status` (wisp.agents.setup, wisp.cli.agents): wisp's block in
-each harness's own config file, in a scratch home, real files, the real `wisp` command."""
+each harness's own config file, in a scratch home, real files, the real `wisp` command: the
+run's out-of-tree install (tests/outoftree.py), as a person installs it for everyday use (the
+clone's editable one is refused: an agent working in the clone could rewrite it)."""
 
 from __future__ import annotations
 
 import json
 import os
 import re
+import shutil
 import stat
 import subprocess
+import sys
 import tomllib
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from helpers import ROOT
 
-from tests.helpers import run_wisp
 from wisp.agents import setup, setuprecord
+from wisp.agents.gatecheck import Check
+from wisp.agents.install import Install
 
 OTHER_HOOK = {"matcher": "Bash", "hooks": [{"type": "command", "command": "/usr/bin/audit"}]}
 
 
 @pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A scratch user home (HOME), with $WISP_HOME under it and no harness on PATH."""
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, out_of_tree_wisp: Path) -> Path:
+    """A scratch user home (HOME), with $WISP_HOME under it, the out-of-tree `wisp` on PATH
+    (with the system's) and no harness."""
     user = tmp_path / "u"
     user.mkdir()
     monkeypatch.setenv("HOME", str(user))
     monkeypatch.setenv("WISP_HOME", str(user / ".wisp"))
     monkeypatch.delenv("CODEX_HOME", raising=False)
     monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
-    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    monkeypatch.delenv("TMPDIR", raising=False)
+    monkeypatch.setenv("PATH", f"{out_of_tree_wisp.parent}:/usr/bin:/bin")
     return user
 
 
 def _wisp(*args: str) -> tuple[int, str, str]:
-    done = run_wisp(*args, env=dict(os.environ))
+    """`wisp ARGS` as the person runs it: the `wisp` on PATH (the out-of-tree one)."""
+    done = subprocess.run(
+        ["wisp", *args], capture_output=True, text=True, env=dict(os.environ), timeout=60
+    )
     return done.returncode, done.stdout, done.stderr
 
 
 def _on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, program: str, says: str) -> None:
-    """A stand-in *program* alone on PATH (with the system's), whose `--version` *says*."""
+    """A stand-in *program* on PATH, whose `--version` *says*."""
     bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
+    bin_dir.mkdir(exist_ok=True)
     fake = bin_dir / program
     fake.write_text(f"#!/bin/sh\necho {says}\n")
     fake.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
 
 
 def _backups(path: Path) -> list[Path]:
@@ -289,18 +303,27 @@ class TestStatus:
         assert json.loads(out) == []
 
     def test_a_gate_set_up_for_a_harness_not_on_path(self, home: Path) -> None:
-        """`claude` not on PATH, wisp's hook set up in its settings: status names the file
-        and how to check it, exit 0; the JSON lists the harnesses found on PATH alone."""
+        """`claude` not on PATH, wisp's hook set up in its settings: status checks the gate
+        all the same, says what it could not check (the version) and why; the JSON lists it
+        (`onPath` false); exit 0 (gated, fail-closed, protected). Removed: nothing listed."""
+        code, out, _ = _wisp("agents", "status", "--json")
+        assert code == 0 and json.loads(out) == []
         assert _wisp("agents", "setup", "claude-code")[0] == 0
         code, out, _ = _wisp("agents", "status")
-        assert code == 0
         settings = home / ".claude" / "settings.json"
-        assert "No agent harness wisp knows is on PATH." in out
-        assert "Claude Code (claude-code): not on PATH, so not checked" in out
-        assert f"set up in {settings}. Put `claude` on PATH to check it." in out
-        assert json.loads(_wisp("agents", "status", "--json")[1]) == []
+        assert "Claude Code (claude-code): `claude` not on PATH, so its version not checked" in out
+        assert f"gate: PreToolUse in {settings}, timeout 600 s, fail-closed (wisp's guard)" in out
+        code, out, _ = _wisp("agents", "status", "--json")
+        [entry] = json.loads(out)
+        assert entry["harness"] == "claude-code" and entry["onPath"] is False, entry
+        assert entry["notChecked"] == [{"check": "version", "why": "`claude` is not on PATH"}]
+        assert {h["event"] for h in entry["hooks"]} == {"PreToolUse", "SessionEnd"}
+        for hook in entry["hooks"]:
+            assert hook["failClosed"] and hook["works"] and hook["thisWisp"], hook
+            assert set(hook["checked"]) == {c.value for c in Check}, hook
+        assert code == (0 if entry["protected"] else 1), entry["unprotected"]
         assert _wisp("agents", "remove", "claude-code")[0] == 0
-        assert "not on PATH, so not checked" not in _wisp("agents", "status")[1]
+        assert json.loads(_wisp("agents", "status", "--json")[1]) == []
 
     def test_a_fifo_for_a_config_file_is_refused_not_waited_on(self, home: Path) -> None:
         """A FIFO at Claude Code's settings path (nobody writing to it): status passes it over
@@ -308,7 +331,7 @@ class TestStatus:
         (home / ".claude").mkdir()
         os.mkfifo(home / ".claude" / "settings.json")
         code, out, _ = _wisp("agents", "status")
-        assert code == 0 and "No agent harness wisp knows is on PATH." in out
+        assert code == 0 and "No agent harness wisp knows is on PATH" in out
         code, _, err = _wisp("agents", "setup", "claude-code")
         assert code == 1 and "is not a regular file" in err
 
@@ -468,3 +491,267 @@ class TestSetupOpenCode:
         (entry,) = [e for e in json.loads(out) if e["harness"] == "opencode"]
         assert entry["installed"] is True and entry["version"] == "1.18.33", err
         assert all(h["failClosed"] for h in entry["hooks"]) and not entry["protected"]
+
+
+@pytest.fixture
+def outside(out_of_tree_wisp: Path) -> Iterator[Path]:
+    """A scratch directory of this test's own beside the run's out-of-tree install: in no
+    working tree and no temporary directory (tmp_path is under /tmp)."""
+    path = out_of_tree_wisp.parents[2] / "scratch" / uuid.uuid4().hex
+    path.mkdir(parents=True)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def _install_in(folder: Path) -> Install:
+    """An install of wisp laid out in *folder* as pip lays one out (program, venv, package
+    folders, guard), for setup to plan with."""
+    venv = folder / "venv"
+    package = venv / "lib" / "python3.11" / "site-packages" / "wisp"
+    return Install(
+        argv=(str(venv / "bin" / "wisp"),),
+        paths=(
+            venv / "bin" / "wisp",
+            venv,
+            package,
+            package.parent / "pending",
+            package / "agents" / "hookguard.sh",
+        ),
+    )
+
+
+class TestSetupRefusesAWispInReach:
+    def test_the_clones_editable_wisp_is_refused(self, home: Path) -> None:
+        """The clone's editable install (its `.venv`, its `wisp/` folder: the README's
+        quickstart) lies in the clone's working tree: setup exits 1, says why and how to
+        install wisp (pipx), writes nothing. The same setup by the out-of-tree wisp writes."""
+        if not os.path.lexists(ROOT / ".git"):
+            pytest.skip(f"{ROOT} is not a git working tree (an unpacked archive)")
+        settings = home / ".claude" / "settings.json"
+        code, out, err = _wisp("agents", "setup", "claude-code", "--dry-run")
+        assert code == 0 and f"+++ {settings}" in out, err
+        done = subprocess.run(
+            [sys.executable, "-m", "wisp", "agents", "setup", "claude-code"],
+            capture_output=True, text=True, timeout=60, cwd=home,
+        )  # fmt: skip
+        assert done.returncode == 1, done
+        assert f"in the working tree of {ROOT} (it holds .git)" in done.stderr
+        assert "pipx install" in done.stderr and "Nothing was written" in done.stderr
+        assert not (home / ".claude").exists()
+        assert _wisp("agents", "setup", "claude-code")[0] == 0
+        assert settings.is_file()
+
+    def test_in_a_projects_working_tree(self, home: Path, outside: Path) -> None:
+        """An install inside a project (a folder holding `.git`, `.hg` or `.jj`) is refused,
+        naming the tree; the same install with no project around it is planned."""
+        assert setup.plan_setup("gemini", install=_install_in(outside)).after
+        for mark in (".git", ".hg", ".jj"):
+            project = outside / mark.strip(".")
+            (project / mark).mkdir(parents=True)
+            with pytest.raises(setup.SetupRefused) as refused:
+                setup.plan_setup("gemini", install=_install_in(project))
+            said = str(refused.value)
+            assert f"in the working tree of {project} (it holds {mark})" in said
+            assert "pipx install /path/to/clone" in said
+        assert not (home / ".gemini").exists()
+
+    def test_in_the_project_being_set_up(self, home: Path, outside: Path) -> None:
+        """`--project DIR` with the install inside DIR (no `.git` there) is refused: the
+        project's agent works in DIR; the same install set up for another project is not."""
+        project, other = outside / "shop", outside / "other"
+        project.mkdir()
+        other.mkdir()
+        install = _install_in(project)
+        assert setup.plan_setup("gemini", other, install=install).after
+        with pytest.raises(setup.SetupRefused, match=r"\(the project being set up\)"):
+            setup.plan_setup("gemini", project, install=install)
+
+    def test_under_tmp(self, home: Path, tmp_path: Path, outside: Path) -> None:
+        """An install under /tmp (any harness: Codex's sandbox writes it) is refused; the
+        same layout out of it is planned."""
+        assert setup.plan_setup("codex", install=_install_in(outside)).after
+        for name in setup.TARGETS:
+            with pytest.raises(setup.SetupRefused, match=r"under /tmp \(a temporary directory\)"):
+                setup.plan_setup(name, install=_install_in(tmp_path))
+
+    def test_under_tmpdir(self, home: Path, outside: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """An install under $TMPDIR is refused; with TMPDIR elsewhere, the same is planned."""
+        install = _install_in(outside / "t")
+        assert setup.plan_setup("copilot", install=install).after
+        monkeypatch.setenv("TMPDIR", str(outside))
+        with pytest.raises(setup.SetupRefused, match=r"\$TMPDIR, a temporary directory"):
+            setup.plan_setup("copilot", install=install)
+
+    def test_under_a_writable_root_of_the_harness(self, home: Path, outside: Path) -> None:
+        """Codex's `writable_roots` and Claude Code's `allowWrite` holding the install are
+        refused for that harness; a root elsewhere is not."""
+        install = _install_in(outside / "tools")
+        codex_config = home / ".codex" / "config.toml"
+        codex_config.parent.mkdir()
+        claude_settings = home / ".claude" / "settings.json"
+        claude_settings.parent.mkdir()
+        for root in (outside / "elsewhere", outside):
+            codex_config.write_text(f"[sandbox_workspace_write]\nwritable_roots = ['{root}']\n")
+            allow = {"sandbox": {"filesystem": {"allowWrite": ["/" + str(root)]}}}
+            claude_settings.write_text(json.dumps(allow))
+            if root != outside:
+                assert setup.plan_setup("codex", install=install).after
+                assert setup.plan_setup("claude-code", install=install).after
+                continue
+            with pytest.raises(setup.SetupRefused, match="a writable root of Codex's sandbox"):
+                setup.plan_setup("codex", install=install)
+            with pytest.raises(setup.SetupRefused, match=r"sandbox\.filesystem\.allowWrite"):
+                setup.plan_setup("claude-code", install=install)
+
+
+def _status(*args: str) -> tuple[int, list[dict[str, Any]]]:
+    code, out, err = _wisp("agents", "status", "--json", *args)
+    assert "Traceback" not in err and "Errno" not in err, err
+    return code, json.loads(out)
+
+
+def _entry(name: str) -> dict[str, Any]:
+    return next(e for e in _status()[1] if e["harness"] == name)
+
+
+def _respelled(path: Path, old: Path, new: Path) -> None:
+    """Every mention of *old* in the config at *path* written as *new* instead."""
+    path.write_text(path.read_text().replace(str(old), str(new)))
+
+
+class TestStatusTellsTheTruth:
+    def test_a_gate_whose_wisp_lies_in_a_working_tree_is_unprotected(
+        self, home: Path, outside: Path, out_of_tree_wisp: Path
+    ) -> None:
+        """The same install named through a project's `.venv` (a link into it: the
+        quickstart's layout, as the config spells it) makes status say UNPROTECTED, naming
+        the tree; named where it lies, no reason of the kind."""
+        venv = out_of_tree_wisp.parents[1]
+        assert _wisp("agents", "setup", "claude-code")[0] == 0
+        entry = _entry("claude-code")
+        assert not any("within the agent's reach" in u for u in entry["unprotected"]), entry
+        assert all(h["reach"] == [] and h["works"] for h in entry["hooks"])
+        project = outside / "shop"
+        (project / ".git").mkdir(parents=True)
+        (project / ".venv").symlink_to(venv)
+        _respelled(home / ".claude" / "settings.json", venv, project / ".venv")
+        code, listed = _status()
+        [entry] = listed
+        assert code == 1 and entry["protected"] is False
+        [why] = [u for u in entry["unprotected"] if "within the agent's reach" in u]
+        assert f"in the working tree of {project} (it holds .git)" in why
+        assert all(h["works"] and h["failClosed"] for h in entry["hooks"]), entry
+        out = _wisp("agents", "status")[1]
+        assert "protection: UNPROTECTED" in out and str(project / ".venv" / "bin" / "wisp") in out
+
+    def test_wisp_home_under_tmp_with_codex(
+        self, home: Path, outside: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Codex's workspace-write writes /tmp: with $WISP_HOME under it, status says
+        UNPROTECTED and why; `exclude_slash_tmp` or a home elsewhere takes that reason away."""
+        assert str(home).startswith("/tmp/")  # tmp_path, where the fixture puts $WISP_HOME
+        assert _wisp("agents", "setup", "codex")[0] == 0
+        config = home / ".codex" / "config.toml"
+        under_tmp = [u for u in _entry("codex")["unprotected"] if "lies under /tmp" in u]
+        assert len(under_tmp) == 1 and "exclude_slash_tmp" in under_tmp[0], under_tmp
+        config.write_text(
+            config.read_text() + "\n[sandbox_workspace_write]\nexclude_slash_tmp = true\n"
+        )
+        assert not [u for u in _entry("codex")["unprotected"] if "lies under /tmp" in u]
+        config.write_text(config.read_text().replace("exclude_slash_tmp = true", ""))
+        monkeypatch.setenv("WISP_HOME", str(outside / ".wisp"))
+        assert not [u for u in _entry("codex")["unprotected"] if "/tmp" in u]
+        monkeypatch.setenv("TMPDIR", str(outside))
+        [why] = [u for u in _entry("codex")["unprotected"] if "$TMPDIR" in u]
+        assert "exclude_tmpdir_env_var" in why
+
+    def test_a_deleted_wisp_and_guard(
+        self, home: Path, outside: Path, out_of_tree_wisp: Path
+    ) -> None:
+        """The install a gate names moved away (the clone deleted): not fail-closed (the
+        guard is gone: `/bin/sh` exits 127, and the call runs), the wisp does not run, each
+        said with what to do; exit 1, in status and in the doctor. With only the wisp gone,
+        the guard still denies: fail-closed, but broken. As set up: fail-closed, working."""
+        venv = out_of_tree_wisp.parents[1]
+        assert _wisp("agents", "setup", "gemini")[0] == 0
+        settings = home / ".gemini" / "settings.json"
+        [hook] = _entry("gemini")["hooks"]
+        assert hook["failClosed"] and hook["works"] and hook["problems"] == [], hook
+        gone = outside / "gone"
+        _respelled(settings, venv, gone)
+        code, [entry] = _status()
+        [hook] = entry["hooks"]
+        assert code == 1 and not hook["failClosed"] and not hook["works"], hook
+        assert {"check": "wispRuns", "why": "it does not exist"} in hook["notChecked"]
+        said = " | ".join(entry["problems"])
+        assert f"the hook names {gone / 'bin' / 'wisp'}, which does not exist" in said
+        assert "hookguard.sh, which does not exist" in said and "run setup again" in said
+        out = _wisp("agents", "status")[1]
+        assert "NOT fail-closed (its guard is missing)" in out and "BROKEN" in out
+        code, out, _ = _wisp("doctor", "--json")  # the doctor too
+        [found] = json.loads(out)["agents"]
+        assert code == 1 and found["hooks"][0]["failClosed"] is False, found
+        shutil.copytree(venv, gone, symlinks=True)
+        (gone / "bin" / "wisp").unlink()
+        [hook] = _entry("gemini")["hooks"]
+        assert hook["failClosed"] and not hook["works"], hook
+        assert any("its guard denies every call" in p for p in hook["problems"])
+
+    def test_a_gate_set_up_by_another_wisp(
+        self, home: Path, outside: Path, out_of_tree_wisp: Path
+    ) -> None:
+        """A gate naming a wisp that runs but is not the one asking (another copy of the
+        install): status names it, and the gate still counts as working."""
+        venv = out_of_tree_wisp.parents[1]
+        assert _wisp("agents", "setup", "gemini")[0] == 0
+        assert _entry("gemini")["hooks"][0]["thisWisp"] is True
+        other = outside / "other"
+        other.mkdir()
+        (other / "bin").mkdir()
+        shutil.copy2(out_of_tree_wisp, other / "bin" / "wisp")  # its own file, the same venv
+        _respelled(
+            home / ".gemini" / "settings.json", venv / "bin" / "wisp", other / "bin" / "wisp"
+        )
+        [hook] = _entry("gemini")["hooks"]
+        assert hook["works"] is True and hook["thisWisp"] is False, hook
+        assert hook["setUpBy"] == str(other / "bin" / "wisp")
+        assert f"set up by another wisp: {other / 'bin' / 'wisp'}" in _wisp("agents", "status")[1]
+
+    def test_the_opencode_plugins_argv_is_read(self, home: Path, out_of_tree_wisp: Path) -> None:
+        """The plugin's `const WISP = [...]` is read: set up, it runs this wisp's `hook
+        opencode` (checked: it runs, it is this install); a plugin whose argv runs bare
+        `wisp` (every call refused, nothing filed) is a problem, exit 1, though its first line
+        is wisp's."""
+        path = home / ".config" / "opencode" / "plugin" / "wisp.js"
+        assert _wisp("agents", "setup", "opencode")[0] == 0
+        [hook] = _entry("opencode")["hooks"]
+        assert hook["wisp"] == str(out_of_tree_wisp) and hook["works"] and hook["thisWisp"]
+        assert hook["problems"] == [] and hook["failClosed"] is True
+        text = path.read_text()
+        argv = json.dumps([str(out_of_tree_wisp), "hook", "opencode"])
+        assert f"const WISP = {argv}\n" in text
+        path.write_text(text.replace(argv, json.dumps([str(out_of_tree_wisp)])))
+        code, [entry] = _status()
+        assert code == 1 and entry["installed"] is True
+        assert "cannot be read as wisp's" in " ".join(entry["problems"]), entry
+
+    def test_a_closed_stdout_ends_it_quietly(
+        self, home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """`wisp agents status | head -c1`: the reader gone, status ends with nothing said
+        on stderr; read whole, it says more, and no errno either (a `codex app-server` that
+        closes its stdin at once is said in words: Codex's trust could not be asked)."""
+        for program in ("gemini", "opencode"):
+            _on_path(tmp_path, monkeypatch, program, "1.0")
+        codex = tmp_path / "bin" / "codex"
+        codex.write_text("#!/bin/sh\nexec 0<&-\necho 0.171.0\n")
+        codex.chmod(0o755)
+        assert _wisp("agents", "setup", "codex")[0] == 0
+        code, out, err = _wisp("agents", "status")
+        assert code == 1 and "Errno" not in out + err, out + err
+        assert "could not ask Codex whether it trusts wisp's hook" in out
+        done = subprocess.run(
+            ["sh", "-c", "wisp agents status | head -c1"],
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert len(done.stdout) == 1 and done.stderr == "", done

@@ -388,20 +388,28 @@ class TestHooks:
     @pytest.mark.parametrize("how", ["printed", "setup"])
     @pytest.mark.parametrize("harness", HARNESSES)
     def test_the_installed_hook_commands_run_wisps_own_code(
-        self, project: Project, env: dict[str, str], harness: str, how: str
+        self,
+        project: Project,
+        env: dict[str, str],
+        harness: str,
+        how: str,
+        out_of_tree_wisp: Path,
     ) -> None:
         """Every hook command --print-settings prints, or `wisp agents setup` writes into a
         fresh HOME, by the installed `wisp` and by `python -P -m wisp` with no `wisp` on PATH
         (the fallback: this Python with -P), run in the project on an event it refuses:
         wisp's own hook answers, and no planted module ran. The control: the fallback's
-        command without its -P runs the planted `wisp/`."""
+        command without its -P runs the planted `wisp/`. Setup is run by the run's
+        out-of-tree install (the clone's editable one it refuses: tests/test_reach.py)."""
         elsewhere = project.path.parent / "elsewhere"
         elsewhere.mkdir()
         bare = {**env, "PATH": "/usr/bin:/bin"}
-        installed = written_commands(how, harness, [str(WISP)], env, elsewhere)
-        python = [sys.executable, "-P", "-m", "wisp"]
+        wisp = out_of_tree_wisp if how == "setup" else WISP
+        interpreter = wisp.parent / "python" if how == "setup" else Path(sys.executable)
+        installed = written_commands(how, harness, [str(wisp)], env, elsewhere)
+        python = [str(interpreter), "-P", "-m", "wisp"]
         fallback = written_commands(how, harness, python, bare, elsewhere)
-        assert all(f"{sys.executable} -P -m wisp hook {harness}" in c for c in fallback)
+        assert all(f"{interpreter} -P -m wisp hook {harness}" in c for c in fallback)
         for line in [*installed, *fallback]:
             said = run_from(project, ["/bin/sh", "-c", line], bare, BAD_EVENT)
             assert "the event on stdin is not a JSON object" in said, (line, said)

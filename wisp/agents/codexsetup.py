@@ -262,7 +262,8 @@ def app_server_hooks(program: str, codex_home: Path, cwd: Path) -> list[Mapping[
             cwd=cwd,
         )
     except OSError as exc:
-        raise TrustUnknown(f"{program} app-server did not start: {exc}") from None
+        why = exc.strerror or "it could not be run"
+        raise TrustUnknown(f"{program} app-server did not start ({why})") from None
     deadline = threading.Timer(APP_SERVER_TIMEOUT_S, proc.kill)  # a deadline, not a poll
     deadline.start()
     try:
@@ -278,8 +279,10 @@ def app_server_hooks(program: str, codex_home: Path, cwd: Path) -> list[Mapping[
                 data = (message.get("result") or {}).get("data") or []
                 return [h for d in data if isinstance(d, dict) for h in d.get("hooks") or []]
         raise TrustUnknown(f"{program} app-server ended without listing its hooks")
+    except BrokenPipeError:
+        raise TrustUnknown(f"{program} app-server ended before reading wisp's question") from None
     except OSError as exc:
-        raise TrustUnknown(f"{program} app-server: {exc}") from None
+        raise TrustUnknown(f"{program} app-server: {exc.strerror or 'could not be read'}") from None
     finally:
         deadline.cancel()
         proc.kill()

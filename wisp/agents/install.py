@@ -7,13 +7,12 @@ so that setup can refuse to install a hook the agent could rewrite, `wisp agents
 say so, and the self-guard can put to the person any call that would write them.
 """
 
-from __future__ import annotations
-
+# Annotations here are not postponed: a named tuple's postponed field types are each compiled
+# by typing at import (hookio says the same).
 import os
 import sys
 from pathlib import Path
-
-import attrs
+from typing import NamedTuple
 
 import pending
 from wisp.agents.hookio import GUARD_SCRIPT
@@ -21,9 +20,10 @@ from wisp.agents.hookio import GUARD_SCRIPT
 WISP_PACKAGE = Path(__file__).resolve().parents[1]
 
 
-@attrs.frozen(kw_only=True)
-class Install:
-    """One install of wisp, as a hook would run it."""
+class Install(NamedTuple):
+    """One install of wisp, as a hook would run it. (A named tuple, not attrs: the hook's
+    path imports this module, and attrs alone costs more to import than the interpreter's
+    start, bench/README.md, issue 41.)"""
 
     argv: tuple[str, ...]  # how to run this `wisp`, by absolute paths
     # The files and folders whose change changes what the hook runs: the `wisp` program, the
@@ -31,6 +31,9 @@ class Install:
     # imports), wisp's own package folders (an editable install's lie in the clone) and the
     # guard script.
     paths: tuple[Path, ...]
+    # Those of *paths* that are the interpreter's own (not its venv's): a version manager
+    # (pyenv, asdf) keeps them in a git checkout of its own, no project an agent works in.
+    interpreters: tuple[Path, ...] = ()
 
 
 def this_wisp() -> list[str]:
@@ -53,17 +56,21 @@ def this_wisp() -> list[str]:
 def this_install() -> Install:
     """This process's install of wisp."""
     argv = tuple(this_wisp())
-    paths: list[Path] = [Path(argv[0])]
+    # The `wisp` program; not the fallback's Python (`python -P -m wisp`): that is the
+    # interpreter, below, and its virtual environment (a pyenv Python resolves into pyenv's
+    # own git checkout, which is no project the agent works in).
+    paths: list[Path] = [Path(argv[0])] if len(argv) == 1 else []
     if sys.prefix != sys.base_prefix:  # a virtual environment: all of it runs in the hook
         paths.append(Path(sys.prefix).absolute())
-    paths.append(Path(sys.executable).resolve())
+    interpreters = [Path(sys.executable).resolve()]
     # An interpreter the person built or installed in their own home (pyenv, uv, conda): its
     # standard library is imported by every hook, and the agent may write there. A system's
     # (/usr) is not the person's to write.
     base = Path(sys.base_prefix).resolve()
     if base.is_relative_to(Path.home()):
-        paths.append(base)
+        interpreters.append(base)
+    paths += interpreters
     paths += [WISP_PACKAGE, Path(pending.__file__).parent.resolve()]
     paths.append(GUARD_SCRIPT.resolve())
     unique = dict.fromkeys(paths)
-    return Install(argv=argv, paths=tuple(unique))
+    return Install(argv=argv, paths=tuple(unique), interpreters=tuple(dict.fromkeys(interpreters)))

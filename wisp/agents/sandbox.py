@@ -21,6 +21,8 @@ is unprotected: `wisp agents status` says so, and docs/agents.md says what that 
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -29,6 +31,7 @@ from typing import Any
 # The programs Claude Code's sandbox needs on Linux (its sandboxing docs).
 CLAUDE_SANDBOX_PROGRAMS = ("bwrap", "socat")
 CODEX_PROTECTING_MODES = ("workspace-write", "read-only")
+SLASH_TMP = Path("/tmp")  # noqa: S108 - named, not used: Codex's workspace-write writes it
 
 
 def claude_path(path: Path, user_home: Path) -> str:
@@ -138,19 +141,29 @@ def claude_path_of(spelled: str, user_home: Path) -> Path | None:
 
 
 def codex_problems(
-    config: Mapping[str, Any], home: Path, working_dirs: Iterable[Path] = ()
+    config: Mapping[str, Any],
+    home: Path,
+    working_dirs: Iterable[Path] = (),
+    env: Mapping[str, str] | None = None,
 ) -> list[str]:
     """What in Codex's *config* (config.toml, parsed) leaves *home* within the agent's reach,
-    for sessions in *working_dirs*; none when its sandbox holds it."""
+    for sessions in *working_dirs*; none when its sandbox holds it. `workspace-write` writes
+    `/tmp` and `$TMPDIR` (from *env*, this process's when None) too, unless
+    `exclude_slash_tmp` / `exclude_tmpdir_env_var`; and any session started in a project's
+    working tree writes that tree."""
+    from wisp.agents.reach import project_tree
+
     mode = config.get("sandbox_mode")
     if mode not in CODEX_PROTECTING_MODES:
+        said = "not set" if mode is None else f"{json.dumps(mode)}"
         return [
-            f'`sandbox_mode` is {mode!r}: set "workspace-write" so that commands write only '
+            f'`sandbox_mode` is {said}: set "workspace-write" so that commands write only '
             "the working directory, its writable roots and the temporary directories"
         ]
     if mode == "read-only":
         return []
-    roots = _strings(_table(config.get("sandbox_workspace_write")).get("writable_roots"))
+    table = _table(config.get("sandbox_workspace_write"))
+    roots = _strings(table.get("writable_roots"))
     problems = [
         f"the writable root {root} holds {home}"
         for root in roots
@@ -161,6 +174,23 @@ def codex_problems(
         for where in working_dirs
         if _covers(where, home)
     ]
+    tmpdir = (os.environ if env is None else env).get("TMPDIR")
+    temporary = [] if table.get("exclude_slash_tmp") is True else [(SLASH_TMP, str(SLASH_TMP))]
+    if tmpdir and table.get("exclude_tmpdir_env_var") is not True:
+        temporary.append((Path(tmpdir), "$TMPDIR"))
+    problems += [
+        f"{home} lies under {name}, which Codex's workspace-write sandbox lets commands write "
+        "(set `exclude_slash_tmp` / `exclude_tmpdir_env_var` under [sandbox_workspace_write], "
+        "or move $WISP_HOME)"
+        for root, name in temporary
+        if _covers(root, home) or _covers(root.resolve(), home.resolve())
+    ]
+    tree = project_tree(home)
+    if tree is not None:
+        problems.append(
+            f"{home} lies in the working tree of {tree[0]} (it holds {tree[1]}): a Codex "
+            "session started there may write it"
+        )
     return problems
 
 

@@ -45,14 +45,16 @@ from wisp.agents import (
     codex,
     copilot,
     cursor,
+    gatecheck,
     gemini,
     hookio,
-    install,
     jsonsplice,
     opencode,
+    reach,
     sandbox,
     setuprecord,
 )
+from wisp.agents.install import Install, this_install, this_wisp
 
 MAX_CONFIG_BYTES = 1024 * 1024
 # What older setups named the backups they kept beside the config (docs/agents.md: left there).
@@ -95,7 +97,7 @@ class Target:
 
 
 def _harness_block(harness: hookio.Harness) -> dict[str, Any]:
-    argv = hookio.guarded_command(harness, install.this_wisp())
+    argv = hookio.guarded_command(harness, this_wisp())
     settings = harness.settings(argv, hookio.DEFAULT_TIMEOUT_S)
     # A harness set up by a file of its own (OpenCode's plugin) is not merged into a config.
     assert isinstance(settings, dict), f"{harness.name} is not set up by merging settings"
@@ -202,7 +204,7 @@ def _xdg_config(env: Mapping[str, str], user_home: Path) -> Path:
 def _plugin_text() -> str:
     # The same argv `wisp hook opencode --print-settings` writes: `wisp hook opencode`, never
     # bare `wisp` (which answers no event: every call was refused, and nothing filed).
-    argv = hookio.guarded_command(opencode.HARNESS, install.this_wisp())
+    argv = hookio.guarded_command(opencode.HARNESS, this_wisp())
     return opencode.plugin(argv, hookio.DEFAULT_TIMEOUT_S)
 
 
@@ -523,11 +525,15 @@ def config_file(t: Target, project: Path | None, env: Mapping[str, str] | None =
     return t.project_file(project.resolve())
 
 
-def plan_setup(name: str, project: Path | None = None) -> Plan:
-    """What `wisp agents setup NAME` would write."""
+def plan_setup(name: str, project: Path | None = None, install: Install | None = None) -> Plan:
+    """What `wisp agents setup NAME` would write; refused when *install* (this process's,
+    which the hook names) lies where an agent can write (:mod:`wisp.agents.reach`)."""
     t = target(name)
     path = config_file(t, project)
     before = read_text(path)
+    refusal = reach.setup_refusal(name, install or this_install(), os.environ, before, project)
+    if refusal is not None:
+        raise SetupRefused(refusal)
     block = t.block()
     old: Mapping[str, Any] = {}
     new: Mapping[str, Any] = {}
@@ -748,8 +754,8 @@ def _read_config(t: Target, path: Path) -> Mapping[str, Any]:
     text = read_text(path)
     if text is None:
         return {}
-    if t.fmt is Format.TEXT:  # the plugin: wisp's when it carries the mark; it fails closed
-        return {"plugin": text.startswith(PLUGIN_MARK)}
+    if t.fmt is Format.TEXT:  # the plugin: wisp's when it carries the mark
+        return {"plugin": text} if text.startswith(PLUGIN_MARK) else {}
     if t.fmt is Format.TOML:
         import tomllib
 
@@ -760,15 +766,58 @@ def _read_config(t: Target, path: Path) -> Mapping[str, Any]:
     return parse_json(path, text)
 
 
-def harness_status(t: Target, cwd: Path) -> dict[str, Any] | None:
-    """What `wisp agents status` says of *t*; None when it is not on PATH."""
+def _gates(t: Target, path: Path, data: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """wisp's gates in one parsed config of *t*: each hook's file, event and timeout, and
+    its command read (the plugin's argv, for OpenCode)."""
+    if t.fmt is Format.TEXT:
+        if "plugin" not in data:
+            return []
+        cmd = gatecheck.read_plugin(data["plugin"])
+        return [{"file": str(path), "event": opencode.EVENT, "timeout": None, "cmd": cmd,
+                 "closed": True}]  # fmt: skip  # the plugin denies whatever goes wrong
+    gates = []
+    for event, hook in installed_hooks(t, data):
+        timeout = hook.get(t.timeout_key)
+        command = hook.get(t.command_key)
+        gates.append(
+            {
+                "file": str(path),
+                "event": event,
+                "timeout": timeout // t.timeout_scale if isinstance(timeout, int) else None,
+                "cmd": gatecheck.read_command(command) if isinstance(command, str) else None,
+                # Cursor's own `failClosed`: a hook that dies is its deny.
+                "closed": t.flat and hook.get("failClosed") is True,
+            }
+        )
+    return gates
+
+
+def _roots(t: Target, config: Mapping[str, Any], cwd: Path) -> list[reach.WritableRoot]:
+    """Where *t*'s agent may write, as far as its settings say (and the temporary
+    directories)."""
+    roots = reach.temp_roots(os.environ)
+    if t.name == codex.NAME:
+        roots += reach.codex_roots(config)
+    elif t.name == claude_code.CLIENT:
+        roots += reach.claude_roots(_claude_settings(t, config, cwd), Path.home())
+    return roots
+
+
+def harness_status(
+    t: Target,
+    cwd: Path,
+    *,
+    install: Install | None = None,
+    runs: gatecheck.Runs | None = None,
+) -> dict[str, Any] | None:
+    """What `wisp agents status` says of *t*; None when it is neither on PATH nor holds
+    wisp's gate in its config. *runs*: what each wisp said to `--version` (asked once per
+    status)."""
     program = shutil.which(t.program)
-    if program is None:
-        return None
     files = [config_file(t, None)]
     if t.project_file is not None:
         files.append(t.project_file(cwd))
-    hooks: list[dict[str, Any]] = []
+    gates: list[dict[str, Any]] = []
     problems: list[str] = []
     config: Mapping[str, Any] = {}
     for path in files:
@@ -779,34 +828,56 @@ def harness_status(t: Target, cwd: Path) -> dict[str, Any] | None:
             continue
         if path == files[0]:
             config = data
-        if t.fmt is Format.TEXT and data.get("plugin"):
-            hooks.append(
-                {"file": str(path), "event": "tool.execute.before", "timeout": None,
-                 "failClosed": True}
-            )  # fmt: skip
-        for event, hook in installed_hooks(t, data):
-            timeout = hook.get(t.timeout_key)
-            hooks.append(
-                {
-                    "file": str(path),
-                    "event": event,
-                    "timeout": timeout // t.timeout_scale if isinstance(timeout, int) else None,
-                    "failClosed": "hookguard.sh" in str(hook.get(t.command_key, "")),
-                }
-            )
-    skipped = _skipped(t, hooks, program)
-    protection = _protection(t, config, cwd)
+        gates += _gates(t, path, data)
+    if program is None and not gates:
+        return None
+    install = install or this_install()
+    runs = runs or gatecheck.Runs()
+    roots = _roots(t, config, cwd)
+    hooks = []
+    for gate in gates:
+        found = gatecheck.check_hook(
+            gate["cmd"],
+            t.name,
+            install=install,
+            roots=roots,
+            runs=runs,
+            fails_closed_itself=gate["closed"],
+        )
+        hooks.append({k: v for k, v in gate.items() if k not in ("cmd", "closed")} | found)
+        problems += [f"{gate['file']}: {p}" for p in found["problems"]]
+    reached = dict.fromkeys(r for h in hooks for r in h["reach"])
+    protection = _protection(t, config, cwd) + [
+        f"the gate's wisp is within the agent's reach: {r}; one write there and the gate is "
+        "the agent's (install wisp with pipx and run setup again: docs/agents.md)"
+        for r in reached
+    ]
+    checked = ["configFiles", "sandbox"]
+    not_checked: list[dict[str, str]] = []
+    if program is None:
+        why = f"`{t.program}` is not on PATH"
+        not_checked.append({"check": "version", "why": why})
+        if t.name in (codex.NAME, copilot.NAME):
+            not_checked.append({"check": "skipped", "why": why})
+        skipped: list[str] = []
+    else:
+        checked += ["version", "skipped"] if t.name in (codex.NAME, copilot.NAME) else ["version"]
+        skipped = _skipped(t, hooks, program)
     return {
         "harness": t.name,
         "title": t.title,
+        "executable": t.program,
         "program": program,
-        "version": version_of(program),
+        "onPath": program is not None,
+        "version": version_of(program) if program else None,
         "installed": bool(hooks),
         "hooks": hooks,
         "skipped": skipped,
         "protected": not protection,
         "unprotected": protection,
         "problems": problems,
+        "checked": checked,
+        "notChecked": not_checked,
     }
 
 
@@ -825,15 +896,22 @@ def _skipped(t: Target, hooks: list[dict[str, Any]], program: str) -> list[str]:
     return skipped
 
 
+def _claude_settings(t: Target, config: Mapping[str, Any], cwd: Path) -> dict[str, Any]:
+    """Claude Code's settings as a session in *cwd* has them: the user's, the project's over
+    them."""
+    merged_settings = dict(config)
+    project = _read_json_quiet(t.project_file(cwd)) if t.project_file else {}
+    _merge_values(merged_settings, project)
+    return merged_settings
+
+
 def _protection(t: Target, config: Mapping[str, Any], cwd: Path) -> list[str]:
     home = wisp_home()
     if t.name == claude_code.CLIENT:
-        merged_settings = dict(config)
-        project = _read_json_quiet(t.project_file(cwd)) if t.project_file else {}
-        _merge_values(merged_settings, project)
-        return sandbox.claude_code_problems(merged_settings, home, Path.home())
+        settings = _claude_settings(t, config, cwd)
+        return sandbox.claude_code_problems(settings, home, Path.home())
     if t.name == codex.NAME:
-        return sandbox.codex_problems(config, home, [cwd])
+        return sandbox.codex_problems(config, home, [cwd], env=os.environ)
     return [f"wisp does not set up {t.title}'s sandbox: nothing keeps its commands out of {home}"]
 
 
@@ -846,32 +924,25 @@ def _read_json_quiet(path: Path) -> Mapping[str, Any]:
 
 def needs_attention(entry: Mapping[str, Any]) -> bool:
     """Whether a harness's status calls for the person: wisp's gate installed there, but
-    skipped, not fail-closed, or with its sandbox leaving $WISP_HOME within reach."""
+    skipped, not fail-closed, not working, with a problem, or with its sandbox leaving
+    $WISP_HOME (or wisp's own program) within reach."""
     if not entry["installed"]:
         return False
-    open_hook = not all(h["failClosed"] for h in entry["hooks"])
-    return bool(entry["skipped"]) or open_hook or not entry["protected"]
-
-
-def set_up_off_path() -> list[tuple[Target, Path]]:
-    """Each harness not on PATH whose user config file holds wisp's hook (or plugin), and
-    that file: set up, but not to be checked here (started by a full path, an alias, `npx`).
-    A file that cannot be read is passed over: status has no more to say of it."""
-    found = []
-    for t in TARGETS.values():
-        if shutil.which(t.program) is not None:
-            continue
-        try:
-            path = config_file(t, None)  # RuntimeError: no home to look in
-            data = _read_config(t, path)
-        except (SetupRefused, OSError, RuntimeError):
-            continue
-        if data.get("plugin") if t.fmt is Format.TEXT else installed_hooks(t, data):
-            found.append((t, path))
-    return found
+    broken = not all(h["failClosed"] and h["works"] for h in entry["hooks"])
+    return bool(entry["skipped"] or entry["problems"]) or broken or not entry["protected"]
 
 
 def status(cwd: Path | None = None) -> list[dict[str, Any]]:
-    """Every harness wisp knows, found on PATH: its version, wisp's gate, protection."""
+    """Every harness wisp knows that is on PATH or whose config holds wisp's gate: its
+    version, wisp's gate (each part checked), protection."""
     here = Path.cwd() if cwd is None else cwd
-    return [s for t in TARGETS.values() if (s := harness_status(t, here)) is not None]
+    install, runs = this_install(), gatecheck.Runs()
+    found = []
+    for t in TARGETS.values():
+        try:
+            entry = harness_status(t, here, install=install, runs=runs)
+        except RuntimeError:  # no home to look in (config_file): nothing to say of it
+            continue
+        if entry is not None:
+            found.append(entry)
+    return found

@@ -20,7 +20,7 @@ agents_app = command_group(
   wisp agents setup claude-code --dry-run   the diff it would make to ~/.claude/settings.json
   wisp agents setup codex                   hook, sandbox_mode and Codex's trust of the hook
   wisp agents remove gemini                 take wisp's hook out of ~/.gemini/settings.json
-  wisp agents status                        each harness on PATH: gate, timeout, protection""",
+  wisp agents status                        each harness: gate, timeout, protection""",
 )
 
 HARNESS_HELP = f"The harness: {', '.join(setup.TARGETS)}."
@@ -89,8 +89,9 @@ def setup_command(
     Idempotent; the file's other settings, hooks and layout are kept (only the lines wisp's
     part needs change); the old file is kept under $WISP_HOME/agents/backups (the newest 3);
     the diff is shown; written atomically, mode 0600; what it added is recorded, for remove.
-    Exit 0 done (or nothing to do), 1 refused (nothing written; the message says what to do),
-    2 usage (a harness wisp does not set up)."""
+    Refused when this wisp lies where an agent can write (a project's tree, /tmp, $TMPDIR, a
+    writable root): install it with pipx first. Exit 0 done (or nothing to do), 1 refused
+    (nothing written; the message says what to do), 2 usage (a harness wisp does not set up)."""
     _render(_plan(setup.plan_setup, harness, project), dry_run=dry_run, verb="set up")
 
 
@@ -110,23 +111,42 @@ def remove_command(
 
 
 def status_lines(entry: dict[str, Any]) -> list[str]:
-    lines = [f"{entry['title']} ({entry['harness']}): {entry['program']}, {entry['version']}"]
-    if entry["installed"] is None:
-        lines.append("  gate: not yet set up by wisp")
-    elif not entry["hooks"]:
+    """What `wisp agents status` (and the doctor) says of one harness, line by line."""
+    where = f"{entry['program']}, {entry['version']}"
+    if not entry["onPath"]:
+        unchecked = " and ".join(c["check"] for c in entry["notChecked"])
+        where = (
+            f"`{entry['executable']}` not on PATH, so its {unchecked} not checked "
+            "(put it on PATH to check)"
+        )
+    lines = [f"{entry['title']} ({entry['harness']}): {where}"]
+    if not entry["hooks"]:
         lines.append(f"  gate: not installed (wisp agents setup {entry['harness']})")
     for hook in entry["hooks"]:
-        closed = "fail-closed (wisp's guard)" if hook["failClosed"] else "NOT fail-closed"
-        lines.append(
-            f"  gate: {hook['event']} in {hook['file']}, timeout {hook['timeout']} s, {closed}"
-        )
+        lines += _gate_lines(hook)
     lines += [f"  SKIPPED: {s}" for s in entry["skipped"]]
     lines += [f"  problem: {p}" for p in entry["problems"]]
     if entry["protected"]:
-        lines.append("  protection: protected (its sandbox keeps $WISP_HOME out of reach)")
+        lines.append("  protection: protected (its sandbox keeps $WISP_HOME and wisp out of reach)")
     else:
         lines.append("  protection: UNPROTECTED")
         lines += [f"    - {why}" for why in entry["unprotected"]]
+    return lines
+
+
+def _gate_lines(hook: dict[str, Any]) -> list[str]:
+    closed = "fail-closed" if hook["failClosed"] else "NOT fail-closed"
+    if hook["guard"]:
+        closed += " (wisp's guard)" if hook["failClosed"] else " (its guard is missing)"
+    runs = (
+        f"runs {hook['wisp']} ({hook['wispVersion']})"
+        if hook["works"]
+        else f"BROKEN: {hook['wisp'] or 'no wisp'} does not run"
+    )
+    timeout = f", timeout {hook['timeout']} s" if hook["timeout"] is not None else ""
+    lines = [f"  gate: {hook['event']} in {hook['file']}{timeout}, {closed}, {runs}"]
+    if hook["thisWisp"] is False:
+        lines.append(f"    set up by another wisp: {hook['setUpBy']} (not this one)")
     return lines
 
 
@@ -134,8 +154,9 @@ def status_lines(entry: dict[str, Any]) -> list[str]:
 def status_command(
     as_json: Annotated[bool, typer.Option("--json", help="The findings as JSON.")] = False,
 ) -> None:
-    """For each harness on PATH: its version, wisp's gate (which file, what timeout,
-    fail-closed), hooks it would skip, and whether its sandbox keeps $WISP_HOME out of reach.
+    """For each harness on PATH or holding wisp's gate: its version, wisp's gate (which
+    file, what timeout, fail-closed, the guard and wisp it names checked to exist and run),
+    hooks it would skip, and whether $WISP_HOME and wisp's own program are out of its reach.
 
     Exit 0 every harness found is gated and protected, 1 one needs attention."""
     found = setup.status()
@@ -143,14 +164,7 @@ def status_command(
         print_json(found)
     else:
         if not found:
-            say("No agent harness wisp knows is on PATH.")
-        for t, path in setup.set_up_off_path():
-            say(
-                visible(
-                    f"{t.title} ({t.name}): not on PATH, so not checked; wisp's gate is set up"
-                    f" in {path}. Put `{t.program}` on PATH to check it."
-                )
-            )
+            say("No agent harness wisp knows is on PATH, and none holds wisp's gate.")
         for entry in found:
             for line in status_lines(entry):
                 say(visible(line))
