@@ -49,6 +49,16 @@ def claude_rules(home: Path, user_home: Path) -> list[str]:
 # away from the next session (a project's settings outrank the user's, and its hooks run
 # outside the sandbox): the user's file, and the working directory's `.claude` folder.
 CLAUDE_SETTINGS = ("~/.claude/settings.json", "./.claude")
+# The files of those that Claude Code's own Edit and Write tools are denied (they are not
+# sandboxed): by name, never `Edit(./.claude/**)`. Claude Code turns such a rule into a mask of
+# each path under the folder, and 2.1.197's bubblewrap then cannot start ("Can't create file at
+# …/.claude: Is a directory"; 2.1.332's can): no command ran. The sandbox's denyWrite keeps the
+# whole folder from commands.
+CLAUDE_SETTINGS_FILES = (
+    "~/.claude/settings.json",
+    "./.claude/settings.json",
+    "./.claude/settings.local.json",
+)
 
 
 def claude_code_block(home: Path, user_home: Path) -> dict[str, Any]:
@@ -57,9 +67,8 @@ def claude_code_block(home: Path, user_home: Path) -> dict[str, Any]:
     denied for writing."""
     guarded = [claude_path(home, user_home), *CLAUDE_SETTINGS]
     rules = [*claude_rules(home, user_home)]
-    for spelled in CLAUDE_SETTINGS:
-        pattern = spelled if spelled.endswith(".json") else f"{spelled}/**"
-        rules += [f"Edit({pattern})", f"Write({pattern})"]
+    for spelled in CLAUDE_SETTINGS_FILES:
+        rules += [f"Edit({spelled})", f"Write({spelled})"]
     return {
         "sandbox": {
             "enabled": True,
