@@ -47,14 +47,11 @@ def claude_rules(home: Path, user_home: Path) -> list[str]:
 
 # Claude Code's own settings, which a command could rewrite to take the hook or the sandbox
 # away from the next session (a project's settings outrank the user's, and its hooks run
-# outside the sandbox): the user's file, and the working directory's `.claude` folder.
-CLAUDE_SETTINGS = ("~/.claude/settings.json", "./.claude")
-# The files of those that Claude Code's own Edit and Write tools are denied (they are not
-# sandboxed): by name, never `Edit(./.claude/**)`. Claude Code turns such a rule into a mask of
-# each path under the folder, and 2.1.197's bubblewrap then cannot start ("Can't create file at
-# …/.claude: Is a directory"; 2.1.332's can): no command ran. The sandbox's denyWrite keeps the
-# whole folder from commands.
-CLAUDE_SETTINGS_FILES = (
+# outside the sandbox): the user's file, and the working directory's. By name, never the
+# folder (`./.claude`, `Edit(./.claude/**)`): Claude Code 2.1.197 then masks paths under a
+# folder it has made read-only, and its bubblewrap cannot start ("Can't create file at
+# …/.claude: Is a directory"): no command ran at all (2.1.332's starts).
+CLAUDE_SETTINGS = (
     "~/.claude/settings.json",
     "./.claude/settings.json",
     "./.claude/settings.local.json",
@@ -67,8 +64,9 @@ def claude_code_block(home: Path, user_home: Path) -> dict[str, Any]:
     denied for writing."""
     guarded = [claude_path(home, user_home), *CLAUDE_SETTINGS]
     rules = [*claude_rules(home, user_home)]
-    for spelled in CLAUDE_SETTINGS_FILES:
-        rules += [f"Edit({spelled})", f"Write({spelled})"]
+    for spelled in CLAUDE_SETTINGS:
+        pattern = spelled if spelled.endswith(".json") else f"{spelled}/**"
+        rules += [f"Edit({pattern})", f"Write({pattern})"]
     return {
         "sandbox": {
             "enabled": True,
