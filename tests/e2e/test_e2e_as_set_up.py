@@ -216,3 +216,34 @@ def _status(world: World, pin: harnesses.Pin) -> dict[str, Any]:
     assert done.returncode in (0, 1), done.stderr
     entries = {entry["harness"]: entry for entry in json.loads(done.stdout)}
     return entries.get(pin.name, {})
+
+
+# Claude Code from this version on takes `onFailure: "block"` on a hook (setup writes it).
+ON_FAILURE_SINCE = (2, 1, 295)
+
+
+def _version(pin: harnesses.Pin) -> tuple[int, ...]:
+    return tuple(int(part) for part in pin.version.split("."))
+
+
+@pytest.mark.parametrize("pin", harnesses.versions("claude-code"), ids=lambda p: p.id)
+class TestClaudeCodeHookKilled:
+    def test_the_guard_and_wisp_killed_together(self, pin, world: World, serve, ns) -> None:
+        """The guard and the `wisp hook` it runs both killed at once (stopped, then SIGKILL:
+        neither can answer), which nothing of wisp's can cover: from 2.1.295 on, the
+        `onFailure: "block"` setup writes beside the guard blocks the call; 2.1.197 ignores
+        the key and runs it (docs/agents.md, "The guard")."""
+        setup = SetUp(pin, world, serve)
+        process = setup.start(ns)
+        request = world.filed()
+        wisp = request["server"]["pid"]
+        guard = _hook_of(wisp)
+        assert guard != wisp, "no guard around wisp"
+        for sig in (signal.SIGSTOP, signal.SIGKILL):
+            for pid in (guard, wisp):
+                os.kill(pid, sig)
+        _finish(process)
+        blocks = _version(pin) >= ON_FAILURE_SINCE
+        assert setup.marker.exists() != blocks, setup.told()
+        if blocks:
+            assert "onFailure" in setup.told(), setup.told()
