@@ -99,7 +99,7 @@ class SetUp:
         self.command = f"touch {self.marker}"
         self.model: FakeModel = serve([self.harness.shell(self.command)])
         self.harness.configure(world.home, self.model.url, pin)
-        self.said = set_up(world, pin).stdout
+        set_up(world, pin)
 
     def start(self, ns) -> harnesses.Popen:
         """One headless session."""
