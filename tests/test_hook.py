@@ -397,8 +397,9 @@ class TestOwnChannel:
 class TestPrintSettings:
     def test_the_settings_block_is_valid_json_naming_this_wisp(self, home: Path) -> None:
         """--print-settings prints JSON: a PreToolUse hook (its matcher, this wisp's absolute
-        path, a timeout just over the wait) and a SessionEnd hook, the same wisp in a guard
-        that answers in SessionEnd's form (`{}`, exit 0: it has nothing to deny)."""
+        path, a timeout just over the wait, `onFailure: "block"` for the Claude Code versions
+        that take it) and a SessionEnd hook, the same wisp in a guard that answers in
+        SessionEnd's form (`{}`, exit 0: it has nothing to deny)."""
         printed = run_wisp("hook", "claude-code", "--print-settings")
         assert printed.returncode == 0
         block = json.loads(printed.stdout)
@@ -406,6 +407,7 @@ class TestPrintSettings:
         assert entry["matcher"] == SETTINGS_MATCHER
         (command,) = entry["hooks"]
         assert command["type"] == "command" and command["timeout"] == CLAUDE_HOOK_TIMEOUT_S
+        assert command["onFailure"] == "block"
         shell, guard, status, deny, dashes, program, *rest = shlex.split(command["command"])
         assert (shell, guard, status, dashes) == (GUARD_SHELL, str(GUARD_SCRIPT), "2", "--")
         assert json.loads(deny)["hookSpecificOutput"]["permissionDecision"] == "deny"

@@ -27,10 +27,14 @@ class TestClaudeCode:
         assert block["sandbox"]["filesystem"]["denyWrite"] == [
             "~/.wisp",
             "~/.claude/settings.json",
-            "./.claude",
+            "./.claude/settings.json",
+            "./.claude/settings.local.json",
         ]
         assert block["permissions"]["deny"][:2] == ["Edit(~/.wisp/**)", "Write(~/.wisp/**)"]
-        assert "Write(./.claude/**)" in block["permissions"]["deny"]
+        assert "Write(./.claude/settings.local.json)" in block["permissions"]["deny"]
+        # Never the whole folder: Claude Code 2.1.197's sandbox cannot start.
+        assert not [r for r in block["permissions"]["deny"] if r.endswith(".claude/**)")]
+        assert "./.claude" not in block["sandbox"]["filesystem"]["denyWrite"]
         assert claude_code_problems(block, HOME, USER_HOME, which=_found) == []
 
     def test_a_home_outside_the_users_is_spelled_absolutely(self) -> None:

@@ -53,6 +53,36 @@ class Recorded:
         """The whole body as JSON text (to search it for a string)."""
         return json.dumps(self.body)
 
+    def results(self) -> str:
+        """The tool results the body carries, in any of the four APIs' shapes, as JSON text
+        (what the harness told the model of its calls: short enough for a failure message)."""
+        body = self.body if isinstance(self.body, dict) else {}
+        found: list[Any] = [
+            block.get("content")
+            for message in body.get("messages", [])
+            if isinstance(message, dict) and isinstance(message.get("content"), list)
+            for block in message["content"]
+            if isinstance(block, dict) and block.get("type") == "tool_result"
+        ]
+        found += [
+            m.get("content")
+            for m in body.get("messages", [])
+            if isinstance(m, dict) and m.get("role") == "tool"
+        ]
+        items = body.get("input")
+        found += [
+            item.get("output")
+            for item in (items if isinstance(items, list) else [])
+            if isinstance(item, dict) and item.get("type") == "function_call_output"
+        ]
+        found += [
+            part["functionResponse"]
+            for content in body.get("contents", [])
+            for part in content.get("parts", [])
+            if isinstance(part, dict) and "functionResponse" in part
+        ]
+        return json.dumps(found)
+
 
 # How many tool results a conversation carries, in each API's shape.
 def _anthropic_results(body: dict[str, Any]) -> int:

@@ -30,6 +30,8 @@ PROMPT = "Do what the task needs."
 
 @dataclass(frozen=True)
 class Pin:
+    """One version of one harness, as install.sh installs it."""
+
     name: str
     package: str
     version: str
@@ -39,18 +41,36 @@ class Pin:
     def prefix(self) -> Path:
         return CACHE / f"{self.name}-{self.version}"
 
+    @property
+    def id(self) -> str:
+        """The pin as a test id names it: `claude-code-2.1.197`."""
+        return f"{self.name}-{self.version}"
 
-def pins() -> dict[str, Pin]:
-    """The harnesses install.sh installs, by name."""
+
+def every_pin() -> list[Pin]:
+    """Every version install.sh installs, a harness's floor first."""
     text = (HERE / "install.sh").read_text()
     table = text.split("harnesses=(", 1)[1].split(")", 1)[0]
-    found = re.findall(r'"(\S+) (\S+) (\S+) (\S+)"', table)
-    return {name: Pin(name, *rest) for name, *rest in found}
+    return [Pin(*found) for found in re.findall(r'"(\S+) (\S+) (\S+) (\S+)"', table)]
 
 
-def binary(name: str) -> Path | str:
-    """The installed binary of harness *name*, or (a str) why there is none."""
-    pin = pins()[name]
+def pins() -> dict[str, Pin]:
+    """Each harness's floor (its first line in install.sh), by name."""
+    floors: dict[str, Pin] = {}
+    for pin in every_pin():
+        floors.setdefault(pin.name, pin)
+    return floors
+
+
+def versions(name: str) -> list[Pin]:
+    """Harness *name*'s pins: its floor, then its newest where npm's newest is another."""
+    return [pin for pin in every_pin() if pin.name == name]
+
+
+def binary(which: str | Pin) -> Path | str:
+    """The installed binary of *which* (a pin, or a harness's name: its floor), or (a str)
+    why there is none."""
+    pin = pins()[which] if isinstance(which, str) else which
     path = pin.prefix / "node_modules" / ".bin" / pin.binary
     if (pin.prefix / ".installed").exists() and os.access(path, os.X_OK):
         return path
@@ -143,23 +163,32 @@ def start_claude_code(
     home: Path,
     cwd: Path,
     url: str,
-    hooks: dict[str, object],
+    hooks: dict[str, object] | None,
     wisp_home: Path,
     prompt: str = PROMPT,
     settings: dict[str, Any] | None = None,
+    pin: Pin | None = None,
 ) -> Popen:
     """`claude -p PROMPT` with *hooks* (a settings.json `hooks` block) in ~/.claude, and
     Claude Code's own rules allowing every tool the scripts use: a call the hook does not
     stop runs (so the hook is all that stands in its way, as where a person relies on it).
-    *settings* are merged in beside them (a `sandbox` block, `permissions.deny` rules)."""
+    *settings* are merged in beside them (a `sandbox` block, `permissions.deny` rules).
+    *hooks* None: ~/.claude/settings.json is left as it is (`configure_claude_code`, then
+    `wisp agents setup claude-code`, wrote it)."""
+    if hooks is not None:
+        configure_claude_code(home, {"hooks": hooks, **(settings or {})})
+    env = claude_code_env(home, wisp_home, url)
+    argv = [str(binary(pin or "claude-code")), "-p", prompt, "--output-format", "json"]
+    return _start(ns, argv, cwd, env)
+
+
+def configure_claude_code(home: Path, settings: dict[str, Any] | None = None) -> None:
+    """~/.claude/settings.json: Claude Code's own rules allowing every tool the scripts use,
+    and *settings* beside them (its `permissions` merged)."""
     allow = ["Bash", "Write", "Edit", "Read"]
     extra = dict(settings or {})
     permissions = {"allow": allow, **extra.pop("permissions", {})}
-    written = {"hooks": hooks, "permissions": permissions, **extra}
-    _write_json(home / ".claude" / "settings.json", written)
-    env = claude_code_env(home, wisp_home, url)
-    argv = [str(binary("claude-code")), "-p", prompt, "--output-format", "json"]
-    return _start(ns, argv, cwd, env)
+    _write_json(home / ".claude" / "settings.json", {**extra, "permissions": permissions})
 
 
 def start_claude_code_prompt_tool(
@@ -170,6 +199,7 @@ def start_claude_code_prompt_tool(
     wisp: Path,
     wisp_home: Path,
     prompt: str = PROMPT,
+    pin: Pin | None = None,
 ) -> Popen:
     """`claude -p PROMPT` with `wisp mcp` as an MCP server and its `permission_prompt` as
     the permission prompt tool (`--permission-prompt-tool`); no hook and no allow rule, so
@@ -193,7 +223,7 @@ def start_claude_code_prompt_tool(
     )
     env = claude_code_env(home, wisp_home, url)
     argv = [
-        str(binary("claude-code")),
+        str(binary(pin or "claude-code")),
         "-p",
         prompt,
         "--output-format",
@@ -220,6 +250,7 @@ def start_codex(
     timeout: int = 60,
     sandbox_mode: str = "danger-full-access",
     set_up: bool = False,
+    pin: Pin | None = None,
 ) -> Popen:
     """`codex exec PROMPT` with *hook* as a PreToolUse command hook in $CODEX_HOME/config.toml,
     trusted for this run (`--dangerously-bypass-hook-trust`), its own approvals off and, by
@@ -231,7 +262,7 @@ def start_codex(
         write_codex_config(home, url, sandbox_mode, hook, timeout)
     env = base_env(home, wisp_home) | {"CODEX_HOME": str(codex_home), "OPENAI_API_KEY": "x"}
     bypass = [] if set_up else ["--dangerously-bypass-hook-trust"]
-    argv = [str(binary("codex")), "exec", "--skip-git-repo-check", *bypass, prompt]
+    argv = [str(binary(pin or "codex")), "exec", "--skip-git-repo-check", *bypass, prompt]
     return _start(ns, argv, cwd, env)
 
 
@@ -287,36 +318,47 @@ def start_gemini(
     home: Path,
     cwd: Path,
     url: str,
-    hook: str,
+    hook: str | None,
     wisp_home: Path,
     prompt: str = PROMPT,
     timeout_ms: int = 60_000,
+    pin: Pin | None = None,
 ) -> Popen:
     """`gemini -p PROMPT --approval-mode yolo` with *hook* as a BeforeTool command hook in
-    ~/.gemini/settings.json, the workspace trusted, API-key auth against the fake server."""
-    settings = {
+    ~/.gemini/settings.json, the workspace trusted, API-key auth against the fake server.
+    *hook* None: the settings are left as they are (`configure_gemini`, then `wisp agents
+    setup gemini`, wrote them)."""
+    if hook is not None:
+        configure_gemini(home, hook, timeout_ms)
+    env = base_env(home, wisp_home) | {
+        "GEMINI_API_KEY": "x",
+        "GOOGLE_GEMINI_BASE_URL": url,
+        "GEMINI_CLI_TRUST_WORKSPACE": "true",
+    }
+    argv = [str(binary(pin or "gemini")), "-p", prompt, "--approval-mode", "yolo",
+            "-m", "gemini-2.5-flash", "--output-format", "json"]  # fmt: skip
+    return _start(ns, argv, cwd, env)
+
+
+def configure_gemini(home: Path, hook: str | None = None, timeout_ms: int = 60_000) -> None:
+    """~/.gemini/settings.json: API-key auth, nothing reported or updated, and *hook* (unless
+    None) as a BeforeTool command hook."""
+    settings: dict[str, Any] = {
         "security": {"auth": {"selectedType": "gemini-api-key"}},
         "privacy": {"usageStatisticsEnabled": False},
         "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
         "telemetry": {"enabled": False},
-        "hooks": {
+    }
+    if hook is not None:
+        settings["hooks"] = {
             "BeforeTool": [
                 {
                     "matcher": ".*",
                     "hooks": [{"type": "command", "command": hook, "timeout": timeout_ms}],
                 }
             ]
-        },
-    }
+        }
     _write_json(home / ".gemini" / "settings.json", settings)
-    env = base_env(home, wisp_home) | {
-        "GEMINI_API_KEY": "x",
-        "GOOGLE_GEMINI_BASE_URL": url,
-        "GEMINI_CLI_TRUST_WORKSPACE": "true",
-    }
-    argv = [str(binary("gemini")), "-p", prompt, "--approval-mode", "yolo",
-            "-m", "gemini-2.5-flash", "--output-format", "json"]  # fmt: skip
-    return _start(ns, argv, cwd, env)
 
 
 # --- Copilot CLI ---------------------------------------------------------------------------
@@ -327,16 +369,19 @@ def start_copilot(
     home: Path,
     cwd: Path,
     url: str,
-    hook: str,
+    hook: str | None,
     wisp_home: Path,
     prompt: str = PROMPT,
     timeout: int = 60,
+    pin: Pin | None = None,
 ) -> Popen:
     """`copilot -p PROMPT --allow-all-tools` offline (no login) with *hook* as a preToolUse
-    command hook in ~/.copilot/hooks/, the model a BYOK OpenAI-compatible provider."""
-    hooks = {"version": 1, "hooks": {"preToolUse": [
-        {"type": "command", "bash": hook, "timeoutSec": timeout}]}}  # fmt: skip
-    _write_json(home / ".copilot" / "hooks" / "e2e.json", hooks)
+    command hook in ~/.copilot/hooks/, the model a BYOK OpenAI-compatible provider. *hook*
+    None: no hook file is written (`wisp agents setup copilot` wrote one)."""
+    if hook is not None:
+        hooks = {"version": 1, "hooks": {"preToolUse": [
+            {"type": "command", "bash": hook, "timeoutSec": timeout}]}}  # fmt: skip
+        _write_json(home / ".copilot" / "hooks" / "e2e.json", hooks)
     env = base_env(home, wisp_home) | {
         "COPILOT_OFFLINE": "true",
         "COPILOT_AUTO_UPDATE": "false",
@@ -344,7 +389,7 @@ def start_copilot(
         "COPILOT_PROVIDER_TYPE": "openai",
         "COPILOT_MODEL": "gpt-4.1",
     }
-    argv = [str(binary("copilot")), "-p", prompt, "--allow-all-tools", "--no-auto-update",
+    argv = [str(binary(pin or "copilot")), "-p", prompt, "--allow-all-tools", "--no-auto-update",
             "--disable-client-telemetry", "--output-format", "json"]  # fmt: skip
     return _start(ns, argv, cwd, env)
 
@@ -361,20 +406,40 @@ def start_opencode(
     wisp_home: Path,
     prompt: str = PROMPT,
     plugin: str | None = None,
+    set_up: bool = False,
+    pin: Pin | None = None,
 ) -> Popen:
     """`opencode run PROMPT` with the bridge plugin (opencode-hook.js: it runs *hook* before
     every tool call, and fails closed) or *plugin* (a plugin's text: wisp's, as
     `wisp hook opencode --print-settings` prints it) in ~/.config/opencode/plugin/, the model an
     OpenAI-compatible provider, its own permissions allowing the tools. The plugin package
     OpenCode wants in its config folder is linked from the cache (install.sh), so it does not
-    try to fetch it."""
+    try to fetch it. *set_up*: no plugin is written (`configure_opencode`, then `wisp agents
+    setup opencode`, wrote the config and wisp's plugin)."""
+    if not set_up:
+        configure_opencode(home, url, pin)
+        plugins = home / ".config" / "opencode" / "plugin"
+        if plugin is None:
+            (plugins / "wisp-e2e.js").write_text((HERE / "opencode-hook.js").read_text())
+        else:
+            (plugins / "wisp.js").write_text(plugin)
+    env = base_env(home, wisp_home) | {
+        "WISP_E2E_HOOK": hook,
+        "OPENCODE_DISABLE_AUTOUPDATE": "true",
+        "OPENCODE_DISABLE_SHARE": "true",
+        "OPENCODE_DISABLE_MODELS_FETCH": "true",
+        "OPENCODE_DISABLE_LSP_DOWNLOAD": "true",
+    }
+    argv = [str(binary(pin or "opencode")), "run", "--format", "json", prompt]
+    return _start(ns, argv, cwd, env)
+
+
+def configure_opencode(home: Path, url: str, pin: Pin | None = None) -> None:
+    """~/.config/opencode: the fake model as its provider, its own permissions allowing the
+    tools, the plugin package linked from the cache, an empty plugin folder."""
     config = home / ".config" / "opencode"
     (config / "plugin").mkdir(parents=True, exist_ok=True)
-    if plugin is None:
-        (config / "plugin" / "wisp-e2e.js").write_text((HERE / "opencode-hook.js").read_text())
-    else:
-        (config / "plugin" / "wisp.js").write_text(plugin)
-    deps = pins()["opencode"].prefix / "config"
+    deps = (pin or pins()["opencode"]).prefix / "config"
     for name in ("package.json", "package-lock.json"):
         (config / name).write_text((deps / name).read_text())
     if not (config / "node_modules").is_symlink():  # a second session in the same home
@@ -397,12 +462,3 @@ def start_opencode(
             "permission": {"bash": "allow", "edit": "allow"},
         },
     )
-    env = base_env(home, wisp_home) | {
-        "WISP_E2E_HOOK": hook,
-        "OPENCODE_DISABLE_AUTOUPDATE": "true",
-        "OPENCODE_DISABLE_SHARE": "true",
-        "OPENCODE_DISABLE_MODELS_FETCH": "true",
-        "OPENCODE_DISABLE_LSP_DOWNLOAD": "true",
-    }
-    argv = [str(binary("opencode")), "run", "--format", "json", prompt]
-    return _start(ns, argv, cwd, env)

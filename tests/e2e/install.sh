@@ -9,9 +9,13 @@ set -uo pipefail
 cache="${WISP_E2E_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/wisp-e2e}"
 mkdir -p "$cache"
 
-# name  npm package  version  binary (the tests' drivers read this file too: keep the columns)
+# name  npm package  version  binary (the tests' drivers read this file too: keep the columns).
+# A harness's first line is its floor (the oldest version wisp supports), a second its newest
+# (npm's, pinned exactly); one line where npm's newest is the floor (`npm view PKG version`,
+# 2026-12-07). The tier runs every line.
 harnesses=(
   "claude-code @anthropic-ai/claude-code 2.1.197 claude"
+  "claude-code @anthropic-ai/claude-code 2.1.332 claude"
   "codex @openai/codex 0.171.0 codex"
   "gemini @google/gemini-cli 0.61.0 gemini"
   "copilot @github/copilot 1.0.102 copilot"

@@ -40,9 +40,9 @@ class Harness:
     on_exit_1: str  # "runs" or "blocks": what the harness does when its hook exits 1
 
 
-def _claude(ns, home, cwd, url, hook, wisp_home):
+def _claude(ns, home, cwd, url, hook, wisp_home, pin):
     return harnesses.start_claude_code(
-        ns, home, cwd, url, harnesses.claude_code_hooks(hook), wisp_home
+        ns, home, cwd, url, harnesses.claude_code_hooks(hook), wisp_home, pin=pin
     )
 
 
@@ -93,15 +93,19 @@ EXPECTED_TOOLS = {
 class Run:
     """One headless run of *harness* whose model asks for a marker, then a file."""
 
-    def __init__(self, harness: Harness, world: World, serve, ns, action: str) -> None:
-        installed(harness.name)
+    def __init__(
+        self, harness: Harness, pin: harnesses.Pin, world: World, serve, ns, action: str
+    ) -> None:
+        installed(pin)
         self.harness = harness
         self.marker = world.cwd / "marker"
         self.file = world.cwd / "hello.txt"
         self.dump = world.home.parent / "events.jsonl"
         self.model = serve([harness.shell(self.marker), harness.write(self.file)])
         hook = f"{sys.executable} {DUMPHOOK} {self.dump} {harness.shape} {action}"
-        process = harness.start(ns, world.home, world.cwd, self.model.url, hook, world.wisp_home)
+        process = harness.start(
+            ns, world.home, world.cwd, self.model.url, hook, world.wisp_home, pin=pin
+        )
         self.done = harnesses.finish(process, timeout=150)
 
     def events(self) -> list[dict[str, Any]]:
@@ -122,12 +126,16 @@ class Run:
             (folder / f"{kind}.json").write_text(json.dumps(event, indent=2) + "\n")
 
 
-@pytest.mark.parametrize("harness", HARNESSES, ids=lambda h: h.name)
+# Each harness at each pinned version (install.sh).
+PINNED = [(h, pin) for h in HARNESSES for pin in harnesses.versions(h.name)]
+
+
+@pytest.mark.parametrize(("harness", "pin"), PINNED, ids=[pin.id for _, pin in PINNED])
 class TestDumpHook:
-    def test_a_deny_blocks_and_the_model_hears_why(self, harness, world, serve, ns) -> None:
+    def test_a_deny_blocks_and_the_model_hears_why(self, harness, pin, world, serve, ns) -> None:
         """The hook receives the shell call and the write; denying both, neither runs, and
         the model's next request carries the hook's reason."""
-        run = Run(harness, world, serve, ns, "deny")
+        run = Run(harness, pin, world, serve, ns, "deny")
         assert run.done.returncode == 0, (run.done.stdout[-2000:], run.done.stderr[-2000:])
         assert run.tools() == EXPECTED_TOOLS[harness.name]
         assert not run.marker.exists()
@@ -137,17 +145,17 @@ class TestDumpHook:
         assert REASON in later[-1].text()
         run.keep()
 
-    def test_an_allow_runs_both(self, harness, world, serve, ns) -> None:
+    def test_an_allow_runs_both(self, harness, pin, world, serve, ns) -> None:
         """Allowed by the hook, the shell call and the write both run."""
-        run = Run(harness, world, serve, ns, "allow")
+        run = Run(harness, pin, world, serve, ns, "allow")
         assert run.done.returncode == 0, (run.done.stdout[-2000:], run.done.stderr[-2000:])
         assert run.tools() == EXPECTED_TOOLS[harness.name]
         assert run.marker.exists()
         assert run.file.read_text() == "hello\n"
 
-    def test_a_hook_that_exits_1(self, harness, world, serve, ns) -> None:
+    def test_a_hook_that_exits_1(self, harness, pin, world, serve, ns) -> None:
         """A hook that fails (exit 1, no answer): what the harness does, pinned. Where it
         runs the call, `wisp hook <harness>` must never fail with exit 1 (HARNESSES.md)."""
-        run = Run(harness, world, serve, ns, "exit1")
+        run = Run(harness, pin, world, serve, ns, "exit1")
         assert run.events(), "the hook was not run"
         assert run.marker.exists() == (harness.on_exit_1 == "runs")

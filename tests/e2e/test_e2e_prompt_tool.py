@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import harnesses
+import pytest
 from fakemodel import DONE_TEXT, Call, FakeModel
 from world import WAIT_S, WISP, World, installed
 
@@ -39,8 +40,10 @@ class ServerFirst(FakeModel):
 class Session:
     """One `claude -p` run whose model asks for `touch MARKER`, put to wisp's prompt tool."""
 
-    def __init__(self, world: World, ns, *, wisp: Path = WISP, hold: bool = True) -> None:
-        installed("claude-code")
+    def __init__(
+        self, world: World, ns, pin: harnesses.Pin, *, wisp: Path = WISP, hold: bool = True
+    ) -> None:
+        installed(pin)
         self.marker = world.cwd / "marker"
         self.command = f"touch {self.marker}"
         script = [Call("Bash", {"command": self.command, "description": "leave a marker"})]
@@ -48,7 +51,7 @@ class Session:
             self.model = ServerFirst(script, world.wisp_home) if hold else FakeModel(script)
         self.model.start()
         self.process = harnesses.start_claude_code_prompt_tool(
-            ns, world.home, world.cwd, self.model.url, wisp, world.wisp_home
+            ns, world.home, world.cwd, self.model.url, wisp, world.wisp_home, pin=pin
         )
 
     def finish(self) -> None:
@@ -63,11 +66,12 @@ class Session:
         return later[-1].text()
 
 
+@pytest.mark.parametrize("pin", harnesses.versions("claude-code"), ids=lambda p: p.id)
 class TestPermissionPromptTool:
-    def test_approved_from_a_terminal_runs(self, world: World, ns) -> None:
+    def test_approved_from_a_terminal_runs(self, pin, world: World, ns) -> None:
         """The call reaches wisp as a command request; approved from a terminal, Claude Code
         accepts the tool's answer and runs it."""
-        session = Session(world, ns)
+        session = Session(world, ns, pin)
         request = world.filed()
         assert request["binding"]["command"] == session.command
         code, said = world.answer("approvals", "approve", request["id"])
@@ -75,10 +79,10 @@ class TestPermissionPromptTool:
         session.finish()
         assert session.marker.exists()
 
-    def test_denied_with_a_reason_does_not_run(self, world: World, ns) -> None:
+    def test_denied_with_a_reason_does_not_run(self, pin, world: World, ns) -> None:
         """Denied with a reason: not run, and the model's next request carries wisp's
         reason (Claude Code read the tool's one text block)."""
-        session = Session(world, ns)
+        session = Session(world, ns, pin)
         request = world.filed()
         code, said = world.answer("approvals", "deny", request["id"], "--reason", "not on a Friday")
         assert code == 0, said
@@ -87,7 +91,7 @@ class TestPermissionPromptTool:
         assert "not on a Friday" in session.told()
 
     def test_a_server_slower_than_claude_codes_wait_is_waited_for(
-        self, world: World, ns, tmp_path: Path
+        self, pin, world: World, ns, tmp_path: Path
     ) -> None:
         """A `wisp mcp` that takes 3 s to start (beyond the 2 s `-p` waits for a server it
         connects in the background), `alwaysLoad` as docs/agents.md says, the model not held
@@ -97,7 +101,7 @@ class TestPermissionPromptTool:
         slow = tmp_path / "slow-wisp"
         slow.write_text(f'#!/bin/sh\nsleep 3\nexec {shlex.quote(str(WISP))} "$@"\n')
         slow.chmod(0o755)
-        session = Session(world, ns, wisp=slow, hold=False)
+        session = Session(world, ns, pin, wisp=slow, hold=False)
         request = world.filed()
         code, said = world.answer("approvals", "approve", request["id"])
         assert code == 0, said

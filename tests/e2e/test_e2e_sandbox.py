@@ -9,7 +9,6 @@ only the working directory and the temporary ones."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -19,7 +18,7 @@ from typing import Any
 import harnesses
 import pytest
 from fakemodel import Call
-from world import WAIT_S, WISP, World, installed, wait_for
+from world import WAIT_S, WISP, World, installed, set_up, wait_for
 
 # What `wisp agents setup claude-code` writes beside wisp's hook, for a home at ~/.wisp
 # (wisp.agents.sandbox.claude_code_block).
@@ -28,42 +27,33 @@ SANDBOX = {
         "enabled": True,
         "failIfUnavailable": True,
         "allowUnsandboxedCommands": False,
-        "filesystem": {"denyWrite": ["~/.wisp", "~/.claude/settings.json", "./.claude"]},
+        "filesystem": {
+            "denyWrite": [
+                "~/.wisp",
+                "~/.claude/settings.json",
+                "./.claude/settings.json",
+                "./.claude/settings.local.json",
+            ]
+        },
     },
     "permissions": {
+        "allow": ["Bash", "Write", "Edit", "Read"],  # the test's own (harnesses.py)
         "deny": [
             "Edit(~/.wisp/**)",
             "Write(~/.wisp/**)",
             "Edit(~/.claude/settings.json)",
             "Write(~/.claude/settings.json)",
-            "Edit(./.claude/**)",
-            "Write(./.claude/**)",
-        ]
+            "Edit(./.claude/settings.json)",
+            "Write(./.claude/settings.json)",
+            "Edit(./.claude/settings.local.json)",
+            "Write(./.claude/settings.local.json)",
+        ],
     },
 }
-
-
-def set_up(world: World, harness: str, path: Path) -> str:
-    """`wisp agents setup HARNESS` as the person runs it, in the world's home (with the
-    harness on PATH: Codex's trust is asked of it); the text of the file it wrote."""
-    where = installed(harness).parent
-    done = subprocess.run(
-        [str(WISP), "agents", "setup", harness],
-        env={
-            **os.environ,
-            "HOME": str(world.home),
-            "WISP_HOME": str(world.wisp_home),
-            "CODEX_HOME": str(world.home / ".codex"),
-            "PATH": f"{where}:{os.environ.get('PATH', '/usr/bin:/bin')}",
-        },
-        capture_output=True,
-        text=True,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-    )
-    assert done.returncode == 0, (done.stdout, done.stderr)
-    assert "was not written" not in done.stdout, done.stdout  # Codex's trust
-    return path.read_text()
+# The harmless call each sandbox test makes first: a write where the agent may write (its
+# working directory), whose output the tool result carries. Without it, a sandbox that cannot
+# start at all (bubblewrap's own start-up error) would pass for a wall.
+INSIDE = "echo inside-ok > ./inside.txt && cat ./inside.txt"
 
 
 def _attack(world: World, request_id: str) -> str:
@@ -84,6 +74,29 @@ def _attack(world: World, request_id: str) -> str:
     )
 
 
+def _approve_next(world: World, answered: set[str]) -> dict[str, Any]:
+    """Approve, from a terminal, the next request filed that is not one of *answered*."""
+    request = wait_for(
+        lambda: next(
+            (r for r in world.requests() if r["state"] == "filed" and r["id"] not in answered),
+            None,
+        ),
+        WAIT_S,
+        "the next call to be filed",
+    )
+    code, said = world.answer("approvals", "approve", request["id"])
+    assert code == 0, said
+    answered.add(request["id"])
+    return request
+
+
+def _results(model) -> list[str]:
+    """What the harness told the model of each of its calls, in order."""
+    later = model.after_tools()
+    assert later, "the model was not asked again after its calls"
+    return [json.dumps(r) for r in json.loads(later[-1].results())]
+
+
 @pytest.fixture
 def worst(tmp_path) -> World:
     """The agent works in $HOME; wisp's home is ~/.wisp."""
@@ -92,51 +105,50 @@ def worst(tmp_path) -> World:
     return World(home, home, home / ".wisp")
 
 
+CLAUDE_PINS = harnesses.versions("claude-code")
+
+
+@pytest.mark.parametrize("pin", CLAUDE_PINS, ids=lambda p: p.id)
 class TestClaudeCodeSandbox:
     def test_an_approved_command_cannot_answer_for_the_person(
-        self, worst: World, serve, ns
+        self, pin, worst: World, serve, ns
     ) -> None:
-        """A waiting request stays waiting: the attack, approved by a fooled person, runs
-        sandboxed, and every write into $WISP_HOME fails (Read-only file system)."""
-        installed("claude-code")
+        """Set up by `wisp agents setup claude-code` alone: a harmless command, approved, runs
+        in the sandbox and writes in the working directory (the sandbox started). Then the
+        attack, approved by a fooled person, runs sandboxed too, and every write into
+        $WISP_HOME and Claude Code's settings fails (Read-only file system): the waiting
+        request stays waiting."""
+        installed(pin)
         for program in ("bwrap", "socat"):
             if shutil.which(program) is None:
                 pytest.skip(f"missing capability: {program} (Debian: bubblewrap, socat)")
         waiting = Waiting(worst)
         try:
-            target = waiting.id
-            model = serve([Call("Bash", {"command": _attack(worst, target), "description": "x"})])
-            written: dict[str, Any] = json.loads(
-                set_up(worst, "claude-code", worst.home / ".claude" / "settings.json")
+            model = serve(
+                [
+                    Call("Bash", {"command": INSIDE, "description": "x"}),
+                    Call("Bash", {"command": _attack(worst, waiting.id), "description": "x"}),
+                ]
             )
+            harnesses.configure_claude_code(worst.home)
+            set_up(worst, pin)
+            settings = worst.home / ".claude" / "settings.json"
+            written: dict[str, Any] = json.loads(settings.read_text())
             assert {k: written[k] for k in SANDBOX} == SANDBOX
             process = harnesses.start_claude_code(
-                ns,
-                worst.home,
-                worst.cwd,
-                model.url,
-                written.pop("hooks"),
-                worst.wisp_home,
-                settings=written,
+                ns, worst.home, worst.cwd, model.url, None, worst.wisp_home, pin=pin
             )
-            own_settings = (worst.home / ".claude" / "settings.json").read_text()
-            attack = wait_for(
-                lambda: next(
-                    (r for r in worst.requests() if r["state"] == "filed" and r["id"] != target),
-                    None,
-                ),
-                WAIT_S,
-                "the attack to be filed",
-            )
+            own_settings = settings.read_text()
+            answered = {waiting.id}
+            harmless = _approve_next(worst, answered)
+            assert harmless["binding"]["command"] == INSIDE
+            attack = _approve_next(worst, answered)
             assert "wisp's own channel" in (attack["binding"]["reason"] or "")
-            code, said = worst.answer("approvals", "approve", attack["id"])
-            assert code == 0, said
             done = harnesses.finish(process, timeout=WAIT_S + 30)
             assert done.returncode == 0, (done.stdout, done.stderr)
-            told = model.after_tools()[-1].text()
-            assert "Read-only file system" in told, told
+            _sandboxed(model, worst)
             waiting.still_waiting()
-            assert (worst.home / ".claude" / "settings.json").read_text() == own_settings
+            assert settings.read_text() == own_settings
             assert not (worst.cwd / ".claude" / "settings.local.json").exists()
         finally:
             waiting.stop()
@@ -178,14 +190,30 @@ def _codex_world(tmp_path: Path) -> World:
     return World(home, home / "project", home / ".wisp")
 
 
+def _sandboxed(model, world: World) -> None:
+    """The harmless call ran in the sandbox and wrote in the working directory; the attack
+    ran too, and its writes into $WISP_HOME failed."""
+    inside, tried = _results(model)
+    assert "inside-ok" in inside, inside
+    assert (world.cwd / "inside.txt").read_text() == "inside-ok\n"
+    assert "tried" in tried, tried
+    assert "Read-only file system" in tried, tried
+
+
 class TestCodexSandbox:
     def test_workspace_write_keeps_an_allowed_command_out(self, tmp_path, serve, ns) -> None:
-        """Codex in workspace-write, working in ~/project with $WISP_HOME at ~/.wisp: the
-        attack, let through by its hook, writes nothing there and answers nothing."""
+        """Codex in workspace-write, working in ~/project with $WISP_HOME at ~/.wisp, its hook
+        letting every call through: a harmless command writes in the project (the sandbox
+        started); the attack writes nothing into $WISP_HOME and answers nothing."""
         world = _codex_world(tmp_path)
         waiting = Waiting(world)
         try:
-            model = serve([Call("exec_command", {"cmd": _attack(world, waiting.id)})])
+            model = serve(
+                [
+                    Call("exec_command", {"cmd": INSIDE}),
+                    Call("exec_command", {"cmd": _attack(world, waiting.id)}),
+                ]
+            )
             hook = f"{sys.executable} {DUMPHOOK} {tmp_path / 'events.jsonl'} codex allow"
             process = harnesses.start_codex(
                 ns,
@@ -199,8 +227,7 @@ class TestCodexSandbox:
             done = harnesses.finish(process, timeout=WAIT_S + 30)
             assert done.returncode == 0, (done.stdout, done.stderr)
             assert (tmp_path / "events.jsonl").exists(), "the hook never ran"
-            told = model.after_tools()[-1].text()
-            assert "tried" in told, told  # the command ran, sandboxed
+            _sandboxed(model, world)
             waiting.still_waiting()
         finally:
             waiting.stop()
@@ -209,37 +236,32 @@ class TestCodexSandbox:
         self, tmp_path, serve, ns
     ) -> None:
         """`wisp agents setup codex` over the person's config: `codex exec` (no trust bypass)
-        runs wisp's hook, which files the attack; approved, it runs in the workspace-write
-        sandbox setup turned on, and answers nothing."""
+        runs wisp's hook, which files each call; approved, a harmless command writes in the
+        project, and the attack runs in the workspace-write sandbox setup turned on and
+        answers nothing."""
         world = _codex_world(tmp_path)
         waiting = Waiting(world)
         try:
-            model = serve([Call("exec_command", {"cmd": _attack(world, waiting.id)})])
+            model = serve(
+                [
+                    Call("exec_command", {"cmd": INSIDE}),
+                    Call("exec_command", {"cmd": _attack(world, waiting.id)}),
+                ]
+            )
             harnesses.write_codex_config(world.home, model.url, "danger-full-access", None)
-            config = set_up(world, "codex", world.home / ".codex" / "config.toml")
+            set_up(world, "codex")
+            config = (world.home / ".codex" / "config.toml").read_text()
             assert 'sandbox_mode = "workspace-write"' in config
             assert "trusted_hash" in config
             process = harnesses.start_codex(
                 ns, world.home, world.cwd, model.url, None, world.wisp_home, set_up=True
             )
-            attack = wait_for(
-                lambda: next(
-                    (
-                        r
-                        for r in world.requests()
-                        if r["state"] == "filed" and r["id"] != waiting.id
-                    ),
-                    None,
-                ),
-                WAIT_S,
-                "the attack to be filed (wisp's hook, trusted)",
-            )
-            code, said = world.answer("approvals", "approve", attack["id"])
-            assert code == 0, said
+            answered = {waiting.id}
+            assert _approve_next(world, answered)["binding"]["command"] == INSIDE
+            _approve_next(world, answered)
             done = harnesses.finish(process, timeout=WAIT_S + 30)
             assert done.returncode == 0, (done.stdout, done.stderr)
-            told = model.after_tools()[-1].text()
-            assert "tried" in told, told  # the command ran, sandboxed
+            _sandboxed(model, world)
             waiting.still_waiting()
         finally:
             waiting.stop()

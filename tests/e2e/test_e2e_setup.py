@@ -15,7 +15,7 @@ import harnesses
 import pytest
 from world import WISP
 
-HARNESSES = ("claude-code", "codex", "gemini", "copilot")
+HARNESSES = ("claude-code", "codex", "gemini", "copilot", "opencode")
 
 
 def _wisp(home: Path, path: str, *args: str) -> subprocess.CompletedProcess[str]:
@@ -26,6 +26,7 @@ def _wisp(home: Path, path: str, *args: str) -> subprocess.CompletedProcess[str]
             "HOME": str(home),
             "WISP_HOME": str(home / ".wisp"),
             "CODEX_HOME": str(home / ".codex"),
+            "XDG_CONFIG_HOME": str(home / ".config"),
             "PATH": path,
         },
         capture_output=True,
@@ -58,7 +59,7 @@ class TestSetupWithTheRealHarnesses:
     def test_status_before_and_after(self, place: tuple[Path, str]) -> None:
         """Before: each harness found with its pinned version, no gate. After setup: each
         gated, fail-closed, with the timeout written; Codex's hook trusted by Codex itself;
-        Claude Code and Codex protected (bubblewrap permitting), Gemini and Copilot not."""
+        Codex protected, Gemini, Copilot and OpenCode not."""
         home, path = place
         pins = harnesses.pins()
         before = _status(home, path)
@@ -77,6 +78,7 @@ class TestSetupWithTheRealHarnesses:
         assert after["codex"]["protected"] is True, after["codex"]
         assert after["gemini"]["protected"] is False
         assert after["copilot"]["protected"] is False
+        assert after["opencode"]["protected"] is False
         assert {h["timeout"] for h in after["gemini"]["hooks"]} == {600}
 
     def test_a_changed_hook_is_untrusted_until_setup_runs_again(

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -17,8 +16,10 @@ from typing import Any
 import harnesses
 import pexpect
 import pytest
+import wispinstall
 
-WISP = Path(sys.executable).parent / "wisp"
+# This clone's wisp installed as a person installs it, out of the tree (conftest.py builds it).
+WISP = wispinstall.WISP
 WAIT_S = 60.0
 
 
@@ -83,20 +84,42 @@ def wait_for(condition: Callable[[], Any], timeout: float, what: str) -> Any:
         time.sleep(0.05)
 
 
-def installed(name: str) -> Path:
-    """Harness *name*'s binary, or a skip saying why it is not there."""
-    found = harnesses.binary(name)
+def installed(which: str | harnesses.Pin) -> Path:
+    """The binary of *which* (a pin, or a harness's name: its floor), or a skip saying why it
+    is not there."""
+    found = harnesses.binary(which)
     if isinstance(found, str):
         pytest.skip(found)
     return found
 
 
-def wisp_hooks(world: World, wait: int = 60) -> dict[str, object]:
-    """The hooks block `wisp hook claude-code --print-settings` prints (unattended: a
-    timeout denies)."""
-    printed = world.wisp(
-        "hook", "claude-code", "--print-settings", "--wait", str(wait), "--on-timeout", "deny"
+def as_user(
+    world: World, which: str | harnesses.Pin, *args: str
+) -> subprocess.CompletedProcess[str]:
+    """`wisp ARGS` as the person runs it (no terminal): in the world's home and project, the
+    harness (*which*'s version) first on PATH."""
+    pin = harnesses.pins()[which] if isinstance(which, str) else which
+    where = installed(pin).parent
+    env = harnesses.base_env(world.home, world.wisp_home) | {
+        "CODEX_HOME": str(world.home / ".codex"),
+        "PATH": f"{where}:{os.environ.get('PATH', '/usr/bin:/bin')}",
+    }
+    return subprocess.run(
+        [str(WISP), *args],
+        env=env,
+        cwd=world.cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
     )
-    assert printed.returncode == 0, printed.stderr
-    hooks: dict[str, object] = json.loads(printed.stdout)["hooks"]
-    return hooks
+
+
+def set_up(world: World, which: str | harnesses.Pin) -> subprocess.CompletedProcess[str]:
+    """`wisp agents setup HARNESS` as the person runs it (:func:`as_user`: setup reads the
+    harness's version; Codex's trust is asked of it). Asserts it succeeded, trust and all."""
+    name = which if isinstance(which, str) else which.name
+    done = as_user(world, which, "agents", "setup", name)
+    assert done.returncode == 0, (done.stdout, done.stderr)
+    assert "was not written" not in done.stdout, done.stdout  # Codex's trust
+    return done

@@ -62,6 +62,9 @@ SESSION_END_TIMEOUT_S = 30
 # The tools --print-settings puts in front of the person: shell commands, file changes, web
 # fetches and every MCP server's tools (reads and searches are left to Claude Code's rules).
 SETTINGS_MATCHER = "Bash|Edit|MultiEdit|Write|NotebookEdit|WebFetch|mcp__.*"
+# What Claude Code does with a call whose hook fails, times out or is killed (2.1.295 on; it
+# otherwise runs the call). Earlier versions ignore the key: the guard stands in for it there.
+ON_FAILURE = "block"
 CLIENT = "claude-code"
 SHELL_TOOL = "Bash"  # Claude Code's shell tool: its `command` is asked as a command request
 
@@ -372,8 +375,10 @@ def settings_block(
 ) -> dict[str, Any]:
     """The `hooks` block of Claude Code's settings.json that puts this wisp in front of its
     tools: PreToolUse for SETTINGS_MATCHER, and SessionEnd to forget a session's grants.
-    Claude Code (2.1.197) has no setting to fail closed when a hook dies, so the command is
-    wisp's guard around `wisp hook claude-code`."""
+    Claude Code runs a call whose hook dies (2.1.197 has no setting against it), so the
+    command is wisp's guard around `wisp hook claude-code`; beside it, `onFailure: "block"`
+    (Claude Code 2.1.295 on: a hook that fails or is killed blocks the call; 2.1.197 ignores
+    the key)."""
     import math
     import shlex
 
@@ -387,7 +392,14 @@ def settings_block(
             HookEvent.PRE_TOOL_USE.value: [
                 {
                     "matcher": SETTINGS_MATCHER,
-                    "hooks": [{"type": "command", "command": command, "timeout": timeout}],
+                    "hooks": [
+                        {
+                            "type": "command",
+                            "command": command,
+                            "timeout": timeout,
+                            "onFailure": ON_FAILURE,
+                        }
+                    ],
                 }
             ],
             HookEvent.SESSION_END.value: [

@@ -52,9 +52,12 @@ def claude_rules(home: Path, user_home: Path) -> list[str]:
 # away from the next session (a project's settings outrank the user's, and its hooks run
 # outside the sandbox): the user's file (where Claude Code reads it and setup writes it:
 # `$CLAUDE_CONFIG_DIR/settings.json`, by default this one under the user's home), and the
-# working directory's `.claude` folder.
+# working directory's. By name, never the folder (`./.claude`, `Edit(./.claude/**)`): Claude
+# Code 2.1.197 then masks paths under a folder it has made read-only, and its bubblewrap
+# cannot start ("Can't create file at …/.claude: Is a directory"): no command ran at all
+# (2.1.332's starts).
 CLAUDE_USER_SETTINGS = Path(".claude") / "settings.json"
-CLAUDE_PROJECT_SETTINGS = "./.claude"
+CLAUDE_PROJECT_SETTINGS = ("./.claude/settings.json", "./.claude/settings.local.json")
 
 
 def claude_code_block(home: Path, user_home: Path, settings: Path | None = None) -> dict[str, Any]:
@@ -63,7 +66,7 @@ def claude_code_block(home: Path, user_home: Path, settings: Path | None = None)
     (*settings*, the user's file setup writes; by default `~/.claude/settings.json`) denied
     for writing."""
     user_settings = settings if settings is not None else user_home / CLAUDE_USER_SETTINGS
-    protected = (claude_path(user_settings, user_home), CLAUDE_PROJECT_SETTINGS)
+    protected = (claude_path(user_settings, user_home), *CLAUDE_PROJECT_SETTINGS)
     guarded = [claude_path(home, user_home), *protected]
     rules = [*claude_rules(home, user_home)]
     for spelled in protected:
