@@ -149,6 +149,15 @@ async def approve_then_history(app: WispTui, pilot: Any, request_id: str, key: s
     return screen
 
 
+async def drawn(pilot: Any, dialog: Any, words: str) -> str:
+    """The dialog's "more" line once it says *words*: it is drawn after the dialog's first
+    refresh (and a refused approval's, after the next), so it is waited for, never read at
+    once (under load it was read still empty)."""
+    more = dialog.query_one("#more")
+    said = await until(pilot, lambda: words in (text := str(more.render())) and text, words)
+    return str(said)
+
+
 def screen_text(app: WispTui) -> list[str]:
     """The screen's lines as textual's compositor paints them (what a terminal would show)."""
     return [strip.text for strip in app.screen._compositor.render_strips()]
@@ -598,11 +607,11 @@ class TestLongRequests:
 
         async def body(app: WispTui, pilot: Any) -> None:
             dialog, scroll = await open_long(app, pilot, request.id, CommandDialog)
-            assert "more below" in str(dialog.query_one("#more").render())
+            await drawn(pilot, dialog, "more below")
             for key in ("y", "s", "p", "a"):
                 await pilot.press(key)
                 assert app.screen is dialog, key
-            assert "not yet: scroll to the end" in str(dialog.query_one("#more").render())
+            await drawn(pilot, dialog, "not yet: scroll to the end")
             assert channel.status(request.id).state is State.FILED
             shown = str(dialog.query_one("#request").render())
             assert "; rm -rf ~" in shown.replace("\n", "")
@@ -680,10 +689,10 @@ class TestLongRequests:
 
         async def body(app: WispTui, pilot: Any) -> None:
             dialog, _scroll = await open_long(app, pilot, request.id, FactDialog)
-            more = str(dialog.query_one("#more").render())
-            assert "before keeping it (k)" in more and "yes" not in more
+            more = await drawn(pilot, dialog, "before keeping it (k)")
+            assert "yes" not in more
             await pilot.press("k")
-            refused = str(dialog.query_one("#more").render())
+            refused = await drawn(pilot, dialog, "not yet: scroll to the end")
             assert "before keeping it (k)" in refused and "approved" not in refused
 
         tui(home, body, size=(80, 20))
@@ -697,8 +706,8 @@ class TestLongRequests:
 
         async def body(app: WispTui, pilot: Any) -> None:
             dialog, _scroll = await open_long(app, pilot, request.id, QuestionDialog)
-            more = str(dialog.query_one("#more").render())
-            assert "more below" in more and "approv" not in more, more
+            more = await drawn(pilot, dialog, "more below")
+            assert "approv" not in more, more
 
         tui(home, body, size=(40, 15))
 
@@ -725,8 +734,8 @@ class TestLongRequests:
         async def body(app: WispTui, pilot: Any) -> None:
             await select(app, pilot, request.id)
             pane = app.screen.query_one("#detail")
-            text = str(pane.render())
-            assert "more characters: Enter shows the whole request" in text
+            marker = "more characters: Enter shows the whole request"
+            text = await until(pilot, lambda: marker in (shown := str(pane.render())) and shown)
             assert "rm -rf" not in text  # cut, and said so
             assert request.id in text or "cut here: Enter shows it whole" in text
             assert len(text.splitlines()) <= 10
@@ -1226,9 +1235,9 @@ class TestHelp:
         async def body(app: WispTui, pilot: Any) -> None:
             await pilot.press(key)
             await until(pilot, lambda: type(app.screen).__name__ == "HelpScreen", "help")
-            text = "\n".join(screen_text(app))
-            for words in ("Enter", "answer", "history", "quit", "k (keep)"):
-                assert words in text, words
+            # Painted after the screen is pushed: waited for (under load it was read blank).
+            words = ("Enter", "answer", "history", "quit", "k (keep)")
+            await until(pilot, lambda: all(w in "\n".join(screen_text(app)) for w in words))
             await pilot.press("escape")
             await until(pilot, lambda: type(app.screen).__name__ == "RequestsScreen", "back")
 

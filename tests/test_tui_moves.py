@@ -103,11 +103,12 @@ class TestFactDialogSaysWhatItContradicts:
             async def body(app: WispTui, pilot: Any) -> None:
                 await select(app, pilot, request.id)
                 await pilot.press("enter")
-                dialog = await until(pilot, lambda: isinstance(app.screen, FactDialog))
-                assert dialog
-                text = "\n".join(screen_text(app))
-                assert "differs" in text, text
-                assert f"you keep release codename = RED KITE ({kept.id})" in text, text
+                await until(pilot, lambda: isinstance(app.screen, FactDialog), "the dialog")
+                # The dialog is painted after it is pushed: its text is waited for, not read
+                # at once (under load it was read before it was drawn).
+                differs = f"you keep release codename = RED KITE ({kept.id})"
+                await until(pilot, lambda: differs in "\n".join(screen_text(app)), differs)
+                assert "differs" in "\n".join(screen_text(app))
 
             tui(home, body, size=(100, 30))
 
