@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 from helpers import Asker as AskerProcess
-from helpers import command, fact, in_terminal, question, remove_tree, wisp_command
+from helpers import command, fact, in_terminal, question, remove_tree, tool, wisp_command
 from relayproc import with_terminal, write_config
 from textual.widgets import DataTable
 
@@ -205,6 +205,28 @@ class TestMainView:
             assert "Which environment?" in detail and requests[2].id in detail
 
         tui(home, body)
+
+    @pytest.mark.parametrize("width", [80, 40])
+    def test_a_tool_rows_path_is_cut_in_its_middle(
+        self, home: Path, channel: Channel, server: ServerLock, width: int
+    ) -> None:
+        """An Edit's row keeps the file's name, the part that tells one file from another:
+        a long path is cut in its middle (`Edit /home/newbie/…/app/main.py`), never at its
+        end (`Edit /home/newbie/src/app/mai…`); a short one is shown whole."""
+        deep = "/home/newbie/src/" + "nested/" * 12 + "app/main.py"
+        short, long = tool(server, "/srv/shop/a.py"), tool(server, deep)
+        for request in (short, long):
+            channel.file(request)
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            await until(pilot, lambda: app._table().row_count == 2)
+            assert cells(app, short.id)[2] == "Edit /srv/shop/a.py"
+            asked = cells(app, long.id)[2]
+            column = next(w for key, _label, w in app._columns() if key == "asked")
+            assert asked.startswith("Edit /h") and asked.endswith("/main.py"), asked
+            assert "…" in asked and len(asked) == column, (asked, column)
+
+        tui(home, body, size=(width, 24))
 
     def test_hostile_text_is_shown_visibly(
         self, home: Path, channel: Channel, server: ServerLock

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pending import Decision, Kind, Scope
 from wisp._entry import EntryPoint
+from wisp._text import cut_path, visible
 from wisp.kinds._view import Answering, KindView, Rows
 
 if TYPE_CHECKING:  # the records are the channel's; a view only reads them
@@ -28,6 +29,8 @@ DIFF_FILE_MAX_BYTES = 512 * 1024
 DIFF_CONTEXT_LINES = 3
 EDIT_TOOLS = frozenset({"Edit", "MultiEdit"})
 PATH_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit", "Read"})
+# Fewer characters than this left for a path beside its tool, and the row is cut at its end.
+PATH_SHOWN_MIN = 8
 TOOL_SCOPES_LINE = "SCOPE (--as): once (the default), session, project or always"
 
 
@@ -86,7 +89,10 @@ def edit_diff(tool: str, tool_input: Mapping[str, Any]) -> list[str] | None:
             break
         after = after.replace(old, new) if replace_all else after.replace(old, new, 1)
     if before is not None and after is not None:
-        return _unified(before, after, f"a{path}", f"b{path}")
+        # git's a/ and b/ stand before a path relative to the repository; an absolute path
+        # (as agents send) is named as it is, as `diff -u` names it, never `a/home/…`.
+        old_name, new_name = (path, path) if path.startswith("/") else (f"a/{path}", f"b/{path}")
+        return _unified(before, after, old_name, new_name)
     lines = []
     for old, new, _ in edits:  # the file is not readable as it is: the edits alone
         lines += _unified(old, new, f"{path} (old text)", f"{path} (new text)")
@@ -166,6 +172,16 @@ class ToolView(KindView):
 
             target = json.dumps(binding.input, sort_keys=True, ensure_ascii=False)
         return f"{binding.tool} {target}"
+
+    def asked_within(self, binding: ToolBinding, limit: int) -> str:
+        """The tool and the file it is on, the path cut in its middle so the file's name
+        stays (`Edit /home/you/…/app/main.py`, never `Edit /home/you/src/app/mai…`); any
+        other call as every kind's, cut at its end."""
+        path = self._target(binding) if binding.tool in PATH_TOOLS else None
+        head = visible(binding.tool) + " "
+        if path is None or limit - len(head) < PATH_SHOWN_MIN:
+            return super().asked_within(binding, limit)
+        return head + cut_path(path, limit - len(head))
 
     @staticmethod
     def _target(binding: ToolBinding) -> str | None:

@@ -59,7 +59,7 @@ from wisp.tui._model import (
     Waiting,
     age,
     age_changes_in,
-    asked,
+    asked_within,
     countdown_changes_in,
     describe,
     detail,
@@ -631,7 +631,7 @@ class WispTui(App[None]):
             elif key == "age":
                 text = age(item.filed_at, now)
             elif key == "asked":
-                text = one_line(asked(item), width)
+                text = asked_within(item, width)
             elif key == "by":
                 text = one_line(who(item, short=True), width)
             elif key == "host":

@@ -158,6 +158,15 @@ def asked(item: Waiting) -> str:
     return visible(view(item.kind).asked(found))
 
 
+def asked_within(item: Waiting, limit: int) -> str:
+    """What is asked, visible, in at most *limit* characters for the table, cut where its
+    kind's view cuts it (a tool call's path in its middle, so the file's name stays)."""
+    found = binding(item)
+    if found is None:
+        return one_line(asked(item), limit)
+    return view(item.kind).asked_within(found, limit)
+
+
 def who(item: Waiting, *, short: bool = False) -> str:
     """Who asks: the asking program and its pid (`short`: without the word, for the table)."""
     asker = item.asker
