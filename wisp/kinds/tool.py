@@ -135,6 +135,27 @@ def _text_field(tool_input: Mapping[str, Any], key: str) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def target_of(tool: str, tool_input: Mapping[str, Any]) -> str | None:
+    """What a call is on, where its tool names one: a file's path, a URL."""
+    if tool in PATH_TOOLS:
+        return _text_field(tool_input, "file_path") or _text_field(tool_input, "notebook_path")
+    if tool == "WebFetch":
+        return _text_field(tool_input, "url")
+    return None
+
+
+def call_line(tool: str, tool_input: Mapping[str, Any]) -> str:
+    """A tool call in one line, whole: its tool and what it is on (`Edit /srv/app/main.py`,
+    `WebFetch https://…`), or, for a tool that names nothing, its input as compact JSON,
+    keys sorted (not yet made visible)."""
+    target = target_of(tool, tool_input)
+    if target is None:
+        import json  # here: a listing with nothing of this kind to show never loads it
+
+        target = json.dumps(tool_input, sort_keys=True, ensure_ascii=False)
+    return f"{tool} {target}"
+
+
 class ToolView(KindView):
     kind = Kind.TOOL
     group = "tools"
@@ -166,12 +187,7 @@ class ToolView(KindView):
     }
 
     def asked(self, binding: ToolBinding) -> str:
-        target = self._target(binding)
-        if target is None:
-            import json  # here: a listing with nothing of this kind to show never loads it
-
-            target = json.dumps(binding.input, sort_keys=True, ensure_ascii=False)
-        return f"{binding.tool} {target}"
+        return call_line(binding.tool, binding.input)
 
     def asked_within(self, binding: ToolBinding, limit: int) -> str:
         """The tool and the file it is on, the path cut in its middle so the file's name
@@ -185,14 +201,7 @@ class ToolView(KindView):
 
     @staticmethod
     def _target(binding: ToolBinding) -> str | None:
-        """What the call is on, where its tool names one: a file's path, a URL."""
-        if binding.tool in PATH_TOOLS:
-            return _text_field(binding.input, "file_path") or _text_field(
-                binding.input, "notebook_path"
-            )
-        if binding.tool == "WebFetch":
-            return _text_field(binding.input, "url")
-        return None
+        return target_of(binding.tool, binding.input)
 
     def _shown(self, binding: ToolBinding, limit: int | None) -> Rows:
         """What the call does, for a person to judge: a diff, a file's content, a URL's
