@@ -484,7 +484,8 @@ class TestDialogs:
             await pilot.press("enter")
             assert isinstance(app.screen, QuestionDialog)
             await pilot.press("2")
-            await until(pilot, lambda: said(app, f'answered "production" ({picked.id})'))
+            # Which option the number picked, as `wisp questions answer ID 2` says it.
+            await until(pilot, lambda: said(app, f'answered "production" (option 2) ({picked.id})'))
             await select(app, pilot, typed.id)
             await pilot.press("enter", "enter")  # empty: nothing is sent
             assert isinstance(app.screen, QuestionDialog)
