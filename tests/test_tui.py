@@ -634,7 +634,7 @@ class TestLongRequests:
             for key in ("y", "s", "p", "a"):
                 await pilot.press(key)
                 assert app.screen is dialog, key
-            await drawn(pilot, dialog, "not yet: scroll to the end")
+            await drawn(pilot, dialog, "not yet: ")
             assert channel.status(request.id).state is State.FILED
             shown = str(dialog.query_one("#request").render())
             assert "; rm -rf ~" in shown.replace("\n", "")
@@ -647,6 +647,38 @@ class TestLongRequests:
 
         tui(home, body, size=size)
         answer = channel.status(request.id).answer
+        assert answer is not None and answer.decision == "once"
+
+    def test_a_one_line_command_at_40_by_15_needs_no_scrolling(
+        self, home: Path, asker: Asker, channel: Channel
+    ) -> None:
+        """At 40x15 a long command must still be scrolled through before y is taken (the
+        control), and its "more below" takes one line; a one-line `make deploy` fits its
+        dialog whole — down to its ID, nothing to scroll — and y approves it at once."""
+        gate = ApprovalGate(asker, timeout_s=60)
+        long, short = gate.file(LONG_COMMAND, "/srv/shop"), gate.file("make deploy", "/srv/shop")
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            dialog, _scroll = await open_long(app, pilot, long.id, CommandDialog)
+            more = await drawn(pilot, dialog, "more below")
+            assert len(more.splitlines()) == 1 and len(more) <= 36, more
+            await pilot.press("y")
+            await drawn(pilot, dialog, "not yet")
+            assert app.screen is dialog
+            await pilot.press("escape")
+            await select(app, pilot, short.id)
+            await pilot.press("enter")
+            dialog = await until(
+                pilot, lambda: isinstance(app.screen, CommandDialog) and app.screen
+            )
+            scroll = dialog.query_one("#scroll")
+            await until(pilot, lambda: short.id in "\n".join(screen_text(app)), "its ID")
+            assert scroll.max_scroll_y == 0 and not dialog.query_one("#more").display
+            await pilot.press("y")
+            await until(pilot, lambda: said(app, f"approved once ({short.id})"), "approved")
+
+        tui(home, body, size=(40, 15))
+        answer = channel.status(short.id).answer
         assert answer is not None and answer.decision == "once"
 
     @staticmethod
