@@ -228,6 +228,32 @@ class TestMainView:
 
         tui(home, body, size=(width, 24))
 
+    def test_a_long_value_in_the_detail_pane_wraps_in_its_column(
+        self, home: Path, channel: Channel, server: ServerLock
+    ) -> None:
+        """At 40 columns a command longer than its line goes on below its first line, in the
+        values' column (11 columns in), never under the labels; a short one takes one line
+        (the control)."""
+        words = "make deploy ENV=production REGION=eu-west-1"
+        short, long = command(server, "make deploy"), command(server, words)
+        for request in (short, long):
+            channel.file(request)
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            pane = app.screen.query_one("#detail")
+            await select(app, pilot, short.id)
+            await until(pilot, lambda: "make deploy\n" in str(pane.render()), "one line")
+            await select(app, pilot, long.id)
+            await until(pilot, lambda: "REGION" in str(pane.render()), "the long one")
+            lines = str(pane.render()).splitlines()
+            first = next(n for n, line in enumerate(lines) if line.startswith("  command  "))
+            rest = lines[first + 1 : lines.index(next(x for x in lines if "in  /" in x))]
+            assert rest and all(line.startswith(" " * 11) and line[11] != " " for line in rest)
+            shown = " ".join(line[11:].strip() for line in (lines[first], *rest))
+            assert shown == words, lines
+
+        tui(home, body, size=(40, 24))
+
     def test_hostile_text_is_shown_visibly(
         self, home: Path, channel: Channel, server: ServerLock
     ) -> None:
@@ -790,7 +816,10 @@ class TestLongRequests:
             await select(app, pilot, request.id)
             pane = app.screen.query_one("#detail")
             marker = "more characters: Enter shows the whole request"
-            text = await until(pilot, lambda: marker in (shown := str(pane.render())) and shown)
+            # Read as words: at 40 columns the marker wraps in the values' column.
+            text = await until(
+                pilot, lambda: marker in " ".join((shown := str(pane.render())).split()) and shown
+            )
             assert "rm -rf" not in text  # cut, and said so
             assert request.id in text or "cut here: Enter shows it whole" in text
             assert len(text.splitlines()) <= 10

@@ -91,11 +91,6 @@ def run(hosts: Sequence[str], relay_command: str | None = None) -> int:
     missing = _missing_library()
     if missing is not None:
         raise TuiError(_needs_textual(missing))
-    # Refused before anything starts: without a terminal it would hang, writing escape
-    # sequences (issue 59).
-    why = no_terminal(sys.stdin, sys.__stderr__)
-    if why is not None:
-        raise TuiError(why)
     try:
         links = [Link(host=LOCAL, argv=local_argv())]
         links += [
@@ -103,6 +98,11 @@ def run(hosts: Sequence[str], relay_command: str | None = None) -> int:
         ]
     except LinkError as exc:
         raise TuiError(str(exc)) from None
+    # Refused before anything starts (a Link is only its command until spawned): without a
+    # terminal it would hang, writing escape sequences (issue 59).
+    why = no_terminal(sys.stdin, sys.__stderr__)
+    if why is not None:
+        raise TuiError(why)
     sequence = notify_sequence(os.environ)
     # The relays start now, before the UI library loads: the two start-ups overlap.
     hello = hello_line(notify=sequence is not None)

@@ -850,23 +850,23 @@ class WispTui(App[None]):
             return
         width = max(20, (pane.size.width or self.size.width) - 2)  # its padding
         cap = max(20, (width - DETAIL_LABEL) * DETAIL_VALUE_LINES)
-        out = Text()
+        lines: list[Text] = []
         for label, value in detail(item, datetime.now(UTC)):
-            out.append(f"{label:>9}  ", style="bold")
+            text = Text(value)
             if len(value) > cap:
                 kept = max(8, cap - len(CUT_MARK.format(n=f"{len(value):,}")))
-                out.append(value[:kept])
-                out.append(CUT_MARK.format(n=f"{len(value) - kept:,}") + "\n", style="bold reverse")
-            else:
-                out.append(value + "\n")
-        out.rstrip()
+                text = Text(value[:kept])
+                text.append(CUT_MARK.format(n=f"{len(value) - kept:,}"), style="bold reverse")
+            # A value wraps in its own column, under its first line, never under the labels.
+            wrapped = list(text.wrap(self.console, max(1, width - DETAIL_LABEL))) or [Text()]
+            for n, part in enumerate(wrapped):
+                head = Text(f"{label:>9}  ", style="bold") if n == 0 else Text(" " * DETAIL_LABEL)
+                lines.append(head + part)
         most = self._detail_lines()
         pane.styles.max_height = most + 1  # and its border
-        lines = out.wrap(self.console, width)
         if len(lines) > most:  # a narrow or short screen: cut the whole, and say so
-            out = Text("\n").join(lines[: most - 1])
-            out.append("\n… cut here: Enter shows it whole", style="bold reverse")
-        pane.update(out)
+            lines = [*lines[: most - 1], Text("… cut here: Enter shows it whole", "bold reverse")]
+        pane.update(Text("\n").join(lines))
 
     def _detail_lines(self) -> int:
         """The detail pane's lines: DETAIL_MAX_LINES, fewer on a screen too short to keep
