@@ -1373,6 +1373,35 @@ class TestNotify:
         app = tui(home, body, notify="osc9")
         assert app.hello().notify
 
+    def test_the_asker_announces_its_request_beside_the_tui(
+        self, home: Path, channel: Channel
+    ) -> None:
+        """With the TUI's notify declared, a request is announced twice, as docs/faces.md
+        says: the asker posts its own through its routes (nothing a relay says silences
+        it), and the relay sends the TUI its `host` line, each counted by its own process."""
+        # The asker's own routes, in an environment that offers none (no terminal, tmux or
+        # session bus: nothing is shown on this machine): it tries, and audits that it did.
+        announcing = Notifier(
+            home, settings={}, environ={}, tty_path=str(home / "no-tty"), platform="linux"
+        )
+        with Asker(channel, entry_point="approvals", client="agent", notifier=announcing) as ask:
+            gate = ApprovalGate(ask, timeout_s=60)
+            filed: list[str] = []
+
+            async def body(app: WispTui, pilot: Any) -> None:
+                filed.append(gate.file("make deploy", "/srv").id)
+                await until(pilot, lambda: app.posted, "the TUI's notification")
+
+            tui(home, body, notify="osc9")
+        records = [
+            json.loads(line) for line in (home / "logs" / "audit.jsonl").read_text().splitlines()
+        ]
+        about = [r for r in records if r["event"] == "notification" and r.get("id") == filed[0]]
+        relay = [r for r in about if r["entryPoint"] == "tui"]
+        own = [r for r in about if r["entryPoint"] != "tui"]
+        assert len(relay) == 1 and relay[0]["route"] == "host", about
+        assert len(own) == 1 and own[0]["source"] == "approval", about
+
     def test_which_terminals_get_notify(self) -> None:
         """notify is declared only where the terminal posts for a sequence, never in tmux."""
         assert notify_sequence({"TERM_PROGRAM": "ghostty"}) == "osc9"
