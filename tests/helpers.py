@@ -107,17 +107,18 @@ def question(lock: ServerLock, options: tuple[str, ...] | None = None, **kw: Any
     )
 
 
-def tool(lock: ServerLock, **kw: Any) -> Request:
+def tool(lock: ServerLock, path: str = "/srv/shop/a.py", **kw: Any) -> Request:
+    """An Edit of the file at *path*."""
     return make_request(
         kind=Kind.TOOL,
         binding=ToolBinding(
             tool="Edit",
-            input={"file_path": "/srv/shop/a.py", "old_string": "1", "new_string": "2"},
+            input={"file_path": path, "old_string": "1", "new_string": "2"},
             cwd="/srv/shop",
             thread="c1",
         ),
         title="wisp: allow a tool call?",
-        body="Edit /srv/shop/a.py",
+        body=f"Edit {path}",
         server=lock.record(client="test", thread="c1", entry_point="hook"),
         **kw,
     )

@@ -166,7 +166,7 @@ class TestPreToolUse:
         request_id = waiting(home, Kind.TOOL)
         shown = run_wisp("show", request_id, env={"COLUMNS": "400"})
         assert shown.returncode == 0, shown.stderr
-        for line in (f"--- a{target}", f"+++ b{target}", "@@ -1,3 +1,3 @@", "-original text"):
+        for line in (f"--- {target}", f"+++ {target}", "@@ -1,3 +1,3 @@", "-original text"):
             assert line in shown.stdout
         assert f"wisp tools approve {request_id}" in shown.stdout
         code, _ = in_terminal("tools", "approve", request_id)

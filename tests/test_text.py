@@ -5,10 +5,11 @@ from __future__ import annotations
 import sys
 import unicodedata
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from wisp._text import _BLANK, _BLANK_RE, one_line, visible
+from wisp._text import _BLANK, _BLANK_RE, cut_path, one_line, visible
 
 HIDDEN = {"Cc", "Cf", "Zl", "Zp", "Co", "Cs", "Cn"}
 
@@ -78,3 +79,25 @@ class TestVisible:
         """one_line never exceeds its limit and stays safe."""
         shown = one_line(text, limit)
         assert len(shown) <= limit and shown_safely(shown)
+
+
+class TestCutPath:
+    @pytest.mark.parametrize(
+        ("path", "limit", "shown"),
+        [
+            ("/srv/a.py", 20, "/srv/a.py"),
+            ("/home/newbie/src/app/main.py", 20, "/home/n…/app/main.py"),
+            ("/home/newbie/src/app/main.py", 12, "/ho…/main.py"),
+            ("/srv/" + "x" * 30 + ".py", 12, "/…xxxxxxx.py"),
+        ],
+    )
+    def test_the_file_name_stays(self, path: str, limit: int, shown: str) -> None:
+        """A path that fits is whole; a longer one is cut in its middle, keeping its end
+        (the file's name whole where it leaves a character before the ellipsis)."""
+        assert cut_path(path, limit) == shown
+
+    @given(st.text(max_size=80), st.integers(min_value=1, max_value=60))
+    def test_bounded_and_visible(self, path: str, limit: int) -> None:
+        """Never longer than its limit, and nothing hidden gets through."""
+        shown = cut_path(path, limit)
+        assert len(shown) <= limit and shown == visible(shown)

@@ -82,14 +82,24 @@ class TestToolView:
             "Edit", {"file_path": str(target), "old_string": "y = 2", "new_string": "y = 3"}
         )
         assert diff == [
-            f"--- a{target}",
-            f"+++ b{target}",
+            f"--- {target}",
+            f"+++ {target}",
             "@@ -1,3 +1,3 @@",
             " x = 1",
             "-y = 2",
             "+y = 3",
             " z = 3",
         ]
+
+    def test_a_relative_path_takes_gits_a_and_b(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """git's `a/` and `b/` go before a relative path (an absolute one is named as it is,
+        above: never `--- a/home/…`)."""
+        monkeypatch.chdir(tmp_path)
+        (tmp_path / "a.py").write_text("x = 1\n")
+        diff = edit_diff("Edit", {"file_path": "a.py", "old_string": "1", "new_string": "2"})
+        assert diff is not None and diff[:2] == ["--- a/a.py", "+++ b/a.py"]
 
     def test_a_multiedit_applies_its_edits_in_order(self, tmp_path: Path) -> None:
         """A MultiEdit's edits are made one after another, replace_all honoured."""

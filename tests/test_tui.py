@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 from helpers import Asker as AskerProcess
-from helpers import command, fact, in_terminal, question, remove_tree, wisp_command
+from helpers import command, fact, in_terminal, question, remove_tree, tool, wisp_command
 from relayproc import with_terminal, write_config
 from textual.widgets import DataTable
 
@@ -149,6 +149,15 @@ async def approve_then_history(app: WispTui, pilot: Any, request_id: str, key: s
     return screen
 
 
+async def drawn(pilot: Any, dialog: Any, words: str) -> str:
+    """The dialog's "more" line once it says *words*: it is drawn after the dialog's first
+    refresh (and a refused approval's, after the next), so it is waited for, never read at
+    once (under load it was read still empty)."""
+    more = dialog.query_one("#more")
+    said = await until(pilot, lambda: words in (text := str(more.render())) and text, words)
+    return str(said)
+
+
 def screen_text(app: WispTui) -> list[str]:
     """The screen's lines as textual's compositor paints them (what a terminal would show)."""
     return [strip.text for strip in app.screen._compositor.render_strips()]
@@ -196,6 +205,54 @@ class TestMainView:
             assert "Which environment?" in detail and requests[2].id in detail
 
         tui(home, body)
+
+    @pytest.mark.parametrize("width", [80, 40])
+    def test_a_tool_rows_path_is_cut_in_its_middle(
+        self, home: Path, channel: Channel, server: ServerLock, width: int
+    ) -> None:
+        """An Edit's row keeps the file's name, the part that tells one file from another:
+        a long path is cut in its middle (`Edit /home/newbie/…/app/main.py`), never at its
+        end (`Edit /home/newbie/src/app/mai…`); a short one is shown whole."""
+        deep = "/home/newbie/src/" + "nested/" * 12 + "app/main.py"
+        short, long = tool(server, "/srv/shop/a.py"), tool(server, deep)
+        for request in (short, long):
+            channel.file(request)
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            await until(pilot, lambda: app._table().row_count == 2)
+            assert cells(app, short.id)[2] == "Edit /srv/shop/a.py"
+            asked = cells(app, long.id)[2]
+            column = next(w for key, _label, w in app._columns() if key == "asked")
+            assert asked.startswith("Edit /h") and asked.endswith("/main.py"), asked
+            assert "…" in asked and len(asked) == column, (asked, column)
+
+        tui(home, body, size=(width, 24))
+
+    def test_a_long_value_in_the_detail_pane_wraps_in_its_column(
+        self, home: Path, channel: Channel, server: ServerLock
+    ) -> None:
+        """At 40 columns a command longer than its line goes on below its first line, in the
+        values' column (11 columns in), never under the labels; a short one takes one line
+        (the control)."""
+        words = "make deploy ENV=production REGION=eu-west-1"
+        short, long = command(server, "make deploy"), command(server, words)
+        for request in (short, long):
+            channel.file(request)
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            pane = app.screen.query_one("#detail")
+            await select(app, pilot, short.id)
+            await until(pilot, lambda: "make deploy\n" in str(pane.render()), "one line")
+            await select(app, pilot, long.id)
+            await until(pilot, lambda: "REGION" in str(pane.render()), "the long one")
+            lines = str(pane.render()).splitlines()
+            first = next(n for n, line in enumerate(lines) if line.startswith("  command  "))
+            rest = lines[first + 1 : lines.index(next(x for x in lines if "in  /" in x))]
+            assert rest and all(line.startswith(" " * 11) and line[11] != " " for line in rest)
+            shown = " ".join(line[11:].strip() for line in (lines[first], *rest))
+            assert shown == words, lines
+
+        tui(home, body, size=(40, 24))
 
     def test_hostile_text_is_shown_visibly(
         self, home: Path, channel: Channel, server: ServerLock
@@ -453,7 +510,8 @@ class TestDialogs:
             await pilot.press("enter")
             assert isinstance(app.screen, QuestionDialog)
             await pilot.press("2")
-            await until(pilot, lambda: said(app, f'answered "production" ({picked.id})'))
+            # Which option the number picked, as `wisp questions answer ID 2` says it.
+            await until(pilot, lambda: said(app, f'answered "production" (option 2) ({picked.id})'))
             await select(app, pilot, typed.id)
             await pilot.press("enter", "enter")  # empty: nothing is sent
             assert isinstance(app.screen, QuestionDialog)
@@ -598,11 +656,11 @@ class TestLongRequests:
 
         async def body(app: WispTui, pilot: Any) -> None:
             dialog, scroll = await open_long(app, pilot, request.id, CommandDialog)
-            assert "more below" in str(dialog.query_one("#more").render())
+            await drawn(pilot, dialog, "more below")
             for key in ("y", "s", "p", "a"):
                 await pilot.press(key)
                 assert app.screen is dialog, key
-            assert "not yet: scroll to the end" in str(dialog.query_one("#more").render())
+            await drawn(pilot, dialog, "not yet: ")
             assert channel.status(request.id).state is State.FILED
             shown = str(dialog.query_one("#request").render())
             assert "; rm -rf ~" in shown.replace("\n", "")
@@ -615,6 +673,38 @@ class TestLongRequests:
 
         tui(home, body, size=size)
         answer = channel.status(request.id).answer
+        assert answer is not None and answer.decision == "once"
+
+    def test_a_one_line_command_at_40_by_15_needs_no_scrolling(
+        self, home: Path, asker: Asker, channel: Channel
+    ) -> None:
+        """At 40x15 a long command must still be scrolled through before y is taken (the
+        control), and its "more below" takes one line; a one-line `make deploy` fits its
+        dialog whole — down to its ID, nothing to scroll — and y approves it at once."""
+        gate = ApprovalGate(asker, timeout_s=60)
+        long, short = gate.file(LONG_COMMAND, "/srv/shop"), gate.file("make deploy", "/srv/shop")
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            dialog, _scroll = await open_long(app, pilot, long.id, CommandDialog)
+            more = await drawn(pilot, dialog, "more below")
+            assert len(more.splitlines()) == 1 and len(more) <= 36, more
+            await pilot.press("y")
+            await drawn(pilot, dialog, "not yet")
+            assert app.screen is dialog
+            await pilot.press("escape")
+            await select(app, pilot, short.id)
+            await pilot.press("enter")
+            dialog = await until(
+                pilot, lambda: isinstance(app.screen, CommandDialog) and app.screen
+            )
+            scroll = dialog.query_one("#scroll")
+            await until(pilot, lambda: short.id in "\n".join(screen_text(app)), "its ID")
+            assert scroll.max_scroll_y == 0 and not dialog.query_one("#more").display
+            await pilot.press("y")
+            await until(pilot, lambda: said(app, f"approved once ({short.id})"), "approved")
+
+        tui(home, body, size=(40, 15))
+        answer = channel.status(short.id).answer
         assert answer is not None and answer.decision == "once"
 
     @staticmethod
@@ -680,10 +770,10 @@ class TestLongRequests:
 
         async def body(app: WispTui, pilot: Any) -> None:
             dialog, _scroll = await open_long(app, pilot, request.id, FactDialog)
-            more = str(dialog.query_one("#more").render())
-            assert "before keeping it (k)" in more and "yes" not in more
+            more = await drawn(pilot, dialog, "before keeping it (k)")
+            assert "yes" not in more
             await pilot.press("k")
-            refused = str(dialog.query_one("#more").render())
+            refused = await drawn(pilot, dialog, "not yet: scroll to the end")
             assert "before keeping it (k)" in refused and "approved" not in refused
 
         tui(home, body, size=(80, 20))
@@ -697,8 +787,8 @@ class TestLongRequests:
 
         async def body(app: WispTui, pilot: Any) -> None:
             dialog, _scroll = await open_long(app, pilot, request.id, QuestionDialog)
-            more = str(dialog.query_one("#more").render())
-            assert "more below" in more and "approv" not in more, more
+            more = await drawn(pilot, dialog, "more below")
+            assert "approv" not in more, more
 
         tui(home, body, size=(40, 15))
 
@@ -725,8 +815,11 @@ class TestLongRequests:
         async def body(app: WispTui, pilot: Any) -> None:
             await select(app, pilot, request.id)
             pane = app.screen.query_one("#detail")
-            text = str(pane.render())
-            assert "more characters: Enter shows the whole request" in text
+            marker = "more characters: Enter shows the whole request"
+            # Read as words: at 40 columns the marker wraps in the values' column.
+            text = await until(
+                pilot, lambda: marker in " ".join((shown := str(pane.render())).split()) and shown
+            )
             assert "rm -rf" not in text  # cut, and said so
             assert request.id in text or "cut here: Enter shows it whole" in text
             assert len(text.splitlines()) <= 10
@@ -1226,9 +1319,9 @@ class TestHelp:
         async def body(app: WispTui, pilot: Any) -> None:
             await pilot.press(key)
             await until(pilot, lambda: type(app.screen).__name__ == "HelpScreen", "help")
-            text = "\n".join(screen_text(app))
-            for words in ("Enter", "answer", "history", "quit", "k (keep)"):
-                assert words in text, words
+            # Painted after the screen is pushed: waited for (under load it was read blank).
+            words = ("Enter", "answer", "history", "quit", "k (keep)")
+            await until(pilot, lambda: all(w in "\n".join(screen_text(app)) for w in words))
             await pilot.press("escape")
             await until(pilot, lambda: type(app.screen).__name__ == "RequestsScreen", "back")
 
@@ -1279,6 +1372,35 @@ class TestNotify:
 
         app = tui(home, body, notify="osc9")
         assert app.hello().notify
+
+    def test_the_asker_announces_its_request_beside_the_tui(
+        self, home: Path, channel: Channel
+    ) -> None:
+        """With the TUI's notify declared, a request is announced twice, as docs/faces.md
+        says: the asker posts its own through its routes (nothing a relay says silences
+        it), and the relay sends the TUI its `host` line, each counted by its own process."""
+        # The asker's own routes, in an environment that offers none (no terminal, tmux or
+        # session bus: nothing is shown on this machine): it tries, and audits that it did.
+        announcing = Notifier(
+            home, settings={}, environ={}, tty_path=str(home / "no-tty"), platform="linux"
+        )
+        with Asker(channel, entry_point="approvals", client="agent", notifier=announcing) as ask:
+            gate = ApprovalGate(ask, timeout_s=60)
+            filed: list[str] = []
+
+            async def body(app: WispTui, pilot: Any) -> None:
+                filed.append(gate.file("make deploy", "/srv").id)
+                await until(pilot, lambda: app.posted, "the TUI's notification")
+
+            tui(home, body, notify="osc9")
+        records = [
+            json.loads(line) for line in (home / "logs" / "audit.jsonl").read_text().splitlines()
+        ]
+        about = [r for r in records if r["event"] == "notification" and r.get("id") == filed[0]]
+        relay = [r for r in about if r["entryPoint"] == "tui"]
+        own = [r for r in about if r["entryPoint"] != "tui"]
+        assert len(relay) == 1 and relay[0]["route"] == "host", about
+        assert len(own) == 1 and own[0]["source"] == "approval", about
 
     def test_which_terminals_get_notify(self) -> None:
         """notify is declared only where the terminal posts for a sequence, never in tmux."""

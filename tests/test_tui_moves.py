@@ -9,9 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import Asker as AskerProcess
 from helpers import fact, kept_fact
 from relayproc import write_config
-from test_tui import WispTui, cells, screen_text, select, tui, until
+from test_tui import WispTui, cells, said, screen_text, select, tui, until
 
 from pending import Channel
 from wisp import ApprovalGate, Asker, Notifier
@@ -103,13 +104,43 @@ class TestFactDialogSaysWhatItContradicts:
             async def body(app: WispTui, pilot: Any) -> None:
                 await select(app, pilot, request.id)
                 await pilot.press("enter")
-                dialog = await until(pilot, lambda: isinstance(app.screen, FactDialog))
-                assert dialog
-                text = "\n".join(screen_text(app))
-                assert "differs" in text, text
-                assert f"you keep release codename = RED KITE ({kept.id})" in text, text
+                await until(pilot, lambda: isinstance(app.screen, FactDialog), "the dialog")
+                # The dialog is painted after it is pushed: its text is waited for, not read
+                # at once (under load it was read before it was drawn).
+                differs = f"you keep release codename = RED KITE ({kept.id})"
+                await until(pilot, lambda: differs in "\n".join(screen_text(app)), differs)
+                assert "differs" in "\n".join(screen_text(app))
 
             tui(home, body, size=(100, 30))
+
+
+class TestKeepingAContradictingFact:
+    def test_the_status_line_says_the_clis_note(self, home: Path) -> None:
+        """RED KITE is kept, and two requests to keep BLUE HERON wait (their asker has
+        stopped). Dropping one says nothing of RED KITE (the control); keeping the other
+        ends, as `wisp facts keep` does, with the note that both are kept now and how to
+        forget the one that no longer holds."""
+        kept = kept_fact(home)
+        dead = AskerProcess(home, "fact", "fact")
+        dropped, keeping = dead.filed()
+        dead.kill()
+        note = (
+            f"Note: you also keep release codename = RED KITE ({kept.id}), which says "
+            f"otherwise. If it no longer holds: wisp facts forget {kept.id}"
+        )
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            for request_id, key, word in ((dropped, "d", "dropped"), (keeping, "k", "kept")):
+                await until(pilot, lambda r=request_id: cells(app, r)[-1] == "handed-over")
+                await select(app, pilot, request_id)
+                await pilot.press("enter")
+                await until(pilot, lambda: isinstance(app.screen, FactDialog), "the dialog")
+                await pilot.press(key)
+                await until(pilot, lambda r=request_id, w=word: said(app, f"{w} ({r})"))
+            assert not any(note in m for m in app.messages if f"({dropped})" in m)
+            assert any(note in m for m in app.messages if f"kept ({keeping})" in m), app.messages
+
+        tui(home, body)
 
 
 class TestHelpWhenNarrow:

@@ -11,10 +11,13 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers import Asker as AskerProcess
 from helpers import kept_fact, running
+
+from wisp.audit.writer import AUDIT_FILE, LOGS_DIR
 
 TMUX = shutil.which("tmux")
 SCREEN_WAIT_S = 20.0
@@ -215,3 +218,53 @@ class TestRealTerminal:
         finally:
             asking.kill()
             term.close()
+
+
+class TestWithoutATerminal:
+    REFUSAL_WAIT_S = 30.0  # a refusal is at once; this only bounds a hang
+
+    def refused(self, home: Path, stdin: Any) -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run(
+            [sys.executable, "-m", "wisp", "tui"],
+            stdin=stdin,
+            capture_output=True,
+            env={**os.environ, "WISP_HOME": str(home), "TERM": "xterm-256color"},
+            timeout=self.REFUSAL_WAIT_S,
+        )
+
+    def test_it_refuses_at_once_saying_what_to_do(self, home: Path) -> None:
+        """In a terminal `wisp tui` starts (the control); with no terminal (standard input
+        from /dev/null, its output into pipes) it refuses at once, exit 2, saying it needs a
+        terminal and what to run instead: no escape sequence written, no relay started (the
+        audit log is as the control left it)."""
+        term = Terminal(
+            home.parent / "tmux.sock",
+            [sys.executable, "-m", "wisp", "tui"],
+            {"WISP_HOME": str(home), "TERM": "xterm-256color"},
+        )
+        try:
+            term.wait_for("0 waiting", "q quit")
+        finally:
+            term.close()
+        log = home / LOGS_DIR / AUDIT_FILE
+        before = log.read_bytes()
+        done = self.refused(home, subprocess.DEVNULL)
+        said = " ".join(done.stderr.decode().split())
+        assert done.returncode == 2, said
+        assert "needs a terminal, but its standard input and standard error are not" in said
+        assert "`ssh -t HOST wisp tui`" in said and "`wisp pending`" in said
+        assert b"\x1b" not in done.stdout + done.stderr and "Traceback" not in said
+        assert log.read_bytes() == before
+
+    def test_a_terminal_on_input_alone_is_not_enough(self, home: Path) -> None:
+        """Standard input a terminal (a pty) but standard error a pipe, where textual would
+        draw: refused too, naming standard error."""
+        main, side = os.openpty()
+        try:
+            done = self.refused(home, side)
+        finally:
+            os.close(main)
+            os.close(side)
+        said = " ".join(done.stderr.decode().split())
+        assert done.returncode == 2, said
+        assert "but its standard error is not one" in said

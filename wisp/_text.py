@@ -70,6 +70,23 @@ def one_line(text: str, limit: int = 80) -> str:
     return shown if len(shown) <= limit else shown[: limit - 1] + "…"
 
 
+def cut_path(path: str, limit: int) -> str:
+    """:func:`visible` *path* in at most *limit* characters, cut in its middle with an
+    ellipsis, so that its end stays: the file's name tells one file from another, its
+    directories' first letters seldom do (`/home/newbie/src/app/main.py` in 20 characters
+    is `/home/n…/app/main.py`). The end keeps two thirds of the room, or the whole name
+    where that is longer and still leaves a character before the ellipsis."""
+    shown = visible(path)
+    if len(shown) <= limit:
+        return shown
+    if limit < 3:
+        return one_line(shown, limit)
+    room = limit - 1  # beside the ellipsis
+    name = len(shown) - shown.rstrip("/").rfind("/")  # the last part, with its slash
+    tail = max(room * 2 // 3, min(name, room - 1))
+    return shown[: room - tail] + "…" + shown[len(shown) - tail :]
+
+
 def cell_width(text: str) -> int:
     """How many terminal cells *text* takes (wide East Asian characters take two, combining
     marks none)."""

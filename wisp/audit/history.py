@@ -34,6 +34,9 @@ class EndedRequest(NamedTuple):
     decision: str | None
     asked: str
     by: str | None  # who answered (`via` of its answer), when the log shows it
+    # A tool call's tool and input, for a face to say it as its kind says a call (the audit
+    # wing knows no kind): `asked` holds them as compact JSON.
+    call: tuple[str, dict[str, Any]] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -100,6 +103,13 @@ def _asked(record: dict[str, Any]) -> str:
     return asked_in(record)[:ASKED_MAX]
 
 
+def _call(record: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    tool, tool_input = record.get("tool"), record.get("input")
+    if isinstance(tool, str) and isinstance(tool_input, dict):
+        return tool, tool_input
+    return None
+
+
 def _str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
@@ -128,6 +138,7 @@ def ended_requests(home: Path, limit: int) -> list[EndedRequest]:
                     decision=_str(record.get("decision")),
                     asked=_asked(record),
                     by=None,
+                    call=_call(record),
                 )
     newest = list(ended.values())[::-1][:limit]
     return [e._replace(by=answered_via.get(e.id)) for e in newest]

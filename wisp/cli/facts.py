@@ -29,6 +29,7 @@ from wisp.cli._common import (
 from wisp.cli._listing import pending_command, show_rows
 from wisp.cli.show import SHOW_EXAMPLES, show_command
 from wisp.kinds import view
+from wisp.kinds.fact import also_kept
 
 if TYPE_CHECKING:
     from pending import FactBinding
@@ -69,10 +70,7 @@ def answer_fact(typed_id: str | None, decision: Decision, as_json: bool) -> None
     kept = settled is not None and settled.outcome is Outcome.ANSWERED
     if decision == Decision.KEEP and kept:
         for fact in differs:
-            tell(
-                f"wisp: note: you also keep {visible(fact.said)} ({fact.id}), which says "
-                f"otherwise. If it no longer holds: wisp facts forget {fact.id}"
-            )
+            tell(f"wisp: note: {visible(also_kept(fact.said, fact.id))}")
 
 
 def _contradicting(typed_id: str) -> list[Fact]:

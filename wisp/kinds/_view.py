@@ -15,6 +15,7 @@ from typing import Any, ClassVar, NamedTuple
 
 from pending import Decision, Kind
 from wisp._entry import EntryPoint
+from wisp._text import one_line
 
 # (label, text) rows, as listings and `wisp show` print them; a blank label continues the row
 # above. The text is not yet made visible: faces pass it through `wisp._text.visible`.
@@ -98,6 +99,11 @@ class KindView(ABC):
     @abstractmethod
     def asked(self, binding: Any) -> str:
         """What is asked, whole: the command, the fact, the question."""
+
+    def asked_within(self, binding: Any, limit: int) -> str:
+        """What is asked in one visible line of at most *limit* characters, for a row of a
+        table: cut at its end, with an ellipsis (a kind whose end says most cuts elsewhere)."""
+        return one_line(self.asked(binding), limit)
 
     def paragraphs(self, binding: Any) -> Rows:
         """What a listing shows below what is asked (where it runs, why, the options)."""

@@ -12,6 +12,16 @@ if TYPE_CHECKING:  # the records are the channel's; a view only reads them
     from pending import FactBinding
 
 
+def also_kept(said: str, fact_id: str) -> str:
+    """The note after keeping a fact that contradicts the kept fact *fact_id* (which says
+    *said*): both are kept now, and how to forget the one that no longer holds. Every face
+    that keeps a fact says it in these words (not yet made visible)."""
+    return (
+        f"you also keep {said} ({fact_id}), which says otherwise. If it no longer holds: "
+        f"wisp facts forget {fact_id}"
+    )
+
+
 class FactView(KindView):
     kind = Kind.FACT
     group = "facts"

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pending import Decision, Kind, Scope
 from wisp._entry import EntryPoint
+from wisp._text import cut_path, visible
 from wisp.kinds._view import Answering, KindView, Rows
 
 if TYPE_CHECKING:  # the records are the channel's; a view only reads them
@@ -28,6 +29,8 @@ DIFF_FILE_MAX_BYTES = 512 * 1024
 DIFF_CONTEXT_LINES = 3
 EDIT_TOOLS = frozenset({"Edit", "MultiEdit"})
 PATH_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit", "Read"})
+# Fewer characters than this left for a path beside its tool, and the row is cut at its end.
+PATH_SHOWN_MIN = 8
 TOOL_SCOPES_LINE = "SCOPE (--as): once (the default), session, project or always"
 
 
@@ -86,7 +89,10 @@ def edit_diff(tool: str, tool_input: Mapping[str, Any]) -> list[str] | None:
             break
         after = after.replace(old, new) if replace_all else after.replace(old, new, 1)
     if before is not None and after is not None:
-        return _unified(before, after, f"a{path}", f"b{path}")
+        # git's a/ and b/ stand before a path relative to the repository; an absolute path
+        # (as agents send) is named as it is, as `diff -u` names it, never `a/home/…`.
+        old_name, new_name = (path, path) if path.startswith("/") else (f"a/{path}", f"b/{path}")
+        return _unified(before, after, old_name, new_name)
     lines = []
     for old, new, _ in edits:  # the file is not readable as it is: the edits alone
         lines += _unified(old, new, f"{path} (old text)", f"{path} (new text)")
@@ -129,6 +135,27 @@ def _text_field(tool_input: Mapping[str, Any], key: str) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def target_of(tool: str, tool_input: Mapping[str, Any]) -> str | None:
+    """What a call is on, where its tool names one: a file's path, a URL."""
+    if tool in PATH_TOOLS:
+        return _text_field(tool_input, "file_path") or _text_field(tool_input, "notebook_path")
+    if tool == "WebFetch":
+        return _text_field(tool_input, "url")
+    return None
+
+
+def call_line(tool: str, tool_input: Mapping[str, Any]) -> str:
+    """A tool call in one line, whole: its tool and what it is on (`Edit /srv/app/main.py`,
+    `WebFetch https://…`), or, for a tool that names nothing, its input as compact JSON,
+    keys sorted (not yet made visible)."""
+    target = target_of(tool, tool_input)
+    if target is None:
+        import json  # here: a listing with nothing of this kind to show never loads it
+
+        target = json.dumps(tool_input, sort_keys=True, ensure_ascii=False)
+    return f"{tool} {target}"
+
+
 class ToolView(KindView):
     kind = Kind.TOOL
     group = "tools"
@@ -160,23 +187,21 @@ class ToolView(KindView):
     }
 
     def asked(self, binding: ToolBinding) -> str:
-        target = self._target(binding)
-        if target is None:
-            import json  # here: a listing with nothing of this kind to show never loads it
+        return call_line(binding.tool, binding.input)
 
-            target = json.dumps(binding.input, sort_keys=True, ensure_ascii=False)
-        return f"{binding.tool} {target}"
+    def asked_within(self, binding: ToolBinding, limit: int) -> str:
+        """The tool and the file it is on, the path cut in its middle so the file's name
+        stays (`Edit /home/you/…/app/main.py`, never `Edit /home/you/src/app/mai…`); any
+        other call as every kind's, cut at its end."""
+        path = self._target(binding) if binding.tool in PATH_TOOLS else None
+        head = visible(binding.tool) + " "
+        if path is None or limit - len(head) < PATH_SHOWN_MIN:
+            return super().asked_within(binding, limit)
+        return head + cut_path(path, limit - len(head))
 
     @staticmethod
     def _target(binding: ToolBinding) -> str | None:
-        """What the call is on, where its tool names one: a file's path, a URL."""
-        if binding.tool in PATH_TOOLS:
-            return _text_field(binding.input, "file_path") or _text_field(
-                binding.input, "notebook_path"
-            )
-        if binding.tool == "WebFetch":
-            return _text_field(binding.input, "url")
-        return None
+        return target_of(binding.tool, binding.input)
 
     def _shown(self, binding: ToolBinding, limit: int | None) -> Rows:
         """What the call does, for a person to judge: a diff, a file's content, a URL's

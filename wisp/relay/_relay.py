@@ -46,8 +46,9 @@ from wisp import Answerer, EntryPoint, Notifier, __version__
 from wisp._hello import hello_heard
 from wisp._home import open_channel
 from wisp._live import ChannelBack, ChannelGone, Found, HomeGone, LiveInbox
-from wisp.audit.history import ended_requests
+from wisp.audit.history import ASKED_MAX, EndedRequest, ended_requests
 from wisp.kinds import notice_for, views
+from wisp.kinds.tool import call_line
 from wisp.relay import EXIT_ERROR, EXIT_OK
 from wisp.relay._lines import (
     answered_line,
@@ -345,7 +346,7 @@ class Relay:
         elif isinstance(line, HistoryRequest):
             self.heard_first = True
             entries = ended_requests(self.channel.home, line.limit)
-            self.out.send(HistoryReply(entries=tuple(Ended(**e._asdict()) for e in entries)))
+            self.out.send(HistoryReply(entries=tuple(_ended(e) for e in entries)))
 
     def _refusal(self, exc: LineError) -> ErrorLine:
         """The `error` line for a line the protocol refused. A decision no kind takes is
@@ -620,3 +621,20 @@ def _terminal_commands() -> str:
     """How each kind is answered in a terminal: "`A ID` (or `B ID`, `C ID`)"."""
     first, *rest = (f"`{v.answering[0].line('ID')}`" for v in views())
     return first + (f" (or {', '.join(rest)})" if rest else "")
+
+
+def _ended(entry: EndedRequest) -> Ended:
+    """A history entry as the relay sends it: a tool call said as its row says it (its tool
+    and the file or URL it is on), not as raw JSON, which says nothing once cut."""
+    asked = entry.asked
+    if entry.call is not None:
+        asked = call_line(*entry.call)[:ASKED_MAX]
+    return Ended(
+        ts=entry.ts,
+        id=entry.id,
+        kind=entry.kind,
+        outcome=entry.outcome,
+        decision=entry.decision,
+        asked=asked,
+        by=entry.by,
+    )

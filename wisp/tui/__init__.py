@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -50,8 +51,45 @@ def notify_sequence(environ: Mapping[str, str]) -> str | None:
     return None
 
 
+def _missing_library() -> str | None:
+    """The UI library's module that is not installed, found without importing it (that waits
+    until the relays have started: the two start-ups overlap); None if it is there."""
+    try:
+        found = importlib.util.find_spec("textual")
+    except ImportError as exc:
+        return exc.name or "textual"
+    return None if found is not None else "textual"
+
+
+def _needs_textual(missing: str) -> str:
+    return f"`wisp tui` needs the textual library ({missing} is missing). {install_hint('tui')}"
+
+
+def no_terminal(stdin: Any, screen: Any) -> str | None:
+    """Why the TUI cannot run here (None: it can): it reads keys from *stdin* and draws on
+    *screen* (textual draws on standard error), and each must be a terminal. Without one it
+    would wait for keys that never come, drawing its escape sequences into a pipe or a file."""
+    missing = [
+        name
+        for name, stream in (("standard input", stdin), ("standard error", screen))
+        if stream is None or not stream.isatty()
+    ]
+    if not missing:
+        return None
+    which = " and ".join(missing) + (" is not one" if len(missing) == 1 else " are not terminals")
+    return (
+        f"`wisp tui` needs a terminal, but its {which} (it reads keys from standard input "
+        "and draws on standard error). Run it in a terminal window, or over ssh with "
+        "`ssh -t HOST wisp tui`; without one, `wisp pending` lists what waits. Nothing was "
+        "started."
+    )
+
+
 def run(hosts: Sequence[str], relay_command: str | None = None) -> int:
     """Run the TUI over this machine's relay and one per host, until the person quits."""
+    missing = _missing_library()
+    if missing is not None:
+        raise TuiError(_needs_textual(missing))
     try:
         links = [local_link()]
         links += [
@@ -59,6 +97,11 @@ def run(hosts: Sequence[str], relay_command: str | None = None) -> int:
         ]
     except LinkError as exc:
         raise TuiError(str(exc)) from None
+    # Refused before anything starts (a Link is only its command until spawned): without a
+    # terminal it would hang, writing escape sequences (issue 59).
+    why = no_terminal(sys.stdin, sys.__stderr__)
+    if why is not None:
+        raise TuiError(why)
     sequence = notify_sequence(os.environ)
     # The relays start now, before the UI library loads: the two start-ups overlap.
     hello = hello_line(notify=sequence is not None)
@@ -69,9 +112,7 @@ def run(hosts: Sequence[str], relay_command: str | None = None) -> int:
     except ImportError as exc:  # the optional extra is not installed
         for link in links:
             link.abandon()
-        raise TuiError(
-            f"`wisp tui` needs the textual library ({exc.name} is missing). {install_hint('tui')}"
-        ) from None
+        raise TuiError(_needs_textual(exc.name or "textual")) from None
     app = WispTui(links=links, notify_sequence=sequence)
     try:
         app.run()

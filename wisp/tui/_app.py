@@ -38,6 +38,7 @@ from wisp.kinds import view, views
 from wisp.relay.protocol import (
     Answered,
     AnswerLine,
+    Ended,
     ErrorLine,
     Hello,
     HistoryReply,
@@ -67,7 +68,7 @@ from wisp.tui._model import (
     Waiting,
     age,
     age_changes_in,
-    asked,
+    asked_within,
     countdown_changes_in,
     describe,
     detail,
@@ -92,10 +93,24 @@ ASKER_LABEL = 28  # characters of the asker filter's words in the summary line
 MESSAGES_KEPT = 200
 POSTED_KEPT = 50
 HISTORY_LIMIT = 100
-HISTORY_COLUMNS = ("WHEN", "HOST", "KIND", "ENDED", "ASKED", "BY")
-HISTORY_ASKED = 4  # ASKED's place among them: it is cut to the room the others leave
-HISTORY_ASKED_MIN = 12  # characters of ASKED kept however narrow the screen
+# The history's columns: (key, label, most characters shown). ASKED takes the room the
+# others leave (None); a cell longer than its column is cut with `…`, never by the table.
+HISTORY_COLUMNS: tuple[tuple[str, str, int | None], ...] = (
+    ("when", "WHEN", 8),
+    ("host", "HOST", 12),
+    ("kind", "KIND", 8),
+    ("ended", "ENDED", 20),
+    ("asked", "ASKED", None),
+    ("by", "BY", 10),
+)
+# Below NARROW_COLUMNS the history keeps KIND (short), ENDED, ASKED and BY, so what ended,
+# what it was and who answered still fit 40 columns; ENDED is cut to fewer characters there.
+HISTORY_NARROW = ("kind", "ended", "asked", "by")
+HISTORY_ENDED_NARROW = 13  # "approved once" whole; "approved sess…"
+HISTORY_ASKED_MIN = 8  # characters of ASKED kept however narrow the screen
 HISTORY_EDGE = 4  # ASKED's own padding (2) and a scrollbar's columns (2)
+HISTORY_TITLE = "What ended lately (newest first) — Esc: back"
+HISTORY_TITLE_NARROW = "What ended lately — Esc: back"  # where the title would be cut
 # The detail pane: lines it shows (its border aside; the CSS's max-height is one more), and
 # lines one long value may take there before it is cut — always with a marker saying so and
 # that Enter shows the request whole, in its dialog.
@@ -287,19 +302,22 @@ class HistoryScreen(ModalScreen[None]):
 
     def __init__(self) -> None:
         super().__init__()
-        self.rows: list[tuple[str, str, Any]] = []  # (ts, host, entry)
+        self.rows: list[tuple[str, str, Ended]] = []  # (ts, host, entry)
 
     def compose(self) -> ComposeResult:
-        yield Static(Text("What ended lately (newest first) — Esc: back"), id="history-title")
+        yield Static(Text(HISTORY_TITLE), id="history-title")
         table: DataTable[Any] = DataTable(id="history", cursor_type="row")
         yield table
         yield Footer()
 
     def on_mount(self) -> None:
-        table = self.query_one("#history", DataTable)
-        table.add_columns(*HISTORY_COLUMNS)
-        table.focus()
-        self._draw()
+        self.query_one("#history", DataTable).focus()
+        self._draw(self.app.size.width)
+
+    def on_resize(self, event: events.Resize) -> None:
+        # The event's size: the columns follow the new width (ASKED widens with it).
+        if self.is_mounted:
+            self._draw(event.size.width)
 
     def add(self, host: str, history: HistoryReply) -> None:
         """A relay's history (it may come before the screen is up: then it is drawn then)."""
@@ -307,33 +325,61 @@ class HistoryScreen(ModalScreen[None]):
             self.rows.append((entry.ts, host, entry))
         self.rows.sort(key=lambda row: row[0], reverse=True)
         if self.is_mounted:
-            self._draw()
+            self._draw(self.app.size.width)
 
-    def _draw(self) -> None:
+    def _draw(self, width: int) -> None:
+        title = HISTORY_TITLE if len(HISTORY_TITLE) <= width - 2 else HISTORY_TITLE_NARROW
+        self.query_one("#history-title", Static).update(Text(title))
         table = self.query_one("#history", DataTable)
-        table.clear()
-        rows = [
-            [
-                _clock(ts),
-                visible(where),
-                visible(entry.kind),
-                ended_words(entry),
-                entry.asked,
-                one_line(entry.by or "", 20),
-            ]
-            for ts, where, entry in self.rows
-        ]
-        # ASKED takes what the other columns (and their padding, 2 each) leave, so BY is
-        # never pushed off the screen's edge by a long command.
-        others = sum(
-            max([len(label), *(len(row[n]) for row in rows)]) + 2
-            for n, label in enumerate(HISTORY_COLUMNS)
-            if n != HISTORY_ASKED
-        )
-        room = max(HISTORY_ASKED_MIN, self.app.size.width - others - HISTORY_EDGE)
+        table.clear(columns=True)
+        keys, rows = history_rows(self.rows, width)
+        labels = {key: label for key, label, _most in HISTORY_COLUMNS}
+        for key, chars in keys.items():
+            table.add_column(labels[key], key=key, width=chars)
         for row in rows:
-            row[HISTORY_ASKED] = one_line(row[HISTORY_ASKED], room)
-            table.add_row(*(Text(cell) for cell in row))
+            table.add_row(*(Text(row[key]) for key in keys))
+
+
+def history_rows(
+    entries: Sequence[tuple[str, str, Ended]], width: int
+) -> tuple[dict[str, int], list[dict[str, str]]]:
+    """The history's columns for *width* (key: characters) and its rows, each cell cut to
+    its column with `…`: below NARROW_COLUMNS only KIND (short), ENDED, ASKED and BY; ASKED
+    takes the room the others (and their padding, 2 each) leave, so BY stays on screen."""
+    narrow = width < NARROW_COLUMNS
+    rows = [
+        {
+            "when": _clock(ts),
+            "host": visible(where),
+            "kind": _kind_word(entry.kind, short=narrow),
+            "ended": ended_words(entry),
+            "asked": visible(entry.asked),
+            "by": visible(entry.by or ""),
+        }
+        for ts, where, entry in entries
+    ]
+    shown = [c for c in HISTORY_COLUMNS if not narrow or c[0] in HISTORY_NARROW]
+    widths: dict[str, int] = {}
+    for key, label, most in shown:
+        if most is not None:
+            if narrow and key == "ended":
+                most = HISTORY_ENDED_NARROW
+            widths[key] = min(most, max([len(label), *(len(row[key]) for row in rows)]))
+    others = sum(w + 2 for w in widths.values())
+    asked = max(HISTORY_ASKED_MIN, width - others - HISTORY_EDGE)
+    keys = {key: widths.get(key, asked) for key, _label, _most in shown}
+    cut = [{key: one_line(row[key], keys[key]) for key in keys} for row in rows]
+    return keys, cut
+
+
+def _kind_word(kind: str, *, short: bool) -> str:
+    """A history entry's kind as the table says it (`cmd` when narrow); a kind this build
+    does not know (an older log's) as written, made visible."""
+    try:
+        known = Kind(kind)
+    except ValueError:
+        return visible(kind)
+    return view(known).short if short else known.value
 
 
 # The keys' table fits 80 columns (78 within the help's padding); each paragraph below it
@@ -639,7 +685,7 @@ class WispTui(App[None]):
             elif key == "age":
                 text = age(item.filed_at, now)
             elif key == "asked":
-                text = one_line(asked(item), width)
+                text = asked_within(item, width)
             elif key == "by":
                 text = one_line(who(item, short=True), width)
             elif key == "host":
@@ -812,23 +858,23 @@ class WispTui(App[None]):
             return
         width = max(20, (pane.size.width or self.size.width) - 2)  # its padding
         cap = max(20, (width - DETAIL_LABEL) * DETAIL_VALUE_LINES)
-        out = Text()
+        lines: list[Text] = []
         for label, value in detail(item, datetime.now(UTC)):
-            out.append(f"{label:>9}  ", style="bold")
+            text = Text(value)
             if len(value) > cap:
                 kept = max(8, cap - len(CUT_MARK.format(n=f"{len(value):,}")))
-                out.append(value[:kept])
-                out.append(CUT_MARK.format(n=f"{len(value) - kept:,}") + "\n", style="bold reverse")
-            else:
-                out.append(value + "\n")
-        out.rstrip()
+                text = Text(value[:kept])
+                text.append(CUT_MARK.format(n=f"{len(value) - kept:,}"), style="bold reverse")
+            # A value wraps in its own column, under its first line, never under the labels.
+            wrapped = list(text.wrap(self.console, max(1, width - DETAIL_LABEL))) or [Text()]
+            for n, part in enumerate(wrapped):
+                head = Text(f"{label:>9}  ", style="bold") if n == 0 else Text(" " * DETAIL_LABEL)
+                lines.append(head + part)
         most = self._detail_lines()
         pane.styles.max_height = most + 1  # and its border
-        lines = out.wrap(self.console, width)
         if len(lines) > most:  # a narrow or short screen: cut the whole, and say so
-            out = Text("\n").join(lines[: most - 1])
-            out.append("\n… cut here: Enter shows it whole", style="bold reverse")
-        pane.update(out)
+            lines = [*lines[: most - 1], Text("… cut here: Enter shows it whole", "bold reverse")]
+        pane.update(Text("\n").join(lines))
 
     def _detail_lines(self) -> int:
         """The detail pane's lines: DETAIL_MAX_LINES, fewer on a screen too short to keep

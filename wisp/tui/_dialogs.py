@@ -70,8 +70,14 @@ class RequestScroll(VerticalScroll):
 
 KEYS_END = "   Esc: later"
 SHORT_ROOM = 3  # fewer lines than this left for a question: its keys lose their margin
-# Narrower than this, a dialog's "▼ more below" line takes two lines.
+# Narrower than this, a dialog says "▼ more below" and the like in their short words, one
+# line at 40 columns (the long ones took three of a 40x15 screen's eight lines for the request).
 NARROW_MORE = 70
+DIALOG_MAX_WIDTH = 100  # the dialog's max-width (its CSS)
+DIALOG_EDGE = 4  # its border (2) and padding (2), beside the text
+DIALOG_FRAME_LINES = 3  # its border (2) and the keys' margin (1)
+MIN_REQUEST_LINES = 3  # the request keeps at least these, however short the screen
+REASON_LINES = 3  # the reason box, with its border
 
 
 @attrs.frozen(kw_only=True)
@@ -112,20 +118,47 @@ class Dialog(ModalScreen[Choice | None]):
     """
     # Screen lines the dialog keeps for itself around the request: the border (2), the
     # heading, the "more" line, the note, an answer box (3), the keys and their margin (2).
+    # (The command and fact dialogs count what they show instead: `_fit`.)
     CHROME_LINES = 10
     # Keys that approve (say yes): refused until the whole request has been on screen.
     APPROVING: frozenset[Decision] = frozenset()
     APPROVE = ""  # what the approving keys do, in the dialog's own words (none: a question)
+    APPROVE_KEYS = ""  # the approving keys, for the short words of a narrow screen
     KEYS = ""
+
+    @property
+    def narrow(self) -> bool:
+        return self.app.size.width < NARROW_MORE
 
     @property
     def more(self) -> str:
         if not self.APPROVING:  # a question: nothing to approve, its answers never wait
+            if self.narrow:
+                return "▼ more below: ↓ PgDn End to read it"
             return "▼ more below — scroll (↓ PgDn End, or the wheel) to read the rest"
+        if self.narrow:
+            return f"▼ more below: ↓ End, then {self.APPROVE_KEYS}"
         return (
             f"▼ more below — scroll to the end (↓ PgDn End) before {self.APPROVE}: "
             "the whole request must be seen"
         )
+
+    @property
+    def not_yet(self) -> str:
+        """An approving key refused: the end has not been seen."""
+        if self.narrow:
+            return f"▼ not yet: ↓ End, then {self.APPROVE_KEYS}"
+        return (
+            "▼ not yet: scroll to the end (↓ PgDn End) first — the whole request "
+            f"must be seen before {self.APPROVE}"
+        )
+
+    @property
+    def held_words(self) -> str:
+        """An approving key held while the view scrolls to the end."""
+        if self.narrow:
+            return "▼ scrolling: taken at the end"
+        return "▼ scrolling to the end: your answer is taken once it is there"
 
     def __init__(self, item: Waiting, *, series: str | None = None) -> None:
         super().__init__()
@@ -170,9 +203,25 @@ class Dialog(ModalScreen[Choice | None]):
         self.call_after_refresh(self._mark)
 
     def _fit(self) -> None:
-        """The request takes every line the screen has beyond the dialog's own."""
+        """The request takes every line the screen has beyond the dialog's own: its frame,
+        and the lines of what it shows at this width — the heading, the "more" line, the
+        note and the reason box when shown, the keys (at 40x15 a one-line command fits
+        whole, and is approved without scrolling)."""
+        width = min(self.app.size.width, DIALOG_MAX_WIDTH) - DIALOG_EDGE
+        heading = self.query_one(".heading", Static)
+        shown = [str(heading.render()), self.more, self.KEYS + KEYS_END]
+        note = self.query_one("#note", Static)
+        if note.display:
+            shown.append(self.note())
+        own = DIALOG_FRAME_LINES + sum(self._lines(text, width) for text in shown)
+        if any(box.display for box in self.query("#reason").results(Input)):
+            own += REASON_LINES
         scroll = self.query_one("#scroll", VerticalScroll)
-        scroll.styles.max_height = max(3, self.app.size.height - self.CHROME_LINES)
+        scroll.styles.max_height = max(MIN_REQUEST_LINES, self.app.size.height - own)
+
+    def _lines(self, text: str, width: int) -> int:
+        """How many lines *text* takes, wrapped as the screen wraps it, at *width*."""
+        return len(Text(text).wrap(self.app.console, max(width, 1)))
 
     def _at_end(self) -> bool:
         scroll = self.query_one("#scroll", VerticalScroll)
@@ -223,13 +272,10 @@ class Dialog(ModalScreen[Choice | None]):
         elif self._scrolling_to_end():
             # Taken once the scroll gets there, never dropped unsaid.
             self.held = choice
-            more.update("▼ scrolling to the end: your answer is taken once it is there")
+            more.update(self.held_words)
             more.display = True
         else:
-            more.update(
-                "▼ not yet: scroll to the end (↓ PgDn End) first — the whole request "
-                f"must be seen before {self.APPROVE}"
-            )
+            more.update(self.not_yet)
             more.display = True
             self.query_one("#scroll", VerticalScroll).focus()
 
@@ -254,6 +300,7 @@ class CommandDialog(Dialog):
     ]
     APPROVING = frozenset({Decision.ONCE, Decision.SESSION, Decision.PROJECT, Decision.ALWAYS})
     APPROVE = "answering yes (y s p a)"
+    APPROVE_KEYS = "y s p a"
     REASON_TITLE = "deny: why, or what to do instead (optional) · Enter: deny · Esc: back"
 
     def compose_answer(self) -> ComposeResult:
@@ -271,6 +318,7 @@ class CommandDialog(Dialog):
         if chosen == Decision.NO:
             box = self.query_one("#reason", Input)
             box.display = True
+            self._fit()  # the box takes its lines from the request's
             self.set_focus(box)  # now: a reason typed in one burst with `n` is all the box's
             return
         self.answer(chosen)
@@ -286,6 +334,7 @@ class CommandDialog(Dialog):
         box = self.query_one("#reason", Input)
         if box.display:  # Esc in the reason box: back to the request, nothing sent
             box.display = False
+            self._fit()
             self.set_focus(self.query_one("#scroll", VerticalScroll))
             return
         super().action_later()
@@ -303,6 +352,7 @@ class FactDialog(Dialog):
 
     APPROVING = frozenset({Decision.KEEP})
     APPROVE = "keeping it (k)"
+    APPROVE_KEYS = "k"
 
     def note(self) -> str:
         if self.item.state is State.HANDED_OVER:
@@ -354,8 +404,8 @@ class QuestionDialog(Dialog):
         answer_lines = (len(self.item.options) + 2 if self.item.options else 0) + (
             3 if self.item.free_text else 0
         )
-        more_lines = 2 if self.app.size.width < NARROW_MORE else 1
         inside = max(self.app.size.width - 4, 10)  # the border and padding
+        more_lines = self._lines(self.more, inside)
         keys_lines = -(-len(self.KEYS + KEYS_END) // inside)
         room = (
             self.app.size.height

@@ -20,6 +20,7 @@ from wisp._home import current_user
 from wisp._render import age as render_age
 from wisp._text import one_line, visible
 from wisp.kinds import view
+from wisp.kinds.fact import also_kept
 from wisp.relay.protocol import (
     ANSWERABLE,
     Answered,
@@ -158,6 +159,15 @@ def asked(item: Waiting) -> str:
     return visible(view(item.kind).asked(found))
 
 
+def asked_within(item: Waiting, limit: int) -> str:
+    """What is asked, visible, in at most *limit* characters for the table, cut where its
+    kind's view cuts it (a tool call's path in its middle, so the file's name stays)."""
+    found = binding(item)
+    if found is None:
+        return one_line(asked(item), limit)
+    return view(item.kind).asked_within(found, limit)
+
+
 def who(item: Waiting, *, short: bool = False) -> str:
     """Who asks: the asking program and its pid (`short`: without the word, for the table)."""
     asker = item.asker
@@ -267,6 +277,9 @@ def report(item: Waiting | None, message: Answered, host: str = LOCAL) -> str:
     said = answer_word(kind, message.decision) if kind else message.decision.value
     if message.text is not None and message.decision is Decision.ANSWER:
         said += f' "{one_line(message.text, 40)}"'
+        options = item.options if item is not None else ()
+        if message.text in options:  # as the CLI says it: which option that was
+            said += f" (option {options.index(message.text) + 1})"
     head = f"{said} ({message.id})"
     if message.outcome is not None and message.outcome is not Outcome.ANSWERED:
         why = f": {one_line(message.reason, 80)}" if message.reason else ""
@@ -274,12 +287,18 @@ def report(item: Waiting | None, message: Answered, host: str = LOCAL) -> str:
     if message.result:
         head += f" as {visible(message.result)}"
     if message.applied:
-        return f"{head}; applied here (its asker had stopped)"
-    if message.asker is AnswerFate.GONE:
-        return f"{head}; no asker is watching, nothing will act on it"
-    if message.asker is AnswerFate.LATE:
-        return f"{head}; the asker has not picked it up yet"
-    return f"{head}; the asker has it"
+        head += "; applied here (its asker had stopped)"
+    elif message.asker is AnswerFate.GONE:
+        head += "; no asker is watching, nothing will act on it"
+    elif message.asker is AnswerFate.LATE:
+        head += "; the asker has not picked it up yet"
+    else:
+        head += "; the asker has it"
+    if message.decision is Decision.KEEP and message.outcome is Outcome.ANSWERED and item:
+        # Kept beside the facts it contradicts: said as the CLI says it after a keep.
+        for fact_id, kept in item.line.differs:
+            head += f". Note: {also_kept(kept, fact_id)}"
+    return head
 
 
 def decisions_of(kind: Kind) -> tuple[str, ...]:
