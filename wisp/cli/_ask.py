@@ -19,7 +19,6 @@ from wisp._program import ASKING_CLIENT
 from wisp._text import wrap
 from wisp.cli._common import err, fail, open_channel, tell, typed_as
 from wisp.kinds import view
-from wisp.kinds.programs import programs_bound, shown
 
 if TYPE_CHECKING:
     from pending import Request
@@ -163,6 +162,8 @@ def command_prompt(
         # file bound to its content: what the person approves.
         said = getattr(request.binding, "reason", None) or reason
         options = getattr(request.binding, "options", None)
+        from wisp.kinds.programs import programs_bound, shown  # here: a listing loads no shlex
+
         rows = [("program", shown(p, s)) for p, s in programs_bound(options).items()]
         tell(
             prompt(
