@@ -438,6 +438,24 @@ class Answerer:
             clock=self.channel.clock,
         )
 
+    def _audit_ending(self, request: Request, settled: Settled) -> None:
+        """Audit an outcome this process wrote as a sweep (it won the write: of sweeps racing
+        over one request, only one does), as an asker audits its own: `approval.withdrawn`
+        for a withdrawal a crashed asker claimed, `approval.settled` for any other."""
+        event = (
+            AuditEvent.APPROVAL_WITHDRAWN
+            if settled.outcome is Outcome.WITHDRAWN
+            else AuditEvent.APPROVAL_SETTLED
+        )
+        self._audit(
+            event,
+            request,
+            outcome=settled.outcome.value,
+            decision=settled.decision,
+            outcomeReason=settled.reason,
+            by=settled.by,
+        )
+
     # --- reading -------------------------------------------------------------------------
 
     def status(self, request_id: str) -> Status:
@@ -486,6 +504,8 @@ class Answerer:
         ``errors`` the writes that failed (each also told to *on_problem*). *swept*: the
         channel's sweep, if one was just done (by :meth:`pending.Channel.listing_and_sweep`)."""
         report = self.channel.sweep() if swept is None else swept
+        for ending in report.endings:  # what this sweep ended, audited as every ending is
+            self._audit_ending(ending.request, ending.settled)
         applied, problems = _apply_all(
             self.channel, report.awaiting, by=Via.SWEEP, entry_point=self.entry_point
         )
