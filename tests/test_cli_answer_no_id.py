@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pexpect
-from helpers import command, fact, in_terminal, run_wisp, wisp_spawn
+from helpers import command, fact, in_terminal, question, run_wisp, wisp_spawn
 
 from pending import Channel, ServerLock, State
 
@@ -80,4 +80,45 @@ class TestAnsweringWithNoId:
         child.expect(pexpect.EOF)
         child.close()
         assert child.exitstatus == 1, child.before
+        assert channel.status(request.id).state is State.FILED
+
+    def test_ctrl_c_at_the_question_is_an_interruption(
+        self, channel: Channel, server: ServerLock
+    ) -> None:
+        """Ctrl-C at `[y/N]` (`wisp questions decline`, one question waiting): exit 130 and
+        docs/cli.md's words, not Click's bare `Aborted!` (exit 1); nothing is written."""
+        request = question(server)
+        channel.file(request)
+        child = pexpect.spawn(
+            *wisp_spawn("questions", "decline"), encoding="utf-8", timeout=60, dimensions=(40, 200)
+        )
+        child.expect(r"\[y/N\]")
+        child.sendintr()
+        child.expect(pexpect.EOF)
+        child.close()
+        said = " ".join(str(child.before).split())
+        assert child.exitstatus == 130, said
+        assert (
+            "wisp: interrupted before your answer was written; nothing was written and "
+            f"{request.id} still waits." in said
+        ), said
+        assert "Aborted" not in said
+        assert channel.status(request.id).state is State.FILED
+
+    def test_end_of_input_at_the_question_answers_nothing(
+        self, channel: Channel, server: ServerLock
+    ) -> None:
+        """Ctrl-D at `[y/N]` is no `y`: exit 1 and the words of a `n`, not `Aborted!`."""
+        request = command(server, text="make deploy")
+        channel.file(request)
+        child = pexpect.spawn(
+            *wisp_spawn("approvals", "approve"), encoding="utf-8", timeout=60, dimensions=(40, 200)
+        )
+        child.expect(r"\[y/N\]")
+        child.sendeof()
+        child.expect(pexpect.EOF)
+        child.close()
+        said = " ".join(str(child.before).split())
+        assert child.exitstatus == 1, said
+        assert f"nothing was answered; {request.id} still waits." in said and "Aborted" not in said
         assert channel.status(request.id).state is State.FILED
