@@ -79,6 +79,25 @@ class TestRelayMd:
         assert "notify" in table
 
 
+    def test_every_ready_example_has_the_relays_fields(self, home: Path) -> None:
+        """Each `ready` line docs/relay.md shows has the fields a real `wisp relay` writes
+        in its `ready` (`via` and `answers` among them), no more, no fewer."""
+        import json
+
+        from relayproc import RelayProcess
+
+        with RelayProcess(home) as relay:
+            ready = relay.hello()
+        shown = [
+            json.loads(line)
+            for line in text("docs/relay.md").splitlines()
+            if line.startswith('{"type":"ready"')
+        ]
+        assert len(shown) >= 2
+        for example in shown:
+            assert list(example) == list(ready), example
+
+
 class TestTuiMd:
     def test_the_footer_at_80_columns_is_the_apps(self, home: Path) -> None:
         """The footer docs/tui.md draws at 80 columns is the one the TUI draws, whole."""
