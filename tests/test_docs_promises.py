@@ -78,7 +78,6 @@ class TestRelayMd:
             assert kind_view.effect in table, kind_view.effect
         assert "notify" in table
 
-
     def test_every_ready_example_has_the_relays_fields(self, home: Path) -> None:
         """Each `ready` line docs/relay.md shows has the fields a real `wisp relay` writes
         in its `ready` (`via` and `answers` among them), no more, no fewer."""
