@@ -6,6 +6,7 @@ themselves, wherever the program can say them."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from pathlib import Path
@@ -13,9 +14,12 @@ from typing import Any
 
 import pexpect
 from helpers import ROOT, run_wisp, wisp_spawn
+from relayproc import RelayProcess
 from test_tui import WispTui, screen_text, tui
 
+from pending import Scope
 from wisp.kinds import views
+from wisp.stores.grants import GrantStore
 
 DOCS = ROOT / "docs"
 
@@ -67,6 +71,21 @@ class TestCliMd:
         for kind_view in views():
             assert f"`{kind_view.kind.value}`" in line, line
 
+    def test_a_grant_id_keeps_its_g(self, home: Path) -> None:
+        """The README's "4 or more characters" is a request's: it says a grant's start keeps
+        its `g` (`g7446`), and the program holds it to that: 4 characters without the `g`
+        are refused where the `g` and 4 find the grant (the control)."""
+        readme = " ".join(text("README.md").split())
+        assert "the first 4 or more characters of a request's ID will do" in readme
+        assert "a grant's `g74467441` is `g7446`" in readme
+        home.mkdir(mode=0o700)
+        grant = GrantStore(home).add(
+            command="make test", cwd="/tmp", scope=Scope.ALWAYS, request="0" * 16, user="ana"
+        )
+        without_g = run_wisp("approvals", "revoke", grant.id[1:5])
+        assert without_g.returncode == 1 and "g and at least 4" in without_g.stderr
+        assert run_wisp("approvals", "revoke", grant.id[:5]).returncode == 0
+
 
 class TestRelayMd:
     def test_every_effect_is_in_the_table(self) -> None:
@@ -81,10 +100,6 @@ class TestRelayMd:
     def test_every_ready_example_has_the_relays_fields(self, home: Path) -> None:
         """Each `ready` line docs/relay.md shows has the fields a real `wisp relay` writes
         in its `ready` (`via` and `answers` among them), no more, no fewer."""
-        import json
-
-        from relayproc import RelayProcess
-
         with RelayProcess(home) as relay:
             ready = relay.hello()
         shown = [
