@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -85,6 +87,38 @@ class TestCliMd:
         without_g = run_wisp("approvals", "revoke", grant.id[1:5])
         assert without_g.returncode == 1 and "g and at least 4" in without_g.stderr
         assert run_wisp("approvals", "revoke", grant.id[:5]).returncode == 0
+
+    def test_the_import_error_it_quotes_is_pythons(self, tmp_path: Path) -> None:
+        """The README quotes what a script run from the folder that holds the clone meets
+        (an editable install, a clone named `wisp` beside the script): Python's words, as
+        quoted; an install that is not editable is found there all the same. The control:
+        the same script run from another folder imports wisp."""
+        readme = text("README.md")
+        quoted = next(line for line in readme.splitlines() if line.startswith("ImportError:"))
+        beside = tmp_path / "src"
+        beside.mkdir()
+        (beside / "wisp").symlink_to(ROOT)
+        script = "from wisp import ApprovalGate\nprint(ApprovalGate.__name__)\n"
+        (beside / "my_script.py").write_text(script)
+        elsewhere = tmp_path / "elsewhere"
+        elsewhere.mkdir()
+        (elsewhere / "my_script.py").write_text(script)
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        fine = subprocess.run(
+            [sys.executable, "my_script.py"], cwd=elsewhere, capture_output=True, text=True, env=env
+        )
+        assert (fine.returncode, fine.stdout) == (0, "ApprovalGate\n"), fine.stderr
+        shadowed = subprocess.run(
+            [sys.executable, "my_script.py"], cwd=beside, capture_output=True, text=True, env=env
+        )
+        import wisp
+
+        if not Path(wisp.__file__).resolve().is_relative_to(ROOT.resolve()):
+            # Not an editable install: as the README says, it is found first anywhere.
+            assert (shadowed.returncode, shadowed.stdout) == (0, "ApprovalGate\n")
+            return
+        assert shadowed.returncode == 1
+        assert shadowed.stderr.splitlines()[-1] == quoted
 
 
 class TestRelayMd:
