@@ -39,7 +39,14 @@ from pending import (
     Via,
     pid_alive,
 )
-from wisp.audit.writer import AuditEvent, EntryPoint, audit, check_log, request_fields
+from wisp.audit.writer import (
+    AuditEvent,
+    EntryPoint,
+    audit,
+    check_log,
+    ending_record,
+    request_fields,
+)
 from wisp.stores.jsonstore import StoreError
 
 if TYPE_CHECKING:
@@ -442,19 +449,8 @@ class Answerer:
         """Audit an outcome this process wrote as a sweep (it won the write: of sweeps racing
         over one request, only one does), as an asker audits its own: `approval.withdrawn`
         for a withdrawal a crashed asker claimed, `approval.settled` for any other."""
-        event = (
-            AuditEvent.APPROVAL_WITHDRAWN
-            if settled.outcome is Outcome.WITHDRAWN
-            else AuditEvent.APPROVAL_SETTLED
-        )
-        self._audit(
-            event,
-            request,
-            outcome=settled.outcome.value,
-            decision=settled.decision,
-            outcomeReason=settled.reason,
-            by=settled.by,
-        )
+        event, fields = ending_record(settled.outcome, settled.decision, settled.reason)
+        self._audit(event, request, **fields, by=settled.by)
 
     # --- reading -------------------------------------------------------------------------
 

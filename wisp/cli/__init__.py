@@ -345,7 +345,7 @@ def main() -> None:
     # shell completion talks to `wisp` through $_WISP_COMPLETE: the script `wisp completion`
     # prints asks in typer's words (`complete_bash`), which typer's completion classes read.
     if os.environ.get("_WISP_COMPLETE"):  # wisp.cli.completion.COMPLETE_VAR, not loaded here
-        from typer.completion import completion_init
+        from typer._completion_classes import completion_init
 
         completion_init()
     app(prog_name="wisp")

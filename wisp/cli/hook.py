@@ -121,7 +121,7 @@ def _harness_command(module: str) -> None:
     def command(wait: float = wait_option, print_settings: bool = settings_option) -> None:
         stop = hookio.arm()
         if print_settings:
-            from wisp.agents.claude_code import this_wisp
+            from wisp.agents.install import this_wisp
 
             argv = hookio.guarded_command(harness, this_wisp(), wait_s=wait)
             timeout = math.ceil(wait) + hookio.MARGIN_S
