@@ -98,9 +98,11 @@ class TestTheSweepAuditsWhatItEnds:
         assert ending["event"] == "approval.settled"
         assert (ending["outcome"], ending["by"]) == ("stale", "sweep")
         assert "has stopped" in str(ending["outcomeReason"])
-        log = run_wisp("log", "--request", request.id, env={"COLUMNS": "200"})
-        assert log.returncode == 0, log.stderr
-        assert "approval.settled" in log.stdout and "stale" in log.stdout
+        for option in ("--request", "--id"):
+            log = run_wisp("log", option, request.id, env={"COLUMNS": "200"})
+            assert log.returncode == 0, log.stderr
+            (last,) = [line for line in log.stdout.splitlines() if "approval.settled" in line]
+            assert f"approval.settled  {request.id}  question  stale" in last, log.stdout
 
     def test_racing_listings_audit_each_ending_once(self, channel: Channel, home: Path) -> None:
         """Six listings and sweeps started at once over twelve stale requests: each request
