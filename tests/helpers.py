@@ -389,8 +389,8 @@ def pty_run(
     finally:
         # Closed however it went: a command still running past *timeout* (a busy machine) is
         # ended and its pseudo-terminal given back at once. Left to the failed test's
-        # traceback, which pytest keeps, each held a pty to the run's end: a worker's leaked
-        # ptys ran a loaded machine out of them (test_web.py's `out of pty devices`).
+        # traceback, which pytest keeps, each held a pty to the run's end (and its command
+        # ran on): a loaded run met `out of pty devices` in test_web.py.
         child.close(force=True)
     output = (child.before or "").replace("\r\n", "\n")
     status = child.exitstatus if child.exitstatus is not None else 128 + (child.signalstatus or 0)
