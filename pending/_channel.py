@@ -232,6 +232,14 @@ class Listing(NamedTuple):
     problems: tuple[Problem, ...]
 
 
+class SweptEnding(NamedTuple):
+    """A request this sweep ended: the outcome it wrote (it won the write: nobody else wrote
+    this request's outcome), for the application to audit, once, as every ending is."""
+
+    request: Request
+    settled: Settled
+
+
 class SweepReport(NamedTuple):
     """What a sweep did, and what it left for someone else."""
 
@@ -249,6 +257,9 @@ class SweepReport(NamedTuple):
     # Writes that failed (a full disk, a read-only mount, …), each message naming the path and
     # what to do. The sweep stops writing at the first: what it left is done by a later one.
     errors: tuple[str, ...] = ()
+    # The outcomes this sweep wrote (of `stale` and `finished`), each with its request: only
+    # the ones it won, so of several sweeps racing over one request exactly one reports it.
+    endings: tuple[SweptEnding, ...] = ()
 
 
 class Channel:
@@ -995,6 +1006,7 @@ class Channel:
             groups, now=now, alive=alive, settled_grace_s=settled_grace_s, unreadable=unreadable
         )
         done: dict[SweepStep, list[str]] = {step: [] for step in SweepStep}
+        endings: list[SweptEnding] = []
         awaiting: list[Status] = []
         skipped = list(problems)
         errors: list[str] = []
@@ -1008,7 +1020,7 @@ class Channel:
                 left += 1
                 continue
             try:
-                if self._execute(action):
+                if self._execute(action, endings):
                     done[action.step].append(action.id)
             except ChannelUnwritable as exc:
                 errors.append(str(exc))
@@ -1027,10 +1039,12 @@ class Channel:
             awaiting=tuple(awaiting),
             problems=tuple(skipped),
             errors=tuple(errors),
+            endings=tuple(endings),
         )
 
-    def _execute(self, action: SweepAction) -> bool:
-        """Carry out one planned step; True if it did what was planned."""
+    def _execute(self, action: SweepAction, endings: list[SweptEnding]) -> bool:
+        """Carry out one planned step; True if it did what was planned. An outcome it wrote
+        (won) is added to *endings*."""
         request = action.request
         if action.step is SweepStep.REMOVE:
             self._remove_group(action.id)
@@ -1039,13 +1053,16 @@ class Channel:
             return False
         if action.step is SweepStep.SETTLE:
             assert action.settlement is not None
-            self.settle_with(request, action.settlement, by=VIA_SWEEP)
-            return True
-        claimed = self.claim(request, Outcome.STALE, via=VIA_SWEEP, reason=action.reason)
-        if not claimed.answer.is_tombstone:
-            return False  # a person's answer got the slot first: it stands
-        # Settle what holds the slot: ours, or another ending that got there first.
-        self.settle_with(request, settlement_for(request, claimed.answer), by=VIA_SWEEP)
+            settlement = action.settlement
+        else:
+            claimed = self.claim(request, Outcome.STALE, via=VIA_SWEEP, reason=action.reason)
+            if not claimed.answer.is_tombstone:
+                return False  # a person's answer got the slot first: it stands
+            # Settle what holds the slot: ours, or another ending that got there first.
+            settlement = settlement_for(request, claimed.answer)
+        result = self.settle_with(request, settlement, by=VIA_SWEEP)
+        if result.won:
+            endings.append(SweptEnding(request=request, settled=result.settled))
         return True
 
     def _remove_group(self, request_id: str) -> None:

@@ -26,12 +26,43 @@ DIR_MODE = 0o700
 DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
+# wisp's own home when WISP_HOME names none: the one directory above the channel's own that
+# wisp made, and so the one it may tell a person to move aside.
+DEFAULT_HOME = "~/.wisp"
+
+
 def _unavailable(path: str, exc: OSError) -> ChannelUnavailable:
     """*exc* on opening *path* as :class:`ChannelUnavailable`; a resource limit reached is
     passed on as it is (no fault of the path: :data:`RESOURCE_ERRNOS`)."""
     if exc.errno in RESOURCE_ERRNOS:
         raise exc
     return ChannelUnavailable(path, exc.strerror or str(exc))
+
+
+def _no_parent(path: str) -> ChannelUnavailable:
+    """*path* could not be made: a directory above it is missing. wisp makes the last part
+    itself, not the ones it goes in: say which is missing, and the `mkdir -p` that makes
+    them (errno's own words say neither)."""
+    import shlex
+
+    parent = os.path.dirname(os.path.abspath(path))
+    missing = parent
+    while True:  # up to the highest one missing: the one a person did not make
+        above = os.path.dirname(missing)
+        if above == missing or os.path.lexists(above):
+            break
+        missing = above
+    what = (
+        f"{missing} does not exist"
+        if missing == parent
+        else f"{missing} does not exist, nor the directories under it down to {parent}"
+    )
+    return ChannelUnavailable(
+        path,
+        f"{what} (wisp makes {os.path.basename(path)} itself, but not the directories it goes in)",
+        f"Make {'it' if missing == parent else 'them'} (`mkdir -p {shlex.quote(parent)}`) and "
+        "run it again, or set WISP_HOME to a directory of yours.",
+    )
 
 
 def open_private_dir(
@@ -75,6 +106,8 @@ def _make_or_refuse_dir(path: str, target: str, parent_fd: int | None, *, make: 
             os.mkdir(target, DIR_MODE, dir_fd=parent_fd)
         except FileExistsError:
             pass
+        except FileNotFoundError:
+            raise _no_parent(path) from None
         except OSError as exc:
             raise _unavailable(path, exc) from None
     try:
@@ -83,7 +116,10 @@ def _make_or_refuse_dir(path: str, target: str, parent_fd: int | None, *, make: 
         if not make and isinstance(exc, FileNotFoundError):
             raise
         raise _unavailable(path, exc) from None
-    _check_dir_stat(path, st)
+    # A directory the channel keeps in its home (made by wisp), or wisp's default home: wisp's
+    # own, which a person may be told to move aside; any other path was theirs to name.
+    own = parent_fd is not None or os.path.abspath(path) == os.path.expanduser(DEFAULT_HOME)
+    _check_dir_stat(path, st, own=own)
     try:
         fd = os.open(target, DIR_FLAGS, dir_fd=parent_fd)
     except OSError as exc:
@@ -115,7 +151,11 @@ def _not_yours_fix(path: str, uid: int, owner: int) -> str:
     )
 
 
-def _check_dir_stat(path: str, st: os.stat_result) -> None:
+def _check_dir_stat(path: str, st: os.stat_result, *, own: bool = True) -> None:
+    """Refuse *path* (as *st* describes it) unless it is a directory of the caller's that
+    nobody else may write. *own*: whether it is wisp's own path (a directory in the home,
+    or the default home), which alone a person is told to move aside when it is no
+    directory: a path they named (`WISP_HOME=/etc/passwd`) is theirs, not wisp's to move."""
     uid = os.getuid()
     if stat.S_ISLNK(st.st_mode):
         raise ChannelUnsafe(
@@ -124,12 +164,13 @@ def _check_dir_stat(path: str, st: os.stat_result) -> None:
             f"replace it with a real directory: rm {path} && mkdir -m 700 {path}",
         )
     if not stat.S_ISDIR(st.st_mode):
-        raise ChannelUnsafe(
-            path,
-            "it is not a directory",
-            "set WISP_HOME to a directory of yours; only if this path is wisp's own and should "
-            f"have been a directory, move it aside and run again: mv {path} {path}.bak",
-        )
+        fix = "set WISP_HOME to a directory of yours (this path names something else)"
+        if own:
+            fix = (
+                f"{path} is wisp's own and should be a directory: move what is there aside "
+                f"and run again (mv {path} {path}.bak), or set WISP_HOME to a directory of yours"
+            )
+        raise ChannelUnsafe(path, "it is not a directory", fix)
     if st.st_uid != uid:
         raise ChannelUnsafe(
             path,

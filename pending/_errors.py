@@ -42,10 +42,14 @@ class ChannelUnsafe(PendingError):
 class ChannelUnavailable(PendingError):
     """The channel directory could not be opened or created (not a trust problem)."""
 
-    def __init__(self, path: str, cause: str) -> None:
+    def __init__(self, path: str, cause: str, fix: str | None = None) -> None:
         super().__init__(
             f"cannot use the pending channel at {path}: {cause}. "
-            "Check that the path exists and is writable, or set WISP_HOME to a directory of yours."
+            + (
+                fix
+                or "Check that the path exists and is writable, or set WISP_HOME to a "
+                "directory of yours."
+            )
         )
         self.path = path
 

@@ -66,14 +66,26 @@ settings.register_profile("wisp", deadline=None, suppress_health_check=[HealthCh
 settings.load_profile("wisp")
 
 # How many processes `-n auto` (the README's command, through addopts) starts: twice the CPUs
-# this process may use. Much of the suite waits — on `wisp` subprocesses starting, on pipes
-# and pseudo-terminals, on fsync — so one worker a CPU leaves the CPUs idle about a third of
-# the time (measured on 2 cores: 306 s with 2 workers, 263 s with 4, the CPU time the same).
+# this process may use that are idle. Much of the suite waits — on `wisp` subprocesses
+# starting, on pipes and pseudo-terminals, on fsync — so one worker a CPU leaves an idle
+# machine's CPUs idle about a third of the time (measured on 2 cores: 306 s with 2 workers,
+# 263 s with 4, the CPU time the same). On a busy machine those waits are short of CPU, not
+# idle: two workers for each CPU something else keeps busy only made it busier (a run beside
+# a second suite, at a load of 30 on 2 cores, took 16 minutes, and its tests met deadlines
+# they meet on an idle machine). So the CPUs counted are those the last minute's load average
+# left idle: 4 workers on an idle 2-core machine, 3 at a load of 0.5, 2 at 1, 1 above that.
 WORKERS_PER_CPU = 2
 
 
+def auto_workers(cpus: int, load: float) -> int:
+    """The workers for *cpus* CPUs at a one-minute load average of *load*: WORKERS_PER_CPU
+    for each CPU the load leaves idle, at least one."""
+    idle = max(0.0, cpus - load)
+    return max(1, min(WORKERS_PER_CPU * cpus, int(WORKERS_PER_CPU * idle)))
+
+
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    return WORKERS_PER_CPU * len(os.sched_getaffinity(0))
+    return auto_workers(len(os.sched_getaffinity(0)), os.getloadavg()[0])
 
 
 # The tests that take 5 s or more (a timeline of the whole suite on the 2-core machine), the

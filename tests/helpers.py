@@ -385,8 +385,14 @@ def pty_run(
     child = pexpect.spawn(
         program, args, env=env, encoding="utf-8", timeout=timeout, dimensions=dimensions
     )
-    child.expect(pexpect.EOF)
-    child.close()
+    try:
+        child.expect(pexpect.EOF)
+    finally:
+        # Closed however it went: a command still running past *timeout* (a busy machine) is
+        # ended and its pseudo-terminal given back at once. Left to the failed test's
+        # traceback, which pytest keeps, each held a pty to the run's end (and its command
+        # ran on): a loaded run met `out of pty devices` in test_web.py.
+        child.close(force=True)
     output = (child.before or "").replace("\r\n", "\n")
     status = child.exitstatus if child.exitstatus is not None else 128 + (child.signalstatus or 0)
     return status, output

@@ -4,12 +4,27 @@ and asks first. Real processes, a real pseudo-terminal, a real channel."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pexpect
-from helpers import command, fact, in_terminal, run_wisp, wisp_spawn
+from helpers import command, fact, in_terminal, question, run_wisp, wisp_spawn
 
 from pending import Channel, ServerLock, State
+
+
+def at_the_question(
+    args: tuple[str, ...], key: Callable[[pexpect.spawn], object]
+) -> tuple[int, str]:
+    """`wisp ARGS` in a pty, *key* pressed at its `[y/N]`: its status and all it said."""
+    child = pexpect.spawn(*wisp_spawn(*args), encoding="utf-8", timeout=60, dimensions=(40, 200))
+    try:
+        child.expect(r"\[y/N\]")
+        key(child)
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    return child.exitstatus, " ".join(str(child.before).split())
 
 
 class TestAnsweringWithNoId:
@@ -80,4 +95,31 @@ class TestAnsweringWithNoId:
         child.expect(pexpect.EOF)
         child.close()
         assert child.exitstatus == 1, child.before
+        assert channel.status(request.id).state is State.FILED
+
+    def test_ctrl_c_at_the_question_is_an_interruption(
+        self, channel: Channel, server: ServerLock
+    ) -> None:
+        """Ctrl-C at `[y/N]` (`wisp questions decline`, one question waiting): exit 130 and
+        docs/cli.md's words, not Click's bare `Aborted!` (exit 1); nothing is written."""
+        request = question(server)
+        channel.file(request)
+        code, said = at_the_question(("questions", "decline"), pexpect.spawn.sendintr)
+        assert code == 130, said
+        assert (
+            "wisp: interrupted before your answer was written; nothing was written and "
+            f"{request.id} still waits." in said
+        ), said
+        assert "Aborted" not in said
+        assert channel.status(request.id).state is State.FILED
+
+    def test_end_of_input_at_the_question_answers_nothing(
+        self, channel: Channel, server: ServerLock
+    ) -> None:
+        """Ctrl-D at `[y/N]` is no `y`: exit 1 and the words of a `n`, not `Aborted!`."""
+        request = command(server, text="make deploy")
+        channel.file(request)
+        code, said = at_the_question(("approvals", "approve"), pexpect.spawn.sendeof)
+        assert code == 1, said
+        assert f"nothing was answered; {request.id} still waits." in said and "Aborted" not in said
         assert channel.status(request.id).state is State.FILED

@@ -3,11 +3,13 @@ changes that loosen what an agent may do need a terminal; revoking a grant does 
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 
 import pytest
 from cliterm import overflowing, run, unwrapped
-from helpers import in_terminal, run_wisp
+from helpers import ROOT, in_terminal, run_wisp
 from test_cli_ids import grants
 
 from pending import Channel
@@ -32,6 +34,42 @@ class TestConfigFitsTheWidth:
         out = run_wisp("config", env={"COLUMNS": "40"})
         assert out.returncode == 0 and out.stdout
         assert all(len(line) <= 40 for line in out.stdout.splitlines()), out.stdout
+
+
+def settings_table() -> list[tuple[str, str]]:
+    """docs/cli.md's settings table: (key, default as written), in its order."""
+    said = (ROOT / "docs" / "cli.md").read_text()
+    table = said[said.index("## Settings: `$WISP_HOME/config.json`") :]
+    table = table[: table.index("\n## ")]
+    return re.findall(r"^\| `([a-zA-Z.]+)` \| `?([^|`]*?)`? \|", table, re.M)
+
+
+class TestConfigAsTheTableSaysIt:
+    def test_the_same_settings_in_the_same_order_with_the_same_defaults(self, home: Path) -> None:
+        """`wisp config` lists the settings in docs/cli.md's table's order, each default as
+        the table writes it (`3`, not `3.0`), and `--json` and `get` say the same."""
+        table = settings_table()
+        assert [key for key, _ in table] == list(SETTINGS)
+        out = run_wisp("config", env={"COLUMNS": "200"})
+        assert out.returncode == 0, out.stderr
+        listed = re.findall(r"^(\S+) = (.*?)  \(default\)$", out.stdout, re.M)
+        assert listed == table
+        as_json = run_wisp("config", "--json")
+        assert list(json.loads(as_json.stdout)) == list(SETTINGS)
+        for key, default in table:
+            assert json.loads(as_json.stdout)[key] == json.loads(default)
+        assert run_wisp("config", "get", "answer.waitSeconds").stdout == "3\n"
+
+    def test_a_value_set_is_shown_as_given(self, home: Path) -> None:
+        """Control: a fraction stays a fraction; a whole number of seconds set as `2` or
+        `2.0` reads `2`."""
+        assert run_wisp("config", "set", "answer.waitSeconds", "1.5").stdout == (
+            "answer.waitSeconds = 1.5\n"
+        )
+        assert run_wisp("config", "set", "answer.waitSeconds", "2.0").stdout == (
+            "answer.waitSeconds = 2\n"
+        )
+        assert run_wisp("config", "get", "answer.waitSeconds").stdout == "2\n"
 
 
 class TestTheTrustModel:

@@ -21,11 +21,18 @@ PAGES = sorted(path.stem for path in (ROOT / "docs").glob("*.md"))
 
 class TestDocsCommand:
     def test_lists_every_page(self, home: Path) -> None:
-        """Without a topic: every page of docs/, one per line, and how to read one."""
-        done = run_wisp("docs")
+        """Without a topic: every page of docs/, one per line with what it is about (its
+        title), and how to read one; at 40 columns the line wraps under its title."""
+        done = run_wisp("docs", env={"COLUMNS": "200"})
         assert done.returncode == 0, done.stderr
-        assert [line.strip() for line in done.stdout.splitlines()[1:]] == PAGES
+        rows = [line.split(maxsplit=1) for line in done.stdout.splitlines()[1:]]
+        assert [name for name, _ in rows] == PAGES
+        for name, said in rows:
+            title = (ROOT / "docs" / f"{name}.md").read_text().splitlines()[0]
+            assert said == title.removeprefix("# ").replace("`", ""), name
         assert "wisp docs TOPIC" in done.stdout
+        narrow = run_wisp("docs", env={"COLUMNS": "40"})
+        assert all(len(line) <= 40 for line in narrow.stdout.splitlines()), narrow.stdout
 
     def test_a_page_piped_is_printed_plain(self, home: Path) -> None:
         """Piped, `wisp docs relay` prints the relay's page as it is, nothing added."""

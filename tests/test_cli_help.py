@@ -135,6 +135,16 @@ class TestCompletion:
         out = run_wisp("completion", shell)
         assert out.returncode == 0 and "_WISP_COMPLETE=complete_" + shell in out.stdout
 
+    def test_one_way_to_complete(self) -> None:
+        """The root help offers `wisp completion`, and not typer's `--install-completion`
+        and `--show-completion` beside it; given, they are usage errors (exit 2)."""
+        shown = run_wisp("--help", env={"COLUMNS": "200"}).stdout
+        assert "completion" in shown
+        assert "--install-completion" not in shown and "--show-completion" not in shown
+        for option in ("--install-completion", "--show-completion"):
+            out = run_wisp(option)
+            assert out.returncode == 2 and "No such option" in out.stderr, out.stderr
+
     def test_an_unknown_shell_is_a_usage_error(self) -> None:
         out = run_wisp("completion", "tcsh")
         assert out.returncode == 2 and "'tcsh' is not one of" in out.stderr

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import subprocess
+from pathlib import Path
 
 import pytest
-from helpers import BUILDERS, run_wisp
+from helpers import BUILDERS, audit_records, run_wisp, wisp_command
 
 from pending import Channel, Decision, Kind, Request, State, Via
 
@@ -60,6 +62,69 @@ class TestListingAfterItsSweep:
         assert request.id in out.stdout
         if kind is not Kind.FACT:
             assert "stale" in out.stdout and "has stopped" in out.stdout
+
+
+def endings_in_log(home: Path, request_id: str) -> list[dict[str, object]]:
+    """The records of *request_id*'s ending in the audit log."""
+    return [
+        r
+        for r in audit_records(home)
+        if r.get("id") == request_id and r["event"] in ("approval.settled", "approval.withdrawn")
+    ]
+
+
+class TestTheSweepAuditsWhatItEnds:
+    """ADR 0048, DESIGN.md: every ending is audited, by whoever settles; a request a sweep
+    ends as stale gets its `approval.settled … outcome stale`, once."""
+
+    @pytest.mark.parametrize(
+        "sweeper", [("pending",), ("pending", "sweep"), ("questions", "pending")]
+    )
+    def test_wisp_log_shows_the_stale_ending(
+        self, channel: Channel, home: Path, sweeper: tuple[str, ...]
+    ) -> None:
+        """Control: a request whose asker lives is not ended, and nothing of an ending is
+        logged. Once its asker stopped, the first listing (or `wisp pending sweep`) ends it
+        stale and `wisp log --request ID` shows `approval.settled … stale`, by the sweep."""
+        with channel.server() as lock:
+            request = BUILDERS[Kind.QUESTION](lock)
+            channel.file(request)
+            assert run_wisp(*sweeper).returncode == 0
+            assert channel.status(request.id).state is State.FILED
+            assert endings_in_log(home, request.id) == []
+        out = run_wisp(*sweeper)
+        assert out.returncode == 0, out.stderr
+        (ending,) = endings_in_log(home, request.id)
+        assert ending["event"] == "approval.settled"
+        assert (ending["outcome"], ending["by"]) == ("stale", "sweep")
+        assert "has stopped" in str(ending["outcomeReason"])
+        for option in ("--request", "--id"):
+            log = run_wisp("log", option, request.id, env={"COLUMNS": "200"})
+            assert log.returncode == 0, log.stderr
+            (last,) = [line for line in log.stdout.splitlines() if "approval.settled" in line]
+            assert f"approval.settled  {request.id}  question  stale" in last, log.stdout
+
+    def test_racing_listings_audit_each_ending_once(self, channel: Channel, home: Path) -> None:
+        """Six listings and sweeps started at once over twelve stale requests: each request
+        is ended by one of them and audited exactly once."""
+        with channel.server() as lock:
+            requests = [BUILDERS[Kind.COMMAND](lock) for _ in range(12)]
+            for request in requests:
+                channel.file(request)
+        sweepers = [("pending", "--json"), ("pending", "sweep"), ("approvals", "pending")] * 2
+        procs = [
+            subprocess.Popen(
+                wisp_command(*args), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+            )
+            for args in sweepers
+        ]
+        for proc in procs:
+            _, err = proc.communicate(timeout=60)
+            assert proc.returncode == 0, err
+        for request in requests:
+            assert channel.status(request.id).state is State.SETTLED
+            (ending,) = endings_in_log(home, request.id)
+            assert ending["outcome"] == "stale"
 
 
 class TestAnEmptyChannel:

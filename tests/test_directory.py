@@ -115,6 +115,51 @@ class TestRefuse:
             Channel.open(target)
 
 
+class TestWhatARefusalTellsToDo:
+    """A refusal names the path at fault and a fix that fits it: the missing directories and
+    the `mkdir -p` that makes them; `mv … .bak` only for a path that is wisp's own."""
+
+    def test_a_home_whose_parent_is_missing(self, tmp_path: Path) -> None:
+        """Control: a home whose parent is there is made. One whose parent is missing names
+        the highest missing directory and `mkdir -p` of the parent (wisp makes the last
+        part itself), not errno's "No such file or directory"."""
+        Channel.open(tmp_path / "made").close()
+        for target, missing in (
+            (tmp_path / "absent" / "home", tmp_path / "absent"),
+            (tmp_path / "gone" / "deeper" / "home", tmp_path / "gone"),
+        ):
+            with pytest.raises(ChannelUnavailable) as info:
+                Channel.open(target)
+            said = str(info.value)
+            assert f"{missing} does not exist" in said, said
+            assert f"`mkdir -p {target.parent}`" in said and "wisp makes home itself" in said
+            assert "No such file" not in said
+            assert not missing.exists()
+
+    def test_a_home_named_on_a_file_is_not_to_be_moved(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """`WISP_HOME=/etc/passwd`: a path the person named, not wisp's: no `mv` of it is
+        suggested, only another WISP_HOME. The controls: wisp's default `~/.wisp`, and a
+        directory wisp keeps in its home, as files: moving them aside is the fix."""
+        named = tmp_path / "passwd"
+        named.write_text("root:x:0:0")
+        with pytest.raises(ChannelUnsafe) as info:
+            Channel.open(named)
+        assert "mv " not in str(info.value) and "set WISP_HOME" in str(info.value)
+        monkeypatch.setenv("HOME", str(tmp_path))
+        (tmp_path / ".wisp").write_text("")
+        with pytest.raises(ChannelUnsafe) as info:
+            Channel.open(tmp_path / ".wisp")
+        assert f"mv {tmp_path / '.wisp'} {tmp_path / '.wisp'}.bak" in str(info.value)
+        home = tmp_path / "home"
+        home.mkdir(mode=0o700)
+        (home / "pending").write_text("")
+        with pytest.raises(ChannelUnsafe) as info:
+            Channel.open(home)
+        assert f"mv {home / 'pending'} {home / 'pending'}.bak" in str(info.value)
+
+
 class TestEmpty:
     """`channel_empty`: true only where a listing would find nothing and a sweep do nothing,
     and only where opening the channel would not refuse it; it makes nothing."""

@@ -6,16 +6,22 @@ themselves, wherever the program can say them."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pexpect
 from helpers import ROOT, run_wisp, wisp_spawn
+from relayproc import RelayProcess
 from test_tui import WispTui, screen_text, tui
 
+from pending import Scope
 from wisp.kinds import views
+from wisp.stores.grants import GrantStore
 
 DOCS = ROOT / "docs"
 
@@ -54,7 +60,8 @@ class TestReadme:
 class TestCliMd:
     def test_the_docs_topics_are_those_wisp_docs_lists(self, home: Path) -> None:
         """docs/cli.md's list of `wisp docs` topics is exactly what `wisp docs` prints."""
-        listed = run_wisp("docs").stdout.split()[4:]
+        shown = run_wisp("docs", env={"COLUMNS": "200"}).stdout  # a topic a line
+        listed = [line.split()[0] for line in shown.splitlines()[1:]]
         said = " ".join(text("docs/cli.md").split())
         found = re.search(r"`wisp docs` lists the topics \(([^)]*)\)", said)
         assert found is not None
@@ -67,6 +74,53 @@ class TestCliMd:
         for kind_view in views():
             assert f"`{kind_view.kind.value}`" in line, line
 
+    def test_a_grant_id_keeps_its_g(self, home: Path) -> None:
+        """The README's "4 or more characters" is a request's: it says a grant's start keeps
+        its `g` (`g7446`), and the program holds it to that: 4 characters without the `g`
+        are refused where the `g` and 4 find the grant (the control)."""
+        readme = " ".join(text("README.md").split())
+        assert "the first 4 or more characters of a request's ID will do" in readme
+        assert "a grant's `g74467441` is `g7446`" in readme
+        home.mkdir(mode=0o700)
+        grant = GrantStore(home).add(
+            command="make test", cwd="/tmp", scope=Scope.ALWAYS, request="0" * 16, user="ana"
+        )
+        without_g = run_wisp("approvals", "revoke", grant.id[1:5])
+        assert without_g.returncode == 1 and "g and at least 4" in without_g.stderr
+        assert run_wisp("approvals", "revoke", grant.id[:5]).returncode == 0
+
+    def test_the_import_error_it_quotes_is_pythons(self, tmp_path: Path) -> None:
+        """The README quotes what a script run from the folder that holds the clone meets
+        (an editable install, a clone named `wisp` beside the script): Python's words, as
+        quoted; an install that is not editable is found there all the same. The control:
+        the same script run from another folder imports wisp."""
+        readme = text("README.md")
+        quoted = next(line for line in readme.splitlines() if line.startswith("ImportError:"))
+        beside = tmp_path / "src"
+        beside.mkdir()
+        (beside / "wisp").symlink_to(ROOT)
+        script = "from wisp import ApprovalGate\nprint(ApprovalGate.__name__)\n"
+        (beside / "my_script.py").write_text(script)
+        elsewhere = tmp_path / "elsewhere"
+        elsewhere.mkdir()
+        (elsewhere / "my_script.py").write_text(script)
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        fine = subprocess.run(
+            [sys.executable, "my_script.py"], cwd=elsewhere, capture_output=True, text=True, env=env
+        )
+        assert (fine.returncode, fine.stdout) == (0, "ApprovalGate\n"), fine.stderr
+        shadowed = subprocess.run(
+            [sys.executable, "my_script.py"], cwd=beside, capture_output=True, text=True, env=env
+        )
+        import wisp
+
+        if not Path(wisp.__file__).resolve().is_relative_to(ROOT.resolve()):
+            # Not an editable install: as the README says, it is found first anywhere.
+            assert (shadowed.returncode, shadowed.stdout) == (0, "ApprovalGate\n")
+            return
+        assert shadowed.returncode == 1
+        assert shadowed.stderr.splitlines()[-1] == quoted
+
 
 class TestRelayMd:
     def test_every_effect_is_in_the_table(self) -> None:
@@ -77,6 +131,20 @@ class TestRelayMd:
         for kind_view in views():
             assert kind_view.effect in table, kind_view.effect
         assert "notify" in table
+
+    def test_every_ready_example_has_the_relays_fields(self, home: Path) -> None:
+        """Each `ready` line docs/relay.md shows has the fields a real `wisp relay` writes
+        in its `ready` (`via` and `answers` among them), no more, no fewer."""
+        with RelayProcess(home) as relay:
+            ready = relay.hello()
+        shown = [
+            json.loads(line)
+            for line in text("docs/relay.md").splitlines()
+            if line.startswith('{"type":"ready"')
+        ]
+        assert len(shown) >= 2
+        for example in shown:
+            assert list(example) == list(ready), example
 
 
 class TestTuiMd:

@@ -209,11 +209,21 @@ class TestGrants:
         assert json.loads((home / "grants.json").read_text())["format"] == 1
 
     def test_project_of(self, tmp_path: Path) -> None:
-        """The project is the nearest ancestor with `.git`, else the directory itself."""
+        """The project is the nearest ancestor with `.git`, else the directory itself. Each
+        case is decided by a `.git` this test made below its own directory (the search stops
+        at the nearest), so nothing above it counts: not a `/tmp/.git` (which made this test
+        fail on any machine that had one), nor a checkout the suite runs in."""
         (tmp_path / "a" / ".git").mkdir(parents=True)
         (tmp_path / "a" / "b" / "c").mkdir(parents=True)
         assert project_of(str(tmp_path / "a" / "b" / "c")) == str(tmp_path / "a")
-        assert project_of(str(tmp_path)) == str(tmp_path.resolve())
+        assert project_of(str(tmp_path / "a")) == str(tmp_path / "a")
+        # The nearest `.git` may not stand for a project (a file, in a directory anyone may
+        # write): the directory itself, whatever holds a `.git` further up.
+        shared = tmp_path / "shared"
+        (shared / "x" / "y").mkdir(parents=True)
+        shared.chmod(0o1777)
+        (shared / "x" / ".git").write_text("gitdir: /elsewhere\n")
+        assert project_of(str(shared / "x" / "y")) == str((shared / "x" / "y").resolve())
 
 
 class TestVerdicts:

@@ -10,6 +10,7 @@ import resource
 import subprocess
 from pathlib import Path
 
+import pytest
 from helpers import wisp_command
 
 # Few enough open files that the hook's watch cannot start once the request is filed (it
@@ -69,3 +70,27 @@ class TestWhatAHookSaysWhenItCannotDecide:
         said = _hook(home, _bash("/tmp"), preexec_fn=few_files)
         reason = str(said["permissionDecisionReason"])
         assert "ulimit -n" in reason and "wisp doctor" not in reason, reason
+
+    @pytest.mark.parametrize(
+        ("event", "said"),
+        [
+            ({}, "the event has no `hook_event_name`"),
+            ({"hook_event_name": None}, "the event has no `hook_event_name`"),
+            ({"hook_event_name": 7}, "`hook_event_name` is not text"),
+            ({"hook_event_name": ["PreToolUse"]}, "`hook_event_name` is not text"),
+            (
+                {"hook_event_name": "Stop"},
+                "wisp answers PreToolUse, PermissionRequest, SessionEnd, not 'Stop'",
+            ),
+        ],
+        ids=["empty", "null", "a-number", "a-list", "another-event"],
+    )
+    def test_an_event_it_does_not_answer(
+        self, home: Path, event: dict[str, object], said: str
+    ) -> None:
+        """`echo '{}' | wisp hook claude-code` and kin: denied saying what the event lacks
+        and which events to register it for, never Python's `None` or a list's repr (the
+        control: an event of another name is named as sent)."""
+        reason = str(_hook(home, event)["permissionDecisionReason"])
+        assert said in reason and "--print-settings" in reason, reason
+        assert "None" not in reason and "[" not in reason, reason

@@ -273,6 +273,43 @@ def elicitation(action: str, content: dict[str, Any] | None = None) -> Any:
     return answer
 
 
+class TestFactsProposed:
+    """ADR 0048: the results where the caller learns of its facts say how many wait for the
+    person to keep them (`structuredContent.factsProposed`: `count` for the server, `thread`
+    for this thread, `uri`), so the calling agent can mention them."""
+
+    async def test_counts_follow_what_waits(self, wire: Wire) -> None:
+        """Control: nothing asked about, nothing proposed (`count` 0, no words about it).
+        A thread fact and a session fact asked about: both counted for the server, one for
+        this thread, on record_fact, set_fact_scope and await_request alike, and said in
+        words; the session fact's request answered (dropped), it no longer counts."""
+        none = {"count": 0, "thread": 0, "uri": "wisp://facts/proposed"}
+        first = await wire.call("record_fact", subject="release", name="codename", value="HERON")
+        assert first.structured_content["factsProposed"] == none
+        assert "proposed" not in text_of(first)
+        session = await wire.data(
+            "set_fact_scope", fact=first.structured_content["id"], scope="session"
+        )
+        assert session["factsProposed"] == none
+        asked = await wire.data("set_fact_scope", fact=session["id"], scope="permanent")
+        assert asked["factsProposed"] == {**none, "count": 1}
+        _, in_thread = await ask_to_keep(wire, "RED KITE")
+        both = {**none, "count": 2, "thread": 1}
+        recorded = await wire.call("record_fact", subject="a", name="b", value="c")
+        assert recorded.structured_content["factsProposed"] == both
+        assert "2 proposed facts (1 of this thread's) wait" in text_of(recorded)
+        assert "wisp://facts/proposed" in text_of(recorded)
+        awaited = await wire.data("await_request", id=in_thread)
+        assert (awaited["state"], awaited["factsProposed"]) == ("pending", both)
+        code, output = await terminal("facts", "drop", asked["id"])
+        assert code == 0, output
+        after = await wire.data("await_request", id=asked["id"])
+        assert (after["state"], after["factsProposed"]) == (
+            "dropped",
+            {**none, "count": 1, "thread": 1},
+        )
+
+
 class TestApprovals:
     async def test_approved_from_a_terminal(self, wire: Wire, home: Path) -> None:
         """request_approval waits; `wisp approvals approve ID` in a pty answers; the result
@@ -338,6 +375,33 @@ class TestApprovals:
         again = await wire.data("await_request", id=request_id, wait_seconds=0)
         assert again["decision"] == "session"  # an ended request stays known
         assert (await wire.read("wisp://pending"))["requests"] == []
+
+    @pytest.mark.parametrize(
+        ("tool", "arguments", "answer"),
+        [
+            ("request_approval", {"command": "make x"}, ("approvals", "deny")),
+            ("ask_person", {"question": "Which?"}, ("questions", "answer", "staging")),
+        ],
+        ids=["command", "question"],
+    )
+    async def test_pending_and_ended_results_have_one_shape(
+        self, wire: Wire, tool: str, arguments: dict[str, Any], answer: tuple[str, ...]
+    ) -> None:
+        """A pending result carries every field the ended one does (null until it ends; a
+        command's `command` as asked), plus `expiresAt` and `answerWith`; both carry the
+        `notifications` array (docs/mcp.md's result table)."""
+        pending = await wire.data(tool, **arguments, wait_seconds=0)
+        assert pending["state"] == "pending"
+        code, output = await terminal(answer[0], answer[1], pending["id"], *answer[2:])
+        assert code == 0, output
+        ended = await wire.data("await_request", id=pending["id"], wait_seconds=20)
+        assert ended["state"] == "ended"
+        assert set(pending) == set(ended) | {"expiresAt", "answerWith"}
+        assert pending["reason"] is None and isinstance(pending["notifications"], list)
+        if tool == "request_approval":
+            assert (pending["command"], pending["grant"]) == ("make x", None)
+        else:
+            assert (pending["answer"], ended["answer"]) == (None, "staging")
 
     async def test_a_cancelled_call_leaves_the_request_waiting(
         self, wire: Wire, home: Path

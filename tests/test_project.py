@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+from conftest import auto_workers
 from helpers import ROOT
 
 
@@ -38,6 +40,28 @@ class TestPropertyTests:
 
         assert settings.default.deadline is None
         assert HealthCheck.too_slow in settings.default.suppress_health_check
+
+
+class TestWorkers:
+    @pytest.mark.parametrize(
+        ("cpus", "load", "workers"),
+        [(2, 0.0, 4), (2, 0.5, 3), (2, 1.0, 2), (2, 1.2, 1), (2, 30.0, 1), (8, 2.0, 12)],
+    )
+    def test_the_suite_does_not_pile_onto_a_busy_machine(
+        self, cpus: int, load: float, workers: int
+    ) -> None:
+        """`-n auto` starts two workers for each CPU the last minute's load left idle, at
+        least one: four on an idle 2-core machine (the control), one at a load of 30 (a
+        second suite beside it), never two a CPU whatever the load."""
+        assert auto_workers(cpus, load) == workers
+
+    def test_the_readme_says_what_it_needs(self) -> None:
+        """The README says how long the suite takes by what it needs (its CPU time, the
+        machine idle), not a bare "1½ to 3 minutes", and that a busy machine gets fewer
+        workers."""
+        readme = " ".join((ROOT / "README.md").read_text().split())
+        assert "1½ to 3 minutes" not in readme
+        assert "CPU time" in readme and "load average" in readme
 
 
 class TestLaunchedInTheBackground:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import gc
 import json
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -79,3 +81,53 @@ class TestStartupCollector:
         assert done.returncode == 0, done.stderr
         assert json.loads(done.stdout) == []
         assert said(done.stderr.decode(), "ENDED") == ["False"]
+
+
+# Runs the `wisp` program on argv, sending itself SIGINT (Ctrl-C) as the module named by
+# WISP_PROBE_INTERRUPT_AT is imported, once: a Ctrl-C at a known point of its start.
+INTERRUPTING_PROBE = """\
+import os, signal, sys
+at = os.environ["WISP_PROBE_INTERRUPT_AT"]
+sent = []
+def probe(event, args):
+    if event == "import" and args[0] == at and not sent:
+        sent.append(at)
+        os.kill(os.getpid(), signal.SIGINT)
+sys.addaudithook(probe)
+sys.argv = ["wisp", *sys.argv[2:]]
+from wisp.__main__ import run
+run()
+"""
+
+
+class TestCtrlCWhileStarting:
+    @pytest.mark.parametrize("module", ["wisp.cli", "typer", "wisp.kinds.command_gate"])
+    def test_an_asker_interrupted_as_it_loads_says_no_traceback(
+        self, home: Path, tmp_path: Path, module: str
+    ) -> None:
+        """Control: the probe interrupting at a module never imported lets the asker run to its
+        one-second deadline (exit 124). Ctrl-C as the CLI's framework, the command or the
+        asker loads (an asker's first tenth of a second) ends it with 130, as typer ends a
+        command it interrupts: no traceback, nothing filed."""
+        env = {"WISP_HOME": str(home), "PATH": "/usr/bin:/bin"}
+        argv = [sys.executable, "-c", INTERRUPTING_PROBE, "wisp", "approvals", "request"]
+        argv += ["--timeout", "1", "--", "make test"]
+
+        def run(at: str) -> subprocess.CompletedProcess[str]:
+            return subprocess.run(
+                argv,
+                capture_output=True,
+                text=True,
+                env={**env, "WISP_PROBE_INTERRUPT_AT": at},
+                cwd=tmp_path,
+                timeout=120,
+                check=False,
+            )
+
+        control = run("no.such.module")
+        assert control.returncode == 124, control.stderr
+        filed = set((home / "pending").glob("*.request.json"))
+        done = run(module)
+        assert (done.returncode, done.stdout) == (130, ""), done.stderr
+        assert "Traceback" not in done.stderr and "KeyboardInterrupt" not in done.stderr
+        assert set((home / "pending").glob("*.request.json")) == filed

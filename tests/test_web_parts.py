@@ -4,11 +4,13 @@
 from __future__ import annotations
 
 import json
+import signal
+import urllib.request
 from pathlib import Path
 
 import pytest
-from helpers import audit_records, in_terminal, run_wisp
-from webproc import web_server
+from helpers import WAIT_S, audit_records, in_terminal, run_wisp
+from webproc import WebServer, web_server
 
 from pending.testing import FakeClock
 from wisp.routes.notify import Notice, Notifier
@@ -160,6 +162,26 @@ class TestWebCommands:
         """--tls-cert without --tls-key is a usage error (exit 2)."""
         done = run_wisp("web", "--tls-cert", "c.pem")
         assert done.returncode == 2 and "go together" in done.stderr
+
+
+class TestStopping:
+    @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+    def test_stopped_on_purpose_it_exits_0(self, home: Path, sig: signal.Signals) -> None:
+        """Control: it serves (`/healthz` answers). Ctrl-C (SIGINT) or SIGTERM stops it as
+        docs/web.md and docs/cli.md say, "0 stopped" (not 130 or 143: uvicorn raises the
+        signal again once it has stopped), with nothing said on stderr."""
+        home.mkdir(mode=0o700)
+        server = WebServer(home)
+        try:
+            with urllib.request.urlopen(f"{server.url}/healthz", timeout=WAIT_S) as answer:
+                assert answer.status == 200
+            server.process.send_signal(sig)
+            code = server.process.wait(timeout=WAIT_S)
+            server.stderr.seek(0)
+            said = server.stderr.read().decode(errors="replace")
+        finally:
+            server.stop()
+        assert (code, said) == (0, "")
 
 
 class TestDoctorWeb:

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 import zygote
-from helpers import AskingCommand, read_line, running, server_pid, wait_until
+from helpers import AskingCommand, pty_run, read_line, running, server_pid, wait_until
 from mcp_harness import BOUND_S, RawWire, recorder, server_env, wisp_mcp_command
 
 from pending import Channel, Outcome, State
@@ -228,3 +228,31 @@ class TestWarmCommand:
         started.send_signal(signal.SIGINT)
         out, _ = started.communicate(timeout=BOUND_S)
         assert started.returncode == 1 and out.startswith("withdrawn")
+
+
+def open_ptys() -> int:
+    """How many pseudo-terminal masters this process holds open."""
+    held = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            if os.readlink(f"/proc/self/fd/{fd}") in ("/dev/ptmx", "/dev/pts/ptmx"):
+                held += 1
+        except OSError:
+            continue
+    return held
+
+
+class TestPtyRun:
+    def test_a_command_past_its_timeout_gives_its_pty_back(self) -> None:
+        """Control: a command that ends gives its pseudo-terminal back. One still running at
+        the timeout fails the call (pexpect's TIMEOUT) and is ended, its pty closed at once,
+        not held by the failed test's traceback to the run's end (a loaded run's workers ran
+        the machine out of ptys so)."""
+        import pexpect
+
+        held = open_ptys()
+        assert pty_run("/bin/echo", ["hi"])[1] == "hi\n"
+        assert open_ptys() == held
+        with pytest.raises(pexpect.TIMEOUT) as failed:  # kept, as pytest keeps a failure's
+            pty_run("/bin/sleep", ["30"], timeout=0.5)
+        assert open_ptys() == held, failed.traceback

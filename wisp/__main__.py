@@ -21,6 +21,9 @@ from typing import NoReturn
 # The status Python gives a process that ends with SystemExit, and the one it gives when
 # standard output or error cannot be flushed at exit (Python's own 120).
 _FLUSH_FAILED_STATUS = 120
+# Ctrl-C before the command took it over (while the program loads): as a shell reports SIGINT,
+# and as typer ends a command it interrupts (wisp._program.ExitCode.INTERRUPTED, not loaded here).
+_INTERRUPTED_STATUS = 130
 
 
 def run() -> NoReturn:
@@ -33,28 +36,17 @@ def run() -> NoReturn:
     What the teardown does that matters is done first, as multiprocessing's children end:
     threads that are not daemons joined (with threading's own exit hooks), the exit handlers
     run (logging's flush, finalizers), standard output and error flushed. wisp writes its
-    files unbuffered (os.write), so nothing is left in a buffer. An uncaught exception (a bug,
-    Ctrl-C) takes the interpreter's own path, traceback and all.
+    files unbuffered (os.write), so nothing is left in a buffer. An uncaught exception (a bug)
+    takes the interpreter's own path, traceback and all; Ctrl-C that no command took (one in
+    its first tenth of a second, as the program loads: an asker had filed nothing yet) ends it
+    with 130 and nothing said, as typer ends a command it interrupts — never a traceback.
     """
-    from wisp import _startup
-
-    _startup.pause()  # until the process lives on, if it does (see wisp._startup)
-    _closed_streams_to_devnull()
     try:
-        code: object = _hook(sys.argv[1:])
-        if code is None:
-            code = _mcp(sys.argv[1:])
-        if code is None:
-            code = _listing(sys.argv[1:])
-        if code is None:
-            code = _approve(sys.argv[1:])
-        if code is None:
-            from wisp.cli import main
-
-            main()
-            code = 0
+        code: object = _command()
     except SystemExit as exc:
         code = exc.code
+    except KeyboardInterrupt:
+        code = _INTERRUPTED_STATUS
     status = _exit_status(code)
     import atexit
     import threading
@@ -67,6 +59,28 @@ def run() -> NoReturn:
         except (OSError, ValueError):  # a closed pipe or stream: as Python itself says it
             status = status or _FLUSH_FAILED_STATUS
     os._exit(status)
+
+
+def _command() -> object:
+    """The command line's command, run: its exit code (SystemExit, a signal's
+    KeyboardInterrupt raised through)."""
+    from wisp import _startup
+
+    _startup.pause()  # until the process lives on, if it does (see wisp._startup)
+    _closed_streams_to_devnull()
+    code: object = _hook(sys.argv[1:])
+    if code is None:
+        code = _mcp(sys.argv[1:])
+    if code is None:
+        code = _listing(sys.argv[1:])
+    if code is None:
+        code = _approve(sys.argv[1:])
+    if code is None:
+        from wisp.cli import main
+
+        main()
+        code = 0
+    return code
 
 
 def _options(args: list[str], names: tuple[str, ...]) -> dict[str, str] | None:

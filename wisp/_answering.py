@@ -39,7 +39,14 @@ from pending import (
     Via,
     pid_alive,
 )
-from wisp.audit.writer import AuditEvent, EntryPoint, audit, check_log, request_fields
+from wisp.audit.writer import (
+    AuditEvent,
+    EntryPoint,
+    audit,
+    check_log,
+    ending_record,
+    request_fields,
+)
 from wisp.stores.jsonstore import StoreError
 
 if TYPE_CHECKING:
@@ -447,6 +454,13 @@ class Answerer:
             clock=self.channel.clock,
         )
 
+    def _audit_ending(self, request: Request, settled: Settled) -> None:
+        """Audit an outcome this process wrote as a sweep (it won the write: of sweeps racing
+        over one request, only one does), as an asker audits its own: `approval.withdrawn`
+        for a withdrawal a crashed asker claimed, `approval.settled` for any other."""
+        event, fields = ending_record(settled.outcome, settled.decision, settled.reason)
+        self._audit(event, request, **fields, by=settled.by)
+
     # --- reading -------------------------------------------------------------------------
 
     def status(self, request_id: str) -> Status:
@@ -495,6 +509,8 @@ class Answerer:
         ``errors`` the writes that failed (each also told to *on_problem*). *swept*: the
         channel's sweep, if one was just done (by :meth:`pending.Channel.listing_and_sweep`)."""
         report = self.channel.sweep() if swept is None else swept
+        for ending in report.endings:  # what this sweep ended, audited as every ending is
+            self._audit_ending(ending.request, ending.settled)
         applied, problems = _apply_all(
             self.channel, report.awaiting, by=Via.SWEEP, entry_point=self.entry_point
         )

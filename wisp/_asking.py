@@ -43,7 +43,14 @@ from pending import (
 )
 from wisp import _startup
 from wisp._deadlines import Cancel, Deadlines, check_deadline
-from wisp.audit.writer import AuditEvent, EntryPoint, audit, check_log, request_fields
+from wisp.audit.writer import (
+    AuditEvent,
+    EntryPoint,
+    audit,
+    check_log,
+    ending_record,
+    request_fields,
+)
 from wisp.kinds import notice_for, view
 from wisp.kinds._asker import Applier, Ending, ending_of
 from wisp.stores.jsonstore import StoreError
@@ -548,19 +555,8 @@ class Asker:
                 )
             )
         ending = ending_of(request, settled, answer)
-        event = (
-            AuditEvent.APPROVAL_WITHDRAWN
-            if ending.outcome is Outcome.WITHDRAWN
-            else AuditEvent.APPROVAL_SETTLED
-        )
-        self._audit(
-            event,
-            request,
-            outcome=ending.outcome.value,
-            decision=ending.decision,
-            outcomeReason=ending.reason,
-            answerText=answer.text if answer else None,
-        )
+        event, fields = ending_record(ending.outcome, ending.decision, ending.reason)
+        self._audit(event, request, **fields, answerText=answer.text if answer else None)
         return self._record(ending)
 
     def _apply(self, applier: Applier, request: Request, status: Status) -> Ending | None:

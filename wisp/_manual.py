@@ -28,6 +28,16 @@ def topics() -> list[str]:
     return sorted(path.stem for path in directory.glob("*.md"))
 
 
+def summary(topic: str) -> str:
+    """What the page *topic* is about, in a line: its title (its first heading), as read
+    (markdown's backticks left out); empty if it has none."""
+    text = page(topic)
+    if text is None:
+        return ""
+    first = next((line for line in text.splitlines() if line.startswith("# ")), "")
+    return first.removeprefix("# ").replace("`", "").strip()
+
+
 # A line that is no paragraph's text: a table row, a heading, a fence, a quote, a list item's
 # start (it begins a paragraph of its own), or a blank.
 _KEPT = re.compile(r"^(\||#|```|>|\s*$)")

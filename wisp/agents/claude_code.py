@@ -217,9 +217,15 @@ def parse_event(data: bytes) -> tuple[HookEvent, ToolCall | str]:
     except ValueError:
         hook_event = None
     if hook_event is None:
+        if name is None:  # absent, or JSON's null
+            said = "the event has no `hook_event_name` (Claude Code names every event)"
+        elif not isinstance(name, str):
+            said = "the event's `hook_event_name` is not text"
+        else:
+            said = f"wisp answers {known}, not {name!r}"
         raise HookRefused(
-            f"wisp answers {known}, not {name!r}: register `wisp hook claude-code` for "
-            "those events only (`wisp hook claude-code --print-settings`)"
+            f"{said}: register `wisp hook claude-code` for {known} only "
+            "(`wisp hook claude-code --print-settings`)"
         )
     session = _field(event, "session_id")
     if hook_event is HookEvent.SESSION_END:

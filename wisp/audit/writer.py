@@ -38,7 +38,7 @@ from pending import (
 from wisp._entry import EntryPoint as EntryPoint
 
 if TYPE_CHECKING:  # the records: not loaded by a hook that audits a grant's allow (issue 41)
-    from pending import Request
+    from pending import Outcome, Request
 
 LOGS_DIR = "logs"
 AUDIT_FILE = "audit.jsonl"
@@ -323,6 +323,22 @@ def _warn_once(message: str) -> None:
     if not _warned:
         _warned = True
         sys.stderr.write(message + "\n")
+
+
+def ending_record(
+    outcome: Outcome, decision: str | None, reason: str | None
+) -> tuple[AuditEvent, dict[str, Any]]:
+    """A request's ending as it is audited, by whoever ends it (its asker, a sweep): the
+    event (`approval.withdrawn` for a withdrawal, `approval.settled` for any other) and the
+    fields every ending carries."""
+    from pending import Outcome  # the records: loaded by what ends requests, not by a hook
+
+    event = (
+        AuditEvent.APPROVAL_WITHDRAWN
+        if outcome is Outcome.WITHDRAWN
+        else AuditEvent.APPROVAL_SETTLED
+    )
+    return event, {"outcome": outcome.value, "decision": decision, "outcomeReason": reason}
 
 
 def request_fields(request: Request) -> dict[str, Any]:

@@ -35,7 +35,8 @@ app = command_group(
     "wisp's pending channel: what your agents are waiting on you for, answered from any terminal.",
     name="wisp",
     no_args_is_help=True,
-    add_completion=True,
+    # One way to complete: `wisp completion SHELL`, not typer's --install-completion and
+    # --show-completion beside it (main() sets up what the script talks to).
     epilog="""Examples:
   wisp pending                      what waits for you
   wisp show 3f9c                    all of one request (a unique ID prefix will do)
@@ -341,7 +342,12 @@ def main() -> None:
     gc.freeze()
     _freeze_what_loads = True
     # One name however it is started (`wisp`, `python -m wisp`): help reads `wisp …`, and
-    # shell completion talks to `wisp` through $_WISP_COMPLETE.
+    # shell completion talks to `wisp` through $_WISP_COMPLETE: the script `wisp completion`
+    # prints asks in typer's words (`complete_bash`), which typer's completion classes read.
+    if os.environ.get("_WISP_COMPLETE"):  # wisp.cli.completion.COMPLETE_VAR, not loaded here
+        from typer._completion_classes import completion_init
+
+        completion_init()
     app(prog_name="wisp")
 
 

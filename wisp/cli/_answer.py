@@ -91,7 +91,7 @@ def chosen_id(typed_id: str | None, command: str, kind: Kind) -> str:
         tell(f"wisp: one {kind.value} request waits, {status.id}:")
         for line in visible(asked_text(status.request)).splitlines() or [""]:
             tell(f"  {line}")
-        if not typer.confirm(f"{command} {status.id}?", default=False, err=True):
+        if not _confirmed(f"{command} {status.id}?", status.id):
             fail(f"nothing was answered; {status.id} still waits.", ExitCode.NO)
         return status.id
     if not waiting:
@@ -103,6 +103,20 @@ def chosen_id(typed_id: str | None, command: str, kind: Kind) -> str:
         )
     tell(f"wisp: `{command}` needs the ID of the request to answer; {said}")
     raise typer.Exit(int(ExitCode.ERROR))
+
+
+def _confirmed(prompt: str, request_id: str) -> bool:
+    """`[y/N]` asked on stderr: True for `y`. Ctrl-D is a no; Ctrl-C is an interruption (exit
+    130, saying nothing was written: docs/cli.md), not Click's bare `Aborted!` (exit 1)."""
+    from wisp._program import interrupted
+
+    try:
+        return typer.confirm(prompt, default=False, err=True)
+    except typer.Abort as exc:
+        typer.echo(err=True)  # the prompt's line ends, as a typed answer would end it
+        if isinstance(exc.__context__, EOFError):  # Ctrl-D: Click raises Abort for both
+            return False
+        interrupted(False, request_id)
 
 
 def answer_from_terminal(

@@ -2,7 +2,7 @@
 
 The script asks `wisp` itself what completes (through $_WISP_COMPLETE): commands, options,
 choices, and for the answering commands and `wisp show` the IDs of the requests waiting now.
-`wisp --install-completion` (typer's) installs it for the shell you are in.
+It is the one way: typer's `--install-completion` and `--show-completion` are not offered.
 """
 
 from __future__ import annotations

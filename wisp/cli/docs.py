@@ -30,9 +30,12 @@ def docs(
     if not known:
         fail("no documentation pages were found in this installation; reinstall wisp.")
     if topic is None:
+        from wisp._manual import summary
+        from wisp.cli._common import emit, width
+        from wisp.cli._layout import labelled
+
         say("Topics (wisp docs TOPIC):")
-        for name in known:
-            say(f"  {name}")
+        emit(labelled([(name, summary(name)) for name in known], width(), indent=2))
         return
     text = page(topic)
     if text is None:

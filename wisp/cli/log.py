@@ -46,6 +46,7 @@ def log(
         typer.Option(
             "--request",
             "-r",
+            "--id",
             metavar="ID",
             help="Only records about this request (its ID, or its first 4 or more characters).",
         ),

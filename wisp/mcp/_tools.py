@@ -161,7 +161,7 @@ async def record_fact(subject: Subject, name: Name, value: Value, ctx: Context) 
             + ". They settle that; yours stays in this thread."
         )
     face.updates.changed([fact_uri(fact.id)])
-    return Said(text=text, data=data)
+    return await _noting_proposed(face, Said(text=text, data=data))
 
 
 @tool(
@@ -174,6 +174,10 @@ async def record_fact(subject: Subject, name: Name, value: Value, ctx: Context) 
 async def set_fact_scope(fact: FactId, scope: Scope, ctx: Context) -> Said:
     face = served(ctx)
     required("fact", fact)
+    return await _noting_proposed(face, await _set_scope(face, fact, scope))
+
+
+async def _set_scope(face: Served, fact: str, scope: str) -> Said:
     change = await _off_loop(face.app.set_scope, fact, FactScope(scope))
     moved = change.fact
     uri = fact_uri(moved.id)
@@ -190,6 +194,19 @@ async def set_fact_scope(fact: FactId, scope: Scope, ctx: Context) -> Said:
     face.updates.changed([uri, PROPOSED_URI])  # the filing itself is heard from the channel
     assert keep.request_id is not None
     return Said.of(views.asked_to_keep(moved, keep.request_id, uri, new=keep.new))
+
+
+async def _noting_proposed(face: Served, said: Said) -> Said:
+    """*said*, with how many facts wait for the person to keep them: ADR 0048's
+    `factsProposed`, on the results where the caller learns of its facts (the seed put it on
+    `respond`'s result; there is no `respond` here, no model: docs/mcp.md)."""
+    proposed = await _off_loop(face.app.proposed)
+    counts = views.facts_proposed([note for note, _ in proposed], face.app.thread)
+    return Said(
+        text=said.text + views.proposed_said(counts),
+        data={**said.data, "factsProposed": counts},
+        error=said.error,
+    )
 
 
 # --- commands and questions -----------------------------------------------------------------
@@ -291,7 +308,7 @@ async def await_request(
             f"fact request {id}: {data['state']} (a fact request does not block: the person "
             "answers it with no time limit)"
         )
-        return Said(text=text, data=data)
+        return await _noting_proposed(face, Said(text=text, data=data))
     return await await_outcome(face, request, wait_seconds, ctx)
 
 

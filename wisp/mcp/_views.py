@@ -8,7 +8,7 @@ model). Field names are camelCase, as in the channel's files.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
 from pending import (
@@ -28,8 +28,8 @@ from wisp.kinds import view as kind_view
 from wisp.kinds._asker import Ending
 from wisp.kinds.command_gate import Approval
 from wisp.kinds.question_gate import Reply, ReplyOutcome
-from wisp.mcp._updates import fact_uri
-from wisp.stores.factids import PERMANENT_PREFIX
+from wisp.mcp._updates import PROPOSED_URI, fact_uri
+from wisp.stores.factids import PERMANENT_PREFIX, FactScope
 from wisp.stores.facts import Fact
 from wisp.stores.threadfacts import NoteFact, UnknownFact
 
@@ -113,6 +113,26 @@ def note_fact(note: NoteFact, held: list[Fact]) -> dict[str, Any]:
     if held:
         view["conflict"] = [permanent_fact(p) for p in held]
     return view
+
+
+def facts_proposed(proposed: Iterable[NoteFact], thread: str) -> dict[str, Any]:
+    """ADR 0048's `factsProposed`: how many facts wait for the person to keep them — `count`
+    for the server (its session's and its threads'), `thread` for *thread*'s own — and `uri`,
+    where they are listed."""
+    facts = list(proposed)
+    in_thread = sum(1 for f in facts if f.scope is FactScope.THREAD and f.thread == thread)
+    return {"count": len(facts), "thread": in_thread, "uri": PROPOSED_URI}
+
+
+def proposed_said(counts: Mapping[str, Any]) -> str:
+    """`factsProposed` in words, for the model to mention: nothing when none waits."""
+    count = counts["count"]
+    if not count:
+        return ""
+    return (
+        f". {count} proposed fact{'' if count == 1 else 's'} ({counts['thread']} of this "
+        f"thread's) wait for the person to keep or drop: {counts['uri']}"
+    )
 
 
 def permanent_fact(fact: Fact) -> dict[str, Any]:
@@ -199,9 +219,15 @@ def still_waiting(request: Request) -> Rendered:
         f"still waiting for the person (request {request.id}); they answer with `{hint}`. "
         f"Call await_request with id {request.id} to wait again."
     )
+    # The fields an ended result fills, here too (null until it ends; a command's `command`
+    # as asked): one shape for a program to read, pending or ended.
+    data["reason"] = None
     if request.kind is Kind.COMMAND:
-        data["approved"] = False
+        assert isinstance(request.binding, CommandBinding)
+        data.update(approved=False, grant=None, command=request.binding.command)
         text += " Do not run the command until it is approved."
+    elif request.kind is Kind.QUESTION:
+        data["answer"] = None
     if expires:
         ends = "denied" if request.kind is Kind.COMMAND else "unanswered"
         text += f" If nobody answers by {expires} it ends {ends}."

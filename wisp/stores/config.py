@@ -42,7 +42,10 @@ class Setting(NamedTuple):
     loosens: Callable[[Any, Any], bool] | None = None
 
     def shown(self, value: Any) -> Any:
-        """*value* as it may be shown: a secret's redacted."""
+        """*value* as it may be shown: a secret's redacted; a whole number of seconds as a
+        whole number (`3`, as docs/cli.md's table writes it, not Python's `3.0`)."""
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
         if not self.secret:
             return value
         from wisp.stores.pushurls import shown  # loaded only where a push setting is shown
@@ -138,6 +141,14 @@ SETTINGS: dict[str, Setting] = {
             deadline=True,
         ),
         Setting(
+            key="watch.livenessSeconds",
+            default=1.0,
+            check=_seconds(whole=False, zero=None),
+            kind=deadline_range(zero=None),
+            doc="How often a watcher re-checks that askers with waiting requests still live.",
+            deadline=True,
+        ),
+        Setting(
             key="notifications.enabled",
             default=True,
             check=_bool,
@@ -181,17 +192,6 @@ SETTINGS: dict[str, Setting] = {
             loosens=lambda old, new: new != old and new == PushWhen.UNSEEN.value,
         ),
         Setting(
-            key="web.url",
-            default="",
-            check=_web_url,
-            kind="an http:// or https:// URL where `wisp web` is reached from your phone, "
-            'or "" for none',
-            doc="Where your phone reaches `wisp web`: a push notification links to the "
-            "request's page there, and `wisp doctor` checks it answers.",
-            # Where a notification's link sends the person: a change is theirs to make.
-            loosens=lambda old, new: new != old and new != "",
-        ),
-        Setting(
             key="notifications.tmuxSeconds",
             default=0.0,
             check=_seconds(whole=False, zero="until a key is pressed"),
@@ -201,12 +201,15 @@ SETTINGS: dict[str, Setting] = {
             deadline=True,
         ),
         Setting(
-            key="watch.livenessSeconds",
-            default=1.0,
-            check=_seconds(whole=False, zero=None),
-            kind=deadline_range(zero=None),
-            doc="How often a watcher re-checks that askers with waiting requests still live.",
-            deadline=True,
+            key="web.url",
+            default="",
+            check=_web_url,
+            kind="an http:// or https:// URL where `wisp web` is reached from your phone, "
+            'or "" for none',
+            doc="Where your phone reaches `wisp web`: a push notification links to the "
+            "request's page there, and `wisp doctor` checks it answers.",
+            # Where a notification's link sends the person: a change is theirs to make.
+            loosens=lambda old, new: new != old and new != "",
         ),
     )
 }

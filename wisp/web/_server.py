@@ -4,14 +4,21 @@ the board started, then uvicorn until Ctrl-C or SIGTERM."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import signal
 import socket
 import ssl
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pending import PendingError
 from wisp._extras import install_hint
 from wisp.web import WebError, base_url
+
+if TYPE_CHECKING:
+    import uvicorn
 
 SHUTDOWN_S = 2  # open pages' event streams are given this long to close on Ctrl-C
 
@@ -37,6 +44,31 @@ def _bind(host: str, port: int) -> socket.socket:
     return sock
 
 
+def _server(config: uvicorn.Config) -> uvicorn.Server:
+    """A uvicorn server that, stopped on purpose, is stopped: uvicorn's own capture_signals,
+    having shut down on Ctrl-C or SIGTERM, raises that signal again, so `wisp web` exited 130
+    or 143 where docs/web.md and docs/cli.md say 0, "stopped". Here the signal asks the
+    server to stop (uvicorn's handle_exit: a second Ctrl-C forces it), the handlers there
+    before are put back, and nothing is raised."""
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            if threading.current_thread() is not threading.main_thread():
+                yield  # signals reach the main thread alone
+                return
+            stops = (signal.SIGINT, signal.SIGTERM)
+            before = {sig: signal.signal(sig, self.handle_exit) for sig in stops}
+            try:
+                yield
+            finally:
+                for sig, handler in before.items():
+                    signal.signal(sig, handler)
+
+    return Server(config)
+
+
 def serve(
     home: Path,
     host: str,
@@ -46,7 +78,8 @@ def serve(
     say: Callable[[str], None],
     warn: Callable[[str], None],
 ) -> int:
-    """Serve until interrupted (exit 0); raises :class:`WebError` if it cannot start."""
+    """Serve until Ctrl-C or SIGTERM (stopped on purpose: exit 0); raises
+    :class:`WebError` if it cannot start."""
     try:
         import uvicorn
 
@@ -84,7 +117,7 @@ def serve(
             ) from None
         url = base_url(host, sock.getsockname()[1], tls=tls is not None)
         say(f"wisp web: serving {url}/ (Ctrl-C stops it)")
-        asyncio.run(uvicorn.Server(config).serve(sockets=[sock]))
+        asyncio.run(_server(config).serve(sockets=[sock]))
     finally:
         board.close()
         sock.close()
