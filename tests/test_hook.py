@@ -28,7 +28,7 @@ from helpers import (
     wisp_spawn,
 )
 
-from pending import Channel, Kind
+from pending import Channel, Kind, Scope
 from wisp.agents.claude_code import (
     CLAUDE_HOOK_TIMEOUT_S,
     DEFAULT_WAIT_S,
@@ -37,6 +37,7 @@ from wisp.agents.claude_code import (
 )
 from wisp.agents.gate import MAX_ASKED_BYTES
 from wisp.agents.hookio import GUARD_SCRIPT, GUARD_SHELL
+from wisp.stores.grants import GrantStore
 
 EVENTS = FIXTURES / "claude-code"
 
@@ -392,6 +393,36 @@ class TestOwnChannel:
         assert "wisp's own channel" in (status.request.binding.reason or "")
         assert in_terminal("approvals", "deny", request_id)[0] == 0
         assert hook.result()[1]["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+    def test_a_write_to_wisps_own_program_is_asked_whatever_the_grant(
+        self, home: Path, project: Path
+    ) -> None:
+        """An agent working in the clone this hook runs from (its venv, its package) writes
+        wisp's guard script: with an `always` grant for exactly that Write it is still filed,
+        its request saying it touches wisp's own program; the same grant for a Write of the
+        project's own file lets that run unasked (the control, first)."""
+        root = GUARD_SCRIPT.parents[2]
+        for cwd, path in ((project, project / "notes.txt"), (root, GUARD_SCRIPT)):
+            tool_input = {"file_path": str(path.relative_to(cwd)), "content": "exit 0\n"}
+            data = event("pre-tool-use-write", cwd, tool_input=tool_input)
+            GrantStore(home).add_tool(
+                scope=Scope.ALWAYS,
+                tool="Write",
+                tool_input=data["tool_input"],
+                cwd=str(cwd),
+                request="r1",
+                user="u",
+            )
+            hook = Hook(data, "--wait", "30")
+            if cwd == project:
+                assert hook.result()[1]["hookSpecificOutput"]["permissionDecision"] == "allow"
+                continue
+            request_id = waiting(home, Kind.TOOL)
+            with Channel.open(home) as channel:
+                reason = channel.status(request_id).request.binding.reason or ""
+            assert "wisp's own program" in reason and str(GUARD_SCRIPT) in reason, reason
+            assert in_terminal("tools", "deny", request_id)[0] == 0
+            assert hook.result()[1]["hookSpecificOutput"]["permissionDecision"] == "deny"
 
 
 class TestPrintSettings:
