@@ -107,9 +107,11 @@ class Guard:
         """What a call in *cwd* with *tool_input* (a shell call: its *command*) can reach of
         the home or the program: run from inside it, naming it or a path in it, or running
         `wisp` to answer (the home); None if nothing."""
-        touch = self._protected(os.path.normpath(cwd))
-        if touch is not None:
-            return touch
+        # The cwd as given, and resolved (a NUL in it raises ValueError: no such directory).
+        for where in (os.path.normpath(cwd), os.path.realpath(cwd)):
+            touch = self._protected(where)
+            if touch is not None:
+                return touch
         if command is not None:
             touch = self._command_reaches(command, cwd)
             if touch is not None:
