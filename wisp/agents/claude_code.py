@@ -48,7 +48,6 @@ from wisp.agents.hookio import (
     write_said,
 )
 from wisp.agents.hookio import serve as serve_event
-from wisp.agents.install import this_wisp
 
 # Claude Code's default `timeout` for a command hook (its hooks reference; earlier versions
 # had 60 s): the hook is cancelled after it. --print-settings sets it explicitly all the same.
@@ -344,6 +343,14 @@ def died() -> Said:
     return refused(
         HookEvent.PRE_TOOL_USE, "`wisp hook claude-code` ended without answering; denied"
     ).said()
+
+
+def this_wisp() -> list[str]:
+    """How to run this `wisp`, absolutely (:func:`wisp.agents.install.this_wisp`: loaded on
+    use, not with this module, whose hook a grant covers loads no attrs, issue 41)."""
+    from wisp.agents.install import this_wisp as found
+
+    return found()
 
 
 def hook_argv(
