@@ -37,7 +37,7 @@ import os
 import re
 import shlex
 import sys
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -161,28 +161,23 @@ class Guard:
         text = _PROC_ROOT.sub("", _PROC_CWD.sub(lambda _: cwd, text)) or "/"
         return os.path.join(cwd, text)
 
-    def _readings(self, text: str, cwd: str) -> Iterator[str]:
-        """The absolute paths *text* names from *cwd*: logically (`..` collapsed as text, as
-        `cd` reads it; as written, then its links followed) and physically (links followed
-        first, as the kernel opens it). Nothing for a path with a NUL (no file has that name)."""
+    def _readings(self, text: str, cwd: str) -> list[str]:
+        """The absolute paths *text* names from *cwd* (:func:`_readings`); none for a path
+        with a NUL (no file has that name)."""
         try:
-            path = self._expanded(text, cwd)
-            logical = os.path.normpath(path)
-            yield logical
-            yield os.path.realpath(path)
-            if "/.." in path:  # only a `..` makes the two readings part
-                yield os.path.realpath(logical)
+            return _readings(self._expanded(text, cwd))
         except ValueError:  # an embedded NUL: no such path
-            return
+            return []
 
     def _path_reaches(self, text: str, cwd: str) -> Touch | None:
         try:
             path = self._expanded(text, cwd)
+            if _GLOB_CHARS.intersection(path):
+                return self._pattern_reaches(path) or self._pattern_reaches(os.path.normpath(path))
+            readings = _readings(path)
         except ValueError:  # an embedded NUL: no file has that name
             return None
-        if _GLOB_CHARS.intersection(path):
-            return self._pattern_reaches(path) or self._pattern_reaches(os.path.normpath(path))
-        for reading in self._readings(text, cwd):
+        for reading in readings:
             touch = self._protected(reading)
             if touch is not None:
                 return touch
@@ -193,10 +188,7 @@ class Guard:
         resolved, then each of the target's remaining names matched against the pattern's."""
         parts = [p for p in pattern.split("/") if p not in ("", ".")]
         first = next(i for i, p in enumerate(parts) if _GLOB_CHARS.intersection(p))
-        try:
-            fixed = os.path.realpath("/" + "/".join(parts[:first]))
-        except ValueError:  # an embedded NUL: no such path
-            return None
+        fixed = os.path.realpath("/" + "/".join(parts[:first]))
         rest = parts[first:]
         for target, _, touch in self.targets:
             if not (target == fixed or target.startswith(fixed.rstrip("/") + "/")):
@@ -216,6 +208,17 @@ class Guard:
             if path == target or path.startswith(inside):
                 return touch
         return None
+
+
+def _readings(path: str) -> list[str]:
+    """The paths absolute *path* names: logically (`..` collapsed as text, as `cd` reads it;
+    as written, then its links followed) and physically (links followed first, as the kernel
+    opens it). Raises ValueError for a NUL in it."""
+    logical = os.path.normpath(path)
+    readings = [logical, os.path.realpath(path)]
+    if "/.." in path:  # only a `..` makes the two readings part
+        readings.append(os.path.realpath(logical))
+    return readings
 
 
 @functools.cache
