@@ -20,6 +20,7 @@ import pytest
 from pending import Scope
 from wisp.agents.claude_code import Permission, answer_event
 from wisp.agents.guard import Guard, Reached, program_paths
+from wisp.agents.hookio import GUARD_SCRIPT
 from wisp.stores.grants import GrantStore
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -330,7 +331,7 @@ class TestWispsProgram:
         paths = program_paths()
         assert sys.prefix in paths and str(ROOT / "wisp") in paths
         assert str(ROOT / "pending") in paths
-        assert str(ROOT / "wisp" / "agents" / "hookguard.sh") in paths
+        assert str(GUARD_SCRIPT) in paths
 
     @pytest.mark.parametrize(("tool", "tool_input"), PROGRAM_TOOLS[:4])
     def test_a_grant_never_covers_a_write_to_this_wisp(
