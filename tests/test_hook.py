@@ -603,12 +603,19 @@ def hook_argv(harness: str, guarded: bool) -> list[str]:
 
 
 def signalled_once(
-    home: Path, project: Path, argv: list[str], signum: int, moment: float | None
+    home: Path,
+    project: Path,
+    argv: list[str],
+    signum: int,
+    moment: float | None,
+    *,
+    group: bool = False,
 ) -> str:
     """Start *argv* cold (its stdin kept open), signal it with *signum* at *moment* (seconds
-    after its first instruction: the guard's, or bare, wisp's; None: once a request waits), and
-    check what it said: exactly one deny, exit 2, no traceback, nothing left waiting. Returns
-    what went wrong, or "" if nothing did."""
+    after its first instruction: the guard's, or bare, wisp's; None: once a request waits),
+    *group*: its whole process group (the guard and wisp both), and check what it said:
+    exactly one deny, exit 2, no traceback, nothing left waiting. Returns what went wrong,
+    or "" if nothing did."""
     data = json.dumps(event("pre-tool-use-bash", project)).encode()
     process = subprocess.Popen(
         argv,
@@ -616,6 +623,7 @@ def signalled_once(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env={**os.environ, "WISP_HOME": str(home)},
+        start_new_session=group,
     )
     assert process.stdin is not None
     process.stdin.write(data)
@@ -631,7 +639,10 @@ def signalled_once(
                 return "it never blocked nor caught TERM within 30 s"
             time.sleep(0.0002)
         time.sleep(moment)
-    process.send_signal(signum)
+    if group:
+        os.killpg(process.pid, signum)
+    else:
+        process.send_signal(signum)
     try:
         out, err = process.communicate(timeout=30)
     except subprocess.TimeoutExpired:
@@ -663,9 +674,10 @@ class TestEverySignalIsOneDeny:
         self, tmp_path: Path, harness: str, guarded: bool
     ) -> None:
         """TERM, INT and HUP, each at many moments of a hook's life (from the guard's first
-        instruction, or bare from wisp's first; and while its request waits): every run
-        ends in exactly one deny on stdout, the harness's block (exit 2), and any request it
-        filed withdrawn: never two denies, never silence, never a request left waiting."""
+        instruction, or bare from wisp's first; and while its request waits), sent to the
+        guard alone or to its whole process group (wisp too): every run ends in exactly one
+        deny on stdout, the harness's block (exit 2), and any request it filed withdrawn:
+        never two denies, never silence, never a request left waiting."""
         project = tmp_path / "project"
         project.mkdir()
         argv = hook_argv(harness, guarded)
@@ -673,7 +685,8 @@ class TestEverySignalIsOneDeny:
         for index, moment in enumerate((*MOMENTS_S, None)):
             signum = STOP_SIGNALS[index % len(STOP_SIGNALS)]
             home = tmp_path / f"home{index}"
-            problem = signalled_once(home, project, argv, signum, moment)
+            group = guarded and index % 2 == 1  # the guard alone, or its whole group
+            problem = signalled_once(home, project, argv, signum, moment, group=group)
             if problem:
                 problems.append(problem)
         assert not problems, "\n".join(problems)
