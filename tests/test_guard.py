@@ -219,19 +219,24 @@ class TestLogicalAndPhysical:
     def test_either_reading_is_enough(self, tmp_path: Path) -> None:
         """A path guarded logically only (`link/../link`, `link` pointing into the home) and
         one guarded physically only (`up/..`, `up` a link to a folder inside the home, is the
-        home itself to the kernel, its parent to `cd`): both reach it."""
+        home itself to the kernel, its parent to `cd`): both reach it, as a path, after a
+        `cd`, and as the call's own cwd."""
         home = tmp_path / ".wisp"
         (home / "pending").mkdir(parents=True)
         cwd = tmp_path / "proj"
         cwd.mkdir()
         (cwd / "link").symlink_to(home)
         (cwd / "up").symlink_to(home / "pending")
+        (tmp_path / "elsewhere").mkdir()
+        (cwd / "other").symlink_to(tmp_path / "elsewhere")  # the control's link
         guard = Guard(home, env={}, program=())
         assert not guard.reaches(str(cwd), {"file_path": "other/../other/x"})  # the control
         assert guard.reaches(str(cwd), {"file_path": "link/../link/x"})
         assert guard.reaches(str(cwd), {"file_path": "up/../x"})
         for command in ("cd link/../link; touch x", "cd up/.. && touch x"):
             assert guard.reaches(str(cwd), {"command": command}, command), command
+        assert not guard.reaches(str(cwd / "other" / ".." / "other"), {"command": "ls"}, "ls")
+        assert guard.reaches(str(cwd / "link" / ".." / "link"), {"command": "ls"}, "ls")
 
 
 class Clone:

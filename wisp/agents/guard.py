@@ -111,8 +111,8 @@ class Guard:
         """What a call in *cwd* with *tool_input* (a shell call: its *command*) can reach of
         the home or the program: run from inside it, naming it or a path in it, or running
         `wisp` to answer (the home); None if nothing."""
-        # The cwd as given, and resolved (a NUL in it raises ValueError: no such directory).
-        for where in (os.path.normpath(cwd), os.path.realpath(cwd)):
+        # The cwd read both ways (a NUL in it raises ValueError: no such directory).
+        for where in _readings(cwd):
             touch = self._protected(where)
             if touch is not None:
                 return touch
