@@ -28,15 +28,23 @@ from helpers import (
     wisp_spawn,
 )
 
-from pending import Channel, Kind
+from pending import Channel, Kind, Outcome, Scope
+from wisp.agents import codex
 from wisp.agents.claude_code import (
     CLAUDE_HOOK_TIMEOUT_S,
     DEFAULT_WAIT_S,
     SETTINGS_MATCHER,
+    died,
     settings_block,
 )
 from wisp.agents.gate import MAX_ASKED_BYTES
-from wisp.agents.hookio import GUARD_SCRIPT, GUARD_SHELL
+from wisp.agents.hookio import (
+    GUARD_SCRIPT,
+    GUARD_SHELL,
+    guarded_argv,
+    guarded_command,
+)
+from wisp.stores.grants import GrantStore
 
 EVENTS = FIXTURES / "claude-code"
 
@@ -393,6 +401,36 @@ class TestOwnChannel:
         assert in_terminal("approvals", "deny", request_id)[0] == 0
         assert hook.result()[1]["hookSpecificOutput"]["permissionDecision"] == "deny"
 
+    def test_a_write_to_wisps_own_program_is_asked_whatever_the_grant(
+        self, home: Path, project: Path
+    ) -> None:
+        """An agent working in the clone this hook runs from (its venv, its package) writes
+        wisp's guard script: with an `always` grant for exactly that Write it is still filed,
+        its request saying it touches wisp's own program; the same grant for a Write of the
+        project's own file lets that run unasked (the control, first)."""
+        root = GUARD_SCRIPT.parents[2]
+        for cwd, path in ((project, project / "notes.txt"), (root, GUARD_SCRIPT)):
+            tool_input = {"file_path": str(path.relative_to(cwd)), "content": "exit 0\n"}
+            data = event("pre-tool-use-write", cwd, tool_input=tool_input)
+            GrantStore(home).add_tool(
+                scope=Scope.ALWAYS,
+                tool="Write",
+                tool_input=data["tool_input"],
+                cwd=str(cwd),
+                request="r1",
+                user="u",
+            )
+            hook = Hook(data, "--wait", "30")
+            if cwd == project:
+                assert hook.result()[1]["hookSpecificOutput"]["permissionDecision"] == "allow"
+                continue
+            request_id = waiting(home, Kind.TOOL)
+            with Channel.open(home) as channel:
+                reason = channel.status(request_id).request.binding.reason or ""
+            assert "wisp's own program" in reason and str(GUARD_SCRIPT) in reason, reason
+            assert in_terminal("tools", "deny", request_id)[0] == 0
+            assert hook.result()[1]["hookSpecificOutput"]["permissionDecision"] == "deny"
+
 
 class TestPrintSettings:
     def test_the_settings_block_is_valid_json_naming_this_wisp(self, home: Path) -> None:
@@ -459,10 +497,9 @@ class OpenHook:
         assert self.process.stdin is not None
         wait_until(lambda: unread(self.process.stdin) == 0, timeout=30, what="the event read")
 
-    def result(self, timeout: float = 60, *, guarded: bool = False) -> tuple[int, Any, str]:
-        """(exit code, stdout as JSON, stderr), once it has ended: its stdin still open.
-        *guarded*: the guard's deny and wisp's own may both be there (the guard answers at
-        once when it is signalled): each line must be a deny; the first is returned."""
+    def result(self, timeout: float = 60) -> tuple[int, Any, str]:
+        """(exit code, stdout as JSON — exactly one JSON document, in the guard too —, stderr),
+        once it has ended: its stdin still open."""
         assert self.process.stdout is not None and self.process.stderr is not None
         self.process.wait(timeout)
         out, err = self.process.stdout.read(), self.process.stderr.read()
@@ -470,11 +507,6 @@ class OpenHook:
         still_open = not self.process.stdin.closed
         self.process.stdin.close()
         assert still_open
-        if guarded:
-            lines = [json.loads(line) for line in out.splitlines()]
-            for line in lines:
-                assert line["hookSpecificOutput"]["permissionDecision"] == "deny", line
-            return self.process.returncode, lines[0], err.decode()
         return self.process.returncode, json.loads(out), err.decode()
 
 
@@ -523,10 +555,167 @@ class TestSignals:
         children = Path(f"/proc/{hook.process.pid}/task/{hook.process.pid}/children")
         wait_until(lambda: children.read_text().split(), timeout=30, what="wisp started")
         hook.process.send_signal(signum)
-        code, out, err = hook.result(guarded=True)
+        code, out, err = hook.result()
         assert code == 2, err
         assert out["hookSpecificOutput"]["permissionDecision"] == "deny"
         assert "Traceback" not in err
+
+
+# The signals a harness (or a person at its terminal) ends a hook with, and their bits in the
+# masks /proc/PID/status shows (SigBlk, SigCgt: bit N-1 for signal N).
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+STOP_BITS = sum(1 << (s - 1) for s in STOP_SIGNALS)
+# Moments to signal a hook at (seconds): from its start (the guard's first instruction, or
+# wisp's first), through wisp's import, the event read and the filing; a waiting hook besides.
+# Each one a cold start, as a harness starts the hook: together they stay within ~20 s here.
+MOMENTS_S = tuple(round(0.2 * (step / 17) ** 2, 4) for step in range(18))  # denser early
+INSTALLED_WISP = Path(sys.executable).with_name("wisp")  # this venv's `wisp` program
+
+
+def masks(pid: int, task: int | None = None) -> dict[str, int]:
+    """A process's (or one of its threads') signal masks, from /proc: SigBlk, SigCgt, …"""
+    where = f"/proc/{pid}/task/{task}/status" if task is not None else f"/proc/{pid}/status"
+    lines = Path(where).read_text().splitlines()
+    return {
+        k: int(v, 16)
+        for k, _, v in (line.partition(":\t") for line in lines)
+        if k in ("SigPnd", "SigBlk", "SigIgn", "SigCgt")
+    }
+
+
+def started(pid: int) -> bool:
+    """Whether *pid* (the guard, or a bare hook) runs its own first instructions: it blocks or
+    catches TERM. (Before that, its interpreter (`/bin/sh`, Python) is still starting, and a
+    TERM takes its default action: nothing of the hook's can answer it.)"""
+    try:
+        found = masks(pid)
+    except (FileNotFoundError, ProcessLookupError):
+        return True  # already ended: there is nothing left to wait for
+    return bool((found["SigBlk"] | found["SigCgt"]) & (1 << (signal.SIGTERM - 1)))
+
+
+def hook_argv(harness: str, guarded: bool) -> list[str]:
+    """The installed program's `wisp hook HARNESS`, bare or in its guard as setup installs it."""
+    if harness == "codex":
+        return (
+            guarded_command(codex.HARNESS, [str(INSTALLED_WISP)])
+            if guarded
+            else [str(INSTALLED_WISP), "hook", "codex"]
+        )
+    argv = [str(INSTALLED_WISP), "hook", "claude-code"]
+    return guarded_argv(died(), argv) if guarded else argv
+
+
+def signalled_once(
+    home: Path,
+    project: Path,
+    argv: list[str],
+    signum: int,
+    moment: float | None,
+    *,
+    group: bool = False,
+) -> str:
+    """Start *argv* cold (its stdin kept open), signal it with *signum* at *moment* (seconds
+    after its first instruction: the guard's, or bare, wisp's; None: once a request waits),
+    *group*: its whole process group (the guard and wisp both), and check what it said:
+    exactly one deny, exit 2, no traceback, nothing left waiting. Returns what went wrong,
+    or "" if nothing did."""
+    data = json.dumps(event("pre-tool-use-bash", project)).encode()
+    process = subprocess.Popen(
+        argv,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "WISP_HOME": str(home)},
+        start_new_session=group,
+    )
+    assert process.stdin is not None
+    process.stdin.write(data)
+    process.stdin.flush()
+    if moment is None:
+        waiting(home, Kind.COMMAND)
+    else:
+        deadline = time.monotonic() + 30
+        while not started(process.pid):  # watched closely: the moments are milliseconds
+            if time.monotonic() > deadline:
+                process.kill()
+                process.communicate()
+                return "it never blocked nor caught TERM within 30 s"
+            time.sleep(0.0002)
+        time.sleep(moment)
+    if group:
+        os.killpg(process.pid, signum)
+    else:
+        process.send_signal(signum)
+    try:
+        out, err = process.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        out, err = process.communicate()
+        return f"no end within 30 s after {signum!r}"
+    lines = out.decode().splitlines()
+    said = (
+        f"{signal.Signals(signum).name} at {moment}: exit {process.returncode}, "
+        f"stdout {lines}, stderr {err.decode()[-300:]!r}"
+    )
+    if process.returncode != 2 or len(lines) != 1 or b"Traceback" in err:
+        return said
+    if json.loads(lines[0])["hookSpecificOutput"]["permissionDecision"] != "deny":
+        return said
+    if (home / "pending").exists():
+        with Channel.open(home) as channel:
+            for status in channel.listing().statuses:
+                settled = channel.outcome(status.request.id)
+                if settled is None or settled.outcome is not Outcome.WITHDRAWN:
+                    return f"{said}; request {status.request.id} left {status.state}"
+    return ""
+
+
+class TestEverySignalIsOneDeny:
+    @pytest.mark.parametrize("harness", ["claude-code", "codex"])
+    @pytest.mark.parametrize("guarded", [True, False], ids=["guarded", "bare"])
+    def test_a_signal_at_any_moment_is_exactly_one_deny(
+        self, tmp_path: Path, harness: str, guarded: bool
+    ) -> None:
+        """TERM, INT and HUP, each at many moments of a hook's life (from the guard's first
+        instruction, or bare from wisp's first; and while its request waits), sent to the
+        guard alone or to its whole process group (wisp too): every run ends in exactly one
+        deny on stdout, the harness's block (exit 2), and any request it filed withdrawn:
+        never two denies, never silence, never a request left waiting."""
+        project = tmp_path / "project"
+        project.mkdir()
+        argv = hook_argv(harness, guarded)
+        problems = []
+        for index, moment in enumerate((*MOMENTS_S, None)):
+            signum = STOP_SIGNALS[index % len(STOP_SIGNALS)]
+            home = tmp_path / f"home{index}"
+            group = guarded and index % 2 == 1  # the guard alone, or its whole group
+            problem = signalled_once(home, project, argv, signum, moment, group=group)
+            if problem:
+                problems.append(problem)
+        assert not problems, "\n".join(problems)
+
+    def test_only_the_main_thread_takes_a_signal(self, home: Path, project: Path) -> None:
+        """A waiting hook's threads (the harness's watch, the channel's) all block TERM, INT
+        and HUP, so that the kernel gives them to the main thread, which handles them (a
+        signal another thread took would leave the main thread asleep in its wait); the main
+        thread blocks none of them and catches all three (the control)."""
+        hook = OpenHook(
+            json.dumps(event("pre-tool-use-bash", project)).encode(),
+            argv=hook_argv("claude-code", False),
+        )
+        waiting(home, Kind.COMMAND)
+        pid = hook.process.pid
+        main = masks(pid, pid)
+        assert main["SigBlk"] & STOP_BITS == 0 and main["SigCgt"] & STOP_BITS == STOP_BITS
+        threads = [int(t) for t in os.listdir(f"/proc/{pid}/task") if int(t) != pid]
+        assert threads  # it watches its harness on a thread of its own
+        for task in threads:
+            name = Path(f"/proc/{pid}/task/{task}/comm").read_text().strip()
+            assert masks(pid, task)["SigBlk"] & STOP_BITS == STOP_BITS, name
+        hook.process.terminate()
+        code, out, _ = hook.result()
+        assert code == 2 and out["hookSpecificOutput"]["permissionDecision"] == "deny"
 
 
 class TestOneEvent:
@@ -591,12 +780,35 @@ class TestGuard:
         assert "ended without answering" in err
 
     def test_a_term_to_the_guard_reaches_wisp(self, home: Path, project: Path) -> None:
-        """SIGTERM to the guard (Claude Code ending its hook): the guard denies at once, and
-        wisp (sent a TERM, its parent gone) withdraws its request."""
+        """SIGTERM to the guard (Claude Code ending its hook): passed on to wisp, which
+        withdraws its request and answers the one deny (naming the signal); the guard, which
+        waited for it, adds none."""
         argv = shlex.split(settings_block()["hooks"]["PreToolUse"][0]["hooks"][0]["command"])
         hook = OpenHook(json.dumps(event("pre-tool-use-bash", project)).encode(), argv=argv)
         request_id = waiting(home, Kind.COMMAND)
         hook.process.terminate()
-        code, out, _ = hook.result(guarded=True)
+        code, out, err = hook.result()
         assert code == 2 and out["hookSpecificOutput"]["permissionDecision"] == "deny"
-        wait_until(lambda: withdrawn(home, request_id), timeout=30, what="withdrawn")
+        assert "stopped by SIGTERM" in out["hookSpecificOutput"]["permissionDecisionReason"]
+        assert "ended without answering" not in err
+        assert withdrawn(home, request_id)
+
+    def test_a_wisp_that_never_answers_its_term_is_killed_and_denied(self, tmp_path: Path) -> None:
+        """The guard waits for wisp's answer to the TERM it passed on, but not for ever: a
+        program in wisp's place that ignores TERM is sent it again after 1 s and killed 3 s
+        later, and the guard writes the one deny (its stdout otherwise empty)."""
+        ready = tmp_path / "ready"
+        stubborn = (
+            "import os, signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+            f"open({str(ready)!r}, 'w').write(str(os.getpid())); time.sleep(60)"
+        )
+        hook = OpenHook(b"", argv=guarded_argv(died(), [sys.executable, "-c", stubborn]))
+        pid = int(wait_until(lambda: ready.exists() and ready.read_text(), what="it started"))
+        start = time.monotonic()
+        hook.process.terminate()
+        code, out, err = hook.result(timeout=30)
+        assert code == 2 and out["hookSpecificOutput"]["permissionDecision"] == "deny"
+        assert "ended without answering (status 137)" in err
+        assert 3.5 < time.monotonic() - start < 20
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)

@@ -14,9 +14,19 @@ refuses it as it always did.
 
 from __future__ import annotations
 
+import _signal  # type: ignore[import-not-found]  # signal's C functions (`signal` loads enum)
 import os
 import sys
 from typing import NoReturn
+
+# A hook blocks the signals it is stopped with from wisp's first instruction, so that none can
+# end it by its default action (silently: no deny) while it starts; :func:`wisp.agents.
+# hookio.arm` unblocks them once its handlers are in place, and one that came meanwhile is
+# taken then and answered with a deny. (Only before this, while the interpreter itself starts,
+# does a signal take its default action: the guard the setup installs answers that one.)
+_STOP_SIGNALS = (_signal.SIGTERM, _signal.SIGINT, _signal.SIGHUP)
+if sys.argv[1:2] == ["hook"]:
+    _signal.pthread_sigmask(_signal.SIG_BLOCK, _STOP_SIGNALS)
 
 # The status Python gives a process that ends with SystemExit, and the one it gives when
 # standard output or error cannot be flushed at exit (Python's own 120).
@@ -69,7 +79,8 @@ def _command() -> object:
     _startup.pause()  # until the process lives on, if it does (see wisp._startup)
     _closed_streams_to_devnull()
     code: object = _hook(sys.argv[1:])
-    if code is None:
+    if code is None:  # not a hook run here: signals as the CLI (and its hook) sets them
+        _signal.pthread_sigmask(_signal.SIG_UNBLOCK, _STOP_SIGNALS)
         code = _mcp(sys.argv[1:])
     if code is None:
         code = _listing(sys.argv[1:])

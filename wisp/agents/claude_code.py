@@ -13,10 +13,11 @@ does not answer, a channel it cannot use all end in a deny (exit 2, the reason s
 answer in time withdraws the request and answers `ask` (Claude Code then asks in its own
 dialog) or, with ``on_timeout=deny``, a deny.
 
-wisp guards itself: a call that names `$WISP_HOME` (a Write or Edit under it, a Bash command
-naming it, any tool input naming it) is always put to the person, never allowed by a grant,
-and its request says that it touches wisp's own channel: an agent that could write an answer
-file could answer for the person.
+wisp guards itself: a call that names `$WISP_HOME` or wisp's own program (a Write or Edit
+under it, a Bash command naming it, any tool input naming it) is always put to the person,
+never allowed by a grant, and its request says that it touches wisp's own channel (an agent
+that could write an answer file could answer for the person) or program (one that could
+change what the hook runs could allow every later call itself).
 """
 
 # Annotations here are not postponed (no `from __future__ import annotations`): a named
@@ -356,6 +357,14 @@ def died(event: HookEvent = HookEvent.PRE_TOOL_USE) -> Said:
     return refused(
         HookEvent.PRE_TOOL_USE, "`wisp hook claude-code` ended without answering; denied"
     ).said()
+
+
+def this_wisp() -> list[str]:
+    """How to run this `wisp`, absolutely (:func:`wisp.agents.install.this_wisp`: loaded on
+    use, not with this module, whose hook a grant covers loads no attrs, issue 41)."""
+    from wisp.agents.install import this_wisp as found
+
+    return found()
 
 
 def hook_argv(

@@ -5,10 +5,10 @@ picked out as :attr:`ToolCall.command`) and answers in its own shape; what lies 
 here, once, for every harness and for :class:`~wisp.agents.session.AgentSession`'s permission
 prompt alike:
 
-- :func:`open_call`: the self-guard (a call that names `$WISP_HOME` is always put to the
-  person, never allowed by a grant), then a standing grant's allow at once, else the call
-  filed for the person — a shell call as a `command` request, any other as a `tool` request,
-  the harness's session as the thread;
+- :func:`open_call`: the self-guard (a call that names `$WISP_HOME` or wisp's own program
+  is always put to the person, never allowed by a grant), then a standing grant's allow at
+  once, else the call filed for the person — a shell call as a `command` request, any other
+  as a `tool` request, the harness's session as the thread;
 - :func:`end_call`: after the wait, how the request ended (withdrawn if nobody answered in
   time: an answer that got there first stands);
 - :func:`call_verdict`, :func:`decided_reason`, :func:`unanswered_reason`: the verdict and
@@ -41,7 +41,7 @@ from pending import (
 from wisp._deadlines import Cancel
 from wisp._entry import EntryPoint
 from wisp._home import open_channel
-from wisp.agents.guard import Guard
+from wisp.agents.guard import Guard, Reached, Touch
 from wisp.audit.writer import AuditLogUnsafe
 from wisp.kinds.programs import bind_command, changed_since, programs_bound
 from wisp.kinds.standing import StandingGrants
@@ -59,8 +59,12 @@ if TYPE_CHECKING:
 # What is asked must fit one request record (MAX_RECORD_BYTES) with the rest of the record.
 MAX_ASKED_BYTES = MAX_RECORD_BYTES - 8 * 1024
 OWN_CHANNEL = (
-    "it touches wisp's own channel ($WISP_HOME, {home}): an agent that can write there can "
+    "it touches wisp's own channel ($WISP_HOME, {path}): an agent that can write there can "
     "answer for you"
+)
+OWN_PROGRAM = (
+    "it touches wisp's own program ({path}): an agent that can change what your hook runs "
+    "can allow every later call itself"
 )
 
 
@@ -85,10 +89,10 @@ class ToolCall(NamedTuple):
 # --- wisp's own channel ----------------------------------------------------------------
 
 
-def touches_home(call: ToolCall, home: Path) -> bool:
-    """Whether *call* can reach wisp's own directory, or runs `wisp` to answer or grant
-    (:mod:`wisp.agents.guard`): a tripwire for the person's attention, behind the harness's
-    sandbox, which is the wall."""
+def touches_wisp(call: ToolCall, home: Path) -> Touch | None:
+    """What of wisp's own directory or program *call* can reach (or runs `wisp` to answer or
+    grant: the directory), or None (:mod:`wisp.agents.guard`): a tripwire for the person's
+    attention, behind the harness's sandbox, which is the wall."""
     return Guard(home).reaches(call.cwd, call.input, call.command)
 
 
@@ -99,6 +103,12 @@ def bound_call(call: ToolCall) -> ToolCall:
     if call.command is None:
         return call
     return call._replace(options=bind_command(call.command, call.cwd, call.options))
+
+
+def guard_reason(touch: Touch) -> str:
+    """Why a guarded call is put to the person, whatever grant there is."""
+    template = OWN_CHANNEL if touch.reached is Reached.CHANNEL else OWN_PROGRAM
+    return template.format(path=touch.path)
 
 
 def too_large(call: ToolCall) -> bool:
@@ -122,16 +132,16 @@ class TooLarge(Exception):
 
 def open_call(gate: "ApprovalGate", call: ToolCall, home: Path) -> "Approval | Request":
     """A standing grant's approval at once (audited), or the request filed for the person
-    (returning at once). A call that names wisp's own directory is never granted: it is
-    filed, and its request says why. Raises :class:`TooLarge` for a call too large to file
-    (a grant may still cover it: a grant covers what was once shown whole)."""
+    (returning at once). A call that names wisp's own directory or program is never
+    granted: it is filed, and its request says why. Raises :class:`TooLarge` for a call too
+    large to file (a grant may still cover it: a grant covers what was once shown whole)."""
     call = bound_call(call)
-    guarded = touches_home(call, home)
-    if not guarded:
+    touch = touches_wisp(call, home)
+    if touch is None:
         granted = granted_call(gate, call)
         if granted is not None:
             return granted
-    return file_call(gate, call, home, guarded)
+    return file_call(gate, call, touch)
 
 
 def granted_call(gate: "ApprovalGate", call: ToolCall) -> "Approval | None":
@@ -150,13 +160,13 @@ def call_grant(grants: StandingGrants, call: ToolCall) -> Grant | None:
     return grants.grant_for_tool(call.tool, call.input, call.cwd, thread=call.session)
 
 
-def file_call(gate: "ApprovalGate", call: ToolCall, home: Path, guarded: bool) -> "Request":
+def file_call(gate: "ApprovalGate", call: ToolCall, touch: Touch | None) -> "Request":
     """File *call* for the person, returning at once: a shell call as a command request
     (its description as the reason), any other as a `tool` request, the call's session as
-    the thread; a *guarded* one says that it touches wisp's own channel."""
+    the thread; one the self-guard stopped (*touch*) says what of wisp's it touches."""
     if too_large(call):
         raise TooLarge(call)
-    guard = OWN_CHANNEL.format(home=home) if guarded else None
+    guard = guard_reason(touch) if touch is not None else None
     said = (*call.warnings, guard)
     try:
         if call.command is not None:
@@ -284,8 +294,8 @@ def decide_call(
     # A call a standing grant covers is allowed from the grant store alone: no settings, no
     # channel, no asker (its lock file) and no asking side loaded (issue 41).
     call = bound_call(call)
-    guarded = touches_home(call, home)
-    if not guarded:
+    touch = touches_wisp(call, home)
+    if touch is None:
         grant = call_grant(StandingGrants(home, EntryPoint.HOOK), call)
         if grant is not None:
             return Decided(ended=Ended.ALLOWED, reason=_unprefixed(granted_reason(grant)))
@@ -306,7 +316,7 @@ def decide_call(
         try:
             gate = ApprovalGate(asker, timeout_s=wait_s + expiry_after_s)
             try:
-                opened = file_call(gate, call, home, guarded)
+                opened = file_call(gate, call, touch)
             except TooLarge as exc:
                 return Decided(ended=Ended.TOO_LARGE, reason=str(exc))
             ending = end_call(asker, opened, asker.wait(opened.id, wait_s, cancel=cancel))

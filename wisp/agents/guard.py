@@ -1,15 +1,22 @@
-"""The self-guard: does a tool call reach wisp's own directory?
+"""The self-guard: does a tool call reach wisp's own directory, or wisp's own program?
 
 An agent that can write into `$WISP_HOME` can answer for the person (an answer file, a
-grant, a setting). The harness's own sandbox is the wall (`wisp agents setup` turns it on,
-docs/agents.md); this is the second line: a call that reaches `$WISP_HOME`, or runs a `wisp`
-command that answers or grants, is always put to the person and never covered by a grant.
+grant, a setting); one that can write wisp's program (the `wisp` the hook runs, its virtual
+environment, wisp's package folders, the guard script) can take the hook over, and every
+later call is its to allow. The harness's own sandbox is the wall (`wisp agents setup` turns
+it on, docs/agents.md); this is the second line: a call that reaches `$WISP_HOME` or wisp's
+program, or runs a `wisp` command that answers or grants, is always put to the person and
+never covered by a grant.
 
 Every path a call names is resolved as the harness would resolve it: relative to the call's
 working directory (and to each directory a shell command `cd`s or `pushd`es into), `~` and
-`~user`, `$VAR` and `${VAR}` from the hook's environment, `..`, `//`, `/proc/self/cwd` and
-`/proc/self/root`, `file://` URIs, symbolic links (`realpath`), and shell globs (a pattern
-that can match `$WISP_HOME` or a path in it). A shell command is read as the shell splits it
+`~user`, `$VAR` and `${VAR}` from the hook's environment, `//`, `/proc/self/cwd` and
+`/proc/self/root`, `file://` URIs, and shell globs (a pattern that can match a protected
+path or a path in it). Each is read both ways a `..` can be taken: logically, `..` collapsed
+as text first (as `cd` does without `-P`, so `cd link/../link` stays in `link`), then its
+symbolic links followed; and physically, symbolic links followed first (as the kernel opens
+a path, so `link/..` is the parent of where `link` points). A call is guarded when either
+reading reaches a protected path. A shell command is read as the shell splits it
 into words (quotes removed, `>` and `;` apart from their neighbours), each word and each
 `NAME=value` or `PATH`-like part of it looked at.
 
@@ -20,19 +27,25 @@ sandbox, which denies the write itself, is the answer to those.
 
 # Paths are worked on as text, as the shell and the harness would read them (`//`, `..` before
 # symbolic links are resolved, `~user`): pathlib would normalise some of that away first.
-# ruff: noqa: PTH100, PTH111, PTH118
+# ruff: noqa: PTH100, PTH111, PTH118, PTH119, PTH120
 
-from __future__ import annotations
+# Annotations here are not postponed (no `from __future__ import annotations`): a named
+# tuple's postponed field types are each compiled by typing at import (Touch's were ~9 M
+# instructions of every hook, callgrind; bench/README.md, issue 41).
 
 import fnmatch
+import functools
 import os
 import re
 import shlex
-from collections.abc import Mapping
+import sys
+from collections.abc import Iterable, Mapping
+from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import unquote, urlsplit
 
+import pending
 from wisp._text import texts_in
 
 # Text longer than this, or with a line break, is no path (an edit's content, a file's text):
@@ -50,45 +63,90 @@ _ANSWERING = re.compile(
     r"(?![\w-])"
 )
 _CHANGES_DIRECTORY = frozenset({"cd", "pushd"})
+# Beside this module: wisp.agents.hookio.GUARD_SCRIPT (not imported: hookio names the gate,
+# which imports this module, a circle tests/test_layers.py refuses).
+_GUARD_SCRIPT = "hookguard.sh"
+
+
+class Reached(StrEnum):
+    """What a guarded call reaches."""
+
+    CHANNEL = "channel"  # $WISP_HOME: answers, grants, settings
+    PROGRAM = "program"  # what the hook runs: `wisp`, its environment, wisp's package, the guard
+
+
+class Touch(NamedTuple):
+    """A protected path a call reaches (a named tuple, as the rest of the granted hook's path:
+    no attrs to load, issue 41)."""
+
+    reached: Reached
+    path: str  # the home, or the program's file or folder, as wisp names it
 
 
 class Guard:
-    """What reaches *home*, for calls made with the environment *env*."""
+    """What reaches *home* or wisp's *program* (its files and folders: by default this
+    process's, :func:`program_paths`), for calls made with the environment *env*."""
 
-    def __init__(self, home: Path, env: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        home: Path,
+        env: Mapping[str, str] | None = None,
+        program: Iterable[str] | None = None,
+    ) -> None:
         self.env = os.environ if env is None else env
         absolute = os.path.normpath(os.path.abspath(home))
-        self.targets = frozenset({absolute, os.path.realpath(absolute)})
+        self.home = Touch(Reached.CHANNEL, absolute)
+        targets = {absolute: self.home, os.path.realpath(absolute): self.home}
+        for target, path in _program_targets(
+            program_paths() if program is None else tuple(program)
+        ):
+            targets.setdefault(target, Touch(Reached.PROGRAM, path))
+        # Each protected path with the "/" that starts a path inside it.
+        self.targets = tuple((t, t.rstrip("/") + "/", touch) for t, touch in targets.items())
         self.forms = _home_forms(absolute, self.env)
 
-    def reaches(self, cwd: str, tool_input: Mapping[str, Any], command: str | None = None) -> bool:
-        """Whether a call in *cwd* with *tool_input* (a shell call: its *command*) can reach
-        the home: run from inside it, naming it or a path in it, or running `wisp` to answer."""
-        if self._is_home(os.path.realpath(cwd)):
-            return True
-        if command is not None and self._command_reaches(command, cwd):
-            return True
+    def reaches(
+        self, cwd: str, tool_input: Mapping[str, Any], command: str | None = None
+    ) -> Touch | None:
+        """What a call in *cwd* with *tool_input* (a shell call: its *command*) can reach of
+        the home or the program: run from inside it, naming it or a path in it, or running
+        `wisp` to answer (the home); None if nothing."""
+        # The cwd read both ways (a NUL in it raises ValueError: no such directory).
+        for where in _readings(cwd):
+            touch = self._protected(where)
+            if touch is not None:
+                return touch
+        if command is not None:
+            touch = self._command_reaches(command, cwd)
+            if touch is not None:
+                return touch
         for text in texts_in(tool_input):
             if any(form in text for form in self.forms):
-                return True
-            if len(text) <= MAX_PATH_TEXT and "\n" not in text and self._path_reaches(text, cwd):
-                return True
-        return False
+                return self.home
+            if len(text) <= MAX_PATH_TEXT and "\n" not in text:
+                touch = self._path_reaches(text, cwd)
+                if touch is not None:
+                    return touch
+        return None
 
     # --- a shell command ---------------------------------------------------------------
 
-    def _command_reaches(self, command: str, cwd: str) -> bool:
+    def _command_reaches(self, command: str, cwd: str) -> Touch | None:
         if _WISP.search(command) and _ANSWERING.search(command):
-            return True
+            return self.home
         words = _shell_words(command)
         cwds = [cwd]
         for before, word in zip(["", *words], words, strict=False):
             if before in _CHANGES_DIRECTORY:
-                cwds.extend(self._resolved(word, where) for where in tuple(cwds))
+                # Where the shell then is, both ways: `cd` (logically) and `cd -P`.
+                moved = (each for where in cwds for each in self._readings(word, where))
+                cwds = list(dict.fromkeys([*cwds, *moved]))
             for piece in _pieces(word):
-                if any(self._path_reaches(piece, where) for where in cwds):
-                    return True
-        return False
+                for where in cwds:
+                    touch = self._path_reaches(piece, where)
+                    if touch is not None:
+                        return touch
+        return None
 
     # --- one path ----------------------------------------------------------------------
 
@@ -107,42 +165,102 @@ class Guard:
         text = _PROC_ROOT.sub("", _PROC_CWD.sub(lambda _: cwd, text)) or "/"
         return os.path.join(cwd, text)
 
-    def _resolved(self, text: str, cwd: str) -> str:
+    def _readings(self, text: str, cwd: str) -> list[str]:
+        """The absolute paths *text* names from *cwd* (:func:`_readings`); none for a path
+        with a NUL (no file has that name)."""
         try:
-            return os.path.realpath(self._expanded(text, cwd))
+            return _readings(self._expanded(text, cwd))
         except ValueError:  # an embedded NUL: no such path
-            return cwd
+            return []
 
-    def _path_reaches(self, text: str, cwd: str) -> bool:
+    def _path_reaches(self, text: str, cwd: str) -> Touch | None:
         try:
             path = self._expanded(text, cwd)
             if _GLOB_CHARS.intersection(path):
-                return self._pattern_reaches(path)
-            return self._is_home(os.path.normpath(path)) or self._is_home(os.path.realpath(path))
+                return self._pattern_reaches(path) or self._pattern_reaches(os.path.normpath(path))
+            readings = _readings(path)
         except ValueError:  # an embedded NUL: no file has that name
-            return False
+            return None
+        for reading in readings:
+            touch = self._protected(reading)
+            if touch is not None:
+                return touch
+        return None
 
-    def _pattern_reaches(self, pattern: str) -> bool:
-        """Whether a glob can match the home or a path in it: its fixed part resolved, then
-        each of the home's remaining names matched against the pattern's."""
+    def _pattern_reaches(self, pattern: str) -> Touch | None:
+        """What a glob can match of the protected paths or a path in one: its fixed part
+        resolved, then each of the target's remaining names matched against the pattern's."""
         parts = [p for p in pattern.split("/") if p not in ("", ".")]
         first = next(i for i, p in enumerate(parts) if _GLOB_CHARS.intersection(p))
         fixed = os.path.realpath("/" + "/".join(parts[:first]))
         rest = parts[first:]
-        for target in self.targets:
+        for target, _, touch in self.targets:
             if not (target == fixed or target.startswith(fixed.rstrip("/") + "/")):
                 continue
             if ".." in rest:  # a pattern that climbs back out: anything under its fixed part
-                return True
+                return touch
             names = [n for n in target[len(fixed) :].split("/") if n]
             if len(rest) >= len(names) and all(
                 fnmatch.fnmatchcase(name, part) for name, part in zip(names, rest, strict=False)
             ):
-                return True
-        return False
+                return touch
+        return None
 
-    def _is_home(self, path: str) -> bool:
-        return any(path == t or path.startswith(t.rstrip("/") + "/") for t in self.targets)
+    def _protected(self, path: str) -> Touch | None:
+        """The protected path *path* is, or lies in (the home first); None if none."""
+        for target, inside, touch in self.targets:
+            if path == target or path.startswith(inside):
+                return touch
+        return None
+
+
+def _readings(path: str) -> list[str]:
+    """The paths absolute *path* names: logically (`..` collapsed as text, as `cd` reads it;
+    as written, then its links followed) and physically (links followed first, as the kernel
+    opens it). Raises ValueError for a NUL in it."""
+    logical = os.path.normpath(path)
+    readings = [logical, os.path.realpath(path)]
+    if "/.." in path:  # only a `..` makes the two readings part
+        readings.append(os.path.realpath(logical))
+    return readings
+
+
+@functools.cache
+def program_paths() -> tuple[str, ...]:
+    """The files and folders whose change changes what this process's hook runs (as
+    :func:`wisp.agents.install.this_install` names them, without its attrs: ~30 ms of every
+    hook, issue 41): the `wisp` program it was started as, its virtual environment, its
+    interpreter (and that interpreter's own install where it lies in the person's home),
+    wisp's and the channel's package folders, and the guard script. Once per process."""
+    paths: list[str] = []
+    started = sys.argv[0] if sys.argv else ""
+    if os.path.basename(started) == "wisp" and os.access(started, os.X_OK):
+        paths.append(os.path.abspath(started))
+    if sys.prefix != sys.base_prefix:  # a virtual environment: all of it runs in the hook
+        paths.append(sys.prefix)
+    paths.append(sys.executable)
+    if Path(os.path.realpath(sys.base_prefix)).is_relative_to(Path.home()):
+        paths.append(sys.base_prefix)
+    here = os.path.dirname(os.path.abspath(__file__))
+    paths += [os.path.dirname(here), os.path.dirname(os.path.abspath(pending.__file__))]
+    paths.append(os.path.join(here, _GUARD_SCRIPT))
+    return tuple(dict.fromkeys(p for p in paths if p))
+
+
+@functools.cache
+def _program_targets(paths: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """Each of *paths*, as written and resolved, that the person can change (it, or the
+    folder it lies in, is writable: the agent runs as the person; a system interpreter in
+    /usr is not theirs to write), each with the path as wisp names it. Once per process: the links
+    are followed at the first call, not at every one."""
+    targets: dict[str, str] = {}
+    for each in paths:
+        path = os.path.normpath(os.path.abspath(each))
+        for target in (path, os.path.realpath(path)):
+            if os.access(target, os.W_OK) or os.access(os.path.dirname(target), os.W_OK):
+                targets.setdefault(target, path)
+    # The deepest first: a call reaching the guard script is named for it, not its package.
+    return tuple(sorted(targets.items(), key=lambda item: -len(item[0])))
 
 
 def _home_forms(home: str, env: Mapping[str, str]) -> frozenset[str]:

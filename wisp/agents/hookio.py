@@ -7,7 +7,9 @@ do not know, a signal, no output) as "no opinion" and go on to run the call, so:
 - **Signals.** :func:`arm` (called before the rest of `wisp` loads, when the command is
   `wisp hook …`) turns SIGTERM, SIGINT and SIGHUP into a :class:`Stop`: the process is not
   interrupted (no traceback, no exit by signal); the hook ends its wait, withdraws its request
-  and answers its harness's deny.
+  and answers its harness's deny. They are blocked from wisp's first instruction until then
+  (:mod:`wisp.__main__`), and in every other thread (each started blocking them), so the
+  main thread, which handles them, takes each one.
 - **One event.** :func:`read_event` reads stdin until it holds one whole JSON value (not to
   end of file: a harness may keep its end open), bounded in bytes and in time, and ends at
   once on a stop.
@@ -36,7 +38,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from pending import DecodeError, loads_strict
+from pending import DecodeError, loads_strict, start_thread
 from wisp._deadlines import Cancel
 
 if TYPE_CHECKING:
@@ -94,12 +96,15 @@ def _on_signal(signum: int, frame: object) -> None:
 
 
 def arm() -> Stop:
-    """This process's :class:`Stop`, its signal handlers installed (once)."""
+    """This process's :class:`Stop`, its signal handlers installed (once), and the signals
+    unblocked on this (the main) thread: `wisp hook` blocks them from its first instruction
+    (:mod:`wisp.__main__`), and one that came since is taken here, by its handler."""
     global _armed
     if _armed is None:
         _armed = Stop()
         for signum in STOP_SIGNALS:
             signal.signal(signum, _on_signal)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
     return _armed
 
 
@@ -197,7 +202,9 @@ def watch_harness(stop: Stop, harness: str, *, out_fd: int = 1) -> threading.Thr
                 os.close(parent[0])
 
     thread = threading.Thread(target=follow, name="wisp-hook-harness", daemon=True)
-    thread.start()
+    # Started blocking TERM, INT and HUP: the kernel gives them to the main thread, which
+    # handles them. (One this thread took would leave the main thread asleep in its wait.)
+    start_thread(thread)
     return thread
 
 
