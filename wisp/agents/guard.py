@@ -27,7 +27,7 @@ sandbox, which denies the write itself, is the answer to those.
 
 # Paths are worked on as text, as the shell and the harness would read them (`//`, `..` before
 # symbolic links are resolved, `~user`): pathlib would normalise some of that away first.
-# ruff: noqa: PTH100, PTH111, PTH118, PTH119, PTH120
+# ruff: noqa: PTH100, PTH111, PTH118, PTH120
 
 # Annotations here are not postponed (no `from __future__ import annotations`): a named
 # tuple's postponed field types are each compiled by typing at import (Touch's were ~9 M
@@ -38,14 +38,12 @@ import functools
 import os
 import re
 import shlex
-import sys
 from collections.abc import Iterable, Mapping
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, NamedTuple
 from urllib.parse import unquote, urlsplit
 
-import pending
 from wisp._text import texts_in
 
 # Text longer than this, or with a line break, is no path (an edit's content, a file's text):
@@ -65,7 +63,6 @@ _ANSWERING = re.compile(
 _CHANGES_DIRECTORY = frozenset({"cd", "pushd"})
 # Beside this module: wisp.agents.hookio.GUARD_SCRIPT (not imported: hookio names the gate,
 # which imports this module, a circle tests/test_layers.py refuses).
-_GUARD_SCRIPT = "hookguard.sh"
 
 
 class Reached(StrEnum):
@@ -227,24 +224,14 @@ def _readings(path: str) -> list[str]:
 
 @functools.cache
 def program_paths() -> tuple[str, ...]:
-    """The files and folders whose change changes what this process's hook runs (as
-    :func:`wisp.agents.install.this_install` names them, without its attrs: ~30 ms of every
-    hook, issue 41): the `wisp` program it was started as, its virtual environment, its
-    interpreter (and that interpreter's own install where it lies in the person's home),
-    wisp's and the channel's package folders, and the guard script. Once per process."""
-    paths: list[str] = []
-    started = sys.argv[0] if sys.argv else ""
-    if os.path.basename(started) == "wisp" and os.access(started, os.X_OK):
-        paths.append(os.path.abspath(started))
-    if sys.prefix != sys.base_prefix:  # a virtual environment: all of it runs in the hook
-        paths.append(sys.prefix)
-    paths.append(sys.executable)
-    if Path(os.path.realpath(sys.base_prefix)).is_relative_to(Path.home()):
-        paths.append(sys.base_prefix)
-    here = os.path.dirname(os.path.abspath(__file__))
-    paths += [os.path.dirname(here), os.path.dirname(os.path.abspath(pending.__file__))]
-    paths.append(os.path.join(here, _GUARD_SCRIPT))
-    return tuple(dict.fromkeys(p for p in paths if p))
+    """The files and folders whose change changes what this process's hook runs, as
+    :func:`wisp.agents.install.this_install` names them: the `wisp` program it was started
+    as, its virtual environment, its interpreter (and that interpreter's own install where it
+    lies in the person's home), wisp's and the channel's package folders, and the guard
+    script."""
+    from wisp.agents.install import this_install
+
+    return tuple(str(path) for path in this_install().paths)
 
 
 @functools.cache
