@@ -29,7 +29,8 @@ WISP = VENV / "bin" / "wisp"
 SOURCES = ("pyproject.toml", "README.md", "LICENSE", "wisp", "pending", "docs")
 # The build backend pyproject.toml asks for.
 BUILD_REQUIRES = "setuptools>=77"
-EXTRAS = "mcp"  # `wisp mcp`: test_e2e_prompt_tool.py
+# `wisp mcp` (test_e2e_prompt_tool.py), the TUI and a push (test_e2e_hostile.py).
+EXTRAS = "mcp,tui,push"
 
 
 def tracked() -> list[str]:
