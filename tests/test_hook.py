@@ -249,6 +249,27 @@ class TestPreToolUse:
         ).result()
         assert out["hookSpecificOutput"]["permissionDecision"] == "deny"
 
+    @pytest.mark.parametrize("mode", ["auto", "bypassPermissions", "dontAsk", "newMode"])
+    def test_unanswered_in_a_mode_that_would_not_ask_you_is_denied(
+        self, home: Path, project: Path, mode: str
+    ) -> None:
+        """Claude Code in a permission mode where an `ask` is not put to the person (`auto`:
+        its classifier answers it; `bypassPermissions`, `dontAsk`; a mode wisp does not know):
+        an unanswered call, and one too large to file, are denied, saying why. The control:
+        the same calls in `default` mode are left to Claude Code's dialog (`ask`)."""
+        too_large = {"content": "x" * (MAX_ASKED_BYTES + 1)}
+        for which, permission in (("default", "ask"), (mode, "deny")):
+            data = event("pre-tool-use-bash", project, permission_mode=which)
+            code, out, err = Hook(data, "--wait", "1").result()
+            decision = out["hookSpecificOutput"]
+            assert (code, decision["permissionDecision"]) == (0, permission), err
+            large = event(
+                "pre-tool-use-write", project, permission_mode=which, tool_input=too_large
+            )
+            decision = Hook(large).result()[1]["hookSpecificOutput"]
+            assert decision["permissionDecision"] == permission, decision
+        assert "would not put an `ask` to you" in decision["permissionDecisionReason"]
+
     def test_a_call_too_large_for_a_request_is_left_to_claude_code(
         self, home: Path, project: Path
     ) -> None:

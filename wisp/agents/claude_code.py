@@ -93,6 +93,18 @@ class OnTimeout(StrEnum):
     DENY = "deny"
 
 
+# The permission modes in which Claude Code puts a hook's `ask` to the person in its dialog.
+# In the others an `ask` is not a person's: `auto` (its starting mode since 2.1.283) hands it to
+# a classifier that may allow it, `dontAsk` denies it, `bypassPermissions` runs it. So an
+# unanswered call is denied there, whatever --on-timeout says: silence is never an allow. A
+# mode wisp does not know is not trusted to ask; an event without one (older versions) is.
+ASKS_YOU = frozenset({"default", "acceptEdits", "plan"})
+NOBODY_ASKED = (
+    "Claude Code's permission mode would not put an `ask` to you (its classifier or its "
+    "mode would answer it), so an unanswered call is denied"
+)
+
+
 class HookExit(IntEnum):
     """Claude Code's exit codes for a hook."""
 
@@ -198,9 +210,9 @@ def tool_call(
         raise HookRefused(str(exc)) from None
 
 
-def parse_event(data: bytes) -> tuple[HookEvent, ToolCall | str]:
-    """The event on stdin: (its name, the tool call), or (SessionEnd, its session). Raises
-    :class:`HookRefused`."""
+def parse_event(data: bytes) -> tuple[HookEvent, ToolCall | str, str | None]:
+    """The event on stdin: (its name, the tool call, Claude Code's permission mode), or
+    (SessionEnd, its session, the mode). Raises :class:`HookRefused`."""
     if len(data) > MAX_EVENT_BYTES:
         raise HookRefused(f"the event is larger than {MAX_EVENT_BYTES} bytes")
     if not data.strip():
@@ -229,8 +241,10 @@ def parse_event(data: bytes) -> tuple[HookEvent, ToolCall | str]:
             "(`wisp hook claude-code --print-settings`)"
         )
     session = _field(event, "session_id")
+    mode = event.get("permission_mode")
+    mode = mode if isinstance(mode, str) else None
     if hook_event is HookEvent.SESSION_END:
-        return hook_event, session
+        return hook_event, session, mode
     tool_input = event.get("tool_input")
     if not isinstance(tool_input, dict):
         raise HookRefused("the event has no `tool_input` (a JSON object)")
@@ -249,7 +263,7 @@ def parse_event(data: bytes) -> tuple[HookEvent, ToolCall | str]:
         )
     except HookRefused as exc:  # answered in the shape of the event it came in
         raise HookRefused(str(exc), event=hook_event) from None
-    return hook_event, call
+    return hook_event, call, mode
 
 
 # --- answering -------------------------------------------------------------------------
@@ -283,10 +297,13 @@ def answer_event(
     stop), ends the wait at once: the request is withdrawn and the answer is a deny."""
     event: HookEvent | None = None
     try:
-        event, parsed = parse_event(data)
+        event, parsed, mode = parse_event(data)
         where = home if home is not None else wisp_home()
         if isinstance(parsed, ToolCall):
-            return _answer_call(event, parsed, where, wait_s, on_timeout, cancel or Cancel())
+            asks_you = mode is None or mode in ASKS_YOU
+            return _answer_call(
+                event, parsed, where, wait_s, on_timeout, cancel or Cancel(), asks_you=asks_you
+            )
         return _end_session(parsed, where)
     except HookRefused as exc:
         return refused(exc.event or event, str(exc))
@@ -308,7 +325,13 @@ def _answer_call(
     wait_s: float,
     on_timeout: OnTimeout,
     cancel: Cancel,
+    *,
+    asks_you: bool = True,
 ) -> HookAnswer:
+    """The call decided (the person asked, a grant, the guard); unanswered (or too large to
+    file), Claude Code's own dialog asks (`ask`) unless *on_timeout* denies, or Claude Code
+    would not ask the person (*asks_you* false: its permission mode lets its classifier, or
+    nothing, answer an `ask`)."""
     decided = decide_call(
         call,
         home=home,
@@ -326,11 +349,13 @@ def _answer_call(
         )
     if decided.ended is Ended.STOPPED:
         return refused(event, decided.reason)
-    if decided.ended is Ended.UNANSWERED and on_timeout is OnTimeout.DENY:
+    timed_out_deny = decided.ended is Ended.UNANSWERED and on_timeout is OnTimeout.DENY
+    if timed_out_deny or not asks_you:  # not a person's `ask`: nobody allowed it
+        why = "--on-timeout deny" if timed_out_deny else NOBODY_ASKED
         return HookAnswer(
             event=event,
             permission=Permission.DENY,
-            reason=f"{said}; denied (--on-timeout deny)",
+            reason=f"{said}; denied ({why})",
             request_id=decided.request_id,
         )
     return _unasked(event, f"{said}; asking here instead", decided.request_id)
