@@ -48,6 +48,11 @@ from wisp.stores.grants import GrantStore
 
 EVENTS = FIXTURES / "claude-code"
 
+# The CPU a hook may take for a call too large to show: its start alone is ~0.1 s; reading a
+# 3 MB line took more than 5 minutes (the guard's reading grew faster than the line) before it
+# was refused first. CPU time, not wall: a loaded machine stretches the second, not the first.
+CPU_BOUND_S = 2.0
+
 
 def event(name: str, project: Path, **changes: Any) -> dict[str, Any]:
     """A documented example event, its `cwd` (and paths under the example project) moved to
@@ -248,6 +253,30 @@ class TestPreToolUse:
             event("pre-tool-use-bash", project), "--wait", "1", "--on-timeout", "deny"
         ).result()
         assert out["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+    def test_a_command_too_large_to_show_is_asked_at_once(self, home: Path, project: Path) -> None:
+        """A 3 MB shell command (as Claude Code may send: under the 4 MiB event cap) is left
+        to Claude Code's dialog in bounded time: well under a second of CPU, however it is
+        spelled (its reading grew with its size: 5 s for 1 MB, 121 s for 2 MB, issue 59).
+        The control: the same words, small, are read and filed."""
+        words = "echo a b 'c' $x ../y && cd d; "
+        small = event("pre-tool-use-bash", project, tool_input={"command": words * 4})
+        assert (
+            Hook(small, "--wait", "0.5")
+            .result()[1]["hookSpecificOutput"]["permissionDecisionReason"]
+            .endswith("asking here instead")
+        )
+        listed = json.loads(run_wisp("pending", "--all", "--json").stdout)
+        assert [r["outcome"] for r in listed] == ["withdrawn"]  # filed, then withdrawn
+        large = event("pre-tool-use-bash", project, tool_input={"command": words * 100_000})
+        hook = Hook(large)
+        _pid, status, usage = os.wait4(hook.process.pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0
+        assert usage.ru_utime + usage.ru_stime < CPU_BOUND_S, usage
+        assert hook.process.stdout is not None
+        out = json.loads(hook.process.stdout.read())["hookSpecificOutput"]
+        assert out["permissionDecision"] == "ask"
+        assert "larger than a request" in out["permissionDecisionReason"]
 
     @pytest.mark.parametrize("mode", ["auto", "bypassPermissions", "dontAsk", "newMode"])
     def test_unanswered_in_a_mode_that_would_not_ask_you_is_denied(

@@ -116,6 +116,15 @@ def too_large(call: ToolCall) -> bool:
     return len(canonical_json(call.input)) > MAX_ASKED_BYTES
 
 
+def refuse_too_large(call: ToolCall) -> None:
+    """Raise :class:`TooLarge` for a call larger than a request can show whole, at once: no
+    grant covers it (every grant is of a call once shown whole, and matches it exactly), so
+    nothing reads it further — the guard's and the program binding's reading of a shell line
+    take time that grows with it (a 1 MB command took 5 s of CPU, issue 59)."""
+    if too_large(call):
+        raise TooLarge(call)
+
+
 class TooLarge(Exception):
     """A call larger than a request can show the person whole (its input, or the request
     it makes with its title and body): nothing was filed."""
@@ -134,7 +143,8 @@ def open_call(gate: "ApprovalGate", call: ToolCall, home: Path) -> "Approval | R
     """A standing grant's approval at once (audited), or the request filed for the person
     (returning at once). A call that names wisp's own directory or program is never
     granted: it is filed, and its request says why. Raises :class:`TooLarge` for a call too
-    large to file (a grant may still cover it: a grant covers what was once shown whole)."""
+    large to file, before anything reads it (:func:`refuse_too_large`)."""
+    refuse_too_large(call)
     call = bound_call(call)
     touch = touches_wisp(call, home)
     if touch is None:
@@ -293,6 +303,10 @@ def decide_call(
     the hook, not the deadline, ends an unanswered request. Raises what the channel raises."""
     # A call a standing grant covers is allowed from the grant store alone: no settings, no
     # channel, no asker (its lock file) and no asking side loaded (issue 41).
+    try:
+        refuse_too_large(call)
+    except TooLarge as exc:
+        return Decided(ended=Ended.TOO_LARGE, reason=str(exc))
     call = bound_call(call)
     touch = touches_wisp(call, home)
     if touch is None:
