@@ -250,6 +250,32 @@ class TestSetupGemini:
         assert "unprotected" in out
 
 
+class TestSetupWait:
+    def test_wait_and_on_timeout_are_written_for_unattended_runs(self, home: Path) -> None:
+        """`--wait 30 --on-timeout deny`: the hook command carries them and the harness's
+        timeout is just above the wait (Gemini's in ms), as --print-settings prints them; the
+        control: without them, the defaults (590 s, ask; a 600 s timeout)."""
+        claude = home / ".claude" / "settings.json"
+        code, _, err = _wisp("agents", "setup", "claude-code")
+        assert code == 0, err
+        (hook,) = json.loads(claude.read_text())["hooks"]["PreToolUse"][0]["hooks"]
+        assert hook["timeout"] == 600 and "--wait" not in hook["command"]
+        code, _, err = _wisp(
+            "agents", "setup", "claude-code", "--wait", "30", "--on-timeout", "deny"
+        )
+        assert code == 0, err
+        (hook,) = json.loads(claude.read_text())["hooks"]["PreToolUse"][0]["hooks"]
+        assert hook["timeout"] == 40, hook
+        assert hook["command"].endswith("hook claude-code --wait 30 --on-timeout deny"), hook
+        code, _, err = _wisp("agents", "setup", "gemini", "--wait", "30")
+        assert code == 0, err
+        data = json.loads((home / ".gemini" / "settings.json").read_text())
+        (hook,) = data["hooks"]["BeforeTool"][0]["hooks"]
+        assert hook["timeout"] == 40_000 and hook["command"].endswith("hook gemini --wait 30")
+        code, _, err = _wisp("agents", "setup", "gemini", "--wait", "-1")
+        assert code == 2 and "--wait" in err, err
+
+
 class TestSetupCodex:
     def test_keeps_comments_and_sets_the_sandbox(self, home: Path) -> None:
         """config.toml keeps the person's comments and tables; wisp's hook and

@@ -26,6 +26,7 @@ from __future__ import annotations
 import copy
 import difflib
 import json
+import math
 import os
 import shlex
 import shutil
@@ -88,7 +89,7 @@ class Target:
     events: tuple[str, ...]  # the hook events whose entries wisp owns
     user_file: Callable[[Mapping[str, str], Path], Path]
     project_file: Callable[[Path], Path] | None
-    block: Callable[[], dict[str, Any]]  # wisp's block: hooks (+ sandbox) to merge
+    block: Callable[[HookOptions], dict[str, Any]]  # wisp's block: hooks (+ sandbox)
     whole_file: bool = False  # the file is wisp's alone (Copilot's hooks/wisp.json)
     flat: bool = False  # an event's list holds the hooks themselves (Cursor's hooks.json)
     timeout_key: str = "timeout"
@@ -96,16 +97,33 @@ class Target:
     command_key: str = "command"
 
 
-def _harness_block(harness: hookio.Harness) -> dict[str, Any]:
-    argv = hookio.guarded_command(harness, this_wisp())
-    settings = harness.settings(argv, hookio.DEFAULT_TIMEOUT_S)
+@attrs.frozen(kw_only=True)
+class HookOptions:
+    """How the hook setup installs waits: `wisp agents setup --wait S --on-timeout ask|deny`
+    (as `wisp hook NAME --print-settings` takes them). The harness's own timeout for the hook
+    is written just above the wait, so that wisp answers first."""
+
+    wait_s: float = hookio.DEFAULT_WAIT_S
+    # Claude Code only: what an unanswered call becomes there (elsewhere the wait is the ask,
+    # and an unanswered call is denied).
+    on_timeout: claude_code.OnTimeout = claude_code.OnTimeout.ASK
+
+    @property
+    def timeout_s(self) -> int:
+        """The harness's timeout for the hook: the wait, and the margin to answer in."""
+        return math.ceil(self.wait_s) + hookio.MARGIN_S
+
+
+def _harness_block(harness: hookio.Harness, options: HookOptions) -> dict[str, Any]:
+    argv = hookio.guarded_command(harness, this_wisp(), wait_s=options.wait_s)
+    settings = harness.settings(argv, options.timeout_s)
     # A harness set up by a file of its own (OpenCode's plugin) is not merged into a config.
     assert isinstance(settings, dict), f"{harness.name} is not set up by merging settings"
     return dict(settings)
 
 
-def _claude_block() -> dict[str, Any]:
-    block = claude_code.settings_block()
+def _claude_block(options: HookOptions) -> dict[str, Any]:
+    block = claude_code.settings_block(wait_s=options.wait_s, on_timeout=options.on_timeout)
     # The user's settings as Claude Code finds them ($CLAUDE_CONFIG_DIR), wherever setup writes.
     settings = _claude_user(os.environ, Path.home()).absolute()
     block.update(sandbox.claude_code_block(wisp_home(), Path.home(), settings))
@@ -143,7 +161,7 @@ TARGETS: dict[str, Target] = {
             events=(codex.EVENT,),
             user_file=_codex_user,
             project_file=None,
-            block=lambda: _harness_block(codex.HARNESS),
+            block=lambda options: _harness_block(codex.HARNESS, options),
         ),
         Target(
             name=gemini.NAME,
@@ -153,7 +171,7 @@ TARGETS: dict[str, Target] = {
             events=(gemini.EVENT,),
             user_file=lambda env, h: h / ".gemini" / "settings.json",
             project_file=lambda d: d / ".gemini" / "settings.json",
-            block=lambda: _harness_block(gemini.HARNESS),
+            block=lambda options: _harness_block(gemini.HARNESS, options),
             timeout_scale=1000,
         ),
         Target(
@@ -164,7 +182,7 @@ TARGETS: dict[str, Target] = {
             events=("preToolUse",),
             user_file=lambda env, h: h / ".copilot" / "hooks" / "wisp.json",
             project_file=lambda d: d / ".github" / "hooks" / "wisp.json",
-            block=lambda: _harness_block(copilot.HARNESS),
+            block=lambda options: _harness_block(copilot.HARNESS, options),
             whole_file=True,
             timeout_key="timeoutSec",
             command_key="bash",
@@ -177,7 +195,7 @@ TARGETS: dict[str, Target] = {
             events=(),
             user_file=lambda env, h: _xdg_config(env, h) / "opencode" / "plugin" / "wisp.js",
             project_file=lambda d: d / ".opencode" / "plugin" / "wisp.js",
-            block=lambda: {"text": _plugin_text()},
+            block=lambda options: {"text": _plugin_text(options)},
         ),
         Target(
             name=cursor.NAME,
@@ -187,7 +205,7 @@ TARGETS: dict[str, Target] = {
             events=tuple(e.value for e in cursor.Event),
             user_file=lambda env, h: h / ".cursor" / "hooks.json",
             project_file=lambda d: d / ".cursor" / "hooks.json",
-            block=lambda: _harness_block(cursor.HARNESS),
+            block=lambda options: _harness_block(cursor.HARNESS, options),
             flat=True,
         ),
     )
@@ -201,11 +219,11 @@ def _xdg_config(env: Mapping[str, str], user_home: Path) -> Path:
     return Path(base) if base else user_home / ".config"
 
 
-def _plugin_text() -> str:
+def _plugin_text(options: HookOptions) -> str:
     # The same argv `wisp hook opencode --print-settings` writes: `wisp hook opencode`, never
     # bare `wisp` (which answers no event: every call was refused, and nothing filed).
-    argv = hookio.guarded_command(opencode.HARNESS, this_wisp())
-    return opencode.plugin(argv, hookio.DEFAULT_TIMEOUT_S)
+    argv = hookio.guarded_command(opencode.HARNESS, this_wisp(), wait_s=options.wait_s)
+    return opencode.plugin(argv, options.timeout_s)
 
 
 def target(name: str) -> Target:
@@ -525,16 +543,22 @@ def config_file(t: Target, project: Path | None, env: Mapping[str, str] | None =
     return t.project_file(project.resolve())
 
 
-def plan_setup(name: str, project: Path | None = None, install: Install | None = None) -> Plan:
-    """What `wisp agents setup NAME` would write; refused when *install* (this process's,
-    which the hook names) lies where an agent can write (:mod:`wisp.agents.reach`)."""
+def plan_setup(
+    name: str,
+    project: Path | None = None,
+    install: Install | None = None,
+    options: HookOptions | None = None,
+) -> Plan:
+    """What `wisp agents setup NAME` would write, its hook waiting as *options* say; refused
+    when *install* (this process's, which the hook names) lies where an agent can write
+    (:mod:`wisp.agents.reach`)."""
     t = target(name)
     path = config_file(t, project)
     before = read_text(path)
     refusal = reach.setup_refusal(name, install or this_install(), os.environ, before, project)
     if refusal is not None:
         raise SetupRefused(refusal)
-    block = t.block()
+    block = t.block(options or HookOptions())
     old: Mapping[str, Any] = {}
     new: Mapping[str, Any] = {}
     if t.fmt is Format.TEXT:
@@ -680,7 +704,7 @@ def _removed(t: Target, path: Path, before: str, record: setuprecord.Record | No
                 f"{path} holds hooks that are not wisp's; take wisp's out of it by hand."
             )
         return None
-    out = unmerged(data, t, t.block(), changes) or {}
+    out = unmerged(data, t, t.block(HookOptions()), changes) or {}
     if jsonsplice.same(out, data):
         return before
     if record is not None and not record.existed and not out:

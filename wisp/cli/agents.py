@@ -9,9 +9,11 @@ from typing import Annotated, Any
 import typer
 
 from wisp._text import visible
-from wisp.agents import setup
+from wisp.agents import hookio, setup
+from wisp.agents.claude_code import OnTimeout
 from wisp.cli._common import command_group, fail, print_json, say
 from wisp.cli._exit import ExitCode
+from wisp.cli.hook import checked_wait
 
 agents_app = command_group(
     "Set up agent harnesses: wisp's hook and their sandbox, in their own config files.",
@@ -68,9 +70,9 @@ def _apply(plan: setup.Plan) -> Any:
         fail(str(exc), ExitCode.NO)
 
 
-def _plan(make: Any, harness: str, project: Path | None) -> setup.Plan:
+def _plan(make: Any, harness: str, project: Path | None, **options: Any) -> setup.Plan:
     try:
-        plan: setup.Plan = make(harness, project)
+        plan: setup.Plan = make(harness, project, **options)
     except setup.UnknownHarness as exc:  # a usage error, as typer's own
         fail(str(exc), ExitCode.ERROR)
     except setup.SetupRefused as exc:
@@ -83,6 +85,25 @@ def setup_command(
     harness: Annotated[str, typer.Argument(metavar="HARNESS", help=HARNESS_HELP)],
     project: ProjectOption = None,
     dry_run: DryRunOption = False,
+    wait: Annotated[
+        float,
+        typer.Option(
+            "--wait",
+            metavar="SECONDS",
+            callback=checked_wait,
+            help="How long the hook waits for your answer (the harness's own timeout for it "
+            f"is written {hookio.MARGIN_S} s above). Default: {hookio.DEFAULT_WAIT_S}.",
+        ),
+    ] = float(hookio.DEFAULT_WAIT_S),
+    on_timeout: Annotated[
+        OnTimeout,
+        typer.Option(
+            "--on-timeout",
+            metavar="ask|deny",
+            help="Claude Code only: what an unanswered call becomes — `ask` (Claude Code's own "
+            "dialog; the default) or `deny` (for unattended runs). Elsewhere it is denied.",
+        ),
+    ] = OnTimeout.ASK,
 ) -> None:
     """Merge wisp's hook into HARNESS's config file (and, where wisp can, its sandbox).
 
@@ -92,7 +113,9 @@ def setup_command(
     Refused when this wisp lies where an agent can write (a project's tree, /tmp, $TMPDIR, a
     writable root): install it with pipx first. Exit 0 done (or nothing to do), 1 refused
     (nothing written; the message says what to do), 2 usage (a harness wisp does not set up)."""
-    _render(_plan(setup.plan_setup, harness, project), dry_run=dry_run, verb="set up")
+    options = setup.HookOptions(wait_s=wait, on_timeout=on_timeout)
+    plan = _plan(setup.plan_setup, harness, project, options=options)
+    _render(plan, dry_run=dry_run, verb="set up")
 
 
 @agents_app.command("remove")

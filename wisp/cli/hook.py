@@ -36,7 +36,7 @@ HOOK_EXAMPLES = """Examples:
   wisp hook claude-code < event.json"""
 
 
-def _checked_wait(value: float) -> float:
+def checked_wait(value: float) -> float:
     try:
         return float(check_deadline(value, what="--wait", zero=None))
     except DeadlineError as exc:
@@ -50,7 +50,7 @@ def claude_code(
         typer.Option(
             "--wait",
             metavar="SECONDS",
-            callback=_checked_wait,
+            callback=checked_wait,
             help="How long to wait for your answer before withdrawing the request. Default: "
             f"{DEFAULT_WAIT_S}, just under Claude Code's default hook timeout.",
         ),
@@ -105,7 +105,7 @@ def _harness_command(module: str) -> None:
         float(hookio.DEFAULT_WAIT_S),
         "--wait",
         metavar="SECONDS",
-        callback=_checked_wait,
+        callback=checked_wait,
         help="How long to wait for your answer before denying (and withdrawing the request). "
         f"Default: {hookio.DEFAULT_WAIT_S}, {hookio.MARGIN_S} s under the hook timeout the "
         "printed settings write (OpenCode has none).",

@@ -174,7 +174,8 @@ def _load_apprise() -> Any:
         return apprise
     with warnings.catch_warnings():  # its modules' own (imghdr's deprecation), not ours
         warnings.simplefilter("ignore", DeprecationWarning)
-        NotificationManager().load_modules()
+        manager: Any = NotificationManager  # untyped
+        manager().load_modules()
     return apprise
 
 
