@@ -347,8 +347,8 @@ def _answer_call(
         return HookAnswer(
             event=event, permission=permission, reason=said, request_id=decided.request_id
         )
-    if decided.ended is Ended.STOPPED:
-        return refused(event, decided.reason)
+    if decided.ended is Ended.STOPPED:  # said as the other harnesses' hooks say it
+        return refused(event, f"{decided.reason}; denied")
     timed_out_deny = decided.ended is Ended.UNANSWERED and on_timeout is OnTimeout.DENY
     if timed_out_deny or not asks_you:  # not a person's `ask`: nobody allowed it
         why = "--on-timeout deny" if timed_out_deny else NOBODY_ASKED
