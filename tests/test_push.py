@@ -354,6 +354,47 @@ class TestPushRoute:
         assert SECRET not in out.stdout + out.stderr
 
 
+class TestFromAHook:
+    def test_a_hooks_push_holds_none_of_its_output_open(
+        self, home: Path, silent_port: int, tmp_path: Path
+    ) -> None:
+        """A hook whose request is pushed to a service that never answers ends with both its
+        stdout and its stderr closed at once: the push child (which waits up to
+        PUSH_TIMEOUT_S) holds neither, since the harness reads both to their end and Claude
+        Code 2.1.332 refused an allow whose stderr stayed open. The control: the push was
+        tried (its failure audited) after the hook had ended."""
+        set_push(f"json://127.0.0.1:{silent_port}/hook")
+        event = {
+            "session_id": "s",
+            "transcript_path": str(tmp_path / "t.jsonl"),
+            "cwd": str(tmp_path),
+            "hook_event_name": "PreToolUse",
+            "permission_mode": "default",
+            "tool_name": "Bash",
+            "tool_input": {"command": "make deploy", "description": "x"},
+            "tool_use_id": "t1",
+        }
+        hook = subprocess.Popen(
+            wisp_command("hook", "claude-code", "--wait", "1", "--on-timeout", "deny"),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        assert hook.stdin is not None and hook.stdout is not None and hook.stderr is not None
+        with hook.stdin:
+            hook.stdin.write(json.dumps(event).encode())
+        assert hook.wait(timeout=60) == 0  # a few lines of output: never blocked on a pipe
+        ended = time.monotonic()
+        out, err = hook.stdout.read(), hook.stderr.read()  # each to its end of stream
+        assert time.monotonic() - ended < 1, "the hook's output was held open after it ended"
+        assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "deny", err
+        wait_until(
+            lambda: any(n.get("outcome") == "failed" for n in notes(home)),
+            timeout=PUSH_TIMEOUT_S + 60,
+            what="the push to be tried and its failure audited",
+        )
+
+
 class TestImports:
     @pytest.mark.parametrize(
         "args",

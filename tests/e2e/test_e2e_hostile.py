@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -32,7 +31,7 @@ import pytest
 import wispinstall
 from fakemodel import Call
 from test_e2e_sandbox import INSIDE, Waiting
-from world import WAIT_S, WISP, World, installed, set_up, wait_for
+from world import WAIT_S, WISP, World, answer_next, as_user, installed, set_up, wait_for
 
 # The quickstart's wisp: the clone's editable install, which runs this tier.
 QUICKSTART_WISP = Path(sys.executable).parent / "wisp"
@@ -54,24 +53,6 @@ def _program_files() -> dict[Path, str]:
     return {path: hashlib.sha256(path.read_bytes()).hexdigest() for path in files}
 
 
-def _answer_next(world: World, answered: set[str], *args: str) -> dict[str, Any]:
-    """Answer, from a terminal (`wisp approvals|tools approve|deny ID ARGS…`, as its kind
-    is), the next request filed that is not one of *answered*."""
-    request = wait_for(
-        lambda: next(
-            (r for r in world.requests() if r["state"] == "filed" and r["id"] not in answered),
-            None,
-        ),
-        WAIT_S,
-        "the next call to be filed",
-    )
-    group = "tools" if request["kind"] == "tool" else "approvals"
-    code, said = world.answer(group, args[0], request["id"], *args[1:])
-    assert code == 0, said
-    answered.add(request["id"])
-    return request
-
-
 def _results(model: Any) -> list[str]:
     """What the harness told the model of each of its calls, in order."""
     later = model.after_tools()
@@ -89,20 +70,8 @@ class TestQuickstartLayout:
         """`wisp agents setup claude-code` run by the clone's editable wisp refuses (exit 1),
         names pipx, and writes no settings; the control: the out-of-tree wisp sets it up."""
         pin = harnesses.versions("claude-code")[0]
-        where = installed(pin).parent
-        env = harnesses.base_env(world.home, world.wisp_home) | {
-            "PATH": f"{where}:{os.environ.get('PATH', '/usr/bin:/bin')}"
-        }
         settings = world.home / ".claude" / "settings.json"
-        done = subprocess.run(
-            [str(QUICKSTART_WISP), "agents", "setup", "claude-code"],
-            env=env,
-            cwd=world.cwd,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            stdin=subprocess.DEVNULL,
-        )
+        done = as_user(world, pin, "agents", "setup", "claude-code", wisp=QUICKSTART_WISP)
         assert done.returncode == 1, (done.stdout, done.stderr)
         assert "pipx" in done.stderr and "Nothing was written" in done.stderr, done.stderr
         assert not settings.exists()
@@ -173,15 +142,15 @@ class TestHostileClaudeCode:
                 ns, world.home, world.cwd, model.url, None, world.wisp_home, pin=pin
             )
             answered = {waiting.id}
-            assert _answer_next(world, answered, "approve")["binding"]["command"] == INSIDE
-            rewrite = _answer_next(world, answered, "approve")
+            assert answer_next(world, answered, "approve")["binding"]["command"] == INSIDE
+            rewrite = answer_next(world, answered, "approve")
             assert "wisp's own program" in (rewrite["binding"]["reason"] or ""), rewrite
-            written = _answer_next(world, answered, "deny", "--reason", "no")
+            written = answer_next(world, answered, "deny", "--reason", "no")
             assert "wisp's own program" in (written["binding"]["reason"] or ""), written
-            pty = _answer_next(world, answered, "approve")
+            pty = answer_next(world, answered, "approve")
             assert "wisp's own channel" in (pty["binding"]["reason"] or ""), pty
-            _answer_next(world, answered, "approve")  # the plant: a write in the project
-            _answer_next(world, answered, "approve")  # a call from the planted project
+            answer_next(world, answered, "approve")  # the plant: a write in the project
+            answer_next(world, answered, "approve")  # a call from the planted project
             done = harnesses.finish(process, timeout=WAIT_S + 60)
             assert done.returncode == 0, (done.stdout[-2000:], done.stderr[-2000:])
             results = _results(model)

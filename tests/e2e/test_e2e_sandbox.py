@@ -18,7 +18,7 @@ from typing import Any
 import harnesses
 import pytest
 from fakemodel import Call
-from world import WAIT_S, WISP, World, installed, set_up, wait_for
+from world import WAIT_S, WISP, World, answer_next, installed, set_up
 
 # What `wisp agents setup claude-code` writes beside wisp's hook, for a home at ~/.wisp
 # (wisp.agents.sandbox.claude_code_block).
@@ -74,22 +74,6 @@ def _attack(world: World, request_id: str) -> str:
     )
 
 
-def _approve_next(world: World, answered: set[str]) -> dict[str, Any]:
-    """Approve, from a terminal, the next request filed that is not one of *answered*."""
-    request = wait_for(
-        lambda: next(
-            (r for r in world.requests() if r["state"] == "filed" and r["id"] not in answered),
-            None,
-        ),
-        WAIT_S,
-        "the next call to be filed",
-    )
-    code, said = world.answer("approvals", "approve", request["id"])
-    assert code == 0, said
-    answered.add(request["id"])
-    return request
-
-
 def _results(model) -> list[str]:
     """What the harness told the model of each of its calls, in order."""
     later = model.after_tools()
@@ -140,9 +124,9 @@ class TestClaudeCodeSandbox:
             )
             own_settings = settings.read_text()
             answered = {waiting.id}
-            harmless = _approve_next(worst, answered)
+            harmless = answer_next(worst, answered)
             assert harmless["binding"]["command"] == INSIDE
-            attack = _approve_next(worst, answered)
+            attack = answer_next(worst, answered)
             assert "wisp's own channel" in (attack["binding"]["reason"] or "")
             done = harnesses.finish(process, timeout=WAIT_S + 30)
             assert done.returncode == 0, (done.stdout, done.stderr)
@@ -257,8 +241,8 @@ class TestCodexSandbox:
                 ns, world.home, world.cwd, model.url, None, world.wisp_home, set_up=True
             )
             answered = {waiting.id}
-            assert _approve_next(world, answered)["binding"]["command"] == INSIDE
-            _approve_next(world, answered)
+            assert answer_next(world, answered)["binding"]["command"] == INSIDE
+            answer_next(world, answered)
             done = harnesses.finish(process, timeout=WAIT_S + 30)
             assert done.returncode == 0, (done.stdout, done.stderr)
             _sandboxed(model, world)

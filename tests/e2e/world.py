@@ -84,6 +84,25 @@ def wait_for(condition: Callable[[], Any], timeout: float, what: str) -> Any:
         time.sleep(0.05)
 
 
+def answer_next(world: World, answered: set[str], *args: str) -> dict[str, Any]:
+    """Answer, from a terminal (`wisp approvals|tools approve|deny ID ARGS…`, as its kind
+    is), the next request filed that is not one of *answered* (approve, by default)."""
+    request = wait_for(
+        lambda: next(
+            (r for r in world.requests() if r["state"] == "filed" and r["id"] not in answered),
+            None,
+        ),
+        WAIT_S,
+        "the next call to be filed",
+    )
+    verb, *rest = args or ("approve",)
+    group = "tools" if request["kind"] == "tool" else "approvals"
+    code, said = world.answer(group, verb, request["id"], *rest)
+    assert code == 0, said
+    answered.add(request["id"])
+    return request
+
+
 def installed(which: str | harnesses.Pin) -> Path:
     """The binary of *which* (a pin, or a harness's name: its floor), or a skip saying why it
     is not there."""
@@ -94,10 +113,10 @@ def installed(which: str | harnesses.Pin) -> Path:
 
 
 def as_user(
-    world: World, which: str | harnesses.Pin, *args: str
+    world: World, which: str | harnesses.Pin, *args: str, wisp: Path = WISP
 ) -> subprocess.CompletedProcess[str]:
-    """`wisp ARGS` as the person runs it (no terminal): in the world's home and project, the
-    harness (*which*'s version) first on PATH."""
+    """`wisp ARGS` as the person runs it (no terminal; *wisp*: the tier's own by default): in
+    the world's home and project, the harness (*which*'s version) first on PATH."""
     pin = harnesses.pins()[which] if isinstance(which, str) else which
     where = installed(pin).parent
     env = harnesses.base_env(world.home, world.wisp_home) | {
@@ -105,7 +124,7 @@ def as_user(
         "PATH": f"{where}:{os.environ.get('PATH', '/usr/bin:/bin')}",
     }
     return subprocess.run(
-        [str(WISP), *args],
+        [str(wisp), *args],
         env=env,
         cwd=world.cwd,
         capture_output=True,

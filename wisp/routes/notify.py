@@ -598,7 +598,11 @@ class Notifier:
                 record=record,
                 entry_point=self.entry_point,
                 extras=self.push_extras(about),
-                say_failure=self.face is Face.TERMINAL,
+                # A hook's stderr is its harness's, read to the end of the stream: a push
+                # child holding it open past the hook's answer kept that end away (Claude
+                # Code 2.1.332 then refused the allow: "stdio went quiet before
+                # end-of-stream"). Its failure is in the audit log, as any push's.
+                say_failure=self.face is Face.TERMINAL and self.entry_point is not EntryPoint.HOOK,
             )
         except OSError as exc:  # no process to push from: say so, and fail nothing else
             audit(
