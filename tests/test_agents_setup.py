@@ -378,6 +378,21 @@ class TestStatus:
         assert hook["timeout"] == 600 and hook["failClosed"] is True
         assert entry["protected"] is False
 
+    def test_run_in_home_the_user_config_is_read_once(
+        self, home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Run in $HOME, where the project's config is the user's (`~/.gemini/settings.json`),
+        status reads it once: one gate, not two. The control: run elsewhere, the same."""
+        _on_path(tmp_path, monkeypatch, "gemini", "0.61.0")
+        assert _wisp("agents", "setup", "gemini")[0] == 0
+        for cwd in (tmp_path, home):
+            done = subprocess.run(
+                ["wisp", "agents", "status", "--json"],
+                capture_output=True, text=True, cwd=cwd, timeout=60, env=dict(os.environ),
+            )  # fmt: skip
+            [entry] = json.loads(done.stdout)
+            assert len(entry["hooks"]) == 1, (cwd, entry["hooks"])
+
     def test_the_doctor_has_the_section(
         self, home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:

@@ -839,8 +839,8 @@ def harness_status(
     status)."""
     program = shutil.which(t.program)
     files = [config_file(t, None)]
-    if t.project_file is not None:
-        files.append(t.project_file(cwd))
+    if t.project_file is not None and t.project_file(cwd).absolute() != files[0].absolute():
+        files.append(t.project_file(cwd))  # not when run in $HOME: the same file, once
     gates: list[dict[str, Any]] = []
     problems: list[str] = []
     config: Mapping[str, Any] = {}
