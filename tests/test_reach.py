@@ -4,8 +4,13 @@
 from __future__ import annotations
 
 import json
+import os
 import shlex
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 from wisp.agents import gatecheck, hookio, opencode, reach
 from wisp.agents.install import Install, this_install
@@ -140,3 +145,22 @@ class TestCheckHook:
         assert "runs `wisp hook gemini`, not `wisp hook codex`" in said
         assert "/nowhere/wisp, which does not exist" in said
         assert not found["works"] and not found["failClosed"]
+
+
+class TestPrintedSettings:
+    @pytest.mark.parametrize("harness", ["claude-code", "gemini"])
+    def test_a_hook_printed_by_a_reachable_wisp_says_so(
+        self, harness: str, out_of_tree_wisp: Path, tmp_path: Path
+    ) -> None:
+        """`wisp hook NAME --print-settings` by the clone's editable wisp (a working tree: the
+        hook setup refuses) prints the block and a note on stderr saying an agent could
+        rewrite it; the control: the out-of-tree wisp prints it without one."""
+        env = {**os.environ, "WISP_HOME": str(tmp_path / "wisp")}
+        editable = Path(sys.executable).parent / "wisp"  # the clone's .venv: a working tree
+        for wisp, noted in ((editable, True), (out_of_tree_wisp, False)):
+            done = subprocess.run(
+                [str(wisp), "hook", harness, "--print-settings"],
+                capture_output=True, text=True, env=env, timeout=60, cwd=tmp_path,
+            )  # fmt: skip
+            assert done.returncode == 0 and "hooks" in json.loads(done.stdout), done.stderr
+            assert ("lies where an agent can write" in done.stderr) is noted, done.stderr

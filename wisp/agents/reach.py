@@ -189,3 +189,19 @@ def setup_refusal(
         "runs it outside the agent's sandbox, as you, so one write would make the gate the "
         f"agent's. To set up {harness}, {PIPX_HINT}."
     )
+
+
+def printed_note(install: Install, env: Mapping[str, str]) -> str | None:
+    """What `wisp hook NAME --print-settings` says beside a hook naming *install* when it lies
+    where an agent can write (None: it does not): setup refuses that hook, and one merged by
+    hand is as much the agent's to rewrite."""
+    found = install_reasons(install, temp_roots(env))
+    if not found:
+        return None
+    return (
+        f"the hook printed runs this wisp ({' '.join(install.argv)}), which lies where an agent "
+        f"can write ({'; '.join(found)}): an agent could rewrite it and take the gate over "
+        "(`wisp agents setup` refuses it; `wisp agents status` calls such a hook UNPROTECTED). "
+        "Install wisp for everyday use (`pipx install /path/to/clone`) and print the settings "
+        "with that `wisp`."
+    )

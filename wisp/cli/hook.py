@@ -91,8 +91,21 @@ def claude_code(
     if print_settings:
         sys.stdout.write(json.dumps(settings_block(wait_s=wait, on_timeout=policy), indent=2))
         sys.stdout.write("\n")
+        _note_a_reachable_install()
         return
     raise typer.Exit(serve(stop, wait, policy))
+
+
+def _note_a_reachable_install() -> None:
+    """A line on stderr when the printed hook runs a wisp an agent could rewrite."""
+    import os
+
+    from wisp.agents.install import this_install
+    from wisp.agents.reach import printed_note
+
+    note = printed_note(this_install(), os.environ)
+    if note is not None:
+        sys.stderr.write(f"wisp: note: {note}\n")
 
 
 def _harness_command(module: str) -> None:
@@ -128,6 +141,7 @@ def _harness_command(module: str) -> None:
             printed = harness.settings(argv, timeout)
             text = printed if isinstance(printed, str) else json.dumps(printed, indent=2) + "\n"
             sys.stdout.write(text)
+            _note_a_reachable_install()
             return
         raise typer.Exit(hookio.serve_harness(stop, harness, wait))
 
