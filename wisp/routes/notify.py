@@ -229,8 +229,8 @@ class Notifier:
         """The routes on this machine, in the order they are tried (push comes after): the
         table's, each route that goes before another here (the app route, in iTerm2) moved
         ahead of it."""
-        names = [route.NAME for route in self._routes() if route.NAME != _push.NAME]
-        for route in self._routes():
+        names = [route.NAME for route in routes() if route.NAME != _push.NAME]
+        for route in routes():
             ahead = getattr(route, "goes_before", None)
             other = ahead(self) if ahead is not None else None
             if other in names and route.NAME in names:
@@ -239,11 +239,9 @@ class Notifier:
         return names
 
     @staticmethod
-    def _routes() -> tuple[RouteModule, ...]:
-        return routes()
-
-    def _route(self, name: str) -> RouteModule:
-        found = {route.NAME: route for route in self._routes()}
+    def _route(name: str) -> RouteModule:
+        """The route of the table named *name*."""
+        found = {route.NAME: route for route in routes()}
         if name not in found:
             raise ValueError(f"unknown route {name!r}")
         return found[name]
