@@ -49,29 +49,16 @@ from wisp.audit.writer import AuditEvent, EntryPoint, audit, check_log
 from wisp.kinds import view
 from wisp.routes import push as _push
 from wisp.routes import route_names, routes
-from wisp.routes.route import ROUTE_TIMEOUT_S, Face, Notice, Posted, RouteModule
+from wisp.routes.route import Face, Notice, Posted, RouteModule
 from wisp.routes.terminal import (
     OSC9_TERMINALS,
     OSC99_TERMINALS,
     osc9,
     osc99,
-    terminal_kind,
     terminal_safe,
 )
 from wisp.stores.config import PushWhen
 from wisp.stores.pushurls import push_urls, redact
-
-__all__ = [  # besides its own: the route vocabulary faces and tests have read from here
-    "OSC9_TERMINALS",
-    "OSC99_TERMINALS",
-    "ROUTE_TIMEOUT_S",
-    "Face",
-    "Notice",
-    "osc9",
-    "osc99",
-    "terminal_kind",
-    "terminal_safe",
-]
 
 TITLE_MAX = 64
 SUBTITLE_MAX = 64
@@ -516,3 +503,29 @@ def default_notifier(home: Path, entry_point: EntryPoint) -> Notifier:
     except ConfigError:
         settings = {}  # a broken config.json is reported by the commands that read it
     return Notifier(home, settings=settings, entry_point=entry_point)
+
+
+__all__ = [  # and, from the route modules, what faces and tests have read from here
+    "FACES",
+    "HOST_MAX",
+    "LOCAL_ROUTES",
+    "MESSAGE_MAX",
+    "NOTIFICATION_FIELDS",
+    "OSC9_TERMINALS",
+    "OSC99_TERMINALS",
+    "RATE_WINDOW_S",
+    "ROUTES",
+    "SUBTITLE_MAX",
+    "TITLE_MAX",
+    "Face",
+    "Notice",
+    "Notifier",
+    "RateLimit",
+    "Result",
+    "Route",
+    "clean",
+    "default_notifier",
+    "osc9",
+    "osc99",
+    "terminal_safe",
+]
