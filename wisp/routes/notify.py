@@ -3,13 +3,15 @@
 Limits apply first (seed `002`): control characters become spaces, the title and subtitle are
 cut to 64 characters and the message to 256, at most `notifications.perMinute` a minute across
 the process, and `notifications.enabled: false` refuses every one. Then the routes on this
-machine, in order (seed `000`, ADR 0044), the first that works posting it:
+machine, in the order of the table :data:`wisp.routes.ROUTES` (seed `000`, ADR 0044), the first
+that works posting it; each is a module of its own behind one protocol
+(:class:`wisp.routes.route.RouteModule`), and the notifier never branches on which:
 
 1. ``host``: a front end that declared ``notify`` in its hello gets a ``notify`` line;
 2. ``terminal``: OSC 9 (Ghostty, iTerm2, WezTerm) or OSC 99 (kitty) written to /dev/tty —
    never to stdout, never under a JSON front end or the MCP server, not inside tmux;
 3. ``tmux``: inside tmux, shown on the attached clients' status lines, and the terminal's
-   sequence passed through to it where the pane allows (wisp.routes.tmux);
+   sequence passed through to it where the pane allows;
 4. ``app``: macOS, the terminal app by bundle id (``notifications.viaTerminalApp``);
 5. ``osascript``: macOS, attributed to Script Editor;
 6. ``desktop``: Linux, the freedesktop notification service (``notify-send``) on a session bus.
@@ -29,8 +31,6 @@ script or through a shell.
 from __future__ import annotations
 
 import os
-import secrets
-import shutil
 import socket
 import sys
 import threading
@@ -39,7 +39,7 @@ from collections import deque
 from collections.abc import Callable, Mapping
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -48,8 +48,15 @@ from wisp._text import visible
 from wisp.audit.writer import AuditEvent, EntryPoint, audit, check_log
 from wisp.kinds import view
 from wisp.routes import push as _push
-from wisp.routes.subproc import run_bounded
-from wisp.routes.tmux import TMUX_DISPLAY_S, Client, Tmux, display_text, passthrough
+from wisp.routes import route_names, routes
+from wisp.routes.route import Face, Notice, Posted, RouteModule
+from wisp.routes.terminal import (
+    OSC9_TERMINALS,
+    OSC99_TERMINALS,
+    osc9,
+    osc99,
+    terminal_safe,
+)
 from wisp.stores.config import PushWhen
 from wisp.stores.pushurls import push_urls, redact
 
@@ -58,69 +65,33 @@ SUBTITLE_MAX = 64
 MESSAGE_MAX = 256
 HOST_MAX = 64  # the host name a push names, cut as a title is
 RATE_WINDOW_S = 60.0
-ROUTE_TIMEOUT_S = 5.0  # a route's helper program that hangs is given up on, never waited on
 
+if TYPE_CHECKING:
 
-class Route(StrEnum):
-    """The ways a notification reaches the person, in their default order."""
+    class Route(StrEnum):
+        """The ways a notification reaches the person, in their default order."""
 
-    HOST = "host"  # a front end that declared `notify` (the relay's `notify` line)
-    TERMINAL = "terminal"  # OSC 9 / OSC 99 to /dev/tty
-    TMUX = "tmux"  # the attached tmux clients, and passthrough to their terminal
-    APP = "app"  # macOS: the terminal app, by bundle id
-    OSASCRIPT = "osascript"  # macOS: attributed to Script Editor
-    DESKTOP = "desktop"  # Linux: notify-send on a session bus
-    PUSH = "push"  # Apprise URLs: phones and chat, for the person away from this machine
+        HOST = "host"
+        TERMINAL = "terminal"
+        TMUX = "tmux"
+        APP = "app"
+        OSASCRIPT = "osascript"
+        DESKTOP = "desktop"
+        PUSH = "push"
 
-
-class Face(StrEnum):
-    """What the posting process is to the person: which routes it may use."""
-
-    TERMINAL = "terminal"  # a command in the person's terminal
-    JSON = "json"  # a JSON-lines front end owns stdout (the relay): the host route
-    MCP = "mcp"  # an MCP server: stdout is the protocol, the client owns the terminal
+else:
+    # The ways a notification reaches the person, in their default order: the table's names
+    # (wisp.routes.ROUTES) as config, JSON, the audit and `--route NAME` spell them. (The
+    # type checker is shown the seven of this build; a route added to the table is one more.)
+    Route = StrEnum("Route", [(name.upper(), name) for name in route_names()])
+    Route.__doc__ = "The ways a notification reaches the person, in their default order."
+    Route.__module__ = __name__
 
 
 ROUTES: tuple[str, ...] = tuple(Route)
 FACES: tuple[str, ...] = tuple(Face)
 # The routes on this machine, in order; push comes after them all.
-LOCAL_ROUTES: tuple[Route, ...] = tuple(r for r in Route if r is not Route.PUSH)
-
-# Terminals that post a notification for an escape sequence, by TERM_PROGRAM (else TERM;
-# inside tmux, also by what the outer terminal answered to XTVERSION, or its TERM).
-OSC9_TERMINALS = {
-    "ghostty": "Ghostty",
-    "xterm-ghostty": "Ghostty",
-    "iterm.app": "iTerm2",
-    "iterm2": "iTerm2",
-    "wezterm": "WezTerm",
-}
-OSC99_TERMINALS = {"kitty": "kitty", "xterm-kitty": "kitty"}
-
-# The fixed AppleScripts: the text arrives as argv, never as script.
-OSASCRIPT_SCRIPT = (
-    "on run argv\n"
-    "display notification (item 2 of argv) with title (item 1 of argv) "
-    "subtitle (item 3 of argv)\n"
-    "end run"
-)
-APP_SCRIPT = (
-    "on run argv\n"
-    "tell application id (item 4 of argv) to display notification (item 2 of argv) "
-    "with title (item 1 of argv) subtitle (item 3 of argv)\n"
-    "end run"
-)
-
-
-def terminal_kind(name: str) -> tuple[str | None, str]:
-    """The terminal *name* (a TERM_PROGRAM or TERM) names, and its sequence (`osc9` or
-    `osc99`); or None and the name, for a terminal with no notification sequence."""
-    key = name.lower()
-    if key in OSC9_TERMINALS:
-        return OSC9_TERMINALS[key], "osc9"
-    if key in OSC99_TERMINALS:
-        return OSC99_TERMINALS[key], "osc99"
-    return None, name
+LOCAL_ROUTES: tuple[Route, ...] = tuple(r for r in Route if r != _push.NAME)
 
 
 # A `notification` record's own fields; a request's field of the same name (a fact's `source`,
@@ -152,42 +123,6 @@ def clean(text: str, limit: int) -> str:
         spaced = "".join(" " if unicodedata.category(c) == "Cc" else c for c in text)
     cleaned = visible(spaced)
     return cleaned if len(cleaned) <= limit else cleaned[: limit - 1] + "…"
-
-
-def terminal_safe(text: str) -> str:
-    """Again for escape sequences: every C0 and C1 control and DEL become a space, and `;`
-    becomes `,`, so no text can end a sequence or be read as its parameters."""
-    out = []
-    for char in text:
-        code = ord(char)
-        if code < 0x20 or 0x7F <= code <= 0x9F:
-            out.append(" ")
-        elif char == ";":
-            out.append(",")
-        else:
-            out.append(char)
-    return "".join(out)
-
-
-def osc9(title: str, subtitle: str, body: str) -> bytes:
-    head = terminal_safe(title) + (f" — {terminal_safe(subtitle)}" if subtitle else "")
-    return f"\x1b]9;{head}: {terminal_safe(body)}\x07".encode()
-
-
-def osc99(title: str, subtitle: str, body: str, ident: str) -> bytes:
-    head = terminal_safe(title) + (f" — {terminal_safe(subtitle)}" if subtitle else "")
-    return (
-        f"\x1b]99;i={ident}:d=0:p=title;{head}\x1b\\"
-        f"\x1b]99;i={ident}:p=body;{terminal_safe(body)}\x1b\\"
-    ).encode()
-
-
-@attrs.frozen(kw_only=True)
-class Notice:
-    title: str
-    subtitle: str
-    body: str
-    sound: bool = False
 
 
 @attrs.frozen(kw_only=True)
@@ -231,7 +166,6 @@ class RateLimit:
 
 
 _PROCESS_LIMIT = RateLimit(SYSTEM_CLOCK)  # one per process: the limit is across the process
-NO_TMUX_CLIENT = "no client is attached to this tmux session"
 
 
 class Notifier:
@@ -279,21 +213,25 @@ class Notifier:
     # --- route selection (no side effects): what would happen, and why -------------------
 
     def order(self) -> list[str]:
-        """The routes on this machine, in the order they are tried (push comes after)."""
-        if self._terminal_name()[0] == "iTerm2":
-            return [
-                Route.HOST,
-                Route.APP,
-                Route.TERMINAL,
-                Route.TMUX,
-                Route.OSASCRIPT,
-                Route.DESKTOP,
-            ]
-        return list(LOCAL_ROUTES)
+        """The routes on this machine, in the order they are tried (push comes after): the
+        table's, each route that goes before another here (the app route, in iTerm2) moved
+        ahead of it."""
+        names = [route.NAME for route in routes() if route.NAME != _push.NAME]
+        for route in routes():
+            ahead = getattr(route, "goes_before", None)
+            other = ahead(self) if ahead is not None else None
+            if other in names and route.NAME in names:
+                names.remove(route.NAME)
+                names.insert(names.index(other), route.NAME)
+        return names
 
-    def _terminal_name(self) -> tuple[str | None, str]:
-        program = self.environ.get("TERM_PROGRAM", "")
-        return terminal_kind(program or self.environ.get("TERM", ""))
+    @staticmethod
+    def _route(name: str) -> RouteModule:
+        """The route of the table named *name*."""
+        found = {route.NAME: route for route in routes()}
+        if name not in found:
+            raise ValueError(f"unknown route {name!r}")
+        return found[name]
 
     def push_urls(self) -> list[str]:
         """The push targets set (secrets: show them only through :func:`_push.redact`)."""
@@ -306,81 +244,12 @@ class Notifier:
         """Why *route* cannot post here, or None if it can be tried. *deep* also checks
         what posting would find, without posting: /dev/tty opens, a tmux client is
         attached, the session bus is there (the doctor's truth)."""
-        env = self.environ
-        if route == Route.HOST:
-            if self.face is not Face.JSON:
-                return "no front end declared notify (only under `wisp relay`)"
-            return None if self.host is not None else "the front end did not declare notify"
-        if route == Route.TERMINAL:
-            return self._why_not_terminal(deep=deep)
-        if route == Route.TMUX:
-            return self._why_not_tmux(deep=deep)
-        if route in (Route.APP, Route.OSASCRIPT):
-            if self.platform != "darwin":
-                return "not macOS"
-            if route == Route.APP:
-                if not env.get("__CFBundleIdentifier"):
-                    return "no terminal app bundle identifier (__CFBundleIdentifier unset)"
-                if not forced and not self._setting("notifications.viaTerminalApp", True):
-                    return "notifications.viaTerminalApp is off"
-            if not os.access(self.osascript, os.X_OK):
-                return f"{self.osascript} is not there"
-            return None
-        if route == Route.DESKTOP:
-            if not self.platform.startswith("linux"):
-                return "not Linux"
-            address = env.get("DBUS_SESSION_BUS_ADDRESS")
-            if not address:
-                return "no session bus (DBUS_SESSION_BUS_ADDRESS unset)"
-            if self._notify_send() is None:
-                return "notify-send is not installed"
-            return _bus_missing(address) if deep else None
-        if route == Route.PUSH:
-            if not self.push_urls():
-                return "no push URL set (notifications.push)"
-            if not _push.apprise_installed():
-                return f"Apprise is not installed ({_push.push_install()})"
-            return None
-        raise ValueError(f"unknown route {route!r}")
-
-    def _why_not_terminal(self, *, deep: bool) -> str | None:
-        if self.face is Face.JSON:
-            return "the front end owns the terminal"
-        if self.face is Face.MCP:
-            return "the MCP client owns the terminal"
-        if self.environ.get("TMUX"):
-            return "inside tmux, which keeps the sequence from the terminal (see the tmux route)"
-        name, kind = self._terminal_name()
-        if name is None:
-            shown = kind or "unset"
-            return f"TERM_PROGRAM/TERM {shown!r} names no terminal with a notification sequence"
-        return self._tty_missing() if deep else None
-
-    def _why_not_tmux(self, *, deep: bool) -> str | None:
-        tmux = Tmux.here(self.environ)
-        if isinstance(tmux, str):
-            return tmux
-        if not deep:
-            return None
-        clients, reason = tmux.clients()
-        return reason or (None if clients else _no_client(tmux))
-
-    def _notify_send(self) -> str | None:
-        return shutil.which("notify-send", path=self.environ.get("PATH", os.defpath))
-
-    def _tty_missing(self) -> str | None:
-        """Why this process's terminal does not open, or None."""
-        try:
-            fd = os.open(self.tty_path, os.O_WRONLY | os.O_NOCTTY | os.O_NONBLOCK | os.O_CLOEXEC)
-        except OSError as exc:
-            return f"no terminal ({self.tty_path} does not open: {exc.strerror})"
-        os.close(fd)
-        return None
+        return self._route(route).why_not(self, forced=forced, deep=deep)
 
     def describe(self, *, deep: bool = True) -> list[tuple[str, str | None]]:
         """For the doctor: every route in order, push last, with why it would be skipped
         (None: usable), checked as far as can be without posting."""
-        return [(route, self.why_not(route, deep=deep)) for route in [*self.order(), Route.PUSH]]
+        return [(route, self.why_not(route, deep=deep)) for route in [*self.order(), _push.NAME]]
 
     # --- posting -------------------------------------------------------------------------
 
@@ -407,6 +276,7 @@ class Notifier:
             title=clean(title, TITLE_MAX),
             subtitle=clean(subtitle, SUBTITLE_MAX),
             body=clean(message, MESSAGE_MAX),
+            about=about,
         )
         later: list[str] = []
         try:
@@ -455,14 +325,15 @@ class Notifier:
         refusal = self._refusal(notice)
         if refusal is not None:
             return Result(posted=False, reason=refusal), []
-        if only == Route.PUSH:
-            return self._push_alone(notice, about), []
+        if only == _push.NAME:
+            return self._push_alone(notice), []
         skipped: list[str] = []
         taken, detail = None, None
         for route in [only] if only else self.order():
             reason = self.why_not(route, forced=only is not None)
             if reason is None:
-                reason, detail = self._try(route, notice)
+                posted = self._try(route, notice)
+                reason, detail = posted.failed, posted.detail
             if reason is None:
                 taken = route
                 break
@@ -482,18 +353,18 @@ class Notifier:
                 )
             else:
                 result = Result(
-                    posted=True, route=Route.PUSH, detail=clause, skipped=tuple(skipped)
+                    posted=True, route=_push.NAME, detail=clause, skipped=tuple(skipped)
                 )
             return result, urls
-        return self._push_waited(notice, about, taken, detail, skipped), []
+        return self._push_waited(notice, taken, detail, skipped), []
 
     def _push_wanted(self, taken: str | None, skipped: list[str]) -> bool:
         """Whether push is tried after the routes here (saying why not in *skipped*)."""
-        reason = self.why_not(Route.PUSH)
+        reason = self.why_not(_push.NAME)
         if reason is None and taken is not None and self.push_when() is PushWhen.UNSEEN:
             reason = f"notifications.pushWhen is unseen, and {taken} posted it"
         if reason is not None:
-            skipped.append(f"{Route.PUSH}: {reason}")
+            skipped.append(f"{_push.NAME}: {reason}")
         return reason is None
 
     # --- push ----------------------------------------------------------------------------
@@ -525,39 +396,28 @@ class Notifier:
         link = f"{base}/r/{about['id']}" if base else None
         return _push.Extras(link=link, priority=_push.HIGH)
 
-    def _deliver(
-        self, urls: list[str], notice: Notice, about: Mapping[str, Any] | None
-    ) -> tuple[tuple[_push.Delivery, ...], str]:
-        """Send the push to *urls*, waiting at most *push_timeout_s* (PUSH_TIMEOUT_S); what
-        became of each, and that in a clause ("posted to …; failed: …")."""
-        title, text = self.push_message(notice, about)
-        deliveries = tuple(
-            _push.send(
-                urls, title, text, extras=self.push_extras(about), timeout_s=self.push_timeout_s
-            )
-        )
-        return deliveries, _push.outcome(deliveries)[1]
-
-    def _push_alone(self, notice: Notice, about: Mapping[str, Any] | None) -> Result:
+    def _push_alone(self, notice: Notice) -> Result:
         """`--route push`: push alone, waited for (a probe reports what happened)."""
-        reason = self.why_not(Route.PUSH, forced=True)
+        reason = self.why_not(_push.NAME, forced=True)
         if reason is None:
-            deliveries, clause = self._deliver(self.push_urls(), notice, about)
-            if any(d.posted for d in deliveries):
-                return Result(posted=True, route=Route.PUSH, detail=clause, deliveries=deliveries)
-            reason = clause
+            sent = _push.post(self, notice)
+            if sent.failed is None:
+                return Result(
+                    posted=True, route=_push.NAME, detail=sent.detail, deliveries=sent.deliveries
+                )
+            reason = sent.failed
         return Result(posted=False, reason=f"push: {reason}", skipped=(f"push: {reason}",))
 
     def _push_waited(
         self,
         notice: Notice,
-        about: Mapping[str, Any] | None,
         taken: str | None,
         detail: str | None,
         skipped: list[str],
     ) -> Result:
         """Push after the routes here, waited for (no background: `wisp notify`)."""
-        deliveries, clause = self._deliver(self.push_urls(), notice, about)
+        sent = _push.post(self, notice)
+        deliveries, clause = sent.deliveries, sent.detail
         if taken is not None:
             return Result(
                 posted=True,
@@ -567,15 +427,15 @@ class Notifier:
                 push=clause,
                 deliveries=deliveries,
             )
-        if any(d.posted for d in deliveries):
+        if sent.failed is None:
             return Result(
                 posted=True,
-                route=Route.PUSH,
+                route=_push.NAME,
                 detail=clause,
                 skipped=tuple(skipped),
                 deliveries=deliveries,
             )
-        skipped.append(f"{Route.PUSH}: {clause}")
+        skipped.append(f"{_push.NAME}: {clause}")
         return Result(
             posted=False,
             reason="no route could post it",
@@ -611,7 +471,7 @@ class Notifier:
                 {
                     **record,
                     "outcome": "failed",
-                    "route": Route.PUSH.value,
+                    "route": _push.NAME,
                     "detail": f"failed: the push could not be started ({exc.strerror})",
                 },
                 entry_point=self.entry_point,
@@ -620,126 +480,12 @@ class Notifier:
 
     # --- the routes here -----------------------------------------------------------------
 
-    def _try(self, route: str, notice: Notice) -> tuple[str | None, str | None]:
-        """Post through *route*: None if it took it, else why it failed; and how it did."""
+    def _try(self, route: str, notice: Notice) -> Posted:
+        """Post through *route*: what became of it (a route that breaks failed)."""
         try:
-            if route == Route.HOST:
-                assert self.host is not None
-                self.host(
-                    {
-                        "type": "notify",
-                        "title": notice.title,
-                        "subtitle": notice.subtitle,
-                        "body": notice.body,
-                        "sound": notice.sound,
-                    }
-                )
-                return None, None
-            if route == Route.TERMINAL:
-                return self._write(self._sequence(self._terminal_name()[1], notice)), None
-            if route == Route.TMUX:
-                return self._tmux(notice)
-            if route == Route.APP:
-                return self._run(
-                    [
-                        self.osascript,
-                        "-e",
-                        APP_SCRIPT,
-                        notice.title,
-                        notice.body,
-                        notice.subtitle,
-                        self.environ["__CFBundleIdentifier"],
-                    ]
-                ), None
-            if route == Route.OSASCRIPT:
-                return self._run(
-                    [
-                        self.osascript,
-                        "-e",
-                        OSASCRIPT_SCRIPT,
-                        notice.title,
-                        notice.body,
-                        notice.subtitle,
-                    ]
-                ), None
-            if route == Route.DESKTOP:
-                send = self._notify_send()
-                assert send is not None
-                summary = notice.title + (f" — {notice.subtitle}" if notice.subtitle else "")
-                return self._run([send, "--app-name=wisp", "--", summary, notice.body]), None
+            return self._route(route).post(self, notice)
         except Exception as exc:  # a route that breaks is skipped, never a failure of the caller
-            return f"failed ({exc})", None
-        raise ValueError(f"unknown route {route!r}")
-
-    @staticmethod
-    def _sequence(kind: str, notice: Notice) -> bytes:
-        if kind == "osc9":
-            return osc9(notice.title, notice.subtitle, notice.body)
-        return osc99(notice.title, notice.subtitle, notice.body, secrets.token_hex(4))
-
-    def _write(self, data: bytes) -> str | None:
-        """Write *data* to this process's terminal without blocking; None, or why not."""
-        try:
-            # Non-blocking: a terminal held by flow control makes the write fail, not hang.
-            fd = os.open(self.tty_path, os.O_WRONLY | os.O_NOCTTY | os.O_NONBLOCK | os.O_CLOEXEC)
-        except OSError as exc:
-            return f"no terminal ({self.tty_path} does not open: {exc.strerror})"
-        try:
-            os.write(fd, data)
-        finally:
-            os.close(fd)
-        return None
-
-    def _tmux(self, notice: Notice) -> tuple[str | None, str | None]:
-        """Pass the outer terminal's own sequence through, where allowed; then show the
-        notice on every client attached to this session. In that order: tmux drops
-        passthrough while a message is on a client's status line."""
-        tmux = Tmux.here(self.environ)
-        if isinstance(tmux, str):
-            return tmux, None
-        clients, reason = tmux.clients()
-        if reason is not None or not clients:
-            return reason or _no_client(tmux), None
-        passed = self._passthrough(tmux, clients, notice)
-        text = display_text(terminal_safe(notice.title), terminal_safe(notice.body))
-        seconds = float(self._setting("notifications.tmuxSeconds", TMUX_DISPLAY_S))
-        tmux.keep(text)  # best effort: the status line's segment, if the person added one
-        failed = [
-            why for client in clients if (why := tmux.display(client, text, seconds)) is not None
-        ]
-        if len(failed) == len(clients):
-            return failed[0], None
-        shown = len(clients) - len(failed)
-        detail = f"shown on {shown} tmux client{'s' if shown != 1 else ''}"
-        return None, detail + (f", {passed}" if passed else "")
-
-    def _passthrough(self, tmux: Tmux, clients: list[Client], notice: Notice) -> str | None:
-        """Pass the outer terminal's notification sequence through tmux to it, if the pane
-        allows and the terminal has one: what was passed, or None."""
-        if self.face is not Face.TERMINAL:
-            return None  # the pane's terminal is a front end's or the MCP client's to write
-        if not tmux.allows_passthrough():
-            return None
-        names = [name for client in clients for name in client.terminal_names()]
-        for name in [*names, tmux.server_terminal()]:
-            terminal, kind = terminal_kind(name)
-            if terminal is not None:
-                if self._write(passthrough(self._sequence(kind, notice))) is not None:
-                    return None
-                return f"{'OSC 9' if kind == 'osc9' else 'OSC 99'} passed through to {terminal}"
-        return None
-
-    def _run(self, argv: list[str]) -> str | None:
-        return run_bounded(argv, timeout_s=ROUTE_TIMEOUT_S, env=self.environ)[1]
-
-
-def _no_client(tmux: Tmux) -> str:
-    """Why the tmux route has no client to show a message on, and where the person's
-    clients are instead (attached to another session of the same server, say)."""
-    where = tmux.elsewhere()
-    if not where:
-        return NO_TMUX_CLIENT + ", nor to any other session of its server"
-    return f"{NO_TMUX_CLIENT}; the server's clients are at {where}"
+            return Posted(failed=f"failed ({exc})")
 
 
 def _answer_commands(about: Mapping[str, Any] | None) -> list[str]:
@@ -752,22 +498,6 @@ def _answer_commands(about: Mapping[str, Any] | None) -> list[str]:
         return []
 
 
-def _bus_missing(address: str) -> str | None:
-    """Why the session bus at *address* is not there, or None: a `unix:path=` socket that
-    does not exist is a bus long gone (a stale variable in an ssh or tmux session); other
-    transports (abstract sockets, tcp) cannot be checked without talking to the bus."""
-    paths = []
-    for entry in address.split(";"):
-        transport, _, params = entry.partition(":")
-        keys = dict(param.partition("=")[::2] for param in params.split(","))
-        if transport != "unix" or "path" not in keys:
-            return None
-        paths.append(keys["path"])
-    if any(Path(path).exists() for path in paths):
-        return None
-    return f"no session bus ({paths[0] if paths else address} is not there)"
-
-
 def default_notifier(home: Path, entry_point: EntryPoint) -> Notifier:
     """This process's terminal routes, with the settings in config.json (a broken one: none)."""
     from wisp.stores.config import ConfigError, load_config
@@ -777,3 +507,29 @@ def default_notifier(home: Path, entry_point: EntryPoint) -> Notifier:
     except ConfigError:
         settings = {}  # a broken config.json is reported by the commands that read it
     return Notifier(home, settings=settings, entry_point=entry_point)
+
+
+__all__ = [  # and, from the route modules, what faces and tests have read from here
+    "FACES",
+    "HOST_MAX",
+    "LOCAL_ROUTES",
+    "MESSAGE_MAX",
+    "NOTIFICATION_FIELDS",
+    "OSC9_TERMINALS",
+    "OSC99_TERMINALS",
+    "RATE_WINDOW_S",
+    "ROUTES",
+    "SUBTITLE_MAX",
+    "TITLE_MAX",
+    "Face",
+    "Notice",
+    "Notifier",
+    "RateLimit",
+    "Result",
+    "Route",
+    "clean",
+    "default_notifier",
+    "osc9",
+    "osc99",
+    "terminal_safe",
+]

@@ -35,8 +35,11 @@ from typing import Any
 import attrs
 
 from pending import start_thread
+from wisp.routes.route import Here, Notice, Posted
 from wisp.routes.subproc import SAFE_CWD, child_env, python_module
-from wisp.stores.pushurls import redact
+from wisp.stores.pushurls import push_urls, redact
+
+NAME = "push"
 
 PUSH_TIMEOUT_S = 5.0  # a target that has not taken the message by then is given up on
 
@@ -273,6 +276,27 @@ def outcome(deliveries: Sequence[Delivery]) -> tuple[str, str]:
     )
     word = "posted" if not failed else ("partly posted" if posted else "failed")
     return word, "; ".join(parts)
+
+
+def why_not(here: Here, *, forced: bool, deep: bool) -> str | None:
+    if not push_urls(here.settings.get("notifications.push", [])):
+        return "no push URL set (notifications.push)"
+    if not apprise_installed():
+        return f"Apprise is not installed ({push_install()})"
+    return None
+
+
+def post(here: Here, notice: Notice) -> Posted:
+    """Send *notice* to every push URL, waiting at most the notifier's push timeout
+    (:data:`PUSH_TIMEOUT_S`): failed unless a target took it; each target's delivery, and
+    a clause saying what became of them ("posted to …; failed: …")."""
+    title, text = here.push_message(notice, notice.about)
+    urls = push_urls(here.settings.get("notifications.push", []))
+    extras = here.push_extras(notice.about)
+    deliveries = tuple(send(urls, title, text, extras=extras, timeout_s=here.push_timeout_s))
+    clause = outcome(deliveries)[1]
+    failed = None if any(d.posted for d in deliveries) else clause
+    return Posted(failed=failed, detail=clause, deliveries=deliveries)
 
 
 def _main() -> None:

@@ -22,7 +22,11 @@ from collections.abc import Mapping
 
 import attrs
 
+from wisp.routes import terminal
+from wisp.routes.route import Face, Here, Notice, Posted
 from wisp.routes.subproc import run_bounded
+
+NAME = "tmux"
 
 # How long the message stays on a client's status line, unless notifications.tmuxSeconds
 # says otherwise: 0, until the person presses a key there (tmux's `display-message -d 0`).
@@ -154,3 +158,66 @@ class Tmux:
         out, reason = self._run("show-environment", "-g", "TERM_PROGRAM")
         name, sep, value = out.strip().partition("=")
         return value if reason is None and sep and name == "TERM_PROGRAM" else ""
+
+
+NO_TMUX_CLIENT = "no client is attached to this tmux session"
+
+
+def why_not(here: Here, *, forced: bool, deep: bool) -> str | None:
+    tmux = Tmux.here(here.environ)
+    if isinstance(tmux, str):
+        return tmux
+    if not deep:
+        return None
+    clients, reason = tmux.clients()
+    return reason or (None if clients else _no_client(tmux))
+
+
+def post(here: Here, notice: Notice) -> Posted:
+    """Pass the outer terminal's own sequence through, where allowed; then show the
+    notice on every client attached to this session. In that order: tmux drops
+    passthrough while a message is on a client's status line."""
+    tmux = Tmux.here(here.environ)
+    if isinstance(tmux, str):
+        return Posted(failed=tmux)
+    clients, reason = tmux.clients()
+    if reason is not None or not clients:
+        return Posted(failed=reason or _no_client(tmux))
+    passed = _passthrough(here, tmux, clients, notice)
+    safe = terminal.terminal_safe
+    text = display_text(safe(notice.title), safe(notice.body))
+    seconds = float(here.settings.get("notifications.tmuxSeconds", TMUX_DISPLAY_S))
+    tmux.keep(text)  # best effort: the status line's segment, if the person added one
+    failed = [why for client in clients if (why := tmux.display(client, text, seconds)) is not None]
+    if len(failed) == len(clients):
+        return Posted(failed=failed[0])
+    shown = len(clients) - len(failed)
+    detail = f"shown on {shown} tmux client{'s' if shown != 1 else ''}"
+    return Posted(detail=detail + (f", {passed}" if passed else ""))
+
+
+def _passthrough(here: Here, tmux: Tmux, clients: list[Client], notice: Notice) -> str | None:
+    """Pass the outer terminal's notification sequence through tmux to it, if the pane
+    allows and the terminal has one: what was passed, or None."""
+    if here.face is not Face.TERMINAL:
+        return None  # the pane's terminal is a front end's or the MCP client's to write
+    if not tmux.allows_passthrough():
+        return None
+    names = [name for client in clients for name in client.terminal_names()]
+    for name in [*names, tmux.server_terminal()]:
+        outer, kind = terminal.terminal_kind(name)
+        if outer is not None:
+            wrapped = passthrough(terminal.sequence(kind, notice))
+            if terminal.write_tty(here.tty_path, wrapped) is not None:
+                return None
+            return f"{'OSC 9' if kind == 'osc9' else 'OSC 99'} passed through to {outer}"
+    return None
+
+
+def _no_client(tmux: Tmux) -> str:
+    """Why the tmux route has no client to show a message on, and where the person's
+    clients are instead (attached to another session of the same server, say)."""
+    where = tmux.elsewhere()
+    if not where:
+        return NO_TMUX_CLIENT + ", nor to any other session of its server"
+    return f"{NO_TMUX_CLIENT}; the server's clients are at {where}"
