@@ -16,6 +16,8 @@ from __future__ import annotations
 import hashlib
 import hmac
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -83,6 +85,18 @@ class Pairing:
         return cls(digest=data["digest"], expires_at=parse_time(data["expiresAt"]))
 
 
+def _matching(devices: list[Device], credential: str | None) -> Device | None:
+    """The device of *credential* among *devices*, each compared in constant time."""
+    if not credential or len(credential) > 128:
+        return None
+    wanted = digest(credential)
+    found = None
+    for device in devices:
+        if hmac.compare_digest(device.digest, wanted):
+            found = device
+    return found
+
+
 class DeviceStore:
     """The paired devices and the pairing codes not yet used, in *home*."""
 
@@ -118,14 +132,15 @@ class DeviceStore:
     def find(self, credential: str | None) -> Device | None:
         """The device whose credential this is, or None (read anew each time: a revoked
         device is refused from the next request on)."""
-        if not credential or len(credential) > 128:
-            return None
-        wanted = digest(credential)
-        found = None
-        for device in self.devices():
-            if hmac.compare_digest(device.digest, wanted):
-                found = device
-        return found
+        return _matching(self.devices(), credential)
+
+    @contextmanager
+    def holding(self, credential: str | None) -> Iterator[Device | None]:
+        """The device whose credential this is (or None), with the devices' lock held until
+        the block ends: a revoke waits for an answer given inside it, and an answer given
+        after a revoke returned finds no device."""
+        with self._devices.locked() as home_fd:
+            yield _matching(self._devices.read(home_fd), credential)
 
     # --- changing ----------------------------------------------------------------------
 

@@ -15,6 +15,7 @@ import asyncio
 import hashlib
 import hmac
 import json
+from collections import OrderedDict
 from collections.abc import AsyncIterator
 from datetime import datetime
 from pathlib import Path
@@ -52,7 +53,6 @@ from wisp._answering import AnswerFate, AnswerReport
 from wisp._home import open_channel
 from wisp._render import refusal
 from wisp.kinds import view
-from wisp.routes.notify import RateLimit
 from wisp.stores.devices import Device, DeviceStore, PairingRefused
 from wisp.stores.facts import FactStore
 from wisp.stores.jsonstore import StoreError
@@ -61,10 +61,15 @@ from wisp.web._board import Board, Changed, Gone, Reset
 
 COOKIE = "wisp_device"
 COOKIE_MAX_AGE_S = 400 * 24 * 3600  # the longest a browser keeps a cookie
-PAIR_ATTEMPTS = 10  # pairing attempts a minute, from anywhere; more are refused (429)
 FORM_MAX_BYTES = 64 * 1024
+ANSWERED_BY_KEPT = 256  # requests answered here whose device a card names (4x the board's ended)
 KEEPALIVE_S = 15.0  # an event stream says something this often (and checks its device)
 _CSRF_LABEL = b"wisp web: answer form v1"
+REVOKED_LIVE = "this device was revoked; pair again with `wisp web pair`"
+REVOKED_MEANWHILE = (
+    "Refused: this device was revoked while the answer was on its way. Nothing was written; "
+    "pair again with `wisp web pair` in a terminal."
+)
 HEADERS = {
     "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; "
     "img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; "
@@ -85,11 +90,13 @@ def _html(body: str, status: int = 200) -> HTMLResponse:
     return HTMLResponse(body, status_code=status, headers=HEADERS)
 
 
-def _said(report: AnswerReport) -> str:
-    """What came of an answer given here, in a line."""
+def _said(report: AnswerReport, answered_by: dict[str, str]) -> str:
+    """What came of an answer given here, in a line (*answered_by*: the device that gave
+    each answer given here, by request ID)."""
     kind_view = view(report.request.kind)
     if not report.won:
-        return "Too late: " + _pages.answer_words(report.answer, report.request.kind)
+        device = answered_by.get(report.request.id)
+        return "Too late: " + _pages.answer_words(report.answer, report.request.kind, device=device)
     said = kind_view.answered_word(report.answer.decision)
     head = said[:1].upper() + said[1:]
     outcome = report.outcome
@@ -111,7 +118,9 @@ class WebFace:
         self.board = board
         self.tls = tls
         self.devices = DeviceStore(home)
-        self.pair_limit = RateLimit(SYSTEM_CLOCK)  # pairing attempts, from anywhere
+        # Who answered each request answered here, for its card ("on pocket"); the newest
+        # ANSWERED_BY_KEPT only (the audit log keeps them all).
+        self.answered_by: OrderedDict[str, str] = OrderedDict()
 
     # --- who asks ------------------------------------------------------------------------
 
@@ -131,7 +140,8 @@ class WebFace:
         ):
             again = _pages.attr(f"{request.url.path}?again=1")
             return _html(f'<!doctype html><meta http-equiv="refresh" content="0;url={again}">')
-        return _html(_pages.unpaired(), 403)
+        # A credential no paired device has: revoked, so far as this server can tell.
+        return _html(_pages.unpaired(revoked=bool(request.cookies.get(COOKIE))), 403)
 
     # --- pages ---------------------------------------------------------------------------
 
@@ -171,6 +181,7 @@ class WebFace:
             csrf=csrf_token(credential),
             now=_now(),
             differs=differs,
+            answered_by=self.answered_by,
         )
         return _html(body)
 
@@ -212,15 +223,8 @@ class WebFace:
         return _html(_pages.pairing(code, name=name.lower()))
 
     async def pair(self, request: Request) -> Response:
-        if not self.pair_limit.take(PAIR_ATTEMPTS):
-            return _html(
-                _pages.document(
-                    "wisp: too many attempts",
-                    '<main class="notice"><h1>Too many pairing attempts</h1><p>Wait a '
-                    "minute, then open the link again.</p></main>",
-                ),
-                429,
-            )
+        # No limit on attempts: a code is 256 random bits, out of reach of any guessing, and
+        # a limit others could exhaust would refuse the person's own link.
         form = await _form(request)
         code, name = form.get("code", ""), form.get("name", "").strip()
         try:
@@ -252,14 +256,15 @@ class WebFace:
                 return JSONResponse(
                     {"won": False, "message": message}, status_code=status, headers=HEADERS
                 )
+            shown = _pages.attr(message)
             return _html(
-                _pages.document("wisp", f'<main class="notice"><p>{message}</p></main>'), status
+                _pages.document("wisp", f'<main class="notice"><p>{shown}</p></main>'), status
             )
 
         found = await run_in_threadpool(self.device, request)
         if found is None:
             return refused("This browser is not paired: nothing was answered.", 403)
-        device, credential = found
+        _device, credential = found
         if not _same_origin(request):
             return refused("Refused: the form came from another site. Nothing was written.", 403)
         form = await _form(request)
@@ -276,7 +281,7 @@ class WebFace:
             return refused("Refused: no answer this page gives. Nothing was written.", 400)
         shown = await run_in_threadpool(self._look_up, request_id)
         if shown is None:
-            return refused(f"Request {_pages.attr(request_id)} is not waiting here.", 404)
+            return refused(f"Request {request_id[:40]} is not waiting here.", 404)
         if form.get("digest") != shown.request.binding_digest:
             return refused(
                 "Refused: the request changed since this page showed it; reload to see it "
@@ -287,36 +292,49 @@ class WebFace:
         reason = form.get("reason") or None if decision is Decision.NO else None
         try:
             report = await run_in_threadpool(
-                self._give, device, request_id, decision, kind, text, reason, shown
+                self._give, credential, request_id, decision, kind, text, reason, shown
             )
         except (AlreadySettled, StaleRequest) as exc:
-            return refused(_pages.attr(refusal(exc, me=None)), 409)
+            return refused(refusal(exc, me=None), 409)
         except PendingError as exc:
-            return refused(_pages.attr(refusal(exc, me=None)), 400)
+            return refused(refusal(exc, me=None), 400)
         except StoreError as exc:
-            return refused(_pages.attr(f"{exc} Nothing was answered."), 500)
-        message = _said(report)
+            return refused(f"{exc} Nothing was answered.", 500)
+        if report is None:
+            return refused(REVOKED_MEANWHILE, 403)
+        message = _said(report, self.answered_by)
         if wants_json:
             return JSONResponse({"won": report.won, "message": message}, headers=HEADERS)
         return RedirectResponse(f"/r/{request_id}", status_code=303, headers=HEADERS)
 
     def _give(
         self,
-        device: Device,
+        credential: str,
         request_id: str,
         decision: Decision,
         kind: Kind,
         text: str | None,
         reason: str | None,
         shown: Status,
-    ) -> AnswerReport:
-        with open_channel(self.home) as channel:
+    ) -> AnswerReport | None:
+        """The answer, given while the device is held paired (None: it was revoked since
+        its request's headers came). The devices' lock is held until the answer is
+        written, so a revoke that has returned is final: no answer of the device lands
+        after it."""
+        with self.devices.holding(credential) as device, open_channel(self.home) as channel:
+            if device is None:
+                return None
             answerer = Answerer(
                 channel, via=Via.WEB, entry_point=EntryPoint.WEB, device=device.name
             )
-            return answerer.answer(
+            report = answerer.answer(
                 request_id, decision, kind=kind, text=text, reason=reason, shown=shown.request
             )
+            if report.won:
+                self.answered_by[request_id] = device.name
+                while len(self.answered_by) > ANSWERED_BY_KEPT:
+                    self.answered_by.popitem(last=False)
+            return report
 
     # --- the live stream -----------------------------------------------------------------
 
@@ -337,7 +355,7 @@ class WebFace:
                     except TimeoutError:
                         event = None
                     if await run_in_threadpool(self.devices.find, credential) is None:
-                        yield _sse("closed", {"message": "this device was revoked", "reload": True})
+                        yield _sse("closed", {"message": REVOKED_LIVE, "reload": True})
                         return
                     if event is None:
                         yield ": still here\n\n"
@@ -375,7 +393,7 @@ class WebFace:
             differs = self._differs([current]).get(event.id, [])
             fragment = _pages.card(current, csrf=csrf, now=_now(), differs=differs)
             return _sse("card", {"id": event.id, "html": fragment, **self._counted()})
-        fragment = _pages.ended_card(status, event.id)
+        fragment = _pages.ended_card(status, event.id, device=self.answered_by.get(event.id))
         return _sse("ended", {"id": event.id, "html": fragment, **self._counted()})
 
     # --- the application -----------------------------------------------------------------

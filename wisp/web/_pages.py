@@ -10,7 +10,7 @@ kind shows comes from its view (:func:`wisp.kinds.view`): this module never swit
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from pending import KINDS, Answer, Decision, Kind, Outcome, Request, Status, Via
@@ -73,15 +73,22 @@ def document(title: str, body: str, *, csrf: str | None = None) -> str:
 """
 
 
-def unpaired() -> str:
-    body = """<main class="notice">
-<h1>Not paired</h1>
-<p>This browser is not paired with wisp, so nothing is shown here and nothing can be answered.</p>
-<p>On your computer, in a terminal, run</p>
+def unpaired(*, revoked: bool = False) -> str:
+    """How to pair. *revoked*: the browser holds a credential no paired device has (revoked,
+    so far as wisp can tell)."""
+    head, why, again = (
+        ("This device was revoked", "This device was revoked", " again")
+        if revoked
+        else ("Not paired", "This browser is not paired with wisp", "")
+    )
+    body = f"""<main class="notice">
+<h1>{head}</h1>
+<p>{why}, so nothing is shown here and nothing can be answered.</p>
+<p>To pair it{again}, on your computer, in a terminal, run</p>
 <pre class="cmd">wisp web pair</pre>
 <p>and open the link it shows (or scan its QR code) on this device.</p>
 </main>"""
-    return document("wisp: not paired", body)
+    return document(f"wisp: {head.lower()}", body)
 
 
 def pairing(code: str, *, name: str, error: str | None = None) -> str:
@@ -110,17 +117,19 @@ def board(
     csrf: str,
     now: datetime,
     differs: dict[str, list[tuple[str, str]]],
+    answered_by: Mapping[str, str] | None = None,
 ) -> str:
     """The page: the request asked for first (its whole card, or how it ended), then what
     waits. *differs*: a fact request's contradicted kept facts, by request ID. A focus that
     still waits but is not on the board yet (filed since the board last heard: a push's link
-    opened at once) is shown whole, not as ended."""
+    opened at once) is shown whole, not as ended. *answered_by*: the paired device that
+    answered a request here, by request ID."""
     cards = []
     if focus is not None and all(s.id != focus.id for s in statuses):
         if focus.state in ANSWERABLE:
             statuses = [focus, *statuses]
         else:
-            cards.append(ended_card(focus))
+            cards.append(ended_card(focus, device=(answered_by or {}).get(focus.id)))
     for status in statuses:
         card_html = card(status, csrf=csrf, now=now, differs=differs.get(status.id, ()))
         if focus is not None and status.id == focus.id:
@@ -285,10 +294,13 @@ def _answers(status: Status, csrf: str) -> str:
     return f'<div class="answers">{"".join(forms)}</div>'
 
 
-def answer_words(answer: Answer, kind: Kind) -> str:
-    """A person's answer as the page says it: "Approved once by alice from a terminal"."""
+def answer_words(answer: Answer, kind: Kind, *, device: str | None = None) -> str:
+    """A person's answer as the page says it: "Approved once by alice from a terminal",
+    "… on the paired device pocket" when *device* (the one that gave it here) is known."""
     said = view(kind).answered_word(answer.decision)
     where = VIA_WORDS.get(Via(answer.via)) if answer.via in VIA_WORDS else None
+    if device is not None and answer.via == Via.WEB:
+        where = f"on the paired device {device}"
     line = f"{said[:1].upper()}{said[1:]} by {answer.user} {where or f'via {answer.via}'}"
     if answer.text is not None:
         line += f": “{answer.text}”"
@@ -297,13 +309,13 @@ def answer_words(answer: Answer, kind: Kind) -> str:
     return line + f", at {answer.answered_at.astimezone():%H:%M:%S}."
 
 
-def ended_words(status: Status | None) -> str:
-    """How a request ended, and by whom."""
+def ended_words(status: Status | None, *, device: str | None = None) -> str:
+    """How a request ended, and by whom (*device*: the paired device that answered it)."""
     if status is None:
         return "This request is no longer in the channel."
     answer = status.answer
     if answer is not None and not answer.is_tombstone:
-        return answer_words(answer, status.kind)
+        return answer_words(answer, status.kind, device=device)
     outcome = status.outcome
     if outcome is Outcome.TIMED_OUT:
         return "It timed out: nobody answered in time."
@@ -313,7 +325,9 @@ def ended_words(status: Status | None) -> str:
     return f"It ended ({status.state.value}){why}."
 
 
-def ended_card(status: Status | None, request_id: str | None = None) -> str:
+def ended_card(
+    status: Status | None, request_id: str | None = None, *, device: str | None = None
+) -> str:
     """A request that takes no answer any more: what it asked, and how it ended."""
     rid = status.id if status is not None else request_id or ""
     asked = ""
@@ -325,7 +339,7 @@ def ended_card(status: Status | None, request_id: str | None = None) -> str:
     return f"""<article class="card ended" id="r-{attr(rid)}" data-id="{attr(rid)}">
 <h2>{text(heading)}</h2>
 {asked}
-<p class="outcome">{text(ended_words(status))}</p>
+<p class="outcome">{text(ended_words(status, device=device))}</p>
 <p class="id">{attr(rid)}</p>
 </article>"""
 
