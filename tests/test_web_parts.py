@@ -207,7 +207,7 @@ def _held_answer(server: WebServer, credential: str, asker: AskingCommand, revok
     """Answer *asker*'s request as the paired device would, its body held back until the
     server has checked the device and asks for it (`Expect: 100-continue`); `wisp web
     revoke phone` runs in between if *revoke*. The server's whole reply."""
-    from wisp.web._app import COOKIE, csrf_token
+    from wisp.web._app import CREDENTIAL_HEADER, csrf_token
 
     with Channel.open(server.home) as channel:
         digest = channel.status(asker.id).request.binding_digest
@@ -218,7 +218,7 @@ def _held_answer(server: WebServer, credential: str, asker: AskingCommand, revok
     with socket.create_connection((host, int(port)), timeout=WAIT_S) as sock:
         sock.sendall(
             f"POST /r/{asker.id}/answer HTTP/1.1\r\nHost: {host}:{port}\r\n"
-            f"Cookie: {COOKIE}={credential}\r\nAccept: application/json\r\n"
+            f"{CREDENTIAL_HEADER}: {credential}\r\nAccept: application/json\r\n"
             "Content-Type: application/x-www-form-urlencoded\r\nExpect: 100-continue\r\n"
             f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode()
         )

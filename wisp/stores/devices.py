@@ -1,11 +1,12 @@
 """The devices paired with `wisp web`: which browsers may see and answer what waits.
 
 `web-devices.json` holds each paired device's name, when it was paired, and the SHA-256 of its
-credential (the value of the browser's cookie); the credential itself is never stored, so a
-copy of the file answers nothing. `web-pairing.json` holds the pairing codes `wisp web pair`
-made, hashed too: each pairs one device, within :data:`PAIR_TTL_S` of being made. Both are
-written whole and atomically under the home's lock, 0600 (:mod:`wisp.stores.jsonstore`).
-Pairing and revoking are audited (`web.paired`, `web.revoked`), with the device's name.
+credential (which the device's page keeps and sends with each request); the credential
+itself is never stored, so a copy of the file answers nothing. `web-pairing.json` holds the
+pairing codes `wisp web pair` made, hashed too: each pairs one device, within
+:data:`PAIR_TTL_S` of being made. Both are written whole and atomically under the home's
+lock, 0600 (:mod:`wisp.stores.jsonstore`). Pairing and revoking are audited (`web.paired`,
+`web.revoked`), with the device's name.
 
 A credential and a code are 256 random bits: a fast hash is all a stored one needs (nothing
 can be guessed back from it), and a lookup compares every stored digest in constant time.
@@ -159,8 +160,8 @@ class DeviceStore:
 
     def pair(self, code: str, name: str) -> tuple[Device, str]:
         """Use pairing *code* for a device called *name*: the device, and its credential
-        (for its cookie). Raises :class:`PairingRefused` (nothing written) for a name that is
-        bad or taken, and for a code that is unknown, used or past its time."""
+        (handed to its page once). Raises :class:`PairingRefused` (nothing written) for a
+        name that is bad or taken, and for a code that is unknown, used or past its time."""
         import secrets
 
         if not valid_name(name):

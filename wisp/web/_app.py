@@ -1,12 +1,14 @@
 """The web application: Starlette routes over the application layer.
 
-Who may see and answer is a paired device (:mod:`wisp.stores.devices`), known by its cookie
-(HttpOnly, SameSite=Strict, Secure under TLS), looked up anew on every request: a revoked
-device is refused from its next request on. Without one, a page says how to pair and shows
-nothing of the channel. Every answer form carries a CSRF token (an HMAC of the device's
-credential, which a page of another site can neither read nor make); a POST without it, or
-from another origin, is refused. Answers go through :class:`wisp.Answerer` (via `web`, the
-device's name audited with each); what waits comes from the :class:`~wisp.web._board.Board`.
+Who may see and answer is a paired device (:mod:`wisp.stores.devices`), known by its
+credential, which its page keeps in its origin's storage (scheme, host and port: no other
+origin reads it) and sends in a header (:data:`CREDENTIAL_HEADER`) with each of its requests;
+it is looked up anew on every request, and again as an answer is written. No cookie: a cookie
+goes to every port of the host, so to any server there. Every page is the same shell, holding
+nothing of the channel; its script asks for the board (`/board`) and reads the event stream
+(`/events`) with the header. Every answer form also carries a CSRF token (an HMAC of the
+credential). Answers go through :class:`wisp.Answerer` (via `web`, the device's name audited
+with each); what waits comes from the :class:`~wisp.web._board.Board`.
 """
 
 from __future__ import annotations
@@ -59,8 +61,11 @@ from wisp.stores.jsonstore import StoreError
 from wisp.web import _assets, _pages
 from wisp.web._board import Board, Changed, Gone, Reset
 
-COOKIE = "wisp_device"
-COOKIE_MAX_AGE_S = 400 * 24 * 3600  # the longest a browser keeps a cookie
+# The header every request of a paired device's page carries its credential in. The page
+# keeps the credential in its origin's storage (scheme, host and port), which no other origin
+# reads; a cookie would go to every port of the host, and so to any server there.
+CREDENTIAL_HEADER = "x-wisp-device"
+OLD_COOKIE = "wisp_device"  # where builds before issue 58 kept it: cleared wherever seen
 FORM_MAX_BYTES = 64 * 1024
 ANSWERED_BY_KEPT = 256  # requests answered here whose device a card names (4x the board's ended)
 KEEPALIVE_S = 15.0  # an event stream says something this often (and checks its device)
@@ -113,10 +118,9 @@ def _said(report: AnswerReport, answered_by: dict[str, str]) -> str:
 class WebFace:
     """One `wisp web` server's state: its home, its board, its devices."""
 
-    def __init__(self, home: Path, board: Board, *, tls: bool) -> None:
+    def __init__(self, home: Path, board: Board) -> None:
         self.home = home
         self.board = board
-        self.tls = tls
         self.devices = DeviceStore(home)
         # Who answered each request answered here, for its card ("on pocket"); the newest
         # ANSWERED_BY_KEPT only (the audit log keeps them all).
@@ -125,23 +129,17 @@ class WebFace:
     # --- who asks ------------------------------------------------------------------------
 
     def device(self, request: Request) -> tuple[Device, str] | None:
-        credential = request.cookies.get(COOKIE)
+        credential = request.headers.get(CREDENTIAL_HEADER)
         device = self.devices.find(credential)
         return None if device is None or credential is None else (device, credential)
 
     def _unpaired(self, request: Request) -> Response:
-        """Nothing of the channel: how to pair. A link followed from another site (a
-        notification's web app) carries no SameSite=Strict cookie on its first load: the page
-        loads itself once more, from this origin, which does."""
-        if (
-            request.method == "GET"
-            and request.headers.get("sec-fetch-site") == "cross-site"
-            and "again" not in request.query_params
-        ):
-            again = _pages.attr(f"{request.url.path}?again=1")
-            return _html(f'<!doctype html><meta http-equiv="refresh" content="0;url={again}">')
-        # A credential no paired device has: revoked, so far as this server can tell.
-        return _html(_pages.unpaired(revoked=bool(request.cookies.get(COOKIE))), 403)
+        """Nothing of the channel: how to pair; and whether the credential the page sent is
+        one no paired device has (revoked, so far as this server can tell)."""
+        revoked = bool(request.headers.get(CREDENTIAL_HEADER))
+        html = _pages.unpaired(revoked=revoked)
+        title = "wisp: this device was revoked" if revoked else "wisp: not paired"
+        return JSONResponse({"html": html, "title": title}, 403, headers=HEADERS)
 
     # --- pages ---------------------------------------------------------------------------
 
@@ -160,21 +158,30 @@ class WebFace:
         return Response(body, media_type=media, headers=HEADERS)
 
     async def page(self, request: Request) -> Response:
+        """The same page for every browser, holding nothing of the channel: its script asks
+        for the board with the device's credential (:meth:`board_part`)."""
+        response = _html(_pages.shell(request.path_params.get("request_id")))
+        if OLD_COOKIE in request.cookies:
+            response.delete_cookie(OLD_COOKIE, path="/")
+        return response
+
+    async def board_part(self, request: Request) -> Response:
+        """The board, for a paired device's page: `{"html", "title"}` (403: how to pair)."""
         found = await run_in_threadpool(self.device, request)
         if found is None:
             return self._unpaired(request)
         device, credential = found
         focus: Status | None = None
-        request_id = request.path_params.get("request_id")
+        request_id = request.query_params.get("focus") or None
         if request_id is not None:
             focus = await run_in_threadpool(self._look_up, request_id)
             if focus is None:
-                body = _pages.document("wisp", f"<main>{_pages.missing(request_id)}</main>")
-                return _html(body, 404)
+                html = f"<main>{_pages.missing(request_id[:40])}</main>"
+                return JSONResponse({"html": html, "title": "wisp"}, 404, headers=HEADERS)
         waiting = self.board.waiting()
         shown = waiting if focus is None else [focus, *waiting]  # one the board has not heard of
         differs = await run_in_threadpool(self._differs, shown)
-        body = _pages.board(
+        html = _pages.board(
             waiting,
             focus=focus,
             device=device.name,
@@ -183,7 +190,7 @@ class WebFace:
             differs=differs,
             answered_by=self.answered_by,
         )
-        return _html(body)
+        return JSONResponse({"html": html, "title": "wisp"}, headers=HEADERS)
 
     def _look_up(self, request_id: str) -> Status | None:
         if not is_valid_id(request_id):
@@ -233,16 +240,11 @@ class WebFace:
             return _html(_pages.pairing(code, name=name, error=str(exc)), 400)
         except StoreError as exc:
             return _html(_pages.pairing(code, name=name, error=str(exc)), 500)
-        response = RedirectResponse("/", status_code=303, headers=HEADERS)
-        response.set_cookie(
-            COOKIE,
-            credential,
-            max_age=COOKIE_MAX_AGE_S,
-            path="/",
-            secure=self.tls,
-            httponly=True,
-            samesite="strict",
-        )
+        # The credential goes to this origin's page once, in this answer (not a cookie: that
+        # would go to every port of the host); its script keeps it in this origin's storage.
+        response = _html(_pages.paired(credential))
+        if OLD_COOKIE in request.cookies:
+            response.delete_cookie(OLD_COOKIE, path="/")
         return response
 
     # --- answering -----------------------------------------------------------------------
@@ -341,7 +343,7 @@ class WebFace:
     async def events(self, request: Request) -> Response:
         found = await run_in_threadpool(self.device, request)
         if found is None:
-            return PlainTextResponse("not paired\n", 403, headers=HEADERS)
+            return self._unpaired(request)
         _device, credential = found
         subscriber = self.board.subscribe(asyncio.get_running_loop())
         csrf = csrf_token(credential)
@@ -404,6 +406,7 @@ class WebFace:
                 Route("/", self.page),
                 Route("/r/{request_id}", self.page),
                 Route("/r/{request_id}/answer", self.answer, methods=["POST"]),
+                Route("/board", self.board_part),
                 Route("/events", self.events),
                 Route("/pair/{code}", self.pair_form),
                 Route("/pair", self.pair, methods=["POST"]),

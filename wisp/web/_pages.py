@@ -59,8 +59,7 @@ def attr(value: object) -> str:
     return html.escape(str(value), quote=True)
 
 
-def document(title: str, body: str, *, csrf: str | None = None) -> str:
-    meta = f'<meta name="csrf" content="{attr(csrf)}">' if csrf else ""
+def document(title: str, body: str, *, meta: str = "") -> str:
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1, viewport-fit=cover">
@@ -73,22 +72,41 @@ def document(title: str, body: str, *, csrf: str | None = None) -> str:
 """
 
 
+def shell(focus: str | None) -> str:
+    """The page every browser is sent: nothing of the channel. Its script reads the device's
+    credential from this origin's storage and asks for the board with it (`/board`, the
+    credential in a header), or shows how to pair. *focus*: the request a link names."""
+    body = f"""<div id="app" data-focus="{attr(focus or "")}">
+<p class="live" role="status">loading…</p>
+<noscript><main class="notice"><p>This page needs JavaScript: it keeps this device's
+credential where only this page can read it.</p></main></noscript></div>"""
+    return document("wisp", body)
+
+
+def paired(credential: str) -> str:
+    """The answer to a pairing: the credential, handed to this origin's page once (its script
+    keeps it in this origin's storage, then opens the board)."""
+    body = '<main class="notice"><p>Paired. Opening what waits…</p></main>'
+    return document(
+        "wisp: paired", body, meta=f'<meta name="wisp-credential" content="{attr(credential)}">'
+    )
+
+
 def unpaired(*, revoked: bool = False) -> str:
-    """How to pair. *revoked*: the browser holds a credential no paired device has (revoked,
-    so far as wisp can tell)."""
+    """How to pair (a fragment of the page). *revoked*: the browser holds a credential no
+    paired device has (revoked, so far as wisp can tell)."""
     head, why, again = (
         ("This device was revoked", "This device was revoked", " again")
         if revoked
         else ("Not paired", "This browser is not paired with wisp", "")
     )
-    body = f"""<main class="notice">
+    return f"""<main class="notice">
 <h1>{head}</h1>
 <p>{why}, so nothing is shown here and nothing can be answered.</p>
 <p>To pair it{again}, on your computer, in a terminal, run</p>
 <pre class="cmd">wisp web pair</pre>
 <p>and open the link it shows (or scan its QR code) on this device.</p>
 </main>"""
-    return document(f"wisp: {head.lower()}", body)
 
 
 def pairing(code: str, *, name: str, error: str | None = None) -> str:
@@ -119,11 +137,11 @@ def board(
     differs: dict[str, list[tuple[str, str]]],
     answered_by: Mapping[str, str] | None = None,
 ) -> str:
-    """The page: the request asked for first (its whole card, or how it ended), then what
-    waits. *differs*: a fact request's contradicted kept facts, by request ID. A focus that
-    still waits but is not on the board yet (filed since the board last heard: a push's link
-    opened at once) is shown whole, not as ended. *answered_by*: the paired device that
-    answered a request here, by request ID."""
+    """The board (a fragment of the page): the request asked for first (its whole card, or
+    how it ended), then what waits. *differs*: a fact request's contradicted kept facts, by
+    request ID. A focus that still waits but is not on the board yet (filed since the board
+    last heard: a push's link opened at once) is shown whole, not as ended. *answered_by*:
+    the paired device that answered a request here, by request ID."""
     cards = []
     if focus is not None and all(s.id != focus.id for s in statuses):
         if focus.state in ANSWERABLE:
@@ -136,7 +154,7 @@ def board(
             cards.insert(0, card_html)
         else:
             cards.append(card_html)
-    body = f"""<header class="bar"><h1>wisp</h1>
+    return f"""<header class="bar"><h1>wisp</h1>
 <span id="count" class="count">{count_text(len(statuses))}</span>
 <span class="device">{text(device)}</span></header>
 <div id="live" class="live" role="status" aria-live="polite">connecting…</div>
@@ -144,7 +162,6 @@ def board(
 {"".join(cards)}
 </main>
 <p id="empty" class="empty"{" hidden" if statuses else ""}>Nothing waits for you.</p>"""
-    return document("wisp", body, csrf=csrf)
 
 
 def count_text(n: int) -> str:
