@@ -357,12 +357,12 @@ class TestRefusalsRead:
 
 class _Other(http.server.BaseHTTPRequestHandler):
     """Another server on the same host (a dev server, an agent's preview, another user's):
-    it keeps every request's headers the browser sends it."""
+    it keeps every request's path and headers the browser sends it."""
 
-    seen: ClassVar[list[dict[str, str]]] = []
+    seen: ClassVar[list[tuple[str, dict[str, str]]]] = []
 
     def do_GET(self) -> None:
-        self.seen.append(dict(self.headers.items()))
+        self.seen.append((self.path, dict(self.headers.items())))
         body = b"<!doctype html><title>a preview</title><p>hello"
         self.send_response(200)
         self.send_header("Content-Type", "text/html")
@@ -409,7 +409,7 @@ class TestAnotherOrigin:
         finally:
             other.shutdown()
             other.server_close()
-        (sent,) = _Other.seen
+        (sent,) = [headers for path, headers in _Other.seen if path == "/preview"]
         sent = {k: v for k, v in sent.items() if k.lower() not in ("host", "connection")}
         values = [v.strip().partition("=")[2] for v in sent.get("Cookie", "").split(";")]
         values = [v for v in values if v] or [""]
