@@ -7,14 +7,17 @@ Set WISP_WEB_SCREENSHOTS=DIR to keep the phone's screenshots (docs/web.md's come
 
 from __future__ import annotations
 
+import http.server
 import json
 import os
 import re
+import threading
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from helpers import WAIT_S, AskingCommand, audit_records, command, fact, in_terminal, tool
@@ -75,9 +78,16 @@ def card(page: Any, request_id: str) -> Any:
     return found
 
 
-def post(page: Any, url: str, form: dict[str, str]) -> int:
-    """A POST from *page*'s browser context (its cookies, if any), as a script would forge."""
-    response = page.context.request.post(url, form=form, fail_on_status_code=False)
+def credential(page: Any) -> str:
+    """The device's credential, where the paired page keeps it (its origin's storage)."""
+    return str(page.evaluate("localStorage.getItem('wisp-device') || ''"))
+
+
+def post(page: Any, url: str, form: dict[str, str], *, as_device: str = "") -> int:
+    """A POST from *page*'s browser context (its cookies, if any), as a script would forge;
+    with the credential *as_device* in its header if given."""
+    headers = {"X-Wisp-Device": as_device} if as_device else {}
+    response = page.context.request.post(url, form=form, headers=headers, fail_on_status_code=False)
     return int(response.status)
 
 
@@ -93,8 +103,9 @@ class TestPairing:
     def test_a_printed_link_pairs_the_phone_once(
         self, web: WebServer, phone: Any, home: Path, tmp_path: Path
     ) -> None:
-        """The link `wisp web pair` prints pairs the browser that opens it (its cookie
-        HttpOnly and SameSite=Strict); the device is listed, and the link pairs no other."""
+        """The link `wisp web pair` prints pairs the browser that opens it (its credential
+        kept in the page's origin's storage, no cookie set); the device is listed, and the
+        link pairs no other."""
         from webproc import pairing_link
 
         link = pairing_link(web.url)
@@ -104,8 +115,9 @@ class TestPairing:
         phone.click("button[type=submit]")
         phone.wait_for_selector("#live.ok", timeout=MS)
         assert "Nothing waits for you." in phone.inner_text("body")
-        (cookie,) = phone.context.cookies()
-        assert (cookie["httpOnly"], cookie["sameSite"]) == (True, "Strict")
+        assert phone.context.cookies() == []
+        kept = credential(phone)
+        assert len(kept) >= 43
         _code, listed = in_terminal("web", "devices", "--json")
         assert [d["name"] for d in json.loads(listed.strip())] == ["my-phone"]
         stranger = phone.context.browser.new_context(viewport=PHONE).new_page()
@@ -113,9 +125,9 @@ class TestPairing:
         stranger.fill("input[name=name]", "other")
         stranger.click("button[type=submit]")
         assert "unknown, used, or more than" in stranger.inner_text("body")
-        assert stranger.context.cookies() == []
+        assert credential(stranger) == ""
         stored = (home / "web-devices.json").read_text()
-        assert cookie["value"] not in stored
+        assert kept not in stored
         assert (home / "web-devices.json").stat().st_mode & 0o777 == 0o600
         assert any(
             r["event"] == "web.paired" and r["device"] == "my-phone" for r in audit_records(home)
@@ -141,6 +153,9 @@ class TestAnswering:
         code, _out, err = asker.result()
         assert code == 0, err
         found.locator(".said").filter(has_text="Approved once").wait_for(timeout=MS)
+        phone.goto(f"{web.url}/r/{asker.id}")
+        ended = phone.locator(f"#r-{asker.id}.ended").inner_text()
+        assert "on the paired device pocket" in ended, ended
         (answered,) = [r for r in audit_records(home) if r["event"] == "approval.answered"]
         assert (answered["via"], answered["device"], answered["entryPoint"]) == (
             "web",
@@ -246,15 +261,17 @@ class TestRefusals:
     def test_an_unpaired_browser_sees_nothing_and_cannot_answer(
         self, web: WebServer, phone: Any, home: Path, tmp_path: Path
     ) -> None:
-        """Without a paired device: no request's text on any page, no events, no answer."""
+        """Without a paired device: no request's text on any page, no board, no events, no
+        answer."""
         asker = AskingCommand("approvals", "request", "--", "secret-deploy")
         for path in ("/", f"/r/{asker.id}"):
-            response = phone.goto(web.url + path)
-            assert response.status == 403
+            phone.goto(web.url + path)
+            phone.get_by_role("heading", name="Not paired").wait_for(timeout=MS)
             assert "secret-deploy" not in phone.content()
-            assert "Not paired" in phone.inner_text("body")
         shot(phone, "unpaired", tmp_path)
-        assert post(phone, f"{web.url}/events", {}) in (403, 405)
+        for path in ("/board", "/events"):
+            response = phone.context.request.get(web.url + path, fail_on_status_code=False)
+            assert response.status == 403 and "secret-deploy" not in response.text()
         status = post(phone, f"{web.url}/r/{asker.id}/answer", {"decision": "once"})
         assert status == 403
         still_waiting(home, asker)
@@ -263,7 +280,7 @@ class TestRefusals:
         self, web: WebServer, phone: Any, home: Path
     ) -> None:
         """`wisp web revoke NAME` ends the device at once: its next page and answer are
-        refused, though it still holds its cookie."""
+        refused, though it still holds its credential, and the page says so."""
         pair(phone, web.url, "old-phone")
         asker = AskingCommand("approvals", "request", "--", "make release")
         found = card(phone, asker.id)
@@ -273,18 +290,24 @@ class TestRefusals:
             "kind": "command",
             "decision": "once",
         }
+        held = credential(phone)
+        answer_url = f"{web.url}/r/{asker.id}/answer"
+        assert post(phone, answer_url, {**form, "decision": "nonsense"}, as_device=held) == 400
         code, output = in_terminal("web", "revoke", "old-phone")
         assert code == 0, output
-        response = phone.goto(web.url)
-        assert response.status == 403
+        phone.goto(web.url)
+        phone.get_by_role("heading", name="This device was revoked").wait_for(timeout=MS)
+        said = phone.inner_text("main")
+        assert "wisp web pair" in said, said
         assert "make release" not in phone.content()
-        assert post(phone, f"{web.url}/r/{asker.id}/answer", form) == 403
+        assert post(phone, answer_url, form, as_device=held) == 403
         still_waiting(home, asker)
 
     def test_a_forged_post_without_the_csrf_token_is_refused(
         self, web: WebServer, phone: Any, home: Path
     ) -> None:
-        """A POST with the device's cookie but no (or a wrong) CSRF token answers nothing."""
+        """A POST with the device's credential but no (or a wrong) CSRF token answers
+        nothing; without the credential, nothing either."""
         pair(phone, web.url)
         asker = AskingCommand("approvals", "request", "--", "make deploy")
         found = card(phone, asker.id)
@@ -294,10 +317,119 @@ class TestRefusals:
             "decision": "once",
         }
         answer_url = f"{web.url}/r/{asker.id}/answer"
-        assert post(phone, answer_url, form) == 403
-        assert post(phone, answer_url, {**form, "csrf": "0" * 64}) == 403
+        held = credential(phone)
+        token = found.locator("input[name=csrf]").first.input_value()
+        assert post(phone, answer_url, form, as_device=held) == 403
+        assert post(phone, answer_url, {**form, "csrf": "0" * 64}, as_device=held) == 403
+        assert post(phone, answer_url, {**form, "csrf": token}) == 403
         assert not [r for r in audit_records(home) if r["event"] == "approval.answered"]
         still_waiting(home, asker)
+
+
+class TestRefusalsRead:
+    def test_a_refusal_is_said_in_plain_text_not_html_entities(
+        self, web: WebServer, phone: Any
+    ) -> None:
+        """An answer to a request a terminal denied meanwhile is refused (409) in words the
+        page shows as they are (it sets them as text): `'no'`, never `&#x27;no&#x27;`."""
+        pair(phone, web.url)
+        asker = AskingCommand("approvals", "request", "--", "make deploy")
+        found = card(phone, asker.id)
+        form = {
+            "csrf": found.locator("input[name=csrf]").first.input_value(),
+            "digest": found.locator("input[name=digest]").first.input_value(),
+            "kind": "command",
+        }
+        code, output = in_terminal("approvals", "deny", asker.id)
+        assert code == 0, output
+        phone.locator(f"#r-{asker.id}.ended").wait_for(timeout=MS)
+        assert asker.result()[0] == 1
+        response = phone.context.request.post(
+            f"{web.url}/r/{asker.id}/answer",
+            form={**form, "decision": "once"},
+            headers={"Accept": "application/json", "X-Wisp-Device": credential(phone)},
+            fail_on_status_code=False,
+        )
+        message = response.json()["message"]
+        assert response.status == 409 and "already answered 'no'" in message, message
+        assert "&#" not in message and "&amp;" not in message
+
+
+class _Other(http.server.BaseHTTPRequestHandler):
+    """Another server on the same host (a dev server, an agent's preview, another user's):
+    it keeps every request's path and headers the browser sends it."""
+
+    seen: ClassVar[list[tuple[str, dict[str, str]]]] = []
+
+    def do_GET(self) -> None:
+        self.seen.append((self.path, dict(self.headers.items())))
+        body = b"<!doctype html><title>a preview</title><p>hello"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+def _replayed(url: str, headers: dict[str, str], data: bytes | None = None) -> tuple[int, str]:
+    """*url* asked with *headers* (as another server could, having been sent them): its
+    status and the first of its body (an event stream is read no further)."""
+    request = urllib.request.Request(url, data=data, headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=WAIT_S) as response:
+            return response.status, response.read1(65536).decode(errors="replace")
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode(errors="replace")
+
+
+class TestAnotherOrigin:
+    def test_a_server_on_another_port_can_neither_list_nor_answer(
+        self, web: WebServer, phone: Any, home: Path
+    ) -> None:
+        """The paired phone opens a page of another server on the same host (another port:
+        the same site, and cookies go to every port). Handed every header the browser sent
+        it (its cookies included), and every value in them tried as the device's credential
+        and as the source of a CSRF token, that server lists nothing (the page, the board,
+        the event stream) and answers nothing, even given the request's digest. The control:
+        the page itself shows the request and answers it."""
+        from wisp.web._app import csrf_token
+
+        pair(phone, web.url, "pocket")
+        asker = AskingCommand("approvals", "request", "--", "make release")
+        card(phone, asker.id)
+        _Other.seen = []
+        other = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Other)
+        thread = threading.Thread(target=other.serve_forever, daemon=True)
+        thread.start()
+        try:
+            phone.goto(f"http://127.0.0.1:{other.server_address[1]}/preview")
+        finally:
+            other.shutdown()
+            other.server_close()
+        (sent,) = [headers for path, headers in _Other.seen if path == "/preview"]
+        sent = {k: v for k, v in sent.items() if k.lower() not in ("host", "connection")}
+        values = [v.strip().partition("=")[2] for v in sent.get("Cookie", "").split(";")]
+        values = [v for v in values if v] or [""]
+        with Channel.open(home) as channel:
+            digest = channel.status(asker.id).request.binding_digest
+        for value in values:
+            stolen = {**sent, "X-Wisp-Device": value, "Accept": "application/json"}
+            for path in ("/", f"/r/{asker.id}", "/board", f"/board?focus={asker.id}", "/events"):
+                status, body = _replayed(web.url + path, stolen)
+                assert "make release" not in body, (path, status, body)
+            form = {"csrf": csrf_token(value), "digest": digest, "kind": "command"}
+            data = urllib.parse.urlencode({**form, "decision": "once"}).encode()
+            status, body = _replayed(f"{web.url}/r/{asker.id}/answer", stolen, data)
+            assert status == 403, body
+        with Channel.open(home) as channel:
+            assert channel.status(asker.id).state is State.FILED
+        phone.goto(f"{web.url}/r/{asker.id}")
+        card(phone, asker.id).get_by_role("button", name="Approve once").click()
+        code, _out, err = asker.result()
+        assert code == 0, err
 
 
 class TestFromTheNotification:
@@ -334,19 +466,23 @@ class TestFromTheNotification:
             target.close()
 
 
-class TestPairingLimit:
-    def test_pairing_attempts_are_rate_limited(self, web: WebServer) -> None:
-        """More than ten pairing attempts in a minute are refused (429) without a look at
-        the code, so codes cannot be guessed at speed."""
+class TestPairingCannotBeLocked:
+    def test_wrong_codes_from_anyone_never_refuse_the_persons_link(
+        self, web: WebServer, phone: Any
+    ) -> None:
+        """Each wrong code is refused (400) and pairs nothing, however many come (anyone
+        who reaches `/pair` can send them); then the person's own fresh link still pairs
+        their phone (it was 429 after ten wrong codes a minute from anywhere)."""
         statuses = []
-        for _ in range(12):
+        for n in range(30):
             request = urllib.request.Request(
-                f"{web.url}/pair", data=b"code=guess&name=x", method="POST"
+                f"{web.url}/pair", data=f"code=guess{n}&name=x".encode(), method="POST"
             )
             try:
                 with urllib.request.urlopen(request, timeout=WAIT_S) as response:
                     statuses.append(response.status)
             except urllib.error.HTTPError as exc:
                 statuses.append(exc.code)
-        assert statuses[:10] == [400] * 10
-        assert statuses[10:] == [429, 429]
+        assert statuses == [400] * 30
+        pair(phone, web.url, "mine")
+        assert "Nothing waits for you." in phone.inner_text("body")

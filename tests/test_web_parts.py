@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import json
 import signal
+import socket
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
 import pytest
-from helpers import WAIT_S, audit_records, in_terminal, run_wisp
+from helpers import WAIT_S, AskingCommand, audit_records, in_terminal, run_wisp
 from webproc import WebServer, web_server
 
+from pending import Channel, State
 from pending.testing import FakeClock
 from wisp.routes.notify import Notice, Notifier
 from wisp.routes.push import HIGH, Extras
@@ -198,3 +201,59 @@ class TestDoctorWeb:
         (found,) = [c for c in json.loads(done.stdout)["checks"] if c["check"] == "web"]
         assert found["ok"] is False and "not reachable" in found["detail"]
         assert done.returncode == 1
+
+
+def _held_answer(server: WebServer, credential: str, asker: AskingCommand, revoke: bool) -> str:
+    """Answer *asker*'s request as the paired device would, its body held back until the
+    server has checked the device and asks for it (`Expect: 100-continue`); `wisp web
+    revoke phone` runs in between if *revoke*. The server's whole reply."""
+    from wisp.web._app import CREDENTIAL_HEADER, csrf_token
+
+    with Channel.open(server.home) as channel:
+        digest = channel.status(asker.id).request.binding_digest
+    body = urllib.parse.urlencode(
+        {"csrf": csrf_token(credential), "digest": digest, "kind": "command", "decision": "once"}
+    ).encode()
+    host, port = server.url.removeprefix("http://").rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=WAIT_S) as sock:
+        sock.sendall(
+            f"POST /r/{asker.id}/answer HTTP/1.1\r\nHost: {host}:{port}\r\n"
+            f"{CREDENTIAL_HEADER}: {credential}\r\nAccept: application/json\r\n"
+            "Content-Type: application/x-www-form-urlencoded\r\nExpect: 100-continue\r\n"
+            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode()
+        )
+        said = sock.recv(1024)
+        assert said.startswith(b"HTTP/1.1 100 "), said  # the device passed; the body is due
+        if revoke:
+            done = run_wisp("web", "revoke", "phone")
+            assert done.returncode == 0, done.stderr
+        sock.sendall(body)
+        reply = b""
+        while chunk := sock.recv(65536):
+            reply += chunk
+    return reply.decode()
+
+
+class TestRevokeIsFinal:
+    def test_an_answer_held_across_a_revoke_writes_nothing(self, home: Path) -> None:
+        """Control: an answer whose body comes after the server asked for it is written
+        (200, the asker approved). Then the same, with `wisp web revoke` returning in
+        between: refused (403, saying the device was revoked), and nothing is written."""
+        home.mkdir(mode=0o700)
+        store = DeviceStore(home)
+        with web_server(home) as server:
+            _device, credential = store.pair(store.new_pairing()[0], "phone")
+            kept = AskingCommand("approvals", "request", "--", "make test")
+            reply = _held_answer(server, credential, kept, revoke=False)
+            assert reply.startswith("HTTP/1.1 200 "), reply
+            assert kept.result()[0] == 0
+            asker = AskingCommand("approvals", "request", "--", "make release")
+            reply = _held_answer(server, credential, asker, revoke=True)
+        assert reply.startswith("HTTP/1.1 403 "), reply
+        assert "this device was revoked" in reply and "wisp web pair" in reply
+        with Channel.open(home) as channel:
+            assert channel.status(asker.id).state is State.FILED
+        answered = [r for r in audit_records(home) if r["event"] == "approval.answered"]
+        assert [r["id"] for r in answered] == [kept.id]
+        in_terminal("approvals", "deny", asker.id)
+        asker.result()

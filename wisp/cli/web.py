@@ -81,7 +81,7 @@ def web(
     if tls is None and not is_loopback(host):
         tell(
             f"wisp web: warning: listening on {host} without TLS: anyone on that network can "
-            "read the requests and your device's cookie in transit. Give --tls-cert and "
+            "read the requests and your device's credential in transit. Give --tls-cert and "
             "--tls-key, or listen on 127.0.0.1 behind `tailscale serve` or `ssh -L` "
             "(wisp docs web)."
         )

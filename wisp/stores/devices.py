@@ -1,11 +1,12 @@
 """The devices paired with `wisp web`: which browsers may see and answer what waits.
 
 `web-devices.json` holds each paired device's name, when it was paired, and the SHA-256 of its
-credential (the value of the browser's cookie); the credential itself is never stored, so a
-copy of the file answers nothing. `web-pairing.json` holds the pairing codes `wisp web pair`
-made, hashed too: each pairs one device, within :data:`PAIR_TTL_S` of being made. Both are
-written whole and atomically under the home's lock, 0600 (:mod:`wisp.stores.jsonstore`).
-Pairing and revoking are audited (`web.paired`, `web.revoked`), with the device's name.
+credential (which the device's page keeps and sends with each request); the credential
+itself is never stored, so a copy of the file answers nothing. `web-pairing.json` holds the
+pairing codes `wisp web pair` made, hashed too: each pairs one device, within
+:data:`PAIR_TTL_S` of being made. Both are written whole and atomically under the home's
+lock, 0600 (:mod:`wisp.stores.jsonstore`). Pairing and revoking are audited (`web.paired`,
+`web.revoked`), with the device's name.
 
 A credential and a code are 256 random bits: a fast hash is all a stored one needs (nothing
 can be guessed back from it), and a lookup compares every stored digest in constant time.
@@ -16,6 +17,8 @@ from __future__ import annotations
 import hashlib
 import hmac
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -83,6 +86,18 @@ class Pairing:
         return cls(digest=data["digest"], expires_at=parse_time(data["expiresAt"]))
 
 
+def _matching(devices: list[Device], credential: str | None) -> Device | None:
+    """The device of *credential* among *devices*, each compared in constant time."""
+    if not credential or len(credential) > 128:
+        return None
+    wanted = digest(credential)
+    found = None
+    for device in devices:
+        if hmac.compare_digest(device.digest, wanted):
+            found = device
+    return found
+
+
 class DeviceStore:
     """The paired devices and the pairing codes not yet used, in *home*."""
 
@@ -118,14 +133,15 @@ class DeviceStore:
     def find(self, credential: str | None) -> Device | None:
         """The device whose credential this is, or None (read anew each time: a revoked
         device is refused from the next request on)."""
-        if not credential or len(credential) > 128:
-            return None
-        wanted = digest(credential)
-        found = None
-        for device in self.devices():
-            if hmac.compare_digest(device.digest, wanted):
-                found = device
-        return found
+        return _matching(self.devices(), credential)
+
+    @contextmanager
+    def holding(self, credential: str | None) -> Iterator[Device | None]:
+        """The device whose credential this is (or None), with the devices' lock held until
+        the block ends: a revoke waits for an answer given inside it, and an answer given
+        after a revoke returned finds no device."""
+        with self._devices.locked() as home_fd:
+            yield _matching(self._devices.read(home_fd), credential)
 
     # --- changing ----------------------------------------------------------------------
 
@@ -144,8 +160,8 @@ class DeviceStore:
 
     def pair(self, code: str, name: str) -> tuple[Device, str]:
         """Use pairing *code* for a device called *name*: the device, and its credential
-        (for its cookie). Raises :class:`PairingRefused` (nothing written) for a name that is
-        bad or taken, and for a code that is unknown, used or past its time."""
+        (handed to its page once). Raises :class:`PairingRefused` (nothing written) for a
+        name that is bad or taken, and for a code that is unknown, used or past its time."""
         import secrets
 
         if not valid_name(name):

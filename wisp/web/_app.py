@@ -1,12 +1,14 @@
 """The web application: Starlette routes over the application layer.
 
-Who may see and answer is a paired device (:mod:`wisp.stores.devices`), known by its cookie
-(HttpOnly, SameSite=Strict, Secure under TLS), looked up anew on every request: a revoked
-device is refused from its next request on. Without one, a page says how to pair and shows
-nothing of the channel. Every answer form carries a CSRF token (an HMAC of the device's
-credential, which a page of another site can neither read nor make); a POST without it, or
-from another origin, is refused. Answers go through :class:`wisp.Answerer` (via `web`, the
-device's name audited with each); what waits comes from the :class:`~wisp.web._board.Board`.
+Who may see and answer is a paired device (:mod:`wisp.stores.devices`), known by its
+credential, which its page keeps in its origin's storage (scheme, host and port: no other
+origin reads it) and sends in a header (:data:`CREDENTIAL_HEADER`) with each of its requests;
+it is looked up anew on every request, and again as an answer is written. No cookie: a cookie
+goes to every port of the host, so to any server there. Every page is the same shell, holding
+nothing of the channel; its script asks for the board (`/board`) and reads the event stream
+(`/events`) with the header. Every answer form also carries a CSRF token (an HMAC of the
+credential). Answers go through :class:`wisp.Answerer` (via `web`, the device's name audited
+with each); what waits comes from the :class:`~wisp.web._board.Board`.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import asyncio
 import hashlib
 import hmac
 import json
+from collections import OrderedDict
 from collections.abc import AsyncIterator
 from datetime import datetime
 from pathlib import Path
@@ -52,19 +55,26 @@ from wisp._answering import AnswerFate, AnswerReport
 from wisp._home import open_channel
 from wisp._render import refusal
 from wisp.kinds import view
-from wisp.routes.notify import RateLimit
 from wisp.stores.devices import Device, DeviceStore, PairingRefused
 from wisp.stores.facts import FactStore
 from wisp.stores.jsonstore import StoreError
 from wisp.web import _assets, _pages
 from wisp.web._board import Board, Changed, Gone, Reset
 
-COOKIE = "wisp_device"
-COOKIE_MAX_AGE_S = 400 * 24 * 3600  # the longest a browser keeps a cookie
-PAIR_ATTEMPTS = 10  # pairing attempts a minute, from anywhere; more are refused (429)
+# The header every request of a paired device's page carries its credential in. The page
+# keeps the credential in its origin's storage (scheme, host and port), which no other origin
+# reads; a cookie would go to every port of the host, and so to any server there.
+CREDENTIAL_HEADER = "x-wisp-device"
+OLD_COOKIE = "wisp_device"  # where builds before issue 58 kept it: cleared wherever seen
 FORM_MAX_BYTES = 64 * 1024
+ANSWERED_BY_KEPT = 256  # requests answered here whose device a card names (4x the board's ended)
 KEEPALIVE_S = 15.0  # an event stream says something this often (and checks its device)
 _CSRF_LABEL = b"wisp web: answer form v1"
+REVOKED_LIVE = "this device was revoked; pair again with `wisp web pair`"
+REVOKED_MEANWHILE = (
+    "Refused: this device was revoked while the answer was on its way. Nothing was written; "
+    "pair again with `wisp web pair` in a terminal."
+)
 HEADERS = {
     "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; "
     "img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; "
@@ -85,11 +95,13 @@ def _html(body: str, status: int = 200) -> HTMLResponse:
     return HTMLResponse(body, status_code=status, headers=HEADERS)
 
 
-def _said(report: AnswerReport) -> str:
-    """What came of an answer given here, in a line."""
+def _said(report: AnswerReport, answered_by: dict[str, str]) -> str:
+    """What came of an answer given here, in a line (*answered_by*: the device that gave
+    each answer given here, by request ID)."""
     kind_view = view(report.request.kind)
     if not report.won:
-        return "Too late: " + _pages.answer_words(report.answer, report.request.kind)
+        device = answered_by.get(report.request.id)
+        return "Too late: " + _pages.answer_words(report.answer, report.request.kind, device=device)
     said = kind_view.answered_word(report.answer.decision)
     head = said[:1].upper() + said[1:]
     outcome = report.outcome
@@ -106,32 +118,28 @@ def _said(report: AnswerReport) -> str:
 class WebFace:
     """One `wisp web` server's state: its home, its board, its devices."""
 
-    def __init__(self, home: Path, board: Board, *, tls: bool) -> None:
+    def __init__(self, home: Path, board: Board) -> None:
         self.home = home
         self.board = board
-        self.tls = tls
         self.devices = DeviceStore(home)
-        self.pair_limit = RateLimit(SYSTEM_CLOCK)  # pairing attempts, from anywhere
+        # Who answered each request answered here, for its card ("on pocket"); the newest
+        # ANSWERED_BY_KEPT only (the audit log keeps them all).
+        self.answered_by: OrderedDict[str, str] = OrderedDict()
 
     # --- who asks ------------------------------------------------------------------------
 
     def device(self, request: Request) -> tuple[Device, str] | None:
-        credential = request.cookies.get(COOKIE)
+        credential = request.headers.get(CREDENTIAL_HEADER)
         device = self.devices.find(credential)
         return None if device is None or credential is None else (device, credential)
 
     def _unpaired(self, request: Request) -> Response:
-        """Nothing of the channel: how to pair. A link followed from another site (a
-        notification's web app) carries no SameSite=Strict cookie on its first load: the page
-        loads itself once more, from this origin, which does."""
-        if (
-            request.method == "GET"
-            and request.headers.get("sec-fetch-site") == "cross-site"
-            and "again" not in request.query_params
-        ):
-            again = _pages.attr(f"{request.url.path}?again=1")
-            return _html(f'<!doctype html><meta http-equiv="refresh" content="0;url={again}">')
-        return _html(_pages.unpaired(), 403)
+        """Nothing of the channel: how to pair; and whether the credential the page sent is
+        one no paired device has (revoked, so far as this server can tell)."""
+        revoked = bool(request.headers.get(CREDENTIAL_HEADER))
+        html = _pages.unpaired(revoked=revoked)
+        title = "wisp: this device was revoked" if revoked else "wisp: not paired"
+        return JSONResponse({"html": html, "title": title}, 403, headers=HEADERS)
 
     # --- pages ---------------------------------------------------------------------------
 
@@ -150,29 +158,39 @@ class WebFace:
         return Response(body, media_type=media, headers=HEADERS)
 
     async def page(self, request: Request) -> Response:
+        """The same page for every browser, holding nothing of the channel: its script asks
+        for the board with the device's credential (:meth:`board_part`)."""
+        response = _html(_pages.shell(request.path_params.get("request_id")))
+        if OLD_COOKIE in request.cookies:
+            response.delete_cookie(OLD_COOKIE, path="/")
+        return response
+
+    async def board_part(self, request: Request) -> Response:
+        """The board, for a paired device's page: `{"html", "title"}` (403: how to pair)."""
         found = await run_in_threadpool(self.device, request)
         if found is None:
             return self._unpaired(request)
         device, credential = found
         focus: Status | None = None
-        request_id = request.path_params.get("request_id")
+        request_id = request.query_params.get("focus") or None
         if request_id is not None:
             focus = await run_in_threadpool(self._look_up, request_id)
             if focus is None:
-                body = _pages.document("wisp", f"<main>{_pages.missing(request_id)}</main>")
-                return _html(body, 404)
+                html = f"<main>{_pages.missing(request_id[:40])}</main>"
+                return JSONResponse({"html": html, "title": "wisp"}, 404, headers=HEADERS)
         waiting = self.board.waiting()
         shown = waiting if focus is None else [focus, *waiting]  # one the board has not heard of
         differs = await run_in_threadpool(self._differs, shown)
-        body = _pages.board(
+        html = _pages.board(
             waiting,
             focus=focus,
             device=device.name,
             csrf=csrf_token(credential),
             now=_now(),
             differs=differs,
+            answered_by=self.answered_by,
         )
-        return _html(body)
+        return JSONResponse({"html": html, "title": "wisp"}, headers=HEADERS)
 
     def _look_up(self, request_id: str) -> Status | None:
         if not is_valid_id(request_id):
@@ -212,15 +230,8 @@ class WebFace:
         return _html(_pages.pairing(code, name=name.lower()))
 
     async def pair(self, request: Request) -> Response:
-        if not self.pair_limit.take(PAIR_ATTEMPTS):
-            return _html(
-                _pages.document(
-                    "wisp: too many attempts",
-                    '<main class="notice"><h1>Too many pairing attempts</h1><p>Wait a '
-                    "minute, then open the link again.</p></main>",
-                ),
-                429,
-            )
+        # No limit on attempts: a code is 256 random bits, out of reach of any guessing, and
+        # a limit others could exhaust would refuse the person's own link.
         form = await _form(request)
         code, name = form.get("code", ""), form.get("name", "").strip()
         try:
@@ -229,16 +240,11 @@ class WebFace:
             return _html(_pages.pairing(code, name=name, error=str(exc)), 400)
         except StoreError as exc:
             return _html(_pages.pairing(code, name=name, error=str(exc)), 500)
-        response = RedirectResponse("/", status_code=303, headers=HEADERS)
-        response.set_cookie(
-            COOKIE,
-            credential,
-            max_age=COOKIE_MAX_AGE_S,
-            path="/",
-            secure=self.tls,
-            httponly=True,
-            samesite="strict",
-        )
+        # The credential goes to this origin's page once, in this answer (not a cookie: that
+        # would go to every port of the host); its script keeps it in this origin's storage.
+        response = _html(_pages.paired(credential))
+        if OLD_COOKIE in request.cookies:
+            response.delete_cookie(OLD_COOKIE, path="/")
         return response
 
     # --- answering -----------------------------------------------------------------------
@@ -252,14 +258,15 @@ class WebFace:
                 return JSONResponse(
                     {"won": False, "message": message}, status_code=status, headers=HEADERS
                 )
+            shown = _pages.attr(message)
             return _html(
-                _pages.document("wisp", f'<main class="notice"><p>{message}</p></main>'), status
+                _pages.document("wisp", f'<main class="notice"><p>{shown}</p></main>'), status
             )
 
         found = await run_in_threadpool(self.device, request)
         if found is None:
             return refused("This browser is not paired: nothing was answered.", 403)
-        device, credential = found
+        _device, credential = found
         if not _same_origin(request):
             return refused("Refused: the form came from another site. Nothing was written.", 403)
         form = await _form(request)
@@ -276,7 +283,7 @@ class WebFace:
             return refused("Refused: no answer this page gives. Nothing was written.", 400)
         shown = await run_in_threadpool(self._look_up, request_id)
         if shown is None:
-            return refused(f"Request {_pages.attr(request_id)} is not waiting here.", 404)
+            return refused(f"Request {request_id[:40]} is not waiting here.", 404)
         if form.get("digest") != shown.request.binding_digest:
             return refused(
                 "Refused: the request changed since this page showed it; reload to see it "
@@ -287,43 +294,56 @@ class WebFace:
         reason = form.get("reason") or None if decision is Decision.NO else None
         try:
             report = await run_in_threadpool(
-                self._give, device, request_id, decision, kind, text, reason, shown
+                self._give, credential, request_id, decision, kind, text, reason, shown
             )
         except (AlreadySettled, StaleRequest) as exc:
-            return refused(_pages.attr(refusal(exc, me=None)), 409)
+            return refused(refusal(exc, me=None), 409)
         except PendingError as exc:
-            return refused(_pages.attr(refusal(exc, me=None)), 400)
+            return refused(refusal(exc, me=None), 400)
         except StoreError as exc:
-            return refused(_pages.attr(f"{exc} Nothing was answered."), 500)
-        message = _said(report)
+            return refused(f"{exc} Nothing was answered.", 500)
+        if report is None:
+            return refused(REVOKED_MEANWHILE, 403)
+        message = _said(report, self.answered_by)
         if wants_json:
             return JSONResponse({"won": report.won, "message": message}, headers=HEADERS)
         return RedirectResponse(f"/r/{request_id}", status_code=303, headers=HEADERS)
 
     def _give(
         self,
-        device: Device,
+        credential: str,
         request_id: str,
         decision: Decision,
         kind: Kind,
         text: str | None,
         reason: str | None,
         shown: Status,
-    ) -> AnswerReport:
-        with open_channel(self.home) as channel:
+    ) -> AnswerReport | None:
+        """The answer, given while the device is held paired (None: it was revoked since
+        its request's headers came). The devices' lock is held until the answer is
+        written, so a revoke that has returned is final: no answer of the device lands
+        after it."""
+        with self.devices.holding(credential) as device, open_channel(self.home) as channel:
+            if device is None:
+                return None
             answerer = Answerer(
                 channel, via=Via.WEB, entry_point=EntryPoint.WEB, device=device.name
             )
-            return answerer.answer(
+            report = answerer.answer(
                 request_id, decision, kind=kind, text=text, reason=reason, shown=shown.request
             )
+            if report.won:
+                self.answered_by[request_id] = device.name
+                while len(self.answered_by) > ANSWERED_BY_KEPT:
+                    self.answered_by.popitem(last=False)
+            return report
 
     # --- the live stream -----------------------------------------------------------------
 
     async def events(self, request: Request) -> Response:
         found = await run_in_threadpool(self.device, request)
         if found is None:
-            return PlainTextResponse("not paired\n", 403, headers=HEADERS)
+            return self._unpaired(request)
         _device, credential = found
         subscriber = self.board.subscribe(asyncio.get_running_loop())
         csrf = csrf_token(credential)
@@ -337,7 +357,7 @@ class WebFace:
                     except TimeoutError:
                         event = None
                     if await run_in_threadpool(self.devices.find, credential) is None:
-                        yield _sse("closed", {"message": "this device was revoked", "reload": True})
+                        yield _sse("closed", {"message": REVOKED_LIVE, "reload": True})
                         return
                     if event is None:
                         yield ": still here\n\n"
@@ -375,7 +395,7 @@ class WebFace:
             differs = self._differs([current]).get(event.id, [])
             fragment = _pages.card(current, csrf=csrf, now=_now(), differs=differs)
             return _sse("card", {"id": event.id, "html": fragment, **self._counted()})
-        fragment = _pages.ended_card(status, event.id)
+        fragment = _pages.ended_card(status, event.id, device=self.answered_by.get(event.id))
         return _sse("ended", {"id": event.id, "html": fragment, **self._counted()})
 
     # --- the application -----------------------------------------------------------------
@@ -386,6 +406,7 @@ class WebFace:
                 Route("/", self.page),
                 Route("/r/{request_id}", self.page),
                 Route("/r/{request_id}/answer", self.answer, methods=["POST"]),
+                Route("/board", self.board_part),
                 Route("/events", self.events),
                 Route("/pair/{code}", self.pair_form),
                 Route("/pair", self.pair, methods=["POST"]),

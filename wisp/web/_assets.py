@@ -95,11 +95,23 @@ form.pair { display:flex; flex-direction:column; gap:.6rem; margin-top:1rem; }
 JS = """
 "use strict";
 (function () {
-  const cards = document.getElementById("cards");
-  if (!cards) return;
-  const live = document.getElementById("live");
-  const count = document.getElementById("count");
-  const empty = document.getElementById("empty");
+  // The device's credential lives in this origin's storage (scheme, host and port): no other
+  // origin's page reads it, and no request carries it but the ones this script sends.
+  const KEY = "wisp-device";
+  const RETRY_MS = 2000;  // a lost event stream is tried again after this long
+  const given = document.querySelector('meta[name="wisp-credential"]');
+  if (given) {
+    localStorage.setItem(KEY, given.content);
+    location.replace("/");
+    return;
+  }
+  const app = document.getElementById("app");
+  if (!app) return;
+  const credential = localStorage.getItem(KEY) || "";
+  function sent(extra) {
+    return Object.assign({"X-Wisp-Device": credential}, extra || {});
+  }
+  let cards, live, count, empty;
 
   function place(id, fragment, fresh) {
     const box = document.createElement("div");
@@ -123,37 +135,79 @@ JS = """
     count.textContent = text;
     empty.hidden = n > 0 || cards.querySelector(".card") !== null;
   }
-  function listen() {
-    const source = new EventSource("/events");
-    source.addEventListener("open", function () {
-      live.textContent = "live"; live.className = "live ok";
-    });
-    source.addEventListener("error", function () {
-      live.textContent = "reconnecting…"; live.className = "live down";
-    });
-    source.addEventListener("card", function (e) {
-      const data = JSON.parse(e.data);
-      place(data.id, data.html, true); counted(data.n, data.count);
-    });
-    source.addEventListener("ended", function (e) {
-      const data = JSON.parse(e.data);
-      place(data.id, data.html, false); counted(data.n, data.count);
-    });
-    source.addEventListener("board", function (e) {
-      const data = JSON.parse(e.data);
+  function down(text) {
+    live.textContent = text; live.className = "live down";
+  }
+  const handlers = {
+    card: function (data) { place(data.id, data.html, true); counted(data.n, data.count); },
+    ended: function (data) { place(data.id, data.html, false); counted(data.n, data.count); },
+    board: function (data) {
       const kept = Array.from(cards.querySelectorAll(".card.ended"));
       cards.innerHTML = data.html;
       kept.forEach(function (card) {
         if (!document.getElementById(card.id)) cards.prepend(card);
       });
       counted(data.n, data.count);
-    });
-    source.addEventListener("closed", function (e) {
-      source.close();
-      live.textContent = JSON.parse(e.data).message; live.className = "live down";
-      if (JSON.parse(e.data).reload) location.reload();
-    });
+    },
+    closed: function (data) {
+      down(data.message);
+      if (data.reload) location.reload();
+      return false;
+    }
+  };
+  function retry() {
+    down("reconnecting…");
+    setTimeout(listen, RETRY_MS);
   }
+  // The event stream, read with fetch (an EventSource cannot send the credential's header).
+  function listen() {
+    fetch("/events", {headers: sent(), cache: "no-store"}).then(function (r) {
+      if (r.status === 403) { location.reload(); return; }
+      if (!r.ok) { retry(); return; }
+      live.textContent = "live"; live.className = "live ok";
+      const reader = r.body.getReader();
+      const decoder = new TextDecoder();
+      let buffer = "";
+      function pump() {
+        return reader.read().then(function (chunk) {
+          if (chunk.done) { retry(); return; }
+          buffer += decoder.decode(chunk.value, {stream: true});
+          let at;
+          while ((at = buffer.indexOf("\\n\\n")) >= 0) {
+            const block = buffer.slice(0, at);
+            buffer = buffer.slice(at + 2);
+            let name = "", data = "";
+            block.split("\\n").forEach(function (line) {
+              if (line.startsWith("event: ")) name = line.slice(7);
+              else if (line.startsWith("data: ")) data += line.slice(6);
+            });
+            if (handlers[name] && data && handlers[name](JSON.parse(data)) === false) {
+              reader.cancel();
+              return;
+            }
+          }
+          return pump();
+        });
+      }
+      return pump();
+    }).catch(retry);
+  }
+  const focus = app.dataset.focus;
+  fetch("/board" + (focus ? "?focus=" + encodeURIComponent(focus) : ""),
+        {headers: sent(), cache: "no-store"}).then(function (r) {
+    return r.json().then(function (data) { return {status: r.status, data: data}; });
+  }).then(function (res) {
+    app.innerHTML = res.data.html;  // rendered and escaped by the server
+    document.title = res.data.title;
+    if (res.status !== 200) return;
+    cards = document.getElementById("cards");
+    live = document.getElementById("live");
+    count = document.getElementById("count");
+    empty = document.getElementById("empty");
+    listen();
+  }).catch(function () {
+    app.textContent = "The server could not be reached: reload to try again.";
+  });
   document.addEventListener("submit", function (e) {
     const form = e.target;
     if (!form.classList.contains("answer")) return;
@@ -169,8 +223,8 @@ JS = """
     card.querySelectorAll("button").forEach(function (b) { b.disabled = true; });
     said.className = "said"; said.textContent = "sending…";
     fetch(form.action, {
-      method: "POST", body: body, credentials: "same-origin",
-      headers: {"Accept": "application/json"}
+      method: "POST", body: body, credentials: "omit",
+      headers: sent({"Accept": "application/json"})
     }).then(function (r) {
       return r.json().then(function (data) { return {ok: r.ok, data: data}; });
     }).then(function (res) {
@@ -184,6 +238,5 @@ JS = """
       card.querySelectorAll("button").forEach(function (b) { b.disabled = false; });
     });
   });
-  listen();
 })();
 """

@@ -10,7 +10,7 @@ kind shows comes from its view (:func:`wisp.kinds.view`): this module never swit
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from pending import KINDS, Answer, Decision, Kind, Outcome, Request, Status, Via
@@ -59,8 +59,7 @@ def attr(value: object) -> str:
     return html.escape(str(value), quote=True)
 
 
-def document(title: str, body: str, *, csrf: str | None = None) -> str:
-    meta = f'<meta name="csrf" content="{attr(csrf)}">' if csrf else ""
+def document(title: str, body: str, *, meta: str = "") -> str:
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1, viewport-fit=cover">
@@ -73,15 +72,41 @@ def document(title: str, body: str, *, csrf: str | None = None) -> str:
 """
 
 
-def unpaired() -> str:
-    body = """<main class="notice">
-<h1>Not paired</h1>
-<p>This browser is not paired with wisp, so nothing is shown here and nothing can be answered.</p>
-<p>On your computer, in a terminal, run</p>
+def shell(focus: str | None) -> str:
+    """The page every browser is sent: nothing of the channel. Its script reads the device's
+    credential from this origin's storage and asks for the board with it (`/board`, the
+    credential in a header), or shows how to pair. *focus*: the request a link names."""
+    body = f"""<div id="app" data-focus="{attr(focus or "")}">
+<p class="live" role="status">loading…</p>
+<noscript><main class="notice"><p>This page needs JavaScript: it keeps this device's
+credential where only this page can read it.</p></main></noscript></div>"""
+    return document("wisp", body)
+
+
+def paired(credential: str) -> str:
+    """The answer to a pairing: the credential, handed to this origin's page once (its script
+    keeps it in this origin's storage, then opens the board)."""
+    body = '<main class="notice"><p>Paired. Opening what waits…</p></main>'
+    return document(
+        "wisp: paired", body, meta=f'<meta name="wisp-credential" content="{attr(credential)}">'
+    )
+
+
+def unpaired(*, revoked: bool = False) -> str:
+    """How to pair (a fragment of the page). *revoked*: the browser holds a credential no
+    paired device has (revoked, so far as wisp can tell)."""
+    head, why, again = (
+        ("This device was revoked", "This device was revoked", " again")
+        if revoked
+        else ("Not paired", "This browser is not paired with wisp", "")
+    )
+    return f"""<main class="notice">
+<h1>{head}</h1>
+<p>{why}, so nothing is shown here and nothing can be answered.</p>
+<p>To pair it{again}, on your computer, in a terminal, run</p>
 <pre class="cmd">wisp web pair</pre>
 <p>and open the link it shows (or scan its QR code) on this device.</p>
 </main>"""
-    return document("wisp: not paired", body)
 
 
 def pairing(code: str, *, name: str, error: str | None = None) -> str:
@@ -110,24 +135,26 @@ def board(
     csrf: str,
     now: datetime,
     differs: dict[str, list[tuple[str, str]]],
+    answered_by: Mapping[str, str] | None = None,
 ) -> str:
-    """The page: the request asked for first (its whole card, or how it ended), then what
-    waits. *differs*: a fact request's contradicted kept facts, by request ID. A focus that
-    still waits but is not on the board yet (filed since the board last heard: a push's link
-    opened at once) is shown whole, not as ended."""
+    """The board (a fragment of the page): the request asked for first (its whole card, or
+    how it ended), then what waits. *differs*: a fact request's contradicted kept facts, by
+    request ID. A focus that still waits but is not on the board yet (filed since the board
+    last heard: a push's link opened at once) is shown whole, not as ended. *answered_by*:
+    the paired device that answered a request here, by request ID."""
     cards = []
     if focus is not None and all(s.id != focus.id for s in statuses):
         if focus.state in ANSWERABLE:
             statuses = [focus, *statuses]
         else:
-            cards.append(ended_card(focus))
+            cards.append(ended_card(focus, device=(answered_by or {}).get(focus.id)))
     for status in statuses:
         card_html = card(status, csrf=csrf, now=now, differs=differs.get(status.id, ()))
         if focus is not None and status.id == focus.id:
             cards.insert(0, card_html)
         else:
             cards.append(card_html)
-    body = f"""<header class="bar"><h1>wisp</h1>
+    return f"""<header class="bar"><h1>wisp</h1>
 <span id="count" class="count">{count_text(len(statuses))}</span>
 <span class="device">{text(device)}</span></header>
 <div id="live" class="live" role="status" aria-live="polite">connecting…</div>
@@ -135,7 +162,6 @@ def board(
 {"".join(cards)}
 </main>
 <p id="empty" class="empty"{" hidden" if statuses else ""}>Nothing waits for you.</p>"""
-    return document("wisp", body, csrf=csrf)
 
 
 def count_text(n: int) -> str:
@@ -285,10 +311,13 @@ def _answers(status: Status, csrf: str) -> str:
     return f'<div class="answers">{"".join(forms)}</div>'
 
 
-def answer_words(answer: Answer, kind: Kind) -> str:
-    """A person's answer as the page says it: "Approved once by alice from a terminal"."""
+def answer_words(answer: Answer, kind: Kind, *, device: str | None = None) -> str:
+    """A person's answer as the page says it: "Approved once by alice from a terminal",
+    "… on the paired device pocket" when *device* (the one that gave it here) is known."""
     said = view(kind).answered_word(answer.decision)
     where = VIA_WORDS.get(Via(answer.via)) if answer.via in VIA_WORDS else None
+    if device is not None and answer.via == Via.WEB:
+        where = f"on the paired device {device}"
     line = f"{said[:1].upper()}{said[1:]} by {answer.user} {where or f'via {answer.via}'}"
     if answer.text is not None:
         line += f": “{answer.text}”"
@@ -297,13 +326,13 @@ def answer_words(answer: Answer, kind: Kind) -> str:
     return line + f", at {answer.answered_at.astimezone():%H:%M:%S}."
 
 
-def ended_words(status: Status | None) -> str:
-    """How a request ended, and by whom."""
+def ended_words(status: Status | None, *, device: str | None = None) -> str:
+    """How a request ended, and by whom (*device*: the paired device that answered it)."""
     if status is None:
         return "This request is no longer in the channel."
     answer = status.answer
     if answer is not None and not answer.is_tombstone:
-        return answer_words(answer, status.kind)
+        return answer_words(answer, status.kind, device=device)
     outcome = status.outcome
     if outcome is Outcome.TIMED_OUT:
         return "It timed out: nobody answered in time."
@@ -313,7 +342,9 @@ def ended_words(status: Status | None) -> str:
     return f"It ended ({status.state.value}){why}."
 
 
-def ended_card(status: Status | None, request_id: str | None = None) -> str:
+def ended_card(
+    status: Status | None, request_id: str | None = None, *, device: str | None = None
+) -> str:
     """A request that takes no answer any more: what it asked, and how it ended."""
     rid = status.id if status is not None else request_id or ""
     asked = ""
@@ -325,7 +356,7 @@ def ended_card(status: Status | None, request_id: str | None = None) -> str:
     return f"""<article class="card ended" id="r-{attr(rid)}" data-id="{attr(rid)}">
 <h2>{text(heading)}</h2>
 {asked}
-<p class="outcome">{text(ended_words(status))}</p>
+<p class="outcome">{text(ended_words(status, device=device))}</p>
 <p class="id">{attr(rid)}</p>
 </article>"""
 

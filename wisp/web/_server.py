@@ -96,7 +96,7 @@ def serve(
             board.start()
         except PendingError as exc:
             raise WebError(str(exc)) from None
-        face = WebFace(home, board, tls=tls is not None)
+        face = WebFace(home, board)
         config = uvicorn.Config(
             face.app(),
             ssl_certfile=tls[0] if tls else None,
