@@ -211,6 +211,39 @@ class TestPushRoute:
         assert SECRET not in log_text(home) + out.stderr
         assert len(push_server.received) == 1
 
+    def test_a_content_free_push_carries_nothing_of_the_request(
+        self, home: Path, push_server: PushServer
+    ) -> None:
+        """`notifications.pushContent none`: a request's push says only that a request
+        waits on this host, and its link — never the command, the tool's input or the
+        folder. The control: the same request with `full` carries the command."""
+        set_push(f"json://127.0.0.1:{push_server.port}/hook")
+        assert run_wisp("config", "set", "web.url", "https://phone.example").returncode != 0
+        code, said = in_terminal("config", "set", "web.url", "https://phone.example")
+        assert code == 0, said
+        for content, count in (("full", 1), ("none", 2)):
+            if content == "none":
+                done = run_wisp("config", "set", "notifications.pushContent", "none")
+                assert done.returncode == 0, done.stderr
+            asked = subprocess.Popen(
+                wisp_command("approvals", "request", "--timeout", "30", "--", "make", "SECRET-1"),
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                cwd=home,
+            )
+            try:
+                message = push_server.wait_for(count)[-1]["body"]
+            finally:
+                asked.kill()
+                asked.wait(30)
+            text = json.dumps(message)
+            if content == "full":
+                assert "SECRET-1" in text and str(home) in text, text
+                continue
+            assert "SECRET-1" not in text and str(home) not in text, text
+            assert f"A request waits on {socket.gethostname()}" in message["message"], text
+            assert "https://phone.example/r/" in message["message"], text
+
     def test_a_server_that_never_answers_delays_nothing(self, home: Path, silent_port: int) -> None:
         """A push server that takes the connection and never answers: the request is filed
         and its ID printed at once, before the push gives up, and the command ends; the

@@ -57,7 +57,7 @@ from wisp.routes.terminal import (
     osc99,
     terminal_safe,
 )
-from wisp.stores.config import PushWhen
+from wisp.stores.config import PushContent, PushWhen
 from wisp.stores.pushurls import push_urls, redact
 
 TITLE_MAX = 64
@@ -375,11 +375,16 @@ class Notifier:
         typed (the person is elsewhere: they ssh in)."""
         host = clean(socket.gethostname(), HOST_MAX)
         commands = _answer_commands(about)
+        link = self.push_extras(about).link
+        if self._setting("notifications.pushContent", PushContent.FULL) == PushContent.NONE:
+            # Nothing of the request leaves for the push service: not its command, its tool's
+            # input or its folder. The page (over the person's own network) shows it.
+            waits = "A request waits" if commands else "wisp has news"
+            return "wisp", f"{waits} on {host}." + (f"\nAnswer at {link}" if link else "")
         lines = [line for line in (notice.subtitle, notice.body) if line]
         cwd = (about or {}).get("cwd")
         if isinstance(cwd, str) and cwd:
             lines.append(f"in {clean(cwd, MESSAGE_MAX)}")
-        link = self.push_extras(about).link
         if link is not None:
             lines.append(f"Answer at {link}")
         lines.append(f"Answer on {host}: {' or '.join(commands)}" if commands else f"From {host}.")

@@ -53,6 +53,13 @@ class Setting(NamedTuple):
         return shown(value)
 
 
+class PushContent(StrEnum):
+    """`notifications.pushContent`: what a push carries to the push service."""
+
+    FULL = "full"  # the request's title, text and working directory, and how to answer it
+    NONE = "none"  # only that a request waits on HOST, and the link: nothing of the request
+
+
 class PushWhen(StrEnum):
     """`notifications.pushWhen`: when the push route posts."""
 
@@ -104,6 +111,10 @@ def _web_url(value: Any) -> bool:
 
 def _push_when(value: Any) -> bool:
     return isinstance(value, str) and value in tuple(PushWhen)
+
+
+def _push_content(value: Any) -> bool:
+    return isinstance(value, str) and value in tuple(PushContent)
 
 
 def _seconds(*, whole: bool, zero: str | None) -> Callable[[Any], bool]:
@@ -190,6 +201,17 @@ SETTINGS: dict[str, Setting] = {
             kind="always or unseen",
             doc="always: push even when a route here posted too; unseen: only when none did.",
             loosens=lambda old, new: new != old and new == PushWhen.UNSEEN.value,
+        ),
+        Setting(
+            key="notifications.pushContent",
+            default=PushContent.FULL.value,
+            check=_push_content,
+            kind="full or none",
+            doc="full: a push carries the request's text (the command, the tool's input, the "
+            "folder); none: only that a request waits on this machine, and its link — the "
+            "page (`web.url`), over your own network, shows what.",
+            # Sending the request's text to a third party again is the person's to choose.
+            loosens=lambda old, new: new != old and new == PushContent.FULL.value,
         ),
         Setting(
             key="notifications.tmuxSeconds",
