@@ -205,6 +205,26 @@ class TestStartErrors:
         assert (code, out) == (2, b""), said
         assert said.startswith("wisp mcp: ") and "chmod 700" in said, said
 
+    def test_without_the_sdk_it_says_which_extra(
+        self, home: Path, out_of_tree_wisp: Path, tmp_path: Path
+    ) -> None:
+        """Run by a wisp installed without the `mcp` extra (the run's out-of-tree install):
+        exit 2, naming the missing library in plain words and how to add the extra, never
+        Python's "No module named"."""
+        done = subprocess.run(
+            [str(out_of_tree_wisp), "mcp"],
+            env={**os.environ, "WISP_HOME": str(home)},
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=tmp_path,
+        )
+        assert done.returncode == 2, done.stderr
+        assert "the MCP SDK is not installed (" in done.stderr, done.stderr
+        assert "is missing)" in done.stderr and "mcp" in done.stderr, done.stderr
+        assert "No module named" not in done.stderr and "Traceback" not in done.stderr
+
 
 # What `wisp mcp` loads before it can answer `initialize` (wisp/mcp/_run.py's main, _serve):
 # the SDK and these, and nothing of wisp's application.

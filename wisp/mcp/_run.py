@@ -131,7 +131,8 @@ def main() -> int:
             raise
         from wisp._extras import install_hint
 
-        _say(f"the MCP SDK is not installed ({exc}). {install_hint('mcp')}")
+        missing = (exc.name or "mcp").partition(".")[0]
+        _say(f"the MCP SDK is not installed ({missing} is missing). {install_hint('mcp')}")
         return STARTUP_FAILED
     import anyio  # installed with the SDK, checked above
 
