@@ -351,6 +351,16 @@ class TestStatus:
         assert _wisp("agents", "remove", "claude-code")[0] == 0
         assert json.loads(_wisp("agents", "status", "--json")[1]) == []
 
+    def test_what_was_not_checked_reads_as_words(self, home: Path) -> None:
+        """Codex set up but not on PATH: status says its version and its skipped hooks were
+        not checked, in words (`--json` names the checks `version` and `skipped`)."""
+        assert _wisp("agents", "setup", "codex")[0] == 0
+        code, out, _ = _wisp("agents", "status")
+        assert "so its version and skipped hooks (Codex's trust" in out, out
+        code, out, _ = _wisp("agents", "status", "--json")
+        [entry] = json.loads(out)
+        assert [c["check"] for c in entry["notChecked"]] == ["version", "skipped"]
+
     def test_a_fifo_for_a_config_file_is_refused_not_waited_on(self, home: Path) -> None:
         """A FIFO at Claude Code's settings path (nobody writing to it): status passes it over
         at once, exit 0; setup refuses it, saying it is not a regular file, exit 1."""

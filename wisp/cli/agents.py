@@ -133,11 +133,17 @@ def remove_command(
     _render(_plan(setup.plan_remove, harness, project), dry_run=dry_run, verb="removed")
 
 
+# How a check `--json` names (`notChecked`) reads in a sentence.
+CHECKS_SAID = {"version": "version", "skipped": "skipped hooks (Codex's trust, Copilot's folders)"}
+
+
 def status_lines(entry: dict[str, Any]) -> list[str]:
     """What `wisp agents status` (and the doctor) says of one harness, line by line."""
     where = f"{entry['program']}, {entry['version']}"
     if not entry["onPath"]:
-        unchecked = " and ".join(c["check"] for c in entry["notChecked"])
+        unchecked = " and ".join(
+            CHECKS_SAID.get(c["check"], c["check"]) for c in entry["notChecked"]
+        )
         where = (
             f"`{entry['executable']}` not on PATH, so its {unchecked} not checked "
             "(put it on PATH to check)"
