@@ -15,6 +15,7 @@ from wisp._version import __version__
 # Where each public name lives. Loaded on first use (PEP 562), so that `wisp --version` or a
 # listing pays for no watcher, no asyncio and no metadata scan it does not use.
 _HOMES = {
+    "ANSWERABLE": "wisp.kinds._view",
     "AgentSession": "wisp.agents.session",
     "AnswerFate": "wisp._answering",
     "AnswerReport": "wisp._answering",
@@ -48,6 +49,7 @@ _HOMES = {
     "ReplyOutcome": "wisp.kinds.question_gate",
     "StoreError": "wisp.stores.jsonstore",
     "UnknownFact": "wisp.stores.threadfacts",
+    "contradicted": "wisp.kinds.fact",
     "current_user": "wisp._home",
     "open_channel": "wisp._home",
     "wait_until": "wisp._answering",
@@ -63,7 +65,9 @@ if _typing.TYPE_CHECKING:
     from wisp.agents.session import AgentSession
     from wisp.audit.writer import AuditEvent, AuditLogUnsafe
     from wisp.kinds._asker import Applier, Ending
+    from wisp.kinds._view import ANSWERABLE
     from wisp.kinds.command_gate import Approval, ApprovalGate, ApprovalOutcome
+    from wisp.kinds.fact import contradicted
     from wisp.kinds.fact_keeper import FactKeeper, KeepRequest, KeepState
     from wisp.kinds.question_gate import QuestionAsker, Reply, ReplyOutcome
     from wisp.routes.notify import Notifier
@@ -88,6 +92,7 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "ANSWERABLE",
     "AgentSession",
     "AnswerFate",
     "AnswerReport",
@@ -122,6 +127,7 @@ __all__ = [
     "StoreError",
     "UnknownFact",
     "__version__",
+    "contradicted",
     "current_user",
     "open_channel",
     "wait_until",

@@ -35,7 +35,7 @@ from pending import (
 )
 from wisp._text import one_line
 from wisp.audit.history import asked_in
-from wisp.kinds import view
+from wisp.kinds import ANSWERABLE, view
 
 if TYPE_CHECKING:
     from wisp._answering import AnswerReport
@@ -347,7 +347,7 @@ def details(
         lines.append(("answer", _answer_line(status.answer, me)))
     if status.settled is not None:
         lines.append(("outcome", _outcome_line(status.settled)))
-    if status.state in (State.FILED, State.HANDED_OVER):
+    if status.state in ANSWERABLE:
         for n, command in enumerate(how_to_answer(status)):
             lines.append(("answer it" if n == 0 else "", command))
     return lines

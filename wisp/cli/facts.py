@@ -76,20 +76,13 @@ def answer_fact(typed_id: str | None, decision: Decision, as_json: bool) -> None
 def _contradicting(typed_id: str) -> list[Fact]:
     """The kept facts a keep of this request would contradict (read before answering, so a
     warning can follow; the answer itself decides nothing here)."""
-    from pending import FactBinding
+    from wisp import contradicted
     from wisp._lookup import LookupRefused, find_request
-    from wisp.stores.facts import FactStore
-    from wisp.stores.jsonstore import StoreError
 
     try:
         with open_channel() as channel:
-            binding = find_request(channel, typed_id).request.binding
-            if not isinstance(binding, FactBinding):
-                return []
-            return FactStore(channel.home).contradicting(
-                binding.subject, binding.name, binding.value
-            )
-    except (LookupRefused, PendingError, StoreError):
+            return contradicted(find_request(channel, typed_id).request, channel.home)
+    except (LookupRefused, PendingError):
         return []  # answering says what is wrong, in its own words
 
 

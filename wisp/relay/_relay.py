@@ -26,7 +26,6 @@ from pending import (
     KINDS,
     AlreadySettled,
     Channel,
-    FactBinding,
     InvalidDecision,
     InvalidId,
     Kind,
@@ -42,7 +41,7 @@ from pending import (
     WrongKind,
     start_thread,
 )
-from wisp import Answerer, EntryPoint, Notifier, __version__
+from wisp import Answerer, EntryPoint, Notifier, __version__, contradicted
 from wisp._hello import hello_heard
 from wisp._home import open_channel
 from wisp._live import ChannelBack, ChannelGone, Found, HomeGone, LiveInbox
@@ -78,7 +77,6 @@ from wisp.relay.protocol import (
     encode,
 )
 from wisp.routes.notify import Face, default_notifier
-from wisp.stores.facts import FactStore
 from wisp.stores.jsonstore import StoreError
 
 # How long the relay waits for a first line before it serves a front end without a hello
@@ -542,16 +540,7 @@ class Relay:
 
     def _differs(self, request: Request) -> tuple[tuple[str, str], ...]:
         """A fact request's kept facts it would contradict, as `wisp show` lists them."""
-        binding = request.binding
-        if not isinstance(binding, FactBinding):
-            return ()
-        try:
-            found = FactStore(self.channel.home).contradicting(
-                binding.subject, binding.name, binding.value
-            )
-        except StoreError:
-            return ()  # a damaged store is reported where it is used: keep, list, doctor
-        return tuple((fact.id, fact.said) for fact in found)
+        return tuple((fact.id, fact.said) for fact in contradicted(request, self.channel.home))
 
     def _consider(self, status: Status, *, new: bool) -> None:
         """Send what changed about one request (under the lock)."""

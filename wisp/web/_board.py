@@ -17,12 +17,11 @@ from pathlib import Path
 
 import attrs
 
-from pending import Channel, Missed, PendingError, State, Status, start_thread
-from wisp import EntryPoint
+from pending import Channel, Missed, PendingError, Status, start_thread
+from wisp import ANSWERABLE, EntryPoint
 from wisp._home import open_channel
 from wisp._live import ChannelBack, ChannelGone, Found, HomeGone, LiveInbox
 
-ANSWERABLE = (State.FILED, State.HANDED_OVER)
 ENDED_KEPT = 64  # ended requests remembered for their pages
 QUEUE_SIZE = 64  # changes a page may fall behind by before it is sent the whole board
 
