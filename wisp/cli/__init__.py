@@ -20,6 +20,7 @@ from typing import Annotated, Any, NamedTuple, NoReturn
 import typer
 from typer._click import Command, Context, HelpFormatter
 
+from wisp import __version__
 from wisp._program import (
     ExitCode,  # noqa: F401 (wisp.cli.ExitCode, as it was)
     no_collections,
@@ -27,7 +28,6 @@ from wisp._program import (
     said_at_the_root,
     say,
 )
-from wisp._version import __version__
 from wisp.cli._common import command_group, fail
 from wisp.cli._help import WispGroup, WispTyper, group_command
 

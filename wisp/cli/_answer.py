@@ -18,7 +18,7 @@ from wisp.cli._exit import ExitCode
 from wisp.kinds import view
 
 if TYPE_CHECKING:
-    from wisp._answering import AnswerReport
+    from wisp import AnswerReport
 
 # The answering side (the application's Answerer, the renderings of its reports) is imported
 # by the functions that answer: a group's listing and `show` declare this module's arguments,
@@ -35,7 +35,7 @@ def complete_ids(*kinds: Kind) -> Callable[[str], list[tuple[str, str]]]:
     short hint. Reads only; says nothing on failure (its output is the completion)."""
 
     def complete(incomplete: str) -> list[tuple[str, str]]:
-        from wisp._home import open_channel as open_home_channel
+        from wisp import open_channel as open_home_channel
         from wisp._lookup import answerable
         from wisp._render import asked_text
 

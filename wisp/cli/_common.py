@@ -142,7 +142,7 @@ def emit(lines: Iterable[str], *, style: str | None = None) -> None:
 
 def me() -> str:
     """The person running this command (answers they gave read "by you")."""
-    from wisp._home import current_user
+    from wisp import current_user
 
     return current_user()
 

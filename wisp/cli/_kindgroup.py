@@ -29,7 +29,7 @@ from wisp.cli.show import show_command
 from wisp.kinds import Answering, KindView
 
 if TYPE_CHECKING:  # the answering side is loaded by an answer, not by the group's listing
-    from wisp._answering import AnswerReport
+    from wisp import AnswerReport
 
 
 def kind_group(kind_view: KindView) -> typer.Typer:

@@ -41,11 +41,26 @@ from pending import (
     WrongKind,
     start_thread,
 )
-from wisp import Answerer, EntryPoint, Notifier, __version__, contradicted
-from wisp._hello import hello_heard
-from wisp._home import open_channel
-from wisp._live import ChannelBack, ChannelGone, Found, HomeGone, LiveInbox
-from wisp.audit.history import ASKED_MAX, EndedRequest, ended_requests
+from wisp import (
+    ASKED_MAX,
+    Answerer,
+    ChannelBack,
+    ChannelGone,
+    EndedRequest,
+    EntryPoint,
+    Face,
+    Found,
+    HomeGone,
+    LiveInbox,
+    Notifier,
+    StoreError,
+    __version__,
+    contradicted,
+    default_notifier,
+    ended_requests,
+    hello_heard,
+    open_channel,
+)
 from wisp.kinds import notice_for, views
 from wisp.kinds.tool import call_line
 from wisp.relay import EXIT_ERROR, EXIT_OK
@@ -76,8 +91,6 @@ from wisp.relay.protocol import (
     decode_front_end,
     encode,
 )
-from wisp.routes.notify import Face, default_notifier
-from wisp.stores.jsonstore import StoreError
 
 # How long the relay waits for a first line before it serves a front end without a hello
 # (command approvals only). A hello that comes later, as the first line, still counts: the

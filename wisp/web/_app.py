@@ -46,14 +46,21 @@ from pending import (
     Via,
     is_valid_id,
 )
-from wisp import Answerer, EntryPoint, contradicted
-from wisp._answering import AnswerFate, AnswerReport
-from wisp._home import open_channel
+from wisp import (
+    Answerer,
+    AnswerFate,
+    AnswerReport,
+    Device,
+    DeviceStore,
+    EntryPoint,
+    PairingRefused,
+    RateLimit,
+    StoreError,
+    contradicted,
+    open_channel,
+)
 from wisp._render import refusal
 from wisp.kinds import view
-from wisp.routes.notify import RateLimit
-from wisp.stores.devices import Device, DeviceStore, PairingRefused
-from wisp.stores.jsonstore import StoreError
 from wisp.web import _assets, _pages
 from wisp.web._board import Board, Changed, Gone, Reset
 
