@@ -7,7 +7,6 @@ server's life, with its threads' and session's facts in a :class:`FactBook`). Th
 command is :mod:`wisp.cli`; `wisp mcp` (:mod:`wisp.mcp`) is an AgentSession's MCP face.
 """
 
-import importlib as _importlib
 import typing as _typing
 
 from wisp._version import __version__
@@ -90,7 +89,7 @@ _HOMES = {
     "default_notifier": "wisp.routes.notify",
     "diagnose": "wisp._doctor",
     "ended_requests": "wisp.audit.history",
-    "hello_heard": "wisp._hello",
+    "hello_heard": "wisp.audit.hello",
     "is_legacy": "wisp.audit.reader",
     "known_event": "wisp.audit.reader",
     "load_config": "wisp.stores.config",
@@ -112,7 +111,6 @@ if _typing.TYPE_CHECKING:
     from wisp._deadlines import Cancel, DeadlineError, check_deadline, deadline_range
     from wisp._doctor import diagnose, send_test
     from wisp._entry import EntryPoint
-    from wisp._hello import hello_heard
     from wisp._home import current_user, open_channel, wisp_home
     from wisp._live import ChannelBack, ChannelGone, Found, HomeGone, LiveInbox
     from wisp.agents.session import (
@@ -124,6 +122,7 @@ if _typing.TYPE_CHECKING:
         StartError,
         collecting,
     )
+    from wisp.audit.hello import hello_heard
     from wisp.audit.history import ASKED_MAX, EndedRequest, ended_requests
     from wisp.audit.reader import (
         EVENTS,
@@ -177,7 +176,11 @@ if _typing.TYPE_CHECKING:
 
 def __getattr__(name: str) -> _typing.Any:
     if name in _HOMES:
-        value: _typing.Any = getattr(_importlib.import_module(_HOMES[name]), name)
+        # As an import statement loads it (`__import__`, which audit hooks hear, unlike
+        # importlib's): a face's `from wisp import X` loads X's module just as its own
+        # `from wisp.home import X` did (tests/test_startup.py interrupts there).
+        home = __import__(_HOMES[name], fromlist=(name,))
+        value: _typing.Any = getattr(home, name)
     else:
         raise AttributeError(f"module 'wisp' has no attribute {name!r}")
     globals()[name] = value  # once loaded, an ordinary attribute

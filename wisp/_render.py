@@ -104,7 +104,7 @@ def status_json(status: Status) -> dict[str, Any]:
 
 
 def _dumps(value: Any) -> str:
-    """*value* as `wisp pending --json` writes it (see :func:`wisp._program.json_line`,
+    """*value* as `wisp pending --json` writes it (see :func:`wisp.program.writes.json_line`,
     before its last escaping): json.dumps, non-ASCII raw."""
     return json.dumps(value, ensure_ascii=False)
 

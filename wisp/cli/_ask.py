@@ -14,10 +14,10 @@ import typer
 
 from pending import Kind, Outcome, PendingError
 from wisp import EntryPoint, check_deadline, deadline_range
-from wisp._program import ASKING_CLIENT
 from wisp._text import wrap
 from wisp.cli._common import err, fail, open_channel, tell, typed_as
 from wisp.kinds import view
+from wisp.program.writes import ASKING_CLIENT
 
 if TYPE_CHECKING:
     from pending import Request

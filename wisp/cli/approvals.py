@@ -17,7 +17,6 @@ from pending import (
     format_time,
 )
 from wisp import EntryPoint, wisp_home
-from wisp._program import render_command_or_question
 from wisp._text import one_line, visible
 from wisp.cli._answer import (
     JsonFlag,
@@ -49,6 +48,7 @@ from wisp.cli._exit import ExitCode
 from wisp.cli._listing import pending_command, show_rows
 from wisp.cli.show import SHOW_EXAMPLES, show_command
 from wisp.kinds import view
+from wisp.program.writes import render_command_or_question
 
 if TYPE_CHECKING:
     from pending import Request
@@ -202,7 +202,7 @@ def revoke(
 ) -> None:
     """Remove a standing approval: that command will be asked about again."""
     from wisp import GrantsError, GrantStore
-    from wisp._lookup import LookupRefused, typed_hex, unique
+    from wisp.program.lookup import LookupRefused, typed_hex, unique
 
     store = GrantStore(wisp_home())
     try:

@@ -75,7 +75,7 @@ def _contradicting(typed_id: str) -> list[Fact]:
     """The kept facts a keep of this request would contradict (read before answering, so a
     warning can follow; the answer itself decides nothing here)."""
     from wisp import contradicted
-    from wisp._lookup import LookupRefused, find_request
+    from wisp.program.lookup import LookupRefused, find_request
 
     try:
         with open_channel() as channel:
@@ -218,7 +218,7 @@ def forget(
     written), 2 error (the store cannot be used)."""
     require_terminal("wisp facts forget")
     from wisp import FactStore, StoreError
-    from wisp._lookup import LookupRefused, typed_hex, unique
+    from wisp.program.lookup import LookupRefused, typed_hex, unique
 
     try:
         typed = typed_hex(fact_id, what="fact", exact=True)

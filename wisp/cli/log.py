@@ -21,10 +21,10 @@ from wisp import (
     read_log,
     wisp_home,
 )
-from wisp._lookup import LookupRefused, typed_hex
 from wisp._render import log_line
 from wisp._text import wrap
 from wisp.cli._common import choice_of, choices, emit, fail, json_line, say, tell, width
+from wisp.program.lookup import LookupRefused, typed_hex
 
 HANG = 2  # a record's further lines are indented this much
 

@@ -8,7 +8,6 @@ import typer
 
 from pending import Decision, Kind, PendingError
 from wisp import EntryPoint
-from wisp._program import render_command_or_question
 from wisp.cli._answer import (
     JsonFlag,
     answer_from_terminal,
@@ -38,6 +37,7 @@ from wisp.cli._exit import ExitCode
 from wisp.cli._listing import pending_command
 from wisp.cli.show import SHOW_EXAMPLES, show_command
 from wisp.kinds import view
+from wisp.program.writes import render_command_or_question
 
 if TYPE_CHECKING:
     from pending import Request

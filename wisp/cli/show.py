@@ -33,9 +33,9 @@ def show_request(typed_id: str, as_json: bool) -> None:
     # Imported here: every group declares its `show` command, but only showing looks a
     # request up, renders it (the records and the kinds' rows) or reads the facts store.
     from wisp import contradicted
-    from wisp._lookup import LookupRefused, find_request
     from wisp._render import details, refusal, status_json
     from wisp.cli._layout import labelled
+    from wisp.program.lookup import LookupRefused, find_request
 
     with open_channel() as channel:
         try:

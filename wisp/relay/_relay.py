@@ -8,7 +8,7 @@ the asker's outcome and the relay must go on relaying meanwhile. Every line out 
 :mod:`wisp.relay.protocol`, the module a front end speaks through too.
 
 The relay has no answering code of its own: answers go through :class:`wisp.Answerer`,
-watching through :class:`wisp.Inbox`, the hello's audit through :func:`wisp._hello.hello_heard`
+watching through :class:`wisp.Inbox`, the hello's audit through :func:`wisp.audit.hello.hello_heard`
 and notifications through the :class:`wisp.Notifier`'s `host` route.
 """
 
