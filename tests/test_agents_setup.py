@@ -355,9 +355,9 @@ class TestStatus:
         """Codex set up but not on PATH: status says its version and its skipped hooks were
         not checked, in words (`--json` names the checks `version` and `skipped`)."""
         assert _wisp("agents", "setup", "codex")[0] == 0
-        code, out, _ = _wisp("agents", "status")
+        _code, out, _ = _wisp("agents", "status")
         assert "so its version and skipped hooks (Codex's trust" in out, out
-        code, out, _ = _wisp("agents", "status", "--json")
+        _code, out, _ = _wisp("agents", "status", "--json")
         [entry] = json.loads(out)
         assert [c["check"] for c in entry["notChecked"]] == ["version", "skipped"]
 

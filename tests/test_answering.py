@@ -336,11 +336,12 @@ class TestAWatchThatCannotStart:
 
 
 class TestWaiting:
-    """`wisp._waiting.waiting`: the listing the faces show, an empty channel read unopened."""
+    """`wisp.program.waiting.waiting`: the listing the faces show, an empty channel read
+    unopened."""
 
     def test_an_empty_channel_is_not_opened(self, channel: Channel) -> None:
         """Nothing waits, and the channel was not opened (no time read): nothing to sweep."""
-        from wisp._waiting import waiting
+        from wisp.program.waiting import waiting
 
         found = waiting(
             kinds=None, states=None, via=Via.CLI, entry_point=EntryPoint.PENDING, home=channel.home
@@ -350,7 +351,7 @@ class TestWaiting:
     def test_a_request_is_listed_after_the_sweep(self, channel: Channel) -> None:
         """A request filed by a live asker is listed (its kind asked for), with the time the
         listing looked; one whose asker stopped is settled stale by the sweep first."""
-        from wisp._waiting import waiting
+        from wisp.program.waiting import waiting
 
         with channel.server() as server:
             request = command(server)

@@ -12,7 +12,7 @@ from cliterm import WIDTHS, run
 from helpers import audit_records, fact, kept_fact, run_wisp
 
 from pending import Channel, ServerLock
-from wisp import FactStore
+from wisp import FactStore, contradicted
 
 
 class TestForget:
@@ -84,6 +84,19 @@ class TestContradiction:
         assert f"you also keep release codename = BLUE HERON ({older.id})" in flat
         assert f"wisp facts forget {older.id}" in flat
         assert {f.value for f in FactStore(home).list()} == {"BLUE HERON", "RED KITE"}
+
+    def test_every_face_asks_the_same_question(
+        self, channel: Channel, server: ServerLock, home: Path
+    ) -> None:
+        """wisp.contradicted, which `wisp show`, `wisp facts keep`, the relay and the web page
+        ask: the kept fact a request's other value contradicts; none for the same value, and
+        none (not an error) where the facts store cannot be read."""
+        older = kept_fact(home, "BLUE HERON")
+        other, same = fact(server, value="RED KITE"), fact(server, value="BLUE HERON")
+        assert contradicted(other, home) == [older]
+        assert contradicted(same, home) == []
+        (home / "facts.json").write_text("{not json")
+        assert contradicted(other, home) == []
 
     def test_the_same_value_is_no_contradiction(self, home: Path) -> None:
         """The store tells a different value from the same one, and other names apart."""

@@ -51,7 +51,12 @@ RANDOM_NAMES = ("secrets", "hmac")
 # What listing approvals needs none of: the grants store and the ID lookup (revoke, answers,
 # show), the facts store (a kept fact), the settings (a listing reads none). Each is loaded by
 # the command that uses it (issue 23: ~25 M instructions of `wisp approvals pending`).
-LISTING_DEFERS = ("wisp.stores.grants", "wisp._lookup", "wisp.stores.facts", "wisp.stores.config")
+LISTING_DEFERS = (
+    "wisp.stores.grants",
+    "wisp.program.lookup",
+    "wisp.stores.facts",
+    "wisp.stores.config",
+)
 # What the listing of an empty channel needs none of: it reads three directories and says one
 # line. attrs' import alone is ~7.5 ms of a cold start, the records and the answering side
 # ~20 ms more (bench/README.md, issue 23).

@@ -183,6 +183,32 @@ class TestOnePlace:
         allowed = {f"wisp/kinds/{v.kind.value}.py" for v in views()}
         assert {f.split(":")[0] for f in found} <= allowed, found
 
+    def test_the_answerable_states_and_a_facts_contradictions_are_defined_once(self) -> None:
+        """Which states can be answered is written once (wisp.ANSWERABLE, in the kinds' view
+        module), and which kept facts a fact contradicts is asked of the facts store in one
+        place (wisp.contradicted, the fact kind's module): every face uses those."""
+        states, asks = set(), set()
+        for path in sorted(ROOT.joinpath("wisp").rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, (ast.Tuple, ast.Set, ast.List)):
+                    named = {
+                        e.attr
+                        for e in node.elts
+                        if isinstance(e, ast.Attribute)
+                        and isinstance(e.value, ast.Name)
+                        and e.value.id == "State"
+                    }
+                    if named == {"FILED", "HANDED_OVER"} and len(node.elts) == 2:
+                        states.add(str(path.relative_to(ROOT)))
+                if (
+                    isinstance(node, ast.Call)
+                    and isinstance(node.func, ast.Attribute)
+                    and node.func.attr == "contradicting"
+                ):
+                    asks.add(str(path.relative_to(ROOT)))
+        assert states == {"wisp/kinds/_view.py"}  # found, and only there
+        assert asks == {"wisp/kinds/fact.py"}
+
     def test_every_kind_has_a_view(self) -> None:
         """Every kind of the channel has its view, and each view's decisions are its kind's."""
         assert [v.kind for v in views()] == list(KINDS)

@@ -7,7 +7,6 @@ server's life, with its threads' and session's facts in a :class:`FactBook`). Th
 command is :mod:`wisp.cli`; `wisp mcp` (:mod:`wisp.mcp`) is an AgentSession's MCP face.
 """
 
-import importlib as _importlib
 import typing as _typing
 
 from wisp._version import __version__
@@ -15,6 +14,8 @@ from wisp._version import __version__
 # Where each public name lives. Loaded on first use (PEP 562), so that `wisp --version` or a
 # listing pays for no watcher, no asyncio and no metadata scan it does not use.
 _HOMES = {
+    "ANSWERABLE": "wisp.kinds._view",
+    "ASKED_MAX": "wisp.audit.history",
     "AgentSession": "wisp.agents.session",
     "AnswerFate": "wisp._answering",
     "AnswerReport": "wisp._answering",
@@ -25,31 +26,81 @@ _HOMES = {
     "ApprovalOutcome": "wisp.kinds.command_gate",
     "Asker": "wisp._asking",
     "AuditEvent": "wisp.audit.writer",
+    "AuditLogError": "wisp.audit.reader",
     "AuditLogUnsafe": "wisp.audit.writer",
     "Cancel": "wisp._deadlines",
+    "ChannelBack": "wisp._live",
+    "ChannelGone": "wisp._live",
+    "Config": "wisp.stores.config",
+    "ConfigError": "wisp.stores.config",
+    "ConfigUnusable": "wisp.stores.config",
     "DeadlineError": "wisp._deadlines",
+    "Device": "wisp.stores.devices",
+    "DeviceStore": "wisp.stores.devices",
+    "EVENTS": "wisp.audit.reader",
+    "EndedRequest": "wisp.audit.history",
     "Ending": "wisp.kinds._asker",
     "EntryPoint": "wisp._entry",
+    "Face": "wisp.routes.notify",
     "Fact": "wisp.stores.facts",
     "FactBook": "wisp.stores.threadfacts",
     "FactKeeper": "wisp.kinds.fact_keeper",
     "FactRefused": "wisp.stores.facts",
     "FactScope": "wisp.stores.factids",
     "FactStore": "wisp.stores.facts",
+    "Found": "wisp._live",
     "Grant": "wisp.stores.grants",
     "GrantStore": "wisp.stores.grants",
+    "GrantsError": "wisp.stores.grants",
+    "HomeGone": "wisp._live",
     "Inbox": "wisp._answering",
     "KeepRequest": "wisp.kinds.fact_keeper",
     "KeepState": "wisp.kinds.fact_keeper",
+    "LiveInbox": "wisp._live",
+    "LogFilter": "wisp.audit.reader",
+    "LogFollower": "wisp.audit.reader",
+    "NotFiled": "wisp.agents.session",
+    "NotOurs": "wisp.agents.session",
     "NoteFact": "wisp.stores.threadfacts",
     "Notifier": "wisp.routes.notify",
+    "PERMANENT_PREFIX": "wisp.stores.factids",
+    "PairingRefused": "wisp.stores.devices",
+    "PermissionVerdict": "wisp.agents.session",
+    "PushWhen": "wisp.stores.config",
     "QuestionAsker": "wisp.kinds.question_gate",
+    "ROUTES": "wisp.routes.notify",
+    "RateLimit": "wisp.routes.notify",
     "Reply": "wisp.kinds.question_gate",
     "ReplyOutcome": "wisp.kinds.question_gate",
+    "Route": "wisp.routes.notify",
+    "SESSION_PREFIX": "wisp.stores.factids",
+    "SETTINGS": "wisp.stores.config",
+    "STORED_SCOPES": "wisp.stores.grants",
+    "StartError": "wisp.agents.session",
     "StoreError": "wisp.stores.jsonstore",
+    "THREAD_PREFIX": "wisp.stores.factids",
     "UnknownFact": "wisp.stores.threadfacts",
+    "WAITING": "wisp.agents.session",
+    "check_deadline": "wisp._deadlines",
+    "collecting": "wisp.agents.session",
+    "contradicted": "wisp.kinds.fact",
     "current_user": "wisp._home",
+    "deadline_range": "wisp._deadlines",
+    "default_notifier": "wisp.routes.notify",
+    "diagnose": "wisp._doctor",
+    "ended_requests": "wisp.audit.history",
+    "hello_heard": "wisp.audit.hello",
+    "is_legacy": "wisp.audit.reader",
+    "known_event": "wisp.audit.reader",
+    "load_config": "wisp.stores.config",
+    "loosens": "wisp.stores.config",
+    "new_fact_id": "wisp.stores.factids",
     "open_channel": "wisp._home",
+    "parse_since": "wisp.audit.reader",
+    "parse_value": "wisp.stores.config",
+    "read_log": "wisp.audit.reader",
+    "send_test": "wisp._doctor",
+    "set_setting": "wisp.stores.config",
     "wait_until": "wisp._answering",
     "wisp_home": "wisp._home",
 }
@@ -57,26 +108,79 @@ _HOMES = {
 if _typing.TYPE_CHECKING:
     from wisp._answering import Answerer, AnswerFate, AnswerReport, Inbox, wait_until
     from wisp._asking import Asker
-    from wisp._deadlines import Cancel, DeadlineError
+    from wisp._deadlines import Cancel, DeadlineError, check_deadline, deadline_range
+    from wisp._doctor import diagnose, send_test
     from wisp._entry import EntryPoint
     from wisp._home import current_user, open_channel, wisp_home
-    from wisp.agents.session import AgentSession
+    from wisp._live import ChannelBack, ChannelGone, Found, HomeGone, LiveInbox
+    from wisp.agents.session import (
+        WAITING,
+        AgentSession,
+        NotFiled,
+        NotOurs,
+        PermissionVerdict,
+        StartError,
+        collecting,
+    )
+    from wisp.audit.hello import hello_heard
+    from wisp.audit.history import ASKED_MAX, EndedRequest, ended_requests
+    from wisp.audit.reader import (
+        EVENTS,
+        AuditLogError,
+        LogFilter,
+        LogFollower,
+        is_legacy,
+        known_event,
+        parse_since,
+        read_log,
+    )
     from wisp.audit.writer import AuditEvent, AuditLogUnsafe
     from wisp.kinds._asker import Applier, Ending
+    from wisp.kinds._view import ANSWERABLE
     from wisp.kinds.command_gate import Approval, ApprovalGate, ApprovalOutcome
+    from wisp.kinds.fact import contradicted
     from wisp.kinds.fact_keeper import FactKeeper, KeepRequest, KeepState
     from wisp.kinds.question_gate import QuestionAsker, Reply, ReplyOutcome
-    from wisp.routes.notify import Notifier
-    from wisp.stores.factids import FactScope
+    from wisp.routes.notify import (
+        ROUTES,
+        Face,
+        Notifier,
+        RateLimit,
+        Route,
+        default_notifier,
+    )
+    from wisp.stores.config import (
+        SETTINGS,
+        Config,
+        ConfigError,
+        ConfigUnusable,
+        PushWhen,
+        load_config,
+        loosens,
+        parse_value,
+        set_setting,
+    )
+    from wisp.stores.devices import Device, DeviceStore, PairingRefused
+    from wisp.stores.factids import (
+        PERMANENT_PREFIX,
+        SESSION_PREFIX,
+        THREAD_PREFIX,
+        FactScope,
+        new_fact_id,
+    )
     from wisp.stores.facts import Fact, FactRefused, FactStore
-    from wisp.stores.grants import Grant, GrantStore
+    from wisp.stores.grants import STORED_SCOPES, Grant, GrantsError, GrantStore
     from wisp.stores.jsonstore import StoreError
     from wisp.stores.threadfacts import FactBook, NoteFact, UnknownFact
 
 
 def __getattr__(name: str) -> _typing.Any:
     if name in _HOMES:
-        value: _typing.Any = getattr(_importlib.import_module(_HOMES[name]), name)
+        # As an import statement loads it (`__import__`, which audit hooks hear, unlike
+        # importlib's): a face's `from wisp import X` loads X's module just as its own
+        # `from wisp.home import X` did (tests/test_startup.py interrupts there).
+        home = __import__(_HOMES[name], fromlist=(name,))
+        value: _typing.Any = getattr(home, name)
     else:
         raise AttributeError(f"module 'wisp' has no attribute {name!r}")
     globals()[name] = value  # once loaded, an ordinary attribute
@@ -88,6 +192,16 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "ANSWERABLE",
+    "ASKED_MAX",
+    "EVENTS",
+    "PERMANENT_PREFIX",
+    "ROUTES",
+    "SESSION_PREFIX",
+    "SETTINGS",
+    "STORED_SCOPES",
+    "THREAD_PREFIX",
+    "WAITING",
     "AgentSession",
     "AnswerFate",
     "AnswerReport",
@@ -98,32 +212,74 @@ __all__ = [
     "ApprovalOutcome",
     "Asker",
     "AuditEvent",
+    "AuditLogError",
     "AuditLogUnsafe",
     "Cancel",
+    "ChannelBack",
+    "ChannelGone",
+    "Config",
+    "ConfigError",
+    "ConfigUnusable",
     "DeadlineError",
+    "Device",
+    "DeviceStore",
+    "EndedRequest",
     "Ending",
     "EntryPoint",
+    "Face",
     "Fact",
     "FactBook",
     "FactKeeper",
     "FactRefused",
     "FactScope",
     "FactStore",
+    "Found",
     "Grant",
     "GrantStore",
+    "GrantsError",
+    "HomeGone",
     "Inbox",
     "KeepRequest",
     "KeepState",
+    "LiveInbox",
+    "LogFilter",
+    "LogFollower",
+    "NotFiled",
+    "NotOurs",
     "NoteFact",
     "Notifier",
+    "PairingRefused",
+    "PermissionVerdict",
+    "PushWhen",
     "QuestionAsker",
+    "RateLimit",
     "Reply",
     "ReplyOutcome",
+    "Route",
+    "StartError",
     "StoreError",
     "UnknownFact",
     "__version__",
+    "check_deadline",
+    "collecting",
+    "contradicted",
     "current_user",
+    "deadline_range",
+    "default_notifier",
+    "diagnose",
+    "ended_requests",
+    "hello_heard",
+    "is_legacy",
+    "known_event",
+    "load_config",
+    "loosens",
+    "new_fact_id",
     "open_channel",
+    "parse_since",
+    "parse_value",
+    "read_log",
+    "send_test",
+    "set_setting",
     "wait_until",
     "wisp_home",
 ]

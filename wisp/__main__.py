@@ -32,7 +32,8 @@ if sys.argv[1:2] == ["hook"]:
 # standard output or error cannot be flushed at exit (Python's own 120).
 _FLUSH_FAILED_STATUS = 120
 # Ctrl-C before the command took it over (while the program loads): as a shell reports SIGINT,
-# and as typer ends a command it interrupts (wisp._program.ExitCode.INTERRUPTED, not loaded here).
+# and as typer ends a command it interrupts (wisp.program.writes.ExitCode.INTERRUPTED, not
+# loaded here).
 _INTERRUPTED_STATUS = 130
 
 
@@ -180,11 +181,11 @@ _EMPTY_LISTINGS: dict[tuple[str, ...], str] = {
 
 def _listing(argv: list[str]) -> int | None:
     """`wisp pending --json` and `wisp approvals pending --json`, exactly (what a script runs):
-    served before the CLI loads, as the commands serve them (:func:`wisp._program.pending_json`:
-    the same output, the same words on stderr, the same status); `wisp pending` and `wisp
-    approvals pending`, exactly, while the channel holds nothing (:func:`wisp._program.
-    nothing_waits`); None for any other command line, and while a shell's completion asks
-    (`_WISP_COMPLETE` set: the CLI's to answer).
+    served before the CLI loads, as the commands serve them
+    (:func:`wisp.program.writes.pending_json`: the same output, the same words on stderr, the
+    same status); `wisp pending` and `wisp approvals pending`, exactly, while the channel holds
+    nothing (:func:`wisp.program.writes.nothing_waits`); None for any other command line, and
+    while a shell's completion asks (`_WISP_COMPLETE` set: the CLI's to answer).
     Loading typer, click, rich and the CLI's modules was ~120 M of the ~295 M instructions
     of its start (its count less what each request costs; callgrind, bench/README.md, issue
     41), against ~95 M for the floor's."""
@@ -195,7 +196,7 @@ def _listing(argv: list[str]) -> int | None:
         # `wisp pending`, what a person runs most, on a channel that holds nothing: its one
         # line without typer, click and the CLI's modules (about half of its start); anything
         # in the channel (or no channel yet, or one refused) is the CLI's to list or to say.
-        from wisp._program import nothing_waits
+        from wisp.program.writes import nothing_waits
 
         return nothing_waits(what)
     if tuple(argv) not in _LISTINGS:
@@ -203,7 +204,7 @@ def _listing(argv: list[str]) -> int | None:
     # The collector stays paused to the end (wisp._startup: a command that ends): a listing
     # keeps what it makes until it is printed (~150,000 objects at 10,000 requests), and a
     # collection after it walked them all again (~2,000 instructions a request).
-    from wisp._program import pending_json
+    from wisp.program.writes import pending_json
 
     kind = _LISTINGS[tuple(argv)]
     if kind is None:
@@ -215,7 +216,7 @@ def _listing(argv: list[str]) -> int | None:
 
 def _approve(argv: list[str]) -> int | None:
     """`wisp approvals approve ID`, exactly, the ID (or its prefix) letters and digits only:
-    served before the CLI loads, as the command serves it (:func:`wisp._program.approve_once`:
+    served before the CLI loads, as the command serves it (:func:`wisp.program.writes.approve_once`:
     the same words, refusals and status); None for any other command line (a scope, `--json`,
     no ID, anything the CLI parses or refuses), and while a shell's completion asks. The
     person answering waits on it, and so does the agent that asked."""
@@ -226,7 +227,7 @@ def _approve(argv: list[str]) -> int | None:
         or os.environ.get("_WISP_COMPLETE")
     ):
         return None
-    from wisp._program import approve_once
+    from wisp.program.writes import approve_once
 
     return approve_once(argv[2])
 

@@ -35,7 +35,7 @@ from pending import (
 )
 from wisp._text import one_line
 from wisp.audit.history import asked_in
-from wisp.kinds import view
+from wisp.kinds import ANSWERABLE, view
 
 if TYPE_CHECKING:
     from wisp._answering import AnswerReport
@@ -104,7 +104,7 @@ def status_json(status: Status) -> dict[str, Any]:
 
 
 def _dumps(value: Any) -> str:
-    """*value* as `wisp pending --json` writes it (see :func:`wisp._program.json_line`,
+    """*value* as `wisp pending --json` writes it (see :func:`wisp.program.writes.json_line`,
     before its last escaping): json.dumps, non-ASCII raw."""
     return json.dumps(value, ensure_ascii=False)
 
@@ -347,7 +347,7 @@ def details(
         lines.append(("answer", _answer_line(status.answer, me)))
     if status.settled is not None:
         lines.append(("outcome", _outcome_line(status.settled)))
-    if status.state in (State.FILED, State.HANDED_OVER):
+    if status.state in ANSWERABLE:
         for n, command in enumerate(how_to_answer(status)):
             lines.append(("answer it" if n == 0 else "", command))
     return lines

@@ -1,6 +1,6 @@
 """The `wisp` command: a face that parses, calls the application (:mod:`wisp`), and renders.
 
-Each command group lives in its own module; exit codes are :class:`wisp._program.ExitCode`.
+Each command group lives in its own module; exit codes are :class:`wisp.program.writes.ExitCode`.
 """
 
 from __future__ import annotations
@@ -20,16 +20,16 @@ from typing import Annotated, Any, NamedTuple, NoReturn
 import typer
 from typer._click import Command, Context, HelpFormatter
 
-from wisp._program import (
+from wisp import __version__
+from wisp.cli._common import command_group, fail
+from wisp.cli._help import WispGroup, WispTyper, group_command
+from wisp.program.writes import (
     ExitCode,  # noqa: F401 (wisp.cli.ExitCode, as it was)
     no_collections,
     reader_gone,
     said_at_the_root,
     say,
 )
-from wisp._version import __version__
-from wisp.cli._common import command_group, fail
-from wisp.cli._help import WispGroup, WispTyper, group_command
 
 app = command_group(
     "wisp's pending channel: what your agents are waiting on you for, answered from any terminal.",
@@ -249,7 +249,7 @@ class _LazyRoot(WispGroup):
 
     def invoke(self, ctx: Context) -> Any:
         """Run the command; what no command can say itself is said here, once
-        (:func:`wisp._program.said_at_the_root`): a reader that went away (`wisp pending |
+        (:func:`wisp.program.writes.said_at_the_root`): a reader that went away (`wisp pending |
         head -1`) ends it quietly with 0, a resource limit reached (too many open files, no
         memory) exits 2 naming the limit, never a file, and an audit log that is no file to
         append to exits 2 saying so."""
@@ -259,7 +259,7 @@ class _LazyRoot(WispGroup):
             finally:
                 sys.stdout.flush()  # what is still buffered meets a closed pipe here, not at exit
         except Exception as exc:
-            # Said in wisp._program, which what is served before the CLI says it through too.
+            # Said in wisp.program.writes, which what is served before the CLI says it through too.
             code = said_at_the_root(exc)
             if code is None:
                 raise

@@ -11,14 +11,14 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from pending import Decision, Kind
-from wisp._program import answer_typed
 from wisp._text import one_line, visible
 from wisp.cli._common import fail, open_channel, tell
 from wisp.cli._exit import ExitCode
 from wisp.kinds import view
+from wisp.program.writes import answer_typed
 
 if TYPE_CHECKING:
-    from wisp._answering import AnswerReport
+    from wisp import AnswerReport
 
 # The answering side (the application's Answerer, the renderings of its reports) is imported
 # by the functions that answer: a group's listing and `show` declare this module's arguments,
@@ -35,9 +35,9 @@ def complete_ids(*kinds: Kind) -> Callable[[str], list[tuple[str, str]]]:
     short hint. Reads only; says nothing on failure (its output is the completion)."""
 
     def complete(incomplete: str) -> list[tuple[str, str]]:
-        from wisp._home import open_channel as open_home_channel
-        from wisp._lookup import answerable
+        from wisp import open_channel as open_home_channel
         from wisp._render import asked_text
+        from wisp.program.lookup import answerable
 
         try:
             with open_home_channel() as channel:
@@ -81,8 +81,8 @@ def chosen_id(typed_id: str | None, command: str, kind: Kind) -> str:
     answers each: nothing is answered unasked."""
     if typed_id is not None:
         return typed_id
-    from wisp._lookup import answerable
     from wisp._render import asked_text
+    from wisp.program.lookup import answerable
 
     with open_channel() as channel:
         waiting = answerable(channel, kinds=(kind,))
@@ -108,7 +108,7 @@ def chosen_id(typed_id: str | None, command: str, kind: Kind) -> str:
 def _confirmed(prompt: str, request_id: str) -> bool:
     """`[y/N]` asked on stderr: True for `y`. Ctrl-D is a no; Ctrl-C is an interruption (exit
     130, saying nothing was written: docs/cli.md), not Click's bare `Aborted!` (exit 1)."""
-    from wisp._program import interrupted
+    from wisp.program.writes import interrupted
 
     try:
         return typer.confirm(prompt, default=False, err=True)
@@ -131,7 +131,7 @@ def answer_from_terminal(
     as_json: bool = False,
     render: Callable[[AnswerReport], None],
 ) -> AnswerReport:
-    """Answer through the application layer (:func:`wisp._program.answer_typed`): refusals
+    """Answer through the application layer (:func:`wisp.program.writes.answer_typed`): refusals
     exit 1 (nothing written); a store that cannot take a keep exits 2; Ctrl-C says whether
     the answer was written. No ID typed: see :func:`chosen_id`."""
     return answer_typed(

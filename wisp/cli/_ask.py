@@ -13,18 +13,15 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from pending import Kind, Outcome, PendingError
-from wisp._deadlines import check_deadline, deadline_range
-from wisp._entry import EntryPoint
-from wisp._program import ASKING_CLIENT
+from wisp import EntryPoint, check_deadline, deadline_range
 from wisp._text import wrap
 from wisp.cli._common import err, fail, open_channel, tell, typed_as
 from wisp.kinds import view
+from wisp.program.writes import ASKING_CLIENT
 
 if TYPE_CHECKING:
     from pending import Request
-    from wisp._asking import Asker
-    from wisp.kinds._asker import Ending
-    from wisp.stores.config import Config
+    from wisp import Asker, Config, Ending
 
 INDENT = "  "
 # How long a signal's withdrawal waits for a settling under way on another thread (the
@@ -104,7 +101,7 @@ def asking(entry_point: EntryPoint, config: Config) -> Iterator[Asker]:
 
 def _asking(entry_point: EntryPoint, config: Config) -> Iterator[Asker]:
     channel = open_channel()
-    from wisp._asking import Asker  # loaded when a command asks, never for a listing
+    from wisp import Asker
 
     try:
         asker = Asker(

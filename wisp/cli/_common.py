@@ -10,9 +10,11 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import typer
 
-# What a command writes and how it ends (wisp._program, where what the program serves before
+from wisp.cli._help import WispGroup, WispTyper
+
+# What a command writes and how it ends (wisp.program.writes, where what the program serves before
 # the CLI loads says them too): named here as well, as the commands have always imported them.
-from wisp._program import (
+from wisp.program.writes import (
     ExitCode,
     channel_or_end,
     config_or_end,
@@ -27,7 +29,6 @@ from wisp._program import (
     say,
     tell,
 )
-from wisp.cli._help import WispGroup, WispTyper
 
 __all__ = [
     "ExitCode",
@@ -142,12 +143,12 @@ def emit(lines: Iterable[str], *, style: str | None = None) -> None:
 
 def me() -> str:
     """The person running this command (answers they gave read "by you")."""
-    from wisp._home import current_user
+    from wisp import current_user
 
     return current_user()
 
 
-# How a command ends with a message, opens the channel, reads the settings: wisp._program's,
+# How a command ends with a message, opens the channel, reads the settings: wisp.program.writes's,
 # as the commands served before the CLI loads do, under the names the commands use.
 fail = end
 open_channel = channel_or_end

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from pending import Decision
-from wisp._program import render_command_or_question
 from wisp.cli._answer import (
     JsonFlag,
     answer_from_terminal,
@@ -27,9 +26,10 @@ from wisp.cli._common import command_group
 from wisp.cli._listing import pending_command
 from wisp.cli.show import show_command
 from wisp.kinds import Answering, KindView
+from wisp.program.writes import render_command_or_question
 
 if TYPE_CHECKING:  # the answering side is loaded by an answer, not by the group's listing
-    from wisp._answering import AnswerReport
+    from wisp import AnswerReport
 
 
 def kind_group(kind_view: KindView) -> typer.Typer:

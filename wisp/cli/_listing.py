@@ -9,20 +9,20 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from pending import Kind, State
-from wisp._program import (
+from wisp.cli._common import emit, no_collections, out, print_json, say, typed_as, width
+from wisp.kinds import view
+from wisp.program.writes import (
     ExitCode,
     listed_states,
     listing,
     nothing_waits_line,
     print_listing_json,
 )
-from wisp.cli._common import emit, no_collections, out, print_json, say, typed_as, width
-from wisp.kinds import view
 
 if TYPE_CHECKING:
     from wisp.cli._layout import Cell, Column, Line
 
-# What a listing shows by default (wisp._program.listed_states, shared with what is served
+# What a listing shows by default (wisp.program.writes.listed_states, shared with what is served
 # before the CLI loads): what waits, and stale when its sweep could not end it.
 LISTED = listed_states()
 WAITING = tuple(state for state in LISTED if state is not State.STALE)

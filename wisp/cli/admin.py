@@ -9,9 +9,24 @@ from typing import Annotated, Any
 import typer
 
 from pending import PendingError
-from wisp._doctor import diagnose, send_test
-from wisp._entry import EntryPoint
-from wisp._home import open_channel, wisp_home
+from wisp import (
+    ROUTES,
+    SETTINGS,
+    ConfigError,
+    ConfigUnusable,
+    EntryPoint,
+    Notifier,
+    PushWhen,
+    Route,
+    diagnose,
+    load_config,
+    loosens,
+    open_channel,
+    parse_value,
+    send_test,
+    set_setting,
+    wisp_home,
+)
 from wisp._text import visible, wrap
 from wisp.cli._common import (
     choice_of,
@@ -27,17 +42,6 @@ from wisp.cli._common import (
 )
 from wisp.cli._exit import ExitCode
 from wisp.cli._layout import labelled
-from wisp.routes.notify import ROUTES, Notifier, Route
-from wisp.stores.config import (
-    SETTINGS,
-    ConfigError,
-    ConfigUnusable,
-    PushWhen,
-    load_config,
-    loosens,
-    parse_value,
-    set_setting,
-)
 
 config_app = command_group(
     "Settings in $WISP_HOME/config.json: `wisp config` lists them; `get KEY` prints one; "

@@ -16,9 +16,7 @@ from pending import (
     Scope,
     format_time,
 )
-from wisp._entry import EntryPoint
-from wisp._home import wisp_home
-from wisp._program import render_command_or_question
+from wisp import EntryPoint, wisp_home
 from wisp._text import one_line, visible
 from wisp.cli._answer import (
     JsonFlag,
@@ -50,6 +48,7 @@ from wisp.cli._exit import ExitCode
 from wisp.cli._listing import pending_command, show_rows
 from wisp.cli.show import SHOW_EXAMPLES, show_command
 from wisp.kinds import view
+from wisp.program.writes import render_command_or_question
 
 if TYPE_CHECKING:
     from pending import Request
@@ -152,8 +151,8 @@ def grants(
     approvals kept for an agent's session (until it ends, or 24 hours)."""
     # The grants store and the ID lookup are imported by the commands that use them: a
     # listing of approvals pays for neither (issue 23).
+    from wisp import GrantsError, GrantStore
     from wisp.cli._layout import Column, Role
-    from wisp.stores.grants import GrantsError, GrantStore
 
     try:
         found = GrantStore(wisp_home()).list(sessions=True)
@@ -202,8 +201,8 @@ def revoke(
     ],
 ) -> None:
     """Remove a standing approval: that command will be asked about again."""
-    from wisp._lookup import LookupRefused, typed_hex, unique
-    from wisp.stores.grants import GrantsError, GrantStore
+    from wisp import GrantsError, GrantStore
+    from wisp.program.lookup import LookupRefused, typed_hex, unique
 
     store = GrantStore(wisp_home())
     try:
@@ -311,9 +310,7 @@ def request_approval(
         told(request)
 
     # The asking side loads only when it asks.
-    from wisp.kinds.command_gate import ApprovalGate, ApprovalOutcome
-    from wisp.stores.grants import STORED_SCOPES
-    from wisp.stores.jsonstore import StoreError
+    from wisp import STORED_SCOPES, ApprovalGate, ApprovalOutcome, StoreError
 
     with asking(EntryPoint.APPROVALS, config) as asker:
         try:

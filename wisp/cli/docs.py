@@ -7,9 +7,9 @@ from typing import Annotated
 
 import typer
 
-from wisp._manual import page, topics
 from wisp.cli._common import fail, say
 from wisp.cli._exit import ExitCode
+from wisp.cli._manual import page, topics
 
 DOCS_EXAMPLES = """Examples:
   wisp docs                   the topics
@@ -30,9 +30,9 @@ def docs(
     if not known:
         fail("no documentation pages were found in this installation; reinstall wisp.")
     if topic is None:
-        from wisp._manual import summary
         from wisp.cli._common import emit, width
         from wisp.cli._layout import labelled
+        from wisp.cli._manual import summary
 
         say("Topics (wisp docs TOPIC):")
         emit(labelled([(name, summary(name)) for name in known], width(), indent=2))
@@ -48,7 +48,7 @@ def docs(
         import pydoc  # only here: a pager for a person (it honours $MANPAGER and $PAGER)
         import shutil
 
-        from wisp._manual import rewrapped
+        from wisp.cli._manual import rewrapped
 
         # Written at 100 columns: wrapped to the terminal, so no pager breaks a word.
         pydoc.pager(rewrapped(text, shutil.get_terminal_size().columns - 1))

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 import typer
 
 from pending import PendingError
-from wisp._entry import EntryPoint
+from wisp import EntryPoint, StoreError
 from wisp._text import visible
 from wisp.cli._ask import (
     TimeoutOption,
@@ -48,7 +48,6 @@ from wisp.kinds.programs import (
     sealed_fd,
     with_programs,
 )
-from wisp.stores.jsonstore import StoreError
 
 if TYPE_CHECKING:
     from pending import Request
@@ -126,7 +125,7 @@ def execute(
         filed_ids.append(request.id)
         told(request)
 
-    from wisp.kinds.command_gate import ApprovalGate, ApprovalOutcome  # only when it asks
+    from wisp import ApprovalGate, ApprovalOutcome
 
     with asking(EntryPoint.APPROVALS, config) as asker:
         try:

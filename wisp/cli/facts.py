@@ -7,8 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from pending import Decision, Kind, Outcome, PendingError, format_time
-from wisp._entry import EntryPoint
-from wisp._home import wisp_home
+from wisp import EntryPoint, wisp_home
 from wisp._text import one_line, visible
 from wisp.cli._answer import JsonFlag, answer_from_terminal, chosen_id, optional_id_argument
 from wisp.cli._ask import asking, how_to_answer
@@ -33,8 +32,7 @@ from wisp.kinds.fact import also_kept
 
 if TYPE_CHECKING:
     from pending import FactBinding
-    from wisp._answering import AnswerReport
-    from wisp.stores.facts import Fact
+    from wisp import AnswerReport, Fact
 
 # The stores, the ID lookup and the answering side are imported by the commands that use
 # them: `wisp facts pending` on an empty channel loads none of them (wisp.cli._listing).
@@ -76,26 +74,19 @@ def answer_fact(typed_id: str | None, decision: Decision, as_json: bool) -> None
 def _contradicting(typed_id: str) -> list[Fact]:
     """The kept facts a keep of this request would contradict (read before answering, so a
     warning can follow; the answer itself decides nothing here)."""
-    from pending import FactBinding
-    from wisp._lookup import LookupRefused, find_request
-    from wisp.stores.facts import FactStore
-    from wisp.stores.jsonstore import StoreError
+    from wisp import contradicted
+    from wisp.program.lookup import LookupRefused, find_request
 
     try:
         with open_channel() as channel:
-            binding = find_request(channel, typed_id).request.binding
-            if not isinstance(binding, FactBinding):
-                return []
-            return FactStore(channel.home).contradicting(
-                binding.subject, binding.name, binding.value
-            )
-    except (LookupRefused, PendingError, StoreError):
+            return contradicted(find_request(channel, typed_id).request, channel.home)
+    except (LookupRefused, PendingError):
         return []  # answering says what is wrong, in its own words
 
 
 def _report(report: AnswerReport) -> None:
     from pending import FactBinding
-    from wisp._answering import AnswerFate
+    from wisp import AnswerFate
 
     binding = report.request.binding
     assert isinstance(binding, FactBinding)
@@ -167,8 +158,7 @@ facts_app.command("show", epilog=SHOW_EXAMPLES.replace("wisp show", "wisp facts 
 
 
 def _stored_facts() -> list[Fact]:
-    from wisp.stores.facts import FactStore
-    from wisp.stores.jsonstore import StoreError
+    from wisp import FactStore, StoreError
 
     try:
         return FactStore(wisp_home()).list()
@@ -227,9 +217,8 @@ def forget(
     audit log (fact.scope.changed, to "forgotten"). Exit 0 forgotten, 1 refused (nothing
     written), 2 error (the store cannot be used)."""
     require_terminal("wisp facts forget")
-    from wisp._lookup import LookupRefused, typed_hex, unique
-    from wisp.stores.facts import FactStore
-    from wisp.stores.jsonstore import StoreError
+    from wisp import FactStore, StoreError
+    from wisp.program.lookup import LookupRefused, typed_hex, unique
 
     try:
         typed = typed_hex(fact_id, what="fact", exact=True)
@@ -251,7 +240,7 @@ def forget(
 
 
 def _fact_ids(incomplete: str) -> list[tuple[str, str]]:
-    from wisp.stores.facts import FactStore
+    from wisp import FactStore
 
     try:
         facts = FactStore(wisp_home()).list()
@@ -282,10 +271,7 @@ def request_fact(
         require_text(text, what, '`wisp facts request release codename "BLUE HERON"`')
     config = config_or_fail()
     # The asking side loads only when it asks.
-    from wisp.kinds.fact_keeper import FactKeeper, KeepState
-    from wisp.stores.factids import FactScope, new_fact_id
-    from wisp.stores.facts import FactRefused
-    from wisp.stores.jsonstore import StoreError
+    from wisp import FactKeeper, FactRefused, FactScope, KeepState, StoreError, new_fact_id
 
     with asking(EntryPoint.FACTS, config) as asker:
         keeper = FactKeeper(asker)

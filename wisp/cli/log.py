@@ -10,11 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from pending import Kind
-from wisp._home import wisp_home
-from wisp._lookup import LookupRefused, typed_hex
-from wisp._render import log_line
-from wisp._text import wrap
-from wisp.audit.reader import (
+from wisp import (
     EVENTS,
     AuditLogError,
     LogFilter,
@@ -23,8 +19,12 @@ from wisp.audit.reader import (
     known_event,
     parse_since,
     read_log,
+    wisp_home,
 )
+from wisp._render import log_line
+from wisp._text import wrap
 from wisp.cli._common import choice_of, choices, emit, fail, json_line, say, tell, width
+from wisp.program.lookup import LookupRefused, typed_hex
 
 HANG = 2  # a record's further lines are indented this much
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from pending import Kind, PendingError, Via
-from wisp._entry import EntryPoint
+from wisp import EntryPoint
 from wisp.cli._common import (
     choice_of,
     choices,
@@ -71,7 +71,7 @@ def sweep(
     as_json: Annotated[bool, typer.Option("--json", help="The report as JSON.")] = False,
 ) -> None:
     """Tidy the channel: settle stale requests, remove old ended ones and crashed writers' files."""
-    from wisp._answering import Answerer
+    from wisp import Answerer
 
     with open_channel() as channel:
         answerer = Answerer(channel, via=Via.CLI, entry_point=EntryPoint.PENDING, wait_s=0)
@@ -142,9 +142,7 @@ def watch(
     to be made again, then goes on there. Exit 2 if the channel cannot be used."""
     # Here, not at the top: these load watchdog, which a listing or a sweep never needs.
     from pending import Missed, Transition
-    from wisp import _startup
-    from wisp._answering import Answerer
-    from wisp._live import ChannelBack, Found, HomeGone, LiveInbox
+    from wisp import Answerer, ChannelBack, Found, HomeGone, LiveInbox, _startup
 
     _startup.resume()  # it lives on, watching (wisp._startup)
     channel = open_channel()

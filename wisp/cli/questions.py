@@ -7,8 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from pending import Decision, Kind, PendingError
-from wisp._entry import EntryPoint
-from wisp._program import render_command_or_question
+from wisp import EntryPoint
 from wisp.cli._answer import (
     JsonFlag,
     answer_from_terminal,
@@ -38,6 +37,7 @@ from wisp.cli._exit import ExitCode
 from wisp.cli._listing import pending_command
 from wisp.cli.show import SHOW_EXAMPLES, show_command
 from wisp.kinds import view
+from wisp.program.writes import render_command_or_question
 
 if TYPE_CHECKING:
     from pending import Request
@@ -173,8 +173,7 @@ def ask_question(
         )
 
     # The asking side loads only when it asks.
-    from wisp.kinds.question_gate import QuestionAsker, ReplyOutcome
-    from wisp.stores.jsonstore import StoreError
+    from wisp import QuestionAsker, ReplyOutcome, StoreError
 
     with asking(EntryPoint.QUESTIONS, config) as asker:
         try:

@@ -32,12 +32,10 @@ JsonFlag = Annotated[
 def show_request(typed_id: str, as_json: bool) -> None:
     # Imported here: every group declares its `show` command, but only showing looks a
     # request up, renders it (the records and the kinds' rows) or reads the facts store.
-    from pending import FactBinding
-    from wisp._lookup import LookupRefused, find_request
+    from wisp import contradicted
     from wisp._render import details, refusal, status_json
     from wisp.cli._layout import labelled
-    from wisp.stores.facts import FactStore
-    from wisp.stores.jsonstore import StoreError
+    from wisp.program.lookup import LookupRefused, find_request
 
     with open_channel() as channel:
         try:
@@ -51,14 +49,7 @@ def show_request(typed_id: str, as_json: bool) -> None:
     if as_json:
         print_json(status_json(status))
         return
-    differs: list[tuple[str, str]] = []
-    binding = status.request.binding
-    if isinstance(binding, FactBinding):
-        try:
-            found = FactStore(home).contradicting(binding.subject, binding.name, binding.value)
-        except StoreError:
-            found = []  # a damaged store is reported where it is used: keep, list, doctor
-        differs = [(fact.id, fact.said) for fact in found]
+    differs = [(fact.id, fact.said) for fact in contradicted(status.request, home)]
     fields = details(status, now, me=me(), differs=differs)
     emit(labelled(fields, width()))
 

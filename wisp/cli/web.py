@@ -70,7 +70,7 @@ def web(
     (`wisp docs web`). Runs until Ctrl-C: exit 0; 2 if it cannot start."""
     if ctx.invoked_subcommand is not None:
         return
-    from wisp._home import wisp_home
+    from wisp import wisp_home
     from wisp.web import DEFAULT_HOST, DEFAULT_PORT, WebError, is_loopback, parse_listen
     from wisp.web._server import serve
 
@@ -118,9 +118,7 @@ def pair(
     terminal, or the devices store cannot be used."""
     require_terminal("wisp web pair", "pairings", doing="pairing a device")
     from pending import format_time
-    from wisp._home import wisp_home
-    from wisp.stores.config import SETTINGS
-    from wisp.stores.devices import DeviceStore, StoreError
+    from wisp import SETTINGS, DeviceStore, StoreError, wisp_home
     from wisp.web import DEFAULT_HOST, DEFAULT_PORT, base_url
 
     base = url if url is not None else config_or_fail()["web.url"]
@@ -161,8 +159,7 @@ def devices(
 ) -> None:
     """The paired devices: name and when paired. Exit 0; 2 if the store cannot be used."""
     from pending import format_time
-    from wisp._home import wisp_home
-    from wisp.stores.devices import DeviceStore, StoreError
+    from wisp import DeviceStore, StoreError, wisp_home
 
     try:
         found = DeviceStore(wisp_home()).devices()
@@ -184,8 +181,7 @@ def revoke(
 ) -> None:
     """End a paired device at once: its next page, answer or event is refused. Exit 0
     revoked; 1 no device has that name; 2 the store cannot be used."""
-    from wisp._home import wisp_home
-    from wisp.stores.devices import DeviceStore, StoreError
+    from wisp import DeviceStore, StoreError, wisp_home
 
     try:
         ended = DeviceStore(wisp_home()).revoke(name)

@@ -12,9 +12,10 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pending import Kind, Request
-    from wisp.kinds._view import Answering, KindView, Rows, numbered
+    from wisp.kinds._view import ANSWERABLE, Answering, KindView, Rows, numbered
 
 __all__ = [
+    "ANSWERABLE",
     "Answering",
     "KindView",
     "Rows",
@@ -70,8 +71,8 @@ def views() -> list[KindView]:
 
 def __getattr__(name: str) -> Any:
     """The view's parts (:class:`KindView`, :class:`Answering`, :class:`Rows`,
-    :func:`numbered`), loaded on first use (PEP 562)."""
-    if name in ("Answering", "KindView", "Rows", "numbered"):
+    :func:`numbered`, :data:`ANSWERABLE`), loaded on first use (PEP 562)."""
+    if name in ("ANSWERABLE", "Answering", "KindView", "Rows", "numbered"):
         return getattr(importlib.import_module("wisp.kinds._view"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 

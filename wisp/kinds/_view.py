@@ -13,9 +13,14 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Any, ClassVar, NamedTuple
 
-from pending import Decision, Kind
+from pending import Decision, Kind, State
 from wisp._entry import EntryPoint
 from wisp._text import one_line
+
+# The states a request may still be answered in, whatever its kind: filed, or handed over (its
+# asker gone, a grant or a person still able to settle it). Every other state has ended it.
+# Every face asks this, never names the states itself.
+ANSWERABLE = (State.FILED, State.HANDED_OVER)
 
 # (label, text) rows, as listings and `wisp show` print them; a blank label continues the row
 # above. The text is not yet made visible: faces pass it through `wisp._text.visible`.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 from pending import Decision, Kind
@@ -9,7 +10,8 @@ from wisp._entry import EntryPoint
 from wisp.kinds._view import Answering, KindView, Rows
 
 if TYPE_CHECKING:  # the records are the channel's; a view only reads them
-    from pending import FactBinding
+    from pending import FactBinding, Request
+    from wisp.stores.facts import Fact
 
 
 def also_kept(said: str, fact_id: str) -> str:
@@ -20,6 +22,26 @@ def also_kept(said: str, fact_id: str) -> str:
         f"you also keep {said} ({fact_id}), which says otherwise. If it no longer holds: "
         f"wisp facts forget {fact_id}"
     )
+
+
+def contradicted(request: Request, home: Path) -> list[Fact]:
+    """The kept facts of *home* that keeping what *request* asks would contradict (the same
+    subject and name, another value), which every face warns of: none for a request that asks
+    no fact, and none when the facts store cannot be read (a damaged store is reported where
+    it is used: keep, list, doctor). Reads only."""
+    # Imported here: every command group reads this module's view as it is declared; only a
+    # fact request's page reads the facts store (issue 23).
+    from pending import FactBinding
+    from wisp.stores.facts import FactStore
+    from wisp.stores.jsonstore import StoreError
+
+    binding = request.binding
+    if not isinstance(binding, FactBinding):
+        return []
+    try:
+        return FactStore(home).contradicting(binding.subject, binding.name, binding.value)
+    except StoreError:
+        return []
 
 
 class FactView(KindView):

@@ -16,13 +16,10 @@ from mcp.server.session import ServerSession
 from mcp_types import ElicitResult
 
 from pending import CommandBinding, Decision, Kind, PendingError, QuestionBinding, Request
-from wisp._deadlines import Cancel
+from wisp import AgentSession, Cancel, Ending, StoreError
 from wisp._text import visible
-from wisp.agents.session import AgentSession
 from wisp.kinds import view
-from wisp.kinds._asker import Ending
 from wisp.mcp import _views as views
-from wisp.stores.jsonstore import StoreError
 
 PROGRESS_EVERY_S = 5.0  # while a tool waits: clients that reset their timeout on progress
 DECLINED_IN_DIALOG = "declined in the MCP client's dialog"  # a denial's reason, as audited

@@ -27,7 +27,7 @@ from mcp_types import (
 from pydantic import ConfigDict, Field
 
 from pending import PendingError
-from wisp.agents.session import AgentSession
+from wisp import PERMANENT_PREFIX, AgentSession, NoteFact, StoreError, UnknownFact
 from wisp.mcp._start import Startup
 from wisp.mcp._updates import (
     FACT_ID_RE,
@@ -46,9 +46,6 @@ from wisp.mcp._views import (
     refusal_text,
     request_outcome,
 )
-from wisp.stores.factids import PERMANENT_PREFIX
-from wisp.stores.jsonstore import StoreError
-from wisp.stores.threadfacts import NoteFact, UnknownFact
 
 JSON_MIME = "application/json"
 

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, cast
 from wisp import _startup
 
 if TYPE_CHECKING:
-    from wisp.agents.session import AgentSession
+    from wisp import AgentSession
     from wisp.mcp._server import WispServer
     from wisp.mcp._updates import Served
 
@@ -42,10 +42,8 @@ def _say(message: str) -> None:
 def _session() -> AgentSession:
     """The session, started; :class:`~wisp.mcp._start.CannotStart` if it cannot be."""
     from pending import Via
-    from wisp.agents.session import AgentSession, StartError
-    from wisp.audit.writer import EntryPoint
+    from wisp import AgentSession, EntryPoint, Face, StartError
     from wisp.mcp._start import CannotStart
-    from wisp.routes.notify import Face
 
     try:
         return AgentSession.start(

@@ -40,7 +40,7 @@ from wisp.mcp._results import refusal
 from wisp.mcp._start import Startup
 
 if TYPE_CHECKING:
-    from wisp.agents.session import AgentSession
+    from wisp import AgentSession
     from wisp.mcp._updates import Served
 
 INSTRUCTIONS = (

@@ -25,10 +25,18 @@ from mcp.server.session import ServerSession
 from mcp_types import CallToolResult
 
 from pending import Kind, Request, is_valid_id
-from wisp.agents.session import NotFiled, NotOurs, collecting
+from wisp import (
+    Ending,
+    FactRefused,
+    FactScope,
+    KeepState,
+    NotFiled,
+    NotOurs,
+    StoreError,
+    UnknownFact,
+    collecting,
+)
 from wisp.kinds import view
-from wisp.kinds._asker import Ending
-from wisp.kinds.fact_keeper import KeepState
 from wisp.mcp import _views as views
 from wisp.mcp._args import (
     WAIT_DEFAULT_S,
@@ -58,10 +66,6 @@ from wisp.mcp._dialog import dialog_for, wait_for_person
 from wisp.mcp._results import Said, refusal, result
 from wisp.mcp._updates import PROPOSED_URI, Served, fact_uri, served
 from wisp.mcp._views import Rendered, fact_said, request_outcome
-from wisp.stores.factids import FactScope
-from wisp.stores.facts import FactRefused
-from wisp.stores.jsonstore import StoreError
-from wisp.stores.threadfacts import UnknownFact
 
 T = TypeVar("T")
 _APPROVE_ID = view(Kind.COMMAND).answering[0].line("ID")  # as tool descriptions name it

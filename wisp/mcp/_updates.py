@@ -21,9 +21,8 @@ from mcp.server.session import ServerSession
 from mcp.server.subscriptions import InMemorySubscriptionBus, ResourceUpdated
 
 from pending import Event, Kind, Missed, State, Transition
-from wisp.agents.session import AgentSession
+from wisp import PERMANENT_PREFIX, SESSION_PREFIX, THREAD_PREFIX, AgentSession
 from wisp.mcp._start import Startup
-from wisp.stores.factids import PERMANENT_PREFIX, SESSION_PREFIX, THREAD_PREFIX
 
 PENDING_URI = "wisp://pending"
 PROPOSED_URI = "wisp://facts/proposed"

@@ -23,15 +23,22 @@ from pending import (
     Status,
     format_time,
 )
-from wisp.agents.session import WAITING, NotOurs, PermissionVerdict
+from wisp import (
+    PERMANENT_PREFIX,
+    WAITING,
+    Approval,
+    Ending,
+    Fact,
+    FactScope,
+    NoteFact,
+    NotOurs,
+    PermissionVerdict,
+    Reply,
+    ReplyOutcome,
+    UnknownFact,
+)
 from wisp.kinds import view as kind_view
-from wisp.kinds._asker import Ending
-from wisp.kinds.command_gate import Approval
-from wisp.kinds.question_gate import Reply, ReplyOutcome
 from wisp.mcp._updates import PROPOSED_URI, fact_uri
-from wisp.stores.factids import PERMANENT_PREFIX, FactScope
-from wisp.stores.facts import Fact
-from wisp.stores.threadfacts import NoteFact, UnknownFact
 
 Rendered = tuple[str, dict[str, Any]]  # the words for the model, and the structured content
 

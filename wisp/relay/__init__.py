@@ -11,7 +11,7 @@ import os
 import sys
 
 from pending import PendingError, Via
-from wisp._home import open_channel
+from wisp import open_channel
 from wisp.relay.protocol import MAX_LINE_BYTES, VIAS, ErrorCode, ErrorLine
 
 __all__ = ["MAX_LINE_BYTES", "VIAS", "main", "via_from_argv"]

@@ -8,7 +8,7 @@ the asker's outcome and the relay must go on relaying meanwhile. Every line out 
 :mod:`wisp.relay.protocol`, the module a front end speaks through too.
 
 The relay has no answering code of its own: answers go through :class:`wisp.Answerer`,
-watching through :class:`wisp.Inbox`, the hello's audit through :func:`wisp._hello.hello_heard`
+watching through :class:`wisp.Inbox`, the hello's audit through :func:`wisp.audit.hello.hello_heard`
 and notifications through the :class:`wisp.Notifier`'s `host` route.
 """
 
@@ -26,7 +26,6 @@ from pending import (
     KINDS,
     AlreadySettled,
     Channel,
-    FactBinding,
     InvalidDecision,
     InvalidId,
     Kind,
@@ -42,11 +41,26 @@ from pending import (
     WrongKind,
     start_thread,
 )
-from wisp import Answerer, EntryPoint, Notifier, __version__
-from wisp._hello import hello_heard
-from wisp._home import open_channel
-from wisp._live import ChannelBack, ChannelGone, Found, HomeGone, LiveInbox
-from wisp.audit.history import ASKED_MAX, EndedRequest, ended_requests
+from wisp import (
+    ASKED_MAX,
+    Answerer,
+    ChannelBack,
+    ChannelGone,
+    EndedRequest,
+    EntryPoint,
+    Face,
+    Found,
+    HomeGone,
+    LiveInbox,
+    Notifier,
+    StoreError,
+    __version__,
+    contradicted,
+    default_notifier,
+    ended_requests,
+    hello_heard,
+    open_channel,
+)
 from wisp.kinds import notice_for, views
 from wisp.kinds.tool import call_line
 from wisp.relay import EXIT_ERROR, EXIT_OK
@@ -77,9 +91,6 @@ from wisp.relay.protocol import (
     decode_front_end,
     encode,
 )
-from wisp.routes.notify import Face, default_notifier
-from wisp.stores.facts import FactStore
-from wisp.stores.jsonstore import StoreError
 
 # How long the relay waits for a first line before it serves a front end without a hello
 # (command approvals only). A hello that comes later, as the first line, still counts: the
@@ -542,16 +553,7 @@ class Relay:
 
     def _differs(self, request: Request) -> tuple[tuple[str, str], ...]:
         """A fact request's kept facts it would contradict, as `wisp show` lists them."""
-        binding = request.binding
-        if not isinstance(binding, FactBinding):
-            return ()
-        try:
-            found = FactStore(self.channel.home).contradicting(
-                binding.subject, binding.name, binding.value
-            )
-        except StoreError:
-            return ()  # a damaged store is reported where it is used: keep, list, doctor
-        return tuple((fact.id, fact.said) for fact in found)
+        return tuple((fact.id, fact.said) for fact in contradicted(request, self.channel.home))
 
     def _consider(self, status: Status, *, new: bool) -> None:
         """Send what changed about one request (under the lock)."""

@@ -42,7 +42,7 @@ from pending import (
     loads_strict,
     parse_time,
 )
-from wisp import AnswerFate
+from wisp import ANSWERABLE, AnswerFate
 from wisp._lines import LINE_MAX_BYTES, LineSplitter, TooLong
 from wisp.kinds import views
 
@@ -229,8 +229,6 @@ DENY = "deny"
 NO_HELLO_EFFECTS = ("approve-mcp",)
 # Whom a relay gives answers as (its `--via`), and what a hello's `via` may say.
 VIAS: tuple[Via, ...] = (Via.RELAY, Via.TUI)
-# States a front end may still answer in; every other state ends a request for it.
-ANSWERABLE = (State.FILED, State.HANDED_OVER)
 # What an answer line may decide: a person's decisions of every kind (never a tombstone).
 PERSON_DECISIONS: frozenset[Decision] = frozenset(d for s in KINDS.values() for d in s.decisions)
 

@@ -15,8 +15,7 @@ from typing import Any
 import attrs
 
 from pending import KINDS, Decision, DecodeError, Kind, Outcome, State, format_time, from_json
-from wisp import AnswerFate
-from wisp._home import current_user
+from wisp import AnswerFate, current_user
 from wisp._render import age as render_age
 from wisp._text import one_line, visible
 from wisp.kinds import view

@@ -41,7 +41,6 @@ from pending import (
     SYSTEM_CLOCK,
     AlreadySettled,
     Decision,
-    FactBinding,
     Kind,
     Outcome,
     PendingError,
@@ -50,14 +49,20 @@ from pending import (
     Via,
     is_valid_id,
 )
-from wisp import Answerer, EntryPoint
-from wisp._answering import AnswerFate, AnswerReport
-from wisp._home import open_channel
+from wisp import (
+    Answerer,
+    AnswerFate,
+    AnswerReport,
+    Device,
+    DeviceStore,
+    EntryPoint,
+    PairingRefused,
+    StoreError,
+    contradicted,
+    open_channel,
+)
 from wisp._render import refusal
 from wisp.kinds import view
-from wisp.stores.devices import Device, DeviceStore, PairingRefused
-from wisp.stores.facts import FactStore
-from wisp.stores.jsonstore import StoreError
 from wisp.web import _assets, _pages
 from wisp.web._board import Board, Changed, Gone, Reset
 
@@ -206,18 +211,10 @@ class WebFace:
 
     def _differs(self, statuses: list[Status]) -> dict[str, list[tuple[str, str]]]:
         """The kept facts each fact request would contradict, by request ID."""
-        out: dict[str, list[tuple[str, str]]] = {}
-        for status in statuses:
-            binding = status.request.binding
-            if isinstance(binding, FactBinding):
-                try:
-                    found = FactStore(self.home).contradicting(
-                        binding.subject, binding.name, binding.value
-                    )
-                except StoreError:
-                    found = []
-                out[status.id] = [(fact.id, fact.said) for fact in found]
-        return out
+        return {
+            status.id: [(fact.id, fact.said) for fact in contradicted(status.request, self.home)]
+            for status in statuses
+        }
 
     # --- pairing -------------------------------------------------------------------------
 

@@ -17,12 +17,18 @@ from pathlib import Path
 
 import attrs
 
-from pending import Channel, Missed, PendingError, State, Status, start_thread
-from wisp import EntryPoint
-from wisp._home import open_channel
-from wisp._live import ChannelBack, ChannelGone, Found, HomeGone, LiveInbox
+from pending import Channel, Missed, PendingError, Status, start_thread
+from wisp import (
+    ANSWERABLE,
+    ChannelBack,
+    ChannelGone,
+    EntryPoint,
+    Found,
+    HomeGone,
+    LiveInbox,
+    open_channel,
+)
 
-ANSWERABLE = (State.FILED, State.HANDED_OVER)
 ENDED_KEPT = 64  # ended requests remembered for their pages
 QUEUE_SIZE = 64  # changes a page may fall behind by before it is sent the whole board
 

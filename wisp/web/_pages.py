@@ -14,10 +14,10 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from pending import KINDS, Answer, Decision, Kind, Outcome, Request, Status, Via
+from wisp import ANSWERABLE
 from wisp._render import age
 from wisp._text import visible
 from wisp.kinds import view
-from wisp.web._board import ANSWERABLE
 
 # How each decision's button reads. A decision missing here (a kind added later) reads as
 # its own word.

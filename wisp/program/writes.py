@@ -30,7 +30,7 @@ from wisp._text import visible
 if TYPE_CHECKING:
     from pending import Channel, Decision, Kind, State, Status
     from wisp._answering import AnswerReport
-    from wisp._waiting import Waiting
+    from wisp.program.waiting import Waiting
     from wisp.stores.config import Config
 
 
@@ -192,7 +192,7 @@ def listing(kinds: Collection[Kind] | None, *, show_all: bool) -> Waiting | None
     stdout."""
     from pending import PendingError, Via
     from wisp._entry import EntryPoint
-    from wisp._waiting import waiting
+    from wisp.program.waiting import waiting
 
     try:
         found = waiting(
@@ -358,9 +358,14 @@ def answer_typed(
     )
     from wisp._answering import Answerer
     from wisp._home import current_user
-    from wisp._lookup import LookupRefused, answer_of_this_process, find_request, option_answer
     from wisp._render import refusal, report_json
     from wisp.kinds import view
+    from wisp.program.lookup import (
+        LookupRefused,
+        answer_of_this_process,
+        find_request,
+        option_answer,
+    )
     from wisp.stores.jsonstore import StoreError
 
     config = config_or_end()

@@ -11,7 +11,7 @@ import re
 import textwrap
 from pathlib import Path
 
-_HERE = Path(__file__).resolve().parent
+_HERE = Path(__file__).resolve().parent.parent  # wisp/, where a wheel puts the pages
 # Where to look, in order: what a wheel installed, then a clone's docs/ beside the package.
 _PLACES = (_HERE / "_docs", _HERE.parent / "docs")
 

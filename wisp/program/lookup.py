@@ -21,12 +21,12 @@ from pending import (
     PendingError,
     QuestionBinding,
     Request,
-    State,
     Status,
     UnknownRequest,
     is_valid_id,
 )
 from wisp._render import asked
+from wisp.kinds import ANSWERABLE
 from wisp.stores.factids import PERMANENT_PREFIX
 
 # The fewest characters a prefix may have: four hex characters tell 65,536 IDs apart, enough
@@ -37,9 +37,6 @@ ID_MAX_CHARS = 32
 # way to name an ID that is itself the start of another (`wisp show 55104375.`). A dot has
 # no meaning to any shell, and is never part of an ID.
 EXACT_MARK = "."
-# What waits for an answer (what completion offers).
-ANSWERABLE = (State.FILED, State.HANDED_OVER)
-
 _HEX = re.compile(r"[0-9a-f]+")
 
 
