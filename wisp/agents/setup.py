@@ -286,7 +286,7 @@ def plan_setup(
     old: Mapping[str, Any] = {}
     new: Mapping[str, Any] = {}
     if t.fmt is Format.TEXT:
-        _refuse_not_ours(path, before)
+        _refuse_not_ours(t, path, before)
         after = block["text"]
         notes = _notes(t, {}, project)
         ours = before is not None
@@ -414,7 +414,7 @@ def _removed(t: Harness, path: Path, before: str, record: setuprecord.Record | N
     """*before* without wisp's part: what *record* says setup added (None: no record)."""
     changes = record.changes if record is not None else None
     if t.fmt is Format.TEXT:
-        _refuse_not_ours(path, before)
+        _refuse_not_ours(t, path, before)
         return None
     if t.fmt is Format.TOML:
         from wisp.agents import codexsetup
@@ -436,12 +436,12 @@ def _removed(t: Harness, path: Path, before: str, record: setuprecord.Record | N
     return jsonsplice.splice(before, out)
 
 
-def _refuse_not_ours(path: Path, text: str | None) -> None:
+def _refuse_not_ours(t: Harness, path: Path, text: str | None) -> None:
     """A file of wisp's own that someone else's stands in the place of is left alone."""
     if text is not None and not text.startswith(PLUGIN_MARK):
         raise SetupRefused(
-            f"{path} is not wisp's plugin; move it away (or merge by hand: `wisp hook opencode "
-            "--print-settings`) and run again."
+            f"{path} is not wisp's plugin; move it away (or merge by hand: `wisp hook "
+            f"{t.name} --print-settings`) and run again."
         )
 
 
