@@ -320,10 +320,6 @@ class Format(StrEnum):
     TEXT = "text"  # a file of wisp's own, written whole (OpenCode's plugin)
 
 
-def _no_file(env: Mapping[str, str], user_home: Path) -> Path:
-    raise RuntimeError("this harness names no config file")
-
-
 class Harness(NamedTuple):
     """One harness, whole: its command hook at run time (how its event reads, how it is
     answered) and its installation (where its config lives, in what format, what of it is
@@ -342,6 +338,10 @@ class Harness(NamedTuple):
     # What --print-settings prints (and setup merges), for the hook's options: the hook block
     # (JSON) for its config, or (OpenCode) the text of the file to install.
     settings: Callable[[HookOptions], dict[str, object] | str]
+    # Its installation's two it cannot do without (the rest of it below): its executable on
+    # PATH, and its user's config file, from (environment, home).
+    program: str
+    user_file: Callable[[Mapping[str, str], Path], Path]
     # Whether the installed command is wisp's guard (not where the caller fails closed itself).
     guarded: bool = True
     # A harness that can "ask" in its own dialog (Cursor): an unanswered call is put to the
@@ -359,10 +359,8 @@ class Harness(NamedTuple):
     examples: tuple[str, ...] = ()
 
     # --- the installation (`wisp agents setup|remove|status NAME`)
-    program: str = ""  # its executable on PATH
     fmt: Format = Format.JSON
     events: tuple[str, ...] = ()  # the hook events whose entries wisp owns
-    user_file: Callable[[Mapping[str, str], Path], Path] = _no_file  # (environment, home)
     project_file: Callable[[Path], Path] | None = None  # None: the user level only
     whole_file: bool = False  # the file is wisp's alone (Copilot's hooks/wisp.json)
     flat: bool = False  # an event's list holds the hooks themselves (Cursor's hooks.json)
