@@ -431,7 +431,7 @@ class TestTakeOut:
         """For any settings of the person's (their own sandbox switches, deny rules, hooks,
         some the same as wisp's): wisp's block merged in, then taken out by what setup
         recorded, gives their settings back, and a setting they added meanwhile stays."""
-        t = setup.TARGETS["claude-code"]
+        t = setup.target("claude-code")
         merged = setup.merged(mine, t, CLAUDE_BLOCK)
         changes = setuprecord.changes_between(mine, merged, skip=("hooks",))
         if "hooks" not in mine:

@@ -621,7 +621,7 @@ class TestSetupRefusesAWispInReach:
         """An install under /tmp (any harness: Codex's sandbox writes it) is refused; the
         same layout out of it is planned."""
         assert setup.plan_setup("codex", install=_install_in(outside)).after
-        for name in setup.TARGETS:
+        for name in (t.name for t in setup.harnesses()):
             with pytest.raises(setup.SetupRefused, match=r"under /tmp \(a temporary directory\)"):
                 setup.plan_setup(name, install=_install_in(tmp_path))
 

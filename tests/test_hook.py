@@ -756,8 +756,14 @@ class TestEverySignalIsOneDeny:
         )
         waiting(home, Kind.COMMAND)
         pid = hook.process.pid
-        main = masks(pid, pid)
-        assert main["SigBlk"] & STOP_BITS == 0 and main["SigCgt"] & STOP_BITS == STOP_BITS
+        # The main thread blocks them for an instant while it starts a thread (so that the
+        # thread is born blocking them: pending.start_thread), which a read may land in.
+        wait_until(
+            lambda: masks(pid, pid)["SigBlk"] & STOP_BITS == 0,
+            timeout=30,
+            what="the main thread waiting with TERM, INT and HUP unblocked",
+        )
+        assert masks(pid, pid)["SigCgt"] & STOP_BITS == STOP_BITS
         threads = [int(t) for t in os.listdir(f"/proc/{pid}/task") if int(t) != pid]
         assert threads  # it watches its harness on a thread of its own
         for task in threads:

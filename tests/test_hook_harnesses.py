@@ -192,7 +192,7 @@ class OpenCodePlugin:
         from wisp.agents.opencode import plugin
 
         self.path = tmp / "wisp.mjs"
-        self.path.write_text(plugin(argv, 0))
+        self.path.write_text(plugin(argv))
         shell = json.loads((EVENTS / "opencode" / "pre-tool-shell.json").read_text())
         self.driver = tmp / "driver.mjs"
         self.driver.write_text(

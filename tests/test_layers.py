@@ -77,10 +77,8 @@ FACE_EXCEPTIONS = {
     "this package loads",
     ("wisp/cli/agents.py", "wisp.agents"): "`wisp agents`: the harness wing, redrawn beside "
     "issue 56 (one record per harness)",
-    ("wisp/cli/agents.py", "wisp.agents.claude_code"): "the same",
     ("wisp/cli/hook.py", "wisp._deadlines"): "`wisp hook`: the harness wing's path, as above",
     ("wisp/cli/hook.py", "wisp.agents"): "the same",
-    ("wisp/cli/hook.py", "wisp.agents.claude_code"): "the same",
     ("wisp/cli/hook.py", "wisp.agents.install"): "the same",
     (
         "wisp/cli/hook.py",

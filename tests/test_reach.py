@@ -112,7 +112,7 @@ class TestTheGatesCommand:
     def test_the_opencode_plugin(self) -> None:
         """The plugin setup writes reads back as its argv; a plugin without the line, or
         with a line that is not a list of strings, reads as none."""
-        text = opencode.plugin(["/opt/w/bin/wisp", "hook", "opencode"], 600)
+        text = opencode.plugin(["/opt/w/bin/wisp", "hook", "opencode"])
         cmd = gatecheck.read_plugin(text)
         assert cmd is not None and cmd.wisp == ("/opt/w/bin/wisp",) and cmd.name == "opencode"
         assert gatecheck.read_plugin("// nothing\n") is None

@@ -1,9 +1,9 @@
 """The `wisp` program (`wisp`, `python -m wisp`): :func:`run`.
 
-A harness's hook (`wisp hook claude-code` with at most its `--wait` and `--on-timeout`;
-`wisp hook NAME` for each harness of `hookio.HARNESS_MODULES`, with at most `--wait`) is
-run here, before the CLI's framework is loaded: typer and click are ~70 ms of every agent
-tool call's hook, against a floor of ~30 ms for the interpreter itself (bench/README.md,
+A harness's hook (`wisp hook NAME` for each harness of `hookio.HARNESS_MODULES`, with at
+most its `--wait`, and its `--on-timeout` where it takes one) is run here, before the CLI's
+framework is loaded: typer and click are ~70 ms of every agent tool call's hook, against a
+floor of ~30 ms for the interpreter itself (bench/README.md,
 issue 41). So is `wisp mcp` exactly, an MCP client's start (:func:`_mcp`), and `wisp pending
 --json` and `wisp approvals pending --json` exactly, what scripts run (:func:`_listing`), and
 `wisp approvals approve ID` exactly, a person's answer (:func:`_approve`). Any
@@ -117,39 +117,28 @@ def _hook(argv: list[str]) -> int | None:
     having done nothing, for any other command line."""
     if argv[:1] != ["hook"] or len(argv) < 2:
         return None
-    harness = argv[1]
-    names = ("--wait", "--on-timeout") if harness == "claude-code" else ("--wait",)
-    given = _options(argv[2:], names)
+    given = _options(argv[2:], ("--wait", "--on-timeout"))
     if given is None:
         return None
     # Signals first: from here on, a signal ends in the harness's deny.
     from wisp.agents import hookio
 
-    if harness != "claude-code" and harness not in hookio.HARNESS_MODULES:
+    if hookio.module_of(argv[1]) is None:
         return None
     stop = hookio.arm()
+    harness = hookio.harness(argv[1])
+    if harness is None or ("--on-timeout" in given and not harness.on_timeout):
+        return None
     from wisp._deadlines import DeadlineError, check_deadline
 
     try:
-        wait = None if "--wait" not in given else float(given["--wait"])
-        if wait is not None:
+        wait = float(given.get("--wait", hookio.DEFAULT_WAIT_S))
+        if "--wait" in given:
             check_deadline(wait, what="--wait", zero=None)
+        policy = hookio.OnTimeout(given.get("--on-timeout", hookio.OnTimeout.ASK))
     except (ValueError, DeadlineError):  # the CLI says what the option takes
         return None
-    if harness == "claude-code":
-        from wisp.agents import claude_code
-
-        try:
-            policy = claude_code.OnTimeout(given.get("--on-timeout", claude_code.OnTimeout.ASK))
-        except ValueError:
-            return None
-        return claude_code.serve(
-            stop, float(claude_code.DEFAULT_WAIT_S) if wait is None else wait, policy
-        )
-    import importlib
-
-    found: hookio.Harness = importlib.import_module(hookio.HARNESS_MODULES[harness]).HARNESS
-    return hookio.serve_harness(stop, found, float(hookio.DEFAULT_WAIT_S) if wait is None else wait)
+    return hookio.run(stop, harness, hookio.HookOptions(wait_s=wait, on_timeout=policy))
 
 
 def _mcp(argv: list[str]) -> int | None:

@@ -28,7 +28,7 @@ import json
 from collections.abc import Mapping
 from enum import IntEnum, StrEnum
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pending import (
     DecodeError,
@@ -40,6 +40,8 @@ from wisp.agents.gate import Ended, ToolCall, decide_call, failure_reason
 from wisp.agents.hookio import (
     MAX_EVENT_BYTES,
     EventRefused,
+    Harness,
+    OnTimeout,
     Said,
     Stop,
     field,
@@ -48,6 +50,9 @@ from wisp.agents.hookio import (
     write_said,
 )
 from wisp.agents.hookio import serve as serve_event
+
+if TYPE_CHECKING:  # reach loads attrs: a hook's run never needs it (issue 41)
+    from wisp.agents.reach import WritableRoot
 
 # Claude Code's default `timeout` for a command hook (its hooks reference; earlier versions
 # had 60 s): the hook is cancelled after it. --print-settings sets it explicitly all the same.
@@ -84,13 +89,6 @@ class Permission(StrEnum):
     ALLOW = "allow"
     DENY = "deny"
     ASK = "ask"  # Claude Code asks in its own dialog
-
-
-class OnTimeout(StrEnum):
-    """What an unanswered request becomes."""
-
-    ASK = "ask"
-    DENY = "deny"
 
 
 # The permission modes in which Claude Code puts a hook's `ask` to the person in its dialog.
@@ -223,6 +221,11 @@ def parse_event(data: bytes) -> tuple[HookEvent, ToolCall | str, str | None]:
         raise HookRefused(f"the event on stdin is not JSON wisp reads: {exc}") from None
     if not isinstance(event, dict):
         raise HookRefused("the event on stdin is not a JSON object")
+    return parse_object(event)
+
+
+def parse_object(event: dict[str, object]) -> tuple[HookEvent, ToolCall | str, str | None]:
+    """:func:`parse_event`'s reading of the event, once it is a JSON object."""
     name = event.get("hook_event_name")
     known = ", ".join(e.value for e in HookEvent)
     try:
@@ -384,14 +387,6 @@ def died(event: HookEvent = HookEvent.PRE_TOOL_USE) -> Said:
     ).said()
 
 
-def this_wisp() -> list[str]:
-    """How to run this `wisp`, absolutely (:func:`wisp.agents.install.this_wisp`: loaded on
-    use, not with this module, whose hook a grant covers loads no attrs, issue 41)."""
-    from wisp.agents.install import this_wisp as found
-
-    return found()
-
-
 def hook_argv(
     *,
     wait_s: float = DEFAULT_WAIT_S,
@@ -451,3 +446,127 @@ def settings_block(
             ],
         }
     }
+
+
+# --- the record ------------------------------------------------------------------------
+
+
+def parse(event: dict[str, object]) -> ToolCall:
+    """A tool call's event read (:func:`parse_object`); refused as hookio refuses."""
+    try:
+        _, parsed, _ = parse_object(event)
+    except HookRefused as exc:
+        raise EventRefused(str(exc)) from None
+    if not isinstance(parsed, ToolCall):
+        raise EventRefused("a SessionEnd event holds no tool call")
+    return parsed
+
+
+def _pre_tool(permission: Permission, reason: str, failed: bool = False) -> Said:
+    """A PreToolUse answer; a failure also exits 2 (which blocks whatever the event)."""
+    return HookAnswer(
+        event=HookEvent.PRE_TOOL_USE,
+        permission=permission,
+        reason=reason,
+        exit_code=HookExit.BLOCK if failed else HookExit.OK,
+        stderr=reason if failed else None,
+    ).said()
+
+
+def allow(reason: str) -> Said:
+    return _pre_tool(Permission.ALLOW, reason)
+
+
+def deny(reason: str, failed: bool) -> Said:
+    return _pre_tool(Permission.DENY, reason, failed)
+
+
+def user_file(env: Mapping[str, str], user_home: Path) -> Path:
+    """The user's settings as Claude Code finds them ($CLAUDE_CONFIG_DIR)."""
+    base = env.get("CLAUDE_CONFIG_DIR")
+    return (Path(base) if base else user_home / ".claude") / "settings.json"
+
+
+def project_file(project: Path) -> Path:
+    return project / ".claude" / "settings.json"
+
+
+def sandbox_block() -> dict[str, object]:
+    """What setup merges beside the hooks: Claude Code's sandbox, keeping $WISP_HOME and
+    wisp's program out of its commands' reach, and the deny rules for its own tools."""
+    import os
+
+    from wisp.agents import sandbox
+
+    # The user's settings as Claude Code finds them, wherever setup writes.
+    settings = user_file(os.environ, Path.home()).absolute()
+    return sandbox.claude_code_block(wisp_home(), Path.home(), settings)
+
+
+def session_settings(config: Mapping[str, object], cwd: Path) -> dict[str, Any]:
+    """Claude Code's settings as a session in *cwd* has them: the user's, the project's over
+    them."""
+    from wisp.agents.configfile import merge_values, read_json_quiet
+
+    merged = dict(config)
+    merge_values(merged, read_json_quiet(project_file(cwd)))
+    return merged
+
+
+def protection(config: Mapping[str, object], cwd: Path) -> list[str]:
+    from wisp.agents import sandbox
+
+    return sandbox.claude_code_problems(session_settings(config, cwd), wisp_home(), Path.home())
+
+
+def roots(config: Mapping[str, object], cwd: Path | None, user_home: Path) -> list["WritableRoot"]:
+    from wisp.agents import reach
+
+    settings = dict(config) if cwd is None else session_settings(config, cwd)
+    return reach.claude_roots(settings, user_home)
+
+
+def notes(config: Mapping[str, object], project: Path | None) -> list[str]:
+    """What setup says of the settings it writes: what its sandbox leaves within reach."""
+    from wisp.agents import sandbox
+
+    home = wisp_home()
+    problems = sandbox.claude_code_problems(config, home, Path.home())
+    if project is not None and project.resolve() in (home, *home.parents):
+        problems.append(f"the project {project} holds $WISP_HOME ({home})")
+    return [f"unprotected: {p}" for p in problems]
+
+
+HARNESS = Harness(
+    name=CLIENT,
+    title="Claude Code",
+    parse=parse,
+    allow=allow,
+    deny=deny,
+    settings=lambda options: settings_block(wait_s=options.wait_s, on_timeout=options.on_timeout),
+    serve=lambda stop, options: serve(stop, options.wait_s, options.on_timeout),
+    on_timeout=True,
+    summary="""Answer one Claude Code hook event (PreToolUse, PermissionRequest, SessionEnd).
+
+    A Bash call becomes a command request, any other tool call a tool request, unless a
+    grant covers it. Exit 0 with the decision as JSON on stdout; exit 2 (Claude Code's
+    "block") with the reason on stderr when the event cannot be answered: unreadable,
+    unknown, or a channel that cannot be used.""",
+    wait_help="How long to wait for your answer before withdrawing the request. Default: "
+    f"{DEFAULT_WAIT_S}, just under Claude Code's default hook timeout.",
+    prints="Print the `hooks` block for Claude Code's settings.json (with this wisp's "
+    "absolute path) and exit.",
+    examples=(
+        "wisp hook claude-code --print-settings",
+        "wisp hook claude-code --print-settings --wait 120 --on-timeout deny",
+        "wisp hook claude-code < event.json",
+    ),
+    program="claude",
+    events=(HookEvent.PRE_TOOL_USE.value, HookEvent.SESSION_END.value),
+    user_file=user_file,
+    project_file=project_file,
+    sandbox=sandbox_block,
+    protection=protection,
+    roots=roots,
+    notes=notes,
+)

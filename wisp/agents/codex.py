@@ -13,15 +13,29 @@ the ask, every failure is exit 2, and the installed command is wisp's guard.
 from __future__ import annotations
 
 import json
+import os
 import shlex
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from wisp.agents.gate import ToolCall
-from wisp.agents.hookio import Harness, Said, named_event_call
+from wisp.agents.hookio import (
+    BLOCK_STATUS,
+    Format,
+    Harness,
+    HookOptions,
+    Said,
+    installed_argv,
+    named_event_call,
+)
+
+if TYPE_CHECKING:  # reach loads attrs: a hook's run never needs it (issue 41)
+    from wisp.agents.reach import WritableRoot
 
 NAME = "codex"
 EVENT = "PreToolUse"
 SHELL_TOOL = "Bash"
-BLOCK = 2  # Codex's exit status that blocks the call (stderr: the reason)
 
 
 def parse(event: dict[str, object]) -> ToolCall:
@@ -44,25 +58,58 @@ def deny(reason: str, failed: bool) -> Said:
     }
     return Said(
         stdout=json.dumps(output, ensure_ascii=False),
-        exit_code=BLOCK if failed else 0,
+        exit_code=BLOCK_STATUS if failed else 0,
         stderr=reason if failed else None,
     )
 
 
-def settings(argv: list[str], timeout_s: int) -> dict[str, object]:
+def settings(options: HookOptions) -> dict[str, object]:
     """Codex's `hooks` table (config.toml `[[hooks.PreToolUse]]`, or hooks.json)."""
-    return {
-        "hooks": {
-            EVENT: [
-                {
-                    "matcher": ".*",
-                    "hooks": [
-                        {"type": "command", "command": shlex.join(argv), "timeout": timeout_s}
-                    ],
-                }
-            ]
-        }
-    }
+    argv = installed_argv(HARNESS, options)
+    hook = {"type": "command", "command": shlex.join(argv), "timeout": options.timeout_s}
+    return {"hooks": {EVENT: [{"matcher": ".*", "hooks": [hook]}]}}
 
 
-HARNESS = Harness(name=NAME, title="Codex", parse=parse, allow=allow, deny=deny, settings=settings)
+# --- the installation: config.toml, its sandbox_mode and its trust of the hook (codexsetup)
+
+
+def user_file(env: Mapping[str, str], user_home: Path) -> Path:
+    base = env.get("CODEX_HOME")
+    return (Path(base) if base else user_home / ".codex") / "config.toml"
+
+
+def protection(config: Mapping[str, object], cwd: Path) -> list[str]:
+    from wisp._home import wisp_home
+    from wisp.agents import sandbox
+
+    return sandbox.codex_problems(config, wisp_home(), [cwd], env=os.environ)
+
+
+def roots(config: Mapping[str, object], cwd: Path | None, user_home: Path) -> list[WritableRoot]:
+    from wisp.agents import reach
+
+    return reach.codex_roots(config)
+
+
+def skipped(program: str, hooks: list[dict[str, object]]) -> list[str]:
+    """wisp's hooks Codex would skip: not trusted (asked of Codex itself)."""
+    from wisp.agents import codexsetup
+
+    return codexsetup.untrusted(program, HARNESS) if hooks else []
+
+
+HARNESS = Harness(
+    name=NAME,
+    title="Codex",
+    parse=parse,
+    allow=allow,
+    deny=deny,
+    settings=settings,
+    program="codex",
+    fmt=Format.TOML,
+    events=(EVENT,),
+    user_file=user_file,
+    protection=protection,
+    roots=roots,
+    skipped=skipped,
+)

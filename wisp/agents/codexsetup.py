@@ -24,10 +24,12 @@ import tomlkit
 from tomlkit.exceptions import TOMLKitError
 
 from wisp.agents import sandbox, setuprecord
+from wisp.agents.configfile import SetupRefused, is_wisp_command, merge_hooks, shaped, wisp_hooks
 
 if TYPE_CHECKING:
-    from wisp.agents.setup import Target
+    from wisp.agents.hookio import Harness
 
+APP_SERVER_TIMEOUT_S = 30.0
 PROTECTING = "workspace-write"
 TRUSTED = ("trusted", "managed")
 BYPASS = "--dangerously-bypass-hook-trust"
@@ -42,8 +44,6 @@ def _snake(event: str) -> str:
 
 
 def _parse(path: Path, text: str | None) -> tomlkit.TOMLDocument:
-    from wisp.agents.setup import SetupRefused
-
     try:
         return tomlkit.parse(text or "")
     except TOMLKitError as exc:
@@ -53,13 +53,11 @@ def _parse(path: Path, text: str | None) -> tomlkit.TOMLDocument:
 
 
 def _hooks_table(doc: tomlkit.TOMLDocument) -> Any:
-    from wisp.agents.setup import _shaped
-
     if "hooks" not in doc:
         doc["hooks"] = tomlkit.table(is_super_table=True)
     hooks = doc["hooks"]
-    _shaped(hooks, Mapping, "hooks")
-    _shaped(hooks.get("state"), Mapping, "hooks.state")
+    shaped(hooks, Mapping, "hooks")
+    shaped(hooks.get("state"), Mapping, "hooks.state")
     return hooks
 
 
@@ -75,17 +73,15 @@ def _set_groups(hooks: Any, event: str, groups: list[Any]) -> None:
 
 
 def merged_text(
-    path: Path, before: str | None, block: Mapping[str, Any], t: Target
+    path: Path, before: str | None, block: Mapping[str, Any], t: Harness
 ) -> tuple[str, bool]:
     """config.toml with wisp's hook, a protecting `sandbox_mode`, and Codex's trust of the
     hook; and whether that trust could be had."""
-    from wisp.agents import setup
-
     doc = _parse(path, before)
     hooks = _hooks_table(doc)
     plain = doc.unwrap()
     hooks_plain = dict(plain.get("hooks") or {})
-    setup._merge_hooks(hooks_plain, block["hooks"], t)
+    merge_hooks(hooks_plain, block["hooks"], t)
     redefined = False
     for event in block["hooks"]:
         if hooks_plain[event] != (plain.get("hooks") or {}).get(event):
@@ -123,30 +119,28 @@ def plain(path: Path, text: str | None) -> dict[str, Any]:
 
 
 def removed_text(
-    path: Path, before: str, t: Target, changes: tuple[setuprecord.Change, ...] | None = None
+    path: Path, before: str, t: Harness, changes: tuple[setuprecord.Change, ...] | None = None
 ) -> str:
     """config.toml without wisp's hooks and their trust (the person's hooks keep theirs: their
     keys follow them when wisp's group, before them, goes), and without the settings setup
     added (*changes*, its record: `sandbox_mode` set back; None: no record, they stay)."""
-    from wisp.agents import setup
-
     doc = _parse(path, before)
     plain = doc.unwrap()
     hooks = doc.get("hooks")
     if hooks is None:
         return before
-    setup._shaped(hooks, Mapping, "hooks")
+    shaped(hooks, Mapping, "hooks")
     state = hooks.get("state")
-    setup._shaped(state, Mapping, "hooks.state")
+    shaped(state, Mapping, "hooks.state")
     renamed: dict[str, str | None] = {}
     for event in t.events:
         groups = (plain.get("hooks") or {}).get(event)
-        setup._shaped(groups, list, f"hooks.{event}")
+        shaped(groups, list, f"hooks.{event}")
         groups = list(groups or [])
         kept: list[Any] = []
         for index, group in enumerate(groups):
             old = f"{path}:{_snake(event)}:{index}:"
-            if setup._wisp_hooks(group, t):
+            if wisp_hooks(group, t):
                 renamed[old] = None
                 continue
             renamed[old] = f"{path}:{_snake(event)}:{len(kept)}:"
@@ -201,7 +195,7 @@ def notes(after: str, trusted: bool) -> list[str]:
     return out
 
 
-def trusted_again(path: Path, text: str, t: Target) -> tuple[str, list[str]]:
+def trusted_again(path: Path, text: str, t: Harness) -> tuple[str, list[str]]:
     """*text* (config.toml as setup leaves it, unchanged) with Codex's trust written again for
     each of wisp's hooks that Codex itself, asked about the real file, does not trust (under
     the key and for the hash it names); and what the person must know. Without `codex` on
@@ -243,8 +237,6 @@ def _home() -> Path:
 
 def app_server_hooks(program: str, codex_home: Path, cwd: Path) -> list[Mapping[str, Any]]:
     """The hooks `codex app-server` lists for *cwd* under *codex_home* (`hooks/list`)."""
-    from wisp.agents.setup import APP_SERVER_TIMEOUT_S
-
     messages = [
         {"jsonrpc": "2.0", "id": 1, "method": "initialize",
          "params": {"clientInfo": {"name": "wisp", "version": "1"}}},
@@ -289,15 +281,13 @@ def app_server_hooks(program: str, codex_home: Path, cwd: Path) -> list[Mapping[
         proc.wait()
 
 
-def _ours(hooks: list[Mapping[str, Any]], t: Target) -> list[Mapping[str, Any]]:
-    from wisp.agents.setup import is_wisp_command
-
+def _ours(hooks: list[Mapping[str, Any]], t: Harness) -> list[Mapping[str, Any]]:
     return [
         h for h in hooks if h.get("source") == "user" and is_wisp_command(h.get("command"), t.name)
     ]
 
 
-def hashes(candidate: str, t: Target) -> dict[str, str]:
+def hashes(candidate: str, t: Harness) -> dict[str, str]:
     """Codex's hash of each of wisp's hooks in *candidate* (config.toml's text), by the key
     with the file's path taken off (`pre_tool_use:0:0`)."""
     program = shutil.which("codex")
@@ -315,12 +305,10 @@ def hashes(candidate: str, t: Target) -> dict[str, str]:
         }
 
 
-def untrusted(program: str, t: Target) -> list[str]:
+def untrusted(program: str, t: Harness) -> list[str]:
     """wisp's hooks that Codex (as configured) would skip: not trusted, or trusted for an
     older definition."""
-    from wisp.agents.setup import _codex_user
-
-    config = _codex_user(os.environ, Path.home())
+    config = t.user_file(os.environ, Path.home())
     try:
         listed = app_server_hooks(program, config.parent, Path.cwd())
     except TrustUnknown as exc:

@@ -15,11 +15,20 @@ import json
 
 from pending import DecodeError, loads_strict
 from wisp.agents.gate import ToolCall
-from wisp.agents.hookio import EventRefused, Harness, Said, field, shell_or_tool
+from wisp.agents.hookio import (
+    BLOCK_STATUS,
+    EventRefused,
+    Harness,
+    HookOptions,
+    Said,
+    field,
+    installed_argv,
+    shell_or_tool,
+)
 
 NAME = "copilot"
 SHELL_TOOL = "bash"
-BLOCK = 2
+EVENT = "preToolUse"
 
 
 def parse(event: dict[str, object]) -> ToolCall:
@@ -51,19 +60,48 @@ def allow(reason: str) -> Said:
 def deny(reason: str, failed: bool) -> Said:
     return Said(
         stdout=_said("deny", reason),
-        exit_code=BLOCK if failed else 0,
+        exit_code=BLOCK_STATUS if failed else 0,
         stderr=reason if failed else None,
     )
 
 
-def settings(argv: list[str], timeout_s: int) -> dict[str, object]:
+def settings(options: HookOptions) -> dict[str, object]:
     """A `~/.copilot/hooks/wisp.json` file (always loaded, unlike a repository's)."""
     import shlex
 
-    hook = {"type": "command", "bash": shlex.join(argv), "timeoutSec": timeout_s}
-    return {"version": 1, "hooks": {"preToolUse": [hook]}}
+    hook = {
+        "type": "command",
+        "bash": shlex.join(installed_argv(HARNESS, options)),
+        "timeoutSec": options.timeout_s,
+    }
+    return {"version": 1, "hooks": {EVENT: [hook]}}
+
+
+def skipped(program: str, hooks: list[dict[str, object]]) -> list[str]:
+    """wisp's hooks in a repository's .github/hooks: `copilot -p` skips them unless the
+    folder is trusted."""
+    return [
+        f"{h['file']}: skipped by `copilot -p` unless the folder is trusted"
+        for h in hooks
+        if "/.github/" in str(h["file"])
+    ]
 
 
 HARNESS = Harness(
-    name=NAME, title="Copilot CLI", parse=parse, allow=allow, deny=deny, settings=settings
+    name=NAME,
+    title="Copilot CLI",
+    parse=parse,
+    allow=allow,
+    deny=deny,
+    settings=settings,
+    program="copilot",
+    events=(EVENT,),
+    user_file=lambda env, home: home / ".copilot" / "hooks" / "wisp.json",
+    project_file=lambda project: project / ".github" / "hooks" / "wisp.json",
+    whole_file=True,
+    timeout_key="timeoutSec",
+    command_key="bash",
+    skipped=skipped,
+    project_note="a repository's .github/hooks are skipped in `copilot -p` unless the folder is "
+    "trusted: set it up at the user level (without --project) to be sure it runs",
 )

@@ -21,11 +21,19 @@ from enum import StrEnum
 
 from pending import DecodeError, loads_strict
 from wisp.agents.gate import ToolCall
-from wisp.agents.hookio import EventRefused, Harness, Said, field, shell_or_tool
+from wisp.agents.hookio import (
+    BLOCK_STATUS,
+    EventRefused,
+    Harness,
+    HookOptions,
+    Said,
+    field,
+    installed_argv,
+    shell_or_tool,
+)
 
 NAME = "cursor"
 SHELL_TOOL = "Shell"  # preToolUse's name for the shell tool
-BLOCK = 2
 # The preToolUse tools the printed settings put in front of the person: the ones that change
 # files (shell commands and MCP tools have their own events: a wider matcher asks twice).
 PRE_TOOL_MATCHER = "Write|StrReplace|Edit|Delete|EditNotebook"
@@ -115,13 +123,14 @@ def ask(reason: str) -> Said:
 
 
 def deny(reason: str, failed: bool) -> Said:
-    return _said("deny", reason, BLOCK if failed else 0, failed)
+    return _said("deny", reason, BLOCK_STATUS if failed else 0, failed)
 
 
-def settings(argv: list[str], timeout_s: int) -> dict[str, object]:
+def settings(options: HookOptions) -> dict[str, object]:
     """Cursor's hooks.json (`~/.cursor/hooks.json`, or a project's `.cursor/hooks.json`):
     each event's entry fails closed (`failClosed`), its `timeout` in seconds."""
-    entry = {"command": shlex.join(argv), "timeout": timeout_s, "failClosed": True}
+    argv = installed_argv(HARNESS, options)
+    entry = {"command": shlex.join(argv), "timeout": options.timeout_s, "failClosed": True}
     return {
         "version": 1,
         "hooks": {
@@ -133,5 +142,16 @@ def settings(argv: list[str], timeout_s: int) -> dict[str, object]:
 
 
 HARNESS = Harness(
-    name=NAME, title="Cursor", parse=parse, allow=allow, deny=deny, settings=settings, ask=ask
+    name=NAME,
+    title="Cursor",
+    parse=parse,
+    allow=allow,
+    deny=deny,
+    settings=settings,
+    ask=ask,
+    program="cursor-agent",
+    events=tuple(e.value for e in Event),
+    user_file=lambda env, home: home / ".cursor" / "hooks.json",
+    project_file=lambda project: project / ".cursor" / "hooks.json",
+    flat=True,
 )

@@ -10,41 +10,45 @@ wait is the ask, every failure is exit 2, and the installed command is wisp's gu
 
 from __future__ import annotations
 
-import json
-
 from wisp.agents.gate import ToolCall
-from wisp.agents.hookio import Harness, Said, named_event_call
+from wisp.agents.hookio import (
+    Harness,
+    HookOptions,
+    decision_allow,
+    decision_deny,
+    installed_argv,
+    named_event_call,
+)
 
 NAME = "gemini"
 EVENT = "BeforeTool"
 SHELL_TOOL = "run_shell_command"
-BLOCK = 2
+MS_PER_S = 1000  # its hook `timeout` is in milliseconds
 
 
 def parse(event: dict[str, object]) -> ToolCall:
     return named_event_call(event, name=EVENT, title="Gemini CLI", shell=SHELL_TOOL, harness=NAME)
 
 
-def allow(reason: str) -> Said:
-    return Said(stdout=json.dumps({"decision": "allow", "reason": reason}), exit_code=0)
-
-
-def deny(reason: str, failed: bool) -> Said:
-    return Said(
-        stdout=json.dumps({"decision": "deny", "reason": reason}, ensure_ascii=False),
-        exit_code=BLOCK if failed else 0,
-        stderr=reason if failed else None,
-    )
-
-
-def settings(argv: list[str], timeout_s: int) -> dict[str, object]:
+def settings(options: HookOptions) -> dict[str, object]:
     """Gemini CLI's settings.json `hooks` block (its `timeout` in milliseconds)."""
     import shlex
 
-    hook = {"type": "command", "command": shlex.join(argv), "timeout": timeout_s * 1000}
+    argv = installed_argv(HARNESS, options)
+    hook = {"type": "command", "command": shlex.join(argv), "timeout": options.timeout_s * MS_PER_S}
     return {"hooks": {EVENT: [{"matcher": ".*", "hooks": [hook]}]}}
 
 
 HARNESS = Harness(
-    name=NAME, title="Gemini CLI", parse=parse, allow=allow, deny=deny, settings=settings
+    name=NAME,
+    title="Gemini CLI",
+    parse=parse,
+    allow=decision_allow,
+    deny=decision_deny,
+    settings=settings,
+    program="gemini",
+    events=(EVENT,),
+    user_file=lambda env, home: home / ".gemini" / "settings.json",
+    project_file=lambda project: project / ".gemini" / "settings.json",
+    timeout_scale=MS_PER_S,
 )

@@ -28,6 +28,8 @@ do not know, a signal, no output) as "no opinion" and go on to run the call, so:
 # instructions of a hook whose call a grant covers: bench/README.md, issue 41).
 
 import contextlib
+import importlib
+import math
 import os
 import select
 import signal
@@ -35,28 +37,33 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pending import DecodeError, loads_strict, start_thread
 from wisp._deadlines import Cancel
+from wisp.agents.install import GUARD_SCRIPT, this_wisp
 
 if TYPE_CHECKING:
     from wisp.agents.gate import ToolCall
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
-# `wisp hook NAME` for each harness with no "ask": its module (which holds its HARNESS).
-HARNESS_MODULES = {
-    "codex": "wisp.agents.codex",
-    "gemini": "wisp.agents.gemini",
-    "copilot": "wisp.agents.copilot",
-    "opencode": "wisp.agents.opencode",
-    "cursor": "wisp.agents.cursor",
-}
+# Every harness wisp knows, in the order it lists them: one module each, which declares its
+# HARNESS (a :class:`Harness`); the module's last name is the harness's (`_` for `-`). The
+# hook command, the program's fast path and setup and status all read this (at the time they
+# run: :func:`register` adds one, as a test adds a throwaway harness).
+HARNESS_MODULES: tuple[str, ...] = (
+    "wisp.agents.claude_code",
+    "wisp.agents.codex",
+    "wisp.agents.gemini",
+    "wisp.agents.copilot",
+    "wisp.agents.opencode",
+    "wisp.agents.cursor",
+)
 # An event larger than this is not read whole: no tool call a person can judge is that long.
 MAX_EVENT_BYTES = 4 * 1024 * 1024
 CHUNK_BYTES = 64 * 1024
-GUARD_SCRIPT = Path(__file__).with_name("hookguard.sh")
 GUARD_SHELL = "/bin/sh"
 GUARD_PID_ENV = "WISP_HOOK_GUARD"  # the guard's pid, in the environment of the wisp it runs
 
@@ -281,26 +288,142 @@ class EventRefused(Exception):
     """An event a harness's module cannot read into a call: the message says why."""
 
 
-class Harness(NamedTuple):
-    """A harness's command hook: how its event reads and how it is answered. Where it has no
-    "ask" (all but Cursor) the wait is the ask. *deny*'s *failed* is a deny wisp could not
-    decide (bad input, an unusable channel, a stop): answered in the harness's strongest
-    blocking form."""
+class OnTimeout(StrEnum):
+    """What an unanswered request becomes, where the harness can ask in its own dialog
+    (Claude Code's `--on-timeout`)."""
 
-    name: str  # `wisp hook NAME`, and the requests' client
+    ASK = "ask"
+    DENY = "deny"
+
+
+class HookOptions(NamedTuple):
+    """How an installed hook waits: `--wait S` (and `--on-timeout`, where the harness takes
+    it), as `wisp hook NAME --print-settings` and `wisp agents setup` take them. The harness's
+    own timeout for the hook is written just above the wait, so that wisp answers first."""
+
+    wait_s: float = DEFAULT_WAIT_S
+    # What an unanswered call becomes, for a harness that takes --on-timeout (elsewhere the
+    # wait is the ask, and an unanswered call is denied).
+    on_timeout: OnTimeout = OnTimeout.ASK
+
+    @property
+    def timeout_s(self) -> int:
+        """The harness's timeout for the hook: the wait, and the margin to answer in."""
+        return math.ceil(self.wait_s) + MARGIN_S
+
+
+class Format(StrEnum):
+    """The format of the file setup writes wisp's part into."""
+
+    JSON = "json"
+    TOML = "toml"
+    TEXT = "text"  # a file of wisp's own, written whole (OpenCode's plugin)
+
+
+class Harness(NamedTuple):
+    """One harness, whole: its command hook at run time (how its event reads, how it is
+    answered) and its installation (where its config lives, in what format, what of it is
+    wisp's). Each harness's module declares one, as HARNESS; :data:`HARNESS_MODULES` lists
+    them. Where it has no "ask" (all but Cursor, and Claude Code's own run) the wait is the
+    ask. *deny*'s *failed* is a deny wisp could not decide (bad input, an unusable channel, a
+    stop): answered in the harness's strongest blocking form. (A named tuple: the hook's path
+    reads it, and attrs costs more to import than the interpreter's start, issue 41.)"""
+
+    # --- the hook at run time
+    name: str  # `wisp hook NAME`, `wisp agents setup NAME`, and the requests' client
     title: str  # how a person calls it
     parse: Callable[[dict[str, object]], "ToolCall"]
     allow: Callable[[str], Said]
     deny: Callable[[str, bool], Said]
-    # What --print-settings prints, from the command and its timeout: the hook block (JSON) for
-    # its config, or (OpenCode) the text of the file to install.
-    settings: Callable[[list[str], int], dict[str, object] | str]
+    # What --print-settings prints (and setup merges), for the hook's options: the hook block
+    # (JSON) for its config, or (OpenCode) the text of the file to install.
+    settings: Callable[[HookOptions], dict[str, object] | str]
+    # Its installation's two it cannot do without (the rest of it below): its executable on
+    # PATH, and its user's config file, from (environment, home).
+    program: str
+    user_file: Callable[[Mapping[str, str], Path], Path]
     # Whether the installed command is wisp's guard (not where the caller fails closed itself).
     guarded: bool = True
-    prints: str | None = None  # --print-settings' help, where it is not a hook block
     # A harness that can "ask" in its own dialog (Cursor): an unanswered call is put to the
     # person there instead of denied.
     ask: Callable[[str], Said] | None = None
+    # A harness with a run of its own (Claude Code: its events, its dialog): the exit status
+    # of one hook run past its options; else :func:`serve_harness` answers with the above.
+    serve: Callable[[Stop, HookOptions], int] | None = None
+    on_timeout: bool = False  # whether it takes --on-timeout (Claude Code)
+    # The command's words where they are not the shared ones: its help, --wait's and
+    # --print-settings', its examples.
+    summary: str | None = None
+    wait_help: str | None = None
+    prints: str | None = None
+    examples: tuple[str, ...] = ()
+
+    # --- the installation (`wisp agents setup|remove|status NAME`)
+    fmt: Format = Format.JSON
+    events: tuple[str, ...] = ()  # the hook events whose entries wisp owns
+    project_file: Callable[[Path], Path] | None = None  # None: the user level only
+    whole_file: bool = False  # the file is wisp's alone (Copilot's hooks/wisp.json)
+    flat: bool = False  # an event's list holds the hooks themselves (Cursor's hooks.json)
+    timeout_key: str = "timeout"
+    timeout_scale: int = 1  # the timeout's unit, in seconds per written unit (ms: 1000)
+    command_key: str = "command"
+    # Optional capabilities of the installation, each a harness's own:
+    # wisp's settings beside its hooks, merged by setup (Claude Code's sandbox and deny rules);
+    sandbox: Callable[[], dict[str, object]] | None = None
+    # what keeps the agent from $WISP_HOME and wisp, as its config (and the project at cwd)
+    # say it: the problems (None: wisp sets up no sandbox there);
+    protection: Callable[[Mapping[str, object], Path], list[str]] | None = None
+    # where its agent may write (reach's WritableRoots: reach, which stands on this module, is
+    # not named here), as its config (and the project at cwd, if any) say, for a person whose
+    # home is the last argument;
+    roots: Callable[[Mapping[str, object], Path | None, Path], Sequence[Any]] | None = None
+    # what setup tells the person of its new config (None: that its sandbox is not set up),
+    # with the project set up (None: the user's);
+    notes: Callable[[Mapping[str, object], Path | None], list[str]] | None = None
+    # wisp's hooks the installed program would skip (Codex's trust, Copilot's folders), given
+    # it and the hooks status found;
+    skipped: Callable[[str, list[dict[str, object]]], list[str]] | None = None
+    project_note: str | None = None  # what setup at a project's level must say
+
+
+def module_of(name: str) -> str | None:
+    """The module of the harness `wisp hook NAME` names (None: wisp knows none), not
+    imported."""
+    last = name.replace("-", "_")
+    return next((m for m in HARNESS_MODULES if m.rpartition(".")[2] == last), None)
+
+
+def names() -> tuple[str, ...]:
+    """Every harness's name, in order, no module imported."""
+    return tuple(m.rpartition(".")[2].replace("_", "-") for m in HARNESS_MODULES)
+
+
+def harness(name: str) -> Harness | None:
+    """The harness named *name*, its module imported (None: wisp knows none)."""
+    module = module_of(name)
+    if module is None:
+        return None
+    found: Harness = importlib.import_module(module).HARNESS
+    return found
+
+
+def harnesses() -> tuple[Harness, ...]:
+    """Every harness, in order."""
+    return tuple(importlib.import_module(m).HARNESS for m in HARNESS_MODULES)
+
+
+def register(module: str) -> None:
+    """Add the harness of *module* (its HARNESS, named as the module is) to the ones wisp
+    knows, last: what a test does to add a throwaway harness."""
+    global HARNESS_MODULES
+    if module not in HARNESS_MODULES:
+        HARNESS_MODULES = (*HARNESS_MODULES, module)
+
+
+def unregister(module: str) -> None:
+    """Take the harness of *module* out of the ones wisp knows."""
+    global HARNESS_MODULES
+    HARNESS_MODULES = tuple(m for m in HARNESS_MODULES if m != module)
 
 
 def grant_hint(request_id: str | None, command: bool) -> str:
@@ -363,6 +486,14 @@ def answer_harness(
             f"{said}; denied ({harness.title} has no dialog to ask in){hint}", False
         )
     return harness.deny(f"{said}; denied", decided.ended is Ended.STOPPED)
+
+
+def run(stop: Stop, harness: Harness, options: HookOptions) -> int:
+    """One run of `wisp hook NAME` past its options: the harness's own run, or
+    :func:`serve_harness`; its exit status."""
+    if harness.serve is not None:
+        return harness.serve(stop, options)
+    return serve_harness(stop, harness, options.wait_s)
 
 
 def serve_harness(stop: Stop, harness: Harness, wait_s: float) -> int:
@@ -485,3 +616,42 @@ def guarded_command(
         return argv
     died = harness.deny(f"wisp: `wisp hook {harness.name}` ended without answering; denied", True)
     return guarded_argv(died, argv)
+
+
+def printed(harness: Harness, options: HookOptions) -> str:
+    """What `wisp hook NAME --print-settings` prints: the harness's settings, a hook block as
+    indented JSON or the text of its file."""
+    import json
+
+    settings = harness.settings(options)
+    return settings if isinstance(settings, str) else json.dumps(settings, indent=2) + "\n"
+
+
+def installed_argv(harness: Harness, options: HookOptions) -> list[str]:
+    """The argv setup (and --print-settings) installs for *harness*: this wisp's `hook NAME`
+    with its --wait (:func:`guarded_command`)."""
+    return guarded_command(harness, this_wisp(), wait_s=options.wait_s)
+
+
+# --- the answer in the `decision` shape (Gemini CLI's; wisp's OpenCode plugin reads it) ---
+
+BLOCK_STATUS = 2  # the exit status that blocks the call, for every harness wisp knows
+
+
+def decision_allow(reason: str) -> Said:
+    """`{"decision": "allow", "reason": …}`, exit 0."""
+    import json
+
+    return Said(stdout=json.dumps({"decision": "allow", "reason": reason}), exit_code=0)
+
+
+def decision_deny(reason: str, failed: bool) -> Said:
+    """`{"decision": "deny", "reason": …}`; a failure also exits 2 (which blocks by itself),
+    its reason on stderr."""
+    import json
+
+    return Said(
+        stdout=json.dumps({"decision": "deny", "reason": reason}, ensure_ascii=False),
+        exit_code=BLOCK_STATUS if failed else 0,
+        stderr=reason if failed else None,
+    )

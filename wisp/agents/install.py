@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import NamedTuple
 
 import pending
-from wisp.agents.hookio import GUARD_SCRIPT
 
 WISP_PACKAGE = Path(__file__).resolve().parents[1]
+# The guard a hook is installed in (wisp.agents.hookio), shipped beside this module.
+GUARD_SCRIPT = Path(__file__).with_name("hookguard.sh")
 
 
 class Install(NamedTuple):

@@ -15,11 +15,21 @@ guard (it fails closed by itself), so its command is `wisp hook opencode` unwrap
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 
 from wisp.agents.gate import ToolCall
-from wisp.agents.gemini import allow, deny  # the plugin reads Gemini CLI's answer shape
-from wisp.agents.hookio import EventRefused, Harness, field, shell_or_tool
+from wisp.agents.hookio import (
+    EventRefused,
+    Format,
+    Harness,
+    HookOptions,
+    decision_allow,
+    decision_deny,
+    field,
+    installed_argv,
+    shell_or_tool,
+)
 
 NAME = "opencode"
 EVENT = "tool.execute.before"
@@ -50,21 +60,36 @@ def parse(event: dict[str, object]) -> ToolCall:
     )
 
 
-def plugin(argv: list[str], timeout_s: int) -> str:
-    """wisp's OpenCode plugin, running *argv* (OpenCode has no hook timeout: *timeout_s* is
-    not used)."""
+def plugin(argv: list[str]) -> str:
+    """wisp's OpenCode plugin, running *argv* (OpenCode has no hook timeout)."""
     return PLUGIN.read_text(encoding="utf-8").replace(ARGV_SLOT, json.dumps(argv), 1)
+
+
+def settings(options: HookOptions) -> str:
+    # `wisp hook opencode`, never bare `wisp` (which answers no event: every call was
+    # refused, and nothing filed).
+    return plugin(installed_argv(HARNESS, options))
+
+
+def user_file(env: Mapping[str, str], user_home: Path) -> Path:
+    base = env.get("XDG_CONFIG_HOME")
+    return (Path(base) if base else user_home / ".config") / "opencode" / "plugin" / "wisp.js"
 
 
 HARNESS = Harness(
     name=NAME,
     title="OpenCode",
     parse=parse,
-    allow=allow,
-    deny=deny,
-    settings=plugin,
+    allow=decision_allow,  # the plugin reads the `decision` shape
+    deny=decision_deny,
+    settings=settings,
     guarded=False,
     prints=f"Print wisp's OpenCode plugin (running this wisp, by its absolute path) and exit: "
     f"save it as {PLUGIN_PATH} (OpenCode's config plugin folder; .opencode/plugin/ for one "
     "project).",
+    program="opencode",
+    fmt=Format.TEXT,
+    events=(EVENT,),  # what status names its gate by
+    user_file=user_file,
+    project_file=lambda project: project / ".opencode" / "plugin" / "wisp.js",
 )

@@ -90,21 +90,18 @@ def claude_roots(settings: Mapping[str, Any], user_home: Path) -> list[WritableR
 
 
 def config_roots(harness: str, text: str | None, user_home: Path) -> list[WritableRoot]:
-    """The writable roots *harness*'s config file (its *text*) names; none for a file that
-    cannot be read (setup refuses that itself)."""
-    from wisp.agents import claude_code, codex
+    """The writable roots *harness*'s config file (its *text*) names (its record's `roots`);
+    none for a file that cannot be read (setup refuses that itself)."""
+    from wisp.agents import hookio
 
-    if not text:
+    found = hookio.harness(harness)
+    if not text or found is None or found.roots is None:
         return []
     try:
-        if harness == codex.NAME:
-            return codex_roots(tomllib.loads(text))
-        if harness == claude_code.CLIENT:
-            data = json.loads(text)
-            return claude_roots(data, user_home) if isinstance(data, dict) else []
+        config = tomllib.loads(text) if found.fmt is hookio.Format.TOML else json.loads(text)
     except (ValueError, tomllib.TOMLDecodeError):
         return []
-    return []
+    return list(found.roots(config, None, user_home)) if isinstance(config, dict) else []
 
 
 def spellings(path: Path) -> list[Path]:

@@ -1,13 +1,15 @@
 """`wisp agents setup|remove|status`: wisp's block in each harness's own config file.
 
-Each harness has a :class:`Target`: where its config lives (user level, or a project's),
-its format, the hook events wisp owns there and the rest of wisp's block (Claude Code's
-sandbox and deny rules, Codex's `sandbox_mode` and hook trust). A :class:`Plan` is the file's
-text before and after; applying it keeps a backup (under `$WISP_HOME/agents/backups`, never
-beside the file: a harness loads its `hooks/` or `plugin/` folder whole) and writes atomically,
-0600. Only wisp's entries are touched: a hook is wisp's when its command runs `wisp hook NAME`
-(in wisp's guard or not); everything else in the file is kept as it was, byte for byte (JSON
-edited in place by :mod:`wisp.agents.jsonsplice`, Codex's TOML through tomlkit).
+Each harness's record (:class:`wisp.agents.hookio.Harness`, its module's HARNESS) says where
+its config lives (user level, or a project's), its format, the hook events wisp owns there
+and the rest of wisp's block (Claude Code's sandbox and deny rules, Codex's `sandbox_mode`
+and hook trust); :func:`harnesses` reads them all from the one tuple of modules. A
+:class:`Plan` is the file's text before and after; applying it keeps a backup (under
+`$WISP_HOME/agents/backups`, never beside the file: a harness loads its `hooks/` or
+`plugin/` folder whole) and writes atomically, 0600. Only wisp's entries are touched: a hook
+is wisp's when its command runs `wisp hook NAME` (in wisp's guard or not); everything else
+in the file is kept as it was, byte for byte (JSON edited in place by
+:mod:`wisp.agents.jsonsplice`, Codex's TOML through tomlkit).
 
 Setup and remove are a round trip: setup records what it added (:mod:`wisp.agents.setuprecord`),
 and remove puts a file nobody else changed since back as it was (deleting it, and the folders
@@ -25,314 +27,80 @@ from __future__ import annotations
 
 import copy
 import difflib
-import json
-import math
 import os
-import shlex
 import shutil
-import stat
 import subprocess
 import tempfile
-from collections.abc import Callable, Mapping
-from enum import StrEnum
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import attrs
 
 from wisp._home import wisp_home
-from wisp.agents import (
-    claude_code,
-    codex,
-    copilot,
-    cursor,
-    gatecheck,
-    gemini,
-    hookio,
-    jsonsplice,
-    opencode,
-    reach,
-    sandbox,
-    setuprecord,
+from wisp.agents import gatecheck, hookio, jsonsplice, reach, setuprecord
+from wisp.agents.configfile import (
+    SetupRefused,
+    UnknownHarness,
+    event_list,
+    merge_hooks,
+    merge_values,
+    parse_json,
+    read_text,
+    shaped,
+    wisp_hooks,
+    without_wisp,
 )
-from wisp.agents.install import Install, this_install, this_wisp
+from wisp.agents.hookio import Format, Harness, HookOptions
+from wisp.agents.install import Install, this_install
 
-MAX_CONFIG_BYTES = 1024 * 1024
+__all__ = ["Format", "HookOptions", "SetupRefused", "UnknownHarness", "parse_json", "read_text"]
+
 # What older setups named the backups they kept beside the config (docs/agents.md: left there).
 BACKUP_SUFFIX = ".wisp-backup-"
-APP_SERVER_TIMEOUT_S = 30.0
 VERSION_TIMEOUT_S = 15.0
-
-
-class Format(StrEnum):
-    JSON = "json"
-    TOML = "toml"
-    TEXT = "text"  # a file of wisp's own, written whole (OpenCode's plugin)
-
-
-class SetupRefused(Exception):
-    """Setup cannot do this: the message says what happened and what to do."""
-
-
-class UnknownHarness(SetupRefused):
-    """A harness wisp does not set up: a usage error."""
-
-
-@attrs.frozen(kw_only=True)
-class Target:
-    """What setup needs of one harness."""
-
-    name: str  # `wisp agents setup NAME`, `wisp hook NAME`
-    title: str
-    program: str  # its executable on PATH
-    fmt: Format
-    events: tuple[str, ...]  # the hook events whose entries wisp owns
-    user_file: Callable[[Mapping[str, str], Path], Path]
-    project_file: Callable[[Path], Path] | None
-    block: Callable[[HookOptions], dict[str, Any]]  # wisp's block: hooks (+ sandbox)
-    whole_file: bool = False  # the file is wisp's alone (Copilot's hooks/wisp.json)
-    flat: bool = False  # an event's list holds the hooks themselves (Cursor's hooks.json)
-    timeout_key: str = "timeout"
-    timeout_scale: int = 1  # the timeout's unit, in seconds per written unit (ms: 1000)
-    command_key: str = "command"
-
-
-@attrs.frozen(kw_only=True)
-class HookOptions:
-    """How the hook setup installs waits: `wisp agents setup --wait S --on-timeout ask|deny`
-    (as `wisp hook NAME --print-settings` takes them). The harness's own timeout for the hook
-    is written just above the wait, so that wisp answers first."""
-
-    wait_s: float = hookio.DEFAULT_WAIT_S
-    # Claude Code only: what an unanswered call becomes there (elsewhere the wait is the ask,
-    # and an unanswered call is denied).
-    on_timeout: claude_code.OnTimeout = claude_code.OnTimeout.ASK
-
-    @property
-    def timeout_s(self) -> int:
-        """The harness's timeout for the hook: the wait, and the margin to answer in."""
-        return math.ceil(self.wait_s) + hookio.MARGIN_S
-
-
-def _harness_block(harness: hookio.Harness, options: HookOptions) -> dict[str, Any]:
-    argv = hookio.guarded_command(harness, this_wisp(), wait_s=options.wait_s)
-    settings = harness.settings(argv, options.timeout_s)
-    # A harness set up by a file of its own (OpenCode's plugin) is not merged into a config.
-    assert isinstance(settings, dict), f"{harness.name} is not set up by merging settings"
-    return dict(settings)
-
-
-def _claude_block(options: HookOptions) -> dict[str, Any]:
-    block = claude_code.settings_block(wait_s=options.wait_s, on_timeout=options.on_timeout)
-    # The user's settings as Claude Code finds them ($CLAUDE_CONFIG_DIR), wherever setup writes.
-    settings = _claude_user(os.environ, Path.home()).absolute()
-    block.update(sandbox.claude_code_block(wisp_home(), Path.home(), settings))
-    return block
-
-
-def _claude_user(env: Mapping[str, str], user_home: Path) -> Path:
-    base = env.get("CLAUDE_CONFIG_DIR")
-    return (Path(base) if base else user_home / ".claude") / "settings.json"
-
-
-def _codex_user(env: Mapping[str, str], user_home: Path) -> Path:
-    base = env.get("CODEX_HOME")
-    return (Path(base) if base else user_home / ".codex") / "config.toml"
-
-
-TARGETS: dict[str, Target] = {
-    t.name: t
-    for t in (
-        Target(
-            name=claude_code.CLIENT,
-            title="Claude Code",
-            program="claude",
-            fmt=Format.JSON,
-            events=("PreToolUse", "SessionEnd"),
-            user_file=_claude_user,
-            project_file=lambda d: d / ".claude" / "settings.json",
-            block=_claude_block,
-        ),
-        Target(
-            name=codex.NAME,
-            title="Codex",
-            program="codex",
-            fmt=Format.TOML,
-            events=(codex.EVENT,),
-            user_file=_codex_user,
-            project_file=None,
-            block=lambda options: _harness_block(codex.HARNESS, options),
-        ),
-        Target(
-            name=gemini.NAME,
-            title="Gemini CLI",
-            program="gemini",
-            fmt=Format.JSON,
-            events=(gemini.EVENT,),
-            user_file=lambda env, h: h / ".gemini" / "settings.json",
-            project_file=lambda d: d / ".gemini" / "settings.json",
-            block=lambda options: _harness_block(gemini.HARNESS, options),
-            timeout_scale=1000,
-        ),
-        Target(
-            name=copilot.NAME,
-            title="Copilot CLI",
-            program="copilot",
-            fmt=Format.JSON,
-            events=("preToolUse",),
-            user_file=lambda env, h: h / ".copilot" / "hooks" / "wisp.json",
-            project_file=lambda d: d / ".github" / "hooks" / "wisp.json",
-            block=lambda options: _harness_block(copilot.HARNESS, options),
-            whole_file=True,
-            timeout_key="timeoutSec",
-            command_key="bash",
-        ),
-        Target(
-            name=opencode.NAME,
-            title="OpenCode",
-            program="opencode",
-            fmt=Format.TEXT,
-            events=(),
-            user_file=lambda env, h: _xdg_config(env, h) / "opencode" / "plugin" / "wisp.js",
-            project_file=lambda d: d / ".opencode" / "plugin" / "wisp.js",
-            block=lambda options: {"text": _plugin_text(options)},
-        ),
-        Target(
-            name=cursor.NAME,
-            title="Cursor",
-            program="cursor-agent",
-            fmt=Format.JSON,
-            events=tuple(e.value for e in cursor.Event),
-            user_file=lambda env, h: h / ".cursor" / "hooks.json",
-            project_file=lambda d: d / ".cursor" / "hooks.json",
-            block=lambda options: _harness_block(cursor.HARNESS, options),
-            flat=True,
-        ),
-    )
-}
-# The first line of wisp's OpenCode plugin: what makes a plugin file wisp's own.
+# The first line of wisp's OpenCode plugin: what makes a file of wisp's own (Format.TEXT) its.
 PLUGIN_MARK = "// wisp's OpenCode plugin"
 
 
-def _xdg_config(env: Mapping[str, str], user_home: Path) -> Path:
-    base = env.get("XDG_CONFIG_HOME")
-    return Path(base) if base else user_home / ".config"
+def wisp_block(t: Harness, options: HookOptions) -> dict[str, Any]:
+    """wisp's part of *t*'s config: its hooks (the settings `wisp hook NAME --print-settings`
+    prints), and its sandbox where it has one; a file of wisp's own as `{"text": …}`."""
+    settings = t.settings(options)
+    if isinstance(settings, str):
+        return {"text": settings}
+    out = dict(settings)
+    if t.sandbox is not None:
+        out.update(t.sandbox())
+    return out
 
 
-def _plugin_text(options: HookOptions) -> str:
-    # The same argv `wisp hook opencode --print-settings` writes: `wisp hook opencode`, never
-    # bare `wisp` (which answers no event: every call was refused, and nothing filed).
-    argv = hookio.guarded_command(opencode.HARNESS, this_wisp(), wait_s=options.wait_s)
-    return opencode.plugin(argv, options.timeout_s)
+def harnesses() -> tuple[Harness, ...]:
+    """Every harness setup knows, in order (:data:`wisp.agents.hookio.HARNESS_MODULES`)."""
+    return hookio.harnesses()
 
 
-def target(name: str) -> Target:
-    try:
-        return TARGETS[name]
-    except KeyError:
-        known = ", ".join(TARGETS)
-        raise UnknownHarness(f"wisp cannot set up {name!r} (yet); it sets up {known}.") from None
-
-
-# --- which hooks are wisp's ----------------------------------------------------------------
-
-
-def is_wisp_command(command: object, name: str) -> bool:
-    """Whether a hook's *command* runs `wisp hook NAME` (guarded or not)."""
-    if not isinstance(command, str):
-        return False
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        return False
-    ours = any(Path(w).name in ("wisp", "hookguard.sh") for w in words) or "wisp" in words
-    return ours and any(words[i : i + 2] == ["hook", name] for i in range(len(words)))
-
-
-def _wisp_hooks(group: object, t: Target) -> list[Mapping[str, Any]]:
-    if not isinstance(group, Mapping):
-        return []
-    if t.whole_file or t.flat:  # Copilot, Cursor: the event's list holds the hooks themselves
-        return [group] if is_wisp_command(group.get(t.command_key), t.name) else []
-    hooks = group.get("hooks")
-    if not isinstance(hooks, list):
-        return []
-    return [
-        h for h in hooks if isinstance(h, Mapping) and is_wisp_command(h.get("command"), t.name)
-    ]
-
-
-def _without_wisp(groups: list[Any], t: Target) -> tuple[list[Any], int | None]:
-    """*groups* with wisp's hooks taken out (a group left empty goes), and where wisp's first
-    group stood."""
-    kept: list[Any] = []
-    first: int | None = None
-    for group in groups:
-        ours = _wisp_hooks(group, t)
-        if not ours:
-            kept.append(group)
-            continue
-        if first is None:
-            first = len(kept)
-        if t.whole_file or t.flat:
-            continue
-        rest = [h for h in group["hooks"] if h not in ours]
-        if rest:
-            kept.append({**group, "hooks": rest})
-    return kept, first
+def target(name: str) -> Harness:
+    found = hookio.harness(name)
+    if found is None:
+        known = ", ".join(hookio.names())
+        raise UnknownHarness(f"wisp cannot set up {name!r} (yet); it sets up {known}.")
+    return found
 
 
 # --- merging ---------------------------------------------------------------------------------
 
 
-def _shaped(have: Any, kind: type, where: str) -> None:
-    """Refuse a person's value wisp would have to replace to merge into it."""
-    if have is not None and not isinstance(have, kind):
-        shape = "a table (object)" if kind is Mapping else "a list"
-        raise SetupRefused(
-            f"`{where}` in the config is not {shape}, so wisp cannot merge beside it; fix it "
-            "(or merge by hand: `wisp hook NAME --print-settings`) and run again."
-        )
-
-
-def _merge_hooks(hooks: dict[str, Any], mine: Mapping[str, Any], t: Target) -> None:
-    for event, groups in mine.items():
-        current = hooks.get(event)
-        _shaped(current, list, f"hooks.{event}")
-        current = list(current or [])
-        kept, first = _without_wisp(current, t)
-        at = len(kept) if first is None else first
-        hooks[event] = [*kept[:at], *groups, *kept[at:]]
-
-
-def _unmerge_hooks(hooks: dict[str, Any], t: Target) -> None:
+def _unmerge_hooks(hooks: dict[str, Any], t: Harness) -> None:
     for event in t.events:
         current = hooks.get(event)
         if not isinstance(current, list):
             continue
-        kept, _ = _without_wisp(current, t)
+        kept, _ = without_wisp(current, t)
         if kept:
             hooks[event] = kept
         else:
             del hooks[event]
-
-
-def _merge_values(into: dict[str, Any], mine: Mapping[str, Any], where: str = "") -> None:
-    """wisp's sandbox settings into *into*: tables merged, lists gain wisp's items, scalars
-    set."""
-    for key, value in mine.items():
-        have = into.get(key)
-        if isinstance(value, Mapping):
-            _shaped(have, Mapping, where + key)
-            table = dict(have or {})
-            _merge_values(table, value, f"{where}{key}.")
-            into[key] = table
-        elif isinstance(value, list):
-            _shaped(have, list, where + key)
-            items = list(have or [])
-            into[key] = items + [v for v in value if v not in items]
-        else:
-            into[key] = value
 
 
 def _drop_items(into: dict[str, Any], mine: Mapping[str, Any]) -> None:
@@ -347,28 +115,28 @@ def _drop_items(into: dict[str, Any], mine: Mapping[str, Any]) -> None:
             into[key] = [v for v in have if v not in value]
 
 
-def merged(data: Mapping[str, Any], t: Target, block: Mapping[str, Any]) -> dict[str, Any]:
+def merged(data: Mapping[str, Any], t: Harness, block: Mapping[str, Any]) -> dict[str, Any]:
     """*data* (a parsed config) with wisp's *block* merged in."""
     if t.whole_file:
-        groups = [g for event in t.events for g in _event_list(data, event)]
-        if not all(_wisp_hooks(g, t) for g in groups) or set(data) - {"version", "hooks"}:
+        groups = [g for event in t.events for g in event_list(data, event)]
+        if not all(wisp_hooks(g, t) for g in groups) or set(data) - {"version", "hooks"}:
             raise SetupRefused(
                 "the file holds more than wisp's hook; move your own hooks to another file "
                 "in that folder and run again."
             )
         return dict(block)
     out = dict(data)
-    _shaped(out.get("hooks"), Mapping, "hooks")
+    shaped(out.get("hooks"), Mapping, "hooks")
     hooks = dict(out.get("hooks") or {})
-    _merge_hooks(hooks, block["hooks"], t)
+    merge_hooks(hooks, block["hooks"], t)
     out["hooks"] = hooks
-    _merge_values(out, {k: v for k, v in block.items() if k != "hooks"})
+    merge_values(out, {k: v for k, v in block.items() if k != "hooks"})
     return out
 
 
 def unmerged(
     data: Mapping[str, Any],
-    t: Target,
+    t: Harness,
     block: Mapping[str, Any],
     changes: tuple[setuprecord.Change, ...] | None = None,
 ) -> dict[str, Any] | None:
@@ -392,50 +160,6 @@ def unmerged(
 
 
 # --- files -------------------------------------------------------------------------------
-
-
-def read_text(path: Path) -> str | None:
-    """The config file's text (None: there is none), refusing what setup must not edit."""
-    try:
-        # O_NONBLOCK: a FIFO at its name with no writer would hang the command on open.
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        if path.is_symlink():
-            raise SetupRefused(
-                f"{path} is a symbolic link; setup edits only the file itself: merge the "
-                "block by hand (`wisp hook NAME --print-settings`) into its target."
-            ) from None
-        raise SetupRefused(
-            f"{path} cannot be read ({exc.strerror}); fix that and run again."
-        ) from None
-    with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise SetupRefused(f"{path} is not a regular file; setup leaves it alone.")
-        data = f.read(MAX_CONFIG_BYTES + 1)
-    if len(data) > MAX_CONFIG_BYTES:
-        raise SetupRefused(
-            f"{path} is larger than {MAX_CONFIG_BYTES} bytes; setup leaves it alone."
-        )
-    try:
-        return data.decode()
-    except UnicodeDecodeError:
-        raise SetupRefused(f"{path} is not UTF-8 text; fix it and run again.") from None
-
-
-def parse_json(path: Path, text: str | None) -> dict[str, Any]:
-    if text is None or not text.strip():
-        return {}
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise SetupRefused(
-            f"{path} is not JSON wisp can read ({exc}); fix it (or move it away) and run again."
-        ) from None
-    if not isinstance(data, dict):
-        raise SetupRefused(f"{path} does not hold a JSON object; fix it and run again.")
-    return data
 
 
 def write_atomically(path: Path, text: str | None) -> None:
@@ -530,7 +254,7 @@ def apply(plan: Plan) -> Path | None:
     return backup
 
 
-def config_file(t: Target, project: Path | None, env: Mapping[str, str] | None = None) -> Path:
+def config_file(t: Harness, project: Path | None, env: Mapping[str, str] | None = None) -> Path:
     if project is None:
         return t.user_file(os.environ if env is None else env, Path.home())
     if t.project_file is None:
@@ -558,11 +282,11 @@ def plan_setup(
     refusal = reach.setup_refusal(name, install or this_install(), os.environ, before, project)
     if refusal is not None:
         raise SetupRefused(refusal)
-    block = t.block(options or HookOptions())
+    block = wisp_block(t, options or HookOptions())
     old: Mapping[str, Any] = {}
     new: Mapping[str, Any] = {}
     if t.fmt is Format.TEXT:
-        _refuse_not_ours(path, before)
+        _refuse_not_ours(t, path, before)
         after = block["text"]
         notes = _notes(t, {}, project)
         ours = before is not None
@@ -686,11 +410,11 @@ def plan_remove(name: str, project: Path | None = None) -> Plan:
     return attrs.evolve(plan, after=after, notes=tuple(notes) if after != before else ())
 
 
-def _removed(t: Target, path: Path, before: str, record: setuprecord.Record | None) -> str | None:
+def _removed(t: Harness, path: Path, before: str, record: setuprecord.Record | None) -> str | None:
     """*before* without wisp's part: what *record* says setup added (None: no record)."""
     changes = record.changes if record is not None else None
     if t.fmt is Format.TEXT:
-        _refuse_not_ours(path, before)
+        _refuse_not_ours(t, path, before)
         return None
     if t.fmt is Format.TOML:
         from wisp.agents import codexsetup
@@ -698,13 +422,13 @@ def _removed(t: Target, path: Path, before: str, record: setuprecord.Record | No
         return codexsetup.removed_text(path, before, t, changes)
     data = parse_json(path, before)
     if t.whole_file:
-        owned = all(_wisp_hooks(h, t) for h in _event_list(data, t.events[0]))
+        owned = all(wisp_hooks(h, t) for h in event_list(data, t.events[0]))
         if not owned:
             raise SetupRefused(
                 f"{path} holds hooks that are not wisp's; take wisp's out of it by hand."
             )
         return None
-    out = unmerged(data, t, t.block(HookOptions()), changes) or {}
+    out = unmerged(data, t, wisp_block(t, HookOptions()), changes) or {}
     if jsonsplice.same(out, data):
         return before
     if record is not None and not record.existed and not out:
@@ -712,49 +436,37 @@ def _removed(t: Target, path: Path, before: str, record: setuprecord.Record | No
     return jsonsplice.splice(before, out)
 
 
-def _refuse_not_ours(path: Path, text: str | None) -> None:
+def _refuse_not_ours(t: Harness, path: Path, text: str | None) -> None:
     """A file of wisp's own that someone else's stands in the place of is left alone."""
     if text is not None and not text.startswith(PLUGIN_MARK):
         raise SetupRefused(
-            f"{path} is not wisp's plugin; move it away (or merge by hand: `wisp hook opencode "
-            "--print-settings`) and run again."
+            f"{path} is not wisp's plugin; move it away (or merge by hand: `wisp hook "
+            f"{t.name} --print-settings`) and run again."
         )
 
 
-def _event_list(data: Mapping[str, Any], event: str) -> list[Any]:
-    hooks = data.get("hooks")
-    groups = hooks.get(event) if isinstance(hooks, Mapping) else None
-    return groups if isinstance(groups, list) else []
-
-
-def _notes(t: Target, data: Mapping[str, Any], project: Path | None) -> list[str]:
+def _notes(t: Harness, data: Mapping[str, Any], project: Path | None) -> list[str]:
+    if t.notes is not None:
+        return t.notes(data, project)
     home = wisp_home()
-    if t.name == claude_code.CLIENT:
-        problems = sandbox.claude_code_problems(data, home, Path.home())
-        if project is not None and project.resolve() in (home, *home.parents):
-            problems.append(f"the project {project} holds $WISP_HOME ({home})")
-        return [f"unprotected: {p}" for p in problems]
     notes = [
         f"unprotected: setup does not turn on {t.title}'s sandbox; an agent's command can "
         f"write into $WISP_HOME ({home}) and answer its own request (docs/agents.md)"
     ]
-    if t.name == copilot.NAME and project is not None:
-        notes.append(
-            "a repository's .github/hooks are skipped in `copilot -p` unless the folder is "
-            "trusted: set it up at the user level (without --project) to be sure it runs"
-        )
+    if t.project_note is not None and project is not None:
+        notes.append(t.project_note)
     return notes
 
 
 # --- status ------------------------------------------------------------------------------
 
 
-def installed_hooks(t: Target, data: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
+def installed_hooks(t: Harness, data: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
     """wisp's hooks in a parsed config of *t*, each with its event."""
     found: list[tuple[str, Mapping[str, Any]]] = []
     for event in t.events:
-        for group in _event_list(data, event):
-            found.extend((event, hook) for hook in _wisp_hooks(group, t))
+        for group in event_list(data, event):
+            found.extend((event, hook) for hook in wisp_hooks(group, t))
     return found
 
 
@@ -774,7 +486,7 @@ def version_of(program: str) -> str | None:
     return words[0].strip() if words else None
 
 
-def _read_config(t: Target, path: Path) -> Mapping[str, Any]:
+def _read_config(t: Harness, path: Path) -> Mapping[str, Any]:
     text = read_text(path)
     if text is None:
         return {}
@@ -790,14 +502,15 @@ def _read_config(t: Target, path: Path) -> Mapping[str, Any]:
     return parse_json(path, text)
 
 
-def _gates(t: Target, path: Path, data: Mapping[str, Any]) -> list[dict[str, Any]]:
+def _gates(t: Harness, path: Path, data: Mapping[str, Any]) -> list[dict[str, Any]]:
     """wisp's gates in one parsed config of *t*: each hook's file, event and timeout, and
     its command read (the plugin's argv, for OpenCode)."""
     if t.fmt is Format.TEXT:
         if "plugin" not in data:
             return []
         cmd = gatecheck.read_plugin(data["plugin"])
-        return [{"file": str(path), "event": opencode.EVENT, "timeout": None, "cmd": cmd,
+        return [{"file": str(path), "event": t.events[0] if t.events else None,
+                 "timeout": None, "cmd": cmd,
                  "closed": True}]  # fmt: skip  # the plugin denies whatever goes wrong
     gates = []
     for event, hook in installed_hooks(t, data):
@@ -816,19 +529,17 @@ def _gates(t: Target, path: Path, data: Mapping[str, Any]) -> list[dict[str, Any
     return gates
 
 
-def _roots(t: Target, config: Mapping[str, Any], cwd: Path) -> list[reach.WritableRoot]:
+def _roots(t: Harness, config: Mapping[str, Any], cwd: Path) -> list[reach.WritableRoot]:
     """Where *t*'s agent may write, as far as its settings say (and the temporary
     directories)."""
     roots = reach.temp_roots(os.environ)
-    if t.name == codex.NAME:
-        roots += reach.codex_roots(config)
-    elif t.name == claude_code.CLIENT:
-        roots += reach.claude_roots(_claude_settings(t, config, cwd), Path.home())
+    if t.roots is not None:
+        roots += t.roots(config, cwd, Path.home())
     return roots
 
 
 def harness_status(
-    t: Target,
+    t: Harness,
     cwd: Path,
     *,
     install: Install | None = None,
@@ -881,12 +592,12 @@ def harness_status(
     if program is None:
         why = f"`{t.program}` is not on PATH"
         not_checked.append({"check": "version", "why": why})
-        if t.name in (codex.NAME, copilot.NAME):
+        if t.skipped is not None:
             not_checked.append({"check": "skipped", "why": why})
         skipped: list[str] = []
     else:
-        checked += ["version", "skipped"] if t.name in (codex.NAME, copilot.NAME) else ["version"]
-        skipped = _skipped(t, hooks, program)
+        checked += ["version", "skipped"] if t.skipped is not None else ["version"]
+        skipped = t.skipped(program, hooks) if t.skipped is not None else []
     return {
         "harness": t.name,
         "title": t.title,
@@ -905,45 +616,11 @@ def harness_status(
     }
 
 
-def _skipped(t: Target, hooks: list[dict[str, Any]], program: str) -> list[str]:
-    skipped = []
-    if t.name == copilot.NAME:
-        skipped += [
-            f"{h['file']}: skipped by `copilot -p` unless the folder is trusted"
-            for h in hooks
-            if "/.github/" in h["file"]
-        ]
-    if t.name == codex.NAME and hooks:
-        from wisp.agents import codexsetup
-
-        skipped += codexsetup.untrusted(program, t)
-    return skipped
-
-
-def _claude_settings(t: Target, config: Mapping[str, Any], cwd: Path) -> dict[str, Any]:
-    """Claude Code's settings as a session in *cwd* has them: the user's, the project's over
-    them."""
-    merged_settings = dict(config)
-    project = _read_json_quiet(t.project_file(cwd)) if t.project_file else {}
-    _merge_values(merged_settings, project)
-    return merged_settings
-
-
-def _protection(t: Target, config: Mapping[str, Any], cwd: Path) -> list[str]:
+def _protection(t: Harness, config: Mapping[str, Any], cwd: Path) -> list[str]:
+    if t.protection is not None:
+        return t.protection(config, cwd)
     home = wisp_home()
-    if t.name == claude_code.CLIENT:
-        settings = _claude_settings(t, config, cwd)
-        return sandbox.claude_code_problems(settings, home, Path.home())
-    if t.name == codex.NAME:
-        return sandbox.codex_problems(config, home, [cwd], env=os.environ)
     return [f"wisp does not set up {t.title}'s sandbox: nothing keeps its commands out of {home}"]
-
-
-def _read_json_quiet(path: Path) -> Mapping[str, Any]:
-    try:
-        return parse_json(path, read_text(path))
-    except SetupRefused:
-        return {}
 
 
 def needs_attention(entry: Mapping[str, Any]) -> bool:
@@ -962,7 +639,7 @@ def status(cwd: Path | None = None) -> list[dict[str, Any]]:
     here = Path.cwd() if cwd is None else cwd
     install, runs = this_install(), gatecheck.Runs()
     found = []
-    for t in TARGETS.values():
+    for t in harnesses():
         try:
             entry = harness_status(t, here, install=install, runs=runs)
         except RuntimeError:  # no home to look in (config_file): nothing to say of it

@@ -10,7 +10,6 @@ import typer
 
 from wisp._text import visible
 from wisp.agents import hookio, setup
-from wisp.agents.claude_code import OnTimeout
 from wisp.cli._common import command_group, fail, print_json, say
 from wisp.cli._exit import ExitCode
 from wisp.cli.hook import checked_wait
@@ -25,7 +24,7 @@ agents_app = command_group(
   wisp agents status                        each harness: gate, timeout, protection""",
 )
 
-HARNESS_HELP = f"The harness: {', '.join(setup.TARGETS)}."
+HARNESS_HELP = f"The harness: {', '.join(hookio.names())}."
 ProjectOption = Annotated[
     Path | None,
     typer.Option(
@@ -96,14 +95,14 @@ def setup_command(
         ),
     ] = float(hookio.DEFAULT_WAIT_S),
     on_timeout: Annotated[
-        OnTimeout,
+        hookio.OnTimeout,
         typer.Option(
             "--on-timeout",
             metavar="ask|deny",
             help="Claude Code only: what an unanswered call becomes — `ask` (Claude Code's own "
             "dialog; the default) or `deny` (for unattended runs). Elsewhere it is denied.",
         ),
-    ] = OnTimeout.ASK,
+    ] = hookio.OnTimeout.ASK,
 ) -> None:
     """Merge wisp's hook into HARNESS's config file (and, where wisp can, its sandbox).
 
@@ -113,7 +112,7 @@ def setup_command(
     Refused when this wisp lies where an agent can write (a project's tree, /tmp, $TMPDIR, a
     writable root): install it with pipx first. Exit 0 done (or nothing to do), 1 refused
     (nothing written; the message says what to do), 2 usage (a harness wisp does not set up)."""
-    options = setup.HookOptions(wait_s=wait, on_timeout=on_timeout)
+    options = hookio.HookOptions(wait_s=wait, on_timeout=on_timeout)
     plan = _plan(setup.plan_setup, harness, project, options=options)
     _render(plan, dry_run=dry_run, verb="set up")
 
