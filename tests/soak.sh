@@ -48,16 +48,17 @@ with tempfile.TemporaryDirectory() as where:
             os.kill(watched, 0)
         except ProcessLookupError:
             break
-        try:  # watchdog takes its inotify instance as the observer is made
-            observer = InotifyObserver()
+        observer = InotifyObserver()
+        try:  # watchdog takes its inotify instance as the watch is scheduled or started
             observer.schedule(FileSystemEventHandler(), where)
             observer.start()
         except OSError as exc:
             failed += 1
             first = first or f"{exc.strerror or exc} at {time.strftime(clock)}"
-        else:
-            observer.stop()
-            observer.join()
+        finally:  # started or not: what a failed start opened is closed too (left open, a
+            observer.stop()  # probe under load came to hold all 128 instances)
+            if observer.is_alive():
+                observer.join()
         starts += 1
         time.sleep(every)
 print(f"probe: {starts} native observer starts tried, {failed} failed" + (f" (first: {first})" if first else ""))
