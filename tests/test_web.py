@@ -535,10 +535,11 @@ class TestEveryMachine:
     def test_one_page_shows_and_answers_two_machines_and_a_host_down(
         self, machines: tuple[Channel, Any, WebServer], phone: Any, home: Path, tmp_path: Path
     ) -> None:
-        """This machine's request and far's are on the one page, each naming its host; each
-        answer lands in its own host's channel only (far's through its relay, audited there
-        via web), and the other is untouched until answered itself. `gone`'s relay cannot
-        open its channel: the page says gone is down, and why."""
+        """This machine's request and far's are on the one page, each naming its host, and
+        far's link opens it first; each answer lands in its own host's channel only (far's
+        through its relay, audited there via web), and the other is untouched until
+        answered itself. `gone`'s relay cannot open its channel: the page says gone is
+        down, and why."""
         far, far_lock, web = machines
         there = command(far_lock, "make deploy-far")
         far.file(there)
@@ -552,6 +553,12 @@ class TestEveryMachine:
         down.wait_for(timeout=MS)
         assert "gone down" in down.inner_text() and "not a directory" in down.inner_text()
         shot(phone, "hosts", tmp_path)
+        # A push's link from far (its web.url this page) opens far's request first.
+        phone.goto(f"{web.url}/r/{there.id}")
+        first = phone.locator("#cards .card").first
+        first.wait_for(timeout=MS)
+        assert first.get_attribute("id") == f"r-{there.id}"
+        assert far_card.locator("a").first.get_attribute("href") == f"/r/{there.id}?host=far"
 
         far_card.get_by_role("button", name="Approve once").click()
         far_card.locator(".said").filter(has_text="Approved once on far").wait_for(timeout=MS)
