@@ -12,6 +12,7 @@ import json
 import os
 import re
 import shlex
+import signal
 import subprocess
 import sys
 import threading
@@ -562,6 +563,9 @@ class TestEveryMachine:
 
         far_card.get_by_role("button", name="Approve once").click()
         far_card.locator(".said").filter(has_text="Approved once on far").wait_for(timeout=MS)
+        ended = phone.locator(f"#r-{there.id}.ended")
+        ended.wait_for(timeout=MS)
+        assert "On far: approved once from this page." in ended.inner_text()
         answer = wait_until(lambda: far.status(there.id).answer, what="far's answer")
         assert (answer.decision, answer.via) == ("once", "web")
         with Channel.open(home) as local:
@@ -612,6 +616,28 @@ class TestEveryMachine:
         assert post(phone, url.format(shown.id), form, as_device=held) == 403
         assert far.status(shown.id).state is State.FILED
 
+    def test_a_host_whose_relay_ends_is_shown_down_live(
+        self, machines: tuple[Channel, Any, WebServer], phone: Any
+    ) -> None:
+        """far's ssh killed under an open page (as a dropped connection ends it): the page
+        says far is down, live, and far's request leaves it; this machine's stays."""
+        far, far_lock, web = machines
+        there = command(far_lock, "make deploy-far")
+        far.file(there)
+        pair(phone, web.url)
+        here = AskingCommand("approvals", "request", "--", "make deploy-here")
+        card(phone, there.id)
+        card(phone, here.id)
+        assert "far down" not in phone.inner_text("body")  # the control: far is up
+        (ssh,) = [p for p in _children(web.process.pid) if " far " in _cmdline(p)]
+        os.kill(ssh, signal.SIGKILL)
+        phone.locator("#hosts-down").filter(has_text="far down").wait_for(timeout=MS)
+        assert "killed by signal 9" in phone.inner_text("#hosts-down")
+        phone.locator(f"#r-{there.id}").wait_for(state="detached", timeout=MS)
+        assert phone.locator(f"#r-{here.id}").count() == 1
+        in_terminal("approvals", "deny", here.id)
+        here.result()
+
     def test_local_as_a_host_is_refused(self, home: Path) -> None:
         """`--host local` names this machine's own channel, always shown: refused before
         anything runs (exit 2), saying what to do."""
@@ -624,3 +650,24 @@ class TestEveryMachine:
         )
         assert done.returncode == 2, done.stderr
         assert "always shows: leave it out" in done.stderr and "Traceback" not in done.stderr
+
+
+def _children(pid: int) -> list[int]:
+    """The processes whose parent is *pid*."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rpartition(")")[2].split()[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return (Path("/proc") / str(pid) / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""

@@ -518,7 +518,7 @@ class WebFace:
         ended = remote.ended(event.id) if remote is not None else None
         if ended is not None:
             status = ended[0]
-            said = f"On {event.host}: {ended[1]}." if ended[1] else f"Answered on {event.host}."
+            said = f"On {event.host}: {ended[1]}."
         device = self.answered_by.get(event.id)
         fragment = _pages.ended_card(status, event.id, device=device, said=said)
         return _sse("ended", {"id": event.id, "html": fragment, **self._counted()})

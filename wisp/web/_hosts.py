@@ -49,6 +49,7 @@ from wisp.relay.protocol import (
     effect_kinds,
     encode,
 )
+from wisp.kinds import view
 from wisp.tui._link import LinkError, check_hosts, host_argv
 from wisp.tui._model import LOCAL
 
@@ -293,7 +294,8 @@ class RemoteHost:
             self._end(line.id, line.reason)
         elif isinstance(line, Answered):
             if line.won:
-                self._end(line.id, "")
+                said = view(line.kind).answered_word(line.decision) if line.kind else "answered"
+                self._end(line.id, f"{said} from this page")
             self._replied(line.id, Reply(answered=line))
         elif isinstance(line, ErrorLine) and line.fatal:
             self._fatal = line.message  # behind ssh -tt its stderr is in this stream too
