@@ -638,6 +638,23 @@ class TestEveryMachine:
         in_terminal("approvals", "deny", here.id)
         here.result()
 
+    def test_closing_its_terminal_ends_every_hosts_relay(
+        self, machines: tuple[Channel, Any, WebServer]
+    ) -> None:
+        """SIGHUP (the terminal `wisp web` runs in closed): it stops (exit 0), and far's
+        ssh and the relay behind it end with it, none left running under nobody."""
+        _far, _lock, web = machines
+        wait_until(lambda: _children(web.process.pid), what="far's ssh")
+        (ssh,) = [p for p in _children(web.process.pid) if " far " in _cmdline(p)]
+        far_relay = wait_until(lambda: _children(ssh), what="far's relay")
+        web.process.send_signal(signal.SIGHUP)
+        assert web.process.wait(timeout=WAIT_S) == 0
+        left = wait_until(
+            lambda: not any(Path(f"/proc/{p}").exists() for p in (ssh, *far_relay)),
+            what="far's ssh and relay ended",
+        )
+        assert left
+
     def test_local_as_a_host_is_refused(self, home: Path) -> None:
         """`--host local` names this machine's own channel, always shown: refused before
         anything runs (exit 2), saying what to do."""

@@ -58,7 +58,8 @@ def _server(config: uvicorn.Config) -> uvicorn.Server:
             if threading.current_thread() is not threading.main_thread():
                 yield  # signals reach the main thread alone
                 return
-            stops = (signal.SIGINT, signal.SIGTERM)
+            # SIGHUP too: the terminal it runs in closed; its --host relays end with it.
+            stops = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
             before = {sig: signal.signal(sig, self.handle_exit) for sig in stops}
             try:
                 yield
@@ -80,7 +81,7 @@ def serve(
     hosts: Sequence[str] = (),
     relay_command: str | None = None,
 ) -> int:
-    """Serve until Ctrl-C or SIGTERM (stopped on purpose: exit 0); raises
+    """Serve until Ctrl-C, SIGTERM or SIGHUP (stopped on purpose: exit 0); raises
     :class:`WebError` if it cannot start. *hosts*: the other machines whose requests it
     shows too, each through its relay (*relay_command*, default ssh's)."""
     try:
