@@ -34,6 +34,7 @@ from pending import (
     from_json,
     start_thread,
 )
+from wisp.kinds import view
 from wisp.relay.protocol import (
     Answered,
     AnswerLine,
@@ -49,7 +50,6 @@ from wisp.relay.protocol import (
     effect_kinds,
     encode,
 )
-from wisp.kinds import view
 from wisp.tui._link import LinkError, check_hosts, host_argv
 from wisp.tui._model import LOCAL
 
