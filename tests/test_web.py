@@ -620,13 +620,18 @@ class TestEveryMachine:
         self, machines: tuple[Channel, Any, WebServer], phone: Any
     ) -> None:
         """far's ssh killed under an open page (as a dropped connection ends it): the page
-        says far is down, live, and far's request leaves it; this machine's stays."""
+        says far is down, live, and far's request leaves it (its answer refused: 502, far
+        down, nothing sent); this machine's stays."""
         far, far_lock, web = machines
         there = command(far_lock, "make deploy-far")
         far.file(there)
         pair(phone, web.url)
         here = AskingCommand("approvals", "request", "--", "make deploy-here")
-        card(phone, there.id)
+        found = card(phone, there.id)
+        form = {
+            name: found.locator(f"input[name={name}]").first.input_value()
+            for name in ("csrf", "digest", "host", "kind")
+        }
         card(phone, here.id)
         assert "far down" not in phone.inner_text("body")  # the control: far is up
         (ssh,) = [p for p in _children(web.process.pid) if " far " in _cmdline(p)]
@@ -635,6 +640,15 @@ class TestEveryMachine:
         assert "killed by signal 9" in phone.inner_text("#hosts-down")
         phone.locator(f"#r-{there.id}").wait_for(state="detached", timeout=MS)
         assert phone.locator(f"#r-{here.id}").count() == 1
+        url = f"{web.url}/r/{there.id}/answer"
+        refused = phone.context.request.post(
+            url,
+            form={**form, "decision": "once"},
+            headers={"X-Wisp-Device": credential(phone), "Accept": "application/json"},
+            fail_on_status_code=False,
+        )
+        assert refused.status == 502 and "far is down" in refused.json()["message"]
+        assert far.status(there.id).state is State.FILED
         in_terminal("approvals", "deny", here.id)
         here.result()
 

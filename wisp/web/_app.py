@@ -54,6 +54,7 @@ from wisp import Answerer, EntryPoint
 from wisp._answering import AnswerFate, AnswerReport
 from wisp._home import open_channel
 from wisp._render import refusal
+from wisp._text import visible
 from wisp.kinds import view
 from wisp.relay.protocol import Answered, AnswerLine, ErrorCode, ErrorLine
 from wisp.stores.devices import Device, DeviceStore, PairingRefused
@@ -128,14 +129,20 @@ def _fate(head: str, outcome: Outcome | None, why: str | None, asker: AnswerFate
 
 def _said_there(report: Answered, host: str) -> str:
     """What came of an answer given through *host*'s relay, in a line (its texts are that
-    relay's: shown escaped, never compared)."""
+    relay's: made visible, and escaped where shown, never compared)."""
     if not report.won:
         winner = report.answer
-        who = f"{winner.decision} by {winner.user} via {winner.via}" if winner else "another"
-        return f"Too late on {host}: {who} got there first."
+        who = "another answer"
+        if winner is not None:
+            who = winner.decision + "".join(
+                f" {word} {value}"
+                for word, value in (("by", winner.user), ("via", winner.via))
+                if value
+            )
+        return visible(f"Too late on {host}: {who} got there first.")
     said = view(report.kind).answered_word(report.decision) if report.kind else "answered"
     head = f"{said[:1].upper()}{said[1:]} on {host}"
-    return _fate(head, report.outcome, report.reason, report.asker)
+    return visible(_fate(head, report.outcome, report.reason, report.asker))
 
 
 # A far relay's refusals said as the page's statuses: the request moved on (409), else the
@@ -360,6 +367,14 @@ class WebFace:
             shown = await run_in_threadpool(self._look_up, request_id)
         else:
             shown = remote.known(request_id)
+            if shown is None and remote.state is HostState.DOWN:
+                return refused(
+                    visible(
+                        f"{remote.host} is down ({remote.why}): nothing was sent. Answer it "
+                        "from a terminal there, or start `wisp web` again."
+                    ),
+                    502,
+                )
         if shown is None:
             return refused(f"Request {request_id[:40]} is not waiting here.", 404)
         if form.get("digest") != shown.request.binding_digest:
@@ -550,10 +565,10 @@ def _refused_there(reply: Reply, host: str) -> tuple[str, int]:
             status = 409
         elif code is ErrorCode.NOT_A_TERMINAL:
             status = 502
-        return f"{host} refused it: {reply.error.message}", status
+        return visible(f"{host} refused it: {reply.error.message}"), status
     return (
-        f"{host} is down ({reply.down}): whether the answer reached it is not known. "
-        "See `wisp approvals` there, or answer from a terminal there.",
+        f"{host} is down ({visible(reply.down or '')}): whether the answer reached it is "
+        "not known. See `wisp approvals` there, or answer from a terminal there.",
         502,
     )
 
