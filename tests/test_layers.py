@@ -95,6 +95,12 @@ FACE_EXCEPTIONS = {
     ("wisp/relay/_relay.py", "pending"): "Channel, start_thread: the relay reads its channel "
     "on a thread of its own (a live query of the application is to take it)",
     ("wisp/web/_board.py", "pending"): "the same, for the web's board",
+    ("wisp/web/_hosts.py", "pending"): "a far relay's reader thread (start_thread), its clock "
+    "and its requests' digests, as the board's own",
+    ("wisp/web/_hosts.py", "wisp.tui._link"): "the TUI's ssh relay command and host checks: one "
+    "way to reach a host (to move below the faces, beside the relay protocol)",
+    ("wisp/web/_hosts.py", "wisp.tui._model"): "LOCAL, the TUI's label for this machine",
+    ("wisp/web/_pages.py", "wisp.tui._model"): "the same",
     ("wisp/web/_app.py", "pending"): "SYSTEM_CLOCK: the pairing's clock (this file's auth is "
     "being changed beside issue 56)",
     ("wisp/tui/__init__.py", "wisp.routes.notify"): "which terminals show a notification "

@@ -11,6 +11,10 @@ import http.server
 import json
 import os
 import re
+import shlex
+import signal
+import subprocess
+import sys
 import threading
 import urllib.error
 import urllib.parse
@@ -20,7 +24,17 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
-from helpers import WAIT_S, AskingCommand, audit_records, command, fact, in_terminal, tool
+from helpers import (
+    WAIT_S,
+    AskingCommand,
+    audit_records,
+    command,
+    fact,
+    in_terminal,
+    tool,
+    wait_until,
+    wisp_command,
+)
 from pushserver import PushServer
 from webproc import CHROMIUM, PHONE, WebServer, chromium_missing, pair, web_server
 
@@ -486,3 +500,205 @@ class TestPairingCannotBeLocked:
         assert statuses == [400] * 30
         pair(phone, web.url, "mine")
         assert "Nothing waits for you." in phone.inner_text("body")
+
+
+class TestEveryMachine:
+    """`wisp web --host`: other machines' channels on the one page, each through its relay
+    behind ssh (tests/fakessh.py stands in for ssh and sshd, as in the TUI's tests)."""
+
+    @pytest.fixture
+    def machines(self, home: Path, tmp_path: Path) -> Iterator[tuple[Channel, Any, WebServer]]:
+        """`wisp web --host far --host gone`, each host's relay `ssh -tt HOST wisp relay
+        --via web` with its channel in TMP/HOST: far's a channel (and a live asker's lock
+        in it), gone's a file, so gone's relay cannot start."""
+        home.mkdir(mode=0o700)
+        (tmp_path / "gone").write_text("a file, where gone's WISP_HOME should be\n")
+        fake_ssh = str(Path(__file__).with_name("fakessh.py"))
+        far_relay = [sys.executable, "-m", "wisp", "relay", "--via", "web"]
+        template = shlex.join(
+            [
+                sys.executable,
+                fake_ssh,
+                "{host}",
+                "env",
+                f"WISP_HOME={tmp_path}/{{host}}",
+                *far_relay,
+            ]
+        )
+        hosts = ("--host", "far", "--host", "gone", "--relay-command", template)
+        with (
+            Channel.open(tmp_path / "far") as far,
+            far.server() as far_lock,
+            web_server(home, *hosts) as web,
+        ):
+            yield far, far_lock, web
+
+    def test_one_page_shows_and_answers_two_machines_and_a_host_down(
+        self, machines: tuple[Channel, Any, WebServer], phone: Any, home: Path, tmp_path: Path
+    ) -> None:
+        """This machine's request and far's are on the one page, each naming its host, and
+        far's link opens it first; each answer lands in its own host's channel only (far's
+        through its relay, audited there via web), and the other is untouched until
+        answered itself. `gone`'s relay cannot open its channel: the page says gone is
+        down, and why."""
+        far, far_lock, web = machines
+        there = command(far_lock, "make deploy-far")
+        far.file(there)
+        pair(phone, web.url, "pocket")
+        here = AskingCommand("approvals", "request", "--", "make deploy-here")
+        far_card, here_card = card(phone, there.id), card(phone, here.id)
+        assert "make deploy-far" in far_card.inner_text()
+        assert re.search(r"host\s+far", far_card.inner_text()), far_card.inner_text()
+        assert re.search(r"host\s+local", here_card.inner_text()), here_card.inner_text()
+        down = phone.locator("#hosts-down")
+        down.wait_for(timeout=MS)
+        assert "gone down" in down.inner_text() and "not a directory" in down.inner_text()
+        shot(phone, "hosts", tmp_path)
+        # A push's link from far (its web.url this page) opens far's request first.
+        phone.goto(f"{web.url}/r/{there.id}")
+        first = phone.locator("#cards .card").first
+        first.wait_for(timeout=MS)
+        assert first.get_attribute("id") == f"r-{there.id}"
+        assert far_card.locator("a").first.get_attribute("href") == f"/r/{there.id}?host=far"
+
+        far_card.get_by_role("button", name="Approve once").click()
+        far_card.locator(".said").filter(has_text="Approved once on far").wait_for(timeout=MS)
+        ended = phone.locator(f"#r-{there.id}.ended")
+        ended.wait_for(timeout=MS)
+        assert "On far: approved once from this page." in ended.inner_text()
+        answer = wait_until(lambda: far.status(there.id).answer, what="far's answer")
+        assert (answer.decision, answer.via) == ("once", "web")
+        with Channel.open(home) as local:
+            assert local.status(here.id).state is State.FILED  # the control: untouched
+        records = audit_records(tmp_path / "far")
+        (answered,) = [r for r in records if r["event"] == "approval.answered"]
+        assert answered["via"] == "web"
+
+        here_card.get_by_role("button", name="Approve once").click()
+        code, _out, err = here.result()
+        assert code == 0, err
+        assert far.status(there.id).answer == answer
+
+    def test_far_answers_pass_the_same_checks_as_local_ones(
+        self, machines: tuple[Channel, Any, WebServer], phone: Any
+    ) -> None:
+        """A far request's answer needs what a local one does: without the credential, or
+        the CSRF token, or once the device is revoked, it is refused (403) and nothing
+        reaches far; with them all (the control, on another far request) it is answered."""
+        far, far_lock, web = machines
+        shown, control = command(far_lock, "make release"), command(far_lock, "make test")
+        for request in (shown, control):
+            far.file(request)
+        pair(phone, web.url, "old-phone")
+        forms = {}
+        for request in (shown, control):
+            found = card(phone, request.id)
+            forms[request.id] = {
+                "csrf": found.locator("input[name=csrf]").first.input_value(),
+                "digest": found.locator("input[name=digest]").first.input_value(),
+                "host": found.locator("input[name=host]").first.input_value(),
+                "kind": "command",
+                "decision": "once",
+            }
+        assert forms[shown.id]["host"] == "far"
+        held = credential(phone)
+        url = f"{web.url}/r/{{}}/answer"
+        form = forms[shown.id]
+        assert post(phone, url.format(shown.id), form) == 403
+        assert post(phone, url.format(shown.id), {**form, "csrf": "0" * 64}, as_device=held) == 403
+        assert (
+            post(phone, url.format(shown.id), {**form, "host": "elsewhere"}, as_device=held) == 404
+        )
+        assert post(phone, url.format(control.id), forms[control.id], as_device=held) == 200
+        assert far.status(control.id).answer is not None
+        code, output = in_terminal("web", "revoke", "old-phone")
+        assert code == 0, output
+        assert post(phone, url.format(shown.id), form, as_device=held) == 403
+        assert far.status(shown.id).state is State.FILED
+
+    def test_a_host_whose_relay_ends_is_shown_down_live(
+        self, machines: tuple[Channel, Any, WebServer], phone: Any
+    ) -> None:
+        """far's ssh killed under an open page (as a dropped connection ends it): the page
+        says far is down, live, and far's request leaves it (its answer refused: 502, far
+        down, nothing sent); this machine's stays."""
+        far, far_lock, web = machines
+        there = command(far_lock, "make deploy-far")
+        far.file(there)
+        pair(phone, web.url)
+        here = AskingCommand("approvals", "request", "--", "make deploy-here")
+        found = card(phone, there.id)
+        form = {
+            name: found.locator(f"input[name={name}]").first.input_value()
+            for name in ("csrf", "digest", "host", "kind")
+        }
+        card(phone, here.id)
+        assert "far down" not in phone.inner_text("body")  # the control: far is up
+        (ssh,) = [p for p in _children(web.process.pid) if " far " in _cmdline(p)]
+        os.kill(ssh, signal.SIGKILL)
+        phone.locator("#hosts-down").filter(has_text="far down").wait_for(timeout=MS)
+        assert "killed by signal 9" in phone.inner_text("#hosts-down")
+        phone.locator(f"#r-{there.id}").wait_for(state="detached", timeout=MS)
+        assert phone.locator(f"#r-{here.id}").count() == 1
+        url = f"{web.url}/r/{there.id}/answer"
+        refused = phone.context.request.post(
+            url,
+            form={**form, "decision": "once"},
+            headers={"X-Wisp-Device": credential(phone), "Accept": "application/json"},
+            fail_on_status_code=False,
+        )
+        assert refused.status == 502 and "far is down" in refused.json()["message"]
+        assert far.status(there.id).state is State.FILED
+        in_terminal("approvals", "deny", here.id)
+        here.result()
+
+    def test_closing_its_terminal_ends_every_hosts_relay(
+        self, machines: tuple[Channel, Any, WebServer]
+    ) -> None:
+        """SIGHUP (the terminal `wisp web` runs in closed): it stops (exit 0), and far's
+        ssh and the relay behind it end with it, none left running under nobody."""
+        _far, _lock, web = machines
+        wait_until(lambda: _children(web.process.pid), what="far's ssh")
+        (ssh,) = [p for p in _children(web.process.pid) if " far " in _cmdline(p)]
+        far_relay = wait_until(lambda: _children(ssh), what="far's relay")
+        web.process.send_signal(signal.SIGHUP)
+        assert web.process.wait(timeout=WAIT_S) == 0
+        left = wait_until(
+            lambda: not any(Path(f"/proc/{p}").exists() for p in (ssh, *far_relay)),
+            what="far's ssh and relay ended",
+        )
+        assert left
+
+    def test_local_as_a_host_is_refused(self, home: Path) -> None:
+        """`--host local` names this machine's own channel, always shown: refused before
+        anything runs (exit 2), saying what to do."""
+        done = subprocess.run(
+            wisp_command("web", "--listen", "127.0.0.1:0", "--host", "local"),
+            capture_output=True,
+            text=True,
+            env={**os.environ, "WISP_HOME": str(home)},
+            timeout=60,
+        )
+        assert done.returncode == 2, done.stderr
+        assert "always shows: leave it out" in done.stderr and "Traceback" not in done.stderr
+
+
+def _children(pid: int) -> list[int]:
+    """The processes whose parent is *pid*."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rpartition(")")[2].split()[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return (Path("/proc") / str(pid) / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""

@@ -4,18 +4,31 @@
 from __future__ import annotations
 
 import json
+import shlex
 import signal
 import socket
+import sys
 import urllib.parse
 import urllib.request
 from pathlib import Path
 
+import attrs
 import pytest
-from helpers import WAIT_S, AskingCommand, audit_records, in_terminal, run_wisp
+from helpers import (
+    WAIT_S,
+    AskingCommand,
+    audit_records,
+    command,
+    in_terminal,
+    run_wisp,
+    wait_until,
+)
 from webproc import WebServer, web_server
 
-from pending import Channel, State
+from pending import Channel, Request, State, Status
 from pending.testing import FakeClock
+from wisp.relay._lines import approval_line
+from wisp.relay.protocol import ApprovalLine, encode
 from wisp.routes.notify import Notice, Notifier
 from wisp.routes.push import HIGH, Extras
 from wisp.stores.devices import PAIR_TTL_S, DeviceStore, PairingRefused
@@ -168,9 +181,14 @@ class TestWebCommands:
 
 
 class TestStopping:
-    @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+    @pytest.mark.parametrize(
+        "sig",
+        [signal.SIGINT, signal.SIGTERM, signal.SIGHUP],
+        ids=["ctrl-c", "sigterm", "sighup"],
+    )
     def test_stopped_on_purpose_it_exits_0(self, home: Path, sig: signal.Signals) -> None:
-        """Control: it serves (`/healthz` answers). Ctrl-C (SIGINT) or SIGTERM stops it as
+        """Control: it serves (`/healthz` answers). Ctrl-C (SIGINT), SIGTERM or SIGHUP (its
+        terminal closed) stops it as
         docs/web.md and docs/cli.md say, "0 stopped" (not 130 or 143: uvicorn raises the
         signal again once it has stopped), with nothing said on stderr."""
         home.mkdir(mode=0o700)
@@ -257,3 +275,44 @@ class TestRevokeIsFinal:
         assert [r["id"] for r in answered] == [kept.id]
         in_terminal("approvals", "deny", asker.id)
         asker.result()
+
+
+class TestAnotherHostsLines:
+    def test_a_far_relay_cannot_put_its_request_in_place_of_one_here(self, home: Path) -> None:
+        """A far relay (here a program that says what a hostile one could) sends a request
+        under the ID of one waiting on this machine, and one of its own: the page shows this
+        machine's request under that ID, untouched, and the far one's own (the control)
+        with its host."""
+        home.mkdir(mode=0o700)
+        store = DeviceStore(home)
+        _device, credential = store.pair(store.new_pairing()[0], "phone")
+        with Channel.open(home) as channel, channel.server() as lock:
+            here = command(lock, "make deploy-here")
+            channel.file(here)
+            own = command(lock, "make own-far")
+            local = approval_line(channel.status(here.id))
+            shadow = attrs.evolve(local, fields={**local.fields, "command": "rm -rf /srv"})
+            lines = b"".join(encode(line) for line in (shadow, approval_line_of(own)))
+            says = "import sys; sys.stdout.buffer.write(bytes.fromhex(sys.argv[1])); "
+            says += "sys.stdout.flush(); sys.stdin.read()"
+            far = shlex.join([sys.executable, "-c", says, lines.hex()])
+            with web_server(home, "--host", "evil", "--relay-command", far) as server:
+
+                def board() -> str:
+                    request = urllib.request.Request(
+                        f"{server.url}/board", headers={"X-Wisp-Device": credential}
+                    )
+                    with urllib.request.urlopen(request, timeout=WAIT_S) as answer:
+                        return str(json.loads(answer.read())["html"])
+
+                shown = wait_until(lambda: own.id in board() and board(), what="evil's own")
+        assert "make own-far" in shown and "evil" in shown
+        assert "make deploy-here" in shown and "rm -rf /srv" not in shown
+        assert shown.count(f'id="r-{here.id}"') == 1
+
+
+def approval_line_of(request: Request) -> ApprovalLine:
+    """*request* as a relay would send it, waiting."""
+    return approval_line(
+        Status(id=request.id, kind=request.kind, state=State.FILED, request=request)
+    )

@@ -25,9 +25,10 @@ def relay(
         str,
         typer.Option(
             "--via",
-            metavar="relay|tui",
+            metavar="relay|tui|web",
             help="Whom answers are given as (a label in the audit log, not authentication): "
-            "`tui` is what `wisp tui` starts its relays with.",
+            "`tui` is what `wisp tui` starts its relays with, `web` what `wisp web --host` "
+            "starts on another machine.",
         ),
     ] = "relay",
 ) -> None:
@@ -40,7 +41,7 @@ def relay(
 
     _startup.resume()  # a face lives on (wisp._startup)
     if via not in VIAS:
-        fail(f"--via takes relay or tui, not {via[:40]!r}.", ExitCode.ERROR)
+        fail(f"--via takes relay, tui or web, not {via[:40]!r}.", ExitCode.ERROR)
     raise typer.Exit(main(Via(via)))
 
 

@@ -31,6 +31,7 @@ web_app = command_group(
   wisp web                           serve on http://127.0.0.1:8765/
   wisp web pair                      a one-time link and QR code for your phone
   wisp web --listen 100.64.0.7:8765 --tls-cert c.pem --tls-key k.pem
+  wisp web --host build1 --host alice@laptop   (their requests too, over ssh)
   wisp web devices
   wisp web revoke phone""",
 )
@@ -65,6 +66,25 @@ def web(
         str | None,
         typer.Option("--tls-key", metavar="FILE", help="The certificate's PEM private key."),
     ] = None,
+    machines: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--host",
+            metavar="HOST",
+            help="Also show and answer HOST's requests, through `ssh HOST wisp relay` "
+            "(repeatable), as `wisp tui --host` does.",
+        ),
+    ] = None,
+    relay_command: Annotated[
+        str | None,
+        typer.Option(
+            "--relay-command",
+            metavar="COMMAND",
+            help="The command that starts a --host's relay, run without a shell; {host} is "
+            "replaced by the host. Default: "
+            "ssh -tt -o BatchMode=yes -- {host} wisp relay --via web.",
+        ),
+    ] = None,
 ) -> None:
     """Serve the page that shows what waits and answers it, to paired devices only
     (`wisp docs web`). Runs until Ctrl-C: exit 0; 2 if it cannot start."""
@@ -89,7 +109,16 @@ def web(
 
     _startup.resume()  # a face lives on (wisp._startup)
     try:
-        code = serve(wisp_home(), host, port, tls=tls, say=say, warn=tell)
+        code = serve(
+            wisp_home(),
+            host,
+            port,
+            tls=tls,
+            say=say,
+            warn=tell,
+            hosts=machines or [],
+            relay_command=relay_command,
+        )
     except WebError as exc:
         fail(str(exc))
     raise typer.Exit(code)

@@ -22,7 +22,7 @@ EXIT_INTERRUPTED = 130
 
 
 def via_from_argv(argv: list[str]) -> Via | None:
-    """`python -m wisp.relay [--via relay|tui]`: the via asked for, or None if the arguments
+    """`python -m wisp.relay [--via relay|tui|web]`: the via asked for, or None if the arguments
     are not that."""
     if not argv:
         return Via.RELAY

@@ -7,6 +7,6 @@ from wisp.relay import EXIT_ERROR, main, via_from_argv
 
 via = via_from_argv(sys.argv[1:])
 if via is None:
-    sys.stderr.write("usage: python -m wisp.relay [--via relay|tui]\n")
+    sys.stderr.write("usage: python -m wisp.relay [--via relay|tui|web]\n")
     sys.exit(EXIT_ERROR)
 sys.exit(main(via))

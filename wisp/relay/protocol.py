@@ -228,7 +228,7 @@ DENY = "deny"
 # A front end that sends no hello is a 0.16.0 one: it knows command approvals, nothing more.
 NO_HELLO_EFFECTS = ("approve-mcp",)
 # Whom a relay gives answers as (its `--via`), and what a hello's `via` may say.
-VIAS: tuple[Via, ...] = (Via.RELAY, Via.TUI)
+VIAS: tuple[Via, ...] = (Via.RELAY, Via.TUI, Via.WEB)
 # What an answer line may decide: a person's decisions of every kind (never a tombstone).
 PERSON_DECISIONS: frozenset[Decision] = frozenset(d for s in KINDS.values() for d in s.decisions)
 

@@ -18,7 +18,7 @@ import hashlib
 import hmac
 import json
 from collections import OrderedDict
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -62,9 +62,12 @@ from wisp import (
     open_channel,
 )
 from wisp._render import refusal
+from wisp._text import visible
 from wisp.kinds import view
+from wisp.relay.protocol import Answered, AnswerLine, ErrorCode, ErrorLine
 from wisp.web import _assets, _pages
 from wisp.web._board import Board, Changed, Gone, Reset
+from wisp.web._hosts import LOCAL, HostState, RemoteHost, Reply
 
 # The header every request of a paired device's page carries its credential in. The page
 # keeps the credential in its origin's storage (scheme, host and port), which no other origin
@@ -108,24 +111,61 @@ def _said(report: AnswerReport, answered_by: dict[str, str]) -> str:
         device = answered_by.get(report.request.id)
         return "Too late: " + _pages.answer_words(report.answer, report.request.kind, device=device)
     said = kind_view.answered_word(report.answer.decision)
-    head = said[:1].upper() + said[1:]
-    outcome = report.outcome
-    if report.settled is not None and outcome is not None and outcome is not Outcome.ANSWERED:
-        why = f": {report.settled.reason}" if report.settled.reason else ""
-        return f"{head}, but it ended {outcome.value}{why}."
-    if report.asker is AnswerFate.GONE:
+    settled = report.settled
+    return _fate(
+        said[:1].upper() + said[1:],
+        report.outcome if settled is not None else None,
+        settled.reason if settled is not None else None,
+        report.asker,
+    )
+
+
+def _fate(head: str, outcome: Outcome | None, why: str | None, asker: AnswerFate | None) -> str:
+    """An answer that won, *head*, and what came of it: its outcome once settled (*why*:
+    the reason it says), else what its asker did."""
+    if outcome is not None and outcome is not Outcome.ANSWERED:
+        return f"{head}, but it ended {outcome.value}{f': {why}' if why else ''}."
+    if asker is AnswerFate.GONE:
         return f"{head}. No asker is watching: nothing will act on it."
-    if report.asker is AnswerFate.LATE:
+    if asker is AnswerFate.LATE:
         return f"{head}. The asker has not picked it up yet."
     return f"{head}. The asker has it."
+
+
+def _said_there(report: Answered, host: str) -> str:
+    """What came of an answer given through *host*'s relay, in a line (its texts are that
+    relay's: made visible, and escaped where shown, never compared)."""
+    if not report.won:
+        winner = report.answer
+        who = "another answer"
+        if winner is not None:
+            who = winner.decision + "".join(
+                f" {word} {value}"
+                for word, value in (("by", winner.user), ("via", winner.via))
+                if value
+            )
+        return visible(f"Too late on {host}: {who} got there first.")
+    said = view(report.kind).answered_word(report.decision) if report.kind else "answered"
+    head = f"{said[:1].upper()}{said[1:]} on {host}"
+    return visible(_fate(head, report.outcome, report.reason, report.asker))
+
+
+# A far relay's refusals said as the page's statuses: the request moved on (409), else the
+# answer itself was refused (400); a relay that takes no answers is the host's fault (502).
+_THERE_CONFLICT = frozenset(
+    {ErrorCode.ALREADY_SETTLED, ErrorCode.STALE, ErrorCode.REQUEST_CHANGED, ErrorCode.BUSY}
+)
 
 
 class WebFace:
     """One `wisp web` server's state: its home, its board, its devices."""
 
-    def __init__(self, home: Path, board: Board) -> None:
+    def __init__(self, home: Path, board: Board, hosts: Sequence[RemoteHost] = ()) -> None:
         self.home = home
         self.board = board
+        # The --host relays, by host: their requests shown beside this machine's, each
+        # answered through its own host's relay.
+        self.hosts = {remote.host: remote for remote in hosts}
         self.devices = DeviceStore(home)
         # Who answered each request answered here, for its card ("on pocket"); the newest
         # ANSWERED_BY_KEPT only (the audit log keeps them all).
@@ -181,9 +221,11 @@ class WebFace:
         if request_id is not None:
             focus = await run_in_threadpool(self._look_up, request_id)
             if focus is None:
+                focus = self._there(request_id)
+            if focus is None:
                 html = f"<main>{_pages.missing(request_id[:40])}</main>"
                 return JSONResponse({"html": html, "title": "wisp"}, 404, headers=HEADERS)
-        waiting = self.board.waiting()
+        waiting, hosts = self._everything()
         shown = waiting if focus is None else [focus, *waiting]  # one the board has not heard of
         differs = await run_in_threadpool(self._differs, shown)
         html = _pages.board(
@@ -194,8 +236,42 @@ class WebFace:
             now=_now(),
             differs=differs,
             answered_by=self.answered_by,
+            hosts=hosts,
+            down=self._down(),
         )
         return JSONResponse({"html": html, "title": "wisp"}, headers=HEADERS)
+
+    def _everything(self) -> tuple[list[Status], dict[str, str]]:
+        """What waits on this machine and on every --host, oldest first, with the host each
+        waits on by request ID (empty without --host: the page names no host). An ID shown
+        already is never taken from another host: a far relay cannot hide a request here."""
+        local = self.board.waiting()
+        if not self.hosts:
+            return local, {}
+        hosts = {status.id: LOCAL for status in local}
+        shown = list(local)
+        for name, remote in self.hosts.items():
+            for status in remote.waiting():
+                if status.id not in hosts:
+                    hosts[status.id] = name
+                    shown.append(status)
+        shown.sort(key=lambda status: status.request.filed_at)
+        return shown, hosts
+
+    def _there(self, request_id: str) -> Status | None:
+        """A request waiting on a --host (a push's link from that machine opens it here)."""
+        for remote in self.hosts.values():
+            found = remote.known(request_id)
+            if found is not None:
+                return found
+        return None
+
+    def _down(self) -> list[tuple[str, str]]:
+        return [
+            (name, remote.why)
+            for name, remote in self.hosts.items()
+            if remote.state is HostState.DOWN
+        ]
 
     def _look_up(self, request_id: str) -> Status | None:
         if not is_valid_id(request_id):
@@ -278,7 +354,24 @@ class WebFace:
             kind = Kind(form.get("kind", ""))
         except ValueError:
             return refused("Refused: no answer this page gives. Nothing was written.", 400)
-        shown = await run_in_threadpool(self._look_up, request_id)
+        host = form.get("host") or None
+        remote = None if host is None else self.hosts.get(host)
+        if host is not None and remote is None:
+            return refused(
+                f"Refused: this page answers for no host {host[:60]}. Nothing was written.", 404
+            )
+        if remote is None:
+            shown = await run_in_threadpool(self._look_up, request_id)
+        else:
+            shown = remote.known(request_id)
+            if shown is None and remote.state is HostState.DOWN:
+                return refused(
+                    visible(
+                        f"{remote.host} is down ({remote.why}): nothing was sent. Answer it "
+                        "from a terminal there, or start `wisp web` again."
+                    ),
+                    502,
+                )
         if shown is None:
             return refused(f"Request {request_id[:40]} is not waiting here.", 404)
         if form.get("digest") != shown.request.binding_digest:
@@ -289,6 +382,20 @@ class WebFace:
             )
         text = form.get("text") if decision is _text_decision(kind) else None
         reason = form.get("reason") or None if decision is Decision.NO else None
+        if remote is not None:
+            line = AnswerLine(id=request_id, decision=decision, kind=kind, text=text, reason=reason)
+            reply = await run_in_threadpool(self._give_there, credential, remote, line)
+            if reply is None:
+                return refused(REVOKED_MEANWHILE, 403)
+            if reply.answered is None:
+                return refused(*_refused_there(reply, remote.host))
+            message = _said_there(reply.answered, remote.host)
+            if wants_json:
+                won = reply.answered.won
+                return JSONResponse({"won": won, "message": message}, headers=HEADERS)
+            return RedirectResponse(
+                _pages.link(request_id, remote.host), status_code=303, headers=HEADERS
+            )
         try:
             report = await run_in_threadpool(
                 self._give, credential, request_id, decision, kind, text, reason, shown
@@ -330,10 +437,32 @@ class WebFace:
                 request_id, decision, kind=kind, text=text, reason=reason, shown=shown.request
             )
             if report.won:
-                self.answered_by[request_id] = device.name
-                while len(self.answered_by) > ANSWERED_BY_KEPT:
-                    self.answered_by.popitem(last=False)
+                self._answered_here(request_id, device.name)
             return report
+
+    def _give_there(self, credential: str, remote: RemoteHost, line: AnswerLine) -> Reply | None:
+        """The answer handed to *remote*'s relay while the device is held paired (None: it
+        was revoked since its request's headers came), then the relay's reply. The lock is
+        held until the line is handed over: a revoke that has returned is final here too."""
+        with self.devices.holding(credential) as device:
+            if device is None:
+                return None
+            name = device.name
+            sent = remote.send(line)
+        if sent is None:
+            if remote.state is HostState.DOWN:
+                return Reply(down=remote.why)
+            busy = "an answer to this request is already on its way from this page: wait for it."
+            return Reply(error=ErrorLine(error=ErrorCode.BUSY, message=busy, id=line.id))
+        reply = remote.reply(line.id, sent)
+        if reply.answered is not None and reply.answered.won:
+            self._answered_here(line.id, name)
+        return reply
+
+    def _answered_here(self, request_id: str, device: str) -> None:
+        self.answered_by[request_id] = device
+        while len(self.answered_by) > ANSWERED_BY_KEPT:
+            self.answered_by.popitem(last=False)
 
     # --- the live stream -----------------------------------------------------------------
 
@@ -372,27 +501,38 @@ class WebFace:
         return StreamingResponse(stream(), media_type="text/event-stream", headers=headers)
 
     def _counted(self) -> dict[str, Any]:
-        n = len(self.board.waiting())
+        n = len(self._everything()[0])
         return {"n": n, "count": _pages.count_text(n)}
 
     def _board_event(self, csrf: str) -> str:
-        waiting = self.board.waiting()
+        waiting, hosts = self._everything()
         differs = self._differs(waiting)
         now = _now()
-        fragment = "".join(
-            _pages.card(s, csrf=csrf, now=now, differs=differs.get(s.id, ())) for s in waiting
+        fragment = _pages.hosts_down(self._down()) + "".join(
+            _pages.card(s, csrf=csrf, now=now, differs=differs.get(s.id, ()), host=hosts.get(s.id))
+            for s in waiting
         )
         return _sse("board", {"html": fragment, **self._counted()})
 
     def _change_event(self, event: Changed, csrf: str) -> str:
-        status = event.status
-        waiting = {s.id: s for s in self.board.waiting()}
-        if event.id in waiting:
-            current = waiting[event.id]
+        waiting, hosts = self._everything()
+        found = {s.id: s for s in waiting}
+        label = hosts.get(event.id)
+        if label is not None and label != (event.host or LOCAL):
+            return ": another host's request of that ID is shown\n\n"
+        if event.id in found:
+            current = found[event.id]
             differs = self._differs([current]).get(event.id, [])
-            fragment = _pages.card(current, csrf=csrf, now=_now(), differs=differs)
+            fragment = _pages.card(current, csrf=csrf, now=_now(), differs=differs, host=label)
             return _sse("card", {"id": event.id, "html": fragment, **self._counted()})
-        fragment = _pages.ended_card(status, event.id, device=self.answered_by.get(event.id))
+        status, said = event.status, None
+        remote = self.hosts.get(event.host) if event.host is not None else None
+        ended = remote.ended(event.id) if remote is not None else None
+        if ended is not None:
+            status = ended[0]
+            said = f"On {event.host}: {ended[1]}."
+        device = self.answered_by.get(event.id)
+        fragment = _pages.ended_card(status, event.id, device=device, said=said)
         return _sse("ended", {"id": event.id, "html": fragment, **self._counted()})
 
     # --- the application -----------------------------------------------------------------
@@ -411,6 +551,23 @@ class WebFace:
                 Route("/static/{name}", self.asset),
             ]
         )
+
+
+def _refused_there(reply: Reply, host: str) -> tuple[str, int]:
+    """A far relay's refusal of an answer, or its silence, as the page says it."""
+    if reply.error is not None:
+        code = reply.error.error
+        status = 400
+        if code in _THERE_CONFLICT:
+            status = 409
+        elif code is ErrorCode.NOT_A_TERMINAL:
+            status = 502
+        return visible(f"{host} refused it: {reply.error.message}"), status
+    return (
+        f"{host} is down ({visible(reply.down or '')}): whether the answer reached it is "
+        "not known. See `wisp approvals` there, or answer from a terminal there.",
+        502,
+    )
 
 
 def _text_decision(kind: Kind) -> Decision | None:

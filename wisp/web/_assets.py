@@ -84,6 +84,8 @@ textarea, input[name=name] { font:inherit; width:100%; border-radius:10px;
 .card.ended { opacity:.9; border-style:dashed; }
 .outcome { font-weight:600; margin:.2rem 0 0; }
 .empty { text-align:center; color:var(--muted); margin:3rem 1rem; }
+.hosts-down { list-style:none; margin:.6rem .8rem 0; padding:.6rem .8rem; border-radius:10px;
+  border:1px solid var(--danger); overflow-wrap:anywhere; font-size:.9rem; }
 .notice { max-width: 30rem; margin: 2rem auto; padding: 0 1.25rem; }
 .notice h1 { font-size:1.4rem; }
 .cmd { background:var(--card); border:1px solid var(--line); border-radius:8px;

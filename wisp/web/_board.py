@@ -35,10 +35,12 @@ QUEUE_SIZE = 64  # changes a page may fall behind by before it is sent the whole
 
 @attrs.frozen
 class Changed:
-    """One request changed: its status now (None once removed from the channel)."""
+    """One request changed: its status now (None once removed from the channel); *host*:
+    the `--host` whose relay said so (None: this machine's channel)."""
 
     id: str
     status: Status | None
+    host: str | None = None
 
 
 @attrs.frozen
@@ -185,6 +187,10 @@ class Board:
             self._ended.move_to_end(request_id)
             while len(self._ended) > ENDED_KEPT:
                 self._ended.popitem(last=False)
+
+    def publish(self, event: Event) -> None:
+        """Hand *event* to every open page (from any thread): another host's changes too."""
+        self._publish(event)
 
     def _publish(self, event: Event) -> None:
         with self._lock:

@@ -18,6 +18,7 @@ from wisp import ANSWERABLE
 from wisp._render import age
 from wisp._text import visible
 from wisp.kinds import view
+from wisp.tui._model import LOCAL  # this machine's label, with --host (as `wisp tui`'s)
 
 # How each decision's button reads. A decision missing here (a kind added later) reads as
 # its own word.
@@ -136,12 +137,16 @@ def board(
     now: datetime,
     differs: dict[str, list[tuple[str, str]]],
     answered_by: Mapping[str, str] | None = None,
+    hosts: Mapping[str, str] | None = None,
+    down: Sequence[tuple[str, str]] = (),
 ) -> str:
     """The board (a fragment of the page): the request asked for first (its whole card, or
     how it ended), then what waits. *differs*: a fact request's contradicted kept facts, by
     request ID. A focus that still waits but is not on the board yet (filed since the board
     last heard: a push's link opened at once) is shown whole, not as ended. *answered_by*:
-    the paired device that answered a request here, by request ID."""
+    the paired device that answered a request here, by request ID. *hosts*: with `--host`,
+    the host each request waits on, by request ID; *down*: the hosts that are down, and
+    why."""
     cards = []
     if focus is not None and all(s.id != focus.id for s in statuses):
         if focus.state in ANSWERABLE:
@@ -149,7 +154,13 @@ def board(
         else:
             cards.append(ended_card(focus, device=(answered_by or {}).get(focus.id)))
     for status in statuses:
-        card_html = card(status, csrf=csrf, now=now, differs=differs.get(status.id, ()))
+        card_html = card(
+            status,
+            csrf=csrf,
+            now=now,
+            differs=differs.get(status.id, ()),
+            host=(hosts or {}).get(status.id),
+        )
         if focus is not None and status.id == focus.id:
             cards.insert(0, card_html)
         else:
@@ -159,7 +170,7 @@ def board(
 <span class="device">{text(device)}</span></header>
 <div id="live" class="live" role="status" aria-live="polite">connecting…</div>
 <main id="cards" data-focus="{attr(focus.id if focus else "")}">
-{"".join(cards)}
+{hosts_down(down)}{"".join(cards)}
 </main>
 <p id="empty" class="empty"{" hidden" if statuses else ""}>Nothing waits for you.</p>"""
 
@@ -209,10 +220,29 @@ def _asker(request: Request) -> str:
     return ", ".join(parts)
 
 
+def hosts_down(down: Sequence[tuple[str, str]]) -> str:
+    """The `--host`s whose relay is down, each with why (first on the board: what waits
+    there is not shown while it is down)."""
+    if not down:
+        return ""
+    lines = "".join(
+        f"<li><b>{text(host)} down</b>: {text(why)}; its requests are not shown here. "
+        "Answer them from a terminal there, or restart <code>wisp web</code>.</li>"
+        for host, why in down
+    )
+    return f'<ul class="hosts-down" id="hosts-down" role="status">{lines}</ul>'
+
+
 def card(
-    status: Status, *, csrf: str, now: datetime, differs: Sequence[tuple[str, str]] = ()
+    status: Status,
+    *,
+    csrf: str,
+    now: datetime,
+    differs: Sequence[tuple[str, str]] = (),
+    host: str | None = None,
 ) -> str:
-    """One waiting request, whole, with the buttons that answer it."""
+    """One waiting request, whole, with the buttons that answer it. *host*: with `--host`,
+    the host it waits on (`local`, or the host whose relay its answer goes through)."""
     request = status.request
     kind_view = view(status.kind)
     rows = list(kind_view.details(request.binding))
@@ -224,20 +254,33 @@ def card(
         left = int((request.expires_at - now).total_seconds())
         when += f", expires in {age(now, request.expires_at)}" if left > 0 else ", past its time"
     rows.append(("filed", when))
+    if host is not None:
+        rows.append(("host", host))
     warn = " warn" if differs else ""
     return f"""<article class="card{warn}" id="r-{attr(status.id)}" data-id="{attr(status.id)}">
 <h2>{text(kind_view.heading)}</h2>
 <p class="asked">{text(kind_view.asked(request.binding))}</p>
 {_rows(rows)}
-{_answers(status, csrf)}
+{_answers(status, csrf, host)}
 <p class="said" role="status"></p>
-<p class="id"><a href="/r/{attr(status.id)}">{attr(status.id)}</a></p>
+<p class="id"><a href="{attr(link(status.id, host))}">{attr(status.id)}</a></p>
 </article>"""
 
 
-def _form(status: Status, csrf: str, inner: str, css: str = "") -> str:
+def link(request_id: str, host: str | None) -> str:
+    """A request's page: `/r/ID`, with `?host=HOST` for another host's."""
+    there = f"?host={host}" if host is not None and host != LOCAL else ""
+    return f"/r/{request_id}{there}"
+
+
+def _form(status: Status, csrf: str, inner: str, css: str = "", host: str | None = None) -> str:
+    there = (
+        f'<input type="hidden" name="host" value="{attr(host)}">\n'
+        if host is not None and host != LOCAL
+        else ""
+    )
     return f"""<form method="post" action="/r/{attr(status.id)}/answer" class="answer{css}">
-<input type="hidden" name="csrf" value="{attr(csrf)}">
+{there}<input type="hidden" name="csrf" value="{attr(csrf)}">
 <input type="hidden" name="digest" value="{attr(status.request.binding_digest)}">
 <input type="hidden" name="kind" value="{attr(status.kind.value)}">
 {inner}</form>"""
@@ -252,9 +295,13 @@ def _button(decision: Decision, css: str, *, label: str | None = None) -> str:
     )
 
 
-def _answers(status: Status, csrf: str) -> str:
+def _answers(status: Status, csrf: str, host: str | None = None) -> str:
     """The forms that answer a request: from its kind's decisions (the channel's table)."""
     spec = KINDS[status.kind]
+
+    def form(status: Status, csrf: str, inner: str, css: str = "") -> str:
+        return _form(status, csrf, inner, css, host)
+
     binding = status.request.binding
     forms = []
     plain = [d for d in spec.decisions if d not in SCOPES and d is not Decision.NO]
@@ -263,7 +310,7 @@ def _answers(status: Status, csrf: str) -> str:
             options = getattr(binding, "options", None) or ()
             for option in options:
                 forms.append(
-                    _form(
+                    form(
                         status,
                         csrf,
                         f'<input type="hidden" name="text" value="{attr(option)}">'
@@ -273,7 +320,7 @@ def _answers(status: Status, csrf: str) -> str:
                 )
             if getattr(binding, "free_text", True) or not options:
                 forms.append(
-                    _form(
+                    form(
                         status,
                         csrf,
                         '<textarea name="text" rows="2" maxlength="4000" required '
@@ -283,11 +330,11 @@ def _answers(status: Status, csrf: str) -> str:
                 )
         else:
             css = "primary" if decision is plain[0] else "secondary"
-            forms.append(_form(status, csrf, _button(decision, css)))
+            forms.append(form(status, csrf, _button(decision, css)))
     scopes = [d for d in spec.decisions if d in SCOPES]
     if scopes:
         forms.append(
-            _form(
+            form(
                 status,
                 csrf,
                 '<span class="scope-label">or approve for</span>'
@@ -297,7 +344,7 @@ def _answers(status: Status, csrf: str) -> str:
         )
     if Decision.NO in spec.decisions:
         forms.append(
-            _form(
+            form(
                 status,
                 csrf,
                 '<details><summary class="deny">Deny…</summary>'
@@ -343,7 +390,11 @@ def ended_words(status: Status | None, *, device: str | None = None) -> str:
 
 
 def ended_card(
-    status: Status | None, request_id: str | None = None, *, device: str | None = None
+    status: Status | None,
+    request_id: str | None = None,
+    *,
+    device: str | None = None,
+    said: str | None = None,
 ) -> str:
     """A request that takes no answer any more: what it asked, and how it ended."""
     rid = status.id if status is not None else request_id or ""
@@ -356,7 +407,7 @@ def ended_card(
     return f"""<article class="card ended" id="r-{attr(rid)}" data-id="{attr(rid)}">
 <h2>{text(heading)}</h2>
 {asked}
-<p class="outcome">{text(ended_words(status, device=device))}</p>
+<p class="outcome">{text(said or ended_words(status, device=device))}</p>
 <p class="id">{attr(rid)}</p>
 </article>"""
 

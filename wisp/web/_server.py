@@ -9,7 +9,7 @@ import signal
 import socket
 import ssl
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -58,7 +58,8 @@ def _server(config: uvicorn.Config) -> uvicorn.Server:
             if threading.current_thread() is not threading.main_thread():
                 yield  # signals reach the main thread alone
                 return
-            stops = (signal.SIGINT, signal.SIGTERM)
+            # SIGHUP too: the terminal it runs in closed; its --host relays end with it.
+            stops = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
             before = {sig: signal.signal(sig, self.handle_exit) for sig in stops}
             try:
                 yield
@@ -77,26 +78,41 @@ def serve(
     tls: tuple[str, str] | None,
     say: Callable[[str], None],
     warn: Callable[[str], None],
+    hosts: Sequence[str] = (),
+    relay_command: str | None = None,
 ) -> int:
-    """Serve until Ctrl-C or SIGTERM (stopped on purpose: exit 0); raises
-    :class:`WebError` if it cannot start."""
+    """Serve until Ctrl-C, SIGTERM or SIGHUP (stopped on purpose: exit 0); raises
+    :class:`WebError` if it cannot start. *hosts*: the other machines whose requests it
+    shows too, each through its relay (*relay_command*, default ssh's)."""
     try:
         import uvicorn
 
         from wisp.web._app import WebFace
-        from wisp.web._board import Board
+        from wisp.web._board import Board, Changed, Reset
+        from wisp.web._hosts import LinkError, remote_hosts
     except ImportError as exc:
         raise WebError(
             f"`wisp web` needs the web extra ({exc.name} is not installed). {install_hint('web')}"
         ) from None
-    sock = _bind(host, port)
     board = Board(home, on_warning=lambda message: warn(f"wisp web: {message}"))
+    try:
+        remotes = remote_hosts(
+            hosts,
+            relay_command,
+            on_change=lambda there, request_id: board.publish(Changed(request_id, None, there)),
+            on_state=lambda _there: board.publish(Reset()),
+        )
+    except LinkError as exc:
+        raise WebError(str(exc)) from None
+    sock = _bind(host, port)
     try:
         try:
             board.start()
         except PendingError as exc:
             raise WebError(str(exc)) from None
-        face = WebFace(home, board)
+        for remote in remotes:
+            remote.start()
+        face = WebFace(home, board, remotes)
         config = uvicorn.Config(
             face.app(),
             ssl_certfile=tls[0] if tls else None,
@@ -119,6 +135,8 @@ def serve(
         say(f"wisp web: serving {url}/ (Ctrl-C stops it)")
         asyncio.run(_server(config).serve(sockets=[sock]))
     finally:
+        for remote in remotes:
+            remote.close()
         board.close()
         sock.close()
     return 0
