@@ -133,57 +133,15 @@ def publish(
     """
     path = os.path.join(shown, name)
     fd, tmp_name = _create_staged(tmp_fd, name, path)
-    linked = False
     staged: os.stat_result | None = None
-    # The published file's status as read right after a nameless link: nothing changes it
-    # after that (no staged name to remove), so it is what a cache is told (one stat less).
-    published: os.stat_result | None = None
-    if tmp_name is None:  # nameless: linked from its descriptor
-
-        def link() -> None:
-            os.link(f"/proc/self/fd/{fd}", name, dst_dir_fd=dir_fd, follow_symlinks=True)
-    else:
-
-        def link() -> None:
-            os.link(tmp_name, name, src_dir_fd=tmp_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
-
     try:
         try:
-            os.fchmod(fd, FILE_MODE)  # exact, whatever the umask
-            view = memoryview(data)
-            while view:
-                view = view[_io(Op.WRITE, name, partial(os.write, fd, view), staged=True) :]
-            _io(Op.FSYNC, name, lambda: os.fsync(fd), staged=True)
-            if on_published is not None:
-                # Before the link: the process's own watcher, woken by it on another thread,
-                # may read the name before link() has even returned here.
-                with contextlib.suppress(OSError):
-                    staged = os.fstat(fd)
-                    on_published(staged, False)
-            try:
-                _io(Op.LINK, name, link)
-                linked = True
-                if tmp_name is None:
-                    published = _check_linked(
-                        dir_fd, name, staged if staged is not None else os.fstat(fd)
-                    )
-            except _NotOurs:
-                if staged is not None and on_published is not None:
-                    on_published(None, True)  # forget what was staged: it is not there
-                raise
-            except OSError as exc:
-                # Kept open until here: a failed link asks which file it staged (known
-                # already when a cache is told of it).
-                linked = (
-                    _holding(dir_fd, name, staged if staged is not None else os.fstat(fd))
-                    is not None
-                )
-                if not linked:
-                    if staged is not None and on_published is not None:
-                        on_published(None, True)
-                    if exc.errno == errno.EEXIST:
-                        return False
-                    raise
+            staged = _write_staged(fd, name, data, on_published)
+            linked, published = _link_staged(
+                dir_fd, tmp_fd, fd, tmp_name, name, staged, on_published
+            )
+            if not linked:
+                return False
         finally:
             os.close(fd)  # a nameless file not linked goes with it
     except OSError as exc:
@@ -195,15 +153,88 @@ def publish(
     with contextlib.suppress(OSError):
         _io(Op.FSYNC_DIR, name, lambda: os.fsync(dir_fd))
     if staged is not None and on_published is not None:
-        # As it is now (its link, and a staged name's removal, changed its ctime), if it is
-        # still ours: a nameless one's as read just after its link.
-        st = published
-        if st is None:
-            with contextlib.suppress(OSError):
-                st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-        ours = st is not None and (st.st_dev, st.st_ino) == (staged.st_dev, staged.st_ino)
-        on_published(st if ours else None, True)
-    return linked
+        _tell_published(dir_fd, name, staged, published, on_published)
+    return True
+
+
+def _write_staged(
+    fd: int, name: str, data: bytes, on_published: Published | None
+) -> os.stat_result | None:
+    """Write *data* to the staged file *fd* (its mode exact, whatever the umask) and sync it;
+    its status once written, if a cache is to be told of it (and then told, staged)."""
+    os.fchmod(fd, FILE_MODE)
+    view = memoryview(data)
+    while view:
+        view = view[_io(Op.WRITE, name, partial(os.write, fd, view), staged=True) :]
+    _io(Op.FSYNC, name, lambda: os.fsync(fd), staged=True)
+    staged: os.stat_result | None = None
+    if on_published is not None:
+        # Before the link: the process's own watcher, woken by it on another thread, may
+        # read the name before link() has even returned here.
+        with contextlib.suppress(OSError):
+            staged = os.fstat(fd)
+            on_published(staged, False)
+    return staged
+
+
+def _link_staged(
+    dir_fd: int,
+    tmp_fd: int,
+    fd: int,
+    tmp_name: str | None,
+    name: str,
+    staged: os.stat_result | None,
+    on_published: Published | None,
+) -> tuple[bool, os.stat_result | None]:
+    """Link the staged file (*tmp_name*, or nameless: *fd*) as *name*: whether the name holds
+    it now (False: another publisher's file does), and the published file's status as read
+    right after a nameless link (nothing changes it after that: no staged name to remove, so
+    it is what a cache is told, one stat less). Raises :class:`OSError` if it cannot be
+    linked."""
+
+    def link() -> None:
+        if tmp_name is None:  # nameless: linked from its descriptor
+            os.link(f"/proc/self/fd/{fd}", name, dst_dir_fd=dir_fd, follow_symlinks=True)
+        else:
+            os.link(tmp_name, name, src_dir_fd=tmp_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
+
+    try:
+        _io(Op.LINK, name, link)
+        if tmp_name is not None:
+            return True, None
+        return True, _check_linked(dir_fd, name, staged if staged is not None else os.fstat(fd))
+    except _NotOurs:
+        if staged is not None and on_published is not None:
+            on_published(None, True)  # forget what was staged: it is not there
+        raise
+    except OSError as exc:
+        # Kept open until here: a failed link asks which file it staged (known already when
+        # a cache is told of it).
+        if _holding(dir_fd, name, staged if staged is not None else os.fstat(fd)) is not None:
+            return True, None
+        if staged is not None and on_published is not None:
+            on_published(None, True)
+        if exc.errno == errno.EEXIST:
+            return False, None
+        raise
+
+
+def _tell_published(
+    dir_fd: int,
+    name: str,
+    staged: os.stat_result,
+    published: os.stat_result | None,
+    on_published: Published,
+) -> None:
+    """Tell *on_published* the published file as it is now (its link, and a staged name's
+    removal, changed its ctime), if it is still ours: a nameless one's as read just after its
+    link (*published*)."""
+    st = published
+    if st is None:
+        with contextlib.suppress(OSError):
+            st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    ours = st is not None and (st.st_dev, st.st_ino) == (staged.st_dev, staged.st_ino)
+    on_published(st if ours else None, True)
 
 
 # Whether publication first tries a nameless staged file: Linux, with /proc mounted (asked

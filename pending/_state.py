@@ -68,6 +68,18 @@ def derive_status(
     request = group.request
     if request is None:
         return None
+    if group.settled is not None or group.answer is not None:
+        return _slot_held(group, request)
+    if server_alive is None:
+        raise ValueError("deriving a waiting request's state needs its server's liveness")
+    return _waiting(
+        group.id, request, now=now, server_alive=server_alive, live_grace_s=live_grace_s
+    )
+
+
+def _slot_held(group: Group, request: Request) -> Status:
+    """The state of a request whose answer slot is held: settled (its outcome written, or a
+    tombstone that reads as its outcome), else answered."""
     request_id, kind = group.id, request.kind
     if group.settled is not None:
         settled = group.settled
@@ -81,24 +93,32 @@ def derive_status(
             outcome=settled.outcome,
             reason=settled.reason,
         )
-    if group.answer is not None:
-        answer = group.answer
-        if answer.is_tombstone:
-            ending = ending_of(answer)
-            return Status(
-                id=request_id,
-                kind=kind,
-                request=request,
-                state=State.SETTLED,
-                answer=answer,
-                outcome=ending.outcome,
-                reason=ending.reason,
-            )
+    answer = group.answer
+    assert answer is not None  # the slot is held: by an outcome, or else by an answer
+    if answer.is_tombstone:
+        ending = ending_of(answer)
         return Status(
-            id=request_id, kind=kind, request=request, state=State.ANSWERED, answer=answer
+            id=request_id,
+            kind=kind,
+            request=request,
+            state=State.SETTLED,
+            answer=answer,
+            outcome=ending.outcome,
+            reason=ending.reason,
         )
-    if server_alive is None:
-        raise ValueError("deriving a waiting request's state needs its server's liveness")
+    return Status(id=request_id, kind=kind, request=request, state=State.ANSWERED, answer=answer)
+
+
+def _waiting(
+    request_id: str,
+    request: Request,
+    *,
+    now: datetime,
+    server_alive: bool,
+    live_grace_s: float,
+) -> Status:
+    """The state of a request nothing has answered: stale, handed-over or filed."""
+    kind = request.kind
     expires_at = request.expires_at
     # An asker that holds its lock keeps its own deadline (on its monotonic clock): its
     # request waits until that asker claims `timed-out`, whatever this clock says (a clock

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import audit_records, command, fact, in_terminal, question, run_wisp, wait_until
 
 from pending import (
     Channel,
@@ -21,7 +22,6 @@ from pending import (
     Via,
     WrongKind,
 )
-from tests.helpers import audit_records, command, fact, in_terminal, question, run_wisp, wait_until
 from wisp import (
     Answerer,
     AnswerFate,

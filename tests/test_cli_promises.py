@@ -181,7 +181,7 @@ def work():
     (where / "thread").write_text("done")
 threading.Thread(target=work).start()
 sys.argv = ["wisp", *sys.argv[2:]]
-from wisp.cli import run
+from wisp.__main__ import run
 run()
 """
 
@@ -193,7 +193,7 @@ run()
     def test_threads_and_exit_handlers_finish_and_the_status_is_the_commands(
         self, tmp_path: Path, args: tuple[str, ...], status: int
     ) -> None:
-        """The `wisp` program ends without the interpreter's teardown (wisp.cli.run), but
+        """The `wisp` program ends without the interpreter's teardown (wisp.__main__.run), but
         joins the threads that are no daemons, runs the exit handlers and flushes its
         output first; its status is the command's (2: an answer refused off a terminal)."""
         done = subprocess.run(

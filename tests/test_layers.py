@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import pending
+import wisp
 
 ROOT = Path(__file__).resolve().parent.parent
 FACES = ("cli", "relay", "tui", "mcp", "web")
@@ -73,8 +74,6 @@ PENDING_VOCABULARY_NAMES = {
 FACE_EXCEPTIONS = {
     ("wisp/cli/__init__.py", "wisp.agents.hookio"): "a hook arms its deny before the CLI "
     "loads (the harness wing's path, redrawn beside issue 56)",
-    ("wisp/cli/__init__.py", "wisp.__main__"): "the program's entry, which runs a hook before "
-    "this package loads",
     ("wisp/cli/agents.py", "wisp.agents"): "`wisp agents`: the harness wing, redrawn beside "
     "issue 56 (one record per harness)",
     ("wisp/cli/hook.py", "wisp._deadlines"): "`wisp hook`: the harness wing's path, as above",
@@ -358,12 +357,20 @@ def _imports(path: Path, *, module_level: bool) -> Iterator[tuple[int, str]]:
             if base == "wisp":  # `from wisp import _x` names a module of wisp
                 for alias in node.names:
                     yield node.lineno, f"wisp.{alias.name}"
-            elif base.startswith("wisp."):
-                yield node.lineno, base
+            elif base.startswith("wisp."):  # `from wisp.relay import protocol`: a module
+                for alias in node.names:
+                    inner = f"{base}.{alias.name}"
+                    yield node.lineno, inner if _is_module(inner) else base
         elif isinstance(node, ast.Import):
             for alias in node.names:
-                if alias.name.startswith("wisp."):
+                if alias.name == "wisp" or alias.name.startswith("wisp."):
                     yield node.lineno, alias.name
+
+
+def _is_module(dotted: str) -> bool:
+    """Whether *dotted* names a module or package of this tree (not a name inside one)."""
+    path = ROOT.joinpath(*dotted.split("."))
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
 
 
 def _importers() -> list[Path]:
@@ -376,6 +383,44 @@ def _module_of(name: str, known: set[str]) -> str:
     while name not in known and "." in name:
         name = name.rsplit(".", 1)[0]
     return name
+
+
+def _import_graph(*, module_level: bool) -> dict[str, set[str]]:
+    """Every module of wisp (`__main__` and the facade too) → the modules of wisp it
+    imports: at module level, or everywhere. The facade's lazy map (`_HOMES`) counts as its
+    imports (TestWings.test_no_circle_counting_every_import says why)."""
+    paths = list(_modules("wisp"))
+    known = {_dotted(p) for p in paths}
+    graph = {
+        _dotted(p): {_module_of(n, known) for _, n in _imports(p, module_level=module_level)}
+        for p in paths
+    }
+    if not module_level:
+        graph["wisp"] |= {_module_of(home, known) for home in wisp._HOMES.values()}
+    return {module: imported - {module} for module, imported in graph.items()}
+
+
+def _first_circle(graph: dict[str, set[str]]) -> tuple[str, ...] | None:
+    """The first circle found in *graph* (its first module again at its end), or None."""
+    done: set[str] = set()
+
+    def visit(node: str, trail: tuple[str, ...]) -> tuple[str, ...] | None:
+        if node in trail:
+            return (*trail[trail.index(node) :], node)
+        if node in done:
+            return None
+        for nxt in sorted(graph.get(node, ())):
+            found = visit(nxt, (*trail, node))
+            if found is not None:
+                return found
+        done.add(node)
+        return None
+
+    for start in sorted(graph):
+        found = visit(start, ())
+        if found is not None:
+            return found
+    return None
 
 
 class TestWings:
@@ -410,26 +455,51 @@ class TestWings:
     def test_no_circle_among_module_level_imports(self) -> None:
         """No module of wisp reaches itself again through the imports made as modules load
         (`TYPE_CHECKING` blocks counted): each layer stands on the ones below."""
-        known = {_dotted(p) for p in _modules("wisp")}
-        graph = {
-            _dotted(p): {_module_of(n, known) for _, n in _imports(p, module_level=True)}
-            for p in _importers()
-        }
-        done: set[str] = set()
+        circle = _first_circle(_import_graph(module_level=True))
+        assert circle is None, " → ".join(circle or ())
 
-        def visit(node: str, trail: tuple[str, ...]) -> None:
-            if node in trail:
-                circle = (*trail[trail.index(node) :], node)
-                raise AssertionError(" → ".join(circle))
-            if node in done:
-                return
-            for nxt in sorted(graph.get(node, ())):
-                if nxt != node:
-                    visit(nxt, (*trail, node))
-            done.add(node)
+    def test_no_circle_counting_every_import(self) -> None:
+        """No circle either when the imports inside functions count (the lazy ones, that
+        keep a start cheap): a lazy import hides a circle from the interpreter, not from the
+        next engineer. Every module counts, the program's `__main__` and the facade
+        included. The facade (`wisp/__init__.py`) loads a public name's home on first use
+        (`_HOMES`, PEP 562): that is counted as an import from the facade to each home,
+        because it is one the moment a name is asked (and its `TYPE_CHECKING` block names
+        them all anyway). So a module of the application that asks the facade for a name
+        (`from wisp import Asker`, `import wisp`) closes a circle through it: the
+        application imports its homes directly, and only faces go through the facade."""
+        circle = _first_circle(_import_graph(module_level=False))
+        assert circle is None, " → ".join(circle or ())
 
-        for start in sorted(graph):
-            visit(start, ())
+    @pytest.mark.parametrize(
+        ("home", "source", "circle"),
+        [
+            (
+                "wisp.agents.sandbox",
+                "def f():\n    from wisp.agents.reach import spellings\n",
+                ("wisp.agents.reach", "wisp.agents.sandbox", "wisp.agents.reach"),
+            ),
+            (
+                "wisp._asking",
+                "def f():\n    from wisp import Asker\n",
+                ("wisp", "wisp._asking", "wisp"),
+            ),
+        ],
+        ids=["lazy", "through-the-facade"],
+    )
+    def test_the_circle_check_sees_a_lazy_circle(
+        self, tmp_path: Path, home: str, source: str, circle: tuple[str, ...]
+    ) -> None:
+        """The circle check reads what it should: the tree as it stands has no circle (the
+        control), and one lazy import added to a module closes one — back up to a module
+        that imports it, or to the facade that loads it."""
+        graph = _import_graph(module_level=False)
+        assert _first_circle(graph) is None
+        added = tmp_path / "added.py"
+        added.write_text(source)
+        known = set(graph)
+        graph[home] |= {_module_of(name, known) for _, name in _imports(added, module_level=False)}
+        assert _first_circle(graph) == circle
 
     def test_a_kinds_gate_never_imports_the_core(self) -> None:
         """A kind's gate is handed the asker it uses (typed by wisp.kinds._asker's protocol):

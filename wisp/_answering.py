@@ -286,91 +286,112 @@ class Answerer:
     ) -> AnswerReport:
         """Answer, audit, and wait for the outcome. *read*: the request as read before
         answering, if it was (it must be to wait: the watch needs its server)."""
-        watch: _Wake = _NoWake()
-        try:
-            try:
-                result = self.channel.answer(
-                    request_id,
-                    str(decision),
-                    kind=kind,
-                    via=self.via,
-                    text=text,
-                    reason=reason,
-                    shown=shown,
-                )
-            except AlreadyAnswered as exc:
-                if read is None:
-                    try:
-                        read = self.channel.status(request_id).request
-                    except PendingError:  # removed since: it was answered, and that is all
-                        raise exc from None
-                return self._lost(read, exc.answer)
-            request = read or result.request
-            assert request is not None  # answer() hands back the request it checked
-            if not result.won:
-                return self._lost(request, result.answer)
-            self._audit(
-                AuditEvent.APPROVAL_ANSWERED,
-                request,
-                via=self.via.value,
-                device=self.device,
-                decision=str(decision),
-                answerText=text,
-                answerReason=reason,
-            )
-            # The watch starts once the answer is out: the asker it wakes is what a person
-            # waits for, and watchdog's import and an observer's start (~10 ms) are not. No
-            # outcome slips in between: wait_until reads the slot once the watch is on, before
-            # it first waits. A caller that will not wait (wait_s 0: a face that follows its
-            # own Inbox) needs no watch at all.
-            try:
-                if wait_s > 0:
-                    from pending import RequestWatch  # watchdog loads only for a wait
-
-                    watch = RequestWatch(self.channel, request.id, request.server.id).start()
-                outcome = wait_until(
-                    lambda: self._outcome(request),
-                    watch.wait,
-                    timeout_s=wait_s,
-                    monotonic=self.channel.clock.monotonic,
-                    recheck_s=self._liveness_recheck_s,
-                )
-            except Exception as exc:
-                # The answer stands, whatever fails after it (no descriptor or thread left to
-                # watch or read with): it is reported as not picked up yet, never as an error.
-                import logging
-
-                logging.getLogger(LOGGER_NAME).warning(
-                    "wisp: the answer to %s is given, but the asker's outcome cannot be "
-                    "followed (%s); `wisp show %s` shows what it makes of it",
-                    request.id,
-                    exc,
-                    request.id,
-                )
-                outcome = None
-        finally:
-            watch.stop()
+        given = self._publish(
+            request_id, read, decision, kind, text=text, reason=reason, shown=shown
+        )
+        if isinstance(given, AnswerReport):  # an earlier answer holds the slot
+            return given
+        request, answer = given
+        outcome = self._follow(request, wait_s)
         if outcome is None and self._nobody_known_to_apply(request):
             # A legacy fact naming no asker: after the wait, nothing shows one applying it.
-            return self._unwatched(request, result.answer)
+            return self._unwatched(request, answer)
         if outcome is None:
             return AnswerReport(
-                request=request,
-                won=True,
-                answer=result.answer,
-                settled=None,
-                asker=AnswerFate.LATE,
+                request=request, won=True, answer=answer, settled=None, asker=AnswerFate.LATE
             )
         settled, _alive = outcome
         if settled is not None:
             return AnswerReport(
                 request=request,
                 won=True,
-                answer=result.answer,
+                answer=answer,
                 settled=settled,
                 asker=AnswerFate.SETTLED,
             )
-        return self._unwatched(request, result.answer)
+        return self._unwatched(request, answer)
+
+    def _publish(
+        self,
+        request_id: str,
+        read: Request | None,
+        decision: Decision,
+        kind: Kind,
+        *,
+        text: str | None,
+        reason: str | None,
+        shown: Request | None,
+    ) -> tuple[Request, Answer] | AnswerReport:
+        """Answer and audit: the request and the answer given, or the report of the earlier
+        answer that holds the slot."""
+        try:
+            result = self.channel.answer(
+                request_id,
+                str(decision),
+                kind=kind,
+                via=self.via,
+                text=text,
+                reason=reason,
+                shown=shown,
+            )
+        except AlreadyAnswered as exc:
+            if read is None:
+                try:
+                    read = self.channel.status(request_id).request
+                except PendingError:  # removed since: it was answered, and that is all
+                    raise exc from None
+            return self._lost(read, exc.answer)
+        request = read or result.request
+        assert request is not None  # answer() hands back the request it checked
+        if not result.won:
+            return self._lost(request, result.answer)
+        self._audit(
+            AuditEvent.APPROVAL_ANSWERED,
+            request,
+            via=self.via.value,
+            device=self.device,
+            decision=str(decision),
+            answerText=text,
+            answerReason=reason,
+        )
+        return request, result.answer
+
+    def _follow(self, request: Request, wait_s: float) -> tuple[Settled | None, bool] | None:
+        """The answered request's outcome, as :meth:`_outcome` says it, within *wait_s*; None
+        if it is not known by then."""
+        # The watch starts once the answer is out: the asker it wakes is what a person waits
+        # for, and watchdog's import and an observer's start (~10 ms) are not. No outcome
+        # slips in between: wait_until reads the slot once the watch is on, before it first
+        # waits. A caller that will not wait (wait_s 0: a face that follows its own Inbox)
+        # needs no watch at all.
+        watch: _Wake = _NoWake()
+        try:
+            if wait_s > 0:
+                from pending import RequestWatch  # watchdog loads only for a wait
+
+                watch = RequestWatch(self.channel, request.id, request.server.id).start()
+            return wait_until(
+                lambda: self._outcome(request),
+                watch.wait,
+                timeout_s=wait_s,
+                monotonic=self.channel.clock.monotonic,
+                recheck_s=self._liveness_recheck_s,
+            )
+        except Exception as exc:
+            # The answer stands, whatever fails after it (no descriptor or thread left to
+            # watch or read with): it is reported as not picked up yet, never as an error.
+            import logging
+
+            logging.getLogger(LOGGER_NAME).warning(
+                "wisp: the answer to %s is given, but the asker's outcome cannot be "
+                "followed (%s); `wisp show %s` shows what it makes of it",
+                request.id,
+                exc,
+                request.id,
+            )
+            return None
+        finally:
+            watch.stop()
 
     def _outcome(self, request: Request) -> tuple[Settled | None, bool] | None:
         """(outcome, alive) once settled or the asker is gone; None while it may yet settle.

@@ -31,10 +31,10 @@ from typing import Any
 import attrs
 
 from wisp.agents.install import Install
+from wisp.agents.sandbox import claude_path_of, project_tree
 
 # Named, not used: where wisp's program must not lie (every agent may write them).
 TEMP_DIRS = (Path("/tmp"), Path("/var/tmp"), Path("/dev/shm"))  # noqa: S108
-PROJECT_MARKS = (".git", ".hg", ".jj")
 # How to install wisp where no agent writes, said by every refusal.
 PIPX_HINT = (
     "install wisp for everyday use outside any project and temporary directory: "
@@ -74,8 +74,6 @@ def codex_roots(config: Mapping[str, Any]) -> list[WritableRoot]:
 
 def claude_roots(settings: Mapping[str, Any], user_home: Path) -> list[WritableRoot]:
     """Claude Code's `sandbox.filesystem.allowWrite` (settings, parsed), as it spells paths."""
-    from wisp.agents.sandbox import claude_path_of
-
     box = settings.get("sandbox")
     files = box.get("filesystem") if isinstance(box, Mapping) else None
     listed = files.get("allowWrite") if isinstance(files, Mapping) else None
@@ -109,16 +107,6 @@ def spellings(path: Path) -> list[Path]:
     spelled = Path(os.path.normpath(Path(path).absolute()))
     resolved = spelled.resolve()
     return [spelled] if resolved == spelled else [spelled, resolved]
-
-
-def project_tree(path: Path) -> tuple[Path, str] | None:
-    """The working tree *path* lies in, and its mark: its nearest ancestor (or itself)
-    holding `.git`, `.hg` or `.jj`."""
-    for directory in (path, *path.parents):
-        for mark in PROJECT_MARKS:
-            if os.path.lexists(directory / mark):
-                return directory, mark
-    return None
 
 
 def where_writable(path: Path, roots: Sequence[WritableRoot], *, trees: bool = True) -> str | None:

@@ -31,6 +31,8 @@ from typing import Any
 # The programs Claude Code's sandbox needs on Linux (its sandboxing docs).
 CLAUDE_SANDBOX_PROGRAMS = ("bwrap", "socat")
 CODEX_PROTECTING_MODES = ("workspace-write", "read-only")
+# What marks a project's working tree (an agent works in a project, and may write it).
+PROJECT_MARKS = (".git", ".hg", ".jj")
 SLASH_TMP = Path("/tmp")  # noqa: S108 - named, not used: Codex's workspace-write writes it
 
 
@@ -143,6 +145,16 @@ def claude_path_of(spelled: str, user_home: Path) -> Path | None:
     return None
 
 
+def project_tree(path: Path) -> tuple[Path, str] | None:
+    """The working tree *path* lies in, and its mark: its nearest ancestor (or itself)
+    holding `.git`, `.hg` or `.jj`."""
+    for directory in (path, *path.parents):
+        for mark in PROJECT_MARKS:
+            if os.path.lexists(directory / mark):
+                return directory, mark
+    return None
+
+
 def codex_problems(
     config: Mapping[str, Any],
     home: Path,
@@ -154,8 +166,6 @@ def codex_problems(
     `/tmp` and `$TMPDIR` (from *env*, this process's when None) too, unless
     `exclude_slash_tmp` / `exclude_tmpdir_env_var`; and any session started in a project's
     working tree writes that tree."""
-    from wisp.agents.reach import project_tree
-
     mode = config.get("sandbox_mode")
     if mode not in CODEX_PROTECTING_MODES:
         said = "not set" if mode is None else f"{json.dumps(mode)}"

@@ -15,7 +15,7 @@ if sys.argv[1:2] == ["hook"]:  # a harness's hook: from here on, a signal ends i
 import gc
 import importlib
 import os
-from typing import Annotated, Any, NamedTuple, NoReturn
+from typing import Annotated, Any, NamedTuple
 
 import typer
 from typer._click import Command, Context, HelpFormatter
@@ -349,11 +349,3 @@ def main() -> None:
 
         completion_init()
     app(prog_name="wisp")
-
-
-def run() -> NoReturn:
-    """The `wisp` program: :func:`wisp.__main__.run` (which runs a harness's hook before
-    this module loads, and :func:`main` for everything else)."""
-    from wisp.__main__ import run as program
-
-    program()

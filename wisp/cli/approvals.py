@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, NamedTuple, NoReturn
 
 import typer
 
@@ -52,6 +52,7 @@ from wisp.program.writes import render_command_or_question
 
 if TYPE_CHECKING:
     from pending import Request
+    from wisp import ApprovalOutcome, Config
 
 COMMANDS = view(Kind.COMMAND)
 APPROVE, DENY = COMMANDS.answering
@@ -298,7 +299,46 @@ def request_approval(
     text = command[0] if len(command) == 1 else shlex.join(command)
     require_text(text, "the command", "`wisp approvals request -- make deploy`")
     where = str((cwd or Path.cwd()).resolve())
+    verdict = _ask_approval(
+        config, text, where, reason=reason, timeout_s=timeout_s, as_json=as_json
+    )
+    if as_json:
+        _print_verdict(
+            verdict.request_id,
+            approved=verdict.approved,
+            outcome=verdict.outcome,
+            scope=verdict.scope,
+            grant=verdict.grant,
+            reason=verdict.reason,
+        )
+    else:
+        _say_verdict(verdict)
+    if verdict.approved:
+        return
+    from wisp import ApprovalOutcome  # loaded already: it asked
 
+    timed_out = verdict.outcome is ApprovalOutcome.TIMED_OUT
+    raise typer.Exit(int(ExitCode.TIMED_OUT if timed_out else ExitCode.NO))
+
+
+class _Verdict(NamedTuple):
+    """How `wisp approvals request` ended: the request asked (None: none was filed), whether
+    the command may run, the outcome, the scope and grant of an approval, and why. (A named
+    tuple: this command's start loads no attrs, tests/test_cli_imports.)"""
+
+    request_id: str | None
+    approved: bool
+    outcome: ApprovalOutcome
+    scope: Scope | None
+    grant: str | None
+    reason: str | None
+
+
+def _ask_approval(
+    config: Config, text: str, where: str, *, reason: str | None, timeout_s: float, as_json: bool
+) -> _Verdict:
+    """Ask the person to approve *text* (to run in *where*), telling them how on stderr, and
+    wait: the verdict, or withdrawn on Ctrl-C; exit 2 if it could not be asked."""
     filed_ids: list[str] = []
 
     told = command_prompt(
@@ -310,52 +350,60 @@ def request_approval(
         told(request)
 
     # The asking side loads only when it asks.
-    from wisp import STORED_SCOPES, ApprovalGate, ApprovalOutcome, StoreError
+    from wisp import ApprovalGate, ApprovalOutcome, StoreError
 
     with asking(EntryPoint.APPROVALS, config) as asker:
         try:
             approval = ApprovalGate(asker, timeout_s=timeout_s).request(
                 text, where, reason=reason, on_filed=filed
             )
-            outcome, scope, verdict_reason = approval.outcome, approval.scope, approval.reason
-            request_id = approval.request_id
-            grant = approval.grant.id if approval.grant else None  # a session grant has none
-            approved = approval.approved
         except (PendingError, StoreError) as exc:
             _could_not_ask(exc, filed_ids[0] if filed_ids else None, as_json=as_json)
         except KeyboardInterrupt as interrupt:  # Ctrl-C, SIGTERM or SIGHUP
             endings = withdraw_on_signal(asker, filed_ids)
-            approved, outcome, scope, grant = False, ApprovalOutcome.WITHDRAWN, None, None
-            request_id = endings[0].request.id if endings else None
-            verdict_reason = withdrawn_how(interrupt, endings)
-    if as_json:
-        _print_verdict(
-            request_id,
-            approved=approved,
-            outcome=outcome,
-            scope=scope,
-            grant=grant,
-            reason=verdict_reason,
-        )
-    elif approved and outcome is ApprovalOutcome.ANSWERED and scope in STORED_SCOPES and not grant:
-        # The grant could not be saved (the store said why: verdict_reason, on stderr).
+            return _Verdict(
+                request_id=endings[0].request.id if endings else None,
+                approved=False,
+                outcome=ApprovalOutcome.WITHDRAWN,
+                scope=None,
+                grant=None,
+                reason=withdrawn_how(interrupt, endings),
+            )
+    return _Verdict(
+        request_id=approval.request_id,
+        approved=approval.approved,
+        outcome=approval.outcome,
+        scope=approval.scope,
+        grant=approval.grant.id if approval.grant else None,  # a session grant has none
+        reason=approval.reason,
+    )
+
+
+def _say_verdict(verdict: _Verdict) -> None:
+    """The verdict in words: approved on stdout, a refusal's why on stderr."""
+    from wisp import STORED_SCOPES, ApprovalOutcome
+
+    approved, outcome, scope, grant = (
+        verdict.approved,
+        verdict.outcome,
+        verdict.scope,
+        verdict.grant,
+    )
+    if approved and outcome is ApprovalOutcome.ANSWERED and scope in STORED_SCOPES and not grant:
+        # The grant could not be saved (the store said why: the verdict's reason, on stderr).
         out.print(f"approved once: the {scope} grant was not saved")
-        tell(f"wisp: {verdict_reason}")
+        tell(f"wisp: {verdict.reason}")
     elif approved:
         granted = outcome is ApprovalOutcome.GRANTED
         how = f"granted by {grant or 'this session'}" if granted else "approved"
         out.print(f"approved {scope} ({how})" if granted else f"{how} {scope}")
-        if verdict_reason:
-            tell(f"wisp: {verdict_reason}")
+        if verdict.reason:
+            tell(f"wisp: {verdict.reason}")
         if scope is Scope.SESSION and not granted:
             tell("wisp: a session approval lasts as long as this command: this request only.")
     else:
         words = {ApprovalOutcome.ANSWERED: "denied", ApprovalOutcome.TIMED_OUT: "timed out"}
         word = words.get(outcome, outcome)
-        said = verdict_reason if verdict_reason and verdict_reason.startswith(word) else None
-        say(said or word + (f": {verdict_reason}" if verdict_reason else ""))
-    if approved:
-        return
-    raise typer.Exit(
-        int(ExitCode.TIMED_OUT if outcome is ApprovalOutcome.TIMED_OUT else ExitCode.NO)
-    )
+        why = verdict.reason
+        said = why if why and why.startswith(word) else None
+        say(said or word + (f": {why}" if why else ""))

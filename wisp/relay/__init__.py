@@ -12,13 +12,25 @@ import sys
 
 from pending import PendingError, Via
 from wisp import open_channel
-from wisp.relay.protocol import MAX_LINE_BYTES, VIAS, ErrorCode, ErrorLine
+from wisp.relay.protocol import (
+    EXIT_ERROR,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    MAX_LINE_BYTES,
+    VIAS,
+    ErrorCode,
+    ErrorLine,
+)
 
-__all__ = ["MAX_LINE_BYTES", "VIAS", "main", "via_from_argv"]
-
-EXIT_OK = 0
-EXIT_ERROR = 2
-EXIT_INTERRUPTED = 130
+__all__ = [
+    "EXIT_ERROR",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "MAX_LINE_BYTES",
+    "VIAS",
+    "main",
+    "via_from_argv",
+]
 
 
 def via_from_argv(argv: list[str]) -> Via | None:

@@ -63,7 +63,6 @@ from wisp import (
 )
 from wisp.kinds import notice_for, views
 from wisp.kinds.tool import call_line
-from wisp.relay import EXIT_ERROR, EXIT_OK
 from wisp.relay._lines import (
     answered_line,
     approval_line,
@@ -74,6 +73,8 @@ from wisp.relay._lines import (
 )
 from wisp.relay.protocol import (
     ANSWERABLE,
+    EXIT_ERROR,
+    EXIT_OK,
     NO_HELLO,
     AnswerLine,
     Ended,

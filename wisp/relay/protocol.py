@@ -98,6 +98,12 @@ MAX_LINE_BYTES = LINE_MAX_BYTES
 # valid one is 8-32 characters): a hostile front end's megabyte "id" is not echoed back.
 MAX_ID_ECHO = 64
 
+# The relay's exit statuses (docs/relay.md, Exit status): its input ended; the channel could
+# not be opened or watched; interrupted (Ctrl-C, when run by hand).
+EXIT_OK = 0
+EXIT_ERROR = 2
+EXIT_INTERRUPTED = 130
+
 HISTORY_DEFAULT = 50
 HISTORY_MAX = 500
 
