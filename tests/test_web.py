@@ -20,11 +20,20 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
-from helpers import WAIT_S, AskingCommand, audit_records, command, fact, in_terminal, tool
+from helpers import (
+    WAIT_S,
+    AskingCommand,
+    audit_records,
+    command,
+    fact,
+    in_terminal,
+    tool,
+    wait_until,
+)
 from pushserver import PushServer
 from webproc import CHROMIUM, PHONE, WebServer, chromium_missing, pair, web_server
 
-from pending import Channel, State
+from pending import Channel, Kind, State, ToolBinding, make_request
 from wisp.stores.facts import FactStore
 
 MISSING = chromium_missing()
@@ -486,3 +495,146 @@ class TestPairingCannotBeLocked:
         assert statuses == [400] * 30
         pair(phone, web.url, "mine")
         assert "Nothing waits for you." in phone.inner_text("body")
+
+
+def _zoned_phone(browser: Any, zone: str) -> Any:
+    """A phone in the time zone *zone* (none a test machine's is likely to be in)."""
+    context = browser.new_context(
+        viewport=PHONE, device_scale_factor=2, is_mobile=True, timezone_id=zone
+    )
+    return context.new_page()
+
+
+def _in_view(page: Any, selector: str, needle: str) -> dict[str, float]:
+    """Where the text *needle* (in the element *selector*) is drawn, and the viewport's width."""
+    return dict(
+        page.evaluate(
+            """([selector, needle]) => {
+              const root = document.querySelector(selector);
+              const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+              let node;
+              while ((node = walker.nextNode())) {
+                const at = node.data.indexOf(needle);
+                if (at < 0) continue;
+                const range = document.createRange();
+                range.setStart(node, at);
+                range.setEnd(node, at + needle.length);
+                const box = range.getBoundingClientRect();
+                return {left: box.left, right: box.right, width: innerWidth,
+                        scroll: root.scrollWidth, client: root.clientWidth};
+              }
+              return {left: -1, right: -1, width: innerWidth, scroll: 0, client: 0};
+            }""",
+            [selector, needle],
+        )
+    )
+
+
+def _seconds(left: str) -> int:
+    """ "expires in 9m 41s" as seconds."""
+    minutes, seconds = re.findall(r"\d+", left)
+    return int(minutes) * 60 + int(seconds)
+
+
+class TestThePageKeepsTime:
+    def test_the_title_counts_what_waits(self, web: WebServer, phone: Any, home: Path) -> None:
+        """The tab's title says how many wait, `(N) wisp`, live: nothing waiting, `wisp`;
+        two filed, `(2) wisp`; one answered in a terminal, `(1) wisp`."""
+        pair(phone, web.url)
+        assert phone.title() == "wisp"
+        with Channel.open(home) as channel, channel.server() as lock:
+            first, second = command(lock, text="make one"), command(lock, text="make two")
+            channel.file(first)
+            channel.file(second)
+            card(phone, second.id)
+            wait_until(lambda: phone.title() == "(2) wisp", what="the title (2) wisp")
+            code, output = in_terminal("approvals", "approve", first.id)
+            assert code == 0, output
+            wait_until(lambda: phone.title() == "(1) wisp", what="the title (1) wisp")
+            phone.reload()
+            card(phone, second.id)
+            assert phone.title() == "(1) wisp"
+
+    def test_the_expiry_counts_down_on_the_page(
+        self, web: WebServer, phone: Any, home: Path
+    ) -> None:
+        """A request that expires in 10 minutes says so to the second, and counts down on
+        the page itself (no event from the server); one without a deadline says none."""
+        pair(phone, web.url)
+        with Channel.open(home) as channel, channel.server() as lock:
+            timed = command(lock, text="make timed", expires_in_s=600)
+            plain = command(lock, text="make plain")
+            channel.file(timed)
+            channel.file(plain)
+            left = card(phone, timed.id).locator("time.left")
+            first = left.inner_text()
+            assert re.fullmatch(r"expires in (9m [0-5]\d|10m 00)s", first), first
+            wait_until(lambda: left.inner_text() != first, what="the countdown to move")
+            later = left.inner_text()
+            assert re.fullmatch(r"expires in 9m [0-5]\ds", later), later
+            assert _seconds(later) < _seconds(first), (first, later)
+            assert card(phone, plain.id).locator("time.left").count() == 0
+
+    def test_times_are_shown_in_the_phones_zone(
+        self, web: WebServer, browser: Any, home: Path
+    ) -> None:
+        """When a request was filed, and when it was answered, are shown in the phone's own
+        time zone (here Kathmandu, UTC+05:45), not the server's."""
+        from zoneinfo import ZoneInfo
+
+        zone = ZoneInfo("Asia/Kathmandu")
+        phone = _zoned_phone(browser, "Asia/Kathmandu")
+        try:
+            pair(phone, web.url)
+            with Channel.open(home) as channel, channel.server() as lock:
+                filed = command(lock, text="make zoned")
+                channel.file(filed)
+                shown = card(phone, filed.id).locator("time.clock").first.inner_text()
+                assert shown == f"{filed.filed_at.astimezone(zone):%H:%M:%S}", shown
+                code, output = in_terminal("approvals", "approve", filed.id)
+                assert code == 0, output
+                ended = phone.locator(f"#r-{filed.id}.ended")
+                ended.wait_for(timeout=MS)
+                answer = channel.status(filed.id).answer
+                assert answer is not None
+                at = ended.locator("time.clock").inner_text()
+                assert at == f"{answer.answered_at.astimezone(zone):%H:%M:%S}", at
+                assert "from a terminal" in ended.inner_text()
+        finally:
+            phone.context.close()
+
+    def test_a_long_lines_change_is_on_the_screen(
+        self, web: WebServer, phone: Any, home: Path, tmp_path: Path
+    ) -> None:
+        """An edit whose change is at the end of a 300-character line: the diff wraps, so
+        the changed text is drawn inside the phone's screen (it was off to the right, out of
+        sight, while the buttons that approve it were not). The control: the line's start
+        is on the screen too."""
+        pair(phone, web.url)
+        line = "total = " + " + ".join(f"part{n}" for n in range(40))
+        with Channel.open(home) as channel, channel.server() as lock:
+            edit = make_request(
+                kind=Kind.TOOL,
+                binding=ToolBinding(
+                    tool="Edit",
+                    input={
+                        "file_path": "/srv/shop/a.py",
+                        "old_string": line + " + OLDTAIL",
+                        "new_string": line + " + NEWTAIL",
+                    },
+                    cwd="/srv/shop",
+                    thread="c1",
+                ),
+                title="wisp: allow a tool call?",
+                body="Edit /srv/shop/a.py",
+                server=lock.record(client="test", thread="c1", entry_point="hook"),
+            )
+            channel.file(edit)
+            card(phone, edit.id).locator("pre.diff .add").wait_for(timeout=MS)
+            selector = f"#r-{edit.id} pre.diff"
+            start = _in_view(phone, selector, "total = part0")
+            assert start["left"] >= 0 and start["right"] <= start["width"], start
+            tail = _in_view(phone, selector, "NEWTAIL")
+            assert tail["left"] >= 0 and tail["right"] <= tail["width"], tail
+            assert tail["scroll"] <= tail["client"], tail
+            shot(phone, "long-diff", tmp_path)

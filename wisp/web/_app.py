@@ -59,7 +59,7 @@ from wisp.stores.devices import Device, DeviceStore, PairingRefused
 from wisp.stores.facts import FactStore
 from wisp.stores.jsonstore import StoreError
 from wisp.web import _assets, _pages
-from wisp.web._board import Board, Changed, Gone, Reset
+from wisp.web._board import ANSWERABLE, Board, Changed, Gone, Reset
 
 # The header every request of a paired device's page carries its credential in. The page
 # keeps the credential in its origin's storage (scheme, host and port), which no other origin
@@ -190,7 +190,9 @@ class WebFace:
             differs=differs,
             answered_by=self.answered_by,
         )
-        return JSONResponse({"html": html, "title": "wisp"}, headers=HEADERS)
+        unheard = focus is not None and focus.state in ANSWERABLE
+        n = len(waiting) + (unheard and all(s.id != focus.id for s in waiting))
+        return JSONResponse({"html": html, "title": _pages.title_text(n), "n": n}, headers=HEADERS)
 
     def _look_up(self, request_id: str) -> Status | None:
         if not is_valid_id(request_id):

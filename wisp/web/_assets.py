@@ -48,7 +48,8 @@ main { padding: .5rem .75rem 2rem; }
 .row dd { margin:0; word-break: break-word; min-width:0; }
 pre { margin:0; white-space:pre-wrap; word-break: break-all; font-size:.85rem;
   font-family: ui-monospace, SFMono-Regular, Menlo, monospace; }
-pre.diff { white-space:pre; overflow-x:auto; border-radius:6px; border:1px solid var(--line); }
+pre.diff { white-space:pre-wrap; overflow-wrap:anywhere; word-break:break-all;
+  border-radius:6px; border:1px solid var(--line); }
 pre.diff span { display:block; padding:0 .35rem; }
 pre.diff .add { background:var(--add); color:var(--addfg); }
 pre.diff .del { background:var(--del); color:var(--delfg); }
@@ -77,6 +78,7 @@ details[open] { display:flex; flex-direction:column; gap:.5rem; }
 textarea, input[name=name] { font:inherit; width:100%; border-radius:10px;
   border:1px solid var(--line); background:var(--bg); color:var(--fg); padding:.6rem; }
 .said { margin:.5rem 0 0; font-weight:600; }
+time.left.soon { color:var(--danger); font-weight:600; }
 .said:empty { display:none; }
 .said.bad { color:var(--danger); }
 .id { margin:.5rem 0 0; font-size:.75rem; color:var(--muted); text-align:right; }
@@ -130,10 +132,51 @@ JS = """
       return;
     }
     if (fresh) card.classList.add("fresh");
+    localized(card);
+    tick();
   }
   function counted(n, text) {
     count.textContent = text;
+    document.title = n > 0 ? "(" + n + ") wisp" : "wisp";
     empty.hidden = n > 0 || cards.querySelector(".card") !== null;
+  }
+  // Times: each <time> the server wrote (in UTC) is shown in this device's own zone; how
+  // long ago a request was filed and how long it has left are counted on this page, each
+  // second (a clock of the page's own: the server is asked nothing).
+  const TICK_MS = 1000;
+  function span(ms) {
+    const s = Math.max(0, Math.floor(ms / 1000));
+    const two = function (v) { return String(v).padStart(2, "0"); };
+    if (s < 60) return s + "s";
+    if (s < 3600) return Math.floor(s / 60) + "m " + two(s % 60) + "s";
+    if (s < 86400) return Math.floor(s / 3600) + "h " + two(Math.floor(s / 60) % 60) + "m";
+    return Math.floor(s / 86400) + "d";
+  }
+  function ago(ms) {
+    const s = Math.max(0, Math.floor(ms / 1000));
+    if (s < 60) return s + "s";
+    if (s < 3600) return Math.floor(s / 60) + "m";
+    if (s < 86400) return Math.floor(s / 3600) + "h";
+    return Math.floor(s / 86400) + "d";
+  }
+  function localized(root) {
+    root.querySelectorAll("time.clock").forEach(function (t) {
+      t.textContent = new Date(t.dateTime).toLocaleTimeString([], {
+        hour: "2-digit", minute: "2-digit", second: "2-digit", hourCycle: "h23"
+      });
+      t.title = t.dateTime;
+    });
+  }
+  function tick() {
+    const now = Date.now();
+    document.querySelectorAll("time.ago").forEach(function (t) {
+      t.textContent = ago(now - Date.parse(t.dateTime)) + " ago";
+    });
+    document.querySelectorAll("time.left").forEach(function (t) {
+      const left = Date.parse(t.dateTime) - now;
+      t.textContent = left > 0 ? "expires in " + span(left) : "past its time";
+      t.classList.toggle("soon", left < 60000);
+    });
   }
   function down(text) {
     live.textContent = text; live.className = "live down";
@@ -147,6 +190,8 @@ JS = """
       kept.forEach(function (card) {
         if (!document.getElementById(card.id)) cards.prepend(card);
       });
+      localized(cards);
+      tick();
       counted(data.n, data.count);
     },
     closed: function (data) {
@@ -204,6 +249,9 @@ JS = """
     live = document.getElementById("live");
     count = document.getElementById("count");
     empty = document.getElementById("empty");
+    localized(app);
+    tick();
+    setInterval(tick, TICK_MS);
     listen();
   }).catch(function () {
     app.textContent = "The server could not be reached: reload to try again.";

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import html
 from collections.abc import Mapping, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 
-from pending import KINDS, Answer, Decision, Kind, Outcome, Request, Status, Via
+from pending import KINDS, Answer, Decision, Kind, Outcome, Request, Status, Via, format_time
 from wisp._render import age
 from wisp._text import visible
 from wisp.kinds import view
@@ -168,9 +168,22 @@ def count_text(n: int) -> str:
     return "nothing waits" if n == 0 else f"{n} waiting"
 
 
-def _rows(rows: Sequence[tuple[str, str]]) -> str:
+def title_text(n: int) -> str:
+    """The tab's title: how many wait, first, where a phone's tab list shows it."""
+    return f"({n}) wisp" if n else "wisp"
+
+
+def clock(moment: datetime) -> str:
+    """A time of day as HTML: in UTC, saying so, until the page's script shows it in the
+    device's own zone (from its `datetime`)."""
+    utc = moment.astimezone(UTC)
+    return f'<time class="clock" datetime="{format_time(moment)}">{utc:%H:%M:%S} UTC</time>'
+
+
+def _rows(rows: Sequence[tuple[str, str]], extra: str = "") -> str:
     """A view's (label, text) rows; a blank label continues the row above. A `diff` is
-    coloured by line; every text is shown whole."""
+    coloured by line (its lines wrap: the changed end of a long line is never off-screen);
+    every text is shown whole. *extra*: rows of wisp's own, as HTML, after them."""
     groups: list[tuple[str, list[str]]] = []
     for label, value in rows:
         if label or not groups:
@@ -190,7 +203,7 @@ def _rows(rows: Sequence[tuple[str, str]]) -> str:
             out.append(f'<div class="row"><dt>{text(label)}</dt><dd>{text(lines[0])}</dd></div>')
             continue
         out.append(f'<div class="row wide"><dt>{text(label)}</dt><dd>{block}</dd></div>')
-    return f'<dl class="rows">{"".join(out)}</dl>'
+    return f'<dl class="rows">{"".join(out)}{extra}</dl>'
 
 
 def _diff_class(line: str) -> str:
@@ -219,16 +232,20 @@ def card(
     for n, (fact_id, said) in enumerate(differs):
         rows.append(("contradicts" if n == 0 else "", f"you keep {said} ({fact_id})"))
     rows.append(("asked by", _asker(request)))
-    when = f"{age(request.filed_at, now)} ago"
+    when = (
+        f'{clock(request.filed_at)}, <time class="ago" datetime="{format_time(request.filed_at)}">'
+    )
+    when += f"{age(request.filed_at, now)} ago</time>"
     if request.expires_at is not None:
         left = int((request.expires_at - now).total_seconds())
-        when += f", expires in {age(now, request.expires_at)}" if left > 0 else ", past its time"
-    rows.append(("filed", when))
+        said = f"expires in {age(now, request.expires_at)}" if left > 0 else "past its time"
+        when += f', <time class="left" datetime="{format_time(request.expires_at)}">{said}</time>'
+    filed = f'<div class="row"><dt>filed</dt><dd>{when}</dd></div>'
     warn = " warn" if differs else ""
     return f"""<article class="card{warn}" id="r-{attr(status.id)}" data-id="{attr(status.id)}">
 <h2>{text(kind_view.heading)}</h2>
 <p class="asked">{text(kind_view.asked(request.binding))}</p>
-{_rows(rows)}
+{_rows(rows, filed)}
 {_answers(status, csrf)}
 <p class="said" role="status"></p>
 <p class="id"><a href="/r/{attr(status.id)}">{attr(status.id)}</a></p>
@@ -313,7 +330,13 @@ def _answers(status: Status, csrf: str) -> str:
 
 def answer_words(answer: Answer, kind: Kind, *, device: str | None = None) -> str:
     """A person's answer as the page says it: "Approved once by alice from a terminal",
-    "… on the paired device pocket" when *device* (the one that gave it here) is known."""
+    "… on the paired device pocket" when *device* (the one that gave it here) is known; and
+    when (in UTC, saying so: :func:`ended_html` shows it in the device's zone)."""
+    at = answer.answered_at.astimezone(UTC)
+    return f"{_answer_said(answer, kind, device)}, at {at:%H:%M:%S} UTC."
+
+
+def _answer_said(answer: Answer, kind: Kind, device: str | None) -> str:
     said = view(kind).answered_word(answer.decision)
     where = VIA_WORDS.get(Via(answer.via)) if answer.via in VIA_WORDS else None
     if device is not None and answer.via == Via.WEB:
@@ -323,7 +346,17 @@ def answer_words(answer: Answer, kind: Kind, *, device: str | None = None) -> st
         line += f": “{answer.text}”"
     if answer.reason:
         line += f" (reason: {answer.reason})"
-    return line + f", at {answer.answered_at.astimezone():%H:%M:%S}."
+    return line
+
+
+def ended_html(status: Status | None, *, device: str | None = None) -> str:
+    """How a request ended, and by whom (*device*: the paired device that answered it), as
+    HTML: its time a `<time>` the page shows in the device's own zone."""
+    answer = status.answer if status is not None else None
+    if status is not None and answer is not None and not answer.is_tombstone:
+        said = text(_answer_said(answer, status.kind, device))
+        return f"{said}, at {clock(answer.answered_at)}."
+    return text(ended_words(status, device=device))
 
 
 def ended_words(status: Status | None, *, device: str | None = None) -> str:
@@ -356,7 +389,7 @@ def ended_card(
     return f"""<article class="card ended" id="r-{attr(rid)}" data-id="{attr(rid)}">
 <h2>{text(heading)}</h2>
 {asked}
-<p class="outcome">{text(ended_words(status, device=device))}</p>
+<p class="outcome">{ended_html(status, device=device)}</p>
 <p class="id">{attr(rid)}</p>
 </article>"""
 
