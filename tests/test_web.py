@@ -161,7 +161,8 @@ class TestAnswering:
         found.get_by_role("button", name="Approve once").click()
         code, _out, err = asker.result()
         assert code == 0, err
-        found.locator(".said").filter(has_text="Approved once").wait_for(timeout=MS)
+        outcome = phone.locator(f"#r-{asker.id}.ended .outcome")
+        outcome.filter(has_text="Approved once").wait_for(timeout=MS)
         phone.goto(f"{web.url}/r/{asker.id}")
         ended = phone.locator(f"#r-{asker.id}.ended").inner_text()
         assert "on the paired device pocket" in ended, ended
@@ -216,7 +217,7 @@ class TestAnswering:
         ended = phone.locator(f"#r-{asker.id}.ended")
         ended.wait_for(timeout=MS)
         assert "from a terminal" in ended.inner_text()
-        assert found.locator("button").count() == 0
+        assert found.locator("form.answer").count() == 0
         shot(phone, "answered-elsewhere", tmp_path)
         assert asker.result()[0] == 0
 
@@ -638,3 +639,92 @@ class TestThePageKeepsTime:
             assert tail["left"] >= 0 and tail["right"] <= tail["width"], tail
             assert tail["scroll"] <= tail["client"], tail
             shot(phone, "long-diff", tmp_path)
+
+
+class TestTheCardsSayItOnce:
+    def test_an_answer_given_here_is_one_line_naming_the_device(
+        self, web: WebServer, phone: Any
+    ) -> None:
+        """Approved on the page: the ended card says it once ("Approved once by USER on the
+        paired device pocket, at …"), not once as the page's own note and again as how it
+        ended."""
+        pair(phone, web.url, "pocket")
+        asker = AskingCommand("approvals", "request", "--", "make once")
+        card(phone, asker.id).get_by_role("button", name="Approve once").click()
+        assert asker.result()[0] == 0
+        ended = phone.locator(f"#r-{asker.id}.ended")
+        ended.locator(".outcome").filter(has_text="on the paired device pocket").wait_for(
+            timeout=MS
+        )
+        said = ended.inner_text()
+        assert said.count("Approved once") == 1, said
+        assert ended.locator(".said").count() == 0, said
+
+    def test_an_ended_card_can_be_dismissed(self, web: WebServer, phone: Any, home: Path) -> None:
+        """A card answered elsewhere stays to say by whom, until dismissed; then it is gone,
+        and the card still waiting stays."""
+        pair(phone, web.url)
+        with Channel.open(home) as channel, channel.server() as lock:
+            done, kept = command(lock, text="make done"), command(lock, text="make kept")
+            channel.file(done)
+            channel.file(kept)
+            card(phone, kept.id)
+            code, output = in_terminal("approvals", "approve", done.id)
+            assert code == 0, output
+            ended = phone.locator(f"#r-{done.id}.ended")
+            ended.wait_for(timeout=MS)
+            ended.get_by_role("button", name="Dismiss").click()
+            ended.wait_for(state="detached", timeout=MS)
+            assert phone.locator(f"#r-{kept.id}").count() == 1
+            assert phone.locator("#cards .card").count() == 1
+
+
+class TestLongAndQuotedCommands:
+    def test_a_long_command_is_clipped_and_approved_only_once_seen_to_its_end(
+        self, web: WebServer, phone: Any, home: Path, tmp_path: Path
+    ) -> None:
+        """A 30,000-character command is a card of about one screen, with "Show all": its
+        approvals are disabled (Deny is not) until the whole text was shown and its end was
+        on the screen; then Approve once answers it. The control: a short command's card
+        can be approved at once."""
+        pair(phone, web.url)
+        long_text = "echo " + " ".join(f"w{n:05d}" for n in range(4300)) + " THE-END"
+        assert len(long_text) >= 30000
+        with Channel.open(home) as channel, channel.server() as lock:
+            short, long = command(lock, text="make short"), command(lock, text=long_text)
+            channel.file(short)
+            channel.file(long)
+            found = card(phone, long.id)
+            assert card(phone, short.id).get_by_role("button", name="Approve once").is_enabled()
+            box = found.bounding_box()
+            assert box is not None and box["height"] < 2 * PHONE["height"], box
+            approve = found.get_by_role("button", name="Approve once")
+            assert approve.is_disabled()
+            assert found.locator("summary.deny").is_visible()
+            shot(phone, "long-command", tmp_path)
+            found.get_by_role("button", name=re.compile("Show all")).click()
+            assert approve.is_disabled(), "enabled before the end was on the screen"
+            found.locator(".end").scroll_into_view_if_needed()
+            wait_until(approve.is_enabled, what="Approve once enabled at the end")
+            approve.click()
+            wait_until(lambda: channel.status(long.id).state is not State.FILED, what="the answer")
+            answer = channel.status(long.id).answer
+            assert answer is not None and answer.decision == "once"
+
+    def test_a_quoted_commands_arguments_are_shown_one_per_line(
+        self, web: WebServer, phone: Any
+    ) -> None:
+        """A command asked with its words apart is shown as the line that runs (shell-quoted,
+        `'"'"'` and all) and beside it its arguments, one per line, unquoted. The control: a
+        command whose quoting changes nothing shows no list."""
+        pair(phone, web.url)
+        plain = AskingCommand("approvals", "request", "--", "make", "plain")
+        quoted = AskingCommand("approvals", "request", "--", "sh", "-c", "echo 'hi there'")
+        assert card(phone, plain.id).locator("ol.argv").count() == 0
+        found = card(phone, quoted.id)
+        assert "'\"'\"'" in found.locator("pre").first.inner_text()
+        items = found.locator("ol.argv li").all_inner_texts()
+        assert items == ["sh", "-c", "echo 'hi there'"], items
+        for asker in (plain, quoted):
+            in_terminal("approvals", "deny", asker.id)
+            asker.result()

@@ -331,13 +331,25 @@ class WebFace:
             answerer = Answerer(
                 channel, via=Via.WEB, entry_point=EntryPoint.WEB, device=device.name
             )
-            report = answerer.answer(
-                request_id, decision, kind=kind, text=text, reason=reason, shown=shown.request
-            )
-            if report.won:
-                self.answered_by[request_id] = device.name
-                while len(self.answered_by) > ANSWERED_BY_KEPT:
-                    self.answered_by.popitem(last=False)
+            # Named before the answer is written: the board hears of it at once, and its ended
+            # card names the device (named after, it said "on a paired device" when the
+            # board was quicker); put back as it was if this answer did not win.
+            before = self.answered_by.get(request_id)
+            self.answered_by[request_id] = device.name
+            while len(self.answered_by) > ANSWERED_BY_KEPT:
+                self.answered_by.popitem(last=False)
+            won = False
+            try:
+                report = answerer.answer(
+                    request_id, decision, kind=kind, text=text, reason=reason, shown=shown.request
+                )
+                won = report.won
+            finally:
+                if not won:
+                    if before is None:
+                        self.answered_by.pop(request_id, None)
+                    else:
+                        self.answered_by[request_id] = before
             return report
 
     # --- the live stream -----------------------------------------------------------------

@@ -78,6 +78,17 @@ details[open] { display:flex; flex-direction:column; gap:.5rem; }
 textarea, input[name=name] { font:inherit; width:100%; border-radius:10px;
   border:1px solid var(--line); background:var(--bg); color:var(--fg); padding:.6rem; }
 .said { margin:.5rem 0 0; font-weight:600; }
+.long:not(.open) pre { max-height:12em; overflow:hidden;
+  -webkit-mask-image:linear-gradient(#000 70%, transparent);
+  mask-image:linear-gradient(#000 70%, transparent); }
+.long.open .show-all { display:none; }
+.show-all { width:100%; margin-top:.3rem; }
+.unseen { color:var(--muted); font-size:.85rem; margin:.2rem 0 .5rem; }
+.argv-label { margin:.35rem 0 .1rem; color:var(--muted); font-size:.8rem; }
+ol.argv { margin:0; padding-left:2rem; font-family: ui-monospace, SFMono-Regular, Menlo, monospace;
+  font-size:.85rem; word-break:break-all; }
+ol.argv li { border-bottom:1px dotted var(--line); white-space:pre-wrap; }
+.dismiss { width:100%; margin-top:.5rem; padding:.45rem; min-height:36px; font-size:.9rem; }
 time.left.soon { color:var(--danger); font-weight:600; }
 .said:empty { display:none; }
 .said.bad { color:var(--danger); }
@@ -123,7 +134,9 @@ JS = """
     if (old) {
       const said = old.querySelector(".said");
       old.replaceWith(card);
-      if (said && said.textContent && !card.querySelector(".said")) {
+      // One line per outcome: an ended card says how it ended, by whom, on which device;
+      // what the page said of its own answer is dropped, not said twice.
+      if (said && said.textContent && !card.querySelector(".said, .outcome")) {
         card.appendChild(said);
       }
     } else if (fresh) {
@@ -132,10 +145,54 @@ JS = """
       return;
     }
     if (fresh) card.classList.add("fresh");
+    guard(card);
     localized(card);
     tick();
   }
+  // A long text is shown clipped: the answers that act on it (all but Deny) are enabled
+  // only once its end was on the screen, as the TUI asks to scroll to the end.
+  function unseen(card) {
+    return card.querySelector(".long:not(.seen)") !== null;
+  }
+  function unlock(card) {
+    const locked = unseen(card);
+    card.querySelectorAll("form.answer button").forEach(function (b) {
+      b.disabled = locked && !b.closest("form.denial");
+    });
+    const note = card.querySelector(".unseen");
+    if (note && !locked) note.remove();
+  }
+  function guard(card) {
+    if (card.querySelector(".long")) unlock(card);
+  }
+  const seeing = "IntersectionObserver" in window ? new IntersectionObserver(function (seen) {
+    seen.forEach(function (entry) {
+      if (!entry.isIntersecting) return;
+      seeing.unobserve(entry.target);
+      const long = entry.target.closest(".long");
+      long.classList.add("seen");
+      const card = long.closest(".card");
+      if (card) unlock(card);
+    });
+  }) : null;
+  document.addEventListener("click", function (e) {
+    const target = e.target;
+    if (!(target instanceof Element)) return;
+    if (target.classList.contains("show-all")) {
+      const long = target.closest(".long");
+      long.classList.add("open");
+      const end = long.querySelector(".end");
+      if (seeing && end) seeing.observe(end);
+      else { long.classList.add("seen"); unlock(long.closest(".card")); }
+    } else if (target.classList.contains("dismiss")) {
+      const card = target.closest(".card");
+      if (card) card.remove();
+      counted(waitingNow, count.textContent);
+    }
+  });
+  let waitingNow = 0;
   function counted(n, text) {
+    waitingNow = n;
     count.textContent = text;
     document.title = n > 0 ? "(" + n + ") wisp" : "wisp";
     empty.hidden = n > 0 || cards.querySelector(".card") !== null;
@@ -190,6 +247,7 @@ JS = """
       kept.forEach(function (card) {
         if (!document.getElementById(card.id)) cards.prepend(card);
       });
+      cards.querySelectorAll(".card").forEach(guard);
       localized(cards);
       tick();
       counted(data.n, data.count);
@@ -249,6 +307,8 @@ JS = """
     live = document.getElementById("live");
     count = document.getElementById("count");
     empty = document.getElementById("empty");
+    cards.querySelectorAll(".card").forEach(guard);
+    counted(res.data.n || 0, count.textContent);
     localized(app);
     tick();
     setInterval(tick, TICK_MS);
@@ -280,10 +340,10 @@ JS = """
       const line = now.querySelector(".said") || said;
       line.textContent = res.data.message;
       line.className = res.ok && res.data.won ? "said" : "said bad";
-      if (!res.ok) now.querySelectorAll("button").forEach(function (b) { b.disabled = false; });
+      if (!res.ok) unlock(now);
     }).catch(function () {
       said.className = "said bad"; said.textContent = "Not sent: the server could not be reached.";
-      card.querySelectorAll("button").forEach(function (b) { b.disabled = false; });
+      unlock(card);
     });
   });
 })();

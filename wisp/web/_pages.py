@@ -17,6 +17,7 @@ from pending import KINDS, Answer, Decision, Kind, Outcome, Request, Status, Via
 from wisp._render import age
 from wisp._text import visible
 from wisp.kinds import view
+from wisp.kinds.programs import words
 from wisp.web._board import ANSWERABLE
 
 # How each decision's button reads. A decision missing here (a kind added later) reads as
@@ -38,6 +39,12 @@ SCOPES = (Decision.SESSION, Decision.PROJECT, Decision.ALWAYS)
 STANDING = (Decision.PROJECT, Decision.ALWAYS)
 # The rows shown as a block of their own (label above, text in full width, as typed).
 BLOCKS = ("command", "input", "content", "diff")
+# A block of text longer than this is shown clipped, with "Show all" (a 30,000-character
+# command was one card 45 screens tall): about a phone's screen of text at its width.
+LONG_CHARS = 1200
+LONG_LINES = 24
+# The line under a card's heading: what is asked, cut here when the card shows it whole below.
+ASKED_CHARS = 200
 # Who wrote an answer, as the page says it.
 VIA_WORDS = {
     Via.CLI: "from a terminal",
@@ -198,12 +205,33 @@ def _rows(rows: Sequence[tuple[str, str]], extra: str = "") -> str:
             )
             block = f'<pre class="diff">{shown}</pre>'
         elif len(lines) > 1 or label in BLOCKS:
-            block = "<pre>" + "\n".join(text(line) for line in lines) + "</pre>"
+            block = _block("\n".join(lines))
+            if label == "command":
+                block += _arguments(lines[0])
         else:
             out.append(f'<div class="row"><dt>{text(label)}</dt><dd>{text(lines[0])}</dd></div>')
             continue
         out.append(f'<div class="row wide"><dt>{text(label)}</dt><dd>{block}</dd></div>')
     return f'<dl class="rows">{"".join(out)}{extra}</dl>'
+
+
+def _block(value: str) -> str:
+    """A text in full width. A long one is shown clipped, with "Show all": the page enables
+    the answers that act on it only once its end was on the screen (:func:`card`)."""
+    if len(value) <= LONG_CHARS and value.count("\n") < LONG_LINES:
+        return f"<pre>{text(value)}</pre>"
+    return f"""<div class="long"><pre>{text(value)}<span class="end"></span></pre>
+<button type="button" class="show-all">Show all ({len(value):,} characters)</button></div>"""
+
+
+def _arguments(command: str) -> str:
+    """A command's arguments one per line, as the shell splits it, when its quoting changes
+    the split (a quoted argument, an escaped space): what `'"'"'` stands for, readable."""
+    split = words(command)
+    if split == command.split():
+        return ""
+    items = "".join(f"<li>{text(word)}</li>" for word in split)
+    return f'<p class="argv-label">its arguments, one per line:</p><ol class="argv">{items}</ol>'
 
 
 def _diff_class(line: str) -> str:
@@ -242,10 +270,23 @@ def card(
         when += f', <time class="left" datetime="{format_time(request.expires_at)}">{said}</time>'
     filed = f'<div class="row"><dt>filed</dt><dd>{when}</dd></div>'
     warn = " warn" if differs else ""
+    asked = kind_view.asked(request.binding)
+    if len(asked) > ASKED_CHARS and any(value == asked for _label, value in rows):
+        asked = kind_view.asked_within(request.binding, ASKED_CHARS)  # whole below
+    shown = _rows(rows, filed)
+    unseen = ""
+    if 'class="long"' in shown:
+        # As the TUI asks to scroll to the end: the answers that act on it wait until the
+        # whole text was on the screen (the page's script enables them then).
+        unseen = (
+            '<p class="unseen">Tap <b>Show all</b> and read it to its end to answer it '
+            "(<b>Deny</b> needs no reading).</p>"
+        )
     return f"""<article class="card{warn}" id="r-{attr(status.id)}" data-id="{attr(status.id)}">
 <h2>{text(kind_view.heading)}</h2>
-<p class="asked">{text(kind_view.asked(request.binding))}</p>
-{_rows(rows, filed)}
+<p class="asked">{text(asked)}</p>
+{shown}
+{unseen}
 {_answers(status, csrf)}
 <p class="said" role="status"></p>
 <p class="id"><a href="/r/{attr(status.id)}">{attr(status.id)}</a></p>
@@ -322,7 +363,7 @@ def _answers(status: Status, csrf: str) -> str:
                 'placeholder="Why (the agent is told)"></textarea>'
                 + _button(Decision.NO, "danger", label="Deny")
                 + "</details>",
-                " stacked",
+                " stacked denial",
             )
         )
     return f'<div class="answers">{"".join(forms)}</div>'
@@ -391,6 +432,7 @@ def ended_card(
 {asked}
 <p class="outcome">{ended_html(status, device=device)}</p>
 <p class="id">{attr(rid)}</p>
+<button type="button" class="dismiss">Dismiss</button>
 </article>"""
 
 
