@@ -728,3 +728,42 @@ class TestLongAndQuotedCommands:
         for asker in (plain, quoted):
             in_terminal("approvals", "deny", asker.id)
             asker.result()
+
+
+# Headless Chromium has no vibrator: the page's calls to it are recorded where a test reads
+# them (the browser's own navigator.vibrate, wrapped before the page's script runs).
+VIBRATIONS = """
+window.wispVibrations = [];
+const real = navigator.vibrate ? navigator.vibrate.bind(navigator) : null;
+navigator.vibrate = function (pattern) {
+  window.wispVibrations.push(pattern);
+  return real ? real(pattern) : false;
+};
+"""
+
+
+class TestArrivals:
+    def test_a_request_arriving_in_an_open_page_vibrates_and_is_noticed(
+        self, web: WebServer, phone: Any, home: Path, tmp_path: Path
+    ) -> None:
+        """A request filed while the page is open makes the phone vibrate and puts a notice
+        at the top of the screen naming it; tapping the notice brings its card. The control:
+        what already waited when the page opened does neither."""
+        phone.add_init_script(VIBRATIONS)
+        with Channel.open(home) as channel, channel.server() as lock:
+            before = command(lock, text="make before")
+            channel.file(before)
+            pair(phone, web.url)
+            card(phone, before.id)
+            assert phone.evaluate("window.wispVibrations") == []
+            assert phone.locator("#arrived").is_hidden()
+            fresh = command(lock, text="make arrived")
+            channel.file(fresh)
+            card(phone, fresh.id)
+            notice = phone.locator("#arrived")
+            notice.wait_for(state="visible", timeout=MS)
+            assert "make arrived" in notice.inner_text()
+            assert len(phone.evaluate("window.wispVibrations")) == 1
+            shot(phone, "arrived", tmp_path)
+            notice.click()
+            notice.wait_for(state="hidden", timeout=MS)

@@ -89,6 +89,11 @@ ol.argv { margin:0; padding-left:2rem; font-family: ui-monospace, SFMono-Regular
   font-size:.85rem; word-break:break-all; }
 ol.argv li { border-bottom:1px dotted var(--line); white-space:pre-wrap; }
 .dismiss { width:100%; margin-top:.5rem; padding:.45rem; min-height:36px; font-size:.9rem; }
+.arrived { position:fixed; top:calc(.5rem + env(safe-area-inset-top)); left:.75rem;
+  right:.75rem; z-index:3; background:var(--accent); color:var(--accent-fg); font-weight:600;
+  border-radius:12px; padding:.7rem 1rem; box-shadow:0 4px 14px rgba(0,0,0,.25);
+  cursor:pointer; white-space:nowrap; overflow:hidden; text-overflow:ellipsis; }
+.arrived[hidden] { display:none; }
 time.left.soon { color:var(--danger); font-weight:600; }
 .said:empty { display:none; }
 .said.bad { color:var(--danger); }
@@ -141,6 +146,7 @@ JS = """
       }
     } else if (fresh) {
       cards.appendChild(card);
+      arrived(card);
     } else {
       return;
     }
@@ -148,6 +154,27 @@ JS = """
     guard(card);
     localized(card);
     tick();
+  }
+  // A request that arrives while the page is open: a vibration (where the browser allows it:
+  // most phones' browsers but Safari, and only once the page was touched) and a notice at
+  // the top of the screen, which opens the card when tapped.
+  const BUZZ_MS = [180, 90, 180];
+  const NOTICE_MS = 8000;  // how long the notice stays
+  let noticeTimer = 0;
+  function arrived(card) {
+    if (navigator.vibrate) {
+      try { navigator.vibrate(BUZZ_MS); } catch (e) { /* not allowed here */ }
+    }
+    const notice = document.getElementById("arrived");
+    if (!notice) return;
+    const heading = card.querySelector("h2");
+    const asked = card.querySelector(".asked");
+    notice.textContent = "New: " + (heading ? heading.textContent : "a request") +
+      (asked ? " " + asked.textContent.slice(0, 80) : "");
+    notice.dataset.card = card.id;
+    notice.hidden = false;
+    clearTimeout(noticeTimer);
+    noticeTimer = setTimeout(function () { notice.hidden = true; }, NOTICE_MS);
   }
   // A long text is shown clipped: the answers that act on it (all but Deny) are enabled
   // only once its end was on the screen, as the TUI asks to scroll to the end.
@@ -184,6 +211,10 @@ JS = """
       const end = long.querySelector(".end");
       if (seeing && end) seeing.observe(end);
       else { long.classList.add("seen"); unlock(long.closest(".card")); }
+    } else if (target.id === "arrived") {
+      const shown = document.getElementById(target.dataset.card || "");
+      if (shown) shown.scrollIntoView({behavior: "smooth", block: "start"});
+      target.hidden = true;
     } else if (target.classList.contains("dismiss")) {
       const card = target.closest(".card");
       if (card) card.remove();

@@ -165,6 +165,7 @@ def board(
 <span id="count" class="count">{count_text(len(statuses))}</span>
 <span class="device">{text(device)}</span></header>
 <div id="live" class="live" role="status" aria-live="polite">connecting…</div>
+<div id="arrived" class="arrived" role="alert" hidden></div>
 <main id="cards" data-focus="{attr(focus.id if focus else "")}">
 {"".join(cards)}
 </main>
