@@ -7,6 +7,7 @@ Set WISP_WEB_SCREENSHOTS=DIR to keep the phone's screenshots (docs/web.md's come
 
 from __future__ import annotations
 
+import html
 import http.server
 import json
 import os
@@ -767,3 +768,84 @@ class TestArrivals:
             shot(phone, "arrived", tmp_path)
             notice.click()
             notice.wait_for(state="hidden", timeout=MS)
+
+
+def _first_event(url: str, held: str) -> bytes:
+    """The event stream's first event (the board as it is), as the page receives it."""
+    request = urllib.request.Request(url, headers={"X-Wisp-Device": held})
+    with urllib.request.urlopen(request, timeout=WAIT_S) as response:
+        got = b""
+        while b"\n\n" not in got:
+            chunk = response.read1(65536)
+            assert chunk, got[-200:]
+            got += chunk
+        return got
+
+
+class TestABigBoard:
+    WAITING = 260
+
+    def test_a_big_board_loads_in_pages(self, home: Path, phone: Any) -> None:
+        """260 waiting: the page is sent the first 50 cards (in `/board` and the event
+        stream's first event alike), not all of them: each is under a quarter of the whole
+        board's bytes (measured here by fetching every page). The header counts all 260;
+        scrolling to the end fetches the next page by itself, "Show more" the ones after,
+        until every request is on the page once."""
+        from wisp.web._pages import PAGE_CARDS
+
+        home.mkdir(mode=0o700, exist_ok=True)
+        with Channel.open(home) as channel, channel.server() as lock:
+            ids = []
+            for n in range(self.WAITING):
+                request = command(lock, text=f"make deploy-{n}")
+                channel.file(request)
+                ids.append(request.id)
+            with web_server(home) as web:
+                pair(phone, web.url)
+                held = credential(phone)
+                first = phone.context.request.get(
+                    f"{web.url}/board", headers={"X-Wisp-Device": held}
+                )
+                assert first.status == 200
+                first_bytes = len(first.body())
+                event_bytes = len(_first_event(f"{web.url}/events", held))
+                whole, after, pages = 0, "", 0
+                data = first.json()
+                more = data["html"]
+                while True:
+                    found = re.search(r'data-after="([^"]+)"', more)
+                    if found is None:
+                        break
+                    after = html.unescape(found.group(1))
+                    got = phone.context.request.get(
+                        f"{web.url}/board?after={urllib.parse.quote(after)}",
+                        headers={"X-Wisp-Device": held},
+                    )
+                    whole += len(got.body())
+                    pages += 1
+                    more = got.json()["more"]
+                whole += first_bytes
+                assert pages == -(-self.WAITING // PAGE_CARDS) - 1
+                assert first_bytes < whole / 4 and event_bytes < whole / 4, (
+                    first_bytes,
+                    event_bytes,
+                    whole,
+                )
+                assert phone.locator("#count").inner_text() == f"{self.WAITING} waiting"
+                shown = phone.locator("#cards .card")
+                assert shown.count() == PAGE_CARDS
+                phone.locator("#more").scroll_into_view_if_needed()
+                wait_until(lambda: shown.count() >= 2 * PAGE_CARDS, what="the next page")
+                button = phone.locator("#more")
+                while button.count():
+                    before = shown.count()
+                    button.click()
+                    wait_until(
+                        lambda: shown.count() > before or not button.count(),  # noqa: B023
+                        what="the page after",
+                    )
+                wait_until(lambda: shown.count() == self.WAITING, what="every card")
+                on_page = [
+                    i.removeprefix("r-") for i in shown.evaluate_all("c => c.map(e => e.id)")
+                ]
+                assert sorted(on_page) == sorted(ids)

@@ -49,6 +49,7 @@ from pending import (
     Status,
     Via,
     is_valid_id,
+    parse_time,
 )
 from wisp import Answerer, EntryPoint
 from wisp._answering import AnswerFate, AnswerReport
@@ -166,11 +167,23 @@ class WebFace:
         return response
 
     async def board_part(self, request: Request) -> Response:
-        """The board, for a paired device's page: `{"html", "title"}` (403: how to pair)."""
+        """The board, for a paired device's page: `{"html", "title", "n"}`, its first page
+        (403: how to pair). With `after=PLACE` (a card's place, from its page's "Show more"):
+        `{"html", "more"}`, the cards after it and the button for the next ones."""
         found = await run_in_threadpool(self.device, request)
         if found is None:
             return self._unpaired(request)
         device, credential = found
+        csrf = csrf_token(credential)
+        after = request.query_params.get("after")
+        if after is not None:
+            place = _place(after)
+            if place is None:
+                message = "Refused: no place on the board. Reload the page."
+                return JSONResponse({"message": message}, 400, headers=HEADERS)
+            page, left = self.board.page(place, _pages.PAGE_CARDS)
+            html = await run_in_threadpool(self._cards, page, csrf)
+            return JSONResponse({"html": html, "more": _more(page, left)}, headers=HEADERS)
         focus: Status | None = None
         request_id = request.query_params.get("focus") or None
         if request_id is not None:
@@ -178,21 +191,33 @@ class WebFace:
             if focus is None:
                 html = f"<main>{_pages.missing(request_id[:40])}</main>"
                 return JSONResponse({"html": html, "title": "wisp"}, 404, headers=HEADERS)
-        waiting = self.board.waiting()
-        shown = waiting if focus is None else [focus, *waiting]  # one the board has not heard of
+        page, left = self.board.page(None, _pages.PAGE_CARDS)
+        shown = page if focus is None else [focus, *page]  # one the board has not heard of
         differs = await run_in_threadpool(self._differs, shown)
+        unheard = (
+            focus is not None and focus.state in ANSWERABLE and self.board.known(focus.id) is None
+        )
+        n = len(page) + left + int(unheard)
         html = _pages.board(
-            waiting,
+            page,
             focus=focus,
             device=device.name,
-            csrf=csrf_token(credential),
+            csrf=csrf,
             now=_now(),
             differs=differs,
             answered_by=self.answered_by,
+            total=n,
+            more=_more(page, left),
         )
-        unheard = focus is not None and focus.state in ANSWERABLE
-        n = len(waiting) + (unheard and all(s.id != focus.id for s in waiting))
         return JSONResponse({"html": html, "title": _pages.title_text(n), "n": n}, headers=HEADERS)
+
+    def _cards(self, statuses: list[Status], csrf: str) -> str:
+        """Waiting requests' cards, in order."""
+        differs = self._differs(statuses)
+        now = _now()
+        return "".join(
+            _pages.card(s, csrf=csrf, now=now, differs=differs.get(s.id, ())) for s in statuses
+        )
 
     def _look_up(self, request_id: str) -> Status | None:
         if not is_valid_id(request_id):
@@ -393,13 +418,11 @@ class WebFace:
         return {"n": n, "count": _pages.count_text(n)}
 
     def _board_event(self, csrf: str) -> str:
-        waiting = self.board.waiting()
-        differs = self._differs(waiting)
-        now = _now()
-        fragment = "".join(
-            _pages.card(s, csrf=csrf, now=now, differs=differs.get(s.id, ())) for s in waiting
-        )
-        return _sse("board", {"html": fragment, **self._counted()})
+        """The board's first page anew (the page fetches the rest as it is scrolled to)."""
+        page, left = self.board.page(None, _pages.PAGE_CARDS)
+        n = len(page) + left
+        data = {"html": self._cards(page, csrf), "more": _more(page, left)}
+        return _sse("board", {**data, "n": n, "count": _pages.count_text(n)})
 
     def _change_event(self, event: Changed, csrf: str) -> str:
         status = event.status
@@ -456,6 +479,21 @@ async def _form(request: Request) -> dict[str, str]:
     for key, value in parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True):
         fields.setdefault(key, value)
     return fields
+
+
+def _place(text: str) -> tuple[datetime, str] | None:
+    """A card's place as its page sends it (:func:`wisp.web._pages.place`), or None."""
+    filed, _, request_id = text.partition(" ")
+    if not is_valid_id(request_id):
+        return None
+    try:
+        return parse_time(filed), request_id
+    except ValueError:
+        return None
+
+
+def _more(page: list[Status], left: int) -> str:
+    return _pages.more_button(_pages.place(page[-1]) if page else None, left)
 
 
 def _sse(event: str, data: dict[str, Any]) -> str:

@@ -88,6 +88,8 @@ textarea, input[name=name] { font:inherit; width:100%; border-radius:10px;
 ol.argv { margin:0; padding-left:2rem; font-family: ui-monospace, SFMono-Regular, Menlo, monospace;
   font-size:.85rem; word-break:break-all; }
 ol.argv li { border-bottom:1px dotted var(--line); white-space:pre-wrap; }
+.more { width:100%; }
+#more-box { padding:0 .75rem 1rem; }
 .dismiss { width:100%; margin-top:.5rem; padding:.45rem; min-height:36px; font-size:.9rem; }
 .arrived { position:fixed; top:calc(.5rem + env(safe-area-inset-top)); left:.75rem;
   right:.75rem; z-index:3; background:var(--accent); color:var(--accent-fg); font-weight:600;
@@ -215,12 +217,54 @@ JS = """
       const shown = document.getElementById(target.dataset.card || "");
       if (shown) shown.scrollIntoView({behavior: "smooth", block: "start"});
       target.hidden = true;
+    } else if (target.id === "more") {
+      more();
     } else if (target.classList.contains("dismiss")) {
       const card = target.closest(".card");
       if (card) card.remove();
       counted(waitingNow, count.textContent);
     }
   });
+  // The board comes in pages: the first with the page, the next ones when "Show more" is
+  // tapped or scrolled to (10,000 waiting are not sent at once).
+  let fetching = false;
+  const nearing = "IntersectionObserver" in window ? new IntersectionObserver(function (seen) {
+    if (seen.some(function (entry) { return entry.isIntersecting; })) more();
+  }) : null;
+  function moreButton(html) {
+    const box = document.getElementById("more-box");
+    if (!box) return;
+    if (nearing) nearing.disconnect();
+    box.innerHTML = html || "";  // rendered and escaped by the server
+    const button = document.getElementById("more");
+    if (button && nearing) nearing.observe(button);
+  }
+  function more() {
+    const button = document.getElementById("more");
+    if (!button || fetching) return;
+    fetching = true;
+    button.disabled = true;
+    fetch("/board?after=" + encodeURIComponent(button.dataset.after),
+          {headers: sent(), cache: "no-store"}).then(function (r) {
+      return r.json().then(function (data) { return {ok: r.ok, data: data}; });
+    }).then(function (res) {
+      fetching = false;
+      if (!res.ok) { button.disabled = false; button.textContent = res.data.message; return; }
+      const box = document.createElement("div");
+      box.innerHTML = res.data.html;  // rendered and escaped by the server
+      Array.from(box.children).forEach(function (card) {
+        if (document.getElementById(card.id)) return;  // arrived live meanwhile
+        cards.appendChild(card);
+        guard(card);
+        localized(card);
+      });
+      tick();
+      moreButton(res.data.more);
+    }).catch(function () {
+      fetching = false;
+      button.disabled = false;
+    });
+  }
   let waitingNow = 0;
   function counted(n, text) {
     waitingNow = n;
@@ -275,6 +319,7 @@ JS = """
     board: function (data) {
       const kept = Array.from(cards.querySelectorAll(".card.ended"));
       cards.innerHTML = data.html;
+      moreButton(data.more);
       kept.forEach(function (card) {
         if (!document.getElementById(card.id)) cards.prepend(card);
       });
@@ -340,6 +385,7 @@ JS = """
     empty = document.getElementById("empty");
     cards.querySelectorAll(".card").forEach(guard);
     counted(res.data.n || 0, count.textContent);
+    moreButton((document.getElementById("more-box") || {}).innerHTML);
     localized(app);
     tick();
     setInterval(tick, TICK_MS);

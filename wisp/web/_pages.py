@@ -45,6 +45,9 @@ LONG_CHARS = 1200
 LONG_LINES = 24
 # The line under a card's heading: what is asked, cut here when the card shows it whole below.
 ASKED_CHARS = 200
+# Cards sent at once: the board's first page, and each "Show more" (10,000 waiting were one
+# page of 22.6 MB; 50 cards are about 100 KB, a few screens on a phone).
+PAGE_CARDS = 50
 # Who wrote an answer, as the page says it.
 VIA_WORDS = {
     Via.CLI: "from a terminal",
@@ -143,12 +146,16 @@ def board(
     now: datetime,
     differs: dict[str, list[tuple[str, str]]],
     answered_by: Mapping[str, str] | None = None,
+    total: int | None = None,
+    more: str = "",
 ) -> str:
     """The board (a fragment of the page): the request asked for first (its whole card, or
     how it ended), then what waits. *differs*: a fact request's contradicted kept facts, by
     request ID. A focus that still waits but is not on the board yet (filed since the board
     last heard: a push's link opened at once) is shown whole, not as ended. *answered_by*:
-    the paired device that answered a request here, by request ID."""
+    the paired device that answered a request here, by request ID. *statuses* may be the
+    first page of what waits: *total* counts them all, *more* (:func:`more_button`) fetches
+    the rest."""
     cards = []
     if focus is not None and all(s.id != focus.id for s in statuses):
         if focus.state in ANSWERABLE:
@@ -162,14 +169,32 @@ def board(
         else:
             cards.append(card_html)
     return f"""<header class="bar"><h1>wisp</h1>
-<span id="count" class="count">{count_text(len(statuses))}</span>
+<span id="count" class="count">{count_text(len(statuses) if total is None else total)}</span>
 <span class="device">{text(device)}</span></header>
 <div id="live" class="live" role="status" aria-live="polite">connecting…</div>
 <div id="arrived" class="arrived" role="alert" hidden></div>
 <main id="cards" data-focus="{attr(focus.id if focus else "")}">
 {"".join(cards)}
 </main>
+<div id="more-box">{more}</div>
 <p id="empty" class="empty"{" hidden" if statuses else ""}>Nothing waits for you.</p>"""
+
+
+def more_button(after: str | None, left: int) -> str:
+    """The button that fetches the next page of the board (*after*: the last card's place,
+    :func:`place`), or nothing when none is left. Scrolled to, it fetches by itself."""
+    if after is None or left <= 0:
+        return ""
+    return (
+        f'<button type="button" id="more" class="more secondary" data-after="{attr(after)}">'
+        f"Show {min(left, PAGE_CARDS)} more ({left:,} not shown)</button>"
+    )
+
+
+def place(status: Status) -> str:
+    """A card's place on the board (when filed, and its ID), as the page asks for the cards
+    after it."""
+    return f"{format_time(status.request.filed_at)} {status.id}"
 
 
 def count_text(n: int) -> str:
