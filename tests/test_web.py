@@ -748,7 +748,7 @@ class TestArrivals:
         self, web: WebServer, phone: Any, home: Path, tmp_path: Path
     ) -> None:
         """A request filed while the page is open makes the phone vibrate and puts a notice
-        at the top of the screen naming it; tapping the notice brings its card. The control:
+        at the foot of the screen naming it; tapping the notice brings its card. The control:
         what already waited when the page opened does neither."""
         phone.add_init_script(VIBRATIONS)
         with Channel.open(home) as channel, channel.server() as lock:

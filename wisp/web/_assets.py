@@ -91,7 +91,7 @@ ol.argv li { border-bottom:1px dotted var(--line); white-space:pre-wrap; }
 .more { width:100%; }
 #more-box { padding:0 .75rem 1rem; }
 .dismiss { width:100%; margin-top:.5rem; padding:.45rem; min-height:36px; font-size:.9rem; }
-.arrived { position:fixed; top:calc(.5rem + env(safe-area-inset-top)); left:.75rem;
+.arrived { position:fixed; bottom:calc(.75rem + env(safe-area-inset-bottom)); left:.75rem;
   right:.75rem; z-index:3; background:var(--accent); color:var(--accent-fg); font-weight:600;
   border-radius:12px; padding:.7rem 1rem; box-shadow:0 4px 14px rgba(0,0,0,.25);
   cursor:pointer; white-space:nowrap; overflow:hidden; text-overflow:ellipsis; }
@@ -159,7 +159,8 @@ JS = """
   }
   // A request that arrives while the page is open: a vibration (where the browser allows it:
   // most phones' browsers but Safari, and only once the page was touched) and a notice at
-  // the top of the screen, which opens the card when tapped.
+  // the foot of the screen (the count at its top stays in sight), which opens the card when
+  // tapped.
   const BUZZ_MS = [180, 90, 180];
   const NOTICE_MS = 8000;  // how long the notice stays
   let noticeTimer = 0;
@@ -320,6 +321,9 @@ JS = """
       const kept = Array.from(cards.querySelectorAll(".card.ended"));
       cards.innerHTML = data.html;
       moreButton(data.more);
+      // The request a link named stays first, as the board first showed it.
+      const focused = cards.dataset.focus && document.getElementById("r-" + cards.dataset.focus);
+      if (focused) cards.prepend(focused);
       kept.forEach(function (card) {
         if (!document.getElementById(card.id)) cards.prepend(card);
       });
