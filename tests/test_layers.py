@@ -100,6 +100,8 @@ FACE_EXCEPTIONS = {
     "way to reach a host (to move below the faces, beside the relay protocol)",
     ("wisp/web/_hosts.py", "wisp.tui._model"): "LOCAL, the TUI's label for this machine",
     ("wisp/web/_pages.py", "wisp.tui._model"): "the same",
+    ("wisp/web/_pages.py", "wisp.kinds.programs"): "words: a command's arguments one per "
+    "line, as the program binding reads them",
     ("wisp/web/_app.py", "pending"): "SYSTEM_CLOCK: the pairing's clock (this file's auth is "
     "being changed beside issue 56)",
     ("wisp/tui/__init__.py", "wisp.routes.notify"): "which terminals show a notification "

@@ -7,6 +7,7 @@ Set WISP_WEB_SCREENSHOTS=DIR to keep the phone's screenshots (docs/web.md's come
 
 from __future__ import annotations
 
+import html
 import http.server
 import json
 import os
@@ -38,7 +39,7 @@ from helpers import (
 from pushserver import PushServer
 from webproc import CHROMIUM, PHONE, WebServer, chromium_missing, pair, web_server
 
-from pending import Channel, State
+from pending import Channel, Kind, State, ToolBinding, make_request
 from wisp.stores.facts import FactStore
 
 MISSING = chromium_missing()
@@ -166,7 +167,8 @@ class TestAnswering:
         found.get_by_role("button", name="Approve once").click()
         code, _out, err = asker.result()
         assert code == 0, err
-        found.locator(".said").filter(has_text="Approved once").wait_for(timeout=MS)
+        outcome = phone.locator(f"#r-{asker.id}.ended .outcome")
+        outcome.filter(has_text="Approved once").wait_for(timeout=MS)
         phone.goto(f"{web.url}/r/{asker.id}")
         ended = phone.locator(f"#r-{asker.id}.ended").inner_text()
         assert "on the paired device pocket" in ended, ended
@@ -221,7 +223,7 @@ class TestAnswering:
         ended = phone.locator(f"#r-{asker.id}.ended")
         ended.wait_for(timeout=MS)
         assert "from a terminal" in ended.inner_text()
-        assert found.locator("button").count() == 0
+        assert found.locator("form.answer").count() == 0
         shot(phone, "answered-elsewhere", tmp_path)
         assert asker.result()[0] == 0
 
@@ -562,7 +564,7 @@ class TestEveryMachine:
         assert far_card.locator("a").first.get_attribute("href") == f"/r/{there.id}?host=far"
 
         far_card.get_by_role("button", name="Approve once").click()
-        far_card.locator(".said").filter(has_text="Approved once on far").wait_for(timeout=MS)
+        # One line per outcome: the ended card's, which replaces what the page said.
         ended = phone.locator(f"#r-{there.id}.ended")
         ended.wait_for(timeout=MS)
         assert "On far: approved once from this page." in ended.inner_text()
@@ -702,3 +704,355 @@ def _cmdline(pid: int) -> str:
         return (Path("/proc") / str(pid) / "cmdline").read_bytes().replace(b"\0", b" ").decode()
     except OSError:
         return ""
+
+
+def _zoned_phone(browser: Any, zone: str) -> Any:
+    """A phone in the time zone *zone* (none a test machine's is likely to be in)."""
+    context = browser.new_context(
+        viewport=PHONE, device_scale_factor=2, is_mobile=True, timezone_id=zone
+    )
+    return context.new_page()
+
+
+def _in_view(page: Any, selector: str, needle: str) -> dict[str, float]:
+    """Where the text *needle* (in the element *selector*) is drawn, and the viewport's width."""
+    return dict(
+        page.evaluate(
+            """([selector, needle]) => {
+              const root = document.querySelector(selector);
+              const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+              let node;
+              while ((node = walker.nextNode())) {
+                const at = node.data.indexOf(needle);
+                if (at < 0) continue;
+                const range = document.createRange();
+                range.setStart(node, at);
+                range.setEnd(node, at + needle.length);
+                const box = range.getBoundingClientRect();
+                return {left: box.left, right: box.right, width: innerWidth,
+                        scroll: root.scrollWidth, client: root.clientWidth};
+              }
+              return {left: -1, right: -1, width: innerWidth, scroll: 0, client: 0};
+            }""",
+            [selector, needle],
+        )
+    )
+
+
+def _seconds(left: str) -> int:
+    """ "expires in 9m 41s" as seconds."""
+    minutes, seconds = re.findall(r"\d+", left)
+    return int(minutes) * 60 + int(seconds)
+
+
+class TestThePageKeepsTime:
+    def test_the_title_counts_what_waits(self, web: WebServer, phone: Any, home: Path) -> None:
+        """The tab's title says how many wait, `(N) wisp`, live: nothing waiting, `wisp`;
+        two filed, `(2) wisp`; one answered in a terminal, `(1) wisp`."""
+        pair(phone, web.url)
+        assert phone.title() == "wisp"
+        with Channel.open(home) as channel, channel.server() as lock:
+            first, second = command(lock, text="make one"), command(lock, text="make two")
+            channel.file(first)
+            channel.file(second)
+            card(phone, second.id)
+            wait_until(lambda: phone.title() == "(2) wisp", what="the title (2) wisp")
+            code, output = in_terminal("approvals", "approve", first.id)
+            assert code == 0, output
+            wait_until(lambda: phone.title() == "(1) wisp", what="the title (1) wisp")
+            phone.reload()
+            card(phone, second.id)
+            assert phone.title() == "(1) wisp"
+
+    def test_the_expiry_counts_down_on_the_page(
+        self, web: WebServer, phone: Any, home: Path
+    ) -> None:
+        """A request that expires in 10 minutes says so to the second, and counts down on
+        the page itself (no event from the server); one without a deadline says none."""
+        pair(phone, web.url)
+        with Channel.open(home) as channel, channel.server() as lock:
+            timed = command(lock, text="make timed", expires_in_s=600)
+            plain = command(lock, text="make plain")
+            channel.file(timed)
+            channel.file(plain)
+            left = card(phone, timed.id).locator("time.left")
+            first = left.inner_text()
+            assert re.fullmatch(r"expires in (9m [0-5]\d|10m 00)s", first), first
+            wait_until(lambda: left.inner_text() != first, what="the countdown to move")
+            later = left.inner_text()
+            assert re.fullmatch(r"expires in 9m [0-5]\ds", later), later
+            assert _seconds(later) < _seconds(first), (first, later)
+            assert card(phone, plain.id).locator("time.left").count() == 0
+
+    def test_times_are_shown_in_the_phones_zone(
+        self, web: WebServer, browser: Any, home: Path
+    ) -> None:
+        """When a request was filed, and when it was answered, are shown in the phone's own
+        time zone (here Kathmandu, UTC+05:45), not the server's."""
+        from zoneinfo import ZoneInfo
+
+        zone = ZoneInfo("Asia/Kathmandu")
+        phone = _zoned_phone(browser, "Asia/Kathmandu")
+        try:
+            pair(phone, web.url)
+            with Channel.open(home) as channel, channel.server() as lock:
+                filed = command(lock, text="make zoned")
+                channel.file(filed)
+                shown = card(phone, filed.id).locator("time.clock").first.inner_text()
+                assert shown == f"{filed.filed_at.astimezone(zone):%H:%M:%S}", shown
+                code, output = in_terminal("approvals", "approve", filed.id)
+                assert code == 0, output
+                ended = phone.locator(f"#r-{filed.id}.ended")
+                ended.wait_for(timeout=MS)
+                answer = channel.status(filed.id).answer
+                assert answer is not None
+                at = ended.locator("time.clock").inner_text()
+                assert at == f"{answer.answered_at.astimezone(zone):%H:%M:%S}", at
+                assert "from a terminal" in ended.inner_text()
+        finally:
+            phone.context.close()
+
+    def test_a_long_lines_change_is_on_the_screen(
+        self, web: WebServer, phone: Any, home: Path, tmp_path: Path
+    ) -> None:
+        """An edit whose change is at the end of a 300-character line: the diff wraps, so
+        the changed text is drawn inside the phone's screen (it was off to the right, out of
+        sight, while the buttons that approve it were not). The control: the line's start
+        is on the screen too."""
+        pair(phone, web.url)
+        line = "total = " + " + ".join(f"part{n}" for n in range(40))
+        with Channel.open(home) as channel, channel.server() as lock:
+            edit = make_request(
+                kind=Kind.TOOL,
+                binding=ToolBinding(
+                    tool="Edit",
+                    input={
+                        "file_path": "/srv/shop/a.py",
+                        "old_string": line + " + OLDTAIL",
+                        "new_string": line + " + NEWTAIL",
+                    },
+                    cwd="/srv/shop",
+                    thread="c1",
+                ),
+                title="wisp: allow a tool call?",
+                body="Edit /srv/shop/a.py",
+                server=lock.record(client="test", thread="c1", entry_point="hook"),
+            )
+            channel.file(edit)
+            card(phone, edit.id).locator("pre.diff .add").wait_for(timeout=MS)
+            selector = f"#r-{edit.id} pre.diff"
+            start = _in_view(phone, selector, "total = part0")
+            assert start["left"] >= 0 and start["right"] <= start["width"], start
+            tail = _in_view(phone, selector, "NEWTAIL")
+            assert tail["left"] >= 0 and tail["right"] <= tail["width"], tail
+            assert tail["scroll"] <= tail["client"], tail
+            shot(phone, "long-diff", tmp_path)
+
+
+class TestTheCardsSayItOnce:
+    def test_an_answer_given_here_is_one_line_naming_the_device(
+        self, web: WebServer, phone: Any
+    ) -> None:
+        """Approved on the page: the ended card says it once ("Approved once by USER on the
+        paired device pocket, at …"), not once as the page's own note and again as how it
+        ended."""
+        pair(phone, web.url, "pocket")
+        asker = AskingCommand("approvals", "request", "--", "make once")
+        card(phone, asker.id).get_by_role("button", name="Approve once").click()
+        assert asker.result()[0] == 0
+        ended = phone.locator(f"#r-{asker.id}.ended")
+        ended.locator(".outcome").filter(has_text="on the paired device pocket").wait_for(
+            timeout=MS
+        )
+        said = ended.inner_text()
+        assert said.count("Approved once") == 1, said
+        assert ended.locator(".said").count() == 0, said
+
+    def test_an_ended_card_can_be_dismissed(self, web: WebServer, phone: Any, home: Path) -> None:
+        """A card answered elsewhere stays to say by whom, until dismissed; then it is gone,
+        and the card still waiting stays."""
+        pair(phone, web.url)
+        with Channel.open(home) as channel, channel.server() as lock:
+            done, kept = command(lock, text="make done"), command(lock, text="make kept")
+            channel.file(done)
+            channel.file(kept)
+            card(phone, kept.id)
+            code, output = in_terminal("approvals", "approve", done.id)
+            assert code == 0, output
+            ended = phone.locator(f"#r-{done.id}.ended")
+            ended.wait_for(timeout=MS)
+            ended.get_by_role("button", name="Dismiss").click()
+            ended.wait_for(state="detached", timeout=MS)
+            assert phone.locator(f"#r-{kept.id}").count() == 1
+            assert phone.locator("#cards .card").count() == 1
+
+
+class TestLongAndQuotedCommands:
+    def test_a_long_command_is_clipped_and_approved_only_once_seen_to_its_end(
+        self, web: WebServer, phone: Any, home: Path, tmp_path: Path
+    ) -> None:
+        """A 30,000-character command is a card of about one screen, with "Show all": its
+        approvals are disabled (Deny is not) until the whole text was shown and its end was
+        on the screen; then Approve once answers it. The control: a short command's card
+        can be approved at once."""
+        pair(phone, web.url)
+        long_text = "echo " + " ".join(f"w{n:05d}" for n in range(4300)) + " THE-END"
+        assert len(long_text) >= 30000
+        with Channel.open(home) as channel, channel.server() as lock:
+            short, long = command(lock, text="make short"), command(lock, text=long_text)
+            channel.file(short)
+            channel.file(long)
+            found = card(phone, long.id)
+            assert card(phone, short.id).get_by_role("button", name="Approve once").is_enabled()
+            box = found.bounding_box()
+            assert box is not None and box["height"] < 2 * PHONE["height"], box
+            approve = found.get_by_role("button", name="Approve once")
+            assert approve.is_disabled()
+            assert found.locator("summary.deny").is_visible()
+            shot(phone, "long-command", tmp_path)
+            found.get_by_role("button", name=re.compile("Show all")).click()
+            assert approve.is_disabled(), "enabled before the end was on the screen"
+            found.locator(".end").scroll_into_view_if_needed()
+            wait_until(approve.is_enabled, what="Approve once enabled at the end")
+            approve.click()
+            wait_until(lambda: channel.status(long.id).state is not State.FILED, what="the answer")
+            answer = channel.status(long.id).answer
+            assert answer is not None and answer.decision == "once"
+
+    def test_a_quoted_commands_arguments_are_shown_one_per_line(
+        self, web: WebServer, phone: Any
+    ) -> None:
+        """A command asked with its words apart is shown as the line that runs (shell-quoted,
+        `'"'"'` and all) and beside it its arguments, one per line, unquoted. The control: a
+        command whose quoting changes nothing shows no list."""
+        pair(phone, web.url)
+        plain = AskingCommand("approvals", "request", "--", "make", "plain")
+        quoted = AskingCommand("approvals", "request", "--", "sh", "-c", "echo 'hi there'")
+        assert card(phone, plain.id).locator("ol.argv").count() == 0
+        found = card(phone, quoted.id)
+        assert "'\"'\"'" in found.locator("pre").first.inner_text()
+        items = found.locator("ol.argv li").all_inner_texts()
+        assert items == ["sh", "-c", "echo 'hi there'"], items
+        for asker in (plain, quoted):
+            in_terminal("approvals", "deny", asker.id)
+            asker.result()
+
+
+# Headless Chromium has no vibrator: the page's calls to it are recorded where a test reads
+# them (the browser's own navigator.vibrate, wrapped before the page's script runs).
+VIBRATIONS = """
+window.wispVibrations = [];
+const real = navigator.vibrate ? navigator.vibrate.bind(navigator) : null;
+navigator.vibrate = function (pattern) {
+  window.wispVibrations.push(pattern);
+  return real ? real(pattern) : false;
+};
+"""
+
+
+class TestArrivals:
+    def test_a_request_arriving_in_an_open_page_vibrates_and_is_noticed(
+        self, web: WebServer, phone: Any, home: Path, tmp_path: Path
+    ) -> None:
+        """A request filed while the page is open makes the phone vibrate and puts a notice
+        at the foot of the screen naming it; tapping the notice brings its card. The control:
+        what already waited when the page opened does neither."""
+        phone.add_init_script(VIBRATIONS)
+        with Channel.open(home) as channel, channel.server() as lock:
+            before = command(lock, text="make before")
+            channel.file(before)
+            pair(phone, web.url)
+            card(phone, before.id)
+            assert phone.evaluate("window.wispVibrations") == []
+            assert phone.locator("#arrived").is_hidden()
+            fresh = command(lock, text="make arrived")
+            channel.file(fresh)
+            card(phone, fresh.id)
+            notice = phone.locator("#arrived")
+            notice.wait_for(state="visible", timeout=MS)
+            assert "make arrived" in notice.inner_text()
+            assert len(phone.evaluate("window.wispVibrations")) == 1
+            shot(phone, "arrived", tmp_path)
+            notice.click()
+            notice.wait_for(state="hidden", timeout=MS)
+
+
+def _first_event(url: str, held: str) -> bytes:
+    """The event stream's first event (the board as it is), as the page receives it."""
+    request = urllib.request.Request(url, headers={"X-Wisp-Device": held})
+    with urllib.request.urlopen(request, timeout=WAIT_S) as response:
+        got = b""
+        while b"\n\n" not in got:
+            chunk = response.read1(65536)
+            assert chunk, got[-200:]
+            got += chunk
+        return got
+
+
+class TestABigBoard:
+    WAITING = 260
+
+    def test_a_big_board_loads_in_pages(self, home: Path, phone: Any) -> None:
+        """260 waiting: the page is sent the first 50 cards (in `/board` and the event
+        stream's first event alike), not all of them: each is under a quarter of the whole
+        board's bytes (measured here by fetching every page). The header counts all 260;
+        scrolling to the end fetches the next page by itself, "Show more" the ones after,
+        until every request is on the page once."""
+        from wisp.web._pages import PAGE_CARDS
+
+        home.mkdir(mode=0o700, exist_ok=True)
+        with Channel.open(home) as channel, channel.server() as lock:
+            ids = []
+            for n in range(self.WAITING):
+                request = command(lock, text=f"make deploy-{n}")
+                channel.file(request)
+                ids.append(request.id)
+            with web_server(home) as web:
+                pair(phone, web.url)
+                held = credential(phone)
+                first = phone.context.request.get(
+                    f"{web.url}/board", headers={"X-Wisp-Device": held}
+                )
+                assert first.status == 200
+                first_bytes = len(first.body())
+                event_bytes = len(_first_event(f"{web.url}/events", held))
+                whole, after, pages = 0, "", 0
+                data = first.json()
+                more = data["html"]
+                while True:
+                    found = re.search(r'data-after="([^"]+)"', more)
+                    if found is None:
+                        break
+                    after = html.unescape(found.group(1))
+                    got = phone.context.request.get(
+                        f"{web.url}/board?after={urllib.parse.quote(after)}",
+                        headers={"X-Wisp-Device": held},
+                    )
+                    whole += len(got.body())
+                    pages += 1
+                    more = got.json()["more"]
+                whole += first_bytes
+                assert pages == -(-self.WAITING // PAGE_CARDS) - 1
+                assert first_bytes < whole / 4 and event_bytes < whole / 4, (
+                    first_bytes,
+                    event_bytes,
+                    whole,
+                )
+                assert phone.locator("#count").inner_text() == f"{self.WAITING} waiting"
+                shown = phone.locator("#cards .card")
+                assert shown.count() == PAGE_CARDS
+                phone.locator("#more").scroll_into_view_if_needed()
+                wait_until(lambda: shown.count() >= 2 * PAGE_CARDS, what="the next page")
+                button = phone.locator("#more")
+                while button.count():
+                    before = shown.count()
+                    button.click()
+                    wait_until(
+                        lambda: shown.count() > before or not button.count(),  # noqa: B023
+                        what="the page after",
+                    )
+                wait_until(lambda: shown.count() == self.WAITING, what="every card")
+                on_page = [
+                    i.removeprefix("r-") for i in shown.evaluate_all("c => c.map(e => e.id)")
+                ]
+                assert sorted(on_page) == sorted(ids)

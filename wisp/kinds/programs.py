@@ -178,6 +178,12 @@ def _tokens(command: str) -> list[str]:
         return command.split()
 
 
+def words(command: str) -> list[str]:
+    """A command line's arguments as the shell splits them (quotes removed), operators as
+    words of their own: what a face shows beside the exact line."""
+    return _tokens(command)
+
+
 def _simple_commands(command: str) -> Iterator[list[str]]:
     """Each simple command's words, redirections (and their targets) left out."""
     words: list[str] = []

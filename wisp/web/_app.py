@@ -48,8 +48,10 @@ from pending import (
     Status,
     Via,
     is_valid_id,
+    parse_time,
 )
 from wisp import (
+    ANSWERABLE,
     Answerer,
     AnswerFate,
     AnswerReport,
@@ -66,7 +68,7 @@ from wisp._text import visible
 from wisp.kinds import view
 from wisp.relay.protocol import Answered, AnswerLine, ErrorCode, ErrorLine
 from wisp.web import _assets, _pages
-from wisp.web._board import Board, Changed, Gone, Reset
+from wisp.web._board import Board, Changed, Gone, Reset, place_of
 from wisp.web._hosts import LOCAL, HostState, RemoteHost, Reply
 
 # The header every request of a paired device's page carries its credential in. The page
@@ -211,11 +213,23 @@ class WebFace:
         return response
 
     async def board_part(self, request: Request) -> Response:
-        """The board, for a paired device's page: `{"html", "title"}` (403: how to pair)."""
+        """The board, for a paired device's page: `{"html", "title", "n"}`, its first page
+        (403: how to pair). With `after=PLACE` (a card's place, from its page's "Show more"):
+        `{"html", "more"}`, the cards after it and the button for the next ones."""
         found = await run_in_threadpool(self.device, request)
         if found is None:
             return self._unpaired(request)
         device, credential = found
+        csrf = csrf_token(credential)
+        after = request.query_params.get("after")
+        if after is not None:
+            place = _place(after)
+            if place is None:
+                message = "Refused: no place on the board. Reload the page."
+                return JSONResponse({"message": message}, 400, headers=HEADERS)
+            page, hosts, left = self._page(place)
+            html = await run_in_threadpool(self._cards, page, csrf, hosts)
+            return JSONResponse({"html": html, "more": _more(page, left)}, headers=HEADERS)
         focus: Status | None = None
         request_id = request.query_params.get("focus") or None
         if request_id is not None:
@@ -225,21 +239,46 @@ class WebFace:
             if focus is None:
                 html = f"<main>{_pages.missing(request_id[:40])}</main>"
                 return JSONResponse({"html": html, "title": "wisp"}, 404, headers=HEADERS)
-        waiting, hosts = self._everything()
-        shown = waiting if focus is None else [focus, *waiting]  # one the board has not heard of
+        page, hosts, left = self._page(None)
+        shown = page if focus is None else [focus, *page]  # one the board has not heard of
         differs = await run_in_threadpool(self._differs, shown)
+        unheard = (
+            focus is not None and focus.state in ANSWERABLE and self.board.known(focus.id) is None
+        )
+        n = len(page) + left + int(unheard)
         html = _pages.board(
-            waiting,
+            page,
             focus=focus,
             device=device.name,
-            csrf=csrf_token(credential),
+            csrf=csrf,
             now=_now(),
             differs=differs,
             answered_by=self.answered_by,
             hosts=hosts,
             down=self._down(),
+            total=n,
+            more=_more(page, left),
         )
-        return JSONResponse({"html": html, "title": "wisp"}, headers=HEADERS)
+        return JSONResponse({"html": html, "title": _pages.title_text(n), "n": n}, headers=HEADERS)
+
+    def _page(self, after: tuple[datetime, str] | None) -> tuple[list[Status], dict[str, str], int]:
+        """The next page of what waits here and on every --host after *after* (a card's
+        place; None: from the oldest), the host of each (:meth:`_everything`), and how many
+        wait after them."""
+        waiting, hosts = self._everything()
+        if after is not None:
+            waiting = [s for s in waiting if place_of(s) > after]
+        size = _pages.PAGE_CARDS
+        return waiting[:size], hosts, max(0, len(waiting) - size)
+
+    def _cards(self, statuses: list[Status], csrf: str, hosts: dict[str, str]) -> str:
+        """Waiting requests' cards, in order, each naming its host (with --host)."""
+        differs = self._differs(statuses)
+        now = _now()
+        return "".join(
+            _pages.card(s, csrf=csrf, now=now, differs=differs.get(s.id, ()), host=hosts.get(s.id))
+            for s in statuses
+        )
 
     def _everything(self) -> tuple[list[Status], dict[str, str]]:
         """What waits on this machine and on every --host, oldest first, with the host each
@@ -433,11 +472,23 @@ class WebFace:
             answerer = Answerer(
                 channel, via=Via.WEB, entry_point=EntryPoint.WEB, device=device.name
             )
-            report = answerer.answer(
-                request_id, decision, kind=kind, text=text, reason=reason, shown=shown.request
-            )
-            if report.won:
-                self._answered_here(request_id, device.name)
+            # Named before the answer is written: the board hears of it at once, and its ended
+            # card names the device (named after, it said "on a paired device" when the
+            # board was quicker); put back as it was if this answer did not win.
+            before = self.answered_by.get(request_id)
+            self._answered_here(request_id, device.name)
+            won = False
+            try:
+                report = answerer.answer(
+                    request_id, decision, kind=kind, text=text, reason=reason, shown=shown.request
+                )
+                won = report.won
+            finally:
+                if not won:
+                    if before is None:
+                        self.answered_by.pop(request_id, None)
+                    else:
+                        self.answered_by[request_id] = before
             return report
 
     def _give_there(self, credential: str, remote: RemoteHost, line: AnswerLine) -> Reply | None:
@@ -505,14 +556,13 @@ class WebFace:
         return {"n": n, "count": _pages.count_text(n)}
 
     def _board_event(self, csrf: str) -> str:
-        waiting, hosts = self._everything()
-        differs = self._differs(waiting)
-        now = _now()
-        fragment = _pages.hosts_down(self._down()) + "".join(
-            _pages.card(s, csrf=csrf, now=now, differs=differs.get(s.id, ()), host=hosts.get(s.id))
-            for s in waiting
-        )
-        return _sse("board", {"html": fragment, **self._counted()})
+        """The board's first page anew (the page fetches the rest as it is scrolled to), and
+        the hosts that are down."""
+        page, hosts, left = self._page(None)
+        n = len(page) + left
+        html = _pages.hosts_down(self._down()) + self._cards(page, csrf, hosts)
+        data = {"html": html, "more": _more(page, left)}
+        return _sse("board", {**data, "n": n, "count": _pages.count_text(n)})
 
     def _change_event(self, event: Changed, csrf: str) -> str:
         waiting, hosts = self._everything()
@@ -596,6 +646,21 @@ async def _form(request: Request) -> dict[str, str]:
     for key, value in parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True):
         fields.setdefault(key, value)
     return fields
+
+
+def _place(text: str) -> tuple[datetime, str] | None:
+    """A card's place as its page sends it (:func:`wisp.web._pages.place`), or None."""
+    filed, _, request_id = text.partition(" ")
+    if not is_valid_id(request_id):
+        return None
+    try:
+        return parse_time(filed), request_id
+    except ValueError:
+        return None
+
+
+def _more(page: list[Status], left: int) -> str:
+    return _pages.more_button(_pages.place(page[-1]) if page else None, left)
 
 
 def _sse(event: str, data: dict[str, Any]) -> str:

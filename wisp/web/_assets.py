@@ -48,7 +48,8 @@ main { padding: .5rem .75rem 2rem; }
 .row dd { margin:0; word-break: break-word; min-width:0; }
 pre { margin:0; white-space:pre-wrap; word-break: break-all; font-size:.85rem;
   font-family: ui-monospace, SFMono-Regular, Menlo, monospace; }
-pre.diff { white-space:pre; overflow-x:auto; border-radius:6px; border:1px solid var(--line); }
+pre.diff { white-space:pre-wrap; overflow-wrap:anywhere; word-break:break-all;
+  border-radius:6px; border:1px solid var(--line); }
 pre.diff span { display:block; padding:0 .35rem; }
 pre.diff .add { background:var(--add); color:var(--addfg); }
 pre.diff .del { background:var(--del); color:var(--delfg); }
@@ -77,6 +78,25 @@ details[open] { display:flex; flex-direction:column; gap:.5rem; }
 textarea, input[name=name] { font:inherit; width:100%; border-radius:10px;
   border:1px solid var(--line); background:var(--bg); color:var(--fg); padding:.6rem; }
 .said { margin:.5rem 0 0; font-weight:600; }
+.long:not(.open) pre { max-height:12em; overflow:hidden;
+  -webkit-mask-image:linear-gradient(#000 70%, transparent);
+  mask-image:linear-gradient(#000 70%, transparent); }
+.long.open .show-all { display:none; }
+.show-all { width:100%; margin-top:.3rem; }
+.unseen { color:var(--muted); font-size:.85rem; margin:.2rem 0 .5rem; }
+.argv-label { margin:.35rem 0 .1rem; color:var(--muted); font-size:.8rem; }
+ol.argv { margin:0; padding-left:2rem; font-family: ui-monospace, SFMono-Regular, Menlo, monospace;
+  font-size:.85rem; word-break:break-all; }
+ol.argv li { border-bottom:1px dotted var(--line); white-space:pre-wrap; }
+.more { width:100%; }
+#more-box { padding:0 .75rem 1rem; }
+.dismiss { width:100%; margin-top:.5rem; padding:.45rem; min-height:36px; font-size:.9rem; }
+.arrived { position:fixed; bottom:calc(.75rem + env(safe-area-inset-bottom)); left:.75rem;
+  right:.75rem; z-index:3; background:var(--accent); color:var(--accent-fg); font-weight:600;
+  border-radius:12px; padding:.7rem 1rem; box-shadow:0 4px 14px rgba(0,0,0,.25);
+  cursor:pointer; white-space:nowrap; overflow:hidden; text-overflow:ellipsis; }
+.arrived[hidden] { display:none; }
+time.left.soon { color:var(--danger); font-weight:600; }
 .said:empty { display:none; }
 .said.bad { color:var(--danger); }
 .id { margin:.5rem 0 0; font-size:.75rem; color:var(--muted); text-align:right; }
@@ -123,19 +143,175 @@ JS = """
     if (old) {
       const said = old.querySelector(".said");
       old.replaceWith(card);
-      if (said && said.textContent && !card.querySelector(".said")) {
+      // One line per outcome: an ended card says how it ended, by whom, on which device;
+      // what the page said of its own answer is dropped, not said twice.
+      if (said && said.textContent && !card.querySelector(".said, .outcome")) {
         card.appendChild(said);
       }
     } else if (fresh) {
       cards.appendChild(card);
+      arrived(card);
     } else {
       return;
     }
     if (fresh) card.classList.add("fresh");
+    guard(card);
+    localized(card);
+    tick();
   }
+  // A request that arrives while the page is open: a vibration (where the browser allows it:
+  // most phones' browsers but Safari, and only once the page was touched) and a notice at
+  // the foot of the screen (the count at its top stays in sight), which opens the card when
+  // tapped.
+  const BUZZ_MS = [180, 90, 180];
+  const NOTICE_MS = 8000;  // how long the notice stays
+  let noticeTimer = 0;
+  function arrived(card) {
+    if (navigator.vibrate) {
+      try { navigator.vibrate(BUZZ_MS); } catch (e) { /* not allowed here */ }
+    }
+    const notice = document.getElementById("arrived");
+    if (!notice) return;
+    const heading = card.querySelector("h2");
+    const asked = card.querySelector(".asked");
+    notice.textContent = "New: " + (heading ? heading.textContent : "a request") +
+      (asked ? " " + asked.textContent.slice(0, 80) : "");
+    notice.dataset.card = card.id;
+    notice.hidden = false;
+    clearTimeout(noticeTimer);
+    noticeTimer = setTimeout(function () { notice.hidden = true; }, NOTICE_MS);
+  }
+  // A long text is shown clipped: the answers that act on it (all but Deny) are enabled
+  // only once its end was on the screen, as the TUI asks to scroll to the end.
+  function unseen(card) {
+    return card.querySelector(".long:not(.seen)") !== null;
+  }
+  function unlock(card) {
+    const locked = unseen(card);
+    card.querySelectorAll("form.answer button").forEach(function (b) {
+      b.disabled = locked && !b.closest("form.denial");
+    });
+    const note = card.querySelector(".unseen");
+    if (note && !locked) note.remove();
+  }
+  function guard(card) {
+    if (card.querySelector(".long")) unlock(card);
+  }
+  const seeing = "IntersectionObserver" in window ? new IntersectionObserver(function (seen) {
+    seen.forEach(function (entry) {
+      if (!entry.isIntersecting) return;
+      seeing.unobserve(entry.target);
+      const long = entry.target.closest(".long");
+      long.classList.add("seen");
+      const card = long.closest(".card");
+      if (card) unlock(card);
+    });
+  }) : null;
+  document.addEventListener("click", function (e) {
+    const target = e.target;
+    if (!(target instanceof Element)) return;
+    if (target.classList.contains("show-all")) {
+      const long = target.closest(".long");
+      long.classList.add("open");
+      const end = long.querySelector(".end");
+      if (seeing && end) seeing.observe(end);
+      else { long.classList.add("seen"); unlock(long.closest(".card")); }
+    } else if (target.id === "arrived") {
+      const shown = document.getElementById(target.dataset.card || "");
+      if (shown) shown.scrollIntoView({behavior: "smooth", block: "start"});
+      target.hidden = true;
+    } else if (target.id === "more") {
+      more();
+    } else if (target.classList.contains("dismiss")) {
+      const card = target.closest(".card");
+      if (card) card.remove();
+      counted(waitingNow, count.textContent);
+    }
+  });
+  // The board comes in pages: the first with the page, the next ones when "Show more" is
+  // tapped or scrolled to (10,000 waiting are not sent at once).
+  let fetching = false;
+  const nearing = "IntersectionObserver" in window ? new IntersectionObserver(function (seen) {
+    if (seen.some(function (entry) { return entry.isIntersecting; })) more();
+  }) : null;
+  function moreButton(html) {
+    const box = document.getElementById("more-box");
+    if (!box) return;
+    if (nearing) nearing.disconnect();
+    box.innerHTML = html || "";  // rendered and escaped by the server
+    const button = document.getElementById("more");
+    if (button && nearing) nearing.observe(button);
+  }
+  function more() {
+    const button = document.getElementById("more");
+    if (!button || fetching) return;
+    fetching = true;
+    button.disabled = true;
+    fetch("/board?after=" + encodeURIComponent(button.dataset.after),
+          {headers: sent(), cache: "no-store"}).then(function (r) {
+      return r.json().then(function (data) { return {ok: r.ok, data: data}; });
+    }).then(function (res) {
+      fetching = false;
+      if (!res.ok) { button.disabled = false; button.textContent = res.data.message; return; }
+      const box = document.createElement("div");
+      box.innerHTML = res.data.html;  // rendered and escaped by the server
+      Array.from(box.children).forEach(function (card) {
+        if (document.getElementById(card.id)) return;  // arrived live meanwhile
+        cards.appendChild(card);
+        guard(card);
+        localized(card);
+      });
+      tick();
+      moreButton(res.data.more);
+    }).catch(function () {
+      fetching = false;
+      button.disabled = false;
+    });
+  }
+  let waitingNow = 0;
   function counted(n, text) {
+    waitingNow = n;
     count.textContent = text;
+    document.title = n > 0 ? "(" + n + ") wisp" : "wisp";
     empty.hidden = n > 0 || cards.querySelector(".card") !== null;
+  }
+  // Times: each <time> the server wrote (in UTC) is shown in this device's own zone; how
+  // long ago a request was filed and how long it has left are counted on this page, each
+  // second (a clock of the page's own: the server is asked nothing).
+  const TICK_MS = 1000;
+  function span(ms) {
+    const s = Math.max(0, Math.floor(ms / 1000));
+    const two = function (v) { return String(v).padStart(2, "0"); };
+    if (s < 60) return s + "s";
+    if (s < 3600) return Math.floor(s / 60) + "m " + two(s % 60) + "s";
+    if (s < 86400) return Math.floor(s / 3600) + "h " + two(Math.floor(s / 60) % 60) + "m";
+    return Math.floor(s / 86400) + "d";
+  }
+  function ago(ms) {
+    const s = Math.max(0, Math.floor(ms / 1000));
+    if (s < 60) return s + "s";
+    if (s < 3600) return Math.floor(s / 60) + "m";
+    if (s < 86400) return Math.floor(s / 3600) + "h";
+    return Math.floor(s / 86400) + "d";
+  }
+  function localized(root) {
+    root.querySelectorAll("time.clock").forEach(function (t) {
+      t.textContent = new Date(t.dateTime).toLocaleTimeString([], {
+        hour: "2-digit", minute: "2-digit", second: "2-digit", hourCycle: "h23"
+      });
+      t.title = t.dateTime;
+    });
+  }
+  function tick() {
+    const now = Date.now();
+    document.querySelectorAll("time.ago").forEach(function (t) {
+      t.textContent = ago(now - Date.parse(t.dateTime)) + " ago";
+    });
+    document.querySelectorAll("time.left").forEach(function (t) {
+      const left = Date.parse(t.dateTime) - now;
+      t.textContent = left > 0 ? "expires in " + span(left) : "past its time";
+      t.classList.toggle("soon", left < 60000);
+    });
   }
   function down(text) {
     live.textContent = text; live.className = "live down";
@@ -146,9 +322,16 @@ JS = """
     board: function (data) {
       const kept = Array.from(cards.querySelectorAll(".card.ended"));
       cards.innerHTML = data.html;
+      moreButton(data.more);
+      // The request a link named stays first, as the board first showed it.
+      const focused = cards.dataset.focus && document.getElementById("r-" + cards.dataset.focus);
+      if (focused) cards.prepend(focused);
       kept.forEach(function (card) {
         if (!document.getElementById(card.id)) cards.prepend(card);
       });
+      cards.querySelectorAll(".card").forEach(guard);
+      localized(cards);
+      tick();
       counted(data.n, data.count);
     },
     closed: function (data) {
@@ -206,6 +389,12 @@ JS = """
     live = document.getElementById("live");
     count = document.getElementById("count");
     empty = document.getElementById("empty");
+    cards.querySelectorAll(".card").forEach(guard);
+    counted(res.data.n || 0, count.textContent);
+    moreButton((document.getElementById("more-box") || {}).innerHTML);
+    localized(app);
+    tick();
+    setInterval(tick, TICK_MS);
     listen();
   }).catch(function () {
     app.textContent = "The server could not be reached: reload to try again.";
@@ -234,10 +423,10 @@ JS = """
       const line = now.querySelector(".said") || said;
       line.textContent = res.data.message;
       line.className = res.ok && res.data.won ? "said" : "said bad";
-      if (!res.ok) now.querySelectorAll("button").forEach(function (b) { b.disabled = false; });
+      if (!res.ok) unlock(now);
     }).catch(function () {
       said.className = "said bad"; said.textContent = "Not sent: the server could not be reached.";
-      card.querySelectorAll("button").forEach(function (b) { b.disabled = false; });
+      unlock(card);
     });
   });
 })();

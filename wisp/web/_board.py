@@ -13,6 +13,7 @@ import asyncio
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 
 import attrs
@@ -70,6 +71,10 @@ class _Subscriber:
         self.queue.put_nowait(event)
 
 
+def place_of(status: Status) -> tuple[datetime, str]:
+    return (status.request.filed_at, status.id)
+
+
 class Board:
     """The waiting requests of one home, live."""
 
@@ -116,9 +121,17 @@ class Board:
     # --- reading -------------------------------------------------------------------------
 
     def waiting(self) -> list[Status]:
-        """What waits, oldest first."""
+        """What waits, oldest first (by when filed, then ID: the order pages follow)."""
         with self._lock:
-            return sorted(self._waiting.values(), key=lambda s: s.request.filed_at)
+            return sorted(self._waiting.values(), key=place_of)
+
+    def page(self, after: tuple[datetime, str] | None, size: int) -> tuple[list[Status], int]:
+        """The next *size* waiting requests after *after* (a request's place: when filed,
+        its ID; None: from the oldest), and how many wait after them."""
+        waiting = self.waiting()
+        if after is not None:
+            waiting = [s for s in waiting if place_of(s) > after]
+        return waiting[:size], max(0, len(waiting) - size)
 
     def known(self, request_id: str) -> Status | None:
         """A request on the board, waiting or lately ended; None if it is neither."""

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import html
 from collections.abc import Mapping, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 
-from pending import KINDS, Answer, Decision, Kind, Outcome, Request, Status, Via
+from pending import KINDS, Answer, Decision, Kind, Outcome, Request, Status, Via, format_time
 from wisp import ANSWERABLE
 from wisp._render import age
 from wisp._text import visible
 from wisp.kinds import view
+from wisp.kinds.programs import words
 from wisp.tui._model import LOCAL  # this machine's label, with --host (as `wisp tui`'s)
 
 # How each decision's button reads. A decision missing here (a kind added later) reads as
@@ -39,6 +40,15 @@ SCOPES = (Decision.SESSION, Decision.PROJECT, Decision.ALWAYS)
 STANDING = (Decision.PROJECT, Decision.ALWAYS)
 # The rows shown as a block of their own (label above, text in full width, as typed).
 BLOCKS = ("command", "input", "content", "diff")
+# A block of text longer than this is shown clipped, with "Show all" (a 30,000-character
+# command was one card 45 screens tall): about a phone's screen of text at its width.
+LONG_CHARS = 1200
+LONG_LINES = 24
+# The line under a card's heading: what is asked, cut here when the card shows it whole below.
+ASKED_CHARS = 200
+# Cards sent at once: the board's first page, and each "Show more" (10,000 waiting were one
+# page of 22.6 MB; 50 cards are about 100 KB, a few screens on a phone).
+PAGE_CARDS = 50
 # Who wrote an answer, as the page says it.
 VIA_WORDS = {
     Via.CLI: "from a terminal",
@@ -139,6 +149,8 @@ def board(
     answered_by: Mapping[str, str] | None = None,
     hosts: Mapping[str, str] | None = None,
     down: Sequence[tuple[str, str]] = (),
+    total: int | None = None,
+    more: str = "",
 ) -> str:
     """The board (a fragment of the page): the request asked for first (its whole card, or
     how it ended), then what waits. *differs*: a fact request's contradicted kept facts, by
@@ -146,7 +158,8 @@ def board(
     last heard: a push's link opened at once) is shown whole, not as ended. *answered_by*:
     the paired device that answered a request here, by request ID. *hosts*: with `--host`,
     the host each request waits on, by request ID; *down*: the hosts that are down, and
-    why."""
+    why. *statuses* may be the first page of what waits: *total* counts them all, *more*
+    (:func:`more_button`) fetches the rest."""
     cards = []
     if focus is not None and all(s.id != focus.id for s in statuses):
         if focus.state in ANSWERABLE:
@@ -166,22 +179,54 @@ def board(
         else:
             cards.append(card_html)
     return f"""<header class="bar"><h1>wisp</h1>
-<span id="count" class="count">{count_text(len(statuses))}</span>
+<span id="count" class="count">{count_text(len(statuses) if total is None else total)}</span>
 <span class="device">{text(device)}</span></header>
 <div id="live" class="live" role="status" aria-live="polite">connecting…</div>
+<div id="arrived" class="arrived" role="alert" hidden></div>
 <main id="cards" data-focus="{attr(focus.id if focus else "")}">
 {hosts_down(down)}{"".join(cards)}
 </main>
+<div id="more-box">{more}</div>
 <p id="empty" class="empty"{" hidden" if statuses else ""}>Nothing waits for you.</p>"""
+
+
+def more_button(after: str | None, left: int) -> str:
+    """The button that fetches the next page of the board (*after*: the last card's place,
+    :func:`place`), or nothing when none is left. Scrolled to, it fetches by itself."""
+    if after is None or left <= 0:
+        return ""
+    return (
+        f'<button type="button" id="more" class="more secondary" data-after="{attr(after)}">'
+        f"Show {min(left, PAGE_CARDS)} more ({left:,} not shown)</button>"
+    )
+
+
+def place(status: Status) -> str:
+    """A card's place on the board (when filed, and its ID), as the page asks for the cards
+    after it."""
+    return f"{format_time(status.request.filed_at)} {status.id}"
 
 
 def count_text(n: int) -> str:
     return "nothing waits" if n == 0 else f"{n} waiting"
 
 
-def _rows(rows: Sequence[tuple[str, str]]) -> str:
+def title_text(n: int) -> str:
+    """The tab's title: how many wait, first, where a phone's tab list shows it."""
+    return f"({n}) wisp" if n else "wisp"
+
+
+def clock(moment: datetime) -> str:
+    """A time of day as HTML: in UTC, saying so, until the page's script shows it in the
+    device's own zone (from its `datetime`)."""
+    utc = moment.astimezone(UTC)
+    return f'<time class="clock" datetime="{format_time(moment)}">{utc:%H:%M:%S} UTC</time>'
+
+
+def _rows(rows: Sequence[tuple[str, str]], extra: str = "") -> str:
     """A view's (label, text) rows; a blank label continues the row above. A `diff` is
-    coloured by line; every text is shown whole."""
+    coloured by line (its lines wrap: the changed end of a long line is never off-screen);
+    every text is shown whole. *extra*: rows of wisp's own, as HTML, after them."""
     groups: list[tuple[str, list[str]]] = []
     for label, value in rows:
         if label or not groups:
@@ -196,12 +241,33 @@ def _rows(rows: Sequence[tuple[str, str]]) -> str:
             )
             block = f'<pre class="diff">{shown}</pre>'
         elif len(lines) > 1 or label in BLOCKS:
-            block = "<pre>" + "\n".join(text(line) for line in lines) + "</pre>"
+            block = _block("\n".join(lines))
+            if label == "command":
+                block += _arguments(lines[0])
         else:
             out.append(f'<div class="row"><dt>{text(label)}</dt><dd>{text(lines[0])}</dd></div>')
             continue
         out.append(f'<div class="row wide"><dt>{text(label)}</dt><dd>{block}</dd></div>')
-    return f'<dl class="rows">{"".join(out)}</dl>'
+    return f'<dl class="rows">{"".join(out)}{extra}</dl>'
+
+
+def _block(value: str) -> str:
+    """A text in full width. A long one is shown clipped, with "Show all": the page enables
+    the answers that act on it only once its end was on the screen (:func:`card`)."""
+    if len(value) <= LONG_CHARS and value.count("\n") < LONG_LINES:
+        return f"<pre>{text(value)}</pre>"
+    return f"""<div class="long"><pre>{text(value)}<span class="end"></span></pre>
+<button type="button" class="show-all">Show all ({len(value):,} characters)</button></div>"""
+
+
+def _arguments(command: str) -> str:
+    """A command's arguments one per line, as the shell splits it, when its quoting changes
+    the split (a quoted argument, an escaped space): what `'"'"'` stands for, readable."""
+    split = words(command)
+    if split == command.split():
+        return ""
+    items = "".join(f"<li>{text(word)}</li>" for word in split)
+    return f'<p class="argv-label">its arguments, one per line:</p><ol class="argv">{items}</ol>'
 
 
 def _diff_class(line: str) -> str:
@@ -249,18 +315,35 @@ def card(
     for n, (fact_id, said) in enumerate(differs):
         rows.append(("contradicts" if n == 0 else "", f"you keep {said} ({fact_id})"))
     rows.append(("asked by", _asker(request)))
-    when = f"{age(request.filed_at, now)} ago"
+    when = (
+        f'{clock(request.filed_at)}, <time class="ago" datetime="{format_time(request.filed_at)}">'
+    )
+    when += f"{age(request.filed_at, now)} ago</time>"
     if request.expires_at is not None:
         left = int((request.expires_at - now).total_seconds())
-        when += f", expires in {age(now, request.expires_at)}" if left > 0 else ", past its time"
-    rows.append(("filed", when))
+        said = f"expires in {age(now, request.expires_at)}" if left > 0 else "past its time"
+        when += f', <time class="left" datetime="{format_time(request.expires_at)}">{said}</time>'
+    filed = f'<div class="row"><dt>filed</dt><dd>{when}</dd></div>'
     if host is not None:
         rows.append(("host", host))
     warn = " warn" if differs else ""
+    asked = kind_view.asked(request.binding)
+    if len(asked) > ASKED_CHARS and any(value == asked for _label, value in rows):
+        asked = kind_view.asked_within(request.binding, ASKED_CHARS)  # whole below
+    shown = _rows(rows, filed)
+    unseen = ""
+    if 'class="long"' in shown:
+        # As the TUI asks to scroll to the end: the answers that act on it wait until the
+        # whole text was on the screen (the page's script enables them then).
+        unseen = (
+            '<p class="unseen">Tap <b>Show all</b> and read it to its end to answer it '
+            "(<b>Deny</b> needs no reading).</p>"
+        )
     return f"""<article class="card{warn}" id="r-{attr(status.id)}" data-id="{attr(status.id)}">
 <h2>{text(kind_view.heading)}</h2>
-<p class="asked">{text(kind_view.asked(request.binding))}</p>
-{_rows(rows)}
+<p class="asked">{text(asked)}</p>
+{shown}
+{unseen}
 {_answers(status, csrf, host)}
 <p class="said" role="status"></p>
 <p class="id"><a href="{attr(link(status.id, host))}">{attr(status.id)}</a></p>
@@ -352,7 +435,7 @@ def _answers(status: Status, csrf: str, host: str | None = None) -> str:
                 'placeholder="Why (the agent is told)"></textarea>'
                 + _button(Decision.NO, "danger", label="Deny")
                 + "</details>",
-                " stacked",
+                " stacked denial",
             )
         )
     return f'<div class="answers">{"".join(forms)}</div>'
@@ -360,7 +443,13 @@ def _answers(status: Status, csrf: str, host: str | None = None) -> str:
 
 def answer_words(answer: Answer, kind: Kind, *, device: str | None = None) -> str:
     """A person's answer as the page says it: "Approved once by alice from a terminal",
-    "… on the paired device pocket" when *device* (the one that gave it here) is known."""
+    "… on the paired device pocket" when *device* (the one that gave it here) is known; and
+    when (in UTC, saying so: :func:`ended_html` shows it in the device's zone)."""
+    at = answer.answered_at.astimezone(UTC)
+    return f"{_answer_said(answer, kind, device)}, at {at:%H:%M:%S} UTC."
+
+
+def _answer_said(answer: Answer, kind: Kind, device: str | None) -> str:
     said = view(kind).answered_word(answer.decision)
     where = VIA_WORDS.get(Via(answer.via)) if answer.via in VIA_WORDS else None
     if device is not None and answer.via == Via.WEB:
@@ -370,7 +459,17 @@ def answer_words(answer: Answer, kind: Kind, *, device: str | None = None) -> st
         line += f": “{answer.text}”"
     if answer.reason:
         line += f" (reason: {answer.reason})"
-    return line + f", at {answer.answered_at.astimezone():%H:%M:%S}."
+    return line
+
+
+def ended_html(status: Status | None, *, device: str | None = None) -> str:
+    """How a request ended, and by whom (*device*: the paired device that answered it), as
+    HTML: its time a `<time>` the page shows in the device's own zone."""
+    answer = status.answer if status is not None else None
+    if status is not None and answer is not None and not answer.is_tombstone:
+        said = text(_answer_said(answer, status.kind, device))
+        return f"{said}, at {clock(answer.answered_at)}."
+    return text(ended_words(status, device=device))
 
 
 def ended_words(status: Status | None, *, device: str | None = None) -> str:
@@ -407,8 +506,9 @@ def ended_card(
     return f"""<article class="card ended" id="r-{attr(rid)}" data-id="{attr(rid)}">
 <h2>{text(heading)}</h2>
 {asked}
-<p class="outcome">{text(said or ended_words(status, device=device))}</p>
+<p class="outcome">{text(said) if said else ended_html(status, device=device)}</p>
 <p class="id">{attr(rid)}</p>
+<button type="button" class="dismiss">Dismiss</button>
 </article>"""
 
 
