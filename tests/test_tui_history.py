@@ -86,6 +86,26 @@ class TestHistoryRows:
 
         tui(home, body, size=(100, 24))
 
+    def test_a_cut_row_keeps_the_files_name(
+        self, home: Path, channel: Channel, server: ServerLock
+    ) -> None:
+        """At 100 columns a long Edit's row is cut in its path's middle, so the file's name
+        stays (`Edit /home/ne…/server_main.py`), as its waiting row is; the control: a command's
+        row is cut at its end."""
+        deep = "/home/newbie/src/" + "deeply/nested/" * 6 + "handlers/server_main.py"
+        ended(home, tool(server, deep), "once")
+        ended(home, command(server, "make deploy && make clean && make test " * 3), "once")
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            table = await history(app, pilot, 2)
+            cells = [row(table, n)["asked"] for n in range(2)]
+            edit = next(c for c in cells if c.startswith("Edit "))
+            other = next(c for c in cells if not c.startswith("Edit "))
+            assert edit.endswith("server_main.py") and "…" in edit, edit
+            assert other.endswith("…"), other
+
+        tui(home, body, size=(100, 24))
+
 
 class TestHistoryWidths:
     def test_columns_follow_the_width_and_every_cut_says_so(

@@ -33,7 +33,7 @@ from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Input, Static
 
 from pending import Kind, State, parse_time
-from wisp._text import one_line, visible
+from wisp._text import cut_path, one_line, visible
 from wisp.kinds import view, views
 from wisp.relay.protocol import (
     Answered,
@@ -369,7 +369,24 @@ def history_rows(
     asked = max(HISTORY_ASKED_MIN, width - others - HISTORY_EDGE)
     keys = {key: widths.get(key, asked) for key, _label, _most in shown}
     cut = [{key: one_line(row[key], keys[key]) for key in keys} for row in rows]
+    for row, (_ts, _where, entry) in zip(cut, entries, strict=True):
+        if "asked" in keys:  # a path's end tells one file from another: cut its middle
+            row["asked"] = _asked_cell(entry, keys["asked"])
     return keys, cut
+
+
+def _asked_cell(entry: Ended, limit: int) -> str:
+    """An ended request's ASKED cell: a tool call on a file (`Edit /srv/app/main.py`) cut
+    in its path's middle, so that the file's name stays; anything else cut at its end."""
+    tool, _, target = entry.asked.partition(" ")
+    try:
+        kind = Kind(entry.kind)
+    except ValueError:
+        kind = None
+    head = f"{visible(tool)} "
+    if kind is Kind.TOOL and target.startswith("/") and limit > len(head) + 3:
+        return head + cut_path(target, limit - len(head))
+    return one_line(visible(entry.asked), limit)
 
 
 def _kind_word(kind: str, *, short: bool) -> str:
