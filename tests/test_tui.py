@@ -228,6 +228,26 @@ class TestMainView:
 
         tui(home, body, size=(width, 24))
 
+    def test_a_long_path_in_the_detail_pane_keeps_its_name(
+        self, home: Path, channel: Channel, server: ServerLock
+    ) -> None:
+        """At 40x15 the detail pane cuts an Edit's long path in its middle, so the file's name
+        is on screen beside the cut's marker (it showed `/home/ne … +65 more characters` and
+        no name); the control: the marker says how much is cut."""
+        deep = "/home/newbie/src/" + "nested/" * 40 + "app/server_main.py"
+        request = tool(server, deep)
+        channel.file(request)
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            await select(app, pilot, request.id)
+            pane = app.screen.query_one("#detail")
+            shown = await until(
+                pilot, lambda: "more" in (text := str(pane.render())) and text, "the cut path"
+            )
+            assert "server_main.py" in shown, shown
+
+        tui(home, body, size=(40, 15))
+
     def test_a_long_value_in_the_detail_pane_wraps_in_its_column(
         self, home: Path, channel: Channel, server: ServerLock
     ) -> None:

@@ -880,8 +880,14 @@ class WispTui(App[None]):
             text = Text(value)
             if len(value) > cap:
                 kept = max(8, cap - len(CUT_MARK.format(n=f"{len(value):,}")))
-                text = Text(value[:kept])
-                text.append(CUT_MARK.format(n=f"{len(value) - kept:,}"), style="bold reverse")
+                if value.startswith("/") and "\n" not in value:  # a path: its end, the name, stays
+                    kept = max(kept, len(value.rsplit("/", 1)[-1]) + 3)  # the name whole: "/…/name"
+                    text = Text(cut_path(value, kept))
+                    left = len(value) - (kept - 1)  # its ellipsis stands for them
+                else:
+                    text = Text(value[:kept])
+                    left = len(value) - kept
+                text.append(CUT_MARK.format(n=f"{left:,}"), style="bold reverse")
             # A value wraps in its own column, under its first line, never under the labels.
             wrapped = list(text.wrap(self.console, max(1, width - DETAIL_LABEL))) or [Text()]
             for n, part in enumerate(wrapped):
