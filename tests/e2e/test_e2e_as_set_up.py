@@ -5,14 +5,16 @@ runs it with the harness on PATH, then the real harness headless against the fak
 its model asking to run a shell command that leaves a marker in the project. What a person does
 (or does not do) in another terminal decides whether it runs: approve, deny with a reason, an
 `always` grant; the waiting hook killed; nobody answering. `wisp agents status --json` says the
-gate is installed and fail-closed.
+gate is installed and fail-closed. Each test whose call must not run first shows, in the same
+session, that the same setup lets a harmless call through: the model's first call is approved
+from a terminal and runs; its second is the one denied, killed or left unanswered.
 
 "Nobody answering" as set up: setup writes the hook's default wait (590 s, the harness's
-timeout 600 s), and takes no other. What ends an unanswered call before that is the harness
+timeout 600 s) unless told `--wait`. What ends an unanswered call before that is the harness
 giving up on its hook at its timeout: it signals the command it started (wisp's guard) with
 TERM. The tests send that TERM (OpenCode has no hook timeout: there it stands for anything
-stopping the hook). The wait ending on wisp's own timer, with a short `--wait`, is
-test_e2e_wisp_hooks.py's."""
+stopping the hook). The wait ending on wisp's own timer is shown set up with `--wait 8
+--on-timeout deny`, as a person sets up unattended runs."""
 
 from __future__ import annotations
 
@@ -27,7 +29,7 @@ from typing import Any
 import harnesses
 import pytest
 from fakemodel import Call, FakeModel
-from world import WAIT_S, World, as_user, installed, set_up
+from world import WAIT_S, World, as_user, installed, next_filed, set_up
 
 
 @dataclass(frozen=True)
@@ -90,21 +92,40 @@ class SetUp:
     """One harness version in *world*, set up by `wisp agents setup` alone, its model (one
     server for every session of the test) asking for `touch MARKER`."""
 
-    def __init__(self, pin: harnesses.Pin, world: World, serve) -> None:
+    def __init__(
+        self, pin: harnesses.Pin, world: World, serve, *options: str, control: bool = False
+    ) -> None:
         installed(pin)
         self.pin = pin
         self.harness = HARNESSES[pin.name]
         self.world = world
         self.marker = world.cwd / "marker"
         self.command = f"touch {self.marker}"
-        self.model: FakeModel = serve([self.harness.shell(self.command)])
+        # The control: a harmless call first, approved, which runs in the same session.
+        self.control = world.cwd / "control"
+        calls = [self.harness.shell(self.command)]
+        if control:
+            calls.insert(0, self.harness.shell(f"touch {self.control}"))
+        self.model: FakeModel = serve(calls)
         self.harness.configure(world.home, self.model.url, pin)
-        set_up(world, pin)
+        set_up(world, pin, *options)
 
     def start(self, ns) -> harnesses.Popen:
         """One headless session."""
         w = self.world
         return self.harness.start(ns, w.home, w.cwd, self.model.url, w.wisp_home, self.pin)
+
+    def after_the_control(self) -> dict[str, Any]:
+        """The control's request approved from a terminal (the same setup lets a harmless
+        call through), then the call under test, once it is filed."""
+        first = self.world.filed()
+        assert first["binding"]["command"] == f"touch {self.control}", first
+        code, said = self.world.answer("approvals", "approve", first["id"])
+        assert code == 0, said
+        return next_filed(self.world, {first["id"]})
+
+    def ran_the_control(self) -> None:
+        assert self.control.exists(), self.told()
 
     def told(self) -> str:
         """What the model was told of its call (the tool's result, as JSON text)."""
@@ -158,12 +179,13 @@ class TestAsSetUp:
     def test_denied_with_a_reason_does_not_run(self, pin, world: World, serve, ns) -> None:
         """Denied with a reason: the command does not run, and the model's next request
         carries wisp's reason."""
-        setup = SetUp(pin, world, serve)
+        setup = SetUp(pin, world, serve, control=True)
         process = setup.start(ns)
-        request = world.filed()
+        request = setup.after_the_control()
         code, said = world.answer("approvals", "deny", request["id"], "--reason", "not on a Friday")
         assert code == 0, said
         _finish(process)
+        setup.ran_the_control()
         assert not setup.marker.exists()
         told = setup.told()
         assert "not on a Friday" in told
@@ -172,24 +194,45 @@ class TestAsSetUp:
     def test_the_waiting_wisp_killed_does_not_run(self, pin, world: World, serve, ns) -> None:
         """The `wisp hook` waiting for an answer is killed (SIGKILL): the guard setup
         installed answers the deny, and the command does not run."""
-        setup = SetUp(pin, world, serve)
+        setup = SetUp(pin, world, serve, control=True)
         process = setup.start(ns)
-        request = world.filed()
+        request = setup.after_the_control()
         os.kill(request["server"]["pid"], signal.SIGKILL)
         _finish(process)
+        setup.ran_the_control()
         assert not setup.marker.exists()
 
     def test_nobody_answering_does_not_run(self, pin, world: World, serve, ns) -> None:
         """Nobody answers, and the harness gives up on its hook (a TERM to the command it
         started, as at its timeout): the request is withdrawn, the call denied and not run."""
-        setup = SetUp(pin, world, serve)
+        setup = SetUp(pin, world, serve, control=True)
         process = setup.start(ns)
-        request = world.filed()
+        request = setup.after_the_control()
         os.kill(_hook_of(request["server"]["pid"]), signal.SIGTERM)
         _finish(process)
+        setup.ran_the_control()
         assert not setup.marker.exists()
         # wisp's reason, or (Copilot CLI: "hook exited with code 2") the harness's own words.
         assert "denied" in setup.told().lower(), setup.told()
+        ended = {r["id"]: r for r in world.requests()}[request["id"]]
+        assert ended["outcome"] == "withdrawn", ended
+
+    def test_nobody_answering_within_setups_wait_does_not_run(
+        self, pin, world: World, serve, ns
+    ) -> None:
+        """Set up for unattended runs (`wisp agents setup NAME --wait 8 --on-timeout deny`):
+        after the control ran, nobody answers the call under test, wisp's own wait ends it:
+        withdrawn, denied, not run, and the model told that nobody answered (and, where the
+        harness cannot ask, how to grant it)."""
+        setup = SetUp(pin, world, serve, "--wait", "8", "--on-timeout", "deny", control=True)
+        process = setup.start(ns)
+        request = setup.after_the_control()
+        _finish(process)
+        setup.ran_the_control()
+        assert not setup.marker.exists()
+        told = setup.told()
+        assert "nobody answered" in told, told
+        assert ("--scope always" in told) == (pin.name != "claude-code"), told
         ended = {r["id"]: r for r in world.requests()}[request["id"]]
         assert ended["outcome"] == "withdrawn", ended
 

@@ -84,17 +84,23 @@ def wait_for(condition: Callable[[], Any], timeout: float, what: str) -> Any:
         time.sleep(0.05)
 
 
-def answer_next(world: World, answered: set[str], *args: str) -> dict[str, Any]:
-    """Answer, from a terminal (`wisp approvals|tools approve|deny ID ARGS…`, as its kind
-    is), the next request filed that is not one of *answered* (approve, by default)."""
-    request = wait_for(
+def next_filed(world: World, seen: set[str]) -> dict[str, Any]:
+    """The next request waiting that is not one of *seen*, once there is one (bounded)."""
+    found: dict[str, Any] = wait_for(
         lambda: next(
-            (r for r in world.requests() if r["state"] == "filed" and r["id"] not in answered),
+            (r for r in world.requests() if r["state"] == "filed" and r["id"] not in seen),
             None,
         ),
         WAIT_S,
         "the next call to be filed",
     )
+    return found
+
+
+def answer_next(world: World, answered: set[str], *args: str) -> dict[str, Any]:
+    """Answer, from a terminal (`wisp approvals|tools approve|deny ID ARGS…`, as its kind
+    is), the next request filed that is not one of *answered* (approve, by default)."""
+    request = next_filed(world, answered)
     verb, *rest = args or ("approve",)
     group = "tools" if request["kind"] == "tool" else "approvals"
     code, said = world.answer(group, verb, request["id"], *rest)
@@ -134,11 +140,14 @@ def as_user(
     )
 
 
-def set_up(world: World, which: str | harnesses.Pin) -> subprocess.CompletedProcess[str]:
-    """`wisp agents setup HARNESS` as the person runs it (:func:`as_user`: setup reads the
-    harness's version; Codex's trust is asked of it). Asserts it succeeded, trust and all."""
+def set_up(
+    world: World, which: str | harnesses.Pin, *options: str
+) -> subprocess.CompletedProcess[str]:
+    """`wisp agents setup HARNESS [OPTIONS]` as the person runs it (:func:`as_user`: setup
+    reads the harness's version; Codex's trust is asked of it). Asserts it succeeded, trust
+    and all."""
     name = which if isinstance(which, str) else which.name
-    done = as_user(world, which, "agents", "setup", name)
+    done = as_user(world, which, "agents", "setup", name, *options)
     assert done.returncode == 0, (done.stdout, done.stderr)
     assert "was not written" not in done.stdout, done.stdout  # Codex's trust
     return done
