@@ -331,16 +331,9 @@ def _record_of_setup(
     """What setup's record of *path* becomes with this write (and the one it replaces): the
     text to put back while nobody else has changed the file, and every change setup made."""
     home = wisp_home()
-    said = []
-    try:
-        old = setuprecord.read_record(home, path)
-    except setuprecord.RecordDamaged as exc:
-        old = None
-        said.append(
-            f"the record of what setup added to {path} "
-            f"({setuprecord.record_path(home, path)}) does not hold ({exc}): it is replaced, "
-            "and `wisp agents remove` will take out wisp's entries only"
-        )
+    old, said = _record_of(
+        home, path, ": it is replaced, and `wisp agents remove` will take out wisp's entries only"
+    )
     written = setuprecord.digest(after)
     if before is None:  # setup makes the file (and the folders it lacks)
         made = [d for d in path.parents if not d.exists()]
@@ -374,6 +367,21 @@ def _record_of_setup(
     return record, old, said
 
 
+def _record_of(
+    home: Path, path: Path, if_damaged: str
+) -> tuple[setuprecord.Record | None, list[str]]:
+    """Setup's record of *path* (None: there is none, or it does not hold), and, when it does
+    not hold, the note saying so followed by *if_damaged* (what comes of it)."""
+    try:
+        return setuprecord.read_record(home, path), []
+    except setuprecord.RecordDamaged as exc:
+        where = setuprecord.record_path(home, path)
+        note = f"the record of what setup added to {path} ({where}) does not hold ({exc})"
+        return None, [
+            f"{note}: {if_damaged}" if if_damaged.startswith("it ") else f"{note}, {if_damaged}"
+        ]
+
+
 def plan_remove(name: str, project: Path | None = None) -> Plan:
     """What `wisp agents remove NAME` would write: the file as it was before setup, when
     nobody else changed it since; else without what setup added (its record), the person's
@@ -382,17 +390,12 @@ def plan_remove(name: str, project: Path | None = None) -> Plan:
     path = config_file(t, project)
     before = read_text(path)
     home = wisp_home()
-    notes: list[str] = []
-    try:
-        record = setuprecord.read_record(home, path)
-    except setuprecord.RecordDamaged as exc:
-        record = None
-        notes.append(
-            f"the record of what setup added to {path} "
-            f"({setuprecord.record_path(home, path)}) does not hold ({exc}), so it is not "
-            "used (and is removed): wisp's hooks, deny rules and trust entries are taken out, "
-            "any sandbox settings setup turned on stay: look them over"
-        )
+    record, notes = _record_of(
+        home,
+        path,
+        ", so it is not used (and is removed): wisp's hooks, deny rules and trust entries are "
+        "taken out, any sandbox settings setup turned on stay: look them over",
+    )
     plan = Plan(harness=name, path=path, before=before, after=before, forget=True)
     if before is None:
         return plan
