@@ -313,9 +313,9 @@ CORE = {
 # pending --json`), else the CLI's main; and its own half, wisp/program/ (what it writes, a
 # request by what a person types, the listing), shared with the CLI without its framework.
 PROGRAM = {"wisp.__main__", "wisp.program"}
-LAYERS = ("helpers", "audit", "stores", "kinds", "routes", "core", "agents", "faces")
+LAYERS = ("helpers", "audit", "stores", "kinds", "policy", "routes", "core", "agents", "faces")
 FACE_LAYER = LAYERS.index("faces")
-WINGS = ("audit", "stores", "kinds", "routes", "agents")
+WINGS = ("audit", "stores", "kinds", "policy", "routes", "agents")
 # wisp/*.py beside the wings and the packages: the core, the helpers, the facade, the
 # program's entry (`__main__`).
 MAX_OWN_MODULES = 15
@@ -427,7 +427,7 @@ def _first_circle(graph: dict[str, set[str]]) -> tuple[str, ...] | None:
 
 class TestWings:
     def test_wisp_is_laid_out_in_wings(self) -> None:
-        """wisp/ holds the five wings, each a package whose docstring says what it is, and
+        """wisp/ holds the six wings, each a package whose docstring says what it is, and
         at most 15 modules of its own beside them."""
         for wing in WINGS:
             init = ROOT / "wisp" / wing / "__init__.py"
