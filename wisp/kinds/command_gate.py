@@ -63,6 +63,18 @@ def approval_by(grant: Grant | None) -> Approval | None:
     return Approval(approved=True, outcome=ApprovalOutcome.GRANTED, scope=grant.scope, grant=grant)
 
 
+class Widths(NamedTuple):
+    """What the policy read of a call that sets the answers a person is offered beside the
+    exact call (issue 57; the widths work fills in how they are offered and granted): a
+    must-ask call is offered `once` and `no` only."""
+
+    must_ask: tuple[str, ...] = ()  # why it is must-ask, in words; () if it is not
+    # "This command with any arguments": each simple command's first words (`npm test`).
+    prefixes: tuple[tuple[str, ...], ...] = ()
+    edit_paths: tuple[str, ...] = ()  # "edits to this file": the absolute paths it edits
+    project: str | None = None  # "edits in this project": the session's project
+
+
 class ApprovalGate(StandingGrants):
     """Asks the person before a command runs, and remembers the grants they give."""
 
@@ -105,6 +117,7 @@ class ApprovalGate(StandingGrants):
         timeout_s: float | None = None,
         on_filed: Callable[[Request], None] | None = None,
         options: Mapping[str, Any] | None = None,
+        widths: Widths | None = None,
     ) -> Request:
         """Ask the person about *command* (with a shell call's *options*, shown and bound by
         any grant it makes) and return at once; :meth:`wisp.Asker.wait` for the ending, then
@@ -232,6 +245,7 @@ class ApprovalGate(StandingGrants):
         reason: str | None = None,
         timeout_s: float | None = None,
         on_filed: Callable[[Request], None] | None = None,
+        widths: Widths | None = None,
     ) -> Request:
         """Ask the person about a tool call and return at once; :meth:`wisp.Asker.wait` for the
         ending, then :meth:`tool_verdict`."""
