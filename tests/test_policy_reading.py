@@ -25,6 +25,24 @@ from wisp.policy.reading import (
 )
 
 
+def _as_text(data: bytes) -> str:
+    """Bytes as a hook may receive them: undecodable ones carried as lone surrogates."""
+    return data.decode("utf-8", "surrogateescape")
+
+
+# Shell text that reaches the writing paths: NULs, surrogates, globs, `..`, links.
+shell_like = st.lists(
+    st.sampled_from(
+        [
+            *("touch ", "rm -r ", "cp ", "> ", "tee ", "sed -i s/a/b/ ", "cd ", "&& ", "; "),
+            *("| ", "a", "..", "/", "*", "?", "[", "~", "$X", "\x00", "\udcff", "\ud800"),
+            *("é", " ", "$'\\x00'", "{a,b}", "'", '"', "bash -c ", "xargs ", "find . -exec "),
+        ]
+    ),
+    max_size=16,
+).map("".join)
+
+
 class Project:
     """A project at BASE/proj with a working directory `sub` (a.py, b.py), a link `out` in
     it to a folder outside, a link `in` to the project's `lib`, and the folder outside."""
@@ -167,6 +185,9 @@ class TestReadShell:
             ("PATH=.:$PATH ls", "LANG=C ls"),
             ("PATH=.; ls", "p=.; ls"),
             ("GIT_EXTERNAL_DIFF=./x git diff", "git diff"),
+            ("BASH_ENV=./x bash -c ls", "bash -c ls"),
+            ("env BASH_ENV=./x sh -c ls", "env LANG=C sh -c ls"),
+            ("hash -p ./x ls; ls", "type ls; ls"),
             ("env GIT_PAGER=sh git log", "env LC_ALL=C git log"),
             ("tree -o listing.txt", "tree"),
             ("sort -o sorted a.py", "sort a.py"),
@@ -236,6 +257,9 @@ class TestReadShell:
             ("docker pull x", Class.NETWORK, "docker ps"),
             ("docker login", Class.NETWORK, "docker images"),
             ("timeout 5 curl x", Class.NETWORK, "timeout 5 cat x"),
+            ("npm --prefix x install", Class.NETWORK, "npm --prefix x test"),
+            ("pip3.12 install x", Class.NETWORK, "pip3.12 list"),
+            ("yarn --frozen-lockfile", Class.NETWORK, "yarn test"),
             ("echo $(curl x)", Class.NETWORK, "echo $(cat x)"),
             ("cat <(curl x)", Class.NETWORK, "cat x"),
             ("bash -c 'curl x'", Class.NETWORK, "bash -c 'cat x'"),
@@ -331,6 +355,8 @@ class TestReadShell:
             ("find . -exec touch {} +", "find . -exec cat {} +"),
             ("bash -c 'touch /tmp/x'", "bash -c 'touch x'"),
             ("for d in a; do cd $d; touch x; done", "for d in a; do touch x; done"),
+            ("env -C $X touch f", "env -C d touch f"),
+            ("pushd +1 && touch f", "pushd d && touch f"),
         ],
     )
     def test_writes_outside_the_project_are_must_ask(
@@ -466,6 +492,17 @@ class TestReadShell:
         assert Class.UNREAD in reading.classes
         assert reading.notes == ("wisp cannot read the whole line: `eval` runs text as commands",)
         assert reading.must_ask == ()
+
+    @settings(max_examples=150)
+    @given(st.text(max_size=40) | st.binary(max_size=40).map(_as_text) | shell_like)
+    def test_never_raises_on_any_text(
+        self, tmp_path_factory: pytest.TempPathFactory, line: str
+    ) -> None:
+        """Any text — bytes that are not UTF-8, NULs, paths the system cannot take — is
+        read against a real project without an exception."""
+        root = tmp_path_factory.getbasetemp()
+        reading = read_shell(line, str(root), str(root))
+        assert reading.line is not None and reading.line.text == line
 
     @settings(max_examples=300)
     @given(

@@ -283,6 +283,8 @@ class TestParseLine:
             ("cd - && ls", None),
             ("cd a b && ls", None),
             ("popd && ls", None),
+            ("pushd +1 && ls", None),
+            ("env -C $X ls", None),
             ("cd x || ls", None),
             ("if a; then cd x; fi; ls", None),
             ("for d in a b; do cd $d; ls; done", None),
@@ -329,8 +331,11 @@ class TestParseLine:
         assert simple.through == through
 
     def test_env_assignments_are_the_commands(self) -> None:
-        """`env A=1 cmd` sets A for cmd, as `A=1 cmd` does."""
+        """`env A=1 cmd` sets A for cmd, as `A=1 cmd` does; a shell started with variables
+        (`BASH_ENV=x bash -c '…'`) hands them to every command of its line."""
         assert only("env A=1 B=2 ls").assigns == ("A=1", "B=2")
+        read = parse_line("BASH_ENV=./x bash -c 'ls; X=1 pwd'", CWD)
+        assert [c.assigns for c in read.commands] == [("BASH_ENV=./x",), ("BASH_ENV=./x", "X=1")]
 
     def test_command_v_and_env_alone_are_commands_of_their_own(self) -> None:
         """`command -v X` runs nothing of X, `env` and `time` alone run nothing: they stay
@@ -378,6 +383,7 @@ class TestParseLine:
             ("alias ls='rm -rf'", "alias"),
             ("trap 'rm -rf x' EXIT", "trap"),
             ("coproc ls", "coproc"),
+            ("hash -p ./x ls", "hash -p"),
             ("$CMD x", "not a plain word"),
             ("${CMD} x", "not a plain word"),
             ("$(echo rm) -rf x", "not a plain word"),

@@ -188,6 +188,7 @@ NETWORK_BARE = frozenset({"yarn", "pnpm"})  # alone they install
 DOWNLOADERS = frozenset({"curl", "wget"})
 INTERPRETERS = SHELLS | {"python", "python3", "perl", "ruby", "node", "php", "lua", "pwsh"}
 _PYTHON = re.compile(r"python[0-9.]*")
+_PIP = re.compile(r"^pip[0-9.]+$")  # pip3.12 is pip
 # What runs the text it is handed: an interpreter, or the shell's own `eval` and `source`.
 RUNS_TEXT = INTERPRETERS | {"eval", "source", "."}
 _DOWNLOAD_WORD = re.compile(r"\b(curl|wget)\b")
@@ -265,6 +266,15 @@ def _under(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
+def _real(path: str) -> str | None:
+    """`os.path.realpath` of *path*; None when the system cannot take it (a NUL, a lone
+    surrogate that is no byte): such a path counts outside."""
+    try:
+        return os.path.realpath(path)
+    except (ValueError, UnicodeError, OSError):
+        return None
+
+
 def inside(path: str, project: str | None) -> bool:
     """Whether absolute *path* lies inside *project*: both lexically and once symlinks are
     followed (`os.path.realpath`), so a link in the project pointing out is outside."""
@@ -273,7 +283,8 @@ def inside(path: str, project: str | None) -> bool:
     root = os.path.normpath(project)
     if not _under(os.path.normpath(path), root):
         return False
-    return _under(os.path.realpath(path), os.path.realpath(root))
+    real, real_root = _real(path), _real(root)
+    return real is not None and real_root is not None and _under(real, real_root)
 
 
 def protected(path: str, project: str | None, sensitive: Iterable[str] = SENSITIVE) -> str | None:
@@ -283,9 +294,8 @@ def protected(path: str, project: str | None, sensitive: Iterable[str] = SENSITI
         return None
     root = os.path.normpath(project)
     spellings = {os.path.relpath(os.path.normpath(path), root)}
-    real_root = os.path.realpath(root)
-    real = os.path.realpath(path)
-    if _under(real, real_root):
+    real_root, real = _real(root), _real(path)
+    if real is not None and real_root is not None and _under(real, real_root):
         spellings.add(os.path.relpath(real, real_root))
     patterns = tuple(sensitive)
     for rel in spellings:
@@ -389,12 +399,15 @@ def _expand(word: str, cwd: str | None) -> list[str | None]:
     base = resolve(word, cwd)
     if base is None:
         return [None]
-    matches = []
-    for k, match in enumerate(glob.iglob(base)):
-        if k >= GLOB_MATCHES_MAX:
-            return [None]
-        matches.append(os.path.normpath(match))
-    return list(matches) or [base]
+    matches: list[str | None] = []
+    try:
+        for k, match in enumerate(glob.iglob(base)):
+            if k >= GLOB_MATCHES_MAX:
+                return [None]
+            matches.append(os.path.normpath(match))
+    except (ValueError, UnicodeError, OSError):
+        return [None]
+    return matches or [base]
 
 
 def _name(simple: Simple) -> str:
@@ -641,9 +654,15 @@ def _git_read_only(words: tuple[str, ...]) -> bool:
     return False
 
 
-def _sub(words: tuple[str, ...]) -> str | None:
-    """The first word after the command that is not an option."""
-    return next((w for w in words[1:] if not w.startswith("-")), None)
+def _subs(words: tuple[str, ...]) -> list[str]:
+    """The words after the command that are not options, up to `--`."""
+    out = []
+    for w in words[1:]:
+        if w == "--":
+            break
+        if not w.startswith("-"):
+            out.append(w)
+    return out
 
 
 def _assignment_safe(assignment: str, bare: bool) -> bool:
@@ -749,10 +768,13 @@ def _scan_command(
         return
     if name in NETWORK_COMMANDS:
         scan.find(Class.NETWORK, f"{shown} reaches the network")
-    subs = NETWORK_SUBCOMMANDS.get(name)
+    subs = NETWORK_SUBCOMMANDS.get(_PIP.sub("pip", name))
     if subs is not None:
-        sub = read_git(words).sub if name == "git" else _sub(words)
-        if sub in subs or (sub is None and name in NETWORK_BARE):
+        # The subcommand: git's past its global options; for the others the first or second
+        # word that is not an option (`npm --prefix x install`: an option's value first).
+        candidates = [read_git(words).sub] if name == "git" else _subs(words)[:2]
+        sub = next((c for c in candidates if c in subs), None)
+        if sub is not None or (not candidates and name in NETWORK_BARE):
             said = f"`{name} {sub}`" if sub else shown
             scan.find(Class.NETWORK, f"{said} reaches the network")
     pip = _PYTHON.fullmatch(name) and len(words) > 3 and words[1:3] == ("-m", "pip")
@@ -762,10 +784,10 @@ def _scan_command(
         scan.find(Class.RECURSIVE_DELETE, "`rm -r` deletes a whole tree")
     if name in WRITING_COMMANDS or name == "tee":
         found = _tee_paths(words) if name == "tee" else _path_arguments(name, words)
-        for k in found:
-            if unknown_args and "{}" in words[k]:
+        for k, path in found:
+            if unknown_args and "{}" in path:
                 continue  # find's placeholder: what it stands for is the unknown below
-            scan.writes(words[k], simple, shown, _state(simple, at + k))
+            scan.writes(path, simple, shown, _state(simple, at + k))
         if unknown_args:
             scan.writes(None, simple, f"{shown} run by {unknown_args}", _UNKNOWN)
     elif name in OUTPUT_OPTIONS or name == "uniq":
@@ -825,10 +847,11 @@ def _rm_recursive(words: tuple[str, ...]) -> bool:
     return False
 
 
-def _path_arguments(name: str, words: tuple[str, ...]) -> list[int]:
-    """The indexes in *words* of a writing command's path arguments."""
+def _path_arguments(name: str, words: tuple[str, ...]) -> list[tuple[int, str]]:
+    """A writing command's path arguments: each one's index in *words* and its path (the
+    value of `--target-directory=DIR`, the word itself otherwise)."""
     not_path = _VALUE_NOT_PATH.get(name, frozenset())
-    out: list[int] = []
+    out: list[tuple[int, str]] = []
     first = name in _FIRST_NOT_PATH
     options = True
     i = 1
@@ -839,12 +862,12 @@ def _path_arguments(name: str, words: tuple[str, ...]) -> list[int]:
             options = False
             continue
         if options and w.startswith("-") and w != "-":
-            option, eq, _ = w.partition("=")
+            option, eq, value = w.partition("=")
             if option in _VALUE_PATH and not eq and i < len(words):
-                out.append(i)  # `-t DIR`
+                out.append((i, words[i]))  # `-t DIR`
                 i += 1
-            elif option in _VALUE_PATH:
-                out.append(i - 1)  # `--target-directory=DIR`: its value, checked whole
+            elif option in _VALUE_PATH and eq:
+                out.append((i - 1, value))  # `--target-directory=DIR`
             elif option in not_path:
                 i += 0 if eq else 1
             if name in _FIRST_NOT_PATH and option == "--reference":
@@ -853,18 +876,18 @@ def _path_arguments(name: str, words: tuple[str, ...]) -> list[int]:
         if first:
             first = False  # chmod's mode, chown's owner
             continue
-        out.append(i - 1)
+        out.append((i - 1, w))
     return out
 
 
-def _tee_paths(words: tuple[str, ...]) -> list[int]:
+def _tee_paths(words: tuple[str, ...]) -> list[tuple[int, str]]:
     out = []
     options = True
     for i, w in enumerate(words[1:], 1):
         if options and w == "--":
             options = False
         elif not (options and w.startswith("-") and w != "-"):
-            out.append(i)
+            out.append((i, w))
     return out
 
 

@@ -176,6 +176,8 @@ class _Ctx(NamedTuple):
     redirects: tuple[Redirect, ...] = ()
     through: tuple[str, ...] = ()
     depth: int = 0
+    # Variables a `bash -c` was started with (`BASH_ENV=x bash -c 'ls'`): its commands'.
+    assigns: tuple[str, ...] = ()
 
 
 class _Word(NamedTuple):
@@ -802,7 +804,7 @@ class _Reader:
             substituted=ctx.substituted,
             background=ctx.background,
             expanded=tuple(expanded),
-            assigns=tuple(assigns),
+            assigns=ctx.assigns + tuple(assigns),
             through=ctx.through,
             upstream=ctx.upstream,
         )
@@ -837,6 +839,9 @@ class _Reader:
             name = simple.words[0]
             if name in UNREAD_COMMANDS:
                 self.fail(UNREAD_COMMANDS[name])
+                break
+            if name == "hash" and any(w[:1] == "-" and "p" in w for w in simple.words[1:]):
+                self.fail("`hash -p` changes what a name runs")
                 break
             inner = self.through(simple)
             if inner is None:
@@ -875,7 +880,8 @@ class _Reader:
                     assigns.append(w)
                 elif w in _ENV_VALUED:
                     if w in ("-C", "--chdir") and i + 1 < n:
-                        cwd = _moved(cwd, words[i + 1])
+                        known = i + 1 not in simple.expanded
+                        cwd = _moved(cwd, words[i + 1]) if known else None
                     i += 1
                 elif w.startswith(("--unset=", "-u")) or w in _ENV_FLAGS:
                     pass
@@ -1022,6 +1028,7 @@ class _Reader:
                 redirects=simple.redirects,
                 through=(*simple.through, os.path.basename(words[0])),
                 depth=ctx.depth + 1,
+                assigns=simple.assigns,
             )
             self.block(tree.root_node.children, simple.cwd, inner)
             return simple.cwd
@@ -1054,8 +1061,8 @@ def _cd(simple: Simple) -> str | None:
     """The cwd after a `cd`, `pushd` or `popd`: `cd DIR` goes to DIR (lexically, as bash's
     logical `cd` does); `cd` alone, `cd ~`, `cd -`, `cd $X`, `popd` → unknown."""
     words = simple.words
-    if words[0] == "popd":
-        return None
+    if words[0] == "popd" or (words[0] == "pushd" and any(w[:1] in "+-" for w in words[1:])):
+        return None  # the directory stack: where it leads is not known
     args = [k for k in range(1, len(words)) if words[k] not in ("-L", "-P", "-e", "-@")]
     if args and words[args[0]] == "--":
         args = args[1:]
