@@ -188,6 +188,11 @@ class TestReadShell:
             ("BASH_ENV=./x bash -c ls", "bash -c ls"),
             ("env BASH_ENV=./x sh -c ls", "env LANG=C sh -c ls"),
             ("hash -p ./x ls; ls", "type ls; ls"),
+            ("printf -v PATH %s /tmp; ls", "printf %s /tmp; ls"),
+            ("echo ${CDPATH:=/tmp}; cd sub; ls", "echo ${CDPATH:-/tmp}; cd sub; ls"),
+            ("echo $((i++))", "echo $((i+1))"),
+            ("sort -no sorted a.py", "sort -n a.py"),
+            ("rg -nz TODO", "rg -n TODO"),
             ("env GIT_PAGER=sh git log", "env LC_ALL=C git log"),
             ("tree -o listing.txt", "tree"),
             ("sort -o sorted a.py", "sort a.py"),
@@ -264,6 +269,8 @@ class TestReadShell:
             ("cat <(curl x)", Class.NETWORK, "cat x"),
             ("bash -c 'curl x'", Class.NETWORK, "bash -c 'cat x'"),
             ("/usr/bin/curl x", Class.NETWORK, "/bin/cat x"),
+            ("cat < /dev/tcp/host/80", Class.NETWORK, "cat < a.py"),
+            ("echo x > /dev/udp/host/53", Class.NETWORK, "echo x > /dev/null"),
             # Recursive delete.
             ("rm -r build", Class.RECURSIVE_DELETE, "rm build"),
             ("rm -rf build", Class.RECURSIVE_DELETE, "rm -f build"),
@@ -350,6 +357,9 @@ class TestReadShell:
             ("cat a.py | tee /tmp/x", "cat a.py | tee x"),
             ("cat a.py | tee -a ~/.bashrc", "cat a.py | tee -a .bashrc"),
             ("sort -o ~/x a.py", "sort -o x a.py"),
+            ("sort -no /tmp/x a.py", "sort -no x a.py"),
+            ("sort --output /tmp/x a.py", "sort --output=x a.py"),
+            ("tree -o /tmp/x", "tree -o x"),
             ("uniq a.py /tmp/b", "uniq a.py b"),
             ("ls | xargs rm", "ls | xargs cat"),
             ("find . -exec touch {} +", "find . -exec cat {} +"),
@@ -689,6 +699,12 @@ class TestProtected:
 
 
 class TestSedScriptReadsOnly:
+    def test_scripts_are_checked_joined_as_sed_runs_them(self, project: Project) -> None:
+        """`-e` scripts are joined with newlines before they run: `a\\` then `w x` is text
+        appended, not a write; `1{` then `w x` is a write."""
+        assert project.read("sed -n -e '1a\\' -e 'w x' a.py").read_only
+        assert not project.read("sed -n -e '1{' -e 'w x' -e '}' a.py").read_only
+
     @pytest.mark.parametrize(
         "script",
         ["p", "1,20p", "/x/p", "/a/,/b/{p;q}", "$p", "5q", "s/a/b/gp", "s|a|b|2p", "y/ab/cd/",

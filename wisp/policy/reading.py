@@ -111,6 +111,7 @@ READ_ONLY_EXCEPT: Mapping[str, tuple[str, ...]] = {
     "date": ("-s", "--set"),  # sets the clock
     "file": ("-C", "--compile"),  # writes a magic file
     "grep": ("--pre",),
+    "printf": ("-v",),  # sets a shell variable: `printf -v PATH …` moves every later command
 }
 
 # Read-only commands' options that name a file they write (checked like a redirection).
@@ -161,6 +162,8 @@ NETWORK_COMMANDS = frozenset(
         "brew", "apt", "apt-get", "yum", "dnf", "ncat", "netcat", "socat", "uvx", "bunx",
     }
 )  # fmt: skip
+# bash opens a connection for a redirection to these (`cat < /dev/tcp/host/80`).
+NETWORK_DEVICES = ("/dev/tcp/", "/dev/udp/")
 # Commands that reach the network with one of these subcommands (package installs and
 # publishes, git's remote operations, image pulls).
 NETWORK_SUBCOMMANDS: Mapping[str, frozenset[str]] = {
@@ -191,6 +194,7 @@ _PYTHON = re.compile(r"python[0-9.]*")
 _PIP = re.compile(r"^pip[0-9.]+$")  # pip3.12 is pip
 # What runs the text it is handed: an interpreter, or the shell's own `eval` and `source`.
 RUNS_TEXT = INTERPRETERS | {"eval", "source", "."}
+_SUBSTITUTION = re.compile(r"\$\((?!\()|`")  # `$(…)` or backticks, not `$((…))`
 _DOWNLOAD_WORD = re.compile(r"\b(curl|wget)\b")
 
 # Commands that run what follows as another user.
@@ -429,12 +433,16 @@ def _options(words: tuple[str, ...]) -> list[str]:
 
 
 def _has_option(words: tuple[str, ...], options: Iterable[str]) -> bool:
+    """Whether one of *options* is given: a long one by prefix (`--output=f`, GNU's
+    abbreviations), a short one anywhere in a cluster (`-no`; a letter in another option's
+    value counts too: the safe side)."""
     for w in _options(words):
         for o in options:
-            if w == o or (o.startswith("--") and w.startswith(o)):
+            if o.startswith("--"):
+                if w.startswith(o):
+                    return True
+            elif not w.startswith("--") and o[1] in w[1:]:
                 return True
-            if not o.startswith("--") and not w.startswith("--") and w.startswith(o):
-                return True  # `-ofile`, `-o` first in a cluster
     return False
 
 
@@ -589,7 +597,8 @@ def read_sed(words: tuple[str, ...]) -> _Sed:
         positional.append(i - 1)
     if not scripts and not from_file and positional:
         scripts.append(words[positional.pop(0)])
-    safe = all(sed_script_reads_only(s) for s in scripts)
+    # sed joins its scripts with newlines: checked as it runs them.
+    safe = sed_script_reads_only("\n".join(scripts))
     read_only = quiet and not in_place and not from_file and not unknown and safe
     return _Sed(read_only, in_place, tuple(positional))
 
@@ -719,7 +728,7 @@ def reads_only(simple: Simple) -> bool:
         return False
     if any(r.writes for r in simple.redirects):
         return False
-    if any("$(" in simple.words[k] or "`" in simple.words[k] for k in simple.expanded):
+    if any(_SUBSTITUTION.search(simple.words[k]) for k in simple.expanded):
         return False
     return command_reads_only(simple)
 
@@ -814,7 +823,7 @@ def _scan_command(
 
 
 def _option_values(words: tuple[str, ...], options: Iterable[str]) -> list[str]:
-    """The values given to *options* (`-o F`, `-oF`, `--output=F`, `--output F`)."""
+    """The values given to *options* (`-o F`, `-oF`, `-no F`, `--output=F`, `--output F`)."""
     out = []
     names = tuple(options)
     i = 1
@@ -824,14 +833,19 @@ def _option_values(words: tuple[str, ...], options: Iterable[str]) -> list[str]:
         if w == "--":
             break
         for o in names:
-            if w == o:
-                if i < len(words):
+            if o.startswith("--"):
+                if w == o and i < len(words):
                     out.append(words[i])
                     i += 1
-            elif o.startswith("--") and w.startswith(o + "="):
-                out.append(w[len(o) + 1 :])
-            elif not o.startswith("--") and w.startswith(o) and not w.startswith("--"):
-                out.append(w[len(o) :])
+                elif w.startswith(o + "="):
+                    out.append(w[len(o) + 1 :])
+            elif w.startswith("-") and not w.startswith("--") and o[1] in w[1:]:
+                rest = w[w.index(o[1], 1) + 1 :]  # in a cluster: the rest, or the next word
+                if rest:
+                    out.append(rest)
+                elif i < len(words):
+                    out.append(words[i])
+                    i += 1
     return out
 
 
@@ -950,6 +964,8 @@ def read_shell(
     for simple in parsed.commands:
         before = len(scan.findings)
         for redirect in simple.redirects:
+            if (redirect.target or "").startswith(NETWORK_DEVICES):
+                scan.find(Class.NETWORK, f"`{redirect.op} {redirect.target}` reaches the network")
             if redirect.writes:
                 state = _PLAIN if redirect.target is not None else _UNKNOWN
                 word = redirect.target if redirect.target is not None else redirect.raw

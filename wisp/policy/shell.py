@@ -124,6 +124,10 @@ _SHELL_VALUED = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
 MAX_NESTING = 8
 NESTED_TOO_DEEP = "constructs nested deeper than the policy reads"
 
+# The operators of an expansion or arithmetic that set a variable.
+_ASSIGNING = frozenset(
+    {"=", ":=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "^=", "|=", "++", "--"}
+)
 _WRITE_OPS = frozenset({">", ">>", "&>", "&>>", ">|"})
 _NO_FILE = "/dev/null"  # a write there writes no file
 _GLOB_CHARS = frozenset("*?[")
@@ -613,6 +617,8 @@ class _Reader:
         if kind == "concatenation":
             return self.concatenation(node, cwd, ctx)
         if kind in ("simple_expansion", "expansion", "arithmetic_expansion", "brace_expression"):
+            if kind != "simple_expansion" and _assigns_a_variable(node):
+                self.fail("an expansion that sets a variable (`${X:=…}`, `$((X=…))`)")
             self.substitutions(node, cwd, ctx)
             return _Word(raw, True)
         if kind == "command_substitution":
@@ -1069,6 +1075,20 @@ def _cd(simple: Simple) -> str | None:
     if len(args) != 1 or args[0] in simple.expanded:
         return None
     return _moved(simple.cwd, words[args[0]])
+
+
+def _assigns_a_variable(node: Node) -> bool:
+    """Whether an expansion sets a shell variable (`${X=v}`, `${X:=v}`, `$((X=1))`, `$((i++))`)
+    for the commands after it — `${CDPATH:=/tmp}` would move every later `cd`. Substitutions
+    inside run in a subshell of their own: not looked into."""
+    stack = list(node.children)
+    while stack:
+        n = stack.pop()
+        if not n.is_named and n.type in _ASSIGNING:
+            return True
+        if n.type not in ("command_substitution", "process_substitution"):
+            stack.extend(n.children)
+    return False
 
 
 def _changes_directory(node: Node) -> bool:
