@@ -16,17 +16,17 @@ expanded (a directory listing) to check what it matches. Nothing else is read; n
 # functions are the right tool (pathlib would re-resolve and re-spell them).
 # ruff: noqa: PTH117, PTH118, PTH119, PTH206, PTH207
 
-from __future__ import annotations
+# No `from __future__ import annotations`: typing.NamedTuple compiles each string annotation
+# into a ForwardRef as the class is made, ~1 ms for these records at every hook's start.
 
 import fnmatch
-import glob
 import os
 import re
 from collections.abc import Iterable, Mapping
 from enum import StrEnum
 from typing import Any, NamedTuple
 
-from wisp.policy.shell import SHELLS, Line, Simple, parse_line
+from wisp.policy.shell import BRACE_PATTERN, SHELLS, Line, Simple, parse_line
 
 
 class Effect(StrEnum):
@@ -190,12 +190,12 @@ NETWORK_BARE = frozenset({"yarn", "pnpm"})  # alone they install
 # Downloaders, and what running their output means: a shell or an interpreter.
 DOWNLOADERS = frozenset({"curl", "wget"})
 INTERPRETERS = SHELLS | {"python", "python3", "perl", "ruby", "node", "php", "lua", "pwsh"}
-_PYTHON = re.compile(r"python[0-9.]*")
-_PIP = re.compile(r"^pip[0-9.]+$")  # pip3.12 is pip
+
 # What runs the text it is handed: an interpreter, or the shell's own `eval` and `source`.
 RUNS_TEXT = INTERPRETERS | {"eval", "source", "."}
-_SUBSTITUTION = re.compile(r"\$\((?!\()|`")  # `$(…)` or backticks, not `$((…))`
-_DOWNLOAD_WORD = re.compile(r"\b(curl|wget)\b")
+# Patterns, compiled on first use (re's cache) rather than as the module loads.
+SUBSTITUTION_PATTERN = r"\$\((?!\()|`"  # `$(…)` or backticks, not `$((…))`
+DOWNLOAD_PATTERN = r"\b(curl|wget)\b"
 
 # Commands that run what follows as another user.
 PRIVILEGE_COMMANDS = frozenset({"sudo", "su", "doas", "pkexec", "run0"})
@@ -329,6 +329,11 @@ def protected(path: str, project: str | None, sensitive: Iterable[str] = SENSITI
 # -- one command --------------------------------------------------------------------------
 
 
+class _State(NamedTuple):
+    known: bool  # a plain word, or a glob (expanded to check)
+    glob: bool  # a glob the shell expands
+
+
 class _Finding(NamedTuple):
     cls: Class
     why: str
@@ -372,14 +377,8 @@ class _Scan:
                 self.notes.append(f"{what} writes `{path}`: {why}")
 
 
-class _State(NamedTuple):
-    known: bool  # a plain word, or a glob (expanded to check)
-    glob: bool  # a glob the shell expands
-
-
 _PLAIN = _State(True, False)
 _UNKNOWN = _State(False, False)
-_BRACES = re.compile(r"\{[^{}]*(,|\.\.)[^{}]*\}")
 
 
 def _state(simple: Simple, index: int) -> _State:
@@ -388,7 +387,7 @@ def _state(simple: Simple, index: int) -> _State:
     if index not in simple.expanded:
         return _PLAIN
     word = simple.words[index]
-    if "$" in word or "`" in word or word.startswith("~") or _BRACES.search(word):
+    if "$" in word or "`" in word or word.startswith("~") or re.search(BRACE_PATTERN, word):
         return _UNKNOWN
     return _State(True, True) if _globbed(word) else _UNKNOWN
 
@@ -403,6 +402,8 @@ def _expand(word: str, cwd: str | None) -> list[str | None]:
     base = resolve(word, cwd)
     if base is None:
         return [None]
+    import glob  # only a line that writes a glob lists a directory
+
     matches: list[str | None] = []
     try:
         for k, match in enumerate(glob.iglob(base)):
@@ -412,6 +413,11 @@ def _expand(word: str, cwd: str | None) -> list[str | None]:
     except (ValueError, UnicodeError, OSError):
         return [None]
     return matches or [base]
+
+
+def _versioned(name: str, program: str) -> bool:
+    """Whether *name* is *program* or a versioned one (`python3.12`, `pip3`)."""
+    return name.startswith(program) and all(c in "0123456789." for c in name[len(program) :])
 
 
 def _name(simple: Simple) -> str:
@@ -728,7 +734,7 @@ def reads_only(simple: Simple) -> bool:
         return False
     if any(r.writes for r in simple.redirects):
         return False
-    if any(_SUBSTITUTION.search(simple.words[k]) for k in simple.expanded):
+    if any(re.search(SUBSTITUTION_PATTERN, simple.words[k]) for k in simple.expanded):
         return False
     return command_reads_only(simple)
 
@@ -777,7 +783,7 @@ def _scan_command(
         return
     if name in NETWORK_COMMANDS:
         scan.find(Class.NETWORK, f"{shown} reaches the network")
-    subs = NETWORK_SUBCOMMANDS.get(_PIP.sub("pip", name))
+    subs = NETWORK_SUBCOMMANDS.get("pip" if _versioned(name, "pip") else name)
     if subs is not None:
         # The subcommand: git's past its global options; for the others the first or second
         # word that is not an option (`npm --prefix x install`: an option's value first).
@@ -786,7 +792,7 @@ def _scan_command(
         if sub is not None or (not candidates and name in NETWORK_BARE):
             said = f"`{name} {sub}`" if sub else shown
             scan.find(Class.NETWORK, f"{said} reaches the network")
-    pip = _PYTHON.fullmatch(name) and len(words) > 3 and words[1:3] == ("-m", "pip")
+    pip = _versioned(name, "python") and len(words) > 3 and words[1:3] == ("-m", "pip")
     if pip and words[3] in ("install", "download"):
         scan.find(Class.NETWORK, f"`{name} -m pip {words[3]}` reaches the network")
     if name == "rm" and _rm_recursive(words):
@@ -913,11 +919,11 @@ def _pipe_to_shell(scan: _Scan, simple: Simple) -> None:
         inner = _privileged_at(simple.words, simple.command_at, len(simple.words))
         if inner < len(simple.words):
             names.append(os.path.basename(simple.words[inner]))
-    runner = next((n for n in names if n in RUNS_TEXT or _PYTHON.fullmatch(n)), None)
+    runner = next((n for n in names if n in RUNS_TEXT or _versioned(n, "python")), None)
     if runner is None:
         return
     for k in simple.expanded:  # `bash <(curl …)`, `sh -c "$(curl …)"`, `eval "$(wget …)"`
-        found = _DOWNLOAD_WORD.search(simple.words[k])
+        found = re.search(DOWNLOAD_PATTERN, simple.words[k])
         if found and ("$(" in simple.words[k] or "(" in simple.words[k] or "`" in simple.words[k]):
             scan.find(
                 Class.PIPE_TO_SHELL,
