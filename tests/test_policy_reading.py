@@ -364,6 +364,8 @@ class TestReadShell:
             ("ls | xargs rm", "ls | xargs cat"),
             ("find . -exec touch {} +", "find . -exec cat {} +"),
             ("bash -c 'touch /tmp/x'", "bash -c 'touch x'"),
+            ("bash -c '' > /tmp/x", "bash -c '' > x"),
+            ("bash -c 'cd /' > /tmp/x", "bash -c 'cd /' > x"),
             ("for d in a; do cd $d; touch x; done", "for d in a; do touch x; done"),
             ("env -C $X touch f", "env -C d touch f"),
             ("pushd +1 && touch f", "pushd d && touch f"),

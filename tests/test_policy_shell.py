@@ -400,6 +400,8 @@ class TestParseLine:
             ("(( x++ ))", "arithmetic"),
             ("for ((i=0; i<3; i++)); do ls; done", "arithmetic"),
             ("> f", "no command"),
+            ("{} > f", "empty group"),
+            ("case x in esac > f", "no command"),
             ("command eval ls", "eval"),
             ("timeout 5 exec ls", "exec"),
             ("bash -c 'eval ls'", "eval"),

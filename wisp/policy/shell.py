@@ -349,6 +349,9 @@ class _Reader:
             if first is None or first.type != "{":
                 self.fail("an arithmetic command `(( … ))`")
                 return cwd
+            if not any(c.is_named and c.type != "comment" for c in node.children):
+                self.fail("an empty group `{}`, which bash runs as a command named `{}`")
+                return cwd
             return self.block(node.children, cwd, ctx)
         if kind == "negated_command":
             return self.block(node.children, cwd, ctx)
@@ -489,7 +492,12 @@ class _Reader:
             return cwd
         if extra_words:
             self.fail("words after a redirection of a compound command")
-        return self.statement(body, cwd, inner)
+        start = len(self.out)
+        after = self.statement(body, cwd, inner)
+        if own and len(self.out) == start:
+            # `{} > f` still opens f: with no command to carry it, the write would be lost.
+            self.fail("a redirection around no command")
+        return after
 
     def conditional(self, node: "Node", cwd: str | None, ctx: _Ctx) -> str | None:
         """`if`/`case`: which branch runs is not known, so a `cd` in one makes the cwd after
@@ -1044,7 +1052,10 @@ class _Reader:
                 depth=ctx.depth + 1,
                 assigns=simple.assigns,
             )
+            start = len(self.out)
             self.block(tree.root_node.children, simple.cwd, inner)
+            if len(self.out) == start:
+                self.out.append(simple)  # `bash -c '' > f`: the shell itself carries the write
             return simple.cwd
         fed = [r.op for r in simple.redirects if r.op in ("<<", "<<-", "<<<")]
         if fed:
