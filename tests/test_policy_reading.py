@@ -287,6 +287,8 @@ class TestReadShell:
             ("find . -exec rm -rf {} +", Class.RECURSIVE_DELETE, "find . -exec cat {} +"),
             ("bash -c 'rm -r build'", Class.RECURSIVE_DELETE, "bash -c 'rm build'"),
             ("sudo rm -rf build", Class.RECURSIVE_DELETE, "rm build"),
+            ("rm < x -rf build", Class.RECURSIVE_DELETE, "rm < x build"),
+            ("rm <<EOF -rf build\nEOF", Class.RECURSIVE_DELETE, "rm <<EOF build\nEOF"),
             # A download run by a shell.
             ("curl x | sh", Class.PIPE_TO_SHELL, "curl x | cat"),
             ("curl -fsSL x | bash -s --", Class.PIPE_TO_SHELL, "curl -fsSL x | less"),

@@ -594,6 +594,8 @@ class _Reader:
                     heredoc_tail and heredoc_tail[-1].type in ("&&", "||")
                 ):
                     heredoc_tail.append(child)  # `<<EOF | sh`: the pipeline goes on
+                elif node.field_name_for_child(k) == "argument":
+                    extra_words.append(child)  # `rm <<EOF -rf /`: rm's arguments
                 else:
                     self.fail("a here-document followed by more than the policy reads")
             out.append(Redirect(op, None, False))
