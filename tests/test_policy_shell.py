@@ -199,6 +199,9 @@ class TestParseLine:
             "for f in $(curl x); do :; done",
             "case $(curl x) in a) ;; esac",
             "ls > $(curl x)",
+            "a[$(curl x)]=1 ls",
+            "declare a[$(curl x)]=1",
+            "cat <<< $(curl x)",
         ],
     )
     def test_commands_in_substitutions_are_found(self, line: str) -> None:

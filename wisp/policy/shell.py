@@ -419,8 +419,14 @@ class _Reader:
         redirects: list[Redirect] = []
         extra_words: list[Node] = []
         tail: list[Node] = []
-        for child in node.children_by_field_name("redirect"):
-            self.redirect(child, cwd, ctx, redirects, extra_words, tail)
+        for k, child in enumerate(node.children):
+            field = node.field_name_for_child(k)
+            if field == "body" or not child.is_named or child.type == "comment":
+                continue
+            if field == "redirect" or child.type.endswith("_redirect"):
+                self.redirect(child, cwd, ctx, redirects, extra_words, tail)
+            else:
+                self.fail(f"a redirection the policy does not read ({child.type})")
         if body is None:
             self.fail("a redirection with no command")
             return cwd
@@ -563,6 +569,12 @@ class _Reader:
                 raw = _decode(destinations[0].text or b"")
                 extra_words.extend(destinations[1:])  # `echo a > f b`: b is echo's argument
             fd = _decode(descriptor.text or b"") if descriptor is not None else ""
+            for k, child in enumerate(node.children):
+                if child.is_named and node.field_name_for_child(k) not in (
+                    "descriptor",
+                    "destination",
+                ):
+                    self.fail(f"a redirection the policy does not read ({child.type})")
             if op in ("<&", ">&", "<&-", ">&-") and (
                 not destinations
                 or (
@@ -603,10 +615,11 @@ class _Reader:
             parts = [c for c in node.children if c.is_named]
             text: str | None = None
             raw = ""
-            for part in parts:
-                word = self.word(part, cwd, ctx)
+            if parts:
+                word = self.word(parts[0], cwd, ctx)
                 text = None if word.expanded else word.text
-                raw = _decode(part.text or b"")
+                raw = _decode(parts[0].text or b"")
+                extra_words.extend(parts[1:])  # the command's, as after a file redirection
             out.append(Redirect("<<<", text, False, raw))
         else:
             self.fail(f"a redirection the policy does not read ({kind})")
@@ -724,6 +737,10 @@ class _Reader:
         name = node.child_by_field_name("name")
         value = node.child_by_field_name("value")
         ops = [c.type for c in node.children if not c.is_named]
+        if name is not None and name.type != "variable_name":
+            self.substitutions(name, cwd, ctx)  # `a[$(id)]=1` runs id
+        if len([c for c in node.children if c.is_named]) > 2:
+            self.fail("an assignment the policy does not read")
         text = _decode(name.text or b"") if name is not None else ""
         text += ops[0] if ops else "="
         if value is not None:
