@@ -341,6 +341,8 @@ class TestReadShell:
             ("mv a.py ../../", "mv a.py ../"),
             ("ln -s a.py ~/link", "ln -s a.py link"),
             ("touch out/x", "touch in/x"),
+            ("touch out/../x", "touch in/../x"),
+            ("cd out && touch ../x", "cd in && touch ../x"),
             ("mkdir -p /tmp/x", "mkdir -p x"),
             ("mkdir -m 700 ~/x", "mkdir -m 700 x"),
             ("rm /etc/hosts", "rm a.py"),
@@ -441,6 +443,12 @@ class TestReadShell:
     def test_each_finding_says_why_in_words(self, project: Project, line: str, reason: str) -> None:
         """Every must-ask finding carries a reason a person reads."""
         assert reason in project.read(line).must_ask
+
+    def test_a_write_through_a_link_names_where_it_leads(self, project: Project) -> None:
+        """A write through a link pointing out names both the path and where it leads."""
+        reading = project.read("touch out/x")
+        spelled = f"`{project.cwd / 'out' / 'x'}` (through a link: `{project.outside / 'x'}`)"
+        assert f"`touch` writes {spelled}, outside the project" in reading.must_ask
 
     def test_a_write_outside_names_the_resolved_path(self, project: Project) -> None:
         """The reason names the absolute path the write reaches, `cd`s applied."""
@@ -606,11 +614,21 @@ class TestReadTool:
 
     @pytest.mark.parametrize(
         "path",
-        ["../../x", "/etc/hosts", "~/x", "out/x", "{outside}/x", "{root}/../x", "{root}x/y"],
+        [
+            "../../x",
+            "/etc/hosts",
+            "~/x",
+            "out/x",
+            "out/../x",
+            "{outside}/x",
+            "{root}/../x",
+            "{root}x/y",
+        ],
     )
     def test_an_edit_outside_the_project_is_must_ask(self, project: Project, path: str) -> None:
         """An edit outside the tree — by `..`, absolute, `~`, through a link in the project
-        pointing out, a sibling whose name starts with the project's — is WRITE_OUTSIDE."""
+        pointing out (`out/../x` too: the system takes `..` from where the link leads), a
+        sibling whose name starts with the project's — is WRITE_OUTSIDE."""
         spelled = path.format(root=project.root, outside=project.outside)
         reading = read_tool(Effect.EDIT, (spelled,), str(project.cwd), str(project.root))
         assert Class.WRITE_OUTSIDE in reading.classes, reading

@@ -255,15 +255,27 @@ GLOB_MATCHES_MAX = 1000
 
 
 def resolve(path: str, cwd: str | None) -> str | None:
-    """*path* made absolute against *cwd* and normalised lexically; None when it cannot be
-    known (relative with an unknown cwd, `~…`)."""
+    """*path* made absolute against *cwd*, NOT normalised: the system resolves `out/../x`
+    from where the link `out` leads, so :func:`inside` needs it as written (the shown and
+    recorded form is `os.path.normpath` of it). None when it cannot be known (relative with
+    an unknown cwd, `~…`)."""
     if not path or path.startswith("~"):
         return None
     if not os.path.isabs(path):
         if cwd is None:
             return None
         path = os.path.join(cwd, path)
-    return os.path.normpath(path)
+    return path
+
+
+def _spelled(path: str) -> str:
+    """An absolute path for the person: normalised, and where it really leads when a link
+    takes it elsewhere."""
+    shown = os.path.normpath(path)
+    real = _real(path)
+    if real is None or real == shown:
+        return f"`{shown}`"
+    return f"`{shown}` (through a link: `{real}`)"
 
 
 def _under(path: str, root: str) -> bool:
@@ -281,7 +293,8 @@ def _real(path: str) -> str | None:
 
 def inside(path: str, project: str | None) -> bool:
     """Whether absolute *path* lies inside *project*: both lexically and once symlinks are
-    followed (`os.path.realpath`), so a link in the project pointing out is outside."""
+    followed (`os.path.realpath`, `..` after a link taken from where it leads, as the system
+    does), so a link in the project pointing out is outside."""
     if project is None:
         return False
     root = os.path.normpath(project)
@@ -366,15 +379,18 @@ class _Scan:
             if path is None:
                 self.find(Class.WRITE_OUTSIDE, f"{what} writes `{word}`, a path wisp cannot know")
                 continue
-            if path not in self.written:
-                self.written.append(path)
+            shown = os.path.normpath(path)
+            if shown not in self.written:
+                self.written.append(shown)
             if not inside(path, self.project):
-                self.find(Class.WRITE_OUTSIDE, f"{what} writes `{path}`, outside the project")
+                self.find(
+                    Class.WRITE_OUTSIDE, f"{what} writes {_spelled(path)}, outside the project"
+                )
                 continue
             why = protected(path, self.project, self.sensitive)
-            if why is not None and path not in self.protected:
-                self.protected.append(path)
-                self.notes.append(f"{what} writes `{path}`: {why}")
+            if why is not None and shown not in self.protected:
+                self.protected.append(shown)
+                self.notes.append(f"{what} writes `{shown}`: {why}")
 
 
 _PLAIN = _State(True, False)
@@ -409,7 +425,7 @@ def _expand(word: str, cwd: str | None) -> list[str | None]:
         for k, match in enumerate(glob.iglob(base)):
             if k >= GLOB_MATCHES_MAX:
                 return [None]
-            matches.append(os.path.normpath(match))
+            matches.append(match)
     except (ValueError, UnicodeError, OSError):
         return [None]
     return matches or [base]
@@ -1032,17 +1048,18 @@ def read_tool(
     guarded: list[str] = []
     notes: list[str] = []
     for path in paths:
-        absolute = resolve(path, cwd)
-        if absolute is None:
+        joined = resolve(path, cwd)
+        if joined is None:
             classes.add(Class.WRITE_OUTSIDE)
             must_ask.append(f"the edit writes `{path}`, a path wisp cannot know")
             continue
+        absolute = os.path.normpath(joined)
         written.append(absolute)
-        if not inside(absolute, project):
+        if not inside(joined, project):
             classes.add(Class.WRITE_OUTSIDE)
-            must_ask.append(f"the edit writes `{absolute}`, outside the project")
+            must_ask.append(f"the edit writes {_spelled(joined)}, outside the project")
             continue
-        reason = protected(absolute, project, sensitive)
+        reason = protected(joined, project, sensitive)
         if reason is not None:
             classes.add(Class.OTHER)
             guarded.append(absolute)
