@@ -221,8 +221,19 @@ _FIRST_NOT_PATH = frozenset({"chmod", "chown"})  # their first word is a mode or
 _UNIQ_VALUED = frozenset({"-f", "-s", "-w", "--skip-fields", "--skip-chars", "--check-chars"})
 
 # Variables that may be set for a read-only command: they change only how it prints.
-SAFE_ASSIGNMENTS = frozenset({"LANG", "LANGUAGE", "TZ", "NO_COLOR", "CLICOLOR", "COLUMNS"})
+SAFE_ASSIGNMENTS = frozenset(
+    {"LANG", "LANGUAGE", "TZ", "NO_COLOR", "CLICOLOR", "COLUMNS", "FORCE_COLOR", "CI"}
+)
 _SAFE_PREFIX = "LC_"
+# Variables safe with these values only: agents turn pagers and prompts off this way
+# (`GIT_PAGER=cat git log`), while `GIT_PAGER=sh` would run a program.
+SAFE_ASSIGNMENT_VALUES: Mapping[str, frozenset[str]] = {
+    "PAGER": frozenset({"cat", ""}),
+    "GIT_PAGER": frozenset({"cat", ""}),
+    "MANPAGER": frozenset({"cat", ""}),
+    "TERM": frozenset({"dumb"}),
+    "GIT_TERMINAL_PROMPT": frozenset({"0"}),
+}
 
 # Inside the project, places whose files a harness, an editor, git or the shell runs or
 # obeys by themselves: an edit there is asked (never the in-project rule), a shell write
@@ -697,9 +708,12 @@ def _subs(words: tuple[str, ...]) -> list[str]:
 
 
 def _assignment_safe(assignment: str, bare: bool) -> bool:
-    name = assignment.partition("=")[0].rstrip("+")
+    name, _, value = assignment.partition("=")
     if name in SAFE_ASSIGNMENTS or name.startswith(_SAFE_PREFIX):
         return True
+    if value in SAFE_ASSIGNMENT_VALUES.get(name, ()):
+        return True
+    name = name.rstrip("+")
     # A shell variable of lower case set alone (`f=src/x; cat $f`) reaches no program's
     # environment (none is exported under such a name) and no shell setting.
     return bare and name == name.lower()
