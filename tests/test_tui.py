@@ -1274,7 +1274,7 @@ class TestHosts:
 
     def test_a_host_name_is_never_an_option(self) -> None:
         """A host that ssh could read as an option is refused before anything runs."""
-        from wisp.tui._link import LinkError
+        from wisp.relay.hosts import LinkError
 
         with pytest.raises(LinkError):
             default_relays(["-oProxyCommand=evil"], "ssh -- {host} wisp relay")

@@ -81,6 +81,7 @@ _HOMES = {
     "THREAD_PREFIX": "wisp.stores.factids",
     "UnknownFact": "wisp.stores.threadfacts",
     "WAITING": "wisp.agents.session",
+    "answerable_now": "wisp._answering",
     "check_deadline": "wisp._deadlines",
     "collecting": "wisp.agents.session",
     "contradicted": "wisp.kinds.fact",
@@ -93,6 +94,7 @@ _HOMES = {
     "is_legacy": "wisp.audit.reader",
     "known_event": "wisp.audit.reader",
     "load_config": "wisp.stores.config",
+    "look_up": "wisp._answering",
     "loosens": "wisp.stores.config",
     "new_fact_id": "wisp.stores.factids",
     "open_channel": "wisp._home",
@@ -106,7 +108,15 @@ _HOMES = {
 }
 
 if _typing.TYPE_CHECKING:
-    from wisp._answering import Answerer, AnswerFate, AnswerReport, Inbox, wait_until
+    from wisp._answering import (
+        Answerer,
+        AnswerFate,
+        AnswerReport,
+        Inbox,
+        answerable_now,
+        look_up,
+        wait_until,
+    )
     from wisp._asking import Asker
     from wisp._deadlines import Cancel, DeadlineError, check_deadline, deadline_range
     from wisp._doctor import diagnose, send_test
@@ -260,6 +270,7 @@ __all__ = [
     "StoreError",
     "UnknownFact",
     "__version__",
+    "answerable_now",
     "check_deadline",
     "collecting",
     "contradicted",
@@ -272,6 +283,7 @@ __all__ = [
     "is_legacy",
     "known_event",
     "load_config",
+    "look_up",
     "loosens",
     "new_fact_id",
     "open_channel",

@@ -157,10 +157,20 @@ class LiveInbox:
 
     # --- lifecycle -----------------------------------------------------------------------
 
-    def start(self, channel: Channel) -> list[Status]:
-        """Watch *channel* (open on this home) and its home; the statuses waiting now."""
-        self._observation = self._observe_home()
-        return self._follow(channel)
+    def start(self, channel: Channel | None = None) -> list[Status]:
+        """Watch *channel* (open on this home; None: the view opens its own) and its home;
+        the statuses waiting now. The view holds the channel from then on, and closes it as
+        it closes (raises :class:`pending.PendingError` if the channel cannot be used)."""
+        own = channel is None
+        if channel is None:
+            channel = open_channel(self.home)
+        try:
+            self._observation = self._observe_home()
+            return self._follow(channel)
+        except BaseException:
+            if own:
+                channel.close()
+            raise
 
     def _observe_home(self) -> Observation:
         """Watch the home, and the directory that holds it for the home's name (see the

@@ -12,16 +12,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from wisp._extras import install_hint
+from wisp.relay.hosts import LinkError, check_hosts, host_argv
 from wisp.routes.notify import OSC9_TERMINALS, OSC99_TERMINALS
-from wisp.tui._link import (
-    SSH_RELAY,
-    Link,
-    LinkError,
-    check_hosts,
-    hello_line,
-    host_argv,
-    local_link,
-)
+from wisp.tui._link import SSH_RELAY, Link, hello_line, local_link
 
 __all__ = ["EXIT_CRASHED", "TuiError", "exit_status", "notify_sequence", "run"]
 

@@ -35,6 +35,7 @@ from textual.widgets import DataTable, Footer, Input, Static
 from pending import Kind, State, parse_time
 from wisp._text import cut_path, one_line, visible
 from wisp.kinds import view, views
+from wisp.relay.hosts import LOCAL, check_hosts, host_argv
 from wisp.relay.protocol import (
     Answered,
     AnswerLine,
@@ -53,17 +54,8 @@ from wisp.relay.protocol import (
 from wisp.routes.notify import osc9, osc99
 from wisp.tui._dialogs import Choice, Dialog, dialog_for, hand_on
 from wisp.tui._driver import hang_up_safe
-from wisp.tui._link import (
-    Link,
-    check_hosts,
-    describe_exit,
-    hello_line,
-    host_argv,
-    local_argv,
-    local_link,
-)
+from wisp.tui._link import Link, describe_exit, hello_line, local_argv, local_link
 from wisp.tui._model import (
-    LOCAL,
     Message,
     Waiting,
     age,
