@@ -37,7 +37,7 @@ FACE_MAY_IMPORT = {
     "wisp._text": "text made visible, wrapped (pure)",
     "wisp._render": "how a request reads, its JSON shape (pure)",
     "wisp._lines": "lines split, an overlong one skipped (pure)",
-    "wisp._extras": "which extra adds a face (pure)",
+    "wisp._errors": "the application's error root (WispError) and which extra adds a face",
 }
 # The CLI also imports its typer-free half (what runs before typer loads) and the faces it
 # starts (`wisp relay`, `wisp tui`, `wisp mcp`, `wisp web`), by their packages' front doors.
@@ -295,7 +295,7 @@ class TestApplication:
 HELPERS = {
     "wisp._deadlines",
     "wisp._entry",
-    "wisp._extras",
+    "wisp._errors",
     "wisp._home",
     "wisp._lines",
     "wisp._startup",

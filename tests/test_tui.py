@@ -25,7 +25,7 @@ from textual.widgets import DataTable
 
 from pending import Channel, ServerLock, State
 from wisp import ApprovalGate, Asker, Notifier, QuestionAsker
-from wisp._extras import install_hint
+from wisp._errors import install_hint
 from wisp.tui import notify_sequence
 from wisp.tui._app import HELP_KEYS, STALE_SHOWN_S, WispTui, default_relays, help_text
 from wisp.tui._dialogs import CommandDialog, FactDialog, QuestionDialog

@@ -80,6 +80,7 @@ _HOMES = {
     "StoreError": "wisp.stores.jsonstore",
     "THREAD_PREFIX": "wisp.stores.factids",
     "UnknownFact": "wisp.stores.threadfacts",
+    "WispError": "wisp._errors",
     "WAITING": "wisp.agents.session",
     "answerable_now": "wisp._answering",
     "check_deadline": "wisp._deadlines",
@@ -121,6 +122,7 @@ if _typing.TYPE_CHECKING:
     from wisp._deadlines import Cancel, DeadlineError, check_deadline, deadline_range
     from wisp._doctor import diagnose, send_test
     from wisp._entry import EntryPoint
+    from wisp._errors import WispError
     from wisp._home import current_user, open_channel, wisp_home
     from wisp._live import ChannelBack, ChannelGone, Found, HomeGone, LiveInbox
     from wisp.agents.session import (
@@ -269,6 +271,7 @@ __all__ = [
     "StartError",
     "StoreError",
     "UnknownFact",
+    "WispError",
     "__version__",
     "answerable_now",
     "check_deadline",

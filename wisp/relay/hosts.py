@@ -12,6 +12,8 @@ import re
 import shlex
 from collections.abc import Sequence
 
+from wisp import WispError
+
 LOCAL = "local"  # the host label of the relay (the channel) on this machine
 
 # A host name as ssh takes it: user@host, a name, an address; never an option.
@@ -20,7 +22,7 @@ _HOST_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.@%:\[\]-]{0,252}")
 __all__ = ["LOCAL", "LinkError", "check_host", "check_hosts", "host_argv"]
 
 
-class LinkError(Exception):
+class LinkError(WispError):
     """A relay cannot be started as asked; the message says why and what to do."""
 
 

@@ -11,7 +11,8 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from wisp._extras import install_hint
+from wisp import WispError
+from wisp._errors import install_hint
 from wisp.relay.hosts import LinkError, check_hosts, host_argv
 from wisp.routes.notify import OSC9_TERMINALS, OSC99_TERMINALS
 from wisp.tui._link import SSH_RELAY, Link, hello_line, local_link
@@ -22,7 +23,7 @@ ITERM2 = "iTerm2"  # the terminal's name in the notifier's table
 EXIT_CRASHED = 2  # the TUI stopped on an error of its own (never 0: nothing was done)
 
 
-class TuiError(Exception):
+class TuiError(WispError):
     """The TUI cannot start as asked; the message says why and what to do."""
 
 
