@@ -103,12 +103,6 @@ FACE_EXCEPTIONS = {
     ("wisp/relay/_relay.py", "pending"): "Channel, the type of the channel the relay is "
     "handed (it opens it through the facade, `open_channel`, and reads it only through "
     "the Answerer and the LiveInbox)",
-    ("wisp/tui/__init__.py", "wisp.routes.notify"): "which terminals show a notification "
-    "sequence: the terminal route's table (OSC9_TERMINALS, OSC99_TERMINALS)",
-    ("wisp/tui/_app.py", "wisp.routes.notify"): "the notification sequences themselves "
-    "(osc9, osc99): the terminal route's words",
-    ("wisp/tui/_link.py", "wisp.routes.subproc"): "the TUI starts `wisp relay` as wisp "
-    "starts every Python child of its own (`-P`, in `/`, its environment)",
 }
 
 

@@ -75,6 +75,7 @@ _HOMES = {
     "Route": "wisp.routes.notify",
     "SESSION_PREFIX": "wisp.stores.factids",
     "SETTINGS": "wisp.stores.config",
+    "SAFE_CWD": "wisp.routes.subproc",
     "STORED_SCOPES": "wisp.stores.grants",
     "StartError": "wisp.agents.session",
     "StoreError": "wisp.stores.jsonstore",
@@ -84,6 +85,7 @@ _HOMES = {
     "WAITING": "wisp.agents.session",
     "answerable_now": "wisp._answering",
     "check_deadline": "wisp._deadlines",
+    "child_env": "wisp.routes.subproc",
     "collecting": "wisp.agents.session",
     "contradicted": "wisp.kinds.fact",
     "current_user": "wisp._home",
@@ -101,9 +103,12 @@ _HOMES = {
     "open_channel": "wisp._home",
     "parse_since": "wisp.audit.reader",
     "parse_value": "wisp.stores.config",
+    "python_module": "wisp.routes.subproc",
     "read_log": "wisp.audit.reader",
     "send_test": "wisp._doctor",
     "set_setting": "wisp.stores.config",
+    "terminal_notice": "wisp.routes.terminal",
+    "terminal_notifies": "wisp.routes.terminal",
     "wait_until": "wisp._answering",
     "wisp_home": "wisp._home",
 }
@@ -161,6 +166,8 @@ if _typing.TYPE_CHECKING:
         Route,
         default_notifier,
     )
+    from wisp.routes.subproc import SAFE_CWD, child_env, python_module
+    from wisp.routes.terminal import terminal_notice, terminal_notifies
     from wisp.stores.config import (
         SETTINGS,
         Config,
@@ -209,6 +216,7 @@ __all__ = [
     "EVENTS",
     "PERMANENT_PREFIX",
     "ROUTES",
+    "SAFE_CWD",
     "SESSION_PREFIX",
     "SETTINGS",
     "STORED_SCOPES",
@@ -275,6 +283,7 @@ __all__ = [
     "__version__",
     "answerable_now",
     "check_deadline",
+    "child_env",
     "collecting",
     "contradicted",
     "current_user",
@@ -292,9 +301,12 @@ __all__ = [
     "open_channel",
     "parse_since",
     "parse_value",
+    "python_module",
     "read_log",
     "send_test",
     "set_setting",
+    "terminal_notice",
+    "terminal_notifies",
     "wait_until",
     "wisp_home",
 ]

@@ -21,6 +21,7 @@ from collections.abc import AsyncIterator, Mapping
 import attrs
 
 from pending import Via
+from wisp import SAFE_CWD, child_env, python_module
 from wisp.relay.hosts import LOCAL
 from wisp.relay.protocol import (
     Effect,
@@ -31,7 +32,6 @@ from wisp.relay.protocol import (
     effect_kinds,
     encode,
 )
-from wisp.routes.subproc import SAFE_CWD, child_env, python_module
 
 READ_CHUNK = 64 * 1024
 STDERR_LINES = 20  # the last lines of a relay's stderr, kept to say why it ended
