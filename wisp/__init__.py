@@ -82,7 +82,7 @@ _HOMES = {
     "THREAD_PREFIX": "wisp.stores.factids",
     "UnknownFact": "wisp.stores.threadfacts",
     "WispError": "wisp._errors",
-    "WAITING": "wisp.agents.session",
+    "WAITING": "wisp.kinds._view",
     "answerable_now": "wisp._answering",
     "check_deadline": "wisp._deadlines",
     "child_env": "wisp.routes.subproc",
@@ -131,7 +131,6 @@ if _typing.TYPE_CHECKING:
     from wisp._home import current_user, open_channel, wisp_home
     from wisp._live import ChannelBack, ChannelGone, Found, HomeGone, LiveInbox
     from wisp.agents.session import (
-        WAITING,
         AgentSession,
         NotFiled,
         NotOurs,
@@ -153,7 +152,7 @@ if _typing.TYPE_CHECKING:
     )
     from wisp.audit.writer import AuditEvent, AuditLogUnsafe
     from wisp.kinds._asker import Applier, Ending
-    from wisp.kinds._view import ANSWERABLE
+    from wisp.kinds._view import ANSWERABLE, WAITING
     from wisp.kinds.command_gate import Approval, ApprovalGate, ApprovalOutcome
     from wisp.kinds.fact import contradicted
     from wisp.kinds.fact_keeper import FactKeeper, KeepRequest, KeepState
