@@ -176,6 +176,20 @@ class TestTheErrorTree:
         assert other.remedy is not None and "wisp doctor" in other.remedy
 
 
+class TestTheHooksDenySortsByClass:
+    def test_a_watch_a_limit_stopped_is_not_the_channels_fault(self) -> None:
+        """A hook's deny tells a watch a resource limit stopped (CannotFollow.shortage) by
+        its attribute: said as it is, with the limit and no `wisp doctor`; the same error
+        with the channel at fault (the control) sends the person to `wisp doctor`."""
+        from wisp.agents.gate import failure_reason
+
+        short = CannotFollow("r1", OSError(errno.EMFILE, "Too many open files"))
+        said = failure_reason(short)
+        assert said == str(short) and "ulimit -n" in said and "wisp doctor" not in said
+        other = failure_reason(CannotFollow("r1", OSError(errno.EIO, "I/O error")))
+        assert other.startswith("the channel cannot be used") and "wisp doctor" in other
+
+
 class TestNoDecisionByWords:
     @pytest.mark.parametrize(
         "path", sorted(WISP.rglob("*.py")), ids=lambda p: str(p.relative_to(ROOT))
