@@ -42,7 +42,7 @@ from pending import (
     loads_strict,
     parse_time,
 )
-from wisp import ANSWERABLE, AnswerFate
+from wisp import ANSWERABLE, AnswerFate, WispError
 from wisp._lines import LINE_MAX_BYTES, LineSplitter, TooLong
 from wisp.kinds import views
 
@@ -239,7 +239,7 @@ VIAS: tuple[Via, ...] = (Via.RELAY, Via.TUI, Via.WEB)
 PERSON_DECISIONS: frozenset[Decision] = frozenset(d for s in KINDS.values() for d in s.decisions)
 
 
-class LineError(Exception):
+class LineError(WispError):
     """A line that is not a record of this protocol: ``code`` for programs, the message for
     people. The relay answers a front end's with :meth:`line`; a front end skips the relay's."""
 
