@@ -43,7 +43,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Iterator
 from contextlib import suppress
 from dataclasses import dataclass, field
@@ -206,7 +206,9 @@ def widest(request: dict[str, Any]) -> tuple[str, str, dict[str, Any] | None]:
     offers = (request.get("binding") or {}).get("offers")
     if not offers:
         return "exact", SCOPES[0], None
-    by_width = {o["name"]: o for o in reversed(offers.get("widths", []))}  # first of a name
+    # The last offer of a name is its widest (docs/channel.md, "Widths": for a command, the
+    # last prefix); the widths are tried widest first.
+    by_width = {o["name"]: o for o in offers.get("widths", [])}
     for name in WIDTHS:
         offer = by_width.get(name)
         if offer:
@@ -216,8 +218,8 @@ def widest(request: dict[str, Any]) -> tuple[str, str, dict[str, Any] | None]:
 
 
 def answer_argv(kind: str, request_id: str, width: str, scope: str, offer: Any) -> list[str]:
-    """The person's answer on the real CLI. Wider widths (issue 57's widths work) are given
-    with `--width NAME`, the flag that work adds; the exact call's as the CLI takes today."""
+    """The person's answer on the real CLI (docs/cli.md): a width wider than the exact call
+    with `--width NAME` and the offer's `--prefix WORDS` or `--path PATH`."""
     argv = (
         [*wisp_argv(), "tools", "approve", request_id, "--as", scope]
         if kind == "tool"
@@ -227,6 +229,8 @@ def answer_argv(kind: str, request_id: str, width: str, scope: str, offer: Any) 
         argv += ["--width", width]
         if offer and offer.get("prefix"):
             argv += ["--prefix", " ".join(offer["prefix"])]
+        if offer and offer.get("path"):
+            argv += ["--path", offer["path"]]
     return argv
 
 
@@ -238,6 +242,7 @@ class Gate:
         self.session = session
         self.env = child_env(scratch.wisp)
         self.events: queue.Queue[tuple[str, Any]] = queue.Queue()
+        self.spent: dict[str, float] = defaultdict(float)  # seconds: hook, show, approve, exit
         self.channel = Channel.open(scratch.wisp)
         self.watcher = Watcher(self.channel)
         self.watcher.start()
@@ -284,6 +289,7 @@ class Gate:
             cwd=cwd,
         )
         said: dict[str, Any] = {}
+        started = time.monotonic()
 
         def run() -> None:
             out, err = process.communicate(json.dumps(event).encode(), timeout=STEP_TIMEOUT_S)
@@ -293,11 +299,14 @@ class Gate:
         threading.Thread(target=run, daemon=True).start()
         outcome = Outcome("allow")
         kind, request = self.events.get(timeout=STEP_TIMEOUT_S)
+        self.spent["hook"] += time.monotonic() - started
         if kind == "filed":
             outcome.asked = True
             outcome.request_kind = str(request.kind)
             outcome.answer = self.answer(request.id, outcome.request_kind)
+            answered = time.monotonic()
             kind, _ = self.events.get(timeout=STEP_TIMEOUT_S)
+            self.spent["exit"] += time.monotonic() - answered
         if kind != "exit":
             raise SystemExit(f"{self.session.name} call {n}: a second request filed")
         decision = "deny" if said["code"] == 2 else "none"
@@ -311,6 +320,7 @@ class Gate:
         return outcome
 
     def answer(self, request_id: str, kind: str) -> str:
+        started = time.monotonic()
         shown = subprocess.run(
             [*wisp_argv(), "show", request_id, "--json"],
             capture_output=True,
@@ -321,7 +331,10 @@ class Gate:
         )
         width, scope, offer = widest(json.loads(shown.stdout))
         argv = answer_argv(kind, request_id, width, scope, offer)
+        shown_at = time.monotonic()
+        self.spent["show"] += shown_at - started
         _, status, said = under_pty(argv, self.env, STEP_TIMEOUT_S)
+        self.spent["approve"] += time.monotonic() - shown_at
         if status != 0:
             raise SystemExit(f"{' '.join(argv[-5:])} exited {status}: {said.strip()}")
         return " ".join(argv[len(wisp_argv()) :])
@@ -349,7 +362,7 @@ class Row:
     wisp: Outcome
 
 
-def replay(session: Session) -> Iterator[Row]:
+def replay(session: Session, spent: dict[str, float]) -> Iterator[Row]:
     person = reference.Person()
     with tempfile.TemporaryDirectory(prefix="wisp-fatigue-") as tmp:
         scratch = Scratch(session, Path(tmp))
@@ -367,6 +380,8 @@ def replay(session: Session) -> Iterator[Row]:
                 yield Row(session.name, n, call, verdict, ref_asked, gate.call(n, call))
         finally:
             gate.close()
+            for phase, seconds in gate.spent.items():
+                spent[phase] += seconds
 
 
 def what(call: dict[str, Any]) -> str:
@@ -388,13 +403,15 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit("no session matches")
     wisp, ref = Tally(), Tally()
     wisp_by_ref_class: Counter[str] = Counter()
+    unasked: Counter[str] = Counter()  # the hook's decisions on gated calls it did not ask
+    spent: dict[str, float] = defaultdict(float)
     harnesses: Counter[str] = Counter()
     started = time.monotonic()
     for session in chosen:
         harnesses[session.harness] += 1
         wisp.sessions += 1
         ref.sessions += 1
-        for row in replay(session):
+        for row in replay(session, spent):
             wisp.calls += 1
             ref.calls += 1
             v = row.verdict
@@ -404,7 +421,9 @@ def main(argv: list[str] | None = None) -> int:
             if row.wisp.asked:
                 wisp.asks += 1
                 wisp_by_ref_class[f"{v.decision}: {v.why.split(':')[0]}"] += 1
-            elif v.decision == "must-ask" and row.wisp.decision == "allow":
+            elif row.wisp.decision != "not gated":
+                unasked[row.wisp.decision] += 1
+            if not row.wisp.asked and v.decision == "must-ask" and row.wisp.decision == "allow":
                 wisp.let_through += 1
             if args.detail and (row.wisp.asked or row.ref_asked):
                 mark = "  " if row.wisp.asked == row.ref_asked else "≠ "
@@ -434,6 +453,8 @@ def main(argv: list[str] | None = None) -> int:
         }
         if name == "wisp":
             line["asks_by_reference_class"] = dict(wisp_by_ref_class.most_common())
+            line["gated_not_asked"] = dict(unasked)
+            line["seconds_by_phase"] = {k: round(v, 1) for k, v in spent.items()}
         else:
             line["asks_by_class"] = dict(tally.by_class.most_common())
         line["seconds"] = round(took, 1)
