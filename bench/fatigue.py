@@ -350,6 +350,9 @@ class Tally:
     let_through: int = 0
     sessions: int = 0
     by_class: Counter[str] = field(default_factory=Counter)
+    # per harness: its calls and this policy's asks
+    harness_calls: Counter[str] = field(default_factory=Counter)
+    harness_asks: Counter[str] = field(default_factory=Counter)
 
 
 @dataclass
@@ -413,13 +416,17 @@ def main(argv: list[str] | None = None) -> int:
         ref.sessions += 1
         for row in replay(session, spent):
             wisp.calls += 1
+            wisp.harness_calls[session.harness] += 1
+            ref.harness_calls[session.harness] += 1
             ref.calls += 1
             v = row.verdict
             if row.ref_asked:
                 ref.asks += 1
+                ref.harness_asks[session.harness] += 1
                 ref.by_class[f"{v.decision}: {v.why.split(':')[0]}"] += 1
             if row.wisp.asked:
                 wisp.asks += 1
+                wisp.harness_asks[session.harness] += 1
                 wisp_by_ref_class[f"{v.decision}: {v.why.split(':')[0]}"] += 1
             elif row.wisp.decision != "not gated":
                 unasked[row.wisp.decision] += 1
@@ -448,6 +455,14 @@ def main(argv: list[str] | None = None) -> int:
             "calls": tally.calls,
             "sessions": tally.sessions,
             "harnesses": dict(harnesses),
+            "by_harness": {
+                h: {
+                    "calls": n,
+                    "asks": tally.harness_asks[h],
+                    "asks_per_100": round(100 * tally.harness_asks[h] / n, 1),
+                }
+                for h, n in tally.harness_calls.items()
+            },
             "must_ask_let_through": tally.let_through,
             "ratio_to_reference": round(per_100 / base, 2) if base else None,
         }
