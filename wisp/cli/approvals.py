@@ -169,7 +169,9 @@ def grants(
     as_json: Annotated[bool, typer.Option("--json", help="A JSON array on stdout.")] = False,
 ) -> None:
     """Standing approvals (project and always) your answers have made, and the session
-    approvals kept for an agent's session (until it ends, or 24 hours)."""
+    approvals kept for an agent's session (until it ends, or 24 hours): each with what it
+    covers (the exact call, or its pattern: `npm test *`, edits to a file, edits in a
+    project), its scope, where it reaches, and the request and person it came from."""
     # The grants store and the ID lookup are imported by the commands that use them: a
     # listing of approvals pays for neither (issue 23).
     from wisp import GrantsError, GrantStore
@@ -180,20 +182,24 @@ def grants(
     except GrantsError as exc:
         fail(str(exc))
     show_rows(
-        [g.to_json() for g in found],
+        [{**g.to_json(), "width": g.width.value, "pattern": g.pattern} for g in found],
         (
             Column(header="GRANT", role=Role.KEY),
             Column(header="SCOPE"),
-            Column(header="COMMAND", role=Role.FLEX),
+            Column(header="WIDTH"),
+            Column(header="COVERS", role=Role.FLEX),
             Column(header="WHERE", role=Role.FIELD, label="where"),
+            Column(header="FROM", role=Role.FIELD, label="from"),
             Column(header="GRANTED", role=Role.FIELD, label="granted"),
         ),
         [
             (
                 g.name,
                 g.scope,
-                [("command", g.command), *([("with", g.options)] if g.options else [])],
+                g.width,
+                [("covers", g.pattern), *([("with", g.options)] if g.options else [])],
                 _where(g.project, g.thread),
+                f"request {g.request} by {g.user}",
                 format_time(g.granted_at),
             )
             for g in found
@@ -231,7 +237,7 @@ def revoke(
         chosen = unique(
             typed,
             (
-                (g.id, f"{g.scope}: {visible(one_line(g.command, 40))}")
+                (g.id, f"{g.scope}: {visible(one_line(g.pattern, 40))}")
                 for g in store.list(sessions=True)
                 if g.id is not None
             ),
@@ -246,7 +252,7 @@ def revoke(
         refuse(
             f"no grant {chosen} any more: `wisp approvals grants` lists your standing approvals."
         )
-    say(f"revoked {removed.id}: {visible(removed.command)} will be asked about again.")
+    say(f"revoked {removed.id}: {visible(removed.pattern)} will be asked about again.")
 
 
 def _print_verdict(
