@@ -203,7 +203,7 @@ class Grant(NamedTuple):
             "request": self.request,
             "user": self.user,
         }
-        if self.kind is Kind.TOOL:
+        if self.kind is Kind.TOOL and self.width is Width.EXACT:
             assert self.input is not None
             data.update(kind=self.kind.value, tool=self.tool, input=json.loads(self.input))
         if self.thread is not None:
