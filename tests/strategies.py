@@ -48,18 +48,22 @@ widths = st.one_of(
     st.builds(lambda p: {"name": "file", "path": p}, _paths),
     st.builds(lambda p: {"name": "project", "path": p}, _paths),
 )
-offers = st.none() | st.just(
-    {"mustAsk": ["it reaches the network"], "widths": [{"name": "exact", "scopes": ["once"]}]}
-) | st.builds(
-    lambda wide, scopes: {
-        "mustAsk": [],
-        "widths": [
-            {"name": "exact", "scopes": ["once", "session", "project", "always"]},
-            *({**w, "scopes": scopes} for w in wide),
-        ],
-    },
-    st.lists(widths, max_size=3, unique_by=lambda w: json.dumps(w, sort_keys=True)),
-    _wide_scopes,
+offers = (
+    st.none()
+    | st.just(
+        {"mustAsk": ["it reaches the network"], "widths": [{"name": "exact", "scopes": ["once"]}]}
+    )
+    | st.builds(
+        lambda wide, scopes: {
+            "mustAsk": [],
+            "widths": [
+                {"name": "exact", "scopes": ["once", "session", "project", "always"]},
+                *({**w, "scopes": scopes} for w in wide),
+            ],
+        },
+        st.lists(widths, max_size=3, unique_by=lambda w: json.dumps(w, sort_keys=True)),
+        _wide_scopes,
+    )
 )
 
 servers = st.builds(
