@@ -508,3 +508,51 @@ class TestTheParser:
         from wisp.policy.shell import parse_line
 
         assert grant_words(parse_line(line, "/srv")) == words
+
+
+class TestTheTui:
+    """The TUI's command dialog over a real relay: `w` steps through the widths offered."""
+
+    def test_w_then_a_approves_the_command_width_and_must_ask_takes_y_only(
+        self, home: Path, asker: Asker, channel: Channel
+    ) -> None:
+        """On a request offering `npm test *`, `w` then `a` answers always for it; on a
+        must-ask call `a` is refused in the dialog (nothing sent), saying why, and `y` is
+        taken."""
+        from test_tui import said, select, tui
+
+        from wisp.tui._dialogs import CommandDialog
+
+        gate = ApprovalGate(asker, timeout_s=60)
+        wide = gate.file("npm test", "/srv", widths=Widths(prefixes=(("npm", "test"),)))
+        must = gate.file("curl x", "/srv", widths=Widths(must_ask=NETWORK))
+
+        async def body(app: Any, pilot: Any) -> None:
+            from test_tui import until
+
+            await select(app, pilot, wide.id)
+            await pilot.press("enter")
+            dialog = app.screen
+            assert isinstance(dialog, CommandDialog)
+            assert "[w]idth: this call" in dialog.keys_text()
+            await pilot.press("w")
+            assert "[w]idth: npm test *" in dialog.keys_text()
+            await pilot.press("a")
+            await until(pilot, lambda: said(app, f"({wide.id}); the asker has it"))
+            await select(app, pilot, must.id)
+            await pilot.press("enter")
+            dialog = app.screen
+            assert isinstance(dialog, CommandDialog)
+            assert dialog.keys_text() == CommandDialog.MUST_ASK_KEYS
+            await pilot.press("a")
+            assert app.screen is dialog and "always is not offered" in dialog.note()
+            assert "asked every time: it reaches the network (curl)" in dialog.note()
+            await pilot.press("y")
+            await until(pilot, lambda: said(app, f"({must.id}); the asker has it"))
+
+        tui(home, body)
+        answer = channel.status(wide.id).answer
+        assert answer is not None and answer.decision == "always"
+        assert answer.width == {"name": "command", "prefix": ["npm", "test"]}
+        answer = channel.status(must.id).answer
+        assert answer is not None and (answer.decision, answer.width) == ("once", None)
