@@ -556,3 +556,89 @@ class TestTheTui:
         assert answer.width == {"name": "command", "prefix": ["npm", "test"]}
         answer = channel.status(must.id).answer
         assert answer is not None and (answer.decision, answer.width) == ("once", None)
+
+
+def _post_answer(
+    url: str, credential: str, request_id: str, form: dict[str, str]
+) -> tuple[int, str]:
+    """An answer as the paired device's page posts it (its credential, its CSRF token)."""
+    import urllib.error
+    import urllib.parse
+    import urllib.request
+
+    from wisp.web._app import CREDENTIAL_HEADER, csrf_token
+
+    body = urllib.parse.urlencode({"csrf": csrf_token(credential), **form}).encode()
+    request = urllib.request.Request(
+        f"{url}/r/{request_id}/answer",
+        data=body,
+        headers={CREDENTIAL_HEADER: credential, "Accept": "application/json"},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=30) as reply:
+            return reply.status, reply.read().decode()
+    except urllib.error.HTTPError as refused:
+        return refused.code, refused.read().decode()
+
+
+def _board(url: str, credential: str) -> str:
+    import urllib.request
+
+    from wisp.web._app import CREDENTIAL_HEADER
+
+    request = urllib.request.Request(f"{url}/board", headers={CREDENTIAL_HEADER: credential})
+    with urllib.request.urlopen(request, timeout=30) as reply:
+        return str(json.loads(reply.read())["html"])
+
+
+class TestTheWebPage:
+    """`wisp web` served for real, answered as a paired device's page posts (no browser)."""
+
+    def test_a_width_button_and_a_must_ask_call_with_once_only(
+        self, home: Path, project: Path
+    ) -> None:
+        """The card offers `npm test *` for session, project or always and its Always
+        approves that width; a must-ask call's card says why and has no scope buttons, and
+        `always` posted for it anyway is refused (400, nothing written), `once` taken."""
+        from webproc import web_server
+
+        from wisp.stores.devices import DeviceStore
+
+        home.mkdir(mode=0o700, exist_ok=True)
+        store = DeviceStore(home)
+        _device, credential = store.pair(store.new_pairing()[0], "phone")
+        wide = Asking(
+            "command", str(project), '{"prefixes": [["npm", "test"]]}', "--", "npm", "test"
+        )
+        must = Asking("command", str(project), json.dumps({"mustAsk": NETWORK}), "--", "curl", "x")
+        with Channel.open(home) as channel:
+            digests = {a.id: channel.status(a.id).request.binding_digest for a in (wide, must)}
+        with web_server(home) as server:
+            shown = _board(server.url, credential)
+            wide_card, must_card = (
+                shown.split(f'id="r-{a.id}"')[1].split('id="r-')[0] for a in (wide, must)
+            )
+            assert "or approve `npm test *` (this command with any arguments) for" in wide_card
+            assert "This session" in wide_card and "Always" in wide_card
+            assert "Asked every time: it reaches the network (curl)" in must_card
+            assert "This session" not in must_card and "Approve once" in must_card
+            width = json.dumps({"name": "command", "prefix": ["npm", "test"]})
+            code, said = _post_answer(
+                server.url,
+                credential,
+                wide.id,
+                {
+                    "digest": digests[wide.id],
+                    "kind": "command",
+                    "decision": "always",
+                    "width": width,
+                },
+            )
+            assert code == 200, said
+            form = {"digest": digests[must.id], "kind": "command", "decision": "always"}
+            code, said = _post_answer(server.url, credential, must.id, form)
+            assert code == 400 and "asked every time" in said, said
+            code, said = _post_answer(server.url, credential, must.id, {**form, "decision": "once"})
+            assert code == 200, said
+        assert wide.verdict()["width"] == "command"
+        assert must.verdict()["scope"] == "once"
