@@ -109,4 +109,13 @@ def _decision(typed: str, answering: Answering) -> Decision:
 
 
 def _render(kind_view: KindView, decision: Decision) -> "Callable[[AnswerReport], None]":
-    return render_command_or_question(kind_view.answered_word(decision))
+    word = kind_view.answered_word(decision)
+
+    def said(report: "AnswerReport") -> str:
+        """The kind's word for the answer, and its width when wider than the exact call."""
+        from pending import EXACT_WIDTH, answer_width, width_words
+
+        named = answer_width(report.answer.width)
+        return word if named == EXACT_WIDTH else f"{word} for {width_words(named)}"
+
+    return render_command_or_question(said)
