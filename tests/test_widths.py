@@ -642,3 +642,21 @@ class TestTheWebPage:
             assert code == 200, said
         assert wide.verdict()["width"] == "command"
         assert must.verdict()["scope"] == "once"
+
+
+class TestTheMcpDialog:
+    def test_a_must_ask_command_says_so_and_is_approved_once_only(
+        self, asker: Asker, channel: Channel
+    ) -> None:
+        """The elicitation gives once or no (offered to every call); a must-ask call's dialog
+        says why it is asked every time, a plain one says nothing of it (the control)."""
+        from wisp.mcp._dialog import command_dialog
+
+        gate = ApprovalGate(asker, timeout_s=30)
+        must = gate.file("curl x", "/srv", widths=Widths(must_ask=NETWORK))
+        plain = gate.file("make", "/srv", widths=Widths(prefixes=(("make",),)))
+        dialog = command_dialog(must)
+        assert "asked every time: it reaches the network (curl)" in dialog.message
+        assert "asked every time" not in command_dialog(plain).message
+        enum = dialog.schema["properties"]["answer"]["enum"]
+        assert len(enum) == 2  # approve once, deny: nothing wider
