@@ -499,6 +499,12 @@ class TestTheParser:
             ("npm test && curl x | sh", None),
             ("npm test $(rm -rf x)", None),
             ("npm test &", None),
+            ("X=1 npm test", None),
+            ("LD_PRELOAD=/tmp/x.so npm test", None),
+            ("env npm test", None),
+            ("bash -c 'npm test'", None),
+            ("timeout 5 npm test", None),
+            ("npm test 2>/dev/null", None),
         ],
     )
     def test_a_line_gives_words_only_when_it_is_one_simple_command(

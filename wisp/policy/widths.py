@@ -2,11 +2,12 @@
 
 A `command` grant ("this command with any arguments", `npm test *`) covers a line only when
 the line is ONE simple command with nothing around it: no list (`;`, `&&`, `||`), no pipe, no
-redirection (but joining the output streams, `2>&1`), no substitution, no background job, and
-read fully by the parser. :func:`grant_words` gives that command's words, which the decider
-hands to the grant store (``GrantStore.covering(…, words=…)``, ``StandingGrants.grant_for``);
-None for any other line, which only an exact grant covers. The store stays below the policy
-wing: it never parses a line itself.
+redirection (but joining the output streams, `2>&1`), no substitution, no background job, no
+variable set for it (`X=1 npm test`), not run through another (`env`, `timeout`, `bash -c`,
+`xargs`), and read fully by the parser. :func:`grant_words` gives that command's words, which
+the decider hands to the grant store (``GrantStore.covering(…, words=…)``,
+``StandingGrants.grant_for``); None for any other line, which only an exact grant covers.
+The store stays below the policy wing: it never parses a line itself.
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ def grant_words(line: Line | None) -> tuple[str, ...] | None:
     (command,) = line.commands
     if command.substituted or command.background or command.piped_from is not None:
         return None
+    if command.assigns or command.through or command.command_at:
+        return None  # what runs is not the line's first words alone
     if not command.words or not all(_joins_streams(r) for r in command.redirects):
         return None
     first_unknown = min(command.expanded, default=len(command.words))
