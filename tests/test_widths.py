@@ -666,3 +666,36 @@ class TestTheMcpDialog:
         assert "asked every time" not in command_dialog(plain).message
         enum = dialog.schema["properties"]["answer"]["enum"]
         assert len(enum) == 2  # approve once, deny: nothing wider
+
+
+class TestTheDecidersLookUp:
+    def test_covering_call_matches_widths_and_never_a_must_ask_call(
+        self, asker: Asker, channel: Channel, project: Path
+    ) -> None:
+        """What the decision asks (StandingGrants.covering_call, not audited): a `command`
+        grant by the line's words as the parser reads them, an edits grant by the paths
+        edited; a must-ask call by none of them."""
+        from wisp.policy.shell import parse_line
+
+        gate = ApprovalGate(asker, timeout_s=30)
+        request = gate.file("npm test", str(project), widths=Widths(prefixes=(("npm", "test"),)))
+        answer_with(channel, request.id, "session", {"name": "command", "prefix": ["npm", "test"]})
+        gate.verdict(asker.wait(request.id))
+        approve_edit(asker, channel, project, project / "a.py", "project", "project")
+
+        def shell(line: str, **kw: Any) -> Any:
+            words = grant_words(parse_line(line, str(project)))
+            return gate.covering_call(
+                cwd=str(project), thread=None, command=line, words=words, **kw
+            )
+
+        assert shell("npm test -u") is not None
+        assert shell("npm test; rm -rf x") is None
+        assert shell("npm test > ~/x") is None
+        assert shell("npm testx") is None
+        assert shell("npm test -u", must_ask=True) is None
+        b = str(project / "b.py")
+        edit = {"cwd": str(project), "thread": None, "tool": "Write", "tool_input": {}}
+        assert gate.covering_call(**edit, edits=(b,)) is not None
+        assert gate.covering_call(**edit, edits=("/etc/passwd",)) is None
+        assert gate.covering_call(**edit, edits=(b,), must_ask=True) is None

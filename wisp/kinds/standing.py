@@ -139,6 +139,49 @@ class StandingGrants:
         fields = {"kind": Kind.COMMAND.value, "command": command, "cwd": cwd}
         return None if grant is None else self._audited(grant, fields)
 
+    def covering_call(
+        self,
+        *,
+        cwd: str,
+        thread: str | None,
+        command: str | None = None,
+        options: Mapping[str, Any] | None = None,
+        tool: str | None = None,
+        tool_input: Mapping[str, Any] | None = None,
+        words: tuple[str, ...] | None = None,
+        edits: tuple[str, ...] = (),
+        must_ask: bool = False,
+    ) -> Grant | None:
+        """The grant that lets a call run at once — a shell call's *command* (this gate's
+        session, a project's, always, a session approval kept for *thread*; exact, or a
+        `command` grant on *words*: :func:`wisp.policy.widths.grant_words`), or *tool* with
+        *tool_input* (exact, or a `file` or `project` grant on *edits*, the absolute paths
+        it edits) — or None: the same lookup as :meth:`grant_in_thread` and
+        :meth:`grant_for_tool`, NOT audited (the decision that asks it writes the call's one
+        record). A *must_ask* call is covered by no grant."""
+        if must_ask:
+            return None
+        if command is None:
+            assert tool is not None
+            wide = next((g for g in self._session_wide if g.covers_edits(edits, cwd)), None)
+            if wide is not None:
+                return wide
+            try:
+                return self.grants.covering_tool(
+                    tool, tool_input or {}, cwd, thread=thread, edits=edits
+                )
+            except Exception:  # a damaged store grants nothing: the person is asked instead
+                return None
+        grant = self._covering(command, cwd, options, words)
+        if grant is not None or thread is None or not coverable(options):
+            return grant
+        try:
+            return self.grants.covering_in_thread(
+                command, cwd, thread, options=options, words=words
+            )
+        except Exception:  # a damaged store grants nothing: the person is asked instead
+            return None
+
     def program_changes(
         self, command: str, cwd: str, thread: str | None, options: Mapping[str, Any] | None
     ) -> str | None:
