@@ -185,7 +185,7 @@ def question_answered(report: AnswerReport) -> str:
 
 
 WIDTH_HELP = (
-    "How wide the approval reaches, if the request offers it (`wisp approvals show ID` says "
+    "How wide the approval reaches, if the request offers it (`wisp show ID` says "
     "what it offers): exact (the default: this call), command (this command with any "
     "arguments: its first words), file (edits to this file), project (edits in this "
     "project). Not for once; a call asked every time takes none."

@@ -84,8 +84,8 @@ SCOPE_HELP = (
   {APPROVE.line("3f9c0a1b2c3d4e5f")}
   {APPROVE.line("3f9c"):<46}(a unique prefix)
   {APPROVE.line("3f9c") + " --scope project":<46}(and the same command in this project)
-  {APPROVE.line("3f9c") + " --scope project --width command":<46}(and this command with any
-  {"":<46} arguments in this project)""",
+  {APPROVE.line("3f9c")} --scope project --width command
+  {"":<46}(and this command with any arguments, in this project)""",
 )
 def approve(
     request_id: Annotated[str | None, optional_id_argument(Kind.COMMAND)] = None,
