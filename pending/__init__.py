@@ -98,6 +98,8 @@ _HOMES: dict[str, tuple[str, str]] = {
     "width_json": ("pending._offers", "width_json"),
     "width_words": ("pending._offers", "width_words"),
     "WIDE_SCOPES": ("pending._offers", "WIDE_SCOPES"),
+    "MUST_ASK_MAX_REASONS": ("pending._offers", "MUST_ASK_MAX_REASONS"),
+    "PREFIX_MAX_WORDS": ("pending._offers", "PREFIX_MAX_WORDS"),
     "WatchHints": ("pending._edge", "WatchHints"),
     "Watcher": ("pending._watch", "Watcher"),
     "WrongKind": ("pending._errors", "WrongKind"),
@@ -191,6 +193,8 @@ if _typing.TYPE_CHECKING:
     from pending._names import Decision, Delivery, Kind, Outcome, Scope, State, Via, Width
     from pending._offers import EXACT as EXACT_WIDTH
     from pending._offers import (
+        MUST_ASK_MAX_REASONS,
+        PREFIX_MAX_WORDS,
         WIDE_SCOPES,
         Offer,
         Offers,
@@ -255,7 +259,9 @@ __all__ = [
     "LIVENESS_RECHECK_S",
     "LIVE_EXPIRY_GRACE_S",
     "MAX_RECORD_BYTES",
+    "MUST_ASK_MAX_REASONS",
     "POLLING_INTERVAL_S",
+    "PREFIX_MAX_WORDS",
     "SETTLED_GRACE_S",
     "STALE_TMP_AFTER_S",
     "SUBSCRIBER_BACKLOG",

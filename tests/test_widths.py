@@ -103,6 +103,19 @@ class TestWhatARequestOffers:
         outside = offers_for(Widths(edit_paths=("/etc/hosts",), project=str(project)), Kind.TOOL)
         assert outside is not None and [w["name"] for w in outside["widths"]] == ["exact", "file"]
 
+    def test_a_long_line_offers_what_a_record_holds(self) -> None:
+        """A line of a hundred commands, forty must-ask findings: the offers stay within what
+        a record may hold (the first prefixes, the first reasons), and read back."""
+        many = Widths(prefixes=tuple(("make", f"t{n}") for n in range(100)))
+        offers = offers_for(many, Kind.COMMAND)
+        assert offers is not None and len(offers["widths"]) == 1 + 8
+        binding = to_json(CommandBinding(command="make …", cwd="/", offers=offers))
+        assert from_json(binding, CommandBinding).offers == offers
+        why = tuple(f"finding {n}" for n in range(40))
+        must = offers_for(Widths(must_ask=why), Kind.COMMAND)
+        assert must is not None and len(must["mustAsk"]) == 32
+        assert from_json({**binding, "offers": must}, CommandBinding).offers == must
+
     def test_no_widths_offers_what_approvals_always_took(self) -> None:
         """A request filed without widths (an earlier build's, or an asker that gives none)
         has no `offers`, and offers every scope of the exact call."""

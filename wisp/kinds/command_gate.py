@@ -15,6 +15,8 @@ from enum import StrEnum
 from typing import Any, NamedTuple
 
 from pending import (
+    MUST_ASK_MAX_REASONS,
+    PREFIX_MAX_WORDS,
     WIDE_SCOPES,
     CommandBinding,
     Decision,
@@ -91,20 +93,28 @@ def offers_for(widths: Widths | None, kind: Kind) -> dict[str, Any] | None:
     if widths is None:
         return None
     if widths.must_ask:
-        return offers_json(must_ask_offers(tuple(widths.must_ask)))
+        why = [said for said in widths.must_ask if said][:MUST_ASK_MAX_REASONS]
+        return offers_json(must_ask_offers(tuple(why) or ("it is asked every time",)))
     offered = [Offer(width=Width.EXACT, scopes=tuple(Scope))]
     if kind is Kind.COMMAND:
-        for prefix in dict.fromkeys(tuple(p) for p in widths.prefixes if p and all(p)):
+        prefixes = (tuple(p) for p in widths.prefixes if 0 < len(p) <= PREFIX_MAX_WORDS)
+        for prefix in list(dict.fromkeys(p for p in prefixes if all(p)))[:MAX_PREFIXES_OFFERED]:
             offered.append(Offer(width=Width.COMMAND, scopes=WIDE_SCOPES, prefix=prefix))
     elif kind is Kind.TOOL:
-        edits = tuple(dict.fromkeys(p for p in widths.edit_paths if p.startswith("/")))
+        paths = (p for p in widths.edit_paths if p.startswith("/") and "\0" not in p)
+        edits = tuple(dict.fromkeys(paths))
         if len(edits) == 1:
             offered.append(Offer(width=Width.FILE, scopes=WIDE_SCOPES, path=edits[0]))
         project = widths.project
         inside = project is not None and all(_inside(e, project) for e in edits)
-        if edits and project and project.startswith("/") and inside:
+        if edits and project and project.startswith("/") and "\0" not in project and inside:
             offered.append(Offer(width=Width.PROJECT, scopes=WIDE_SCOPES, path=project))
     return offers_json(Offers(must_ask=(), widths=tuple(offered)))
+
+
+# A line with more commands than this offers the first ones' prefixes (a record offers at most
+# pending's OFFERS_MAX_WIDTHS; a person grants a handful).
+MAX_PREFIXES_OFFERED = 8
 
 
 def _inside(path: str, project: str) -> bool:
