@@ -281,6 +281,14 @@ class TestCommandGrants:
         assert store.covering("npm test -u", "/srv", words=words) is not None
         assert store.covering("npm test -u", "/srv", words=words, must_ask=True) is None
 
+    def test_revoked_it_covers_nothing_in_a_store_that_read_it(self, store: GrantStore) -> None:
+        """A long-lived gate's store, which has read wide-grants.json, sees the revoke."""
+        words = ("npm", "test", "-u")
+        grant = store.covering("npm test -u", "/srv", words=words)
+        assert grant is not None and grant.id is not None
+        assert store.revoke(grant.id) is not None
+        assert store.covering("npm test -u", "/srv", words=words) is None
+
     def test_it_is_kept_apart_from_the_exact_grants(self, store: GrantStore) -> None:
         """In wide-grants.json: grants.json (which earlier builds read as exact commands)
         holds no `npm test *` that could match the literal line."""
