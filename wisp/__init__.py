@@ -75,13 +75,17 @@ _HOMES = {
     "Route": "wisp.routes.notify",
     "SESSION_PREFIX": "wisp.stores.factids",
     "SETTINGS": "wisp.stores.config",
+    "SAFE_CWD": "wisp.routes.subproc",
     "STORED_SCOPES": "wisp.stores.grants",
     "StartError": "wisp.agents.session",
     "StoreError": "wisp.stores.jsonstore",
     "THREAD_PREFIX": "wisp.stores.factids",
     "UnknownFact": "wisp.stores.threadfacts",
-    "WAITING": "wisp.agents.session",
+    "WispError": "wisp._errors",
+    "WAITING": "wisp.kinds._view",
+    "answerable_now": "wisp._answering",
     "check_deadline": "wisp._deadlines",
+    "child_env": "wisp.routes.subproc",
     "collecting": "wisp.agents.session",
     "contradicted": "wisp.kinds.fact",
     "current_user": "wisp._home",
@@ -93,28 +97,40 @@ _HOMES = {
     "is_legacy": "wisp.audit.reader",
     "known_event": "wisp.audit.reader",
     "load_config": "wisp.stores.config",
+    "look_up": "wisp._answering",
     "loosens": "wisp.stores.config",
     "new_fact_id": "wisp.stores.factids",
     "open_channel": "wisp._home",
     "parse_since": "wisp.audit.reader",
     "parse_value": "wisp.stores.config",
+    "python_module": "wisp.routes.subproc",
     "read_log": "wisp.audit.reader",
     "send_test": "wisp._doctor",
     "set_setting": "wisp.stores.config",
+    "terminal_notice": "wisp.routes.terminal",
+    "terminal_notifies": "wisp.routes.terminal",
     "wait_until": "wisp._answering",
     "wisp_home": "wisp._home",
 }
 
 if _typing.TYPE_CHECKING:
-    from wisp._answering import Answerer, AnswerFate, AnswerReport, Inbox, wait_until
+    from wisp._answering import (
+        Answerer,
+        AnswerFate,
+        AnswerReport,
+        Inbox,
+        answerable_now,
+        look_up,
+        wait_until,
+    )
     from wisp._asking import Asker
     from wisp._deadlines import Cancel, DeadlineError, check_deadline, deadline_range
     from wisp._doctor import diagnose, send_test
     from wisp._entry import EntryPoint
+    from wisp._errors import WispError
     from wisp._home import current_user, open_channel, wisp_home
     from wisp._live import ChannelBack, ChannelGone, Found, HomeGone, LiveInbox
     from wisp.agents.session import (
-        WAITING,
         AgentSession,
         NotFiled,
         NotOurs,
@@ -136,7 +152,7 @@ if _typing.TYPE_CHECKING:
     )
     from wisp.audit.writer import AuditEvent, AuditLogUnsafe
     from wisp.kinds._asker import Applier, Ending
-    from wisp.kinds._view import ANSWERABLE
+    from wisp.kinds._view import ANSWERABLE, WAITING
     from wisp.kinds.command_gate import Approval, ApprovalGate, ApprovalOutcome
     from wisp.kinds.fact import contradicted
     from wisp.kinds.fact_keeper import FactKeeper, KeepRequest, KeepState
@@ -149,6 +165,8 @@ if _typing.TYPE_CHECKING:
         Route,
         default_notifier,
     )
+    from wisp.routes.subproc import SAFE_CWD, child_env, python_module
+    from wisp.routes.terminal import terminal_notice, terminal_notifies
     from wisp.stores.config import (
         SETTINGS,
         Config,
@@ -197,6 +215,7 @@ __all__ = [
     "EVENTS",
     "PERMANENT_PREFIX",
     "ROUTES",
+    "SAFE_CWD",
     "SESSION_PREFIX",
     "SETTINGS",
     "STORED_SCOPES",
@@ -259,8 +278,11 @@ __all__ = [
     "StartError",
     "StoreError",
     "UnknownFact",
+    "WispError",
     "__version__",
+    "answerable_now",
     "check_deadline",
+    "child_env",
     "collecting",
     "contradicted",
     "current_user",
@@ -272,14 +294,18 @@ __all__ = [
     "is_legacy",
     "known_event",
     "load_config",
+    "look_up",
     "loosens",
     "new_fact_id",
     "open_channel",
     "parse_since",
     "parse_value",
+    "python_module",
     "read_log",
     "send_test",
     "set_setting",
+    "terminal_notice",
+    "terminal_notifies",
     "wait_until",
     "wisp_home",
 ]

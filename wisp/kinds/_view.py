@@ -21,6 +21,9 @@ from wisp._text import one_line
 # asker gone, a grant or a person still able to settle it). Every other state has ended it.
 # Every face asks this, never names the states itself.
 ANSWERABLE = (State.FILED, State.HANDED_OVER)
+# The states in which a request still waits, for the person or (answered) for its asker to
+# apply the answer: the answerable ones, and answered. Every other state has ended it.
+WAITING = (State.FILED, State.ANSWERED, State.HANDED_OVER)
 
 # (label, text) rows, as listings and `wisp show` print them; a blank label continues the row
 # above. The text is not yet made visible: faces pass it through `wisp._text.visible`.
