@@ -191,6 +191,21 @@ class TestAnsweringAWidth:
         assert "`npm test *`" in str(refused.value)
         gate.asker.withdraw(request.id)
 
+    def test_an_answer_that_skipped_the_check_is_not_applied(
+        self, asker: Asker, channel: Channel
+    ) -> None:
+        """An `always` written to a must-ask request's slot by a build that could not read its
+        offers (here: published past the check) settles `failed`: the call is not approved,
+        and no grant is kept. `once` written the same way is applied (the control)."""
+        gate = ApprovalGate(asker, timeout_s=30)
+        for decision, approved in [("always", False), ("once", True)]:
+            request = gate.file("curl x", "/srv", widths=Widths(must_ask=NETWORK))
+            channel._publish_answer(channel._new_answer(request, decision, via="cli"), request)
+            approval = gate.verdict(asker.wait(request.id))
+            assert approval.approved is approved
+            assert approval.grant is None
+        assert not (channel.home / "grants.json").exists()
+
     def test_an_old_answer_is_the_exact_call(self, asker: Asker, channel: Channel) -> None:
         """An answer with no `width` approves the exact call, as answers always did: the
         grant it makes covers that command and not another with its first words."""
