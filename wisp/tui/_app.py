@@ -411,9 +411,9 @@ HELP_HEAD = "The keys of wisp tui (docs/tui.md says more)"
 HELP_DIALOGS = (
     "In a dialog: a command's y s p a (yes: once, session, project, always), w (the next "
     "width offered, which s p a give: this command with any arguments, edits to this file, "
-    "edits in this project) and n (no, with a reason if you like, then Enter); a fact's k (keep) and d (drop); a question's 1-9 or "
-    "a typed answer; Esc: later; Ctrl-C refuses at once. Approving keys wait until the whole "
-    "request has been scrolled through."
+    "edits in this project) and n (no, with a reason if you like, then Enter); a fact's k "
+    "(keep) and d (drop); a question's 1-9 or a typed answer; Esc: later; Ctrl-C refuses at "
+    "once. Approving keys wait until the whole request has been scrolled through."
 )
 HELP_BACK = "Esc, ?, F1 or q: back"
 HELP_KEY_COLUMN = 17  # the keys' column, where the table is wide enough to hold both
