@@ -39,6 +39,8 @@ class Answering(NamedTuple):
     command: str  # the command with `{id}` for the request's ID, and its required arguments
     decisions: tuple[Decision, ...]  # the decisions this command can give
     options: str = ""  # its options, as a full hint shows them (" [--scope SCOPE]")
+    # It may approve wider than the exact call (`--width`: docs/cli.md, "Widths").
+    widths: bool = False
 
     @property
     def invocation(self) -> str:

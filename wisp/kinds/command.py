@@ -32,6 +32,7 @@ class CommandView(KindView):
             command="wisp approvals approve {id}",
             decisions=tuple(Decision(s.value) for s in Scope),
             options=" [--scope SCOPE]",
+            widths=True,
         ),
         Answering(
             label="deny",

@@ -409,10 +409,11 @@ HELP_KEYS: tuple[tuple[str, str], ...] = (
 )
 HELP_HEAD = "The keys of wisp tui (docs/tui.md says more)"
 HELP_DIALOGS = (
-    "In a dialog: a command's y s p a (yes: once, session, project, always) and n (no, with "
-    "a reason if you like, then Enter); a fact's k (keep) and d (drop); a question's 1-9 or "
-    "a typed answer; Esc: later; Ctrl-C refuses at once. Approving keys wait until the whole "
-    "request has been scrolled through."
+    "In a dialog: a command's y s p a (yes: once, session, project, always), w (the next "
+    "width offered, which s p a give: this command with any arguments, edits to this file, "
+    "edits in this project) and n (no, with a reason if you like, then Enter); a fact's k "
+    "(keep) and d (drop); a question's 1-9 or a typed answer; Esc: later; Ctrl-C refuses at "
+    "once. Approving keys wait until the whole request has been scrolled through."
 )
 HELP_BACK = "Esc, ?, F1 or q: back"
 HELP_KEY_COLUMN = 17  # the keys' column, where the table is wide enough to hold both
@@ -983,6 +984,7 @@ class WispTui(App[None]):
             decision=choice.decision,
             text=choice.text,
             reason=choice.reason,
+            width=choice.width,
         )
         self.answering[item.key] = item
         self._update_row(item)
