@@ -317,7 +317,7 @@ class TestLogDecider:
         assert shown() == ["ls", "touch src/new.txt"]
         assert shown("--decider", "rule") == ["ls"]
         assert shown("--decider", "grant") == ["touch src/new.txt"]
-        said = run_wisp("log", "--decider", "rule")
+        said = run_wisp("log", "--decider", "rule", env={"COLUMNS": "400"})
         assert "allowed by rule read-only: ls — claude-code" in said.stdout
         refused = run_wisp("log", "--decider", "nobody")
         assert refused.returncode == 2 and "--decider takes one of" in refused.stderr
