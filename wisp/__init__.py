@@ -91,6 +91,7 @@ _HOMES = {
     "deadline_range": "wisp._deadlines",
     "default_notifier": "wisp.routes.notify",
     "diagnose": "wisp._doctor",
+    "exec_approval": "wisp.agents.gate",
     "ended_requests": "wisp.audit.history",
     "hello_heard": "wisp.audit.hello",
     "is_legacy": "wisp.audit.reader",
@@ -121,6 +122,7 @@ if _typing.TYPE_CHECKING:
     from wisp._entry import EntryPoint
     from wisp._home import current_user, open_channel, wisp_home
     from wisp._live import ChannelBack, ChannelGone, Found, HomeGone, LiveInbox
+    from wisp.agents.gate import exec_approval
     from wisp.agents.session import (
         WAITING,
         AgentSession,
@@ -289,6 +291,7 @@ __all__ = [
     "default_notifier",
     "diagnose",
     "ended_requests",
+    "exec_approval",
     "hello_heard",
     "is_legacy",
     "known_event",

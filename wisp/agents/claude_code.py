@@ -52,6 +52,7 @@ from wisp.agents.hookio import (
     guarded_argv,
     reads,
     shell_or_tool,
+    with_effect,
     write_said,
 )
 from wisp.agents.hookio import serve as serve_event
@@ -345,7 +346,7 @@ def _answer_call(
     # a deny where --on-timeout says so or its mode would not put an `ask` to the person.
     silence = Verdict.ASK if asks_you and on_timeout is OnTimeout.ASK else Verdict.DENY
     decided = decide_call(
-        call,
+        with_effect(HARNESS, call),
         home=home,
         client=CLIENT,
         wait_s=wait_s,

@@ -96,11 +96,17 @@ class ToolCall(NamedTuple):
     # What the person must see first (a call that asks to run outside the sandbox).
     warnings: tuple[str, ...] = ()
     tool_use_id: str | None = None
+    # What the tool does, as its harness's table says (:func:`wisp.agents.hookio.with_effect`),
+    # and the paths its input names. None: a shell call's is a shell line, any other tool's
+    # is what nobody knows (asked, never allowed by a built-in rule).
+    effect: Effect | None = None
+    paths: tuple[str, ...] = ()
 
-    def policy_call(self, harness: str, effect: Effect, paths: tuple[str, ...] = ()) -> Call:
+    def policy_call(self, harness: str) -> Call:
         """This call as the policy reads it (:class:`wisp.policy.decide.Call`): its
-        harness's name, what its harness's table says the tool does (*effect*, on *paths*),
-        and the session's project (the git root of its cwd)."""
+        harness's name, what the tool does, and the session's project (the git root of its
+        cwd)."""
+        effect = self.effect or (Effect.SHELL if self.command is not None else Effect.OTHER)
         return Call(
             harness=harness,
             session=self.session,
@@ -108,7 +114,7 @@ class ToolCall(NamedTuple):
             project=project_for(self.cwd),
             tool=self.tool,
             effect=effect,
-            paths=paths,
+            paths=self.paths,
             command=self.command,
             input=self.input,
             options=self.options,
@@ -168,17 +174,6 @@ class TooLarge(Exception):
 # --- asking ----------------------------------------------------------------------------
 
 
-def policy_call(call: ToolCall, harness: str) -> Call:
-    """*call* as the policy reads it: what the tool does is looked up in the table of the
-    harness named *harness* (:func:`wisp.agents.hookio.effect_of`; a harness wisp does not
-    know: a shell call is a shell line, any other tool does what nobody knows)."""
-    from wisp.agents.hookio import effect_of
-    from wisp.agents.hookio import harness as harness_named
-
-    effect, paths = effect_of(harness_named(harness) if harness else None, call)
-    return call.policy_call(harness, effect, paths)
-
-
 def decide_open(
     grants: StandingGrants | None,
     call: ToolCall,
@@ -194,7 +189,7 @@ def decide_open(
     refuse_too_large(call)
     call = bound_call(call)
     touch = touches_wisp(call, home)
-    asked = policy_call(call, harness)
+    asked = call.policy_call(harness)
     guard = guard_reason(touch) if touch is not None else None
     decision = decide(asked, home=home, grants=grants, guard=guard, entry_point=entry_point)
     return call, asked, touch, decision

@@ -317,6 +317,29 @@ class LogFollower:
                 return
             yield from self.reader.read()
 
+    def each_new(
+        self, take: Callable[[dict[str, Any]], None], *, on_error: Callable[[str], None]
+    ) -> LogFollower:
+        """Start following (:meth:`start`), and hand each record appended from now on (not
+        what the log holds already) to *take*, on a thread of its own that takes no signal
+        (the caller's main thread does); *on_error* is told, in words, if the log can no
+        longer be read. :meth:`close` ends it. Raises :class:`AuditLogError` if it cannot
+        start."""
+        from pending import start_thread
+
+        self.start()
+        self.backlog()  # what was recorded before: not handed on
+
+        def follow() -> None:
+            try:
+                for record in self:
+                    take(record)
+            except AuditLogError as exc:
+                on_error(str(exc))
+
+        start_thread(threading.Thread(target=follow, name="wisp-log-follow", daemon=True))
+        return self
+
     def close(self) -> None:
         self._closed = True
         self._wake.set()

@@ -128,8 +128,7 @@ def execute(
         filed_ids.append(request.id)
         told(request)
 
-    from wisp import ApprovalGate, ApprovalOutcome
-    from wisp.agents.gate import exec_approval
+    from wisp import ApprovalGate, ApprovalOutcome, exec_approval
 
     with asking(EntryPoint.APPROVALS, config) as asker:
         try:

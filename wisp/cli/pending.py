@@ -236,38 +236,31 @@ def _show_decided(home: Path, kinds: set[Kind] | None, as_json: bool) -> Callabl
     """Start showing each tool call decided without asking (a `call.decided` record of a
     rule or a grant) as the audit log records it, driven by its file events (the audit
     log's follower); what is recorded before is not shown. Returns what stops it."""
-    from pending import start_thread
     from wisp import AuditLogError, LogFollower
     from wisp._render import DECIDED_WITHOUT_ASKING, decided_json, decided_watch_line
 
+    wanted = {k.value for k in kinds} if kinds else None
+
+    def show(record: dict[str, Any]) -> None:
+        if record.get("event") != "call.decided":
+            return
+        if record.get("decider") not in DECIDED_WITHOUT_ASKING:
+            return
+        if wanted is not None and record.get("kind") not in wanted:
+            return
+        line = json_line(decided_json(record)) if as_json else safe(decided_watch_line(record))
+        with _said:
+            sys.stdout.write(line + "\n")
+            sys.stdout.flush()
+
     follower = LogFollower(home, on_warning=lambda m: tell(f"wisp: {m}"))
     try:
-        follower.start()
-        follower.backlog()  # decided before this watch: not shown
+        follower.each_new(
+            show,
+            on_error=lambda why: tell(f"wisp: calls decided without asking no longer shown: {why}"),
+        )
     except (AuditLogError, OSError, PendingError) as exc:
         follower.close()
         tell(f"wisp: calls decided without asking are not shown ({exc}).")
         return lambda: None
-    wanted = {k.value for k in kinds} if kinds else None
-
-    def show() -> None:
-        try:
-            for record in follower:
-                if record.get("event") != "call.decided":
-                    continue
-                if record.get("decider") not in DECIDED_WITHOUT_ASKING:
-                    continue
-                if wanted is not None and record.get("kind") not in wanted:
-                    continue
-                line = (
-                    json_line(decided_json(record)) if as_json else safe(decided_watch_line(record))
-                )
-                with _said:
-                    sys.stdout.write(line + "\n")
-                    sys.stdout.flush()
-        except AuditLogError as exc:
-            tell(f"wisp: calls decided without asking are no longer shown ({exc}).")
-
-    thread = threading.Thread(target=show, name="wisp-watch-decided", daemon=True)
-    start_thread(thread)  # signals blocked in it: Ctrl-C goes to the main thread
     return follower.close
