@@ -416,3 +416,83 @@ class TestToolTables:
         assert apply_patch_paths("ls") is None
         call = ToolCall(session="s", cwd="/p", tool="Bash", input={"command": line}, command=line)
         assert effect_of(harness("codex"), call) == (Effect.EDIT, ("a.py", "b/c.py"))
+
+
+# --- the permission prompt tool and `wisp exec` decide the same way ------------------------------
+
+
+class TestPermissionPromptAndExec:
+    def test_the_permission_prompt_allows_a_project_edit_and_asks_one_outside(
+        self, home: Path, project: Path, outside: Path
+    ) -> None:
+        """Claude Code's permission prompt (AgentSession) lets a Write in the project run by
+        `project-edits`, nothing filed, one record; a Write outside it is filed, and nobody
+        answering, recorded as a time-out that a must-ask class put to the person."""
+        from pending import Request, Via
+        from wisp import AgentSession
+        from wisp._home import open_channel
+        from wisp.agents.session import PermissionVerdict
+        from wisp.audit.writer import EntryPoint
+        from wisp.routes.notify import Face
+        from wisp.stores.config import load_config
+
+        session = AgentSession(
+            open_channel(home),
+            load_config(home),
+            face=Face.MCP,
+            entry_point=EntryPoint.MCP,
+            dialog_via=Via.ELICITATION,
+            client="test client",
+        )
+        try:
+            edit = {"file_path": str(project / "src" / "a.py"), "content": "x"}
+            verdict = session.ask_permission("Write", edit, str(project))
+            assert isinstance(verdict, PermissionVerdict) and verdict.allowed, verdict
+            assert "project-edits" in verdict.message
+            (record,) = decided(home)
+            assert (record["decider"], record["rule"], record["harness"]) == (
+                "rule",
+                "project-edits",
+                "claude-code",
+            )
+            far = {"file_path": str(outside / "a.txt"), "content": "x"}
+            request = session.ask_permission("Write", far, str(project))
+            assert isinstance(request, Request)
+            denied = session.permission_verdict(request, None)
+            assert not denied.allowed
+            last = decided(home)[-1]
+            assert (last["decider"], last["asked"], last["verdict"]) == (
+                "timeout",
+                "must-ask",
+                "deny",
+            )
+        finally:
+            session.close()
+
+    def test_wisp_exec_runs_a_read_only_command_without_asking(
+        self, home: Path, project: Path
+    ) -> None:
+        """`wisp exec -- ls` in a git project runs at once (the rule said so on stderr, one
+        record); `wisp exec -- rm -rf build` there is asked (and times out: 124, not run)."""
+        (project / "build").mkdir()
+        ran = subprocess.run(
+            wisp_command("exec", "--", "ls"),
+            cwd=project,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert ran.returncode == 0, ran.stderr
+        assert "build" in ran.stdout.split() and "allowed by rule read-only" in ran.stderr
+        (record,) = decided(home)
+        assert (record["decider"], record["rule"], record["command"]) == ("rule", "read-only", "ls")
+        asked = subprocess.run(
+            wisp_command("exec", "--timeout", "1", "--", "rm", "-rf", "build"),
+            cwd=project,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert asked.returncode == 124, asked.stderr
+        assert (project / "build").exists()
+        assert (decided(home)[-1]["decider"], decided(home)[-1]["asked"]) == ("timeout", "must-ask")
