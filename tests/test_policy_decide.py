@@ -418,7 +418,7 @@ class TestToolTables:
         assert effect_of(harness("codex"), call) == (Effect.EDIT, ("a.py", "b/c.py"))
 
 
-# --- the permission prompt tool and `wisp exec` decide the same way ------------------------------
+# --- the permission prompt tool and `wisp exec` decide the same way ---------------------------
 
 
 class TestPermissionPromptAndExec:
@@ -496,3 +496,86 @@ class TestPermissionPromptAndExec:
         assert asked.returncode == 124, asked.stderr
         assert (project / "build").exists()
         assert (decided(home)[-1]["decider"], decided(home)[-1]["asked"]) == ("timeout", "must-ask")
+
+
+# --- the person's rules in the order ------------------------------------------------------
+
+POLICY = """\
+[[rule]]
+name = "no-force-push"
+action = "deny"
+command = ["git", "push", "--force", "*"]
+match = ["git push --force", "git push --force origin main"]
+not_match = ["git push origin main"]
+
+[[rule]]
+name = "ask-for-touch"
+action = "ask"
+command = ["touch", "*"]
+match = ["touch a"]
+not_match = ["ls"]
+"""
+
+
+def _policy(home: Path, text: str) -> Path:
+    home.mkdir(parents=True, exist_ok=True)
+    path = home / "policy.toml"
+    path.write_text(text)
+    path.chmod(0o600)
+    return path
+
+
+class TestPersonsRules:
+    def test_a_deny_rule_denies_at_once_naming_the_rule(self, home: Path, project: Path) -> None:
+        """`git push --force` under a deny rule: the harness's deny at once, its reason the
+        rule's name and FILE:LINE, nothing filed, one record; `git status` beside it runs by
+        the built-in rule (the control)."""
+        path = _policy(home, POLICY)
+        data = EVENTS["claude-code"]
+        assert hook("claude-code", data(project, project, command="git status"))[1] == "allow"
+        code, said, out = hook("claude-code", data(project, project, command="git push --force"))
+        assert (code, said) == (0, "deny"), out
+        reason = json.loads(out)["hookSpecificOutput"]["permissionDecisionReason"]
+        assert reason == f"wisp: denied by rule no-force-push ({path}:1)"
+        assert filed(home) == []
+        record = decided(home)[-1]
+        assert (record["verdict"], record["decider"], record["rule"], record["ruleWhere"]) == (
+            "deny",
+            "rule",
+            "no-force-push",
+            f"{path}:1",
+        )
+
+    def test_an_ask_rule_asks_over_a_grant(self, home: Path, project: Path) -> None:
+        """An `always` grant of `touch src/new.txt` allows it (the control); under an `ask`
+        rule for `touch`, the same call is put to the person: an ask rule is never loosened
+        by a grant."""
+        _grant(home, "touch src/new.txt", project)
+        data = EVENTS["claude-code"](project, project, command="touch src/new.txt")
+        assert hook("claude-code", data)[1] == "allow"
+        _policy(home, POLICY)
+        assert hook("claude-code", data, "--wait", QUICK_WAIT)[1] == "ask"
+        record = decided(home)[-1]
+        assert (record["decider"], record["asked"], record["rule"]) == (
+            "timeout",
+            "rule",
+            "ask-for-touch",
+        )
+
+    def test_a_refused_file_leaves_the_built_in_rules_and_says_so(
+        self, home: Path, project: Path
+    ) -> None:
+        """A policy file whose example fails is refused: its rules are not in force (a call
+        it would allow is asked, and its request says the file was refused), the built-in
+        rules still are (`ls` runs)."""
+        _policy(
+            home,
+            '[[rule]]\nname = "npm"\naction = "allow"\ncommand = ["npm", "test"]\n'
+            'match = ["npm run"]\n',
+        )
+        data = EVENTS["claude-code"]
+        assert hook("claude-code", data(project, project, command="ls"))[1] == "allow"
+        _, said, _ = hook("claude-code", data(project, project, command="npm test"), "--wait", "1")
+        assert said == "ask"
+        pending = [r for r in audit_records(home) if r["event"] == "approval.pending"]
+        assert "your policy file was refused" in pending[-1]["reason"]
