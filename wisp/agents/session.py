@@ -365,8 +365,9 @@ class AgentSession:
     def ask_permission(
         self, tool: str, tool_input: Mapping[str, Any], cwd: str
     ) -> Request | PermissionVerdict:
-        """A grant's allow at once, a deny for a call that cannot be asked, or the request
-        filed for the person (:meth:`wait` for it, then :meth:`permission_verdict`).
+        """The policy's allow or deny at once (a rule's, a grant's: :mod:`wisp.policy.decide`),
+        a deny for a call that cannot be asked, or the request filed for the person
+        (:meth:`wait` for it, then :meth:`permission_verdict`).
         Raises :class:`NotFiled` if the channel refused the request."""
         try:
             call = tool_call(tool, tool_input, cwd=cwd, session=self.thread)
