@@ -161,8 +161,6 @@ def watch(
         fail(f"cannot watch {channel.path}: {exc}. Check it with `wisp doctor`.")
     kinds = set(kind) if kind else None
     person = me()
-    # The calls decided without asking come on a thread of their own: one line at a time.
-    stop_decided = _show_decided(channel.home, kinds, as_json)
 
     def waiting(statuses: Iterable[Status]) -> None:
         for status in statuses:
@@ -177,9 +175,13 @@ def watch(
                     person,
                 )
 
+    stop_decided: Callable[[], None] = _nothing
     try:
         backend = "inotify" if live.backend == "native" else "polling"
         tell(f"wisp: watching {channel.path} ({backend}); Ctrl-C to stop")
+        # The calls decided without asking come on a thread of their own, one line at a time
+        # (where native watching is unavailable, the watch has said so once already).
+        stop_decided = _show_decided(channel.home, kinds, as_json, said=backend == "inotify")
         waiting(snapshot)
         for item in live:
             if isinstance(item, Missed):
@@ -216,6 +218,10 @@ def watch(
 _said = threading.Lock()
 
 
+def _nothing() -> None:
+    return None
+
+
 def emit_transition(
     event: str, status: Any, request_id: str, kind: str, ts: Any, as_json: bool, person: str
 ) -> None:
@@ -232,10 +238,13 @@ def emit_transition(
         sys.stdout.flush()
 
 
-def _show_decided(home: Path, kinds: set[Kind] | None, as_json: bool) -> Callable[[], None]:
+def _show_decided(
+    home: Path, kinds: set[Kind] | None, as_json: bool, *, said: bool
+) -> Callable[[], None]:
     """Start showing each tool call decided without asking (a `call.decided` record of a
     rule or a grant) as the audit log records it, driven by its file events (the audit
-    log's follower); what is recorded before is not shown. Returns what stops it."""
+    log's follower); what is recorded before is not shown. Its warnings are *said* (else the
+    watch has said them already: native watching is unavailable). Returns what stops it."""
     from wisp import AuditLogError, LogFollower
     from wisp._render import DECIDED_WITHOUT_ASKING, decided_json, decided_watch_line
 
@@ -253,7 +262,7 @@ def _show_decided(home: Path, kinds: set[Kind] | None, as_json: bool) -> Callabl
             sys.stdout.write(line + "\n")
             sys.stdout.flush()
 
-    follower = LogFollower(home, on_warning=lambda m: tell(f"wisp: {m}"))
+    follower = LogFollower(home, on_warning=lambda m: tell(f"wisp: {m}") if said else None)
     try:
         follower.each_new(
             show,
