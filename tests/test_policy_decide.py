@@ -579,3 +579,24 @@ class TestPersonsRules:
         assert said == "ask"
         pending = [r for r in audit_records(home) if r["event"] == "approval.pending"]
         assert "your policy file was refused" in pending[-1]["reason"]
+
+
+class TestWatchOnAFreshHome:
+    def test_a_watch_started_on_a_fresh_home_makes_nothing_and_still_shows_the_call(
+        self, home: Path, project: Path
+    ) -> None:
+        """Started where nothing was ever audited (no logs/), the watch makes no logs/ of its
+        own; the first call decided makes it, and the watch shows that call."""
+        from pending import Channel
+
+        Channel.open(home).close()
+        assert not (home / "logs").exists()
+        watch = Watch("--json")
+        try:
+            assert not (home / "logs").exists()
+            data = EVENTS["claude-code"](project, project, command="git status")
+            assert hook("claude-code", data)[1] == "allow"
+            record = json.loads(watch.line())
+            assert (record["decider"], record["command"]) == ("rule", "git status")
+        finally:
+            watch.stop()

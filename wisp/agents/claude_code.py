@@ -8,10 +8,10 @@ its decision from stdout (its hooks reference: input `session_id`, `transcript_p
 :func:`answer_event` turns a `PreToolUse` or `PermissionRequest` event into a request — a
 `Bash` call a command request, any other tool call a `tool` request, Claude's session as the
 thread — unless the policy decides it (a rule or a grant: :mod:`wisp.policy.decide`); waits
-for the person at most *wait_s*; and says what Claude Code is to do. It never raises and never allows by silence: input it cannot read, an event it
-does not answer, a channel it cannot use all end in a deny (exit 2, the reason said), and no
-answer in time withdraws the request and answers `ask` (Claude Code then asks in its own
-dialog) or, with ``on_timeout=deny``, a deny.
+for the person at most *wait_s*; and says what Claude Code is to do. It never raises and never
+allows by silence: input it cannot read, an event it does not answer, a channel it cannot use
+all end in a deny (exit 2, the reason said), and no answer in time withdraws the request and
+answers `ask` (Claude Code then asks in its own dialog) or, with ``on_timeout=deny``, a deny.
 
 wisp guards itself: a call that names `$WISP_HOME` or wisp's own program (a Write or Edit
 under it, a Bash command naming it, any tool input naming it) is always put to the person,

@@ -262,7 +262,10 @@ def _show_decided(
             sys.stdout.write(line + "\n")
             sys.stdout.flush()
 
-    follower = LogFollower(home, on_warning=lambda m: tell(f"wisp: {m}") if said else None)
+    # It makes nothing in the home (no logs/: a home being removed is not made again).
+    follower = LogFollower(
+        home, on_warning=lambda m: tell(f"wisp: {m}") if said else None, make=False
+    )
     try:
         follower.each_new(
             show,
