@@ -202,7 +202,7 @@ def _decided(
         said = "; ".join(reading.must_ask) or ", ".join(sorted(reading.classes & MUST_ASK))
         reason = _joined(f"always asked: {said}", note)
         return Decision(Verdict.ASK, Decider.MUST_ASK, None, reason, reading)
-    grant = _grant(grants, call)
+    grant = _grant(grants, call, reading, subject.paths)
     if grant is not None:
         return Decision(Verdict.ALLOW, Decider.GRANT, grant.name, "", reading, grant=grant)
     rule = None if policy.refused is not None else _first(policy, Action.ALLOW, subject)
@@ -228,15 +228,26 @@ def _first(policy: Policy, action: Action, subject: Subject) -> Rule | None:
         return None
 
 
-def _grant(grants: StandingGrants | None, call: Call) -> Grant | None:
+def _grant(
+    grants: StandingGrants | None, call: Call, reading: Reading, paths: tuple[str, ...]
+) -> Grant | None:
+    """The person's grant that covers *call* (exactly, or a wider one: a command's words,
+    an edit's file or project), or None. Asked only for a call of no must-ask class."""
     if grants is None:
         return None
     if call.command is not None:
+        from wisp.policy.widths import grant_words
+
         return grants.covering_call(
-            cwd=call.cwd, thread=call.session, command=call.command, options=call.options
+            cwd=call.cwd,
+            thread=call.session,
+            command=call.command,
+            options=call.options,
+            words=grant_words(reading.line),
         )
+    edits = paths if call.effect is Effect.EDIT else ()
     return grants.covering_call(
-        cwd=call.cwd, thread=call.session, tool=call.tool, tool_input=call.input
+        cwd=call.cwd, thread=call.session, tool=call.tool, tool_input=call.input, edits=edits
     )
 
 

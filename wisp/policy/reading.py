@@ -16,17 +16,17 @@ expanded (a directory listing) to check what it matches. Nothing else is read; n
 # functions are the right tool (pathlib would re-resolve and re-spell them).
 # ruff: noqa: PTH117, PTH118, PTH119, PTH206, PTH207
 
-from __future__ import annotations
+# No `from __future__ import annotations`: typing.NamedTuple compiles each string annotation
+# into a ForwardRef as the class is made, ~1 ms for these records at every hook's start.
 
 import fnmatch
-import glob
 import os
 import re
 from collections.abc import Iterable, Mapping
 from enum import StrEnum
 from typing import Any, NamedTuple
 
-from wisp.policy.shell import SHELLS, Line, Simple, parse_line
+from wisp.policy.shell import BRACE_PATTERN, SHELLS, Line, Simple, parse_line
 
 
 class Effect(StrEnum):
@@ -111,6 +111,7 @@ READ_ONLY_EXCEPT: Mapping[str, tuple[str, ...]] = {
     "date": ("-s", "--set"),  # sets the clock
     "file": ("-C", "--compile"),  # writes a magic file
     "grep": ("--pre",),
+    "printf": ("-v",),  # sets a shell variable: `printf -v PATH …` moves every later command
 }
 
 # Read-only commands' options that name a file they write (checked like a redirection).
@@ -161,6 +162,8 @@ NETWORK_COMMANDS = frozenset(
         "brew", "apt", "apt-get", "yum", "dnf", "ncat", "netcat", "socat", "uvx", "bunx",
     }
 )  # fmt: skip
+# bash opens a connection for a redirection to these (`cat < /dev/tcp/host/80`).
+NETWORK_DEVICES = ("/dev/tcp/", "/dev/udp/")
 # Commands that reach the network with one of these subcommands (package installs and
 # publishes, git's remote operations, image pulls).
 NETWORK_SUBCOMMANDS: Mapping[str, frozenset[str]] = {
@@ -187,10 +190,12 @@ NETWORK_BARE = frozenset({"yarn", "pnpm"})  # alone they install
 # Downloaders, and what running their output means: a shell or an interpreter.
 DOWNLOADERS = frozenset({"curl", "wget"})
 INTERPRETERS = SHELLS | {"python", "python3", "perl", "ruby", "node", "php", "lua", "pwsh"}
-_PYTHON = re.compile(r"python[0-9.]*")
+
 # What runs the text it is handed: an interpreter, or the shell's own `eval` and `source`.
 RUNS_TEXT = INTERPRETERS | {"eval", "source", "."}
-_DOWNLOAD_WORD = re.compile(r"\b(curl|wget)\b")
+# Patterns, compiled on first use (re's cache) rather than as the module loads.
+SUBSTITUTION_PATTERN = r"\$\((?!\()|`"  # `$(…)` or backticks, not `$((…))`
+DOWNLOAD_PATTERN = r"\b(curl|wget)\b"
 
 # Commands that run what follows as another user.
 PRIVILEGE_COMMANDS = frozenset({"sudo", "su", "doas", "pkexec", "run0"})
@@ -265,6 +270,15 @@ def _under(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
+def _real(path: str) -> str | None:
+    """`os.path.realpath` of *path*; None when the system cannot take it (a NUL, a lone
+    surrogate that is no byte): such a path counts outside."""
+    try:
+        return os.path.realpath(path)
+    except (ValueError, UnicodeError, OSError):
+        return None
+
+
 def inside(path: str, project: str | None) -> bool:
     """Whether absolute *path* lies inside *project*: both lexically and once symlinks are
     followed (`os.path.realpath`), so a link in the project pointing out is outside."""
@@ -273,7 +287,8 @@ def inside(path: str, project: str | None) -> bool:
     root = os.path.normpath(project)
     if not _under(os.path.normpath(path), root):
         return False
-    return _under(os.path.realpath(path), os.path.realpath(root))
+    real, real_root = _real(path), _real(root)
+    return real is not None and real_root is not None and _under(real, real_root)
 
 
 def protected(path: str, project: str | None, sensitive: Iterable[str] = SENSITIVE) -> str | None:
@@ -283,9 +298,8 @@ def protected(path: str, project: str | None, sensitive: Iterable[str] = SENSITI
         return None
     root = os.path.normpath(project)
     spellings = {os.path.relpath(os.path.normpath(path), root)}
-    real_root = os.path.realpath(root)
-    real = os.path.realpath(path)
-    if _under(real, real_root):
+    real_root, real = _real(root), _real(path)
+    if real is not None and real_root is not None and _under(real, real_root):
         spellings.add(os.path.relpath(real, real_root))
     patterns = tuple(sensitive)
     for rel in spellings:
@@ -313,6 +327,11 @@ def protected(path: str, project: str | None, sensitive: Iterable[str] = SENSITI
 
 
 # -- one command --------------------------------------------------------------------------
+
+
+class _State(NamedTuple):
+    known: bool  # a plain word, or a glob (expanded to check)
+    glob: bool  # a glob the shell expands
 
 
 class _Finding(NamedTuple):
@@ -358,14 +377,8 @@ class _Scan:
                 self.notes.append(f"{what} writes `{path}`: {why}")
 
 
-class _State(NamedTuple):
-    known: bool  # a plain word, or a glob (expanded to check)
-    glob: bool  # a glob the shell expands
-
-
 _PLAIN = _State(True, False)
 _UNKNOWN = _State(False, False)
-_BRACES = re.compile(r"\{[^{}]*(,|\.\.)[^{}]*\}")
 
 
 def _state(simple: Simple, index: int) -> _State:
@@ -374,7 +387,7 @@ def _state(simple: Simple, index: int) -> _State:
     if index not in simple.expanded:
         return _PLAIN
     word = simple.words[index]
-    if "$" in word or "`" in word or word.startswith("~") or _BRACES.search(word):
+    if "$" in word or "`" in word or word.startswith("~") or re.search(BRACE_PATTERN, word):
         return _UNKNOWN
     return _State(True, True) if _globbed(word) else _UNKNOWN
 
@@ -389,12 +402,22 @@ def _expand(word: str, cwd: str | None) -> list[str | None]:
     base = resolve(word, cwd)
     if base is None:
         return [None]
-    matches = []
-    for k, match in enumerate(glob.iglob(base)):
-        if k >= GLOB_MATCHES_MAX:
-            return [None]
-        matches.append(os.path.normpath(match))
-    return list(matches) or [base]
+    import glob  # only a line that writes a glob lists a directory
+
+    matches: list[str | None] = []
+    try:
+        for k, match in enumerate(glob.iglob(base)):
+            if k >= GLOB_MATCHES_MAX:
+                return [None]
+            matches.append(os.path.normpath(match))
+    except (ValueError, UnicodeError, OSError):
+        return [None]
+    return matches or [base]
+
+
+def _versioned(name: str, program: str) -> bool:
+    """Whether *name* is *program* or a versioned one (`python3.12`, `pip3`)."""
+    return name.startswith(program) and all(c in "0123456789." for c in name[len(program) :])
 
 
 def _name(simple: Simple) -> str:
@@ -416,12 +439,16 @@ def _options(words: tuple[str, ...]) -> list[str]:
 
 
 def _has_option(words: tuple[str, ...], options: Iterable[str]) -> bool:
+    """Whether one of *options* is given: a long one by prefix (`--output=f`, GNU's
+    abbreviations), a short one anywhere in a cluster (`-no`; a letter in another option's
+    value counts too: the safe side)."""
     for w in _options(words):
         for o in options:
-            if w == o or (o.startswith("--") and w.startswith(o)):
+            if o.startswith("--"):
+                if w.startswith(o):
+                    return True
+            elif not w.startswith("--") and o[1] in w[1:]:
                 return True
-            if not o.startswith("--") and not w.startswith("--") and w.startswith(o):
-                return True  # `-ofile`, `-o` first in a cluster
     return False
 
 
@@ -576,7 +603,8 @@ def read_sed(words: tuple[str, ...]) -> _Sed:
         positional.append(i - 1)
     if not scripts and not from_file and positional:
         scripts.append(words[positional.pop(0)])
-    safe = all(sed_script_reads_only(s) for s in scripts)
+    # sed joins its scripts with newlines: checked as it runs them.
+    safe = sed_script_reads_only("\n".join(scripts))
     read_only = quiet and not in_place and not from_file and not unknown and safe
     return _Sed(read_only, in_place, tuple(positional))
 
@@ -641,9 +669,15 @@ def _git_read_only(words: tuple[str, ...]) -> bool:
     return False
 
 
-def _sub(words: tuple[str, ...]) -> str | None:
-    """The first word after the command that is not an option."""
-    return next((w for w in words[1:] if not w.startswith("-")), None)
+def _subs(words: tuple[str, ...]) -> list[str]:
+    """The words after the command that are not options, up to `--`."""
+    out = []
+    for w in words[1:]:
+        if w == "--":
+            break
+        if not w.startswith("-"):
+            out.append(w)
+    return out
 
 
 def _assignment_safe(assignment: str, bare: bool) -> bool:
@@ -700,7 +734,7 @@ def reads_only(simple: Simple) -> bool:
         return False
     if any(r.writes for r in simple.redirects):
         return False
-    if any("$(" in simple.words[k] or "`" in simple.words[k] for k in simple.expanded):
+    if any(re.search(SUBSTITUTION_PATTERN, simple.words[k]) for k in simple.expanded):
         return False
     return command_reads_only(simple)
 
@@ -749,23 +783,26 @@ def _scan_command(
         return
     if name in NETWORK_COMMANDS:
         scan.find(Class.NETWORK, f"{shown} reaches the network")
-    subs = NETWORK_SUBCOMMANDS.get(name)
+    subs = NETWORK_SUBCOMMANDS.get("pip" if _versioned(name, "pip") else name)
     if subs is not None:
-        sub = read_git(words).sub if name == "git" else _sub(words)
-        if sub in subs or (sub is None and name in NETWORK_BARE):
+        # The subcommand: git's past its global options; for the others the first or second
+        # word that is not an option (`npm --prefix x install`: an option's value first).
+        candidates = [read_git(words).sub] if name == "git" else _subs(words)[:2]
+        sub = next((c for c in candidates if c in subs), None)
+        if sub is not None or (not candidates and name in NETWORK_BARE):
             said = f"`{name} {sub}`" if sub else shown
             scan.find(Class.NETWORK, f"{said} reaches the network")
-    pip = _PYTHON.fullmatch(name) and len(words) > 3 and words[1:3] == ("-m", "pip")
+    pip = _versioned(name, "python") and len(words) > 3 and words[1:3] == ("-m", "pip")
     if pip and words[3] in ("install", "download"):
         scan.find(Class.NETWORK, f"`{name} -m pip {words[3]}` reaches the network")
     if name == "rm" and _rm_recursive(words):
         scan.find(Class.RECURSIVE_DELETE, "`rm -r` deletes a whole tree")
     if name in WRITING_COMMANDS or name == "tee":
         found = _tee_paths(words) if name == "tee" else _path_arguments(name, words)
-        for k in found:
-            if unknown_args and "{}" in words[k]:
+        for k, path in found:
+            if unknown_args and "{}" in path:
                 continue  # find's placeholder: what it stands for is the unknown below
-            scan.writes(words[k], simple, shown, _state(simple, at + k))
+            scan.writes(path, simple, shown, _state(simple, at + k))
         if unknown_args:
             scan.writes(None, simple, f"{shown} run by {unknown_args}", _UNKNOWN)
     elif name in OUTPUT_OPTIONS or name == "uniq":
@@ -792,7 +829,7 @@ def _scan_command(
 
 
 def _option_values(words: tuple[str, ...], options: Iterable[str]) -> list[str]:
-    """The values given to *options* (`-o F`, `-oF`, `--output=F`, `--output F`)."""
+    """The values given to *options* (`-o F`, `-oF`, `-no F`, `--output=F`, `--output F`)."""
     out = []
     names = tuple(options)
     i = 1
@@ -802,14 +839,19 @@ def _option_values(words: tuple[str, ...], options: Iterable[str]) -> list[str]:
         if w == "--":
             break
         for o in names:
-            if w == o:
-                if i < len(words):
+            if o.startswith("--"):
+                if w == o and i < len(words):
                     out.append(words[i])
                     i += 1
-            elif o.startswith("--") and w.startswith(o + "="):
-                out.append(w[len(o) + 1 :])
-            elif not o.startswith("--") and w.startswith(o) and not w.startswith("--"):
-                out.append(w[len(o) :])
+                elif w.startswith(o + "="):
+                    out.append(w[len(o) + 1 :])
+            elif w.startswith("-") and not w.startswith("--") and o[1] in w[1:]:
+                rest = w[w.index(o[1], 1) + 1 :]  # in a cluster: the rest, or the next word
+                if rest:
+                    out.append(rest)
+                elif i < len(words):
+                    out.append(words[i])
+                    i += 1
     return out
 
 
@@ -825,10 +867,11 @@ def _rm_recursive(words: tuple[str, ...]) -> bool:
     return False
 
 
-def _path_arguments(name: str, words: tuple[str, ...]) -> list[int]:
-    """The indexes in *words* of a writing command's path arguments."""
+def _path_arguments(name: str, words: tuple[str, ...]) -> list[tuple[int, str]]:
+    """A writing command's path arguments: each one's index in *words* and its path (the
+    value of `--target-directory=DIR`, the word itself otherwise)."""
     not_path = _VALUE_NOT_PATH.get(name, frozenset())
-    out: list[int] = []
+    out: list[tuple[int, str]] = []
     first = name in _FIRST_NOT_PATH
     options = True
     i = 1
@@ -839,12 +882,12 @@ def _path_arguments(name: str, words: tuple[str, ...]) -> list[int]:
             options = False
             continue
         if options and w.startswith("-") and w != "-":
-            option, eq, _ = w.partition("=")
+            option, eq, value = w.partition("=")
             if option in _VALUE_PATH and not eq and i < len(words):
-                out.append(i)  # `-t DIR`
+                out.append((i, words[i]))  # `-t DIR`
                 i += 1
-            elif option in _VALUE_PATH:
-                out.append(i - 1)  # `--target-directory=DIR`: its value, checked whole
+            elif option in _VALUE_PATH and eq:
+                out.append((i - 1, value))  # `--target-directory=DIR`
             elif option in not_path:
                 i += 0 if eq else 1
             if name in _FIRST_NOT_PATH and option == "--reference":
@@ -853,18 +896,18 @@ def _path_arguments(name: str, words: tuple[str, ...]) -> list[int]:
         if first:
             first = False  # chmod's mode, chown's owner
             continue
-        out.append(i - 1)
+        out.append((i - 1, w))
     return out
 
 
-def _tee_paths(words: tuple[str, ...]) -> list[int]:
+def _tee_paths(words: tuple[str, ...]) -> list[tuple[int, str]]:
     out = []
     options = True
     for i, w in enumerate(words[1:], 1):
         if options and w == "--":
             options = False
         elif not (options and w.startswith("-") and w != "-"):
-            out.append(i)
+            out.append((i, w))
     return out
 
 
@@ -876,11 +919,11 @@ def _pipe_to_shell(scan: _Scan, simple: Simple) -> None:
         inner = _privileged_at(simple.words, simple.command_at, len(simple.words))
         if inner < len(simple.words):
             names.append(os.path.basename(simple.words[inner]))
-    runner = next((n for n in names if n in RUNS_TEXT or _PYTHON.fullmatch(n)), None)
+    runner = next((n for n in names if n in RUNS_TEXT or _versioned(n, "python")), None)
     if runner is None:
         return
     for k in simple.expanded:  # `bash <(curl …)`, `sh -c "$(curl …)"`, `eval "$(wget …)"`
-        found = _DOWNLOAD_WORD.search(simple.words[k])
+        found = re.search(DOWNLOAD_PATTERN, simple.words[k])
         if found and ("$(" in simple.words[k] or "(" in simple.words[k] or "`" in simple.words[k]):
             scan.find(
                 Class.PIPE_TO_SHELL,
@@ -927,6 +970,8 @@ def read_shell(
     for simple in parsed.commands:
         before = len(scan.findings)
         for redirect in simple.redirects:
+            if (redirect.target or "").startswith(NETWORK_DEVICES):
+                scan.find(Class.NETWORK, f"`{redirect.op} {redirect.target}` reaches the network")
             if redirect.writes:
                 state = _PLAIN if redirect.target is not None else _UNKNOWN
                 word = redirect.target if redirect.target is not None else redirect.raw

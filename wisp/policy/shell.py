@@ -21,7 +21,8 @@ Pure: no file is read, nothing runs.
 # A word is a string, not a filesystem path: os.path's string functions are the right tool.
 # ruff: noqa: PTH117, PTH118, PTH119
 
-from __future__ import annotations
+# No `from __future__ import annotations`: typing.NamedTuple compiles each string annotation
+# into a ForwardRef as the class is made, ~1 ms for these records at every hook's start.
 
 import os
 import re
@@ -124,16 +125,21 @@ _SHELL_VALUED = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
 MAX_NESTING = 8
 NESTED_TOO_DEEP = "constructs nested deeper than the policy reads"
 
+# The operators of an expansion or arithmetic that set a variable.
+_ASSIGNING = frozenset(
+    {"=", ":=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "^=", "|=", "++", "--"}
+)
 _WRITE_OPS = frozenset({">", ">>", "&>", "&>>", ">|"})
 _NO_FILE = "/dev/null"  # a write there writes no file
 _GLOB_CHARS = frozenset("*?[")
-_BRACE = re.compile(r"\{[^{}]*(,|\.\.)[^{}]*\}")
-_DIGITS = re.compile(r"[0-9]+")
+# Brace expansion (`{a,b}`, `{1..3}`; not `{}`). Patterns are compiled on first use (re's
+# cache), not as the module loads: a hook that reads no such word pays nothing.
+BRACE_PATTERN = r"\{[^{}]*(,|\.\.)[^{}]*\}"
 
-_parser: Parser | None = None
+_parser: "Parser | None" = None
 
 
-def _get_parser() -> Parser:
+def _get_parser() -> "Parser":
     """The bash parser, built once per process on first use.
 
     The grammar is loaded from tree_sitter_bash's compiled `_binding` module directly, not by
@@ -176,6 +182,8 @@ class _Ctx(NamedTuple):
     redirects: tuple[Redirect, ...] = ()
     through: tuple[str, ...] = ()
     depth: int = 0
+    # Variables a `bash -c` was started with (`BASH_ENV=x bash -c 'ls'`): its commands'.
+    assigns: tuple[str, ...] = ()
 
 
 class _Word(NamedTuple):
@@ -303,7 +311,7 @@ class _Reader:
 
     # -- statements ------------------------------------------------------------------------
 
-    def block(self, nodes: list[Node], cwd: str | None, ctx: _Ctx) -> str | None:
+    def block(self, nodes: list["Node"], cwd: str | None, ctx: _Ctx) -> str | None:
         """Statements one after another (a program, a group, a body); the cwd after them."""
         for k, node in enumerate(nodes):
             if not node.is_named or node.type == "comment":
@@ -315,7 +323,7 @@ class _Reader:
             cwd = self.statement(node, cwd, ctx)
         return cwd
 
-    def statement(self, node: Node, cwd: str | None, ctx: _Ctx) -> str | None:
+    def statement(self, node: "Node", cwd: str | None, ctx: _Ctx) -> str | None:
         """One statement; the cwd the statements after it run in."""
         kind = node.type
         if kind == "command":
@@ -360,7 +368,7 @@ class _Reader:
         self.fail(f"a shell construct the policy does not read ({kind})")
         return cwd
 
-    def list_(self, node: Node, cwd: str | None, ctx: _Ctx) -> str | None:
+    def list_(self, node: "Node", cwd: str | None, ctx: _Ctx) -> str | None:
         return self.redirected_body(node, cwd, ctx, (), [])
 
     def joined(
@@ -381,10 +389,10 @@ class _Reader:
 
     def pipeline(
         self,
-        parts: list[Node],
+        parts: list["Node"],
         cwd: str | None,
         ctx: _Ctx,
-        last: Callable[[Node, str | None, _Ctx], object] | None = None,
+        last: Callable[["Node", str | None, _Ctx], object] | None = None,
     ) -> None:
         """Each part runs in a subshell of its own, its input the output of the part before
         (*last*, when given, reads the last part)."""
@@ -403,7 +411,7 @@ class _Reader:
                 upstream = upstream + tuple(s.words for s in mine)
                 piped_from = mine[-1].words
 
-    def redirected(self, node: Node, cwd: str | None, ctx: _Ctx) -> str | None:
+    def redirected(self, node: "Node", cwd: str | None, ctx: _Ctx) -> str | None:
         body = node.child_by_field_name("body")
         redirects: list[Redirect] = []
         extra_words: list[Node] = []
@@ -440,11 +448,11 @@ class _Reader:
 
     def redirected_body(
         self,
-        body: Node,
+        body: "Node",
         cwd: str | None,
         ctx: _Ctx,
         own: tuple[Redirect, ...],
-        extra_words: list[Node],
+        extra_words: list["Node"],
     ) -> str | None:
         """*body* with redirections *own* (and words the grammar put after them). bash binds
         a redirection to the last command of a list or pipeline (`cd a && ls > f` writes f
@@ -483,13 +491,13 @@ class _Reader:
             self.fail("words after a redirection of a compound command")
         return self.statement(body, cwd, inner)
 
-    def conditional(self, node: Node, cwd: str | None, ctx: _Ctx) -> str | None:
+    def conditional(self, node: "Node", cwd: str | None, ctx: _Ctx) -> str | None:
         """`if`/`case`: which branch runs is not known, so a `cd` in one makes the cwd after
         the whole statement unknown."""
         after = self.branches(node, cwd, ctx)
         return after if after == cwd else None
 
-    def branches(self, node: Node, cwd: str | None, ctx: _Ctx) -> str | None:
+    def branches(self, node: "Node", cwd: str | None, ctx: _Ctx) -> str | None:
         for child in node.children:
             if not child.is_named or child.type == "comment":
                 continue
@@ -505,7 +513,7 @@ class _Reader:
                 cwd = self.statement(child, cwd, ctx)
         return cwd
 
-    def loop(self, node: Node, cwd: str | None, ctx: _Ctx) -> str | None:
+    def loop(self, node: "Node", cwd: str | None, ctx: _Ctx) -> str | None:
         """`while`/`until`/`for`/`select`: a body that changes directory runs the next time
         round elsewhere, so then every command in it runs where it is not known."""
         start = None if _changes_directory(node) else cwd
@@ -526,12 +534,12 @@ class _Reader:
 
     def redirect(
         self,
-        node: Node,
+        node: "Node",
         cwd: str | None,
         ctx: _Ctx,
         out: list[Redirect],
-        extra_words: list[Node],
-        heredoc_tail: list[Node],
+        extra_words: list["Node"],
+        heredoc_tail: list["Node"],
     ) -> None:
         kind = node.type
         if kind == "file_redirect":
@@ -549,7 +557,10 @@ class _Reader:
             fd = _decode(descriptor.text or b"") if descriptor is not None else ""
             if op in ("<&", ">&", "<&-", ">&-") and (
                 not destinations
-                or (target is not None and (_DIGITS.fullmatch(target) or target == "-"))
+                or (
+                    target is not None
+                    and ((target.isascii() and target.isdigit()) or target == "-")
+                )
             ):
                 writes = False  # `2>&1`, `>&2`, `>&-`: a descriptor copied or closed
             elif op == ">&":
@@ -592,13 +603,14 @@ class _Reader:
 
     # -- words -----------------------------------------------------------------------------
 
-    def word(self, node: Node, cwd: str | None, ctx: _Ctx) -> _Word:
+    def word(self, node: "Node", cwd: str | None, ctx: _Ctx) -> _Word:
         """One word as the shell will pass it: unquoted, and whether it is not plain."""
         kind = node.type
         raw = _decode(node.text or b"")
         if kind in ("word", "extglob_pattern"):
             return _Word(
-                _unescape(raw), raw.startswith("~") or _is_globbed(raw) or bool(_BRACE.search(raw))
+                _unescape(raw),
+                raw.startswith("~") or _is_globbed(raw) or bool(re.search(BRACE_PATTERN, raw)),
             )
         if kind in ("number", "variable_name", "test_operator", "regex", "special_variable_name"):
             return _Word(raw, False)
@@ -611,6 +623,8 @@ class _Reader:
         if kind == "concatenation":
             return self.concatenation(node, cwd, ctx)
         if kind in ("simple_expansion", "expansion", "arithmetic_expansion", "brace_expression"):
+            if kind != "simple_expansion" and _assigns_a_variable(node):
+                self.fail("an expansion that sets a variable (`${X:=…}`, `$((X=…))`)")
             self.substitutions(node, cwd, ctx)
             return _Word(raw, True)
         if kind == "command_substitution":
@@ -628,7 +642,7 @@ class _Reader:
         self.fail(f"a word the policy does not read ({kind})")
         return _Word(raw, True)
 
-    def string(self, node: Node, cwd: str | None, ctx: _Ctx) -> _Word:
+    def string(self, node: "Node", cwd: str | None, ctx: _Ctx) -> _Word:
         """`"…"`: its text with its escapes undone; expanded if it holds an expansion."""
         src = node.text or b""
         base = node.start_byte
@@ -653,7 +667,7 @@ class _Reader:
             pieces.append(_unescape_double(_decode(src[pos:end])))
         return _Word("".join(pieces), expanded)
 
-    def concatenation(self, node: Node, cwd: str | None, ctx: _Ctx) -> _Word:
+    def concatenation(self, node: "Node", cwd: str | None, ctx: _Ctx) -> _Word:
         pieces: list[str] = []
         shape: list[str] = []  # the unquoted parts as written, quoted ones as a placeholder
         expanded = False
@@ -670,11 +684,11 @@ class _Reader:
         for child in node.children:
             if not child.is_named:
                 self.fail(f"a word the policy does not read ({child.type})")
-        if _BRACE.search("".join(shape)):
+        if re.search(BRACE_PATTERN, "".join(shape)):
             expanded = True
         return _Word("".join(pieces), expanded)
 
-    def substitutions(self, node: Node, cwd: str | None, ctx: _Ctx) -> None:
+    def substitutions(self, node: "Node", cwd: str | None, ctx: _Ctx) -> None:
         """The command and process substitutions anywhere inside *node* (an expansion, a
         here-document's body): they run."""
         for child in node.children:
@@ -688,7 +702,7 @@ class _Reader:
             else:
                 self.substitutions(child, cwd, ctx)
 
-    def substitution(self, node: Node, cwd: str | None, ctx: _Ctx) -> None:
+    def substitution(self, node: "Node", cwd: str | None, ctx: _Ctx) -> None:
         """`$(…)`, backticks or `<(…)`: its commands run, in a subshell (its `cd`s stay
         there)."""
         inner = _Ctx(substituted=True, background=ctx.background, depth=ctx.depth)
@@ -696,7 +710,7 @@ class _Reader:
 
     # -- commands --------------------------------------------------------------------------
 
-    def assignment(self, node: Node, cwd: str | None, ctx: _Ctx) -> str:
+    def assignment(self, node: "Node", cwd: str | None, ctx: _Ctx) -> str:
         name = node.child_by_field_name("name")
         value = node.child_by_field_name("value")
         ops = [c.type for c in node.children if not c.is_named]
@@ -706,12 +720,14 @@ class _Reader:
             text += self.word(value, cwd, ctx).text
         return text
 
-    def bare_assignments(self, node: Node, cwd: str | None, ctx: _Ctx) -> None:
+    def bare_assignments(self, node: "Node", cwd: str | None, ctx: _Ctx) -> None:
         nodes = [node] if node.type == "variable_assignment" else node.named_children
         assigns = tuple(self.assignment(n, cwd, ctx) for n in nodes if n.type != "comment")
         self.emit(Simple(words=assigns, cwd=cwd, redirects=ctx.redirects, assigns=assigns), ctx)
 
-    def declaration(self, node: Node, cwd: str | None, ctx: _Ctx, extra: tuple[Node, ...]) -> None:
+    def declaration(
+        self, node: "Node", cwd: str | None, ctx: _Ctx, extra: tuple["Node", ...]
+    ) -> None:
         """`export`, `declare`, `local`, `readonly`, `typeset`, `unset`: a command of their own."""
         keyword = next((c.type for c in node.children if not c.is_named), "declare")
         words = [keyword]
@@ -728,12 +744,12 @@ class _Reader:
             words.append(word.text)
         self.emit(Simple(tuple(words), cwd, ctx.redirects, expanded=tuple(expanded)), ctx)
 
-    def test(self, node: Node, cwd: str | None, ctx: _Ctx, extra: tuple[Node, ...]) -> None:
+    def test(self, node: "Node", cwd: str | None, ctx: _Ctx, extra: tuple["Node", ...]) -> None:
         """`[ … ]` and `[[ … ]]`: a command whose words are the expression's, flattened."""
         words: list[str] = []
         expanded: list[int] = []
 
-        def flatten(n: Node) -> None:
+        def flatten(n: "Node") -> None:
             for child in n.children:
                 if child.type in (
                     "binary_expression",
@@ -760,7 +776,7 @@ class _Reader:
         self.emit(Simple(tuple(words), cwd, ctx.redirects, expanded=tuple(expanded)), ctx)
 
     def command(
-        self, node: Node, cwd: str | None, ctx: _Ctx, extra: tuple[Node, ...]
+        self, node: "Node", cwd: str | None, ctx: _Ctx, extra: tuple["Node", ...]
     ) -> str | None:
         """A simple command; the cwd after it (a `cd` moves it)."""
         assigns: list[str] = []
@@ -802,14 +818,14 @@ class _Reader:
             substituted=ctx.substituted,
             background=ctx.background,
             expanded=tuple(expanded),
-            assigns=tuple(assigns),
+            assigns=ctx.assigns + tuple(assigns),
             through=ctx.through,
             upstream=ctx.upstream,
         )
         return self.run(simple, ctx)
 
     def add_word(
-        self, node: Node, cwd: str | None, ctx: _Ctx, words: list[str], expanded: list[int]
+        self, node: "Node", cwd: str | None, ctx: _Ctx, words: list[str], expanded: list[int]
     ) -> None:
         word = self.word(node, cwd, ctx)
         if word.expanded:
@@ -837,6 +853,9 @@ class _Reader:
             name = simple.words[0]
             if name in UNREAD_COMMANDS:
                 self.fail(UNREAD_COMMANDS[name])
+                break
+            if name == "hash" and any(w[:1] == "-" and "p" in w for w in simple.words[1:]):
+                self.fail("`hash -p` changes what a name runs")
                 break
             inner = self.through(simple)
             if inner is None:
@@ -875,7 +894,8 @@ class _Reader:
                     assigns.append(w)
                 elif w in _ENV_VALUED:
                     if w in ("-C", "--chdir") and i + 1 < n:
-                        cwd = _moved(cwd, words[i + 1])
+                        known = i + 1 not in simple.expanded
+                        cwd = _moved(cwd, words[i + 1]) if known else None
                     i += 1
                 elif w.startswith(("--unset=", "-u")) or w in _ENV_FLAGS:
                     pass
@@ -1022,6 +1042,7 @@ class _Reader:
                 redirects=simple.redirects,
                 through=(*simple.through, os.path.basename(words[0])),
                 depth=ctx.depth + 1,
+                assigns=simple.assigns,
             )
             self.block(tree.root_node.children, simple.cwd, inner)
             return simple.cwd
@@ -1054,8 +1075,8 @@ def _cd(simple: Simple) -> str | None:
     """The cwd after a `cd`, `pushd` or `popd`: `cd DIR` goes to DIR (lexically, as bash's
     logical `cd` does); `cd` alone, `cd ~`, `cd -`, `cd $X`, `popd` → unknown."""
     words = simple.words
-    if words[0] == "popd":
-        return None
+    if words[0] == "popd" or (words[0] == "pushd" and any(w[:1] in "+-" for w in words[1:])):
+        return None  # the directory stack: where it leads is not known
     args = [k for k in range(1, len(words)) if words[k] not in ("-L", "-P", "-e", "-@")]
     if args and words[args[0]] == "--":
         args = args[1:]
@@ -1064,7 +1085,21 @@ def _cd(simple: Simple) -> str | None:
     return _moved(simple.cwd, words[args[0]])
 
 
-def _changes_directory(node: Node) -> bool:
+def _assigns_a_variable(node: "Node") -> bool:
+    """Whether an expansion sets a shell variable (`${X=v}`, `${X:=v}`, `$((X=1))`, `$((i++))`)
+    for the commands after it — `${CDPATH:=/tmp}` would move every later `cd`. Substitutions
+    inside run in a subshell of their own: not looked into."""
+    stack = list(node.children)
+    while stack:
+        n = stack.pop()
+        if not n.is_named and n.type in _ASSIGNING:
+            return True
+        if n.type not in ("command_substitution", "process_substitution"):
+            stack.extend(n.children)
+    return False
+
+
+def _changes_directory(node: "Node") -> bool:
     """Whether a `cd`, `pushd` or `popd` appears anywhere inside *node*."""
     stack = [node]
     while stack:
