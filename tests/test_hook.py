@@ -150,18 +150,20 @@ class TestPreToolUse:
         hook = Hook(event("pre-tool-use-bash", project, tool_input={"command": "rm -rf build"}))
         request_id = waiting(home, Kind.COMMAND)
         listed = json.loads(run_wisp("approvals", "pending", "--json").stdout)
-        assert [(r["id"], r["binding"]) for r in listed] == [
+        must_ask = read_shell("rm -rf build", str(project), None).must_ask
+        # A must-ask line (`rm -r`, as the policy reads it) is offered `once` only, with why.
+        assert [r["binding"]["offers"]["mustAsk"] for r in listed] == [list(must_ask)]
+        shown = [{k: v for k, v in r["binding"].items() if k != "offers"} for r in listed]
+        assert [(r["id"], binding) for r, binding in zip(listed, shown, strict=True)] == [
             (
                 request_id,
                 {
                     "command": "rm -rf build",
                     "cwd": str(project),
                     "thread": "abc123",
-                    # Why it is asked (`rm -r`, a must-ask class, as the policy reads the
-                    # line), then what the agent says it is for.
-                    "reason": "always asked: "
-                    + "; ".join(read_shell("rm -rf build", str(project), None).must_ask)
-                    + "; Run test suite",
+                    # Why it is asked (the must-ask findings), then what the agent says it
+                    # is for.
+                    "reason": "always asked: " + "; ".join(must_ask) + "; Run test suite",
                     # The call's other fields (the fixture's), bound and listed with it.
                     "options": {"timeout": 120000, "run_in_background": False},
                 },
