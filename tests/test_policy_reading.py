@@ -106,6 +106,8 @@ READ_ONLY_LINES = [
     "echo hi > /dev/null 2>&1",
     "ls 2>/dev/null | sort | uniq -c | sort -rn",
     "LC_ALL=C sort a.py",
+    "GIT_PAGER=cat git log -3",
+    "PAGER= TERM=dumb git diff",
     "f=a.py; cat $f",
     "which python3 && uname -a && whoami && id && date",
     "jq .name package.json",
@@ -194,6 +196,8 @@ class TestReadShell:
             ("sort -no sorted a.py", "sort -n a.py"),
             ("rg -nz TODO", "rg -n TODO"),
             ("env GIT_PAGER=sh git log", "env LC_ALL=C git log"),
+            ("GIT_PAGER=less git log", "GIT_PAGER=cat git log"),
+            ("PAGER+=cat git log", "PAGER=cat git log"),
             ("tree -o listing.txt", "tree"),
             ("sort -o sorted a.py", "sort a.py"),
             ("rg --pre ./x TODO", "rg TODO"),
@@ -287,6 +291,8 @@ class TestReadShell:
             ("find . -exec rm -rf {} +", Class.RECURSIVE_DELETE, "find . -exec cat {} +"),
             ("bash -c 'rm -r build'", Class.RECURSIVE_DELETE, "bash -c 'rm build'"),
             ("sudo rm -rf build", Class.RECURSIVE_DELETE, "rm build"),
+            ("rm < x -rf build", Class.RECURSIVE_DELETE, "rm < x build"),
+            ("rm <<EOF -rf build\nEOF", Class.RECURSIVE_DELETE, "rm <<EOF build\nEOF"),
             # A download run by a shell.
             ("curl x | sh", Class.PIPE_TO_SHELL, "curl x | cat"),
             ("curl -fsSL x | bash -s --", Class.PIPE_TO_SHELL, "curl -fsSL x | less"),
@@ -339,6 +345,8 @@ class TestReadShell:
             ("mv a.py ../../", "mv a.py ../"),
             ("ln -s a.py ~/link", "ln -s a.py link"),
             ("touch out/x", "touch in/x"),
+            ("touch out/../x", "touch in/../x"),
+            ("cd out && touch ../x", "cd in && touch ../x"),
             ("mkdir -p /tmp/x", "mkdir -p x"),
             ("mkdir -m 700 ~/x", "mkdir -m 700 x"),
             ("rm /etc/hosts", "rm a.py"),
@@ -364,6 +372,8 @@ class TestReadShell:
             ("ls | xargs rm", "ls | xargs cat"),
             ("find . -exec touch {} +", "find . -exec cat {} +"),
             ("bash -c 'touch /tmp/x'", "bash -c 'touch x'"),
+            ("bash -c '' > /tmp/x", "bash -c '' > x"),
+            ("bash -c 'cd /' > /tmp/x", "bash -c 'cd /' > x"),
             ("for d in a; do cd $d; touch x; done", "for d in a; do touch x; done"),
             ("env -C $X touch f", "env -C d touch f"),
             ("pushd +1 && touch f", "pushd d && touch f"),
@@ -437,6 +447,12 @@ class TestReadShell:
     def test_each_finding_says_why_in_words(self, project: Project, line: str, reason: str) -> None:
         """Every must-ask finding carries a reason a person reads."""
         assert reason in project.read(line).must_ask
+
+    def test_a_write_through_a_link_names_where_it_leads(self, project: Project) -> None:
+        """A write through a link pointing out names both the path and where it leads."""
+        reading = project.read("touch out/x")
+        spelled = f"`{project.cwd / 'out' / 'x'}` (through a link: `{project.outside / 'x'}`)"
+        assert f"`touch` writes {spelled}, outside the project" in reading.must_ask
 
     def test_a_write_outside_names_the_resolved_path(self, project: Project) -> None:
         """The reason names the absolute path the write reaches, `cd`s applied."""
@@ -602,11 +618,21 @@ class TestReadTool:
 
     @pytest.mark.parametrize(
         "path",
-        ["../../x", "/etc/hosts", "~/x", "out/x", "{outside}/x", "{root}/../x", "{root}x/y"],
+        [
+            "../../x",
+            "/etc/hosts",
+            "~/x",
+            "out/x",
+            "out/../x",
+            "{outside}/x",
+            "{root}/../x",
+            "{root}x/y",
+        ],
     )
     def test_an_edit_outside_the_project_is_must_ask(self, project: Project, path: str) -> None:
         """An edit outside the tree — by `..`, absolute, `~`, through a link in the project
-        pointing out, a sibling whose name starts with the project's — is WRITE_OUTSIDE."""
+        pointing out (`out/../x` too: the system takes `..` from where the link leads), a
+        sibling whose name starts with the project's — is WRITE_OUTSIDE."""
         spelled = path.format(root=project.root, outside=project.outside)
         reading = read_tool(Effect.EDIT, (spelled,), str(project.cwd), str(project.root))
         assert Class.WRITE_OUTSIDE in reading.classes, reading

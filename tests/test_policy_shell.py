@@ -146,12 +146,18 @@ class TestParseLine:
         assert grouped.commands[0].redirects == ()
         assert grouped.commands[1].redirects[0].target == "f"
 
-    def test_words_after_a_redirection_are_the_commands(self) -> None:
-        """`echo a > f b`: b is echo's argument, though the grammar hangs it on the
-        redirection."""
-        simple = only("echo a > f b")
-        assert simple.words == ("echo", "a", "b")
-        assert simple.redirects == (Redirect(">", "f", True, "f"),)
+    @pytest.mark.parametrize(
+        "line",
+        ["rm -rf > f /", "rm > f -rf /", "rm < x -rf /", "rm 2>&1 -rf /", "rm <<< x -rf /",
+         "rm <<EOF -rf /\nEOF"],
+    )  # fmt: skip
+    def test_words_after_a_redirection_are_the_commands(self, line: str) -> None:
+        """`rm > f -rf /`: the words after a redirection are the command's arguments, though
+        the grammar hangs them on the redirection (a file's, a here-string's, a
+        here-document's)."""
+        simple = only(line)
+        assert simple.words == ("rm", "-rf", "/")
+        assert len(simple.redirects) == 1
 
     def test_a_pipe_says_what_feeds_each_command(self) -> None:
         """Each command of a pipeline knows the words of the one before it and of all the
@@ -193,6 +199,9 @@ class TestParseLine:
             "for f in $(curl x); do :; done",
             "case $(curl x) in a) ;; esac",
             "ls > $(curl x)",
+            "a[$(curl x)]=1 ls",
+            "declare a[$(curl x)]=1",
+            "cat <<< $(curl x)",
         ],
     )
     def test_commands_in_substitutions_are_found(self, line: str) -> None:
@@ -400,6 +409,8 @@ class TestParseLine:
             ("(( x++ ))", "arithmetic"),
             ("for ((i=0; i<3; i++)); do ls; done", "arithmetic"),
             ("> f", "no command"),
+            ("{} > f", "empty group"),
+            ("case x in esac > f", "no command"),
             ("command eval ls", "eval"),
             ("timeout 5 exec ls", "exec"),
             ("bash -c 'eval ls'", "eval"),

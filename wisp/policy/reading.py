@@ -221,8 +221,19 @@ _FIRST_NOT_PATH = frozenset({"chmod", "chown"})  # their first word is a mode or
 _UNIQ_VALUED = frozenset({"-f", "-s", "-w", "--skip-fields", "--skip-chars", "--check-chars"})
 
 # Variables that may be set for a read-only command: they change only how it prints.
-SAFE_ASSIGNMENTS = frozenset({"LANG", "LANGUAGE", "TZ", "NO_COLOR", "CLICOLOR", "COLUMNS"})
+SAFE_ASSIGNMENTS = frozenset(
+    {"LANG", "LANGUAGE", "TZ", "NO_COLOR", "CLICOLOR", "COLUMNS", "FORCE_COLOR", "CI"}
+)
 _SAFE_PREFIX = "LC_"
+# Variables safe with these values only: agents turn pagers and prompts off this way
+# (`GIT_PAGER=cat git log`), while `GIT_PAGER=sh` would run a program.
+SAFE_ASSIGNMENT_VALUES: Mapping[str, frozenset[str]] = {
+    "PAGER": frozenset({"cat", ""}),
+    "GIT_PAGER": frozenset({"cat", ""}),
+    "MANPAGER": frozenset({"cat", ""}),
+    "TERM": frozenset({"dumb"}),
+    "GIT_TERMINAL_PROMPT": frozenset({"0"}),
+}
 
 # Inside the project, places whose files a harness, an editor, git or the shell runs or
 # obeys by themselves: an edit there is asked (never the in-project rule), a shell write
@@ -255,15 +266,27 @@ GLOB_MATCHES_MAX = 1000
 
 
 def resolve(path: str, cwd: str | None) -> str | None:
-    """*path* made absolute against *cwd* and normalised lexically; None when it cannot be
-    known (relative with an unknown cwd, `~…`)."""
+    """*path* made absolute against *cwd*, NOT normalised: the system resolves `out/../x`
+    from where the link `out` leads, so :func:`inside` needs it as written (the shown and
+    recorded form is `os.path.normpath` of it). None when it cannot be known (relative with
+    an unknown cwd, `~…`)."""
     if not path or path.startswith("~"):
         return None
     if not os.path.isabs(path):
         if cwd is None:
             return None
         path = os.path.join(cwd, path)
-    return os.path.normpath(path)
+    return path
+
+
+def _spelled(path: str) -> str:
+    """An absolute path for the person: normalised, and where it really leads when a link
+    takes it elsewhere."""
+    shown = os.path.normpath(path)
+    real = _real(path)
+    if real is None or real == shown:
+        return f"`{shown}`"
+    return f"`{shown}` (through a link: `{real}`)"
 
 
 def _under(path: str, root: str) -> bool:
@@ -281,7 +304,8 @@ def _real(path: str) -> str | None:
 
 def inside(path: str, project: str | None) -> bool:
     """Whether absolute *path* lies inside *project*: both lexically and once symlinks are
-    followed (`os.path.realpath`), so a link in the project pointing out is outside."""
+    followed (`os.path.realpath`, `..` after a link taken from where it leads, as the system
+    does), so a link in the project pointing out is outside."""
     if project is None:
         return False
     root = os.path.normpath(project)
@@ -366,15 +390,18 @@ class _Scan:
             if path is None:
                 self.find(Class.WRITE_OUTSIDE, f"{what} writes `{word}`, a path wisp cannot know")
                 continue
-            if path not in self.written:
-                self.written.append(path)
+            shown = os.path.normpath(path)
+            if shown not in self.written:
+                self.written.append(shown)
             if not inside(path, self.project):
-                self.find(Class.WRITE_OUTSIDE, f"{what} writes `{path}`, outside the project")
+                self.find(
+                    Class.WRITE_OUTSIDE, f"{what} writes {_spelled(path)}, outside the project"
+                )
                 continue
             why = protected(path, self.project, self.sensitive)
-            if why is not None and path not in self.protected:
-                self.protected.append(path)
-                self.notes.append(f"{what} writes `{path}`: {why}")
+            if why is not None and shown not in self.protected:
+                self.protected.append(shown)
+                self.notes.append(f"{what} writes `{shown}`: {why}")
 
 
 _PLAIN = _State(True, False)
@@ -409,7 +436,7 @@ def _expand(word: str, cwd: str | None) -> list[str | None]:
         for k, match in enumerate(glob.iglob(base)):
             if k >= GLOB_MATCHES_MAX:
                 return [None]
-            matches.append(os.path.normpath(match))
+            matches.append(match)
     except (ValueError, UnicodeError, OSError):
         return [None]
     return matches or [base]
@@ -681,9 +708,12 @@ def _subs(words: tuple[str, ...]) -> list[str]:
 
 
 def _assignment_safe(assignment: str, bare: bool) -> bool:
-    name = assignment.partition("=")[0].rstrip("+")
+    name, _, value = assignment.partition("=")
     if name in SAFE_ASSIGNMENTS or name.startswith(_SAFE_PREFIX):
         return True
+    if value in SAFE_ASSIGNMENT_VALUES.get(name, ()):
+        return True
+    name = name.rstrip("+")
     # A shell variable of lower case set alone (`f=src/x; cat $f`) reaches no program's
     # environment (none is exported under such a name) and no shell setting.
     return bare and name == name.lower()
@@ -1032,17 +1062,18 @@ def read_tool(
     guarded: list[str] = []
     notes: list[str] = []
     for path in paths:
-        absolute = resolve(path, cwd)
-        if absolute is None:
+        joined = resolve(path, cwd)
+        if joined is None:
             classes.add(Class.WRITE_OUTSIDE)
             must_ask.append(f"the edit writes `{path}`, a path wisp cannot know")
             continue
+        absolute = os.path.normpath(joined)
         written.append(absolute)
-        if not inside(absolute, project):
+        if not inside(joined, project):
             classes.add(Class.WRITE_OUTSIDE)
-            must_ask.append(f"the edit writes `{absolute}`, outside the project")
+            must_ask.append(f"the edit writes {_spelled(joined)}, outside the project")
             continue
-        reason = protected(absolute, project, sensitive)
+        reason = protected(joined, project, sensitive)
         if reason is not None:
             classes.add(Class.OTHER)
             guarded.append(absolute)

@@ -349,6 +349,9 @@ class _Reader:
             if first is None or first.type != "{":
                 self.fail("an arithmetic command `(( … ))`")
                 return cwd
+            if not any(c.is_named and c.type != "comment" for c in node.children):
+                self.fail("an empty group `{}`, which bash runs as a command named `{}`")
+                return cwd
             return self.block(node.children, cwd, ctx)
         if kind == "negated_command":
             return self.block(node.children, cwd, ctx)
@@ -416,8 +419,14 @@ class _Reader:
         redirects: list[Redirect] = []
         extra_words: list[Node] = []
         tail: list[Node] = []
-        for child in node.children_by_field_name("redirect"):
-            self.redirect(child, cwd, ctx, redirects, extra_words, tail)
+        for k, child in enumerate(node.children):
+            field = node.field_name_for_child(k)
+            if field == "body" or not child.is_named or child.type == "comment":
+                continue
+            if field == "redirect" or child.type.endswith("_redirect"):
+                self.redirect(child, cwd, ctx, redirects, extra_words, tail)
+            else:
+                self.fail(f"a redirection the policy does not read ({child.type})")
         if body is None:
             self.fail("a redirection with no command")
             return cwd
@@ -489,7 +498,12 @@ class _Reader:
             return cwd
         if extra_words:
             self.fail("words after a redirection of a compound command")
-        return self.statement(body, cwd, inner)
+        start = len(self.out)
+        after = self.statement(body, cwd, inner)
+        if own and len(self.out) == start:
+            # `{} > f` still opens f: with no command to carry it, the write would be lost.
+            self.fail("a redirection around no command")
+        return after
 
     def conditional(self, node: "Node", cwd: str | None, ctx: _Ctx) -> str | None:
         """`if`/`case`: which branch runs is not known, so a `cd` in one makes the cwd after
@@ -555,6 +569,12 @@ class _Reader:
                 raw = _decode(destinations[0].text or b"")
                 extra_words.extend(destinations[1:])  # `echo a > f b`: b is echo's argument
             fd = _decode(descriptor.text or b"") if descriptor is not None else ""
+            for k, child in enumerate(node.children):
+                if child.is_named and node.field_name_for_child(k) not in (
+                    "descriptor",
+                    "destination",
+                ):
+                    self.fail(f"a redirection the policy does not read ({child.type})")
             if op in ("<&", ">&", "<&-", ">&-") and (
                 not destinations
                 or (
@@ -586,6 +606,8 @@ class _Reader:
                     heredoc_tail and heredoc_tail[-1].type in ("&&", "||")
                 ):
                     heredoc_tail.append(child)  # `<<EOF | sh`: the pipeline goes on
+                elif node.field_name_for_child(k) == "argument":
+                    extra_words.append(child)  # `rm <<EOF -rf /`: rm's arguments
                 else:
                     self.fail("a here-document followed by more than the policy reads")
             out.append(Redirect(op, None, False))
@@ -593,10 +615,11 @@ class _Reader:
             parts = [c for c in node.children if c.is_named]
             text: str | None = None
             raw = ""
-            for part in parts:
-                word = self.word(part, cwd, ctx)
+            if parts:
+                word = self.word(parts[0], cwd, ctx)
                 text = None if word.expanded else word.text
-                raw = _decode(part.text or b"")
+                raw = _decode(parts[0].text or b"")
+                extra_words.extend(parts[1:])  # the command's, as after a file redirection
             out.append(Redirect("<<<", text, False, raw))
         else:
             self.fail(f"a redirection the policy does not read ({kind})")
@@ -714,6 +737,10 @@ class _Reader:
         name = node.child_by_field_name("name")
         value = node.child_by_field_name("value")
         ops = [c.type for c in node.children if not c.is_named]
+        if name is not None and name.type != "variable_name":
+            self.substitutions(name, cwd, ctx)  # `a[$(id)]=1` runs id
+        if len([c for c in node.children if c.is_named]) > 2:
+            self.fail("an assignment the policy does not read")
         text = _decode(name.text or b"") if name is not None else ""
         text += ops[0] if ops else "="
         if value is not None:
@@ -1044,7 +1071,10 @@ class _Reader:
                 depth=ctx.depth + 1,
                 assigns=simple.assigns,
             )
+            start = len(self.out)
             self.block(tree.root_node.children, simple.cwd, inner)
+            if len(self.out) == start:
+                self.out.append(simple)  # `bash -c '' > f`: the shell itself carries the write
             return simple.cwd
         fed = [r.op for r in simple.redirects if r.op in ("<<", "<<-", "<<<")]
         if fed:
