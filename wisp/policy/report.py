@@ -15,13 +15,13 @@ from typing import Any, NamedTuple
 from wisp.policy.reading import Effect
 from wisp.policy.rules import (
     ANY_REST,
-    BUILTIN_NAMES,
     POLICY_FILE,
     Action,
     Origin,
     Policy,
     Rule,
     Subject,
+    builtin_names,
     load_policy,
     project_file,
 )
@@ -67,10 +67,6 @@ def policy_listing(home: Path, project: str | None) -> PolicyListing:
         files.append(_file(project_file(project), Origin.PROJECT, policy))
     builtins = tuple((name, name not in policy.builtins_off) for name in builtin_names())
     return PolicyListing(project, builtins, policy.rules, tuple(files))
-
-
-def builtin_names() -> tuple[str, ...]:
-    return BUILTIN_NAMES
 
 
 def _file(path: str, origin: Origin, policy: Policy) -> PolicyFile:
