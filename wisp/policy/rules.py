@@ -415,9 +415,10 @@ class _Lines:
     docs/policy.md shows), so the Nth header is the Nth rule's line. A key's line is the
     first line of that rule's table that sets it (else the header's)."""
 
-    _HEADER = re.compile(r"\s*\[\[\s*rule\s*\]\]\s*(?:#.*)?")
-    _BUILTIN = re.compile(r"\s*\[\s*builtin\s*\]\s*(?:#.*)?")
-    _TABLE = re.compile(r"\s*\[")
+    # Compiled when a file is read, not when the hook imports this module.
+    _HEADER = r"\s*\[\[\s*rule\s*\]\]\s*(?:#.*)?"
+    _BUILTIN = r"\s*\[\s*builtin\s*\]\s*(?:#.*)?"
+    _TABLE = r"\s*\["
 
     def __init__(self, text: str) -> None:
         self.lines = text.splitlines()
@@ -426,11 +427,11 @@ class _Lines:
         self.builtin: int | None = None
         state: str | None = None
         for number, line in enumerate(self.lines, start=1):
-            if state is None and self._TABLE.match(line):
+            if state is None and re.match(self._TABLE, line):
                 self.tables.append(number)
-                if self._HEADER.fullmatch(line):
+                if re.fullmatch(self._HEADER, line):
                     self.rules.append(number)
-                elif self._BUILTIN.fullmatch(line) and self.builtin is None:
+                elif re.fullmatch(self._BUILTIN, line) and self.builtin is None:
                     self.builtin = number
             state = _string_state(line, state)
 
@@ -478,7 +479,7 @@ def _string_state(line: str, state: str | None) -> str | None:
     return state
 
 
-_TOML_AT = re.compile(r"\s*\(at (?:line (\d+), column \d+|end of document)\)$")
+_TOML_AT = r"\s*\(at (?:line (\d+), column \d+|end of document)\)$"  # where tomllib says
 
 
 def _parse(
@@ -498,9 +499,9 @@ def _parse(
         tree = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         said = str(exc)
-        found = _TOML_AT.search(said)
+        found = re.search(_TOML_AT, said)
         line = int(found.group(1)) if found and found.group(1) else len(text.splitlines()) or 1
-        what = _TOML_AT.sub("", said) if found else said
+        what = re.sub(_TOML_AT, "", said) if found else said
         raise _Refused(
             f"{shown}:{line}: this is not valid TOML ({what.lower()}). Fix that line "
             f"(docs/policy.md shows the format: `wisp docs policy`). {_AFTER}"
