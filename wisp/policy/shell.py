@@ -38,6 +38,7 @@ class Redirect(NamedTuple):
     op: str  # as written: `>`, `>>`, `<`, `2>`, `&>`, `>|`, `<<`, `<<<`, …
     target: str | None  # the target word, unquoted; None when it is not a plain word
     writes: bool  # whether it writes a file (`>`, `>>`, `&>`, `>|`, `2>` …, not `<`, `>&2`)
+    raw: str = ""  # the target as written (`~/x`, `$OUT`): to show the person
 
 
 class Simple(NamedTuple):
@@ -539,9 +540,11 @@ class _Reader:
             op = ops[0].type if ops else ""
             destinations = node.children_by_field_name("destination")
             target: str | None = None
+            raw = ""
             if destinations:
                 word = self.word(destinations[0], cwd, ctx)
                 target = None if word.expanded else word.text
+                raw = _decode(destinations[0].text or b"")
                 extra_words.extend(destinations[1:])  # `echo a > f b`: b is echo's argument
             fd = _decode(descriptor.text or b"") if descriptor is not None else ""
             if op in ("<&", ">&", "<&-", ">&-") and (
@@ -553,7 +556,7 @@ class _Reader:
                 writes = True  # `>& FILE`: stdout and stderr to a file
             else:
                 writes = op in _WRITE_OPS and target != _NO_FILE
-            out.append(Redirect(fd + op, target, writes))
+            out.append(Redirect(fd + op, target, writes, raw))
         elif kind == "heredoc_redirect":
             ops = [c for c in node.children if not c.is_named]
             op = ops[0].type if ops else "<<"
@@ -578,10 +581,12 @@ class _Reader:
         elif kind == "herestring_redirect":
             parts = [c for c in node.children if c.is_named]
             text: str | None = None
+            raw = ""
             for part in parts:
                 word = self.word(part, cwd, ctx)
                 text = None if word.expanded else word.text
-            out.append(Redirect("<<<", text, False))
+                raw = _decode(part.text or b"")
+            out.append(Redirect("<<<", text, False, raw))
         else:
             self.fail(f"a redirection the policy does not read ({kind})")
 
@@ -613,6 +618,7 @@ class _Reader:
             return _Word(raw, True)
         if kind == "process_substitution":
             self.fail("a process substitution `<(…)` or `>(…)`")
+            self.substitution(node, cwd, ctx)  # its commands are still found (`<(curl …)`)
             return _Word(raw, True)
         if kind == "array":
             for child in node.children:
@@ -676,13 +682,15 @@ class _Reader:
                 self.substitution(child, cwd, ctx)
             elif child.type == "process_substitution":
                 self.fail("a process substitution `<(…)` or `>(…)`")
+                self.substitution(child, cwd, ctx)
             elif child.type == "ERROR" or child.is_missing:
                 self.fail("a syntax error")
             else:
                 self.substitutions(child, cwd, ctx)
 
     def substitution(self, node: Node, cwd: str | None, ctx: _Ctx) -> None:
-        """`$(…)` or backticks: its commands run, in a subshell (its `cd`s stay there)."""
+        """`$(…)`, backticks or `<(…)`: its commands run, in a subshell (its `cd`s stay
+        there)."""
         inner = _Ctx(substituted=True, background=ctx.background, depth=ctx.depth)
         self.block(node.children, cwd, inner)
 
