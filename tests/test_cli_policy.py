@@ -290,3 +290,23 @@ class TestPolicyCheck:
             out = run_wisp("policy", "check", "--cwd", str(root), *args)
             assert out.returncode == 2, (args, out.stdout)
             assert out.stderr.startswith("wisp: ") and "Traceback" not in out.stderr, args
+
+
+class TestTheDocsSayWhatCheckSays:
+    def test_the_readme_and_cli_md_quote_its_first_line(self, home: Path, tmp_path: Path) -> None:
+        """The first line README.md and docs/cli.md quote for each `wisp policy check` is the
+        program's own, run in a project as they show it."""
+        from helpers import ROOT
+
+        root = project(tmp_path)
+        for name in ("README.md", "docs/cli.md"):
+            lines = (ROOT / name).read_text().splitlines()
+            quoted = [
+                (lines[n].removeprefix("$ wisp policy check -- ").split("  #")[0], lines[n + 1])
+                for n in range(len(lines) - 1)
+                if lines[n].startswith("$ wisp policy check -- ") and "#" not in lines[n]
+            ]
+            assert len(quoted) == 2, name
+            for line, said in quoted:
+                out = run_wisp("policy", "check", "--cwd", str(root), "--", line)
+                assert out.stdout.splitlines()[0] == said, (name, line)

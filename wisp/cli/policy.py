@@ -87,7 +87,7 @@ def _render_listing(found: PolicyListing) -> None:
             say("  none (no file)")
             continue
         if file.state == "refused":
-            say(visible(f"  REFUSED: {file.reason}"))
+            emit(labelled([("REFUSED:", visible(file.reason or ""))], columns, indent=2))
             continue
         rules = [r for r in found.rules if r.where.rsplit(":", 1)[0] == file.path]
         if not rules:
