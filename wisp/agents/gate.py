@@ -1,16 +1,23 @@
-"""The gate core every harness stands on: a tool call → a request → a decision.
+"""The gate core every harness stands on: a tool call → the policy's decision → a request
+→ a decision.
 
 A harness's module reads its own event into a :class:`ToolCall` (the shell tool's command
 picked out as :attr:`ToolCall.command`) and answers in its own shape; what lies between is
-here, once, for every harness and for :class:`~wisp.agents.session.AgentSession`'s permission
-prompt alike:
+here, once, for every harness, for :class:`~wisp.agents.session.AgentSession`'s permission
+prompt and for `wisp exec` alike:
 
-- :func:`open_call`: the self-guard (a call that names `$WISP_HOME` or wisp's own program
-  is always put to the person, never allowed by a grant), then a standing grant's allow at
-  once, else the call filed for the person — a shell call as a `command` request, any other
-  as a `tool` request, the harness's session as the thread;
+- :func:`decide_open`: the call (its program files bound) as the policy reads it
+  (:meth:`ToolCall.policy_call`: the harness's table says what the tool does, the project is
+  the git root of its cwd) decided by :func:`wisp.policy.decide.decide` — the self-guard
+  first (a call that names `$WISP_HOME` or wisp's own program is always put to the person,
+  never allowed by a rule or a grant), then the rules, the must-ask classes, the grants;
+- :func:`decide_call` (a hook's one call), :func:`open_call` (the permission prompt),
+  :func:`exec_approval` (`wisp exec`): allowed or denied at once, or the call filed for the
+  person — a shell call as a `command` request, any other as a `tool` request, the harness's
+  session as the thread, with why it is asked and the answers of the right width;
 - :func:`end_call`: after the wait, how the request ended (withdrawn if nobody answered in
-  time: an answer that got there first stands);
+  time: an answer that got there first stands); :func:`record_ending`, its one
+  `call.decided` record;
 - :func:`call_verdict`, :func:`decided_reason`, :func:`unanswered_reason`: the verdict and
   its words (who decided, how and when, or why nobody did).
 
