@@ -15,13 +15,13 @@ from typing import Any, NamedTuple
 from wisp.policy.reading import Effect
 from wisp.policy.rules import (
     ANY_REST,
+    BUILTIN_NAMES,
     POLICY_FILE,
     Action,
     Origin,
     Policy,
     Rule,
     Subject,
-    builtin_names,
     load_policy,
     project_file,
 )
@@ -65,7 +65,7 @@ def policy_listing(home: Path, project: str | None) -> PolicyListing:
     files = [_file(str(home / POLICY_FILE), Origin.PERSON, policy)]
     if project is not None:
         files.append(_file(project_file(project), Origin.PROJECT, policy))
-    builtins = tuple((name, name not in policy.builtins_off) for name in builtin_names())
+    builtins = tuple((name, name not in policy.builtins_off) for name in BUILTIN_NAMES)
     return PolicyListing(project, builtins, policy.rules, tuple(files))
 
 

@@ -46,6 +46,10 @@ NAME_MAX_CHARS = 80  # a rule's name, as the audit records it and a face shows i
 EXAMPLE_MAX_CHARS = 4096  # one example (a command line, a path, a tool name)
 ANY_REST = "*"  # as a command's last word: any further words, none included
 
+# The built-in rules' names, as a `[builtin]` table turns them off: one list, which
+# wisp.policy.builtin names its rules by.
+BUILTIN_NAMES: tuple[str, ...] = ("read-only", "project-edits")
+
 RULE_KEYS = (
     "name",
     "action",
@@ -562,11 +566,11 @@ class _File:
         off: set[str] = set()
         for name, value in table.items():
             line = self.lines.key(self.lines.builtin, name)
-            if name not in builtin_names():
+            if name not in BUILTIN_NAMES:
                 self.refuse(
                     line,
                     f"there is no built-in rule `{_short(name)}`; the built-in rules are "
-                    f"{', '.join(builtin_names())}. Fix the name",
+                    f"{', '.join(BUILTIN_NAMES)}. Fix the name",
                 )
             if not isinstance(value, bool):
                 self.refuse(line, f"`{name}` takes true (on) or false (off), not {_kind(value)}")
@@ -649,7 +653,7 @@ class _File:
                 f"`name` takes a name of 1 to {NAME_MAX_CHARS} printable characters, not "
                 f"{_kind(value)}",
             )
-        if value in builtin_names():
+        if value in BUILTIN_NAMES:
             self.refuse(line, f"`{value}` is a built-in rule's name: give this rule another")
         if value in self.names:
             self.refuse(
@@ -782,14 +786,6 @@ class _File:
                 )
             path = os.path.join(str(self.root), path)
         return os.path.normpath(path)
-
-
-def builtin_names() -> tuple[str, ...]:
-    """The built-in rules' names (what a `[builtin]` table may turn off): wisp.policy.builtin's,
-    which imports this module, so it is asked only once a file is read."""
-    from wisp.policy.builtin import NAMES
-
-    return NAMES
 
 
 def _short(value: Any) -> str:
