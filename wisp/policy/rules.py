@@ -50,6 +50,11 @@ ANY_REST = "*"  # as a command's last word: any further words, none included
 # wisp.policy.builtin names its rules by.
 BUILTIN_NAMES: tuple[str, ...] = ("read-only", "project-edits")
 
+# The harnesses a rule's `harness` names, as `wisp hook NAME` spells them (wisp.agents.hookio
+# holds them, above this wing; tests/test_policy_rules.py checks the two agree): a name wisp
+# does not know would be a rule that silently never matches.
+HARNESS_NAMES: tuple[str, ...] = ("claude-code", "codex", "gemini", "copilot", "opencode", "cursor")
+
 RULE_KEYS = (
     "name",
     "action",
@@ -593,6 +598,12 @@ class _File:
         name = self._name(entry.get("name"), line("name"), at)
         tool = self._text(entry, "tool", line)
         harness = self._text(entry, "harness", line)
+        if harness is not None and harness not in HARNESS_NAMES:
+            self.refuse(
+                line("harness"),
+                f"wisp knows no harness `{_short(harness)}`; `harness` is one of "
+                f"{', '.join(HARNESS_NAMES)}",
+            )
         command = self._command(entry.get("command"), line("command"))
         path = self._path(entry.get("path"), line("path"))
         project = self._project(entry.get("project"), line("project"))
