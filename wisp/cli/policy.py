@@ -81,13 +81,13 @@ def _render_listing(found: PolicyListing) -> None:
         labelled([(name, "on" if on else "off") for name, on in found.builtins], columns, indent=2)
     )
     for file in found.files:
-        whose = "Your rules" if file.origin.value == "person" else "The project's rules"
+        whose = "Your rules" if file.persons else "The project's rules"
         say(f"{whose} ({visible(file.path)}):")
-        if file.state == "absent":
-            say("  none (no file)")
+        if file.reason is not None:
+            emit(labelled([("REFUSED:", visible(file.reason))], columns, indent=2))
             continue
-        if file.state == "refused":
-            emit(labelled([("REFUSED:", visible(file.reason or ""))], columns, indent=2))
+        if not file.present:
+            say("  none (no file)")
             continue
         rules = [r for r in found.rules if r.where.rsplit(":", 1)[0] == file.path]
         if not rules:
