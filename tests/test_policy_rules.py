@@ -276,6 +276,12 @@ class TestRefusals:
                 "two rules are named `x` (lines 1 and 7)",
             ),
             ('rule = [{action = "deny", tool = "X"}]\n', 1, "under a `[[rule]]` header"),
+            (
+                '[[rule]]\naction = "deny"\ntool = "X"\nharness = "claude"\nmatch = ["X"]\n'
+                'not_match = ["Y"]\n',
+                4,
+                "wisp knows no harness `claude`",
+            ),
         ],
     )
     def test_each_refusal_names_its_line(
@@ -474,3 +480,15 @@ class TestPersonsFile:
         )
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
         assert out.stdout.strip() == "False", out.stderr
+
+
+class TestNames:
+    def test_the_names_a_file_takes_are_wisps(self) -> None:
+        """`[builtin]` takes the built-in rules' names and `harness` the harnesses' own, as
+        the wings that hold them name them."""
+        from wisp.agents import hookio
+        from wisp.policy import builtin
+        from wisp.policy.rules import BUILTIN_NAMES, HARNESS_NAMES
+
+        assert hookio.names() == HARNESS_NAMES
+        assert tuple(builtin.RULES) == BUILTIN_NAMES

@@ -28,9 +28,11 @@ _HOMES = {
     "AuditEvent": "wisp.audit.writer",
     "AuditLogError": "wisp.audit.reader",
     "AuditLogUnsafe": "wisp.audit.writer",
+    "CallCheck": "wisp.agents.check",
     "Cancel": "wisp._deadlines",
     "ChannelBack": "wisp._live",
     "ChannelGone": "wisp._live",
+    "CheckRefused": "wisp.agents.check",
     "Config": "wisp.stores.config",
     "ConfigError": "wisp.stores.config",
     "ConfigUnusable": "wisp.stores.config",
@@ -84,7 +86,9 @@ _HOMES = {
     "THREAD_PREFIX": "wisp.stores.factids",
     "UnknownFact": "wisp.stores.threadfacts",
     "WAITING": "wisp.agents.session",
+    "check_call": "wisp.agents.check",
     "check_deadline": "wisp._deadlines",
+    "check_json": "wisp.agents.check",
     "collecting": "wisp.agents.session",
     "contradicted": "wisp.kinds.fact",
     "current_user": "wisp._home",
@@ -122,6 +126,7 @@ if _typing.TYPE_CHECKING:
     from wisp._entry import EntryPoint
     from wisp._home import current_user, open_channel, wisp_home
     from wisp._live import ChannelBack, ChannelGone, Found, HomeGone, LiveInbox
+    from wisp.agents.check import CallCheck, CheckRefused, check_call, check_json
     from wisp.agents.gate import exec_approval
     from wisp.agents.session import (
         WAITING,
@@ -235,9 +240,11 @@ __all__ = [
     "AuditEvent",
     "AuditLogError",
     "AuditLogUnsafe",
+    "CallCheck",
     "Cancel",
     "ChannelBack",
     "ChannelGone",
+    "CheckRefused",
     "Config",
     "ConfigError",
     "ConfigUnusable",
@@ -283,7 +290,9 @@ __all__ = [
     "StoreError",
     "UnknownFact",
     "__version__",
+    "check_call",
     "check_deadline",
+    "check_json",
     "collecting",
     "contradicted",
     "current_user",

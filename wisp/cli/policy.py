@@ -81,13 +81,13 @@ def _render_listing(found: PolicyListing) -> None:
         labelled([(name, "on" if on else "off") for name, on in found.builtins], columns, indent=2)
     )
     for file in found.files:
-        whose = "Your rules" if file.origin.value == "person" else "The project's rules"
+        whose = "Your rules" if file.persons else "The project's rules"
         say(f"{whose} ({visible(file.path)}):")
-        if file.state == "absent":
-            say("  none (no file)")
+        if file.reason is not None:
+            emit(labelled([("REFUSED:", visible(file.reason))], columns, indent=2))
             continue
-        if file.state == "refused":
-            say(visible(f"  REFUSED: {file.reason}"))
+        if not file.present:
+            say("  none (no file)")
             continue
         rules = [r for r in found.rules if r.where.rsplit(":", 1)[0] == file.path]
         if not rules:
@@ -149,3 +149,96 @@ def _render_suggestions(found: list[RuleSuggestion]) -> None:
         say("")
         for line in suggestion.toml().splitlines():
             say(visible(line))
+
+
+@policy_app.command(
+    "check", context_settings={"allow_interspersed_args": False, "ignore_unknown_options": True}
+)
+def check_command(
+    words: Annotated[
+        list[str] | None,
+        typer.Argument(
+            metavar="-- CMD...",
+            help="The shell line: its words joined by spaces, as typed (a line with "
+            "operators goes in quotes: -- 'make && git push').",
+        ),
+    ] = None,
+    tool: Annotated[
+        str | None,
+        typer.Option("--tool", metavar="NAME", help="A tool call instead: the tool's name."),
+    ] = None,
+    tool_input: Annotated[
+        str | None,
+        typer.Option("--input", metavar="JSON", help="The tool's input, a JSON object."),
+    ] = None,
+    harness: Annotated[
+        str,
+        typer.Option(
+            "--harness",
+            metavar="HARNESS",
+            help="The harness whose hook asks. Default: claude-code.",
+        ),
+    ] = "claude-code",
+    cwd: CwdOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """What would become of one call, and what would decide it.
+
+    Decided as the hook decides it — the self-guard, deny and ask rules, the must-ask
+    classes, your grants, allow rules, the built-in rules — with nothing filed and nothing
+    recorded; a session's grants are not looked at. Prints allow, deny or ask and the rule,
+    grant or class that decides it, and how the line was read.
+
+    Exit 0 (the output says allow, deny or ask); 2 usage (no call, or both a command and
+    --tool; an unknown harness; --input that is no JSON object)."""
+    from wisp import CheckRefused, check_call, check_json
+
+    line = " ".join(words or ())
+    if bool(line.strip()) == (tool is not None):
+        fail("give a shell line after -- (wisp policy check -- git push) or --tool NAME.")
+    if tool_input is not None and tool is None:
+        fail("--input goes with --tool NAME: the tool's input.")
+    try:
+        found = check_call(
+            wisp_home(),
+            harness=harness,
+            cwd=_cwd(cwd),
+            command=line if tool is None else None,
+            tool=tool,
+            tool_input=tool_input if tool is not None else None,
+        )
+    except CheckRefused as exc:
+        fail(str(exc))
+    shown = check_json(found)
+    if as_json:
+        print_json(shown)
+        return
+    _render_check(shown)
+
+
+def _render_check(shown: dict[str, Any]) -> None:
+    say(visible(f"{shown['verdict']}: {_why(shown)}"))
+    call = shown["call"]
+    rows = [
+        ("call", f"{call['tool']} in {call['harness']}, in {call['cwd']}"),
+        ("project", call["project"] or "none (no git repository): nothing is in a project"),
+    ]
+    if shown["commands"]:
+        rows.append(("read as", "; ".join(" ".join(c) for c in shown["commands"])))
+    if call["paths"]:
+        rows.append(("paths", ", ".join(call["paths"])))
+    if shown["classes"]:
+        rows.append(("classes", ", ".join(shown["classes"])))
+    rows.append(("decided by", shown["decider"]))
+    emit(labelled([(a, visible(b)) for a, b in rows], width(), indent=2))
+
+
+def _why(shown: dict[str, Any]) -> str:
+    rule, grant = shown["rule"], shown["grant"]
+    if grant is not None:
+        return f"covered by your grant {grant['id']} ({grant['scope']})"
+    if shown["reason"]:
+        return str(shown["reason"])
+    if rule is not None:
+        return f"rule {rule['name']} ({rule['where']})"
+    return "no rule allows it: you would be asked"

@@ -178,6 +178,18 @@ def decide(
     return decision
 
 
+def explain(
+    call: Call,
+    *,
+    home: Path,
+    grants: StandingGrants | None,
+    guard: str | None = None,
+    policy: Policy | None = None,
+) -> Decision:
+    """What :func:`decide` would decide of *call*, recording nothing: `wisp policy check`."""
+    return _decided(call, home, grants, guard, policy)
+
+
 def _decided(
     call: Call,
     home: Path,

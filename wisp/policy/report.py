@@ -9,6 +9,7 @@ import json
 import os
 import shlex
 from collections.abc import Iterable, Mapping
+from enum import StrEnum
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -37,13 +38,31 @@ APPROVING = frozenset({"once", "session", "project", "always"})
 CHAINED = "git push"
 
 
+class FileState(StrEnum):
+    """What became of a policy file."""
+
+    ABSENT = "absent"
+    IN_FORCE = "in force"
+    REFUSED = "refused"
+
+
 class PolicyFile(NamedTuple):
     """One policy file that may hold rules for a call here, and what became of it."""
 
     path: str
     origin: Origin
-    state: str  # "absent", "in force", "refused"
+    state: FileState
     reason: str | None = None  # a refused file's: FILE:LINE, what is wrong, what to do
+
+    @property
+    def present(self) -> bool:
+        """Whether there is a file (in force or refused)."""
+        return self.state is not FileState.ABSENT
+
+    @property
+    def persons(self) -> bool:
+        """Whether it is the person's own file (else the project's)."""
+        return self.origin is Origin.PERSON
 
 
 class PolicyListing(NamedTuple):
@@ -56,7 +75,7 @@ class PolicyListing(NamedTuple):
 
     @property
     def refused(self) -> bool:
-        return any(f.state == "refused" for f in self.files)
+        return any(f.state is FileState.REFUSED for f in self.files)
 
 
 def policy_listing(home: Path, project: str | None) -> PolicyListing:
@@ -65,21 +84,17 @@ def policy_listing(home: Path, project: str | None) -> PolicyListing:
     files = [_file(str(home / POLICY_FILE), Origin.PERSON, policy)]
     if project is not None:
         files.append(_file(project_file(project), Origin.PROJECT, policy))
-    builtins = tuple((name, name not in policy.builtins_off) for name in builtin_names())
+    builtins = tuple((name, name not in policy.builtins_off) for name in BUILTIN_NAMES)
     return PolicyListing(project, builtins, policy.rules, tuple(files))
-
-
-def builtin_names() -> tuple[str, ...]:
-    return BUILTIN_NAMES
 
 
 def _file(path: str, origin: Origin, policy: Policy) -> PolicyFile:
     if not os.path.lexists(path):
-        return PolicyFile(path, origin, "absent")
+        return PolicyFile(path, origin, FileState.ABSENT)
     reasons = [why for file, why in policy.refusals if file == path]
     if reasons:
-        return PolicyFile(path, origin, "refused", " ".join(reasons))
-    return PolicyFile(path, origin, "in force")
+        return PolicyFile(path, origin, FileState.REFUSED, " ".join(reasons))
+    return PolicyFile(path, origin, FileState.IN_FORCE)
 
 
 def rule_json(rule: Rule, *, on: bool = True) -> dict[str, Any]:
@@ -112,7 +127,7 @@ def policy_listing_json(found: PolicyListing) -> dict[str, Any]:
         "project": found.project,
         "rules": builtins + [rule_json(rule) for rule in found.rules],
         "files": [
-            {"path": f.path, "origin": f.origin.value, "state": f.state, "reason": f.reason}
+            {"path": f.path, "origin": f.origin.value, "state": f.state.value, "reason": f.reason}
             for f in found.files
         ],
     }

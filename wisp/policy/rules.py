@@ -46,9 +46,14 @@ NAME_MAX_CHARS = 80  # a rule's name, as the audit records it and a face shows i
 EXAMPLE_MAX_CHARS = 4096  # one example (a command line, a path, a tool name)
 ANY_REST = "*"  # as a command's last word: any further words, none included
 
-# The built-in rules a `[builtin]` table may turn off (wisp.policy.builtin holds the rules;
-# tests/test_policy_rules.py checks the two agree).
+# The built-in rules' names, as a `[builtin]` table turns them off: one list, which
+# wisp.policy.builtin names its rules by.
 BUILTIN_NAMES: tuple[str, ...] = ("read-only", "project-edits")
+
+# The harnesses a rule's `harness` names, as `wisp hook NAME` spells them (wisp.agents.hookio
+# holds them, above this wing; tests/test_policy_rules.py checks the two agree): a name wisp
+# does not know would be a rule that silently never matches.
+HARNESS_NAMES: tuple[str, ...] = ("claude-code", "codex", "gemini", "copilot", "opencode", "cursor")
 
 RULE_KEYS = (
     "name",
@@ -419,9 +424,10 @@ class _Lines:
     docs/policy.md shows), so the Nth header is the Nth rule's line. A key's line is the
     first line of that rule's table that sets it (else the header's)."""
 
-    _HEADER = re.compile(r"\s*\[\[\s*rule\s*\]\]\s*(?:#.*)?")
-    _BUILTIN = re.compile(r"\s*\[\s*builtin\s*\]\s*(?:#.*)?")
-    _TABLE = re.compile(r"\s*\[")
+    # Compiled when a file is read, not when the hook imports this module.
+    _HEADER = r"\s*\[\[\s*rule\s*\]\]\s*(?:#.*)?"
+    _BUILTIN = r"\s*\[\s*builtin\s*\]\s*(?:#.*)?"
+    _TABLE = r"\s*\["
 
     def __init__(self, text: str) -> None:
         self.lines = text.splitlines()
@@ -430,11 +436,11 @@ class _Lines:
         self.builtin: int | None = None
         state: str | None = None
         for number, line in enumerate(self.lines, start=1):
-            if state is None and self._TABLE.match(line):
+            if state is None and re.match(self._TABLE, line):
                 self.tables.append(number)
-                if self._HEADER.fullmatch(line):
+                if re.fullmatch(self._HEADER, line):
                     self.rules.append(number)
-                elif self._BUILTIN.fullmatch(line) and self.builtin is None:
+                elif re.fullmatch(self._BUILTIN, line) and self.builtin is None:
                     self.builtin = number
             state = _string_state(line, state)
 
@@ -482,7 +488,7 @@ def _string_state(line: str, state: str | None) -> str | None:
     return state
 
 
-_TOML_AT = re.compile(r"\s*\(at (?:line (\d+), column \d+|end of document)\)$")
+_TOML_AT = r"\s*\(at (?:line (\d+), column \d+|end of document)\)$"  # where tomllib says
 
 
 def _parse(
@@ -502,9 +508,9 @@ def _parse(
         tree = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         said = str(exc)
-        found = _TOML_AT.search(said)
+        found = re.search(_TOML_AT, said)
         line = int(found.group(1)) if found and found.group(1) else len(text.splitlines()) or 1
-        what = _TOML_AT.sub("", said) if found else said
+        what = re.sub(_TOML_AT, "", said) if found else said
         raise _Refused(
             f"{shown}:{line}: this is not valid TOML ({what.lower()}). Fix that line "
             f"(docs/policy.md shows the format: `wisp docs policy`). {_AFTER}"
@@ -592,6 +598,12 @@ class _File:
         name = self._name(entry.get("name"), line("name"), at)
         tool = self._text(entry, "tool", line)
         harness = self._text(entry, "harness", line)
+        if harness is not None and harness not in HARNESS_NAMES:
+            self.refuse(
+                line("harness"),
+                f"wisp knows no harness `{_short(harness)}`; `harness` is one of "
+                f"{', '.join(HARNESS_NAMES)}",
+            )
         command = self._command(entry.get("command"), line("command"))
         path = self._path(entry.get("path"), line("path"))
         project = self._project(entry.get("project"), line("project"))
