@@ -13,7 +13,7 @@ import pytest
 from cliterm import spawn
 from helpers import ROOT, run_wisp, wisp_command
 
-from wisp._extras import install_hint, requirements
+from wisp._errors import install_hint, requirements
 from wisp.cli._manual import topics
 
 PAGES = sorted(path.stem for path in (ROOT / "docs").glob("*.md"))

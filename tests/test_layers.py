@@ -33,10 +33,11 @@ FACE_MAY_IMPORT = {
     "wisp.kinds.question": "the question kind's view and its words",
     "wisp.kinds.tool": "the tool kind's view and its words",
     "wisp.relay.protocol": "the relay's wire (pure), which the TUI and any front end speak",
+    "wisp.relay.hosts": "a front end's names for its relays: this machine's, a host's (pure)",
     "wisp._text": "text made visible, wrapped (pure)",
     "wisp._render": "how a request reads, its JSON shape (pure)",
     "wisp._lines": "lines split, an overlong one skipped (pure)",
-    "wisp._extras": "which extra adds a face (pure)",
+    "wisp._errors": "the application's error root (WispError) and which extra adds a face",
 }
 # The CLI also imports its typer-free half (what runs before typer loads) and the faces it
 # starts (`wisp relay`, `wisp tui`, `wisp mcp`, `wisp web`), by their packages' front doors.
@@ -68,48 +69,41 @@ PENDING_VOCABULARY_NAMES = {
     "parse_time",
     "is_valid_id",
     "from_json",
+    "binding_digest",  # a binding record's digest, as written (pure, of pending._convert)
     "known_json",
     "loads_strict",
+    # Not vocabulary, but no channel either: how every thread of a wisp process starts (the
+    # ending signals left to the main thread), a face's own threads included.
+    "start_thread",
 }
 # What a face still imports past the application, each with why; nothing else may join.
 FACE_EXCEPTIONS = {
-    ("wisp/cli/__init__.py", "wisp.agents.hookio"): "a hook arms its deny before the CLI "
-    "loads (the harness wing's path, redrawn beside issue 56)",
-    ("wisp/cli/agents.py", "wisp.agents"): "`wisp agents`: the harness wing, redrawn beside "
-    "issue 56 (one record per harness)",
-    ("wisp/cli/hook.py", "wisp._deadlines"): "`wisp hook`: the harness wing's path, as above",
-    ("wisp/cli/hook.py", "wisp.agents"): "the same",
-    ("wisp/cli/hook.py", "wisp.agents.install"): "the same",
+    # The harness wing's own commands: `wisp hook NAME` and `wisp agents` are the faces of
+    # wisp/agents/ (one record per harness, read from hookio.HARNESS_MODULES), whose queries
+    # are not the facade's: a hook's run is the program's fast path, before the CLI loads.
+    ("wisp/cli/__init__.py", "wisp.agents.hookio"): "a hook arms its deny (`hookio.arm`) "
+    "before the CLI loads: the harness wing's path",
+    ("wisp/cli/agents.py", "wisp.agents"): "`wisp agents setup|remove|status`: the harness "
+    "wing's hookio and setup, its command's own",
+    ("wisp/cli/hook.py", "wisp.agents"): "`wisp hook NAME`: the harness table (hookio), one "
+    "command per harness module",
+    ("wisp/cli/hook.py", "wisp.agents.install"): "`wisp hook --print-settings`: the install "
+    "the printed hook names",
     (
         "wisp/cli/hook.py",
         "wisp.agents.reach",
     ): "the same: its note on a printed hook an agent could rewrite",
-    ("wisp/cli/admin.py", "wisp.agents.setup"): "`wisp status` reads each harness's setup: "
-    "the same",
-    ("wisp/cli/_ask.py", "wisp.kinds.programs"): "the programs a command binds: the command "
-    "kind's sealing, not yet a query of the facade",
-    ("wisp/cli/execute.py", "wisp.kinds.programs"): "`wisp execute` seals and runs the "
-    "approved programs: the same",
+    ("wisp/cli/admin.py", "wisp.agents.setup"): "`wisp status` reads each harness's setup "
+    "(status, needs_attention)",
+    ("wisp/cli/execute.py", "wisp.kinds.programs"): "`wisp exec` seals and runs the approved "
+    "program files (sealed_fd, with_programs): the command kind's behaviour, run in the "
+    "command's own process, not a query",
     ("wisp/cli/web.py", "wisp.web._server"): "`wisp web` loads the server (starlette, "
-    "uvicorn) only when it serves",
-    ("wisp/relay/_relay.py", "pending"): "Channel, start_thread: the relay reads its channel "
-    "on a thread of its own (a live query of the application is to take it)",
-    ("wisp/web/_board.py", "pending"): "the same, for the web's board",
-    ("wisp/web/_hosts.py", "pending"): "a far relay's reader thread (start_thread), its clock "
-    "and its requests' digests, as the board's own",
-    ("wisp/web/_hosts.py", "wisp.tui._link"): "the TUI's ssh relay command and host checks: one "
-    "way to reach a host (to move below the faces, beside the relay protocol)",
-    ("wisp/web/_hosts.py", "wisp.tui._model"): "LOCAL, the TUI's label for this machine",
-    ("wisp/web/_pages.py", "wisp.tui._model"): "the same",
-    ("wisp/web/_pages.py", "wisp.kinds.programs"): "words: a command's arguments one per "
-    "line, as the program binding reads them",
-    ("wisp/web/_app.py", "pending"): "SYSTEM_CLOCK: the pairing's clock (this file's auth is "
-    "being changed beside issue 56)",
-    ("wisp/tui/__init__.py", "wisp.routes.notify"): "which terminals show a notification "
-    "sequence: the terminal route's words (routes' module, being redrawn beside issue 56)",
-    ("wisp/tui/_app.py", "wisp.routes.notify"): "the notification sequences: the same",
-    ("wisp/tui/_link.py", "wisp.routes.subproc"): "the TUI starts `wisp relay` with the "
-    "environment every child of wisp gets (routes' module, being redrawn beside issue 56)",
+    "uvicorn) only when it serves (a front door in wisp.web would close a circle: the "
+    "server reads the package's own words)",
+    ("wisp/relay/_relay.py", "pending"): "Channel, the type of the channel the relay is "
+    "handed (it opens it through the facade, `open_channel`, and reads it only through "
+    "the Answerer and the LiveInbox)",
 }
 
 
@@ -296,7 +290,7 @@ class TestApplication:
 HELPERS = {
     "wisp._deadlines",
     "wisp._entry",
-    "wisp._extras",
+    "wisp._errors",
     "wisp._home",
     "wisp._lines",
     "wisp._startup",

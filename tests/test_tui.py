@@ -25,7 +25,7 @@ from textual.widgets import DataTable
 
 from pending import Channel, ServerLock, State
 from wisp import ApprovalGate, Asker, Notifier, QuestionAsker
-from wisp._extras import install_hint
+from wisp._errors import install_hint
 from wisp.tui import notify_sequence
 from wisp.tui._app import HELP_KEYS, STALE_SHOWN_S, WispTui, default_relays, help_text
 from wisp.tui._dialogs import CommandDialog, FactDialog, QuestionDialog
@@ -1274,7 +1274,7 @@ class TestHosts:
 
     def test_a_host_name_is_never_an_option(self) -> None:
         """A host that ssh could read as an option is refused before anything runs."""
-        from wisp.tui._link import LinkError
+        from wisp.relay.hosts import LinkError
 
         with pytest.raises(LinkError):
             default_relays(["-oProxyCommand=evil"], "ssh -- {host} wisp relay")

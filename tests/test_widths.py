@@ -191,6 +191,21 @@ class TestAnsweringAWidth:
         assert "`npm test *`" in str(refused.value)
         gate.asker.withdraw(request.id)
 
+    def test_an_answer_that_skipped_the_check_is_not_applied(
+        self, asker: Asker, channel: Channel
+    ) -> None:
+        """An `always` written to a must-ask request's slot by a build that could not read its
+        offers (here: published past the check) settles `failed`: the call is not approved,
+        and no grant is kept. `once` written the same way is applied (the control)."""
+        gate = ApprovalGate(asker, timeout_s=30)
+        for decision, approved in [("always", False), ("once", True)]:
+            request = gate.file("curl x", "/srv", widths=Widths(must_ask=NETWORK))
+            channel._publish_answer(channel._new_answer(request, decision, via="cli"), request)
+            approval = gate.verdict(asker.wait(request.id))
+            assert approval.approved is approved
+            assert approval.grant is None
+        assert not (channel.home / "grants.json").exists()
+
     def test_an_old_answer_is_the_exact_call(self, asker: Asker, channel: Channel) -> None:
         """An answer with no `width` approves the exact call, as answers always did: the
         grant it makes covers that command and not another with its first words."""
@@ -280,6 +295,14 @@ class TestCommandGrants:
         words = ("npm", "test", "-u")
         assert store.covering("npm test -u", "/srv", words=words) is not None
         assert store.covering("npm test -u", "/srv", words=words, must_ask=True) is None
+
+    def test_revoked_it_covers_nothing_in_a_store_that_read_it(self, store: GrantStore) -> None:
+        """A long-lived gate's store, which has read wide-grants.json, sees the revoke."""
+        words = ("npm", "test", "-u")
+        grant = store.covering("npm test -u", "/srv", words=words)
+        assert grant is not None and grant.id is not None
+        assert store.revoke(grant.id) is not None
+        assert store.covering("npm test -u", "/srv", words=words) is None
 
     def test_it_is_kept_apart_from_the_exact_grants(self, store: GrantStore) -> None:
         """In wide-grants.json: grants.json (which earlier builds read as exact commands)

@@ -80,15 +80,19 @@ _HOMES = {
     "RuleSuggestion": "wisp.policy.report",
     "SESSION_PREFIX": "wisp.stores.factids",
     "SETTINGS": "wisp.stores.config",
+    "SAFE_CWD": "wisp.routes.subproc",
     "STORED_SCOPES": "wisp.stores.grants",
     "StartError": "wisp.agents.session",
     "StoreError": "wisp.stores.jsonstore",
     "THREAD_PREFIX": "wisp.stores.factids",
     "UnknownFact": "wisp.stores.threadfacts",
-    "WAITING": "wisp.agents.session",
+    "WAITING": "wisp.kinds._view",
+    "WispError": "wisp._errors",
+    "answerable_now": "wisp._answering",
     "check_call": "wisp.agents.check",
     "check_deadline": "wisp._deadlines",
     "check_json": "wisp.agents.check",
+    "child_env": "wisp.routes.subproc",
     "collecting": "wisp.agents.session",
     "contradicted": "wisp.kinds.fact",
     "current_user": "wisp._home",
@@ -101,6 +105,7 @@ _HOMES = {
     "is_legacy": "wisp.audit.reader",
     "known_event": "wisp.audit.reader",
     "load_config": "wisp.stores.config",
+    "look_up": "wisp._answering",
     "loosens": "wisp.stores.config",
     "new_fact_id": "wisp.stores.factids",
     "open_channel": "wisp._home",
@@ -109,27 +114,38 @@ _HOMES = {
     "policy_listing": "wisp.policy.report",
     "policy_listing_json": "wisp.policy.report",
     "project_here": "wisp.policy.report",
+    "python_module": "wisp.routes.subproc",
     "read_log": "wisp.audit.reader",
     "send_test": "wisp._doctor",
     "set_setting": "wisp.stores.config",
     "suggest_rules": "wisp.policy.report",
     "suggestion_json": "wisp.policy.report",
+    "terminal_notice": "wisp.routes.terminal",
+    "terminal_notifies": "wisp.routes.terminal",
     "wait_until": "wisp._answering",
     "wisp_home": "wisp._home",
 }
 
 if _typing.TYPE_CHECKING:
-    from wisp._answering import Answerer, AnswerFate, AnswerReport, Inbox, wait_until
+    from wisp._answering import (
+        Answerer,
+        AnswerFate,
+        AnswerReport,
+        Inbox,
+        answerable_now,
+        look_up,
+        wait_until,
+    )
     from wisp._asking import Asker
     from wisp._deadlines import Cancel, DeadlineError, check_deadline, deadline_range
     from wisp._doctor import diagnose, send_test
     from wisp._entry import EntryPoint
+    from wisp._errors import WispError
     from wisp._home import current_user, open_channel, wisp_home
     from wisp._live import ChannelBack, ChannelGone, Found, HomeGone, LiveInbox
     from wisp.agents.check import CallCheck, CheckRefused, check_call, check_json
     from wisp.agents.gate import exec_approval
     from wisp.agents.session import (
-        WAITING,
         AgentSession,
         NotFiled,
         NotOurs,
@@ -152,7 +168,7 @@ if _typing.TYPE_CHECKING:
     )
     from wisp.audit.writer import AuditEvent, AuditLogUnsafe
     from wisp.kinds._asker import Applier, Ending
-    from wisp.kinds._view import ANSWERABLE
+    from wisp.kinds._view import ANSWERABLE, WAITING
     from wisp.kinds.command_gate import Approval, ApprovalGate, ApprovalOutcome
     from wisp.kinds.fact import contradicted
     from wisp.kinds.fact_keeper import FactKeeper, KeepRequest, KeepState
@@ -174,6 +190,8 @@ if _typing.TYPE_CHECKING:
         Route,
         default_notifier,
     )
+    from wisp.routes.subproc import SAFE_CWD, child_env, python_module
+    from wisp.routes.terminal import terminal_notice, terminal_notifies
     from wisp.stores.config import (
         SETTINGS,
         Config,
@@ -223,6 +241,7 @@ __all__ = [
     "EVENTS",
     "PERMANENT_PREFIX",
     "ROUTES",
+    "SAFE_CWD",
     "SESSION_PREFIX",
     "SETTINGS",
     "STORED_SCOPES",
@@ -289,10 +308,13 @@ __all__ = [
     "StartError",
     "StoreError",
     "UnknownFact",
+    "WispError",
     "__version__",
+    "answerable_now",
     "check_call",
     "check_deadline",
     "check_json",
+    "child_env",
     "collecting",
     "contradicted",
     "current_user",
@@ -305,6 +327,7 @@ __all__ = [
     "is_legacy",
     "known_event",
     "load_config",
+    "look_up",
     "loosens",
     "new_fact_id",
     "open_channel",
@@ -313,11 +336,14 @@ __all__ = [
     "policy_listing",
     "policy_listing_json",
     "project_here",
+    "python_module",
     "read_log",
     "send_test",
     "set_setting",
     "suggest_rules",
     "suggestion_json",
+    "terminal_notice",
+    "terminal_notifies",
     "wait_until",
     "wisp_home",
 ]

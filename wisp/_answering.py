@@ -633,6 +633,39 @@ class Inbox:
         self.close()
 
 
+# --- what a face asks of the channel (exported by the facade) --------------------------
+
+
+def look_up(request_id: str, home: Path | None = None) -> Status | None:
+    """One request as the channel holds it now, by its whole ID: None when *request_id* is
+    no request ID or names no request there. Reads only (no sweep); raises
+    :class:`pending.PendingError` when the channel, or the request's files, cannot be read.
+    *home*: default :func:`wisp.wisp_home`."""
+    from pending import UnknownRequest, is_valid_id
+    from wisp._home import open_channel
+
+    if not is_valid_id(request_id):
+        return None
+    with open_channel(home) as channel:
+        try:
+            return channel.status(request_id)
+        except UnknownRequest:
+            return None
+
+
+def answerable_now(
+    home: Path | None = None, *, kinds: Collection[Kind] | None = None
+) -> list[Status]:
+    """What waits for the person's answer now (:data:`wisp.ANSWERABLE`), of *kinds* (None:
+    every kind), oldest first. Reads only (no sweep); raises :class:`pending.PendingError`
+    when the channel cannot be read."""
+    from wisp._home import open_channel
+    from wisp.kinds._view import ANSWERABLE
+
+    with open_channel(home) as channel:
+        return list(channel.listing(kinds=kinds, states=ANSWERABLE).statuses)
+
+
 def _configured_wait(home: Path) -> float:
     from wisp.stores.config import ConfigError, load_config  # only when no wait was given
 

@@ -43,6 +43,7 @@ from pending import (
 )
 from wisp import _startup
 from wisp._deadlines import Cancel, Deadlines, check_deadline
+from wisp._errors import WispError
 from wisp.audit.writer import (
     AuditEvent,
     EntryPoint,
@@ -62,9 +63,11 @@ if TYPE_CHECKING:
 _COMMANDS, _QUESTIONS = view(Kind.COMMAND), view(Kind.QUESTION)
 
 
-class CannotFollow(PendingError):
+class CannotFollow(WispError, PendingError):
     """A request was filed, but its asker could not start watching for its answer (no
-    descriptor or thread left): it was withdrawn, and nothing waits for it."""
+    descriptor or thread left): it was withdrawn, and nothing waits for it. *shortage*: the
+    resource limit that stopped it, and how to raise it (then the channel is not at fault);
+    None when the channel itself may be."""
 
     def __init__(self, request_id: str, error: BaseException) -> None:
         shortage = resource_shortage(error)
@@ -73,11 +76,13 @@ class CannotFollow(PendingError):
             if shortage is not None
             else "Check the channel with `wisp doctor`, then ask again."
         )
-        super().__init__(
+        message = (
             f"request {request_id} was filed, but its answer cannot be watched for ({error}), "
             f"so it was withdrawn. {remedy}"
         )
+        super().__init__(message, remedy=remedy)
         self.request_id = request_id
+        self.shortage = shortage
 
 
 class Asker:

@@ -17,13 +17,15 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from wisp._errors import WispError
+
 # The longest a request may be told to wait: 30 days. Longer than anyone leaves a question
 # open on purpose, and far inside what dates and timers can hold (a timer takes at most
 # ~292 years, a date ends in 9999); for longer, 0 waits until answered.
 MAX_DEADLINE_S = 30 * 24 * 3600
 
 
-class DeadlineError(ValueError):
+class DeadlineError(WispError, ValueError):
     """A number of seconds that cannot be a deadline; the message says what to give."""
 
 

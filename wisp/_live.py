@@ -54,6 +54,7 @@ from pending import (
 from wisp._answering import Inbox
 from wisp._home import open_channel
 from wisp.audit.writer import AuditEvent, EntryPoint, audit
+from wisp.kinds._view import WAITING
 
 PENDING_DIR = "pending"
 
@@ -97,8 +98,7 @@ class _Look:
 
 Item = Transition | Missed | ChannelGone | ChannelBack | Found | HomeGone
 
-# States in which a request waits for the person: one found from before is given as Found.
-_WAITING = frozenset({State.FILED, State.ANSWERED, State.HANDED_OVER})
+# A request found from before in a state that waits (WAITING) is given as Found.
 
 
 @attrs.frozen(kw_only=True)
@@ -157,10 +157,20 @@ class LiveInbox:
 
     # --- lifecycle -----------------------------------------------------------------------
 
-    def start(self, channel: Channel) -> list[Status]:
-        """Watch *channel* (open on this home) and its home; the statuses waiting now."""
-        self._observation = self._observe_home()
-        return self._follow(channel)
+    def start(self, channel: Channel | None = None) -> list[Status]:
+        """Watch *channel* (open on this home; None: the view opens its own) and its home;
+        the statuses waiting now. The view holds the channel from then on, and closes it as
+        it closes (raises :class:`pending.PendingError` if the channel cannot be used)."""
+        own = channel is None
+        if channel is None:
+            channel = open_channel(self.home)
+        try:
+            self._observation = self._observe_home()
+            return self._follow(channel)
+        except BaseException:
+            if own:
+                channel.close()
+            raise
 
     def _observe_home(self) -> Observation:
         """Watch the home, and the directory that holds it for the home's name (see the
@@ -258,12 +268,12 @@ class LiveInbox:
         self._known[transition.id] = now
         if known is not None and (known.state, known.outcome) == (now.state, now.outcome):
             # Files put back as the view last gave them: back, not changed.
-            return Found(status=status) if known.removed and status.state in _WAITING else None
+            return Found(status=status) if known.removed and status.state in WAITING else None
         if self._gone_at is None or happened_at(status) > self._gone_at:
             return transition
         if known is None:  # never given, and from before the directory went
-            return Found(status=status) if status.state in _WAITING else None
-        if not known.removed and known.state in _WAITING and status.state in _TIMELESS:
+            return Found(status=status) if status.state in WAITING else None
+        if not known.removed and known.state in WAITING and status.state in _TIMELESS:
             return transition  # it waited here, and its asker stopped: that has no record
         return None  # a step of the past being put back
 

@@ -41,7 +41,7 @@ def check_call(
     it, with this person's grants and rules, recording nothing."""
     from wisp._entry import EntryPoint
     from wisp.agents import hookio
-    from wisp.agents.gate import ToolCall, bound_call, guard_reason, policy_call, touches_wisp
+    from wisp.agents.gate import ToolCall, bound_call, guard_reason, touches_wisp
     from wisp.kinds.standing import StandingGrants
     from wisp.policy.decide import explain
     from wisp.policy.reading import Effect
@@ -69,7 +69,8 @@ def check_call(
     assert tool is not None
     call = bound_call(ToolCall(session="", cwd=cwd, tool=tool, input=given, command=command))
     touch = touches_wisp(call, home)
-    asked = policy_call(call, harness)._replace(session=None)  # no session: none of its grants
+    # What the harness's table says the tool does; no session: none of a session's grants.
+    asked = hookio.with_effect(found, call).policy_call(harness)._replace(session=None)
     guard = guard_reason(touch) if touch is not None else None
     grants = StandingGrants(home, EntryPoint.HOOK)  # the hook's lookup; nothing is recorded
     return CallCheck(asked, explain(asked, home=home, grants=grants, guard=guard))

@@ -581,13 +581,18 @@ def failure_reason(error: BaseException) -> str:
     """Why a hook could not decide, in words that say what to do (its deny's reason): a
     resource limit reached names the limit and how to raise it; an audit log wisp may not
     append to says what is wrong with it; a NUL byte in a path is no file at all; a channel
-    that cannot be used sends the person to `wisp doctor`."""
+    that cannot be used sends the person to `wisp doctor`. Decided by the error's class and
+    attributes (a watch a resource limit stopped: `CannotFollow.shortage`), bar Python's
+    NUL, which has no class of its own."""
+    from wisp._asking import CannotFollow
     from wisp.stores.config import ConfigError
 
     shortage = resource_shortage(error)
     if shortage is not None:
         return shortage
-    if isinstance(error, AuditLogUnsafe) or "Not the channel's fault" in str(error):
+    if isinstance(error, AuditLogUnsafe) or (
+        isinstance(error, CannotFollow) and error.shortage is not None
+    ):
         return str(error)  # it says what is wrong and what to do, and it is not the channel
     if isinstance(error, ValueError) and "null byte" in str(error):
         return (

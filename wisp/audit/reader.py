@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from pending import PendingError, open_private_dir, parse_time
+from wisp._errors import WispError
 from wisp.audit.writer import AUDIT_FILE, LOGS_DIR, AuditEvent, audit_path, log_problem
 
 if TYPE_CHECKING:
@@ -45,7 +46,7 @@ _DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*([smhdw])")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
 
-class AuditLogError(Exception):
+class AuditLogError(WispError):
     """The audit log cannot be read or written; the message names it and what to do."""
 
 

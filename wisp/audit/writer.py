@@ -36,6 +36,7 @@ from pending import (
     open_private_dir,
 )
 from wisp._entry import EntryPoint as EntryPoint
+from wisp._errors import WispError
 
 if TYPE_CHECKING:  # the records: not loaded by a hook that audits a grant's allow (issue 41)
     from pending import Outcome, Request
@@ -86,10 +87,15 @@ class AuditEvent(StrEnum):
     CALL_DECIDED = "call.decided"
 
 
-class AuditLogUnsafe(Exception):
+class AuditLogUnsafe(WispError):
     """The audit log is there but is no file wisp may append to (a FIFO, a device, a symlink,
     another user's file, a file with other hard links): refused, with what is wrong and the
-    fix. The CLI exits 2 on it."""
+    fix. The CLI exits 2 on it. Not the channel's fault: a hook's deny says it as it is."""
+
+    remedy = (
+        "move the audit log (or its logs directory) aside, or remove it if you did not put "
+        "it there: the next record starts a new one"
+    )
 
 
 def audit_path(home: Path) -> Path:

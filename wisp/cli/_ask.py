@@ -159,9 +159,9 @@ def command_prompt(
         # file bound to its content: what the person approves.
         said = getattr(request.binding, "reason", None) or reason
         options = getattr(request.binding, "options", None)
-        from wisp.kinds.programs import programs_bound, shown  # here: a listing loads no shlex
+        from wisp.kinds.command import program_rows  # here: a listing loads no shlex
 
-        rows = [("program", shown(p, s)) for p, s in programs_bound(options).items()]
+        rows = program_rows(options)
         tell(
             prompt(
                 head,

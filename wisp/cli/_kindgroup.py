@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from pending import KINDS, Decision
+from pending import Decision
 from wisp.cli._answer import (
     JsonFlag,
     PathOption,
@@ -87,7 +87,7 @@ def _verb(kind_view: KindView, answering: Answering) -> Callable[..., None]:
         dropped.add("reason")
     # `--width` (and which prefix or path) where the kind's approvals may be wider than the
     # exact call, on the command that approves (docs/cli.md, "Widths").
-    if not KINDS[kind].widths or answering.decisions == (Decision.NO,):
+    if not answering.widths:
         dropped |= {"width", "prefix", "path"}
     answer.__signature__ = signature.replace(  # type: ignore[attr-defined]
         parameters=[p for n, p in signature.parameters.items() if n not in dropped]

@@ -8,7 +8,7 @@ import sys
 
 import typer
 
-from wisp._deadlines import DeadlineError, check_deadline
+from wisp import DeadlineError, check_deadline
 from wisp.agents import hookio
 from wisp.cli._common import command_group
 

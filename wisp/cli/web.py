@@ -174,7 +174,7 @@ def _qr(link: str) -> None:
     try:
         import segno
     except ImportError:
-        from wisp._extras import install_hint
+        from wisp._errors import install_hint
 
         tell(f"wisp: the QR code needs the web extra. {install_hint('web')}")
         return

@@ -21,6 +21,9 @@ from wisp._text import one_line
 # asker gone, a grant or a person still able to settle it). Every other state has ended it.
 # Every face asks this, never names the states itself.
 ANSWERABLE = (State.FILED, State.HANDED_OVER)
+# The states in which a request still waits, for the person or (answered) for its asker to
+# apply the answer: the answerable ones, and answered. Every other state has ended it.
+WAITING = (State.FILED, State.ANSWERED, State.HANDED_OVER)
 
 # (label, text) rows, as listings and `wisp show` print them; a blank label continues the row
 # above. The text is not yet made visible: faces pass it through `wisp._text.visible`.
@@ -36,6 +39,8 @@ class Answering(NamedTuple):
     command: str  # the command with `{id}` for the request's ID, and its required arguments
     decisions: tuple[Decision, ...]  # the decisions this command can give
     options: str = ""  # its options, as a full hint shows them (" [--scope SCOPE]")
+    # It may approve wider than the exact call (`--width`: docs/cli.md, "Widths").
+    widths: bool = False
 
     @property
     def invocation(self) -> str:

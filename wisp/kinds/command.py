@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pending import Decision, Kind, Scope
 from wisp._entry import EntryPoint
 from wisp.kinds._view import Answering, KindView, Rows
 
 if TYPE_CHECKING:  # the records are the channel's; a view only reads them
+    from collections.abc import Mapping
+
     from pending import CommandBinding
 
 SCOPES_LINE = "SCOPE: once (the default), session, project or always"
@@ -30,6 +32,7 @@ class CommandView(KindView):
             command="wisp approvals approve {id}",
             decisions=tuple(Decision(s.value) for s in Scope),
             options=" [--scope SCOPE]",
+            widths=True,
         ),
         Answering(
             label="deny",
@@ -51,7 +54,7 @@ class CommandView(KindView):
         rows = [("in", binding.cwd)]
         import json  # here: a listing with nothing of this kind to show never loads it
 
-        from wisp.kinds.programs import PROGRAMS_OPTION, programs_bound, shown
+        from wisp.kinds.programs import PROGRAMS_OPTION
 
         for name, value in sorted((binding.options or {}).items()):
             # Each option the call sets, by name: a grant covers the command with exactly these.
@@ -59,7 +62,7 @@ class CommandView(KindView):
                 rows.append(("with", f"{name}: {json.dumps(value, ensure_ascii=False)}"))
         # Each program file it runs that the agent can write, and its content: a grant covers
         # that content only.
-        rows.extend(("program", shown(p, s)) for p, s in programs_bound(binding.options).items())
+        rows.extend(program_rows(binding.options))
         if binding.reason:
             rows.append(("reason", binding.reason))
         return rows
@@ -69,3 +72,20 @@ class CommandView(KindView):
 
 
 VIEW = CommandView()
+
+
+def program_rows(options: Mapping[str, Any] | None) -> Rows:
+    """A `program` row for each program file a command's *options* bind to its content
+    (what the person approves: a grant covers that content only)."""
+    from wisp.kinds.programs import programs_bound, shown  # here: a listing loads no shlex
+
+    return [("program", shown(p, s)) for p, s in programs_bound(options).items()]
+
+
+def words(command: str) -> list[str]:
+    """A command line's arguments as the shell splits them (quotes removed), operators as
+    words of their own: what a face shows beside the exact line (the command kind's own
+    reading, :func:`wisp.kinds.programs.words`, loaded only as a face asks)."""
+    from wisp.kinds.programs import words as split
+
+    return split(command)

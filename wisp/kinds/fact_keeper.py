@@ -29,7 +29,6 @@ from pending import (
     Request,
     Settled,
     SettleResult,
-    State,
     Status,
     Via,
     format_time,
@@ -39,6 +38,7 @@ from wisp._entry import EntryPoint
 from wisp.audit.writer import AuditEvent, audit, request_fields
 from wisp.kinds import view
 from wisp.kinds._asker import AskingServer
+from wisp.kinds._view import WAITING
 from wisp.stores.factids import asked_from, is_permanent
 from wisp.stores.facts import Fact, FactRefused, FactStore
 
@@ -148,8 +148,7 @@ class FactKeeper:
         )
 
     def _waiting_for(self, subject: str, name: str, value: str) -> Request | None:
-        waiting = (State.FILED, State.ANSWERED, State.HANDED_OVER)
-        for status in self.channel.listing(kinds=[Kind.FACT], states=waiting).statuses:
+        for status in self.channel.listing(kinds=[Kind.FACT], states=WAITING).statuses:
             b = status.request.binding
             if isinstance(b, FactBinding) and (b.subject, b.name, b.value) == (
                 subject,

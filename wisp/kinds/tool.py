@@ -172,6 +172,7 @@ class ToolView(KindView):
             command="wisp tools approve {id}",
             decisions=tuple(Decision(s.value) for s in Scope),
             options=" [--as SCOPE]",
+            widths=True,
         ),
         Answering(
             label="deny",

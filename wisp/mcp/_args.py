@@ -16,6 +16,8 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 from pydantic_core import ErrorDetails
 
+from wisp import WispError
+
 # A request is at most MAX_RECORD_BYTES (64 KiB) on disk, text shown twice (binding and body),
 # JSON-escaped at up to 6 bytes a character: these keep every request well inside it.
 COMMAND_MAX_CHARS = 4096
@@ -119,7 +121,7 @@ _OVER_MAXIMUM = {
 }
 
 
-class BadArgument(ValueError):
+class BadArgument(WispError, ValueError):
     """An argument the tool cannot take; the message says which and what would do."""
 
 

@@ -127,7 +127,7 @@ def main() -> int:
     except ImportError as exc:
         if not (exc.name or "").startswith(SDK_MODULES):
             raise
-        from wisp._extras import install_hint
+        from wisp._errors import install_hint
 
         missing = (exc.name or "mcp").partition(".")[0]
         _say(f"the MCP SDK is not installed ({missing} is missing). {install_hint('mcp')}")

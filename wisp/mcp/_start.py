@@ -26,10 +26,12 @@ import anyio.to_thread
 from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR
 
+from wisp import WispError
+
 T = TypeVar("T")
 
 
-class CannotStart(Exception):
+class CannotStart(WispError):
     """wisp cannot start; the message says why and what to do (a
     :class:`wisp.agents.session.StartError`'s)."""
 

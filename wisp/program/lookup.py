@@ -25,6 +25,7 @@ from pending import (
     UnknownRequest,
     is_valid_id,
 )
+from wisp._errors import WispError
 from wisp._render import asked
 from wisp.kinds import ANSWERABLE
 from wisp.stores.factids import PERMANENT_PREFIX
@@ -40,7 +41,7 @@ EXACT_MARK = "."
 _HEX = re.compile(r"[0-9a-f]+")
 
 
-class LookupRefused(Exception):
+class LookupRefused(WispError):
     """What was typed names no single request or fact; the message says what to do."""
 
 

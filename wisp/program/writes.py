@@ -393,14 +393,7 @@ def answer_typed(
             end(str(exc), ExitCode.NO)
         except PendingError as exc:
             end(refusal(exc, me=person), ExitCode.NO)
-        answered_width = None
-        if width is not None:
-            from pending import pick_width, width_json
-
-            try:
-                answered_width = width_json(pick_width(status.request.binding, *width))
-            except ValueError as exc:
-                end(f"cannot answer {status.id}: {exc} Nothing was written.", ExitCode.NO)
+        answered_width = None if width is None else _width_picked(status, width)
         try:
             report = answerer.answer(
                 status.id,
@@ -435,6 +428,18 @@ def answer_typed(
     if code is not ExitCode.OK:
         raise SystemExit(int(code))
     return report
+
+
+def _width_picked(status: Status, width: WidthTyped) -> dict[str, Any] | None:
+    """The width typed, as the answer's `width`, resolved against what the request offers
+    (its name alone where it offers one of that name); else the end, exit 1 saying what it
+    offers, nothing written."""
+    from pending import pick_width, width_json
+
+    try:
+        return width_json(pick_width(status.request.binding, *width))
+    except ValueError as exc:
+        end(f"cannot answer {status.id}: {exc} Nothing was written.", ExitCode.NO)
 
 
 def interrupted(written: bool, request_id: str) -> NoReturn:

@@ -47,7 +47,7 @@ from pending import (
     parse_time,
     width_json,
 )
-from wisp import ANSWERABLE, AnswerFate
+from wisp import ANSWERABLE, AnswerFate, WispError
 from wisp._lines import LINE_MAX_BYTES, LineSplitter, TooLong
 from wisp.kinds import views
 
@@ -244,7 +244,7 @@ VIAS: tuple[Via, ...] = (Via.RELAY, Via.TUI, Via.WEB)
 PERSON_DECISIONS: frozenset[Decision] = frozenset(d for s in KINDS.values() for d in s.decisions)
 
 
-class LineError(Exception):
+class LineError(WispError):
     """A line that is not a record of this protocol: ``code`` for programs, the message for
     people. The relay answers a front end's with :meth:`line`; a front end skips the relay's."""
 

@@ -89,7 +89,7 @@ class Extras:
 def push_install() -> str:
     """The command that adds the extra bringing Apprise to this install (no index has
     wisp, so no bare `pip install` of its name)."""
-    from wisp._extras import install_command
+    from wisp._errors import install_command
 
     return install_command("push")
 

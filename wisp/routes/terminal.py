@@ -23,6 +23,7 @@ OSC9_TERMINALS = {
     "wezterm": "WezTerm",
 }
 OSC99_TERMINALS = {"kitty": "kitty", "xterm-kitty": "kitty"}
+ITERM2 = "iTerm2"  # its name in the table: its OSC 9 banner shows only with a setting on
 
 
 def terminal_kind(name: str) -> tuple[str | None, str]:
@@ -71,9 +72,30 @@ def osc99(title: str, subtitle: str, body: str, ident: str) -> bytes:
 
 def sequence(kind: str, notice: Notice) -> bytes:
     """The notice as the terminal's sequence *kind* (`osc9` or `osc99`)."""
+    return terminal_notice(kind, notice.title, notice.subtitle, notice.body)
+
+
+def terminal_notice(kind: str, title: str, subtitle: str, body: str) -> bytes:
+    """A notification as the terminal's sequence *kind* (`osc9` or `osc99`), its text made
+    harmless: what this route writes to /dev/tty, and what a face that draws the terminal
+    itself (`wisp tui`) writes between its frames."""
     if kind == "osc9":
-        return osc9(notice.title, notice.subtitle, notice.body)
-    return osc99(notice.title, notice.subtitle, notice.body, secrets.token_hex(4))
+        return osc9(title, subtitle, body)
+    return osc99(title, subtitle, body, secrets.token_hex(4))
+
+
+def terminal_notifies(environ: Mapping[str, str]) -> str | None:
+    """The sequence (`osc9`, `osc99`) a face that draws this terminal itself may post a
+    notification with, or None — by TERM_PROGRAM (else TERM), as this route reads it; never
+    inside tmux, which does not pass it on. Never in iTerm2: it shows OSC 9 only with a
+    setting on, and a sequence it drops is lost without a word, so there the face leaves
+    notifications to wisp's own routes (seed 002)."""
+    if environ.get("TMUX"):
+        return None
+    label, kind = terminal_name(environ)
+    if label is None or label == ITERM2:
+        return None
+    return kind
 
 
 def _open_tty(tty_path: str) -> int | str:

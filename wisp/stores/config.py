@@ -11,12 +11,13 @@ from typing import Any, NamedTuple
 
 from pending import DecodeError, Unreadable, loads_strict, read_private_file
 from wisp._deadlines import DeadlineError, check_deadline, deadline_range
+from wisp._errors import WispError
 from wisp.stores.jsonstore import StoreError, locked_home, write_atomically
 
 CONFIG_FILE = "config.json"
 
 
-class ConfigError(Exception):
+class ConfigError(WispError):
     """The config file cannot be used; the message names the file, the key and the fix."""
 
 

@@ -26,6 +26,7 @@ from typing import Any
 import attrs
 
 from pending import SYSTEM_CLOCK, Clock, format_time, parse_time, record_time
+from wisp._errors import WispError
 from wisp.audit.writer import AuditEvent, EntryPoint, audit
 from wisp.stores.jsonstore import JsonStore, StoreError
 
@@ -41,7 +42,7 @@ NAME_RULE = "1 to 32 letters, digits, dots, dashes or underscores, starting with
 _SECRET_BYTES = 32
 
 
-class PairingRefused(Exception):
+class PairingRefused(WispError):
     """A pairing that cannot be made: the message says why and what to do. Nothing was
     written."""
 

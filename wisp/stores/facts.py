@@ -15,6 +15,7 @@ from typing import Any
 import attrs
 
 from pending import SYSTEM_CLOCK, Clock, FactBinding, format_time, parse_time, record_time
+from wisp._errors import WispError
 from wisp.audit.writer import AuditEvent, EntryPoint, audit
 from wisp.stores.factids import FactScope, new_fact_id
 from wisp.stores.jsonstore import JsonStore
@@ -26,7 +27,7 @@ FACTS_MAX_BYTES = 4 * 1024 * 1024
 KEPT_BY_PERSON = "person"
 
 
-class FactRefused(Exception):
+class FactRefused(WispError):
     """A fact the keeper will not ask about; the message says why and what to do."""
 
 

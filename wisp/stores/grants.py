@@ -366,6 +366,8 @@ class GrantStore:
             cap_bytes=GRANTS_MAX_BYTES,
             when_full=_REVOKE_SOME,
         )
+        self._wide_path = str(self._wide.path)
+        self._wide_read: tuple[FileKey, tuple[Grant, ...]] | None = None
         # What grants.json held when last read, by the file's identity then (None: absent).
         self._read: tuple[FileKey | None, tuple[Grant, ...]] | None = None
 
@@ -414,7 +416,7 @@ class GrantStore:
         exact = next((g for g in self._current() if g.covers(command, cwd, key)), None)
         if exact is not None or words is None:
             return exact
-        stored = (g for g in self._wide.items() if g.thread is None)
+        stored = (g for g in self._wide_now() if g.thread is None)
         return next((g for g in stored if g.covers_words(words, cwd, key)), None)
 
     def _current(self) -> tuple[Grant, ...]:
@@ -449,6 +451,25 @@ class GrantStore:
             return read[1]
         grants = tuple(self.list())
         self._read = (key, grants)
+        return grants
+
+    def _wide_now(self) -> tuple[Grant, ...]:
+        """The wider grants, as :meth:`_current` reads grants.json: with no wide-grants.json
+        nothing is opened (a call decided by a rule looks for a grant first: issue 57's cost
+        bound), and an unchanged one is not parsed again."""
+        try:
+            st = os.lstat(self._wide_path)
+        except FileNotFoundError:
+            return ()
+        except OSError:
+            return tuple(self._wide.items())  # say why, as reading it says
+        key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        read = self._wide_read
+        if read is not None and read[0] == key:
+            self._check_home()
+            return read[1]
+        grants = tuple(self._wide.items())
+        self._wide_read = (key, grants)
         return grants
 
     def _check_home(self) -> None:
@@ -537,7 +558,7 @@ class GrantStore:
         exact = next((g for g in found if g.covers_tool(tool, key, cwd)), None)
         if exact is not None or not edits:
             return exact
-        wide = (g for g in self._wide.items() if g.thread in (None, thread) and self._live(g))
+        wide = (g for g in self._wide_now() if g.thread in (None, thread) and self._live(g))
         return next((g for g in wide if g.covers_edits(edits, cwd)), None)
 
     def covering_in_thread(
@@ -558,7 +579,7 @@ class GrantStore:
         exact = next((g for g in self._thread_grants(thread) if g.covers(command, cwd, key)), None)
         if exact is not None or words is None:
             return exact
-        kept = (g for g in self._wide.items() if g.thread == thread and self._fresh(g))
+        kept = (g for g in self._wide_now() if g.thread == thread and self._fresh(g))
         return next((g for g in kept if g.covers_words(words, cwd, key)), None)
 
     def _live(self, grant: Grant) -> bool:

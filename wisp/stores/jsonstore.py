@@ -26,6 +26,7 @@ from pending import (
     open_private_dir,
     read_private_file,
 )
+from wisp._errors import WispError
 from wisp._home import refuse_anothers_home
 
 T = TypeVar("T")
@@ -35,7 +36,7 @@ _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 PROBE_SLACK_BYTES = 16 * 1024
 
 
-class StoreError(Exception):
+class StoreError(WispError):
     """The store cannot be used now; the message names the file and what to do."""
 
 

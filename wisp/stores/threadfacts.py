@@ -17,10 +17,11 @@ from typing import Any
 import attrs
 
 from pending import SYSTEM_CLOCK, Clock, FactBinding, format_time, record_time
+from wisp._errors import WispError
 from wisp.stores.factids import SESSION_PREFIX, THREAD_PREFIX, FactScope
 
 
-class UnknownFact(LookupError):
+class UnknownFact(WispError, LookupError):
     """No such fact where the caller looked; the message says so, and `fact_id` is the id
     asked for (a face adds where the caller can see the facts it may use)."""
 

@@ -11,44 +11,25 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from wisp._extras import install_hint
-from wisp.routes.notify import OSC9_TERMINALS, OSC99_TERMINALS
-from wisp.tui._link import (
-    SSH_RELAY,
-    Link,
-    LinkError,
-    check_hosts,
-    hello_line,
-    host_argv,
-    local_link,
-)
+from wisp import WispError, terminal_notifies
+from wisp._errors import install_hint
+from wisp.relay.hosts import LinkError, check_hosts, host_argv
+from wisp.tui._link import SSH_RELAY, Link, hello_line, local_link
 
 __all__ = ["EXIT_CRASHED", "TuiError", "exit_status", "notify_sequence", "run"]
 
-ITERM2 = "iTerm2"  # the terminal's name in the notifier's table
 EXIT_CRASHED = 2  # the TUI stopped on an error of its own (never 0: nothing was done)
 
 
-class TuiError(Exception):
+class TuiError(WispError):
     """The TUI cannot start as asked; the message says why and what to do."""
 
 
 def notify_sequence(environ: Mapping[str, str]) -> str | None:
     """The sequence this terminal posts a notification for (`osc9`, `osc99`), or None — the
-    notifier's own rules: by TERM_PROGRAM (else TERM), never inside tmux, which does not pass
-    it on. Only then does the TUI declare `notify` (seed ADR 0044, "Built"). Never in iTerm2:
-    it shows OSC 9 only with a setting on, and a sequence it drops is lost without a word, so
-    there the TUI leaves notifications to wisp's own routes (seed 002)."""
-    if environ.get("TMUX"):
-        return None
-    name = (environ.get("TERM_PROGRAM") or environ.get("TERM") or "").lower()
-    if OSC9_TERMINALS.get(name) == ITERM2:
-        return None
-    if name in OSC9_TERMINALS:
-        return "osc9"
-    if name in OSC99_TERMINALS:
-        return "osc99"
-    return None
+    terminal route's own rules (:func:`wisp.terminal_notifies`: never inside tmux, never in
+    iTerm2). Only then does the TUI declare `notify` (seed ADR 0044, "Built")."""
+    return terminal_notifies(environ)
 
 
 def _missing_library() -> str | None:

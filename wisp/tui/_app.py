@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import secrets
 import signal
 import textwrap
 from collections import deque
@@ -33,8 +32,10 @@ from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Input, Static
 
 from pending import Kind, State, parse_time
+from wisp import terminal_notice
 from wisp._text import cut_path, one_line, visible
 from wisp.kinds import view, views
+from wisp.relay.hosts import LOCAL, check_hosts, host_argv
 from wisp.relay.protocol import (
     Answered,
     AnswerLine,
@@ -50,20 +51,10 @@ from wisp.relay.protocol import (
     Withdrawal,
     Withdrawn,
 )
-from wisp.routes.notify import osc9, osc99
 from wisp.tui._dialogs import Choice, Dialog, dialog_for, hand_on
 from wisp.tui._driver import hang_up_safe
-from wisp.tui._link import (
-    Link,
-    check_hosts,
-    describe_exit,
-    hello_line,
-    host_argv,
-    local_argv,
-    local_link,
-)
+from wisp.tui._link import Link, describe_exit, hello_line, local_argv, local_link
 from wisp.tui._model import (
-    LOCAL,
     Message,
     Waiting,
     age,
@@ -418,10 +409,11 @@ HELP_KEYS: tuple[tuple[str, str], ...] = (
 )
 HELP_HEAD = "The keys of wisp tui (docs/tui.md says more)"
 HELP_DIALOGS = (
-    "In a dialog: a command's y s p a (yes: once, session, project, always) and n (no, with "
-    "a reason if you like, then Enter); a fact's k (keep) and d (drop); a question's 1-9 or "
-    "a typed answer; Esc: later; Ctrl-C refuses at once. Approving keys wait until the whole "
-    "request has been scrolled through."
+    "In a dialog: a command's y s p a (yes: once, session, project, always), w (the next "
+    "width offered, which s p a give: this command with any arguments, edits to this file, "
+    "edits in this project) and n (no, with a reason if you like, then Enter); a fact's k "
+    "(keep) and d (drop); a question's 1-9 or a typed answer; Esc: later; Ctrl-C refuses at "
+    "once. Approving keys wait until the whole request has been scrolled through."
 )
 HELP_BACK = "Esc, ?, F1 or q: back"
 HELP_KEY_COLUMN = 17  # the keys' column, where the table is wide enough to hold both
@@ -659,12 +651,9 @@ class WispTui(App[None]):
     def _post(self, notice: Notify) -> None:
         """A notification, between frames: written through the driver, which writes frames
         whole, so the sequence never lands inside one. Sanitised by the notifier's rules."""
-        if self.notify_sequence == "osc99":
-            data = osc99(notice.title, notice.subtitle, notice.body, secrets.token_hex(4))
-        elif self.notify_sequence == "osc9":
-            data = osc9(notice.title, notice.subtitle, notice.body)
-        else:
+        if self.notify_sequence is None:
             return
+        data = terminal_notice(self.notify_sequence, notice.title, notice.subtitle, notice.body)
         self.posted.append(data)
         if self._driver is not None:
             self._driver.write(data.decode())

@@ -12,16 +12,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import re
 import shlex
 import signal
 import subprocess
 from collections import deque
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping
 
 import attrs
 
 from pending import Via
+from wisp import SAFE_CWD, child_env, python_module
+from wisp.relay.hosts import LOCAL
 from wisp.relay.protocol import (
     Effect,
     FrontEndLine,
@@ -31,8 +32,6 @@ from wisp.relay.protocol import (
     effect_kinds,
     encode,
 )
-from wisp.routes.subproc import SAFE_CWD, child_env, python_module
-from wisp.tui._model import LOCAL
 
 READ_CHUNK = 64 * 1024
 STDERR_LINES = 20  # the last lines of a relay's stderr, kept to say why it ended
@@ -48,40 +47,6 @@ END_OF_INPUT = b"\x04"  # Ctrl-D: what ends a relay's input, on a pipe or a raw 
 # read as one.
 SSH_RELAY = "ssh -tt -o BatchMode=yes -- {host} wisp relay --via tui"
 
-# A host name as ssh takes it: user@host, a name, an address; never an option.
-_HOST_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.@%:\[\]-]{0,252}")
-
-
-class LinkError(Exception):
-    """A relay cannot be started as asked; the message says why and what to do."""
-
-
-def check_host(host: str) -> str:
-    if not _HOST_RE.fullmatch(host):
-        raise LinkError(
-            f"{host!r} is not a host name ssh takes (letters, digits, and . _ @ % : - [ ], "
-            "not starting with -)."
-        )
-    return host
-
-
-def check_hosts(hosts: Sequence[str]) -> list[str]:
-    """The --host values, each a host name, none `local` (this machine's own relay, always
-    shown) and none twice: each host is one relay and one label, so an answer goes where
-    its row says."""
-    seen: list[str] = []
-    for host in hosts:
-        check_host(host)
-        if host == LOCAL:
-            raise LinkError(
-                f"--host {LOCAL} names this machine's relay, which `wisp tui` always runs: "
-                "leave it out, or give another machine by its ssh name."
-            )
-        if host in seen:
-            raise LinkError(f"--host {host} is given twice: give each host once.")
-        seen.append(host)
-    return seen
-
 
 def local_argv() -> list[str]:
     """This machine's relay: the same wisp, by the interpreter running the TUI (as
@@ -95,19 +60,6 @@ def local_link(env: Mapping[str, str] | None = None) -> Link:
     SAFE_CWD`, never in the directory the TUI was opened in (the agent's project, maybe), with
     *env* (default: the TUI's) for a child started there."""
     return Link(host=LOCAL, argv=local_argv(), env=child_env(env), cwd=SAFE_CWD)
-
-
-def host_argv(template: str, host: str) -> list[str]:
-    """*host*'s relay: *template* split as a shell would split it (but run without one),
-    `{host}` in any word replaced by the host."""
-    check_host(host)
-    try:
-        words = shlex.split(template)
-    except ValueError as exc:
-        raise LinkError(f"--relay-command cannot be split into words: {exc}.") from None
-    if not words:
-        raise LinkError("--relay-command is empty: give the command that starts a relay.")
-    return [word.replace("{host}", host) for word in words]
 
 
 def hello_line(*, notify: bool) -> Hello:

@@ -20,6 +20,7 @@ from wisp._render import age as render_age
 from wisp._text import one_line, visible
 from wisp.kinds import view
 from wisp.kinds.fact import also_kept
+from wisp.relay.hosts import LOCAL
 from wisp.relay.protocol import (
     ANSWERABLE,
     Answered,
@@ -36,8 +37,6 @@ from wisp.relay.protocol import (
     Withdrawn,
     decode_relay,
 )
-
-LOCAL = "local"  # the host label of the relay on this machine
 
 
 @attrs.frozen(kw_only=True)

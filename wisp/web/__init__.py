@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import ipaddress
 
+from wisp import WispError
+
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
 
 
-class WebError(Exception):
+class WebError(WispError):
     """`wisp web` cannot start (exit 2); the message says why and what to do."""
 
 

@@ -19,7 +19,7 @@ import hmac
 import json
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Mapping, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
@@ -38,7 +38,6 @@ from starlette.responses import (
 from starlette.routing import Route
 
 from pending import (
-    SYSTEM_CLOCK,
     AlreadySettled,
     Decision,
     Kind,
@@ -63,6 +62,7 @@ from wisp import (
     PairingRefused,
     StoreError,
     contradicted,
+    look_up,
     open_channel,
 )
 from wisp._render import refusal
@@ -321,9 +321,8 @@ class WebFace:
         if known is not None:
             return known
         try:
-            with open_channel(self.home) as channel:
-                return channel.status(request_id)
-        except PendingError:
+            return look_up(request_id, self.home)
+        except PendingError:  # the channel or its files cannot be read: not found here
             return None
 
     def _differs(self, statuses: list[Status]) -> dict[str, list[tuple[str, str]]]:
@@ -691,4 +690,4 @@ def _sse(event: str, data: dict[str, Any]) -> str:
 
 
 def _now() -> datetime:
-    return SYSTEM_CLOCK.now()
+    return datetime.now(UTC)  # what pending's system clock reads: pages say "5 min ago" by it

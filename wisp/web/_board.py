@@ -18,7 +18,7 @@ from pathlib import Path
 
 import attrs
 
-from pending import Channel, Missed, PendingError, Status, start_thread
+from pending import Missed, PendingError, Status, start_thread
 from wisp import (
     ANSWERABLE,
     ChannelBack,
@@ -27,7 +27,7 @@ from wisp import (
     Found,
     HomeGone,
     LiveInbox,
-    open_channel,
+    answerable_now,
 )
 
 ENDED_KEPT = 64  # ended requests remembered for their pages
@@ -87,7 +87,6 @@ class Board:
         self._subscribers: list[_Subscriber] = []
         self._live: LiveInbox | None = None
         self._thread: threading.Thread | None = None
-        self._channel: Channel | None = None
         self.gone = False
 
     # --- life ----------------------------------------------------------------------------
@@ -96,13 +95,7 @@ class Board:
         """Start watching (raises :class:`pending.PendingError` if the channel cannot be
         used): what waits now is on the board before this returns."""
         live = LiveInbox(self.home, entry_point=EntryPoint.WEB, on_warning=self._on_warning)
-        # The channel stays open while it is watched (the live view reads through it).
-        self._channel = open_channel(self.home)
-        try:
-            snapshot = live.start(self._channel)
-        except BaseException:
-            self._channel.close()
-            raise
+        snapshot = live.start()  # the view opens the channel, and holds it while it watches
         self._live = live
         with self._lock:
             for status in snapshot:
@@ -115,8 +108,6 @@ class Board:
             self._live.close()
         if self._thread is not None:
             self._thread.join(timeout=5)
-        if self._channel is not None:
-            self._channel.close()
 
     # --- reading -------------------------------------------------------------------------
 
@@ -178,8 +169,7 @@ class Board:
             statuses = list(item.statuses)
         elif not isinstance(item, ChannelGone):
             try:
-                with open_channel(self.home) as channel:
-                    statuses = [s for s in channel.listing().statuses if s.state in ANSWERABLE]
+                statuses = answerable_now(self.home)
             except PendingError as exc:
                 self._on_warning(f"the channel could not be read again: {exc}")
         with self._lock:

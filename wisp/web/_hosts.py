@@ -21,12 +21,12 @@ import subprocess
 import threading
 from collections import OrderedDict, deque
 from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
 
 import attrs
 
 from pending import (
     KINDS,
-    SYSTEM_CLOCK,
     Request,
     Server,
     Status,
@@ -35,6 +35,7 @@ from pending import (
     start_thread,
 )
 from wisp.kinds import view
+from wisp.relay.hosts import LOCAL, LinkError, check_hosts, host_argv
 from wisp.relay.protocol import (
     Answered,
     AnswerLine,
@@ -50,8 +51,6 @@ from wisp.relay.protocol import (
     effect_kinds,
     encode,
 )
-from wisp.tui._link import LinkError, check_hosts, host_argv
-from wisp.tui._model import LOCAL
 
 __all__ = [
     "LOCAL",
@@ -110,7 +109,7 @@ def status_of(line: ApprovalLine) -> Status:
     request = Request(
         id=line.id,
         kind=line.kind,
-        filed_at=line.filed_at or SYSTEM_CLOCK.now(),
+        filed_at=line.filed_at or datetime.now(UTC),
         expires_at=line.expires_at,
         server=server,
         title=line.title,

@@ -34,8 +34,8 @@ from wisp import ANSWERABLE
 from wisp._render import age
 from wisp._text import visible
 from wisp.kinds import view
-from wisp.kinds.programs import words
-from wisp.tui._model import LOCAL  # this machine's label, with --host (as `wisp tui`'s)
+from wisp.kinds.command import words
+from wisp.relay.hosts import LOCAL  # this machine's label, with --host (as `wisp tui`'s)
 
 # How each decision's button reads. A decision missing here (a kind added later) reads as
 # its own word.

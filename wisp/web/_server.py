@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pending import PendingError
-from wisp._extras import install_hint
+from wisp._errors import install_hint
 from wisp.web import WebError, base_url
 
 if TYPE_CHECKING:
