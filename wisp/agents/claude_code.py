@@ -7,11 +7,11 @@ its decision from stdout (its hooks reference: input `session_id`, `transcript_p
 
 :func:`answer_event` turns a `PreToolUse` or `PermissionRequest` event into a request — a
 `Bash` call a command request, any other tool call a `tool` request, Claude's session as the
-thread — unless a grant covers it; waits for the person at most *wait_s*; and says what Claude
-Code is to do. It never raises and never allows by silence: input it cannot read, an event it
-does not answer, a channel it cannot use all end in a deny (exit 2, the reason said), and no
-answer in time withdraws the request and answers `ask` (Claude Code then asks in its own
-dialog) or, with ``on_timeout=deny``, a deny.
+thread — unless the policy decides it (a rule or a grant: :mod:`wisp.policy.decide`); waits
+for the person at most *wait_s*; and says what Claude Code is to do. It never raises and never
+allows by silence: input it cannot read, an event it does not answer, a channel it cannot use
+all end in a deny (exit 2, the reason said), and no answer in time withdraws the request and
+answers `ask` (Claude Code then asks in its own dialog) or, with ``on_timeout=deny``, a deny.
 
 wisp guards itself: a call that names `$WISP_HOME` or wisp's own program (a Write or Edit
 under it, a Bash command naming it, any tool input naming it) is always put to the person,
@@ -39,17 +39,24 @@ from wisp._home import wisp_home
 from wisp.agents.gate import Ended, ToolCall, decide_call, failure_reason
 from wisp.agents.hookio import (
     MAX_EVENT_BYTES,
+    NETWORK,
+    SHELL,
     EventRefused,
     Harness,
     OnTimeout,
     Said,
     Stop,
+    ToolEffect,
+    edits,
     field,
     guarded_argv,
+    reads,
     shell_or_tool,
+    with_effect,
     write_said,
 )
 from wisp.agents.hookio import serve as serve_event
+from wisp.policy.decide import Verdict
 
 if TYPE_CHECKING:  # reach loads attrs: a hook's run never needs it (issue 41)
     from wisp.agents.reach import WritableRoot
@@ -335,14 +342,18 @@ def _answer_call(
     file), Claude Code's own dialog asks (`ask`) unless *on_timeout* denies, or Claude Code
     would not ask the person (*asks_you* false: its permission mode lets its classifier, or
     nothing, answer an `ask`)."""
+    # What an unanswered call becomes here (recorded with it): Claude Code's own dialog, or
+    # a deny where --on-timeout says so or its mode would not put an `ask` to the person.
+    silence = Verdict.ASK if asks_you and on_timeout is OnTimeout.ASK else Verdict.DENY
     decided = decide_call(
-        call,
+        with_effect(HARNESS, call),
         home=home,
         client=CLIENT,
         wait_s=wait_s,
         cancel=cancel,
         expiry_after_s=EXPIRY_AFTER_WAIT_S,
         why_stopped=lambda: getattr(cancel, "why", None),
+        silence=silence,
     )
     said = f"wisp: {decided.reason}"
     if decided.ended in (Ended.ALLOWED, Ended.DENIED):
@@ -537,6 +548,23 @@ def notes(config: Mapping[str, object], project: Path | None) -> list[str]:
     return [f"unprotected: {p}" for p in problems]
 
 
+# What each tool does, for the policy (issue 57): the effect, and the fields naming its paths.
+TOOLS: Mapping[str, ToolEffect] = {
+    "Bash": SHELL,
+    "Edit": edits("file_path"),
+    "MultiEdit": edits("file_path"),
+    "Write": edits("file_path"),
+    "NotebookEdit": edits("notebook_path"),
+    "Read": reads("file_path"),
+    "Grep": reads("path"),
+    "Glob": reads("path"),
+    "LS": reads("path"),
+    "NotebookRead": reads("notebook_path"),
+    "WebFetch": NETWORK,
+    "WebSearch": NETWORK,
+}
+
+
 HARNESS = Harness(
     name=CLIENT,
     title="Claude Code",
@@ -549,9 +577,9 @@ HARNESS = Harness(
     summary="""Answer one Claude Code hook event (PreToolUse, PermissionRequest, SessionEnd).
 
     A Bash call becomes a command request, any other tool call a tool request, unless a
-    grant covers it. Exit 0 with the decision as JSON on stdout; exit 2 (Claude Code's
-    "block") with the reason on stderr when the event cannot be answered: unreadable,
-    unknown, or a channel that cannot be used.""",
+    rule or a grant decides it (docs/policy.md). Exit 0 with the decision as JSON on
+    stdout; exit 2 (Claude Code's "block") with the reason on stderr when the event cannot be
+    answered: unreadable, unknown, or a channel that cannot be used.""",
     wait_help="How long to wait for your answer before withdrawing the request. Default: "
     f"{DEFAULT_WAIT_S}, just under Claude Code's default hook timeout.",
     prints="Print the `hooks` block for Claude Code's settings.json (with this wisp's "
@@ -569,4 +597,5 @@ HARNESS = Harness(
     protection=protection,
     roots=roots,
     notes=notes,
+    tools=TOOLS,
 )

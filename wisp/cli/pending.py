@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable
+import threading
+from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -136,7 +138,8 @@ def watch(
         bool, typer.Option("--json", help="One JSON object per line on stdout.")
     ] = False,
 ) -> None:
-    """What waits now, then one line per transition as it happens.
+    """What waits now, then one line per transition as it happens, and one per tool call
+    decided without asking (by a rule or a grant) as it is recorded.
 
     Ctrl-C stops (exit 0). If the channel directory is removed, it says so and waits for it
     to be made again, then goes on there. Exit 2 if the channel cannot be used."""
@@ -172,9 +175,13 @@ def watch(
                     person,
                 )
 
+    stop_decided: Callable[[], None] = _nothing
     try:
         backend = "inotify" if live.backend == "native" else "polling"
         tell(f"wisp: watching {channel.path} ({backend}); Ctrl-C to stop")
+        # The calls decided without asking come on a thread of their own, one line at a time
+        # (where native watching is unavailable, the watch has said so once already).
+        stop_decided = _show_decided(channel.home, kinds, as_json, said=backend == "inotify")
         waiting(snapshot)
         for item in live:
             if isinstance(item, Missed):
@@ -204,7 +211,15 @@ def watch(
     except KeyboardInterrupt:
         pass
     finally:
+        stop_decided()
         live.close()
+
+
+_said = threading.Lock()
+
+
+def _nothing() -> None:
+    return None
 
 
 def emit_transition(
@@ -218,5 +233,46 @@ def emit_transition(
         line = safe(
             transition_line(event, status, request_id=request_id, kind=kind, ts=ts, me=person)
         )
-    sys.stdout.write(line + "\n")
-    sys.stdout.flush()
+    with _said:
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+
+
+def _show_decided(
+    home: Path, kinds: set[Kind] | None, as_json: bool, *, said: bool
+) -> Callable[[], None]:
+    """Start showing each tool call decided without asking (a `call.decided` record of a
+    rule or a grant) as the audit log records it, driven by its file events (the audit
+    log's follower); what is recorded before is not shown. Its warnings are *said* (else the
+    watch has said them already: native watching is unavailable). Returns what stops it."""
+    from wisp import AuditLogError, LogFollower
+    from wisp._render import DECIDED_WITHOUT_ASKING, decided_json, decided_watch_line
+
+    wanted = {k.value for k in kinds} if kinds else None
+
+    def show(record: dict[str, Any]) -> None:
+        if record.get("event") != "call.decided":
+            return
+        if record.get("decider") not in DECIDED_WITHOUT_ASKING:
+            return
+        if wanted is not None and record.get("kind") not in wanted:
+            return
+        line = json_line(decided_json(record)) if as_json else safe(decided_watch_line(record))
+        with _said:
+            sys.stdout.write(line + "\n")
+            sys.stdout.flush()
+
+    # It makes nothing in the home (no logs/: a home being removed is not made again).
+    follower = LogFollower(
+        home, on_warning=lambda m: tell(f"wisp: {m}") if said else None, make=False
+    )
+    try:
+        follower.each_new(
+            show,
+            on_error=lambda why: tell(f"wisp: calls decided without asking no longer shown: {why}"),
+        )
+    except (AuditLogError, OSError, PendingError) as exc:
+        follower.close()
+        tell(f"wisp: calls decided without asking are not shown ({exc}).")
+        return lambda: None
+    return follower.close
