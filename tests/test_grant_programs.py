@@ -166,7 +166,14 @@ class TestHookGrantCoversContent:
         code, out, err = Hook(data).result()
         assert (code, decision(out)) == (0, "allow"), err
         assert sorted(os.listdir(home / "pending")) == before  # nothing filed
-        assert [r["event"] for r in audit_records(home)][-1] == "approval.granted"
+        # One record of the call, the grant named as what decided it.
+        last = audit_records(home)[-1]
+        assert (last["event"], last["decider"], last["verdict"]) == (
+            "call.decided",
+            "grant",
+            "allow",
+        )
+        assert last["grant"].startswith("g")
 
         rewrite_in_place(build, f"touch {project}/evil")
         again = Hook(data, "--wait", "1")

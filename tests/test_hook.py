@@ -207,7 +207,14 @@ class TestPreToolUse:
         assert decision["permissionDecision"] == "allow"
         assert "always approval" in decision["permissionDecisionReason"]
         assert sorted(os.listdir(home / "pending")) == before  # nothing filed
-        assert [r["event"] for r in audit_records(home)][-1] == "approval.granted"
+        # One record of the call, the grant named as what decided it.
+        last = audit_records(home)[-1]
+        assert (last["event"], last["decider"], last["verdict"]) == (
+            "call.decided",
+            "grant",
+            "allow",
+        )
+        assert last["grant"].startswith("g")
         other = Hook(
             dict(data, tool_input={**data["tool_input"], "content": "other"}), "--wait", "1"
         )

@@ -37,6 +37,7 @@ _HOMES = {
     "DeadlineError": "wisp._deadlines",
     "Device": "wisp.stores.devices",
     "DeviceStore": "wisp.stores.devices",
+    "DECIDERS": "wisp.audit.reader",
     "EVENTS": "wisp.audit.reader",
     "EndedRequest": "wisp.audit.history",
     "Ending": "wisp.kinds._asker",
@@ -125,6 +126,7 @@ if _typing.TYPE_CHECKING:
     from wisp.audit.hello import hello_heard
     from wisp.audit.history import ASKED_MAX, EndedRequest, ended_requests
     from wisp.audit.reader import (
+        DECIDERS,
         EVENTS,
         AuditLogError,
         LogFilter,
@@ -194,6 +196,7 @@ def __dir__() -> list[str]:
 __all__ = [
     "ANSWERABLE",
     "ASKED_MAX",
+    "DECIDERS",
     "EVENTS",
     "PERMANENT_PREFIX",
     "ROUTES",

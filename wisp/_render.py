@@ -492,9 +492,76 @@ def _fields(record: dict[str, Any], keys: Sequence[str]) -> str:
     return ", ".join(f"{k} {record[k]}" for k in keys if record.get(k) not in (None, "", []))
 
 
+_VERDICT_WORDS = {"allow": "allowed", "deny": "denied", "ask": "left to the harness's dialog"}
+
+
+def _home_short(path: str) -> str:
+    """*path* with the person's home as `~`."""
+    from pathlib import Path
+
+    home = str(Path.home())
+    if path == home or path.startswith(home.rstrip("/") + "/"):
+        return "~" + path[len(home.rstrip("/")) :]
+    return path
+
+
+def decided_by(record: dict[str, Any]) -> str:
+    """Who or what decided a `call.decided` record's call, in words."""
+    decider = record.get("decider")
+    if decider == "rule":
+        return f"by rule {record.get('rule')}"
+    if decider == "grant":
+        return f"by grant {record.get('grant')}" + (
+            f" ({record['scope']})"
+            if record.get("scope") and record.get("grant") != "session"
+            else ""
+        )
+    if decider == "person":
+        return f"by {record.get('user')} via {record.get('via')}"
+    if decider == "timeout":
+        return "(nobody answered in time)"
+    if decider == "stopped":
+        return "(stopped before anyone answered)"
+    return f"({decider})"
+
+
+def decided_line(record: dict[str, Any]) -> str:
+    """A `call.decided` record in one line (not yet made visible): `allowed by rule
+    read-only: ls -la — claude-code, ~/src/app`."""
+    verdict = _VERDICT_WORDS.get(str(record.get("verdict")), str(record.get("verdict")))
+    said = f"{verdict} {decided_by(record)}: {asked_in(record)}"
+    where = [str(record["harness"])] if record.get("harness") else ["wisp exec"]
+    if isinstance(record.get("cwd"), str):
+        where.append(_home_short(record["cwd"]))
+    return f"{said} — {', '.join(where)}"
+
+
+# What of a `call.decided` record `wisp pending watch --json` leaves out: the writer's own.
+_DECIDED_ROUTINE = frozenset({"entryPoint", "pid"})
+DECIDED_WITHOUT_ASKING = frozenset({"rule", "grant"})  # what `wisp pending watch` shows
+
+
+def decided_json(record: dict[str, Any]) -> dict[str, Any]:
+    """A call decided without asking, as `wisp pending watch --json` shows it (docs/cli.md):
+    the `call.decided` record, less its writer's pid and entry point."""
+    return {k: v for k, v in record.items() if k not in _DECIDED_ROUTINE}
+
+
+def decided_watch_line(record: dict[str, Any]) -> str:
+    """A call decided without asking, as `wisp pending watch` shows it: its time, `decided`,
+    then :func:`decided_line`."""
+    try:
+        clock = parse_time(str(record.get("ts"))).astimezone().strftime("%H:%M:%S")
+    except ValueError:
+        clock = str(record.get("ts"))
+    return f"{clock}  {'decided':<11}  {decided_line(record)}"
+
+
 def log_summary(record: dict[str, Any]) -> str:
     """What one audit record says, in a line (not yet made visible)."""
     event = str(record.get("event"))
+    if event == "call.decided":
+        return decided_line(record)
     asked_now = asked_in(record)
     if event == "approval.pending":
         said = f"asked: {asked_now}"

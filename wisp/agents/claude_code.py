@@ -39,17 +39,23 @@ from wisp._home import wisp_home
 from wisp.agents.gate import Ended, ToolCall, decide_call, failure_reason
 from wisp.agents.hookio import (
     MAX_EVENT_BYTES,
+    NETWORK,
+    SHELL,
     EventRefused,
     Harness,
     OnTimeout,
     Said,
     Stop,
+    ToolEffect,
+    edits,
     field,
     guarded_argv,
+    reads,
     shell_or_tool,
     write_said,
 )
 from wisp.agents.hookio import serve as serve_event
+from wisp.policy.decide import Verdict
 
 if TYPE_CHECKING:  # reach loads attrs: a hook's run never needs it (issue 41)
     from wisp.agents.reach import WritableRoot
@@ -335,6 +341,9 @@ def _answer_call(
     file), Claude Code's own dialog asks (`ask`) unless *on_timeout* denies, or Claude Code
     would not ask the person (*asks_you* false: its permission mode lets its classifier, or
     nothing, answer an `ask`)."""
+    # What an unanswered call becomes here (recorded with it): Claude Code's own dialog, or
+    # a deny where --on-timeout says so or its mode would not put an `ask` to the person.
+    silence = Verdict.ASK if asks_you and on_timeout is OnTimeout.ASK else Verdict.DENY
     decided = decide_call(
         call,
         home=home,
@@ -343,6 +352,7 @@ def _answer_call(
         cancel=cancel,
         expiry_after_s=EXPIRY_AFTER_WAIT_S,
         why_stopped=lambda: getattr(cancel, "why", None),
+        silence=silence,
     )
     said = f"wisp: {decided.reason}"
     if decided.ended in (Ended.ALLOWED, Ended.DENIED):
@@ -537,6 +547,23 @@ def notes(config: Mapping[str, object], project: Path | None) -> list[str]:
     return [f"unprotected: {p}" for p in problems]
 
 
+# What each tool does, for the policy (issue 57): the effect, and the fields naming its paths.
+TOOLS: Mapping[str, ToolEffect] = {
+    "Bash": SHELL,
+    "Edit": edits("file_path"),
+    "MultiEdit": edits("file_path"),
+    "Write": edits("file_path"),
+    "NotebookEdit": edits("notebook_path"),
+    "Read": reads("file_path"),
+    "Grep": reads("path"),
+    "Glob": reads("path"),
+    "LS": reads("path"),
+    "NotebookRead": reads("notebook_path"),
+    "WebFetch": NETWORK,
+    "WebSearch": NETWORK,
+}
+
+
 HARNESS = Harness(
     name=CLIENT,
     title="Claude Code",
@@ -569,4 +596,5 @@ HARNESS = Harness(
     protection=protection,
     roots=roots,
     notes=notes,
+    tools=TOOLS,
 )

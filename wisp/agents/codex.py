@@ -22,13 +22,18 @@ from typing import TYPE_CHECKING
 from wisp.agents.gate import ToolCall
 from wisp.agents.hookio import (
     BLOCK_STATUS,
+    NETWORK,
+    SHELL,
     Format,
     Harness,
     HookOptions,
     Said,
+    ToolEffect,
+    apply_patch_paths,
     installed_argv,
     named_event_call,
 )
+from wisp.policy.reading import Effect
 
 if TYPE_CHECKING:  # reach loads attrs: a hook's run never needs it (issue 41)
     from wisp.agents.reach import WritableRoot
@@ -98,6 +103,14 @@ def skipped(program: str, hooks: list[dict[str, object]]) -> list[str]:
     return codexsetup.untrusted(program, HARNESS) if hooks else []
 
 
+# What each tool does, for the policy (issue 57): the effect, and the fields naming its paths.
+TOOLS: Mapping[str, ToolEffect] = {
+    "Bash": SHELL,  # exec_command; an `apply_patch` heredoc through it is an edit (patched)
+    "apply_patch": ToolEffect(Effect.EDIT, patch="input"),
+    "web_search": NETWORK,
+}
+
+
 HARNESS = Harness(
     name=NAME,
     title="Codex",
@@ -112,4 +125,6 @@ HARNESS = Harness(
     protection=protection,
     roots=roots,
     skipped=skipped,
+    tools=TOOLS,
+    patched=apply_patch_paths,
 )

@@ -12,17 +12,23 @@ a deny.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 
 from pending import DecodeError, loads_strict
 from wisp.agents.gate import ToolCall
 from wisp.agents.hookio import (
     BLOCK_STATUS,
+    NETWORK,
+    SHELL,
     EventRefused,
     Harness,
     HookOptions,
     Said,
+    ToolEffect,
+    edits,
     field,
     installed_argv,
+    reads,
     shell_or_tool,
 )
 
@@ -87,6 +93,19 @@ def skipped(program: str, hooks: list[dict[str, object]]) -> list[str]:
     ]
 
 
+# What each tool does, for the policy (issue 57): the effect, and the fields naming its paths.
+TOOLS: Mapping[str, ToolEffect] = {
+    SHELL_TOOL: SHELL,
+    "create": edits("path"),
+    "edit": edits("path"),
+    "str_replace_editor": edits("path"),
+    "view": reads("path"),
+    "glob": reads("path"),
+    "grep": reads("path"),
+    "web_fetch": NETWORK,
+}
+
+
 HARNESS = Harness(
     name=NAME,
     title="Copilot CLI",
@@ -102,6 +121,7 @@ HARNESS = Harness(
     timeout_key="timeoutSec",
     command_key="bash",
     skipped=skipped,
+    tools=TOOLS,
     project_note="a repository's .github/hooks are skipped in `copilot -p` unless the folder is "
     "trusted: set it up at the user level (without --project) to be sure it runs",
 )

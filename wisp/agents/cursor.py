@@ -17,18 +17,23 @@ from __future__ import annotations
 
 import json
 import shlex
+from collections.abc import Mapping
 from enum import StrEnum
 
 from pending import DecodeError, loads_strict
 from wisp.agents.gate import ToolCall
 from wisp.agents.hookio import (
     BLOCK_STATUS,
+    SHELL,
     EventRefused,
     Harness,
     HookOptions,
     Said,
+    ToolEffect,
+    edits,
     field,
     installed_argv,
+    reads,
     shell_or_tool,
 )
 
@@ -141,6 +146,21 @@ def settings(options: HookOptions) -> dict[str, object]:
     }
 
 
+# What each tool does, for the policy (issue 57): the effect, and the fields naming its paths.
+TOOLS: Mapping[str, ToolEffect] = {
+    SHELL_TOOL: SHELL,
+    "Write": edits("file_path"),
+    "StrReplace": edits("file_path"),
+    "Edit": edits("file_path"),
+    "EditNotebook": edits("target_notebook", "notebook_path"),
+    "Read": reads("file_path", "target_file"),
+    "Grep": reads("path"),
+    "Glob": reads("path", "target_directory"),
+    "LS": reads("path", "target_directory"),
+    # Delete removes a file: not an edit a built-in rule allows (asked), as an MCP tool is.
+}
+
+
 HARNESS = Harness(
     name=NAME,
     title="Cursor",
@@ -154,4 +174,5 @@ HARNESS = Harness(
     user_file=lambda env, home: home / ".cursor" / "hooks.json",
     project_file=lambda project: project / ".cursor" / "hooks.json",
     flat=True,
+    tools=TOOLS,
 )

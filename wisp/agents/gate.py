@@ -18,10 +18,13 @@ Silence is never an allow: what a harness does with an unanswered call (ask in i
 dialog, or deny) is its module's choice, never this core's.
 """
 
+# Paths here are strings, as the call and its reading hold them: os.path on a hook's path.
+# ruff: noqa: PTH118
 # Annotations here are not postponed (no `from __future__ import annotations`): a named
 # tuple's postponed field types are each compiled by typing at import (together ~2 M
 # instructions of a hook whose call a grant covers: bench/README.md, issue 41).
 
+import os
 import sys
 from collections.abc import Callable, Mapping
 from enum import StrEnum
@@ -45,6 +48,8 @@ from wisp.agents.guard import Guard, Reached, Touch
 from wisp.audit.writer import AuditLogUnsafe
 from wisp.kinds.programs import bind_command, changed_since, programs_bound
 from wisp.kinds.standing import StandingGrants
+from wisp.policy.decide import Call, Decider, Decision, Verdict, decide, project_for, record_call
+from wisp.policy.reading import Effect
 from wisp.stores.grants import Grant
 from wisp.stores.jsonstore import StoreError
 
@@ -54,7 +59,7 @@ if TYPE_CHECKING:
     from pending import Request
     from wisp._asking import Asker
     from wisp.kinds._asker import Ending
-    from wisp.kinds.command_gate import Approval, ApprovalGate
+    from wisp.kinds.command_gate import Approval, ApprovalGate, Widths
 
 # What is asked must fit one request record (MAX_RECORD_BYTES) with the rest of the record.
 MAX_ASKED_BYTES = MAX_RECORD_BYTES - 8 * 1024
@@ -84,6 +89,23 @@ class ToolCall(NamedTuple):
     # What the person must see first (a call that asks to run outside the sandbox).
     warnings: tuple[str, ...] = ()
     tool_use_id: str | None = None
+
+    def policy_call(self, harness: str, effect: Effect, paths: tuple[str, ...] = ()) -> Call:
+        """This call as the policy reads it (:class:`wisp.policy.decide.Call`): its
+        harness's name, what its harness's table says the tool does (*effect*, on *paths*),
+        and the session's project (the git root of its cwd)."""
+        return Call(
+            harness=harness,
+            session=self.session,
+            cwd=self.cwd,
+            project=project_for(self.cwd),
+            tool=self.tool,
+            effect=effect,
+            paths=paths,
+            command=self.command,
+            input=self.input,
+            options=self.options,
+        )
 
 
 # --- wisp's own channel ----------------------------------------------------------------
@@ -139,57 +161,214 @@ class TooLarge(Exception):
 # --- asking ----------------------------------------------------------------------------
 
 
-def open_call(gate: "ApprovalGate", call: ToolCall, home: Path) -> "Approval | Request":
-    """A standing grant's approval at once (audited), or the request filed for the person
-    (returning at once). A call that names wisp's own directory or program is never
-    granted: it is filed, and its request says why. Raises :class:`TooLarge` for a call too
-    large to file, before anything reads it (:func:`refuse_too_large`)."""
+def policy_call(call: ToolCall, harness: str) -> Call:
+    """*call* as the policy reads it: what the tool does is looked up in the table of the
+    harness named *harness* (:func:`wisp.agents.hookio.effect_of`; a harness wisp does not
+    know: a shell call is a shell line, any other tool does what nobody knows)."""
+    from wisp.agents.hookio import effect_of
+    from wisp.agents.hookio import harness as harness_named
+
+    effect, paths = effect_of(harness_named(harness) if harness else None, call)
+    return call.policy_call(harness, effect, paths)
+
+
+def decide_open(
+    grants: StandingGrants | None,
+    call: ToolCall,
+    home: Path,
+    harness: str,
+    *,
+    entry_point: EntryPoint = EntryPoint.HOOK,
+) -> tuple[ToolCall, Call, Touch | None, Decision]:
+    """*call* (its programs bound) decided by the policy (:func:`wisp.policy.decide.decide`,
+    the self-guard's finding handed in): allowed or denied there and then (audited), or to
+    be asked. Raises :class:`TooLarge` for a call too large to file, before anything reads
+    it (:func:`refuse_too_large`)."""
     refuse_too_large(call)
     call = bound_call(call)
     touch = touches_wisp(call, home)
-    if touch is None:
-        granted = granted_call(gate, call)
-        if granted is not None:
-            return granted
-    return file_call(gate, call, touch)
+    asked = policy_call(call, harness)
+    guard = guard_reason(touch) if touch is not None else None
+    decision = decide(asked, home=home, grants=grants, guard=guard, entry_point=entry_point)
+    return call, asked, touch, decision
 
 
-def granted_call(gate: "ApprovalGate", call: ToolCall) -> "Approval | None":
-    """The approval a standing grant (or a session approval kept for the call's session)
-    gives *call* at once, or None: the person is asked."""
-    from wisp.kinds.command_gate import approval_by
+def open_call(
+    gate: "ApprovalGate", call: ToolCall, home: Path, harness: str
+) -> "tuple[Decision, Request | None, Call]":
+    """The policy's decision on *call* (audited when it allows or denies), and, when it
+    asks, the request filed for the person (returning at once); with the call as the policy
+    read it, for the record of how it ends (:func:`record_ending`). Raises
+    :class:`TooLarge` for a call too large to file."""
+    call, asked, touch, decision = decide_open(
+        gate, call, home, harness, entry_point=gate.entry_point
+    )
+    if decision.verdict is not Verdict.ASK:
+        return decision, None, asked
+    return decision, file_call(gate, call, touch, decision, asked), asked
 
-    return approval_by(call_grant(gate, call))
+
+def decision_reason(decision: Decision) -> str:
+    """Why a call the policy allowed or denied at once was, in words: a grant's (whose,
+    which, when given), or the rule's."""
+    if decision.grant is not None:
+        return granted_reason(decision.grant)
+    return f"wisp: {decision.reason}"
 
 
-def call_grant(grants: StandingGrants, call: ToolCall) -> Grant | None:
-    """The standing grant (or session approval kept for the call's session) that lets *call*
-    run at once (its allow audited), or None: the person is asked."""
-    if call.command is not None:
-        return grants.grant_in_thread(call.command, call.cwd, call.session, options=call.options)
-    return grants.grant_for_tool(call.tool, call.input, call.cwd, thread=call.session)
+def widths_of(asked: Call, decision: Decision) -> "Widths":
+    """The answers of the right width a person is offered beside the exact call."""
+    from wisp.kinds.command_gate import Widths
+
+    reading = decision.reading
+    edits: tuple[str, ...] = ()
+    if asked.effect is Effect.EDIT:
+        edits = tuple(os.path.normpath(os.path.join(asked.cwd, p)) for p in asked.paths)
+    if reading is None:  # the self-guard's: asked once, nothing wider offered
+        return Widths(must_ask=(decision.reason,), project=asked.project)
+    return Widths(
+        must_ask=reading.must_ask
+        or ((decision.reason,) if decision.decider is Decider.MUST_ASK else ()),
+        prefixes=reading.prefixes,
+        edit_paths=edits,
+        project=asked.project,
+    )
 
 
-def file_call(gate: "ApprovalGate", call: ToolCall, touch: Touch | None) -> "Request":
+def file_call(
+    gate: "ApprovalGate",
+    call: ToolCall,
+    touch: Touch | None,
+    decision: Decision | None = None,
+    asked: Call | None = None,
+) -> "Request":
     """File *call* for the person, returning at once: a shell call as a command request
     (its description as the reason), any other as a `tool` request, the call's session as
-    the thread; one the self-guard stopped (*touch*) says what of wisp's it touches."""
+    the thread; one the self-guard stopped (*touch*) says what of wisp's it touches, one the
+    policy asks (*decision*) why, with the answers of the right width it offers."""
     if too_large(call):
         raise TooLarge(call)
     guard = guard_reason(touch) if touch is not None else None
-    said = (*call.warnings, guard)
+    why = decision.reason if decision is not None and touch is None else None
+    said = (*call.warnings, guard, why)
+    widths = widths_of(asked, decision) if asked is not None and decision is not None else None
     try:
         if call.command is not None:
             changed = gate.program_changes(call.command, call.cwd, call.session, call.options)
             parts = (*said, changed, call.description)
             reason = "; ".join(part for part in parts if part) or None
             return gate.file(
-                call.command, call.cwd, reason=reason, thread=call.session, options=call.options
+                call.command,
+                call.cwd,
+                reason=reason,
+                thread=call.session,
+                options=call.options,
+                widths=widths,
             )
         reason = "; ".join(part for part in said if part) or None
-        return gate.file_tool(call.tool, call.input, call.cwd, thread=call.session, reason=reason)
+        return gate.file_tool(
+            call.tool, call.input, call.cwd, thread=call.session, reason=reason, widths=widths
+        )
     except RecordTooLarge:  # its title and body with it: over the cap, refused unpublished
         raise TooLarge(call) from None
+
+
+def record_ending(
+    home: Path,
+    asked: Call,
+    decision: Decision,
+    ending: "Ending | None",
+    *,
+    entry_point: EntryPoint,
+    approved: bool | None = None,
+    silence: Verdict = Verdict.DENY,
+    stopped: bool = False,
+) -> None:
+    """The one `call.decided` record of a call put to the person, once its request ended:
+    the person's answer (*approved*, who, via which face), a time-out (what the harness does
+    with *silence*), or a stop (denied)."""
+    request = ending.request.id if ending is not None else None
+    extra: dict[str, Any] = {"request": request}
+    if answered(ending) and approved is not None:
+        assert ending is not None and ending.answer is not None
+        answer = ending.answer
+        extra.update(user=answer.user, via=answer.via, answer=answer.decision)
+        verdict, decider = (Verdict.ALLOW if approved else Verdict.DENY), Decider.PERSON
+    elif stopped:
+        verdict, decider = Verdict.DENY, Decider.STOPPED
+    else:
+        verdict, decider = silence, Decider.TIMEOUT
+        if ending is not None:
+            extra["outcome"] = ending.outcome.value
+    record_call(
+        home,
+        asked,
+        decision,
+        entry_point=entry_point,
+        verdict=verdict,
+        decider=decider,
+        extra=extra,
+    )
+
+
+def exec_approval(
+    gate: "ApprovalGate",
+    command: str,
+    cwd: str,
+    *,
+    options: Mapping[str, Any] | None,
+    reason: str | None,
+    on_filed: Callable[["Request"], None] | None = None,
+) -> "Approval":
+    """`wisp exec`'s call (*command*, a shell-quoted argv, with its bound *options*) decided
+    by the policy as every harness's is — the self-guard, rules, grants — and, when it asks,
+    put to the person and waited for (no wait limit but the request's own); one
+    `call.decided` record either way. A rule's deny is an approval not given, its reason
+    the rule's. Raises :class:`pending.ChannelUnwritable` as
+    :meth:`~wisp.kinds.command_gate.ApprovalGate.request` does."""
+    from wisp.kinds.command_gate import Approval, ApprovalOutcome
+
+    home = gate.home
+    touch = Guard(home).reaches(cwd, {"command": command}, command)
+    asked = Call(
+        harness="",
+        session=None,
+        cwd=cwd,
+        project=project_for(cwd),
+        tool="exec",
+        effect=Effect.SHELL,
+        command=command,
+        options=options,
+    )
+    guard = guard_reason(touch) if touch is not None else None
+    decision = decide(asked, home=home, grants=gate, guard=guard, entry_point=gate.entry_point)
+    if decision.verdict is not Verdict.ASK:
+        grant = decision.grant
+        return Approval(
+            approved=decision.verdict is Verdict.ALLOW,
+            outcome=ApprovalOutcome.GRANTED if grant is not None else ApprovalOutcome.ANSWERED,
+            scope=grant.scope if grant is not None else None,
+            grant=grant,
+            reason=decision_reason(decision).removeprefix("wisp: "),
+        )
+    changed = gate.program_changes(command, cwd, None, options)
+    request = gate.file(
+        command,
+        cwd,
+        reason="; ".join(part for part in (decision.reason, changed, reason) if part) or None,
+        on_filed=on_filed,
+        options=options,
+        widths=widths_of(asked, decision),
+    )
+    ending = gate.asker.wait(request.id)
+    assert ending is not None  # no wait limit: only an ending returns
+    if ending.error is not None and ending.outcome is not Outcome.TIMED_OUT:
+        raise ending.error  # not approved, and the channel cannot be used: say so
+    approval = gate.verdict(ending)
+    record_ending(
+        home, asked, decision, ending, entry_point=gate.entry_point, approved=approval.approved
+    )
+    return approval
 
 
 def end_call(asker: "Asker", request: "Request", ending: "Ending | None") -> "Ending | None":
@@ -296,23 +475,28 @@ def decide_call(
     cancel: Cancel,
     expiry_after_s: float,
     why_stopped: Callable[[], str | None] = lambda: None,
+    silence: Verdict = Verdict.DENY,
 ) -> Decided:
-    """File *call* (unless a grant covers it or it is too large), wait for the person at
-    most *wait_s* (*cancel* ends the wait at once), withdraw it if nobody answered, and say
-    how it was decided. The request's own deadline is *expiry_after_s* after the wait, so
-    the hook, not the deadline, ends an unanswered request. Raises what the channel raises."""
-    # A call a standing grant covers is allowed from the grant store alone: no settings, no
-    # channel, no asker (its lock file) and no asking side loaded (issue 41).
+    """Decide *call* by the policy (:func:`wisp.policy.decide.decide`: the self-guard, rules,
+    grants), and if it asks, file it, wait for the person at most *wait_s* (*cancel* ends the
+    wait at once), withdraw it if nobody answered, and say how it was decided; one
+    `call.decided` record either way (*silence*: what the caller's harness does with a call
+    nobody answered, as recorded). *client* is the harness's name: its table says what its
+    tools do. The request's own deadline is *expiry_after_s* after the wait, so the hook, not
+    the deadline, ends an unanswered request. Raises what the channel raises."""
+    # A call a rule or a standing grant decides is decided from the policy and the grant
+    # store alone: no settings, no channel, no asker (its lock file) and no asking side
+    # loaded (issue 41).
     try:
-        refuse_too_large(call)
+        call, asked, touch, decision = decide_open(
+            StandingGrants(home, EntryPoint.HOOK), call, home, client
+        )
     except TooLarge as exc:
         return Decided(ended=Ended.TOO_LARGE, reason=str(exc))
-    call = bound_call(call)
-    touch = touches_wisp(call, home)
-    if touch is None:
-        grant = call_grant(StandingGrants(home, EntryPoint.HOOK), call)
-        if grant is not None:
-            return Decided(ended=Ended.ALLOWED, reason=_unprefixed(granted_reason(grant)))
+    if decision.verdict is Verdict.ALLOW:
+        return Decided(ended=Ended.ALLOWED, reason=_unprefixed(decision_reason(decision)))
+    if decision.verdict is Verdict.DENY:
+        return Decided(ended=Ended.DENIED, reason=decision.reason)
     from wisp._asking import Asker
     from wisp.kinds.command_gate import ApprovalGate
     from wisp.stores.config import load_config
@@ -330,40 +514,65 @@ def decide_call(
         try:
             gate = ApprovalGate(asker, timeout_s=wait_s + expiry_after_s)
             try:
-                opened = file_call(gate, call, touch)
+                opened = file_call(gate, call, touch, decision, asked)
             except TooLarge as exc:
                 return Decided(ended=Ended.TOO_LARGE, reason=str(exc))
             ending = end_call(asker, opened, asker.wait(opened.id, wait_s, cancel=cancel))
-            if not answered(ending):
-                if cancel.cancelled:
-                    why = why_stopped() or "stopped"
-                    return Decided(
-                        ended=Ended.STOPPED,
-                        reason=f"{why} before anyone answered; request {opened.id} withdrawn",
-                        request_id=opened.id,
-                    )
-                return Decided(
-                    ended=Ended.UNANSWERED,
-                    reason=unanswered_reason(opened.id, ending, wait_s),
-                    request_id=opened.id,
-                )
-            assert ending is not None
-            verdict = call_verdict(gate, ending)
-            changed = changed_since(programs_bound(call.options), call.cwd)
-            if verdict.approved and changed:  # the grant made stands for what was shown
-                return Decided(
-                    ended=Ended.DENIED,
-                    reason=f"{changed} while you were asked (request {opened.id}): not run; "
-                    "it is asked again when the agent runs it again",
-                    request_id=opened.id,
-                )
-            return Decided(
-                ended=Ended.ALLOWED if verdict.approved else Ended.DENIED,
-                reason=_unprefixed(decided_reason(verdict, ending)),
-                request_id=opened.id,
+            decided = _ended(gate, call, opened, ending, wait_s, cancel, why_stopped)
+            approved = decided.ended is Ended.ALLOWED if answered(ending) else None
+            record_ending(
+                home,
+                asked,
+                decision,
+                ending,
+                entry_point=EntryPoint.HOOK,
+                approved=approved,
+                silence=silence,
+                stopped=decided.ended is Ended.STOPPED,
             )
+            return decided
         finally:
             asker.close()
+
+
+def _ended(
+    gate: "ApprovalGate",
+    call: ToolCall,
+    opened: "Request",
+    ending: "Ending | None",
+    wait_s: float,
+    cancel: Cancel,
+    why_stopped: Callable[[], str | None],
+) -> Decided:
+    """How a filed call ended, in words."""
+    if not answered(ending):
+        if cancel.cancelled:
+            why = why_stopped() or "stopped"
+            return Decided(
+                ended=Ended.STOPPED,
+                reason=f"{why} before anyone answered; request {opened.id} withdrawn",
+                request_id=opened.id,
+            )
+        return Decided(
+            ended=Ended.UNANSWERED,
+            reason=unanswered_reason(opened.id, ending, wait_s),
+            request_id=opened.id,
+        )
+    assert ending is not None
+    verdict = call_verdict(gate, ending)
+    changed = changed_since(programs_bound(call.options), call.cwd)
+    if verdict.approved and changed:  # the grant made stands for what was shown
+        return Decided(
+            ended=Ended.DENIED,
+            reason=f"{changed} while you were asked (request {opened.id}): not run; "
+            "it is asked again when the agent runs it again",
+            request_id=opened.id,
+        )
+    return Decided(
+        ended=Ended.ALLOWED if verdict.approved else Ended.DENIED,
+        reason=_unprefixed(decided_reason(verdict, ending)),
+        request_id=opened.id,
+    )
 
 
 def failure_reason(error: BaseException) -> str:

@@ -10,14 +10,21 @@ wait is the ask, every failure is exit 2, and the installed command is wisp's gu
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from wisp.agents.gate import ToolCall
 from wisp.agents.hookio import (
+    NETWORK,
+    SHELL,
     Harness,
     HookOptions,
+    ToolEffect,
     decision_allow,
     decision_deny,
+    edits,
     installed_argv,
     named_event_call,
+    reads,
 )
 
 NAME = "gemini"
@@ -39,6 +46,21 @@ def settings(options: HookOptions) -> dict[str, object]:
     return {"hooks": {EVENT: [{"matcher": ".*", "hooks": [hook]}]}}
 
 
+# What each tool does, for the policy (issue 57): the effect, and the fields naming its paths.
+TOOLS: Mapping[str, ToolEffect] = {
+    SHELL_TOOL: SHELL,
+    "write_file": edits("file_path"),
+    "replace": edits("file_path"),
+    "read_file": reads("file_path", "absolute_path"),
+    "read_many_files": reads("paths"),
+    "list_directory": reads("dir_path", "path"),
+    "glob": reads("dir_path", "path"),
+    "search_file_content": reads("dir_path", "path"),
+    "web_fetch": NETWORK,
+    "google_web_search": NETWORK,
+}
+
+
 HARNESS = Harness(
     name=NAME,
     title="Gemini CLI",
@@ -51,4 +73,5 @@ HARNESS = Harness(
     user_file=lambda env, home: home / ".gemini" / "settings.json",
     project_file=lambda project: project / ".gemini" / "settings.json",
     timeout_scale=MS_PER_S,
+    tools=TOOLS,
 )

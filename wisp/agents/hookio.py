@@ -31,6 +31,7 @@ import contextlib
 import importlib
 import math
 import os
+import re
 import select
 import signal
 import sys
@@ -44,6 +45,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from pending import DecodeError, loads_strict, start_thread
 from wisp._deadlines import Cancel
 from wisp.agents.install import GUARD_SCRIPT, this_wisp
+from wisp.policy.reading import Effect
 
 if TYPE_CHECKING:
     from wisp.agents.gate import ToolCall
@@ -322,6 +324,31 @@ class Format(StrEnum):
     TEXT = "text"  # a file of wisp's own, written whole (OpenCode's plugin)
 
 
+class ToolEffect(NamedTuple):
+    """What one of a harness's tools does, as its module declares it (its :data:`Harness.tools`
+    table): its :class:`~wisp.policy.reading.Effect`, the input fields that hold the paths it
+    reads or writes (a string, or a list of them), and the field holding a patch whose
+    headers name the files it edits (`*** Update File: PATH`, Codex's and OpenCode's)."""
+
+    effect: Effect
+    paths: tuple[str, ...] = ()
+    patch: str | None = None
+
+
+SHELL = ToolEffect(Effect.SHELL)
+NETWORK = ToolEffect(Effect.NETWORK)
+
+
+def reads(*fields: str) -> ToolEffect:
+    """A tool that reads the files its *fields* name (none named: its cwd)."""
+    return ToolEffect(Effect.READ, fields)
+
+
+def edits(*fields: str) -> ToolEffect:
+    """A tool that edits or writes the files its *fields* name."""
+    return ToolEffect(Effect.EDIT, fields)
+
+
 class Harness(NamedTuple):
     """One harness, whole: its command hook at run time (how its event reads, how it is
     answered) and its installation (where its config lives, in what format, what of it is
@@ -386,6 +413,80 @@ class Harness(NamedTuple):
     # it and the hooks status found;
     skipped: Callable[[str, list[dict[str, object]]], list[str]] | None = None
     project_note: str | None = None  # what setup at a project's level must say
+
+    # --- the policy (issue 57): what its tools do, tool name → :class:`ToolEffect` (a tool
+    # not in it does what nobody knows: asked, never allowed by a built-in rule); and the
+    # files a shell line edits by itself (Codex's `apply_patch` heredoc), None: not an edit.
+    tools: Mapping[str, ToolEffect] | None = None
+    patched: Callable[[str], tuple[str, ...] | None] | None = None
+
+
+PATCH_HEADERS = ("*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: ")
+
+
+def patch_paths(patch: str) -> tuple[str, ...]:
+    """The files a patch in the `*** Begin Patch` format edits, adds, deletes or moves to, as
+    its headers name them (relative to the cwd, or absolute)."""
+    found: list[str] = []
+    for line in patch.splitlines():
+        for header in PATCH_HEADERS:
+            if line.startswith(header) and line[len(header) :].strip():
+                found.append(line[len(header) :].strip())
+    return tuple(found)
+
+
+_HEREDOC_START = re.compile(r"(?:apply_patch|applypatch)\s*<<(-?)\s*(['\"]?)([A-Za-z_]\w*)\2")
+PATCH_BEGIN, PATCH_END = "*** Begin Patch", "*** End Patch"
+
+
+def apply_patch_paths(command: str) -> tuple[str, ...] | None:
+    """The files a shell line that is only `apply_patch <<'EOF'` and a whole patch edits (as
+    Codex's edits reach a hook: a `Bash` call), or None for any other line."""
+    lines = command.strip().split("\n")
+    start = _HEREDOC_START.fullmatch(lines[0].strip())
+    if start is None or len(lines) < 3:
+        return None
+    strip = start.group(1) == "-"
+    tag = start.group(3)
+    end = next(
+        (i for i, line in enumerate(lines) if i and (line.lstrip("\t") if strip else line) == tag),
+        None,
+    )
+    if end is None or end != len(lines) - 1:  # anything after the patch: not only a patch
+        return None
+    body = [line.lstrip("\t") if strip else line for line in lines[1:end]]
+    if not body or body[0].strip() != PATCH_BEGIN or body[-1].strip() != PATCH_END:
+        return None
+    return patch_paths("\n".join(body)) or None
+
+
+def _named(value: object) -> tuple[str, ...]:
+    if isinstance(value, str) and value:
+        return (value,)
+    if isinstance(value, list | tuple):
+        return tuple(v for v in value if isinstance(v, str) and v)
+    return ()
+
+
+def effect_of(harness: "Harness | None", call: "ToolCall") -> tuple[Effect, tuple[str, ...]]:
+    """What *call* does, as *harness*'s table says, and the paths it names: a shell call is
+    a shell line (unless the harness reads it as an edit: :attr:`Harness.patched`); a tool
+    its table does not name (or a harness with none) is :attr:`Effect.OTHER`."""
+    if call.command is not None:
+        patched = harness.patched(call.command) if harness and harness.patched else None
+        return (Effect.EDIT, patched) if patched else (Effect.SHELL, ())
+    said = (harness.tools or {}).get(call.tool) if harness is not None else None
+    if said is None or said.effect is Effect.SHELL:  # a shell tool's call carries its command
+        return Effect.OTHER, ()
+    paths = tuple(p for name in said.paths for p in _named(call.input.get(name)))
+    if said.patch is not None:
+        text = call.input.get(said.patch)
+        paths += patch_paths(text) if isinstance(text, str) else ()
+        if not paths:  # a patch whose files cannot be named edits what nobody knows
+            return Effect.OTHER, ()
+    if said.effect is Effect.EDIT and not paths:
+        return Effect.OTHER, ()
+    return said.effect, paths
 
 
 def module_of(name: str) -> str | None:
@@ -453,6 +554,7 @@ def answer_harness(
     channel) is its deny. Never raises."""
     from wisp._home import wisp_home
     from wisp.agents.gate import Ended, decide_call, failure_reason
+    from wisp.policy.decide import Verdict
 
     try:
         try:
@@ -470,6 +572,7 @@ def answer_harness(
             cancel=cancel,
             expiry_after_s=EXPIRY_AFTER_WAIT_S,
             why_stopped=lambda: getattr(cancel, "why", None),
+            silence=Verdict.ASK if harness.ask is not None else Verdict.DENY,
         )
     except EventRefused as exc:
         return harness.deny(f"wisp: {exc}; denied", True)

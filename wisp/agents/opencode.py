@@ -20,16 +20,22 @@ from pathlib import Path
 
 from wisp.agents.gate import ToolCall
 from wisp.agents.hookio import (
+    NETWORK,
+    SHELL,
     EventRefused,
     Format,
     Harness,
     HookOptions,
+    ToolEffect,
     decision_allow,
     decision_deny,
+    edits,
     field,
     installed_argv,
+    reads,
     shell_or_tool,
 )
+from wisp.policy.reading import Effect
 
 NAME = "opencode"
 EVENT = "tool.execute.before"
@@ -76,6 +82,20 @@ def user_file(env: Mapping[str, str], user_home: Path) -> Path:
     return (Path(base) if base else user_home / ".config") / "opencode" / "plugin" / "wisp.js"
 
 
+# What each tool does, for the policy (issue 57): the effect, and the fields naming its paths.
+TOOLS: Mapping[str, ToolEffect] = {
+    SHELL_TOOL: SHELL,
+    "edit": edits("filePath"),
+    "write": edits("filePath"),
+    "patch": ToolEffect(Effect.EDIT, patch="patchText"),
+    "read": reads("filePath"),
+    "glob": reads("path"),
+    "grep": reads("path"),
+    "list": reads("path"),
+    "webfetch": NETWORK,
+}
+
+
 HARNESS = Harness(
     name=NAME,
     title="OpenCode",
@@ -92,4 +112,5 @@ HARNESS = Harness(
     events=(EVENT,),  # what status names its gate by
     user_file=user_file,
     project_file=lambda project: project / ".opencode" / "plugin" / "wisp.js",
+    tools=TOOLS,
 )

@@ -37,14 +37,16 @@ from wisp._answering import Answerer, AnswerReport, Inbox
 from wisp._asking import Asker
 from wisp._deadlines import Cancel
 from wisp._home import open_channel, wisp_home
-from wisp.agents.claude_code import HookRefused, tool_call
+from wisp.agents.claude_code import CLIENT, HookRefused, tool_call
 from wisp.agents.gate import (
     TooLarge,
     answered,
     call_verdict,
     decided_reason,
+    decision_reason,
     end_call,
     open_call,
+    record_ending,
     unanswered_reason,
 )
 from wisp.audit.writer import AuditEvent, EntryPoint, audit
@@ -53,6 +55,8 @@ from wisp.kinds.command_gate import Approval, ApprovalGate
 from wisp.kinds.fact_keeper import FactKeeper, KeepRequest
 from wisp.kinds.programs import bind_command
 from wisp.kinds.question_gate import QuestionAsker, Reply
+from wisp.policy.decide import Call, Verdict
+from wisp.policy.decide import Decision as PolicyDecision
 from wisp.routes.notify import TITLE_MAX, Face, Notifier, Result, clean
 from wisp.stores.config import Config, ConfigError, load_config
 from wisp.stores.factids import PERMANENT_PREFIX, FactScope
@@ -199,6 +203,9 @@ class AgentSession:
         self.thread = self.book.open_thread()
         self._verdicts: dict[str, Approval] = {}  # each ended command's, worked out once
         self._mutex = threading.Lock()
+        # The permission prompts put to the person, by request: the call as the policy read
+        # it and why it was asked, for the one record of how each ended.
+        self._asked: dict[str, tuple[Call, PolicyDecision]] = {}
         self._closed = False
 
     @classmethod
@@ -365,13 +372,16 @@ class AgentSession:
         except HookRefused as exc:
             return PermissionVerdict(allowed=False, message=f"wisp: {exc}; denied")
         try:
-            opened = open_call(self.gate, call, self.home)
+            decision, opened, asked = open_call(self.gate, call, self.home, CLIENT)
         except TooLarge as exc:
             return PermissionVerdict(allowed=False, message=f"wisp: {exc}; denied")
         except (OSError, PendingError) as exc:
             raise _not_filed(exc) from None
-        if isinstance(opened, Approval):  # a standing grant covered it
-            return PermissionVerdict(allowed=True, message=decided_reason(opened))
+        if opened is None:  # the policy decided it: a rule, or a standing grant
+            allowed = decision.verdict is Verdict.ALLOW
+            return PermissionVerdict(allowed=allowed, message=decision_reason(decision))
+        with self._mutex:
+            self._asked[opened.id] = (asked, decision)
         return opened
 
     def permission_verdict(self, request: Request, ending: Ending | None) -> PermissionVerdict:
@@ -379,9 +389,13 @@ class AgentSession:
         ended first, or the call was cancelled): the request is withdrawn (an answer that
         got there first stands) and, unanswered, it is a deny."""
         ending = end_call(self.asker, request, ending)
+        with self._mutex:
+            asked = self._asked.pop(request.id, None)
         if not answered(ending):
             bound = self.gate.timeout_s if self.gate.timeout_s > 0 else self.permission_wait_s
             why = unanswered_reason(request.id, ending, bound)
+            if asked is not None:
+                record_ending(self.home, *asked, ending, entry_point=self.entry_point)
             return PermissionVerdict(
                 allowed=False, message=f"wisp: {why}; denied", request_id=request.id
             )
@@ -391,6 +405,10 @@ class AgentSession:
         approval = known or call_verdict(self.gate, ending)
         with self._mutex:
             approval = self._verdicts.setdefault(request.id, approval)
+        if asked is not None:
+            record_ending(
+                self.home, *asked, ending, entry_point=self.entry_point, approved=approval.approved
+            )
         return PermissionVerdict(
             allowed=approval.approved,
             message=decided_reason(approval, ending),

@@ -100,6 +100,31 @@ def known_event(wanted: str) -> bool:
     return any(event_matches(event, wanted) for event in EVENTS)
 
 
+# What `wisp log --decider` takes: what decided a call (a `call.decided` record's `decider`,
+# or, for a call put to the person, its `asked`: what put it to them), as wisp.policy.decide
+# names them. An `approval.granted` record, which earlier builds wrote for a call a grant
+# allowed, is a grant's.
+DECIDERS = (
+    "rule",
+    "grant",
+    "person",
+    "timeout",
+    "guard",
+    "unread",
+    "must-ask",
+    "no-rule",
+    "stopped",
+)
+
+
+def record_deciders(record: Mapping[str, Any]) -> frozenset[str]:
+    """What decided the call *record* is about (and what put it to the person), if it is one."""
+    if record.get("event") == AuditEvent.APPROVAL_GRANTED.value:
+        return frozenset({"grant"})
+    found = (record.get("decider"), record.get("asked"))
+    return frozenset(value for value in found if isinstance(value, str))
+
+
 @attrs.frozen(kw_only=True)
 class LogFilter:
     """Which records to show; every criterion given must hold."""
@@ -108,8 +133,11 @@ class LogFilter:
     kinds: Collection[str] | None = None
     events: Collection[str] | None = None  # event names or families
     since: datetime | None = None
+    deciders: Collection[str] | None = None  # what decided a call (DECIDERS)
 
     def matches(self, record: Mapping[str, Any]) -> bool:
+        if self.deciders is not None and not record_deciders(record) & set(self.deciders):
+            return False
         if self.request is not None:
             found = record.get("id") or record.get("request")
             if not isinstance(found, str) or not found.lower().startswith(self.request):

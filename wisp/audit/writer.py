@@ -81,6 +81,9 @@ class AuditEvent(StrEnum):
     WATCH_WARNING = "watch.warning"
     WEB_PAIRED = "web.paired"  # a device paired with `wisp web`
     WEB_REVOKED = "web.revoked"  # a paired device revoked
+    # A tool call decided, one record each, whoever decided it (wisp.policy.decide): a rule,
+    # a grant, the person, a time-out, the guard.
+    CALL_DECIDED = "call.decided"
 
 
 class AuditLogUnsafe(Exception):

@@ -126,11 +126,17 @@ def execute(
         told(request)
 
     from wisp import ApprovalGate, ApprovalOutcome
+    from wisp.agents.gate import exec_approval
 
     with asking(EntryPoint.APPROVALS, config) as asker:
         try:
-            approval = ApprovalGate(asker, timeout_s=timeout_s).request(
-                text, where, reason=reason, on_filed=filed, options=options
+            approval = exec_approval(
+                ApprovalGate(asker, timeout_s=timeout_s),
+                text,
+                where,
+                options=options,
+                reason=reason,
+                on_filed=filed,
             )
         except (PendingError, StoreError) as exc:
             fail(f"could not ask: {exc}")  # leaving `asking` withdraws what waits and closes
@@ -138,6 +144,14 @@ def execute(
             endings = withdraw_on_signal(asker, filed_ids)
             tell(f"wisp: {withdrawn_how(interrupt, endings)}; nothing was run.")
             raise typer.Exit(int(ExitCode.NO)) from None
+    by_rule = approval.request_id is None and approval.grant is None  # a rule decided
+    if by_rule:
+        tell(
+            f"wisp: {approval.reason}; "
+            + (f"running {visible(text)}" if approval.approved else "not run.")
+        )
+    if by_rule and not approval.approved:
+        raise typer.Exit(int(ExitCode.NO))
     if not approval.approved:
         words = {ApprovalOutcome.ANSWERED: "denied", ApprovalOutcome.TIMED_OUT: "timed out"}
         word = words.get(approval.outcome, approval.outcome)
@@ -145,7 +159,8 @@ def execute(
         timed_out = approval.outcome is ApprovalOutcome.TIMED_OUT
         code = ExitCode.TIMED_OUT if timed_out else ExitCode.NO
         raise typer.Exit(int(code))
-    tell(f"wisp: approved {approval.scope}; running {visible(text)}")
+    if not by_rule:
+        tell(f"wisp: approved {approval.scope}; running {visible(text)}")
     _become(argv, executable, identity, programs_bound(options), where)
 
 

@@ -11,6 +11,7 @@ import typer
 
 from pending import Kind
 from wisp import (
+    DECIDERS,
     EVENTS,
     AuditLogError,
     LogFilter,
@@ -33,6 +34,7 @@ LOG_EXAMPLES = """Examples:
   wisp log --request 3f9c               one request's story (a unique prefix will do)
   wisp log --kind fact --since 2h       fact events of the last two hours
   wisp log --event approval.answered --json
+  wisp log --decider rule               the calls a rule decided, without asking
   wisp log -f                           follow: each record as it is written (Ctrl-C stops)"""
 
 
@@ -81,6 +83,18 @@ def log(
             "(2026-11-29, 2026-11-29T12:00; local time unless a zone is given).",
         ),
     ] = None,
+    decider: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--decider",
+            "-d",
+            metavar="|".join(DECIDERS[:5]),
+            help="Only the calls this decided (repeatable): a rule, a grant, the person, a "
+            "time-out, or the self-guard (a call it put to you); also "
+            + ", ".join(DECIDERS[5:])
+            + ".",
+        ),
+    ] = None,
     as_json: Annotated[
         bool, typer.Option("--json", help="Each record as it is stored: one JSON object a line.")
     ] = False,
@@ -93,7 +107,7 @@ def log(
 
     Records of earlier builds (fact.approved, fact.approval.asked, fact.approval.decided)
     are read too, marked (legacy). Exit 0; 2 a usage error, or the log cannot be read."""
-    where = _filter(request, kind, event, since)
+    where = _filter(request, kind, event, since, decider)
     home = wisp_home()
     if follow:
         _follow(home, where, as_json)
@@ -111,7 +125,11 @@ def log(
 
 
 def _filter(
-    request: str | None, kinds: list[Kind] | None, events: list[str] | None, since: str | None
+    request: str | None,
+    kinds: list[Kind] | None,
+    events: list[str] | None,
+    since: str | None,
+    deciders: list[str] | None = None,
 ) -> LogFilter:
     """The filter, or a usage error (exit 2) that says what each option takes."""
     typed = None
@@ -125,6 +143,9 @@ def _filter(
             raise _usage(
                 f"--event takes an event or a family of them ({', '.join(EVENTS)}); not {wanted!r}."
             )
+    for wanted in deciders or ():
+        if wanted not in DECIDERS:
+            raise _usage(f"--decider takes one of {', '.join(DECIDERS)}; not {wanted!r}.")
     moment = None
     if since is not None:
         try:
@@ -136,11 +157,13 @@ def _filter(
         kinds=frozenset(k.value for k in kinds) if kinds else None,
         events=tuple(events) if events else None,
         since=moment,
+        deciders=tuple(deciders) if deciders else None,
     )
 
 
 def _filtering(where: LogFilter) -> bool:
-    return any(v is not None for v in (where.request, where.kinds, where.events, where.since))
+    shown = (where.request, where.kinds, where.events, where.since, where.deciders)
+    return any(v is not None for v in shown)
 
 
 def _print(record: dict[str, Any], as_json: bool) -> None:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable
+import threading
+from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -136,7 +138,8 @@ def watch(
         bool, typer.Option("--json", help="One JSON object per line on stdout.")
     ] = False,
 ) -> None:
-    """What waits now, then one line per transition as it happens.
+    """What waits now, then one line per transition as it happens, and one per tool call
+    decided without asking (by a rule or a grant) as it is recorded.
 
     Ctrl-C stops (exit 0). If the channel directory is removed, it says so and waits for it
     to be made again, then goes on there. Exit 2 if the channel cannot be used."""
@@ -158,6 +161,8 @@ def watch(
         fail(f"cannot watch {channel.path}: {exc}. Check it with `wisp doctor`.")
     kinds = set(kind) if kind else None
     person = me()
+    # The calls decided without asking come on a thread of their own: one line at a time.
+    stop_decided = _show_decided(channel.home, kinds, as_json)
 
     def waiting(statuses: Iterable[Status]) -> None:
         for status in statuses:
@@ -204,7 +209,11 @@ def watch(
     except KeyboardInterrupt:
         pass
     finally:
+        stop_decided()
         live.close()
+
+
+_said = threading.Lock()
 
 
 def emit_transition(
@@ -218,5 +227,47 @@ def emit_transition(
         line = safe(
             transition_line(event, status, request_id=request_id, kind=kind, ts=ts, me=person)
         )
-    sys.stdout.write(line + "\n")
-    sys.stdout.flush()
+    with _said:
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+
+
+def _show_decided(home: Path, kinds: set[Kind] | None, as_json: bool) -> Callable[[], None]:
+    """Start showing each tool call decided without asking (a `call.decided` record of a
+    rule or a grant) as the audit log records it, driven by its file events (the audit
+    log's follower); what is recorded before is not shown. Returns what stops it."""
+    from pending import start_thread
+    from wisp import AuditLogError, LogFollower
+    from wisp._render import DECIDED_WITHOUT_ASKING, decided_json, decided_watch_line
+
+    follower = LogFollower(home, on_warning=lambda m: tell(f"wisp: {m}"))
+    try:
+        follower.start()
+        follower.backlog()  # decided before this watch: not shown
+    except (AuditLogError, OSError, PendingError) as exc:
+        follower.close()
+        tell(f"wisp: calls decided without asking are not shown ({exc}).")
+        return lambda: None
+    wanted = {k.value for k in kinds} if kinds else None
+
+    def show() -> None:
+        try:
+            for record in follower:
+                if record.get("event") != "call.decided":
+                    continue
+                if record.get("decider") not in DECIDED_WITHOUT_ASKING:
+                    continue
+                if wanted is not None and record.get("kind") not in wanted:
+                    continue
+                line = (
+                    json_line(decided_json(record)) if as_json else safe(decided_watch_line(record))
+                )
+                with _said:
+                    sys.stdout.write(line + "\n")
+                    sys.stdout.flush()
+        except AuditLogError as exc:
+            tell(f"wisp: calls decided without asking are no longer shown ({exc}).")
+
+    thread = threading.Thread(target=show, name="wisp-watch-decided", daemon=True)
+    start_thread(thread)  # signals blocked in it: Ctrl-C goes to the main thread
+    return follower.close

@@ -97,6 +97,35 @@ class StandingGrants:
         fields = {"kind": Kind.COMMAND.value, "command": command, "cwd": cwd}
         return None if grant is None else self._audited(grant, fields)
 
+    def covering_call(
+        self,
+        *,
+        cwd: str,
+        thread: str | None,
+        command: str | None = None,
+        options: Mapping[str, Any] | None = None,
+        tool: str | None = None,
+        tool_input: Mapping[str, Any] | None = None,
+    ) -> Grant | None:
+        """The grant that lets a call run at once — a shell call's *command* (this gate's
+        session, a project's, always, a session approval kept for *thread*), or *tool* with
+        *tool_input* — or None: the same lookup as :meth:`grant_in_thread` and
+        :meth:`grant_for_tool`, NOT audited. The decision that asks it
+        (:func:`wisp.policy.decide.decide`) writes the one record of the call."""
+        if command is None:
+            assert tool is not None
+            try:
+                return self.grants.covering_tool(tool, tool_input or {}, cwd, thread=thread)
+            except Exception:  # a damaged store grants nothing: the person is asked instead
+                return None
+        grant = self._covering(command, cwd, options)
+        if grant is not None or thread is None or not coverable(options):
+            return grant
+        try:
+            return self.grants.covering_in_thread(command, cwd, thread, options=options)
+        except Exception:  # a damaged store grants nothing: the person is asked instead
+            return None
+
     def program_changes(
         self, command: str, cwd: str, thread: str | None, options: Mapping[str, Any] | None
     ) -> str | None:
