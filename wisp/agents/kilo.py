@@ -23,16 +23,22 @@ from pathlib import Path
 
 from wisp.agents.gate import ToolCall
 from wisp.agents.hookio import (
+    NETWORK,
+    SHELL,
     EventRefused,
     Format,
     Harness,
     HookOptions,
+    ToolEffect,
     decision_allow,
     decision_deny,
+    edits,
     field,
     installed_argv,
+    reads,
     shell_or_tool,
 )
+from wisp.policy.reading import Effect
 
 NAME = "kilo"
 TITLE = "Kilo Code"
@@ -88,6 +94,22 @@ def user_file(env: Mapping[str, str], user_home: Path) -> Path:
     return (Path(base) if base else user_home / ".config") / "kilo" / "plugin" / "wisp.js"
 
 
+# What each tool does, for the policy (issue 57): the effect, and the fields naming its paths
+# (read from 7.7.7's tool definitions; its own tools, `repo_clone`, `notebook_edit`, the
+# memory and agent tools and the rest: not known).
+TOOLS: Mapping[str, ToolEffect] = {
+    SHELL_TOOL: SHELL,
+    "edit": edits("filePath"),
+    "write": edits("filePath"),
+    "apply_patch": ToolEffect(Effect.EDIT, patch="patchText"),
+    "read": reads("filePath"),
+    "glob": reads("path"),
+    "grep": reads("path"),
+    "webfetch": NETWORK,
+    "websearch": NETWORK,
+}
+
+
 HARNESS = Harness(
     name=NAME,
     title=TITLE,
@@ -104,4 +126,5 @@ HARNESS = Harness(
     events=(EVENT,),
     user_file=user_file,
     project_file=lambda project: project / ".kilo" / "plugin" / "wisp.js",
+    tools=TOOLS,
 )

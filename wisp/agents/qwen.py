@@ -30,11 +30,16 @@ from typing import Any
 from wisp.agents.gate import ToolCall
 from wisp.agents.hookio import (
     BLOCK_STATUS,
+    NETWORK,
+    SHELL,
     Harness,
     HookOptions,
     Said,
+    ToolEffect,
+    edits,
     installed_argv,
     named_event_call,
+    reads,
 )
 
 NAME = "qwen"
@@ -118,6 +123,21 @@ def skipped(program: str, hooks: list[dict[str, object]]) -> list[str]:
     return said
 
 
+# What each tool does, for the policy (issue 57): the effect, and the fields naming its paths
+# (read from 0.24.4's tool classes; `exec`, `save_memory`, `agent` and the rest: not known).
+TOOLS: Mapping[str, ToolEffect] = {
+    SHELL_TOOL: SHELL,
+    "write_file": edits("file_path"),
+    "edit": edits("file_path"),
+    "read_file": reads("file_path"),
+    "grep_search": reads("path"),
+    "glob": reads("path"),
+    "list_directory": reads("path"),
+    "web_fetch": NETWORK,
+    "web_search": NETWORK,
+}
+
+
 HARNESS = Harness(
     name=NAME,
     title="Qwen Code",
@@ -131,6 +151,7 @@ HARNESS = Harness(
     project_file=lambda project: project / ".qwen" / "settings.json",
     timeout_scale=MS_PER_S,
     skipped=skipped,
+    tools=TOOLS,
     project_note="Qwen Code skips a project's hooks unless the folder is trusted: set it up at "
     "the user level (without --project) to be sure it runs",
 )
