@@ -627,6 +627,30 @@ class TestSetupKilo:
         assert _wisp("agents", "setup", "kilo")[0] == 0 and path.exists()
 
 
+class TestSetupCrush:
+    def test_a_flat_entry_in_seconds_guarded_beside_the_persons(
+        self, home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Crush's hook lands in ~/.config/crush/crush.json as a flat PreToolUse entry beside
+        the person's own, its timeout in seconds above the wait, its command wisp's guard;
+        status: installed, fail-closed; remove leaves theirs."""
+        _on_path(tmp_path, monkeypatch, "crush", "0.96.1")
+        path = home / ".config" / "crush" / "crush.json"
+        path.parent.mkdir(parents=True)
+        theirs = {"matcher": "^bash$", "command": "./hooks/no-rm-rf.sh"}
+        path.write_text(json.dumps({"hooks": {"PreToolUse": [theirs]}}))
+        code, out, err = _wisp("agents", "setup", "crush")
+        assert code == 0 and "unprotected" in out, err
+        first, wisps = json.loads(path.read_text())["hooks"]["PreToolUse"]
+        assert first == theirs and wisps["timeout"] == 600
+        assert "hookguard.sh" in wisps["command"] and wisps["command"].endswith("hook crush")
+        entry = _entry("crush")
+        assert entry["installed"] and entry["version"] == "0.96.1"
+        assert all(h["failClosed"] and h["timeout"] == 600 for h in entry["hooks"]), entry
+        assert _wisp("agents", "remove", "crush")[0] == 0
+        assert json.loads(path.read_text()) == {"hooks": {"PreToolUse": [theirs]}}
+
+
 @pytest.fixture
 def outside(out_of_tree_wisp: Path) -> Iterator[Path]:
     """A scratch directory of this test's own beside the run's out-of-tree install: in no

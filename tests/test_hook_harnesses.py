@@ -1,7 +1,8 @@
-"""`wisp hook codex|gemini|copilot|opencode`: each harness's real pre-tool event (captured by
-the e2e tier, fixtures/agents/) fed to a real process, answered from a real terminal, and its answer
-read in that harness's own shape. None of them has an "ask": the wait is the ask, and
-anything but a grant or the person's approval is a deny."""
+"""`wisp hook codex|gemini|copilot|opencode|qwen|kilo|crush`: each harness's real pre-tool event
+(captured by the e2e tier, fixtures/agents/; Crush's written from its source) fed to a real
+process, answered from a real terminal, and its answer read in that harness's own shape. None
+of them has an "ask": the wait is the ask, and anything but a grant or the person's approval
+is a deny."""
 
 from __future__ import annotations
 
@@ -46,10 +47,11 @@ DECISIONS: dict[str, Callable[[str], tuple[str, str]]] = {
     "opencode": gemini_decision,  # wisp's plugin reads Gemini CLI's shape
     "qwen": codex_decision,  # Claude Code's shape
     "kilo": gemini_decision,  # wisp's OpenCode plugin, made Kilo Code's
+    "crush": gemini_decision,  # its top-level `decision` and `reason`
 }
 HARNESSES = sorted(DECISIONS)
 # OpenCode's and Kilo Code's plugins fail closed by themselves.
-GUARDED = ["codex", "copilot", "gemini", "qwen"]
+GUARDED = ["codex", "copilot", "crush", "gemini", "qwen"]
 
 
 def event(harness: str, name: str, project: Path) -> bytes:
