@@ -4,8 +4,10 @@ the same run, interleaved, medians.
 Figures (targets), each against its floor, a small program in bench/:
 
 - `wisp hook claude-code`, a call a standing grant covers, start -> exit (<= 1.6x), and a call
-  no grant covers, start -> request filed (<= 2.0x); floor: `floor_hook.py`, which reads the
-  event JSON and prints a JSON object, start -> exit;
+  no grant covers, start -> request filed (<= 2.0x); a call a built-in rule decides (`ls -la
+  && git status` in a git project) and one a person's allow rule decides, start -> exit (each
+  <= 1.6x, issue 57); floor: `floor_hook.py`, which reads the event JSON and prints a JSON
+  object, start -> exit;
 - `wisp approvals request`, start -> request filed (<= 1.2x), and the start of
   `wisp approvals approve ID` under a pty -> the waiting asker's exit (<= 1.2x); floors:
   `floor_typer.py` (a one-command typer app, bench/cold.py's), start -> exit, the second under
@@ -119,6 +121,10 @@ INITIALIZE = (
 # figure -> (its floor, target ratio, kind); the TUI's, absolute, is apart.
 FIGURES: dict[str, tuple[str, float, str]] = {
     "hook granted: start -> exit": ("floor_hook: start -> exit", 1.6, "cut"),
+    # Issue 57: a call the policy decides without asking (a built-in rule's `ls -la` in a
+    # git project; a person's allow rule in $WISP_HOME/policy.toml).
+    "hook by a built-in rule: start -> exit": ("floor_hook: start -> exit", 1.6, "cut"),
+    "hook by a person's rule: start -> exit": ("floor_hook: start -> exit", 1.6, "cut"),
     "hook ungranted: start -> filed": ("floor_hook: start -> exit", 2.0, "cut"),
     "approvals request: start -> filed": ("floor_typer: start -> exit", 1.2, "cut"),
     "approvals approve (pty) -> asker exits": (
@@ -215,6 +221,15 @@ class Homes:
             user=current_user(),
             options={k: v for k, v in tool_input.items() if k not in ("command", "description")},
         )
+        # A git project, an empty home (the built-in rules only) and a home whose person's
+        # policy file allows `make deploy-N` (issue 57).
+        self.ruled = stack.enter_context(bench_home())
+        self.persons = stack.enter_context(bench_home())
+        self.git_project = self.ruled.parent / "git-project"
+        (self.git_project / ".git").mkdir(parents=True)
+        policy = self.persons / "policy.toml"
+        policy.write_text(PERSONS_POLICY)
+        policy.chmod(0o600)
         self.channel = stack.enter_context(Channel.open(self.asking))
         self.watcher = stack.enter_context(Watcher(self.channel))
         self.subscription, _ = self.watcher.subscribe()
@@ -223,6 +238,25 @@ class Homes:
 def hook_event(home: Path, project: Path, n: int) -> tuple[list[str], bytes]:
     """`wisp hook claude-code` and its PreToolUse event for `make deploy-N` (bench/hook.py's)."""
     return hook.commands(home, project, n)["wisp hook claude-code"]
+
+
+PERSONS_POLICY = """\
+[[rule]]
+name = "deploys"
+action = "allow"
+command = ["make", "*"]
+match = ["make deploy-0"]
+not_match = ["rm -rf build"]
+"""
+RULED_LINE = "ls -la && git status"  # read-only, in the project: the `read-only` rule's
+
+
+def ruled_event(home: Path, project: Path, command: str) -> tuple[list[str], bytes]:
+    """`wisp hook claude-code` and its PreToolUse event for *command* in *project*."""
+    argv, event = hook_event(home, project, GRANTED)
+    data = json.loads(event)
+    data["tool_input"]["command"] = command
+    return argv, json.dumps(data).encode()
 
 
 def exited_ok(proc: Any) -> None:
@@ -301,6 +335,12 @@ def process_steps(homes: Homes) -> dict[str, Callable[[int], dict[str, float]]]:
     env_granted, env_empty = child_env(homes.granted), child_env(homes.empty, COLUMNS="120")
     env_mcp, env_pty = child_env(homes.mcp), child_env(homes.empty, TERM="xterm")
 
+    ruled_argv, ruled_input = ruled_event(homes.ruled, homes.git_project, RULED_LINE)
+    persons_argv, persons_input = ruled_event(
+        homes.persons, homes.git_project, f"make deploy-{GRANTED}"
+    )
+    env_ruled, env_persons = child_env(homes.ruled), child_env(homes.persons)
+
     def request_approve(n: int) -> dict[str, float]:
         filed, exited = request_and_approve(homes, n)
         return {
@@ -312,6 +352,16 @@ def process_steps(homes: Homes) -> dict[str, Callable[[int], dict[str, float]]]:
         "hook granted": lambda n: {
             "hook granted: start -> exit": run_timed(
                 granted_argv, env=env_granted, stdin=granted_event
+            ).wall_s
+        },
+        "hook by a built-in rule": lambda n: {
+            "hook by a built-in rule: start -> exit": run_timed(
+                ruled_argv, env=env_ruled, stdin=ruled_input
+            ).wall_s
+        },
+        "hook by a person's rule": lambda n: {
+            "hook by a person's rule: start -> exit": run_timed(
+                persons_argv, env=env_persons, stdin=persons_input
             ).wall_s
         },
         "floor hook": lambda n: {
@@ -357,6 +407,16 @@ def check_granted(homes: Homes) -> None:
     )
     if done.returncode != 0 or "Nothing waits" not in done.stdout:
         raise SystemExit(f"the empty listing: {done!r}")
+    for home, command, rule in (
+        (homes.ruled, RULED_LINE, "read-only"),
+        (homes.persons, f"make deploy-{GRANTED}", "deploys"),
+    ):
+        argv, event = ruled_event(home, homes.git_project, command)
+        done = subprocess.run(argv, input=event, env=child_env(home), capture_output=True)
+        out = json.loads(done.stdout or b"{}").get("hookSpecificOutput", {})
+        said = out.get("permissionDecisionReason", "")
+        if out.get("permissionDecision") != "allow" or f"by rule {rule} " not in said:
+            raise SystemExit(f"{command!r} was not allowed by the rule {rule}: {done!r}")
 
 
 def process_rounds(

@@ -30,6 +30,10 @@ class CommandBinding(NamedTuple):
     # `dangerouslyDisableSandbox`, …), as a JSON object: part of what the person is shown and
     # of what a grant covers. None (and absent from the file) when the call had none.
     options: Mapping[str, Any] | None = None
+    # The answers it offers beside `no` (pending._offers: the exact call's scopes, and the
+    # wider widths), as a JSON object; None (and absent from the file): every scope of the
+    # exact call, as before widths.
+    offers: Mapping[str, Any] | None = None
     extra: Mapping[str, Any] = NO_EXTRA
 
 
@@ -63,6 +67,7 @@ class ToolBinding(NamedTuple):
     cwd: str
     thread: str | None = None
     reason: str | None = None  # what the person should know (wisp's own channel touched)
+    offers: Mapping[str, Any] | None = None  # as CommandBinding's
     extra: Mapping[str, Any] = NO_EXTRA
 
 

@@ -9,7 +9,7 @@ import pwd
 import stat
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import TracebackType
@@ -813,6 +813,7 @@ class Channel:
         via: str,
         text: str | None = None,
         reason: str | None = None,
+        width: Mapping[str, Any] | None = None,
     ) -> Answer:
         """An answer from this process, bound to the request's binding as it is now."""
         return Answer(
@@ -821,6 +822,7 @@ class Channel:
             decision=decision,
             text=text,
             reason=reason,
+            width=width,
             # The digest of the binding as it is on disk (for a legacy request, as read): the
             # one an earlier build's asker will compare with.
             binding_digest=request.binding_digest,
@@ -855,13 +857,15 @@ class Channel:
         text: str | None = None,
         reason: str | None = None,
         shown: Request | None = None,
+        width: Mapping[str, Any] | None = None,
     ) -> AnswerResult:
         """A person's answer: checked, then published first-wins.
 
         *kind* is the kind the person meant to answer (a fact answered as a command approval is
         refused). *shown* is the request as the person saw it, if a face kept it: an answer is
-        refused if the request changed since. Returns who won (and the request as checked);
-        a refusal raises.
+        refused if the request changed since. *width*: how wide an approval reaches (an
+        answer's `width`, pending._offers; None: the exact call), one the request offers.
+        Returns who won (and the request as checked); a refusal raises.
         """
         group, problems = self.read_group(validate_id(request_id))
         request = group.request
@@ -873,7 +877,7 @@ class Channel:
             raise UnreadableRequest(request_id, f"{problems[0].name}: {problems[0].reason}")
         if request.kind is not kind:
             raise WrongKind(request_id, request.kind, kind, DECISIONS[request.kind])
-        problem = decision_problem(request, decision, text)
+        problem = decision_problem(request, decision, text, width)
         if problem is not None:
             raise InvalidDecision(request_id, *problem)
         if shown is not None and (
@@ -895,7 +899,8 @@ class Channel:
         if status.state is State.STALE and not asker_waits:
             raise StaleRequest(request_id, status.reason or "it can no longer be answered")
         return self._publish_answer(
-            self._new_answer(request, decision, via=via, text=text, reason=reason), request
+            self._new_answer(request, decision, via=via, text=text, reason=reason, width=width),
+            request,
         )
 
     def claim(

@@ -33,6 +33,7 @@ from pending._json import (
     digest,
 )
 from pending._kinds import BINDING_TYPES, KINDS, Delivery, Kind, Outcome
+from pending._offers import parse_offers, parse_width
 from pending._records import (
     FORMAT,
     UNKNOWN_PID,
@@ -146,13 +147,41 @@ def _structure_object(value: Any, _: Any) -> dict[str, Any]:
     return value
 
 
+def _structure_offers(value: Any, _: Any) -> dict[str, Any] | None:
+    # What a request offers (pending._offers): checked strictly, kept as the JSON it is.
+    if value is None:
+        return None
+    try:
+        parse_offers(value)
+    except ValueError as exc:
+        raise _Refused(str(exc)) from None
+    return dict(value)
+
+
+def _structure_width(value: Any, _: Any) -> dict[str, Any] | None:
+    # How wide an answer approves (pending._offers): checked strictly, kept as its JSON.
+    if value is None:
+        return None
+    try:
+        parse_width(value)
+    except ValueError as exc:
+        raise _Refused(str(exc)) from None
+    return dict(value)
+
+
 # Fields whose values are checked beyond their JSON type, record by record.
 _FIELD_HOOKS: dict[type[Any], dict[str, Callable[[Any, Any], Any]]] = {
     Server: {"id": _structure_id, "pid": _structure_pid},
+    CommandBinding: {"offers": _structure_offers},
     QuestionBinding: {"options": _structure_options},
-    ToolBinding: {"input": _structure_object},
+    ToolBinding: {"input": _structure_object, "offers": _structure_offers},
     Request: {"id": _structure_id, "binding_digest": _structure_digest},
-    Answer: {"id": _structure_id, "pid": _structure_pid, "binding_digest": _structure_digest},
+    Answer: {
+        "id": _structure_id,
+        "pid": _structure_pid,
+        "binding_digest": _structure_digest,
+        "width": _structure_width,
+    },
     Settled: {"id": _structure_id},
 }
 
@@ -168,7 +197,14 @@ def _omitted_when_none() -> None:
     from cattrs.gen import override
 
     _OMITTED_WHEN_NONE[CommandBinding] = {
-        "options": override(rename="options", omit_if_default=True)
+        "options": override(rename="options", omit_if_default=True),
+        "offers": override(rename="offers", struct_hook=_structure_offers, omit_if_default=True),
+    }
+    _OMITTED_WHEN_NONE[ToolBinding] = {
+        "offers": override(rename="offers", struct_hook=_structure_offers, omit_if_default=True),
+    }
+    _OMITTED_WHEN_NONE[Answer] = {
+        "width": override(rename="width", struct_hook=_structure_width, omit_if_default=True),
     }
 
 
@@ -325,17 +361,17 @@ _OUTCOME_BY_VALUE = {outcome.value: outcome for outcome in Outcome}
 _DELIVERY_BY_VALUE = {delivery.value: delivery for delivery in Delivery}
 
 SERVER_KEYS = frozenset({"id", "pid", "client", "thread", "entryPoint"})
-COMMAND_KEYS = frozenset({"command", "cwd", "thread", "reason", "options"})
+COMMAND_KEYS = frozenset({"command", "cwd", "thread", "reason", "options", "offers"})
 FACT_KEYS = frozenset({"factId", "subject", "name", "value", "source", "proposedBy"})
 QUESTION_KEYS = frozenset({"question", "options", "freeText"})
-TOOL_KEYS = frozenset({"tool", "input", "cwd", "thread", "reason"})
+TOOL_KEYS = frozenset({"tool", "input", "cwd", "thread", "reason", "offers"})
 REQUEST_KEYS = frozenset(
     {"format", "id", "kind", "filedAt", "expiresAt", "server", "title", "body", "binding"}
     | {"bindingDigest"}
 )
 ANSWER_KEYS = frozenset(
     {"format", "id", "kind", "decision", "bindingDigest", "answeredAt", "via", "pid", "user"}
-    | {"text", "reason"}
+    | {"text", "reason", "width"}
 )
 SETTLED_KEYS = frozenset(
     {"format", "id", "kind", "outcome", "settledAt", "by", "decision", "result", "reason"}
@@ -437,6 +473,7 @@ def _plain_command(data: Any) -> CommandBinding:
     thread = data.get("thread")
     reason = data.get("reason")
     options = data.get("options")
+    offers = data.get("offers")
     if (
         type(command) is not str
         or type(cwd) is not str
@@ -445,7 +482,9 @@ def _plain_command(data: Any) -> CommandBinding:
         or (options is not None and type(options) is not dict)
     ):
         raise _NotPlain
-    return from_fields(CommandBinding, (command, cwd, thread, reason, options, NO_EXTRA))
+    if offers is not None:
+        parse_offers(offers)  # ValueError: the converter explains
+    return from_fields(CommandBinding, (command, cwd, thread, reason, options, offers, NO_EXTRA))
 
 
 def _plain_fact(data: Any) -> FactBinding:
@@ -478,12 +517,16 @@ def _plain_tool(data: Any) -> ToolBinding:
     tool_input = data["input"]
     if type(tool_input) is not dict:  # its keys are strings: JSON's are
         raise _NotPlain
+    offers = data.get("offers")
+    if offers is not None:
+        parse_offers(offers)  # ValueError: the converter explains
     return ToolBinding(
         tool=_text(data["tool"]),
         input=tool_input,
         cwd=_text(data["cwd"]),
         thread=_text_or_none(data.get("thread")),
         reason=_text_or_none(data.get("reason")),
+        offers=offers,
     )
 
 
@@ -550,7 +593,15 @@ def _plain_answer(data: Any) -> Answer:
         user=_text(data["user"]),
         text=_text_or_none(data.get("text")),
         reason=_text_or_none(data.get("reason")),
+        width=_width_or_none(data.get("width")),
     )
+
+
+def _width_or_none(value: Any) -> dict[str, Any] | None:
+    if value is None:
+        return None
+    parse_width(value)  # ValueError: the converter explains
+    return dict(value)
 
 
 def _plain_settled(data: Any) -> Settled:
@@ -601,6 +652,8 @@ def _command_to_json(binding: CommandBinding) -> dict[str, Any]:
     }
     if binding.options is not None:
         data["options"] = binding.options
+    if binding.offers is not None:
+        data["offers"] = binding.offers
     return data
 
 
@@ -624,13 +677,16 @@ def _question_to_json(binding: QuestionBinding) -> dict[str, Any]:
 
 
 def _tool_to_json(binding: ToolBinding) -> dict[str, Any]:
-    return {
+    data = {
         "tool": binding.tool,
         "input": binding.input,
         "cwd": binding.cwd,
         "thread": binding.thread,
         "reason": binding.reason,
     }
+    if binding.offers is not None:
+        data["offers"] = binding.offers
+    return data
 
 
 def _time_or_none(moment: datetime | None) -> str | None:
@@ -667,6 +723,7 @@ def _answer_to_json(answer: Answer) -> dict[str, Any]:
         "user": answer.user,
         "text": answer.text,
         "reason": answer.reason,
+        **({"width": answer.width} if answer.width is not None else {}),
     }
 
 

@@ -30,6 +30,9 @@ class KindSpec(NamedTuple):
     decisions: tuple[Decision, ...]  # what a person may answer
     dies_with_server: bool  # stale when its server is gone (else handed over)
     text_decision: Decision | None = None  # the decision that carries the person's text
+    # Its approvals may be wider than the exact call (its binding's `offers`, an answer's
+    # `width`: pending._offers).
+    widths: bool = False
 
 
 KINDS: dict[Kind, KindSpec] = {
@@ -39,6 +42,7 @@ KINDS: dict[Kind, KindSpec] = {
         binding_type=CommandBinding,
         decisions=(Decision.ONCE, Decision.SESSION, Decision.PROJECT, Decision.ALWAYS, Decision.NO),
         dies_with_server=True,
+        widths=True,
     ),
     Kind.FACT: KindSpec(
         kind=Kind.FACT,
@@ -61,6 +65,7 @@ KINDS: dict[Kind, KindSpec] = {
         binding_type=ToolBinding,
         decisions=(Decision.ONCE, Decision.SESSION, Decision.PROJECT, Decision.ALWAYS, Decision.NO),
         dies_with_server=True,
+        widths=True,
     ),
 }
 
@@ -72,6 +77,7 @@ BINDING_TYPES: dict[Kind, type[Binding]] = {}
 REQUEST_SUFFIX: dict[Kind, str] = {}
 KIND_BY_SUFFIX: dict[str, Kind] = {}
 DIES_WITH_SERVER: set[Kind] = set()
+WIDENED: set[Kind] = set()  # the kinds whose approvals may be wider than the exact call
 APPROVALS: tuple[str, ...] = tuple(Scope)
 
 
@@ -87,6 +93,8 @@ def add_kind(spec: KindSpec) -> None:
     KIND_BY_SUFFIX[spec.suffix] = spec.kind
     if spec.dies_with_server:
         DIES_WITH_SERVER.add(spec.kind)
+    if spec.widths:
+        WIDENED.add(spec.kind)
 
 
 def remove_kind(kind: Kind) -> None:
@@ -96,6 +104,7 @@ def remove_kind(kind: Kind) -> None:
         index.pop(kind, None)
     KIND_BY_SUFFIX.pop(spec.suffix, None)
     DIES_WITH_SERVER.discard(kind)
+    WIDENED.discard(kind)
 
 
 for _spec in tuple(KINDS.values()):

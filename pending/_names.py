@@ -48,6 +48,18 @@ class Scope(StrEnum):
     ALWAYS = "always"
 
 
+class Width(StrEnum):
+    """How wide an approval reaches beyond its scope's time and place: the exact call, "this
+    command with any arguments" (its first words), "edits to this file", "edits in this
+    project". A request offers the widths it takes (its binding's `offers`); an answer names
+    the one it gives (its `width`; none: the exact call)."""
+
+    EXACT = "exact"
+    COMMAND = "command"
+    FILE = "file"
+    PROJECT = "project"
+
+
 class Via(StrEnum):
     """Who wrote an answer (`via`) or an outcome (`by`)."""
 

@@ -69,6 +69,9 @@ class Answer(NamedTuple):
     format: int = FORMAT
     text: str | None = None
     reason: str | None = None
+    # How wide an approval reaches (pending._offers: `name`, and `prefix` or `path`), as a JSON
+    # object; None (and absent from the file): the exact call.
+    width: Mapping[str, Any] | None = None
     extra: Mapping[str, Any] = NO_EXTRA
 
     @property
@@ -160,7 +163,15 @@ assert Request._fields == (
     "extra",
     "legacy",
 )
-assert CommandBinding._fields == ("command", "cwd", "thread", "reason", "options", "extra")
+assert CommandBinding._fields == (
+    "command",
+    "cwd",
+    "thread",
+    "reason",
+    "options",
+    "offers",
+    "extra",
+)
 assert Group._fields == ("id", "request", "answer", "settled")
 assert Status._fields == (
     "id",

@@ -7,8 +7,9 @@ an answer call these, so the rules are written once.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime, timedelta
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from pending._clock import format_time
 from pending._kinds import (
@@ -16,10 +17,12 @@ from pending._kinds import (
     DIES_WITH_SERVER,
     KINDS,
     TOMBSTONES,
+    WIDENED,
     Delivery,
     Outcome,
     State,
 )
+from pending._offers import width_problem
 from pending._records import Answer, Group, Request, Settled, Status, from_fields
 
 # Kinds whose request dies with its server (DIES_WITH_SERVER, read from the kinds table): only
@@ -161,8 +164,15 @@ def _waiting(
     )
 
 
-def decision_problem(request: Request, decision: str, text: str | None) -> tuple[str, str] | None:
-    """Why *decision* (with *text*) cannot answer *request*, and the remedy; None if it can.
+def decision_problem(
+    request: Request,
+    decision: str,
+    text: str | None,
+    width: Mapping[str, Any] | None = None,
+) -> tuple[str, str] | None:
+    """Why *decision* (with *text*, and *width*: an answer's `width`) cannot answer *request*,
+    and the remedy; None if it can. An approval must be one the request offers
+    (:mod:`pending._offers`): a must-ask call takes `once` or `no` only.
 
     Tombstones are not decisions a person gives; they are checked by :func:`answer_problem`.
     """
@@ -172,6 +182,12 @@ def decision_problem(request: Request, decision: str, text: str | None) -> tuple
             f"{decision!r} is not an answer to a {request.kind} request",
             f"Answer with one of: {', '.join(allowed)}.",
         )
+    if request.kind in WIDENED:
+        problem = width_problem(request.binding, decision, width)
+        if problem is not None:
+            return problem
+    elif width is not None:
+        return (f"a {request.kind} answer takes no width", "Leave the width out.")
     binding, takes_text = request.binding, KINDS[request.kind].text_decision
     if takes_text is not None and decision == takes_text:
         options = getattr(binding, "options", None)
@@ -200,7 +216,7 @@ def answer_problem(request: Request, answer: Answer) -> str | None:
         return f"the answer is a {answer.kind} answer but the request is a {request.kind} request"
     if answer.is_tombstone:
         return None
-    problem = decision_problem(request, answer.decision, answer.text)
+    problem = decision_problem(request, answer.decision, answer.text, answer.width)
     if problem is not None:
         return problem[0]
     if answer.binding_digest != request.binding_digest:

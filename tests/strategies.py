@@ -39,6 +39,33 @@ extras = st.dictionaries(
     st.text("xyzqw", min_size=3, max_size=8).map(lambda k: "x" + k), json_scalars, max_size=3
 )
 
+# What a command or tool request offers (pending._offers), and how wide an answer approves.
+_words = st.lists(st.text("abcnpmtesgi-", min_size=1, max_size=6), min_size=1, max_size=3)
+_paths = st.text("abc/._", max_size=12).map(lambda p: "/" + p)
+_wide_scopes = st.lists(st.sampled_from(["session", "project", "always"]), min_size=1, unique=True)
+widths = st.one_of(
+    st.builds(lambda w: {"name": "command", "prefix": w}, _words),
+    st.builds(lambda p: {"name": "file", "path": p}, _paths),
+    st.builds(lambda p: {"name": "project", "path": p}, _paths),
+)
+offers = (
+    st.none()
+    | st.just(
+        {"mustAsk": ["it reaches the network"], "widths": [{"name": "exact", "scopes": ["once"]}]}
+    )
+    | st.builds(
+        lambda wide, scopes: {
+            "mustAsk": [],
+            "widths": [
+                {"name": "exact", "scopes": ["once", "session", "project", "always"]},
+                *({**w, "scopes": scopes} for w in wide),
+            ],
+        },
+        st.lists(widths, max_size=3, unique_by=lambda w: json.dumps(w, sort_keys=True)),
+        _wide_scopes,
+    )
+)
+
 servers = st.builds(
     Server,
     id=ids,
@@ -55,6 +82,7 @@ command_bindings = st.builds(
     thread=opt_texts,
     reason=opt_texts,
     options=st.none(),
+    offers=offers,
     extra=extras,
 )
 fact_bindings = st.builds(
@@ -87,6 +115,7 @@ tool_bindings = st.builds(
     cwd=texts,
     thread=opt_texts,
     reason=opt_texts,
+    offers=offers,
     extra=extras,
 )
 BINDINGS = {
@@ -127,6 +156,7 @@ answers = st.builds(
     user=texts,
     text=opt_texts,
     reason=opt_texts,
+    width=st.none() | widths,
     format=st.just(FORMAT),
     extra=extras,
 )

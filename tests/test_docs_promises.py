@@ -19,8 +19,10 @@ from helpers import ROOT, run_wisp, wisp_spawn
 from relayproc import RelayProcess
 from test_tui import WispTui, screen_text, tui
 
-from pending import Scope
+from pending import CommandBinding, Kind, Scope, Width
+from pending._offers import width_problem
 from wisp.kinds import views
+from wisp.kinds.command_gate import Widths, offers_for
 from wisp.stores.grants import GrantStore
 
 DOCS = ROOT / "docs"
@@ -88,6 +90,34 @@ class TestCliMd:
         without_g = run_wisp("approvals", "revoke", grant.id[1:5])
         assert without_g.returncode == 1 and "g and at least 4" in without_g.stderr
         assert run_wisp("approvals", "revoke", grant.id[:5]).returncode == 0
+
+    def test_the_widths_it_names_are_the_programs(self) -> None:
+        """docs/cli.md's `--width` takes every width the program does (and docs/channel.md's
+        table names each), and the refusals both quote are the program's words for the same
+        requests: a must-ask call answered `always`, a prefix not offered."""
+        cli, channel = text("docs/cli.md"), text("docs/channel.md")
+        for width in Width:
+            assert f"| `{width.value}`" in cli or f"| `{width.value}` (the default)" in cli
+            assert f"| `{width.value}` |" in channel
+        must = CommandBinding(
+            command="curl x",
+            cwd="/",
+            offers=offers_for(Widths(must_ask=("it reaches the network (curl)",)), Kind.COMMAND),
+        )
+        wide = CommandBinding(
+            command="npm test",
+            cwd="/",
+            offers=offers_for(Widths(prefixes=(("npm", "test"),)), Kind.COMMAND),
+        )
+        refusals = [
+            width_problem(must, "always", None),
+            width_problem(wide, "always", {"name": "command", "prefix": ["npm", "x"]}),
+        ]
+        for problem in refusals:
+            assert problem is not None
+            said = f"{problem[0]}. {problem[1]}"
+            assert said in " ".join(channel.split()), said
+        assert f"{refusals[0][0]}. {refusals[0][1]}" in " ".join(cli.split())
 
     def test_the_import_error_it_quotes_is_pythons(self, tmp_path: Path) -> None:
         """The README quotes what a script run from the folder that holds the clone meets

@@ -199,7 +199,10 @@ class TestLogicalAndPhysical:
     ) -> None:
         """`cd link/../link` stays in `link` (bash's `cd` collapses `..` first): through the
         link to another directory the `always` grant covers the command (the control) and
-        bash writes there; through the link to the wisp home, it is asked, grant or none."""
+        bash writes there; through the link to the wisp home, it is asked, grant or none.
+        (All of it in one git project: a write outside the session's project is asked
+        whatever the grant, issue 57.)"""
+        (layout.base / ".git").mkdir()
         for link, target, allowed in (("other", layout.elsewhere, True), ("link", None, False)):
             command = template.format(link=link)
             GrantStore(layout.wisp_home).add(
@@ -345,9 +348,10 @@ class TestWispsProgram:
         """An agent working in this very clone (the venv and package this hook runs) edits
         wisp's program: with an `always` grant for exactly that call it is still filed, and
         its request says it touches wisp's own program; the same grant for a call on the
-        clone's own files lets that run (the control, first)."""
+        clone's own files lets that run (the control, first: a write in a git project, which
+        the built-in `project-edits` rule allows, grant or not)."""
         project = tmp_path / "project"
-        project.mkdir()
+        (project / ".git").mkdir(parents=True)
         control = {"file_path": str(project / "notes.txt"), "content": "x"}
         for cwd, call_tool, call_input in (
             (project, "Write", control),

@@ -44,6 +44,7 @@ from wisp.agents.hookio import (
     guarded_argv,
     guarded_command,
 )
+from wisp.policy.reading import read_shell
 from wisp.stores.grants import GrantStore
 
 EVENTS = FIXTURES / "claude-code"
@@ -149,14 +150,20 @@ class TestPreToolUse:
         hook = Hook(event("pre-tool-use-bash", project, tool_input={"command": "rm -rf build"}))
         request_id = waiting(home, Kind.COMMAND)
         listed = json.loads(run_wisp("approvals", "pending", "--json").stdout)
-        assert [(r["id"], r["binding"]) for r in listed] == [
+        must_ask = read_shell("rm -rf build", str(project), None).must_ask
+        # A must-ask line (`rm -r`, as the policy reads it) is offered `once` only, with why.
+        assert [r["binding"]["offers"]["mustAsk"] for r in listed] == [list(must_ask)]
+        shown = [{k: v for k, v in r["binding"].items() if k != "offers"} for r in listed]
+        assert [(r["id"], binding) for r, binding in zip(listed, shown, strict=True)] == [
             (
                 request_id,
                 {
                     "command": "rm -rf build",
                     "cwd": str(project),
                     "thread": "abc123",
-                    "reason": "Run test suite",
+                    # Why it is asked (the must-ask findings), then what the agent says it
+                    # is for.
+                    "reason": "always asked: " + "; ".join(must_ask) + "; Run test suite",
                     # The call's other fields (the fixture's), bound and listed with it.
                     "options": {"timeout": 120000, "run_in_background": False},
                 },
@@ -191,9 +198,10 @@ class TestPreToolUse:
     def test_an_always_grant_allows_the_same_call_again_without_filing(
         self, home: Path, project: Path
     ) -> None:
-        """Approved `always`, the same call is allowed at once the next time (nothing filed,
-        the grant audited); a call with other input is asked about again."""
-        data = event("pre-tool-use-write", project, tool_input={"file_path": str(project / "a")})
+        """Approved `always`, the same call (an MCP tool's: no rule decides it) is allowed at
+        once the next time (nothing filed, the grant audited); a call with other input is
+        asked about again."""
+        data = event("pre-tool-use-mcp", project)
         hook = Hook(data)
         request_id = waiting(home, Kind.TOOL)
         assert in_terminal("tools", "approve", request_id, "--as", "always")[0] == 0
@@ -215,9 +223,7 @@ class TestPreToolUse:
             "allow",
         )
         assert last["grant"].startswith("g")
-        other = Hook(
-            dict(data, tool_input={**data["tool_input"], "content": "other"}), "--wait", "1"
-        )
+        other = Hook(dict(data, tool_input={**data["tool_input"], "title": "other"}), "--wait", "1")
         assert other.result()[1]["hookSpecificOutput"]["permissionDecision"] == "ask"
 
     def test_a_session_approval_lasts_for_that_claude_session(
@@ -464,7 +470,9 @@ class TestOwnChannel:
         """An agent working in the clone this hook runs from (its venv, its package) writes
         wisp's guard script: with an `always` grant for exactly that Write it is still filed,
         its request saying it touches wisp's own program; the same grant for a Write of the
-        project's own file lets that run unasked (the control, first)."""
+        project's own file lets that run unasked (the control, first: a write in a git
+        project, which the built-in `project-edits` rule allows, grant or not)."""
+        (project / ".git").mkdir()
         root = GUARD_SCRIPT.parents[2]
         for cwd, path in ((project, project / "notes.txt"), (root, GUARD_SCRIPT)):
             tool_input = {"file_path": str(path.relative_to(cwd)), "content": "exit 0\n"}

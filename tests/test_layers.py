@@ -57,6 +57,7 @@ PENDING_VOCABULARY_HOMES = {
     "pending._bindings",
     "pending._errors",
     "pending._kinds",
+    "pending._offers",  # what a request offers, an answer's width: pure, read by faces
 }
 PENDING_VOCABULARY_NAMES = {
     "DecodeError",  # an error (of pending._json)

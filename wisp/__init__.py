@@ -67,6 +67,7 @@ _HOMES = {
     "PERMANENT_PREFIX": "wisp.stores.factids",
     "PairingRefused": "wisp.stores.devices",
     "PermissionVerdict": "wisp.agents.session",
+    "PolicyListing": "wisp.policy.report",
     "PushWhen": "wisp.stores.config",
     "QuestionAsker": "wisp.kinds.question_gate",
     "ROUTES": "wisp.routes.notify",
@@ -74,6 +75,7 @@ _HOMES = {
     "Reply": "wisp.kinds.question_gate",
     "ReplyOutcome": "wisp.kinds.question_gate",
     "Route": "wisp.routes.notify",
+    "RuleSuggestion": "wisp.policy.report",
     "SESSION_PREFIX": "wisp.stores.factids",
     "SETTINGS": "wisp.stores.config",
     "STORED_SCOPES": "wisp.stores.grants",
@@ -89,6 +91,7 @@ _HOMES = {
     "deadline_range": "wisp._deadlines",
     "default_notifier": "wisp.routes.notify",
     "diagnose": "wisp._doctor",
+    "exec_approval": "wisp.agents.gate",
     "ended_requests": "wisp.audit.history",
     "hello_heard": "wisp.audit.hello",
     "is_legacy": "wisp.audit.reader",
@@ -99,9 +102,14 @@ _HOMES = {
     "open_channel": "wisp._home",
     "parse_since": "wisp.audit.reader",
     "parse_value": "wisp.stores.config",
+    "policy_listing": "wisp.policy.report",
+    "policy_listing_json": "wisp.policy.report",
+    "project_here": "wisp.policy.report",
     "read_log": "wisp.audit.reader",
     "send_test": "wisp._doctor",
     "set_setting": "wisp.stores.config",
+    "suggest_rules": "wisp.policy.report",
+    "suggestion_json": "wisp.policy.report",
     "wait_until": "wisp._answering",
     "wisp_home": "wisp._home",
 }
@@ -114,6 +122,7 @@ if _typing.TYPE_CHECKING:
     from wisp._entry import EntryPoint
     from wisp._home import current_user, open_channel, wisp_home
     from wisp._live import ChannelBack, ChannelGone, Found, HomeGone, LiveInbox
+    from wisp.agents.gate import exec_approval
     from wisp.agents.session import (
         WAITING,
         AgentSession,
@@ -143,6 +152,15 @@ if _typing.TYPE_CHECKING:
     from wisp.kinds.fact import contradicted
     from wisp.kinds.fact_keeper import FactKeeper, KeepRequest, KeepState
     from wisp.kinds.question_gate import QuestionAsker, Reply, ReplyOutcome
+    from wisp.policy.report import (
+        PolicyListing,
+        RuleSuggestion,
+        policy_listing,
+        policy_listing_json,
+        project_here,
+        suggest_rules,
+        suggestion_json,
+    )
     from wisp.routes.notify import (
         ROUTES,
         Face,
@@ -253,12 +271,14 @@ __all__ = [
     "Notifier",
     "PairingRefused",
     "PermissionVerdict",
+    "PolicyListing",
     "PushWhen",
     "QuestionAsker",
     "RateLimit",
     "Reply",
     "ReplyOutcome",
     "Route",
+    "RuleSuggestion",
     "StartError",
     "StoreError",
     "UnknownFact",
@@ -271,6 +291,7 @@ __all__ = [
     "default_notifier",
     "diagnose",
     "ended_requests",
+    "exec_approval",
     "hello_heard",
     "is_legacy",
     "known_event",
@@ -280,9 +301,14 @@ __all__ = [
     "open_channel",
     "parse_since",
     "parse_value",
+    "policy_listing",
+    "policy_listing_json",
+    "project_here",
     "read_log",
     "send_test",
     "set_setting",
+    "suggest_rules",
+    "suggestion_json",
     "wait_until",
     "wisp_home",
 ]

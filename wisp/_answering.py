@@ -11,10 +11,10 @@ request handed over, or one whose server died before settling), it applies the a
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Mapping
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar
 
 from pending import (
     LIVENESS_RECHECK_S,
@@ -168,14 +168,19 @@ def _narrowed(request: Request, decision: Decision, home: Path) -> str | None:
     )
 
 
-def _check_grants(home: Path, decision: Decision, *, tool: bool) -> None:
+def _check_grants(home: Path, decision: Decision, *, tool: bool, wide: bool = False) -> None:
     """Refuse (:class:`StoreError`) a `project`/`always` approval whose grant could not be
     saved, before it is written: else the person would be told a grant stands that never
-    was (the asker would approve this request only)."""
+    was (the asker would approve this request only). *wide*: a grant wider than the exact
+    call (kept in a file of its own)."""
     from wisp.stores.grants import GrantStore
 
     try:
-        GrantStore(home).check_writable(tool=tool)
+        store = GrantStore(home)
+        if wide:
+            store.check_wide_writable()
+        else:
+            store.check_writable(tool=tool)
     except StoreError as exc:
         raise StoreError(
             f"{exc} An {decision} approval could not be kept as a standing grant, so it was "
@@ -230,11 +235,14 @@ class Answerer:
         reason: str | None = None,
         shown: Request | None = None,
         wait_s: float | None = None,
+        width: Mapping[str, Any] | None = None,
     ) -> AnswerReport:
         """Answer *request_id* with *decision*, as the kind *kind* (the kind the person meant;
-        None: whatever it is). A refusal raises a :class:`pending.PendingError` (or
-        :class:`StoreError` for a keep the facts store cannot take) with nothing written.
-        Losing the race is not an error: the report says who won."""
+        None: whatever it is), as wide as *width* (an answer's `width`: one the request
+        offers, docs/channel.md "Widths"; None: the exact call). A refusal raises a
+        :class:`pending.PendingError` (or :class:`StoreError` for a keep the facts store
+        cannot take) with nothing written. Losing the race is not an error: the report says
+        who won."""
         wait = self.wait_s if wait_s is None else wait_s
         check_log(self.home)  # a FIFO or a stranger's log: refused before answering
         if (
@@ -246,7 +254,15 @@ class Answerer:
             # Nothing to do before answering (no store to check for room, no watch to start):
             # the channel's own check reads the request, once, and hands it back.
             return self._publish_and_wait(
-                request_id, None, decision, kind, text=text, reason=reason, shown=shown, wait_s=0
+                request_id,
+                None,
+                decision,
+                kind,
+                text=text,
+                reason=reason,
+                shown=shown,
+                wait_s=0,
+                width=width,
             )
         status = self.channel.status(request_id)  # checks the ID; Unknown/Unreadable raise
         request = status.request
@@ -257,9 +273,11 @@ class Answerer:
         if decision in _STANDING and request.kind is asked_as:
             narrowed = _narrowed(request, decision, self.home)
             if narrowed is not None:
-                decision = Decision.ONCE
+                decision, width = Decision.ONCE, None
             else:
-                _check_grants(self.home, decision, tool=request.kind is Kind.TOOL)
+                _check_grants(
+                    self.home, decision, tool=request.kind is Kind.TOOL, wide=width is not None
+                )
         report = self._publish_and_wait(
             request.id,
             request,
@@ -269,6 +287,7 @@ class Answerer:
             reason=reason,
             shown=shown,
             wait_s=wait,
+            width=width,
         )
         return report._replace(narrowed=narrowed) if narrowed and report.won else report
 
@@ -283,11 +302,12 @@ class Answerer:
         reason: str | None,
         shown: Request | None,
         wait_s: float,
+        width: Mapping[str, Any] | None = None,
     ) -> AnswerReport:
         """Answer, audit, and wait for the outcome. *read*: the request as read before
         answering, if it was (it must be to wait: the watch needs its server)."""
         given = self._publish(
-            request_id, read, decision, kind, text=text, reason=reason, shown=shown
+            request_id, read, decision, kind, text=text, reason=reason, shown=shown, width=width
         )
         if isinstance(given, AnswerReport):  # an earlier answer holds the slot
             return given
@@ -321,6 +341,7 @@ class Answerer:
         text: str | None,
         reason: str | None,
         shown: Request | None,
+        width: Mapping[str, Any] | None = None,
     ) -> tuple[Request, Answer] | AnswerReport:
         """Answer and audit: the request and the answer given, or the report of the earlier
         answer that holds the slot."""
@@ -333,6 +354,7 @@ class Answerer:
                 text=text,
                 reason=reason,
                 shown=shown,
+                width=width,
             )
         except AlreadyAnswered as exc:
             if read is None:
@@ -353,6 +375,7 @@ class Answerer:
             decision=str(decision),
             answerText=text,
             answerReason=reason,
+            **({"width": dict(width)} if width is not None else {}),
         )
         return request, result.answer
 

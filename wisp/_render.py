@@ -119,9 +119,11 @@ def _binding_text(binding: Binding) -> str:
             # A shell call's options (a timeout, the sandbox turned off) are part of what the
             # person is shown and of what a grant covers: written only when the call had some.
             options = "" if binding.options is None else f', "options": {_dumps(binding.options)}'
+            # What it offers (docs/channel.md, "Widths"): written only when its asker said.
+            offers = "" if binding.offers is None else f', "offers": {_dumps(binding.offers)}'
             return (
                 f'{{"command": {command}, "cwd": {cwd}, "thread": {thread}, '
-                f'"reason": {reason}{options}}}'
+                f'"reason": {reason}{options}{offers}}}'
             )
         if type(binding) is FactBinding:
             fact_id, subject = _encode(binding.fact_id), _encode(binding.subject)
@@ -243,6 +245,7 @@ def answer_json(answer: Answer) -> dict[str, Any]:
         "user": answer.user,
         "pid": answer.pid,
         "answeredAt": format_time(answer.answered_at),
+        **({"width": answer.width} if answer.width is not None else {}),
     }
 
 
@@ -314,6 +317,18 @@ def state_text(status: Status) -> str:
     return status.state.value
 
 
+def offered_lines(request: Request) -> list[tuple[str, str]]:
+    """What a command or tool request offers, as `wisp show` says it: why it is asked every
+    time (must-ask), and the answers it takes (docs/channel.md, "Widths")."""
+    from pending import KINDS, offered_words, offers_of
+
+    if not KINDS[request.kind].widths:
+        return []
+    offers = offers_of(request.binding)
+    lines = [("must ask", why) for why in offers.must_ask]
+    return [*lines, ("answers", offered_words(offers))]
+
+
 def how_to_answer(status: Status) -> list[str]:
     """The commands that answer this request, with its whole ID and their options."""
     return view(status.kind).answer_lines(status.id)
@@ -328,6 +343,7 @@ def details(
     request, kind_view = status.request, view(status.kind)
     lines = [("request", f"{status.id}, {kind_view.noun}")]
     lines += kind_view.details(request.binding)
+    lines += offered_lines(request)
     for n, (fact_id, said) in enumerate(differs):
         lines.append(("differs" if n == 0 else "", f"you keep {said} ({fact_id})"))
     lines.append(("state", f"{state_text(status)}: {STATE_MEANS[status.state]}"))

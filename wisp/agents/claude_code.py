@@ -7,11 +7,11 @@ its decision from stdout (its hooks reference: input `session_id`, `transcript_p
 
 :func:`answer_event` turns a `PreToolUse` or `PermissionRequest` event into a request — a
 `Bash` call a command request, any other tool call a `tool` request, Claude's session as the
-thread — unless a grant covers it; waits for the person at most *wait_s*; and says what Claude
-Code is to do. It never raises and never allows by silence: input it cannot read, an event it
-does not answer, a channel it cannot use all end in a deny (exit 2, the reason said), and no
-answer in time withdraws the request and answers `ask` (Claude Code then asks in its own
-dialog) or, with ``on_timeout=deny``, a deny.
+thread — unless the policy decides it (a rule or a grant: :mod:`wisp.policy.decide`); waits
+for the person at most *wait_s*; and says what Claude Code is to do. It never raises and never
+allows by silence: input it cannot read, an event it does not answer, a channel it cannot use
+all end in a deny (exit 2, the reason said), and no answer in time withdraws the request and
+answers `ask` (Claude Code then asks in its own dialog) or, with ``on_timeout=deny``, a deny.
 
 wisp guards itself: a call that names `$WISP_HOME` or wisp's own program (a Write or Edit
 under it, a Bash command naming it, any tool input naming it) is always put to the person,
@@ -52,6 +52,7 @@ from wisp.agents.hookio import (
     guarded_argv,
     reads,
     shell_or_tool,
+    with_effect,
     write_said,
 )
 from wisp.agents.hookio import serve as serve_event
@@ -345,7 +346,7 @@ def _answer_call(
     # a deny where --on-timeout says so or its mode would not put an `ask` to the person.
     silence = Verdict.ASK if asks_you and on_timeout is OnTimeout.ASK else Verdict.DENY
     decided = decide_call(
-        call,
+        with_effect(HARNESS, call),
         home=home,
         client=CLIENT,
         wait_s=wait_s,
@@ -576,9 +577,9 @@ HARNESS = Harness(
     summary="""Answer one Claude Code hook event (PreToolUse, PermissionRequest, SessionEnd).
 
     A Bash call becomes a command request, any other tool call a tool request, unless a
-    grant covers it. Exit 0 with the decision as JSON on stdout; exit 2 (Claude Code's
-    "block") with the reason on stderr when the event cannot be answered: unreadable,
-    unknown, or a channel that cannot be used.""",
+    rule or a grant decides it (docs/policy.md). Exit 0 with the decision as JSON on
+    stdout; exit 2 (Claude Code's "block") with the reason on stderr when the event cannot be
+    answered: unreadable, unknown, or a channel that cannot be used.""",
     wait_help="How long to wait for your answer before withdrawing the request. Default: "
     f"{DEFAULT_WAIT_S}, just under Claude Code's default hook timeout.",
     prints="Print the `hooks` block for Claude Code's settings.json (with this wisp's "

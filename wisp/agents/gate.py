@@ -1,16 +1,23 @@
-"""The gate core every harness stands on: a tool call → a request → a decision.
+"""The gate core every harness stands on: a tool call → the policy's decision → a request
+→ a decision.
 
 A harness's module reads its own event into a :class:`ToolCall` (the shell tool's command
 picked out as :attr:`ToolCall.command`) and answers in its own shape; what lies between is
-here, once, for every harness and for :class:`~wisp.agents.session.AgentSession`'s permission
-prompt alike:
+here, once, for every harness, for :class:`~wisp.agents.session.AgentSession`'s permission
+prompt and for `wisp exec` alike:
 
-- :func:`open_call`: the self-guard (a call that names `$WISP_HOME` or wisp's own program
-  is always put to the person, never allowed by a grant), then a standing grant's allow at
-  once, else the call filed for the person — a shell call as a `command` request, any other
-  as a `tool` request, the harness's session as the thread;
+- :func:`decide_open`: the call (its program files bound) as the policy reads it
+  (:meth:`ToolCall.policy_call`: the harness's table says what the tool does, the project is
+  the git root of its cwd) decided by :func:`wisp.policy.decide.decide` — the self-guard
+  first (a call that names `$WISP_HOME` or wisp's own program is always put to the person,
+  never allowed by a rule or a grant), then the rules, the must-ask classes, the grants;
+- :func:`decide_call` (a hook's one call), :func:`open_call` (the permission prompt),
+  :func:`exec_approval` (`wisp exec`): allowed or denied at once, or the call filed for the
+  person — a shell call as a `command` request, any other as a `tool` request, the harness's
+  session as the thread, with why it is asked and the answers of the right width;
 - :func:`end_call`: after the wait, how the request ended (withdrawn if nobody answered in
-  time: an answer that got there first stands);
+  time: an answer that got there first stands); :func:`record_ending`, its one
+  `call.decided` record;
 - :func:`call_verdict`, :func:`decided_reason`, :func:`unanswered_reason`: the verdict and
   its words (who decided, how and when, or why nobody did).
 
@@ -89,11 +96,17 @@ class ToolCall(NamedTuple):
     # What the person must see first (a call that asks to run outside the sandbox).
     warnings: tuple[str, ...] = ()
     tool_use_id: str | None = None
+    # What the tool does, as its harness's table says (:func:`wisp.agents.hookio.with_effect`),
+    # and the paths its input names. None: a shell call's is a shell line, any other tool's
+    # is what nobody knows (asked, never allowed by a built-in rule).
+    effect: Effect | None = None
+    paths: tuple[str, ...] = ()
 
-    def policy_call(self, harness: str, effect: Effect, paths: tuple[str, ...] = ()) -> Call:
+    def policy_call(self, harness: str) -> Call:
         """This call as the policy reads it (:class:`wisp.policy.decide.Call`): its
-        harness's name, what its harness's table says the tool does (*effect*, on *paths*),
-        and the session's project (the git root of its cwd)."""
+        harness's name, what the tool does, and the session's project (the git root of its
+        cwd)."""
+        effect = self.effect or (Effect.SHELL if self.command is not None else Effect.OTHER)
         return Call(
             harness=harness,
             session=self.session,
@@ -101,7 +114,7 @@ class ToolCall(NamedTuple):
             project=project_for(self.cwd),
             tool=self.tool,
             effect=effect,
-            paths=paths,
+            paths=self.paths,
             command=self.command,
             input=self.input,
             options=self.options,
@@ -161,17 +174,6 @@ class TooLarge(Exception):
 # --- asking ----------------------------------------------------------------------------
 
 
-def policy_call(call: ToolCall, harness: str) -> Call:
-    """*call* as the policy reads it: what the tool does is looked up in the table of the
-    harness named *harness* (:func:`wisp.agents.hookio.effect_of`; a harness wisp does not
-    know: a shell call is a shell line, any other tool does what nobody knows)."""
-    from wisp.agents.hookio import effect_of
-    from wisp.agents.hookio import harness as harness_named
-
-    effect, paths = effect_of(harness_named(harness) if harness else None, call)
-    return call.policy_call(harness, effect, paths)
-
-
 def decide_open(
     grants: StandingGrants | None,
     call: ToolCall,
@@ -187,7 +189,7 @@ def decide_open(
     refuse_too_large(call)
     call = bound_call(call)
     touch = touches_wisp(call, home)
-    asked = policy_call(call, harness)
+    asked = call.policy_call(harness)
     guard = guard_reason(touch) if touch is not None else None
     decision = decide(asked, home=home, grants=grants, guard=guard, entry_point=entry_point)
     return call, asked, touch, decision

@@ -490,6 +490,12 @@ def effect_of(harness: "Harness | None", call: "ToolCall") -> tuple[Effect, tupl
     return said.effect, paths
 
 
+def with_effect(harness: "Harness | None", call: "ToolCall") -> "ToolCall":
+    """*call* with what it does (:func:`effect_of`) as *harness*'s table says."""
+    effect, paths = effect_of(harness, call)
+    return call._replace(effect=effect, paths=paths)
+
+
 def module_of(name: str) -> str | None:
     """The module of the harness `wisp hook NAME` names (None: wisp knows none), not
     imported."""
@@ -564,7 +570,7 @@ def answer_harness(
             raise EventRefused(f"the event on stdin is not JSON wisp reads: {exc}") from None
         if not isinstance(event, dict):
             raise EventRefused("the event on stdin is not a JSON object")
-        call = harness.parse(event)
+        call = with_effect(harness, harness.parse(event))
         decided = decide_call(
             call,
             home=home if home is not None else wisp_home(),

@@ -37,7 +37,7 @@ from wisp._answering import Answerer, AnswerReport, Inbox
 from wisp._asking import Asker
 from wisp._deadlines import Cancel
 from wisp._home import open_channel, wisp_home
-from wisp.agents.claude_code import CLIENT, HookRefused, tool_call
+from wisp.agents.claude_code import CLIENT, HARNESS, HookRefused, tool_call
 from wisp.agents.gate import (
     TooLarge,
     answered,
@@ -49,6 +49,7 @@ from wisp.agents.gate import (
     record_ending,
     unanswered_reason,
 )
+from wisp.agents.hookio import with_effect
 from wisp.audit.writer import AuditEvent, EntryPoint, audit
 from wisp.kinds._asker import Ending
 from wisp.kinds.command_gate import Approval, ApprovalGate
@@ -364,15 +365,17 @@ class AgentSession:
     def ask_permission(
         self, tool: str, tool_input: Mapping[str, Any], cwd: str
     ) -> Request | PermissionVerdict:
-        """A grant's allow at once, a deny for a call that cannot be asked, or the request
-        filed for the person (:meth:`wait` for it, then :meth:`permission_verdict`).
+        """The policy's allow or deny at once (a rule's, a grant's: :mod:`wisp.policy.decide`),
+        a deny for a call that cannot be asked, or the request filed for the person
+        (:meth:`wait` for it, then :meth:`permission_verdict`).
         Raises :class:`NotFiled` if the channel refused the request."""
         try:
             call = tool_call(tool, tool_input, cwd=cwd, session=self.thread)
         except HookRefused as exc:
             return PermissionVerdict(allowed=False, message=f"wisp: {exc}; denied")
         try:
-            decision, opened, asked = open_call(self.gate, call, self.home, CLIENT)
+            called = with_effect(HARNESS, call)  # Claude Code's tools, by its table
+            decision, opened, asked = open_call(self.gate, called, self.home, CLIENT)
         except TooLarge as exc:
             return PermissionVerdict(allowed=False, message=f"wisp: {exc}; denied")
         except (OSError, PendingError) as exc:

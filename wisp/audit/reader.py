@@ -164,8 +164,9 @@ class LogReader:
     """Reads the records appended to the log since the last read; holds a line still being
     written until it ends. Reopens the log if it was replaced or cut short."""
 
-    def __init__(self, home: Path) -> None:
+    def __init__(self, home: Path, *, make: bool = True) -> None:
         self.home = home
+        self.make = make  # False: a missing home or logs/ is no log yet, never made
         self.path = audit_path(home)
         self.skipped = 0  # lines that are not JSON objects
         self._fd: int | None = None
@@ -175,18 +176,24 @@ class LogReader:
         self._dropping = False  # inside an over-long line, until its end
 
     def logs_fd(self) -> int:
-        """The logs directory, opened safely (created 0700 if missing, as the writer would)."""
+        """The logs directory, opened safely (created 0700 if missing, as the writer would;
+        not made by a reader that makes nothing: FileNotFoundError)."""
         try:
-            home_fd = open_private_dir(str(self.home))
+            home_fd = open_private_dir(str(self.home), make=self.make)
             try:
-                return open_private_dir(str(self.home / LOGS_DIR), parent_fd=home_fd, name=LOGS_DIR)
+                return open_private_dir(
+                    str(self.home / LOGS_DIR), parent_fd=home_fd, name=LOGS_DIR, make=self.make
+                )
             finally:
                 os.close(home_fd)
         except PendingError as exc:
             raise AuditLogError(str(exc)) from None
 
     def _open(self) -> bool:
-        logs_fd = self.logs_fd()
+        try:
+            logs_fd = self.logs_fd()
+        except FileNotFoundError:  # a reader that makes nothing: no logs/ yet, no log yet
+            return False
         try:
             fd = os.open(AUDIT_FILE, _READ_FLAGS, dir_fd=logs_fd)
         except FileNotFoundError:
@@ -281,28 +288,60 @@ class LogFollower:
     """The records appended to the log as they are written: each file event on `logs/` is a
     hint to read what is new. Iterate it; :meth:`close` (from any thread) ends it."""
 
-    def __init__(self, home: Path, *, on_warning: Callable[[str], None] | None = None) -> None:
-        self.reader = LogReader(home)
+    def __init__(
+        self,
+        home: Path,
+        *,
+        on_warning: Callable[[str], None] | None = None,
+        make: bool = True,
+    ) -> None:
+        self.reader = LogReader(home, make=make)
         self._wake = threading.Event()
         self._closed = False
         self._on_warning = on_warning
         self._observation: Observation | None = None
+        self._lock = threading.Lock()
+        # A follower that makes nothing, started before logs/ exists, watches the home for
+        # it first (then logs/, once it is made).
+        self._awaiting_logs = False
         self.backend: str | None = None
 
     def start(self) -> LogFollower:
-        """Watch before reading, so nothing appended in between is missed."""
-        logs = str(self.reader.home / LOGS_DIR)
-        os.close(self.reader.logs_fd())  # the directory must exist to be watched
+        """Watch before reading, so nothing appended in between is missed. A follower that
+        makes nothing (``make=False``) and finds no logs/ watches the home until one is made
+        (by the first record), and makes nothing itself."""
+        if self.reader.make:
+            os.close(self.reader.logs_fd())  # the directory must exist to be watched
+        elif not (self.reader.home / LOGS_DIR).is_dir():
+            self._awaiting_logs = True
+            self._observe(str(self.reader.home))
+            if not (self.reader.home / LOGS_DIR).is_dir():
+                return self
+            self._watch_logs()  # made between the two looks
+            return self
+        self._observe(str(self.reader.home / LOGS_DIR))
+        return self
+
+    def _observe(self, directory: str) -> None:
         from pending import WatchHints, observe  # reading the log loads no watchdog
 
         # Events lost (an overflow): read what is new, as for any hint.
         hints = WatchHints(on_change=self._changed, on_overflow=self._wake.set)
-        self._observation = observe((logs,), hints, on_fallback=self._on_warning)
-        self.backend = self._observation.backend.value
-        return self
+        observation = observe((directory,), hints, on_fallback=self._on_warning)
+        with self._lock:
+            old, self._observation = self._observation, observation
+        self.backend = observation.backend.value
+        if old is not None:
+            old.stop()
+
+    def _watch_logs(self) -> None:
+        """logs/ was made: watch it (instead of the home) from now on, and read."""
+        self._awaiting_logs = False
+        self._observe(str(self.reader.home / LOGS_DIR))
+        self._wake.set()
 
     def _changed(self, path: str, is_directory: bool, deleted: bool) -> None:
-        if Path(path).name == AUDIT_FILE:
+        if Path(path).name in (AUDIT_FILE, LOGS_DIR):
             self._wake.set()
 
     def backlog(self) -> list[dict[str, Any]]:
@@ -315,14 +354,42 @@ class LogFollower:
             self._wake.clear()
             if self._closed:
                 return
+            if self._awaiting_logs:
+                if not (self.reader.home / LOGS_DIR).is_dir():
+                    continue
+                self._watch_logs()
             yield from self.reader.read()
+
+    def each_new(
+        self, take: Callable[[dict[str, Any]], None], *, on_error: Callable[[str], None]
+    ) -> LogFollower:
+        """Start following (:meth:`start`), and hand each record appended from now on (not
+        what the log holds already) to *take*, on a thread of its own that takes no signal
+        (the caller's main thread does); *on_error* is told, in words, if the log can no
+        longer be read. :meth:`close` ends it. Raises :class:`AuditLogError` if it cannot
+        start."""
+        from pending import start_thread
+
+        self.start()
+        self.backlog()  # what was recorded before: not handed on
+
+        def follow() -> None:
+            try:
+                for record in self:
+                    take(record)
+            except AuditLogError as exc:
+                on_error(str(exc))
+
+        start_thread(threading.Thread(target=follow, name="wisp-log-follow", daemon=True))
+        return self
 
     def close(self) -> None:
         self._closed = True
         self._wake.set()
-        if self._observation is not None:
-            self._observation.stop()
-            self._observation = None
+        with self._lock:
+            observation, self._observation = self._observation, None
+        if observation is not None:
+            observation.stop()
         self.reader.close()
 
 

@@ -141,6 +141,11 @@ _COMMANDS: dict[str, _Entry] = {
         "agents_app",
         "Set up agent harnesses: wisp's hook and their sandbox, in their own config files.",
     ),
+    "policy": _Entry(
+        "wisp.cli.policy",
+        "policy_app",
+        "Your policy: which calls run without asking; check one call, list rules, suggest.",
+    ),
     "exec": _Entry(
         "wisp.cli.execute",
         "execute",

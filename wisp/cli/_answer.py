@@ -10,12 +10,12 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from pending import Decision, Kind
+from pending import Decision, Kind, Width
 from wisp._text import one_line, visible
-from wisp.cli._common import fail, open_channel, tell
+from wisp.cli._common import choice_of, choices, fail, open_channel, tell
 from wisp.cli._exit import ExitCode
 from wisp.kinds import view
-from wisp.program.writes import answer_typed
+from wisp.program.writes import WidthTyped, answer_typed
 
 if TYPE_CHECKING:
     from wisp import AnswerReport
@@ -130,6 +130,7 @@ def answer_from_terminal(
     reason: str | None = None,
     as_json: bool = False,
     render: Callable[[AnswerReport], None],
+    width: WidthTyped | None = None,
 ) -> AnswerReport:
     """Answer through the application layer (:func:`wisp.program.writes.answer_typed`): refusals
     exit 1 (nothing written); a store that cannot take a keep exits 2; Ctrl-C says whether
@@ -144,7 +145,26 @@ def answer_from_terminal(
         reason=reason,
         as_json=as_json,
         render=render,
+        width=width,
     )
+
+
+def width_typed(width: Width | None, prefix: str | None, path: str | None) -> WidthTyped | None:
+    """`--width`, `--prefix` and `--path` as typed, for :func:`answer_from_terminal` (None:
+    the exact call). A prefix is split into words as a shell would split it."""
+    if width is None:
+        if prefix is not None or path is not None:
+            raise typer.BadParameter("name the width too: `--width command` or `--width file`.")
+        return None
+    words = None
+    if prefix is not None:
+        import shlex
+
+        try:
+            words = tuple(shlex.split(prefix))
+        except ValueError as exc:
+            raise typer.BadParameter(f"{prefix[:40]!r}: {exc}", param_hint="--prefix") from None
+    return (width, words, path)
 
 
 JsonFlag = Annotated[
@@ -162,3 +182,29 @@ def question_answered(report: AnswerReport) -> str:
     options = (binding.options or ()) if isinstance(binding, QuestionBinding) else ()
     which = f" (option {options.index(text) + 1})" if text in options else ""
     return f'answered "{visible(text)}"{which}'
+
+
+WIDTH_HELP = (
+    "How wide the approval reaches, if the request offers it (`wisp show ID` says "
+    "what it offers): exact (the default: this call), command (this command with any "
+    "arguments: its first words), file (edits to this file), project (edits in this "
+    "project). Not for once; a call asked every time takes none."
+)
+WidthOption = Annotated[
+    Width | None,
+    typer.Option("--width", parser=choice_of(Width), metavar=choices(Width), help=WIDTH_HELP),
+]
+PrefixOption = Annotated[
+    str | None,
+    typer.Option(
+        "--prefix",
+        metavar="WORDS",
+        help="With --width command, where several are offered: which command's first words.",
+    ),
+]
+PathOption = Annotated[
+    str | None,
+    typer.Option(
+        "--path", metavar="PATH", help="With --width file, where several are offered: which."
+    ),
+]

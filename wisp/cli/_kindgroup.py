@@ -16,11 +16,15 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from pending import Decision
+from pending import KINDS, Decision
 from wisp.cli._answer import (
     JsonFlag,
+    PathOption,
+    PrefixOption,
+    WidthOption,
     answer_from_terminal,
     optional_id_argument,
+    width_typed,
 )
 from wisp.cli._common import command_group
 from wisp.cli._listing import pending_command
@@ -60,6 +64,9 @@ def _verb(kind_view: KindView, answering: Answering) -> Callable[..., None]:
         reason: Annotated[
             str | None, typer.Option("--reason", metavar="TEXT", help="Told to the asker.")
         ] = None,
+        width: WidthOption = None,
+        prefix: PrefixOption = None,
+        path: PathOption = None,
         as_json: JsonFlag = False,
     ) -> None:
         chosen = _decision(decision, answering)
@@ -71,12 +78,17 @@ def _verb(kind_view: KindView, answering: Answering) -> Callable[..., None]:
             reason=reason,
             as_json=as_json,
             render=_render(kind_view, chosen),
+            width=width_typed(width, prefix, path),
         )
 
     signature = inspect.signature(answer)
     dropped = {"decision"} if len(answering.decisions) == 1 else set()
     if Decision.NO not in answering.decisions:
         dropped.add("reason")
+    # `--width` (and which prefix or path) where the kind's approvals may be wider than the
+    # exact call, on the command that approves (docs/cli.md, "Widths").
+    if not KINDS[kind].widths or answering.decisions == (Decision.NO,):
+        dropped |= {"width", "prefix", "path"}
     answer.__signature__ = signature.replace(  # type: ignore[attr-defined]
         parameters=[p for n, p in signature.parameters.items() if n not in dropped]
     )
@@ -97,4 +109,13 @@ def _decision(typed: str, answering: Answering) -> Decision:
 
 
 def _render(kind_view: KindView, decision: Decision) -> "Callable[[AnswerReport], None]":
-    return render_command_or_question(kind_view.answered_word(decision))
+    word = kind_view.answered_word(decision)
+
+    def said(report: "AnswerReport") -> str:
+        """The kind's word for the answer, and its width when wider than the exact call."""
+        from pending import EXACT_WIDTH, answer_width, width_words
+
+        named = answer_width(report.answer.width)
+        return word if named == EXACT_WIDTH else f"{word} for {width_words(named)}"
+
+    return render_command_or_question(said)

@@ -20,8 +20,12 @@ from wisp import EntryPoint, wisp_home
 from wisp._text import one_line, visible
 from wisp.cli._answer import (
     JsonFlag,
+    PathOption,
+    PrefixOption,
+    WidthOption,
     answer_from_terminal,
     optional_id_argument,
+    width_typed,
 )
 from wisp.cli._ask import (
     TimeoutOption,
@@ -52,7 +56,7 @@ from wisp.program.writes import render_command_or_question
 
 if TYPE_CHECKING:
     from pending import Request
-    from wisp import ApprovalOutcome, Config
+    from wisp import AnswerReport, ApprovalOutcome, Config
 
 COMMANDS = view(Kind.COMMAND)
 APPROVE, DENY = COMMANDS.answering
@@ -79,7 +83,9 @@ SCOPE_HELP = (
     epilog=f"""Examples:
   {APPROVE.line("3f9c0a1b2c3d4e5f")}
   {APPROVE.line("3f9c"):<46}(a unique prefix)
-  {APPROVE.line("3f9c") + " --scope project":<46}(and the same command in this project)""",
+  {APPROVE.line("3f9c") + " --scope project":<46}(and the same command in this project)
+  {APPROVE.line("3f9c")} --scope project --width command
+  {"":<46}(and this command with any arguments, in this project)""",
 )
 def approve(
     request_id: Annotated[str | None, optional_id_argument(Kind.COMMAND)] = None,
@@ -87,21 +93,35 @@ def approve(
         Scope,
         typer.Option("--scope", parser=choice_of(Scope), metavar=choices(Scope), help=SCOPE_HELP),
     ] = Scope.ONCE,
+    width: WidthOption = None,
+    prefix: PrefixOption = None,
+    path: PathOption = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Approve a command, once or with a standing scope.
+    """Approve a command, once or with a standing scope, for this call or wider.
 
     Only from a terminal. After answering, waits up to answer.waitSeconds for the asker and
-    says what it made of the answer. Exit 0 answered, 1 refused (nothing written) or the
-    request ended otherwise, 2 error."""
+    says what it made of the answer. Exit 0 answered, 1 refused (nothing written: a scope or
+    width the request does not offer included) or the request ended otherwise, 2 error."""
     answer_from_terminal(
         APPROVE.invocation,
         request_id,
         Kind.COMMAND,
         Decision(scope.value),
         as_json=as_json,
-        render=render_command_or_question(f"approved {scope.value}"),
+        render=render_command_or_question(approved_words),
+        width=width_typed(width, prefix, path),
     )
+
+
+def approved_words(report: AnswerReport) -> str:
+    r"""What an approval recorded, in words: its scope, and its width when wider than the
+    exact call (`approved always for \`npm test *\``)."""
+    from pending import EXACT_WIDTH, answer_width, width_words
+
+    named = answer_width(report.answer.width)
+    wider = "" if named == EXACT_WIDTH else f" for {width_words(named)}"
+    return f"approved {report.answer.decision}{wider}"
 
 
 @approvals_app.command(
@@ -149,7 +169,9 @@ def grants(
     as_json: Annotated[bool, typer.Option("--json", help="A JSON array on stdout.")] = False,
 ) -> None:
     """Standing approvals (project and always) your answers have made, and the session
-    approvals kept for an agent's session (until it ends, or 24 hours)."""
+    approvals kept for an agent's session (until it ends, or 24 hours): each with what it
+    covers (the exact call, or its pattern: `npm test *`, edits to a file, edits in a
+    project), its scope, where it reaches, and the request and person it came from."""
     # The grants store and the ID lookup are imported by the commands that use them: a
     # listing of approvals pays for neither (issue 23).
     from wisp import GrantsError, GrantStore
@@ -160,20 +182,24 @@ def grants(
     except GrantsError as exc:
         fail(str(exc))
     show_rows(
-        [g.to_json() for g in found],
+        [{**g.to_json(), "width": g.width.value, "pattern": g.pattern} for g in found],
         (
             Column(header="GRANT", role=Role.KEY),
             Column(header="SCOPE"),
-            Column(header="COMMAND", role=Role.FLEX),
+            Column(header="WIDTH"),
+            Column(header="COVERS", role=Role.FLEX),
             Column(header="WHERE", role=Role.FIELD, label="where"),
+            Column(header="FROM", role=Role.FIELD, label="from"),
             Column(header="GRANTED", role=Role.FIELD, label="granted"),
         ),
         [
             (
                 g.name,
                 g.scope,
-                [("command", g.command), *([("with", g.options)] if g.options else [])],
+                g.width,
+                [("covers", g.pattern), *([("with", g.options)] if g.options else [])],
                 _where(g.project, g.thread),
+                f"request {g.request} by {g.user}",
                 format_time(g.granted_at),
             )
             for g in found
@@ -211,7 +237,7 @@ def revoke(
         chosen = unique(
             typed,
             (
-                (g.id, f"{g.scope}: {visible(one_line(g.command, 40))}")
+                (g.id, f"{g.scope}: {visible(one_line(g.pattern, 40))}")
                 for g in store.list(sessions=True)
                 if g.id is not None
             ),
@@ -226,7 +252,7 @@ def revoke(
         refuse(
             f"no grant {chosen} any more: `wisp approvals grants` lists your standing approvals."
         )
-    say(f"revoked {removed.id}: {visible(removed.command)} will be asked about again.")
+    say(f"revoked {removed.id}: {visible(removed.pattern)} will be asked about again.")
 
 
 def _print_verdict(

@@ -1,6 +1,9 @@
 """`wisp exec -- CMD ARGS…`: ask for exactly this argv, and on approval become it.
 
-For any script or harness without hooks: the person approves the argv shown (shell-quoted),
+For any script or harness without hooks. The argv, shell-quoted, is decided as every harness's
+call is (:func:`wisp.agents.gate.exec_approval`: the self-guard, the person's rules, the
+must-ask classes, grants, the built-in rules): a rule may run it, or refuse it, without
+asking; else the person approves the argv shown (shell-quoted),
 and that argv, exactly, replaces this process (`execv`: its signals and exit status are the
 command's own). The program is the file argv[0] names when it asks, links resolved (found on
 PATH if it names no directory): the request shows it (`with executable: …`) and binds it, a
@@ -125,8 +128,7 @@ def execute(
         filed_ids.append(request.id)
         told(request)
 
-    from wisp import ApprovalGate, ApprovalOutcome
-    from wisp.agents.gate import exec_approval
+    from wisp import ApprovalGate, ApprovalOutcome, exec_approval
 
     with asking(EntryPoint.APPROVALS, config) as asker:
         try:

@@ -110,7 +110,8 @@ def _harness_command(harness: hookio.Harness) -> None:
     command.__doc__ = harness.summary or (
         f"Answer one {harness.title} hook event: the wait is the ask.\n\n"
         "A shell call becomes a command request, any other tool call a tool request, unless "
-        "a grant covers it. Allowed only by a grant or your answer; a deny, no answer in "
+        "a rule or a grant decides it (docs/policy.md). Allowed only by a rule, a grant or "
+        "your answer; a deny, no answer in "
         f"time, a signal, bad input or an unusable channel is {harness.title}'s deny (exit 2 "
         "for the failures)."
     )

@@ -161,8 +161,6 @@ def watch(
         fail(f"cannot watch {channel.path}: {exc}. Check it with `wisp doctor`.")
     kinds = set(kind) if kind else None
     person = me()
-    # The calls decided without asking come on a thread of their own: one line at a time.
-    stop_decided = _show_decided(channel.home, kinds, as_json)
 
     def waiting(statuses: Iterable[Status]) -> None:
         for status in statuses:
@@ -177,9 +175,13 @@ def watch(
                     person,
                 )
 
+    stop_decided: Callable[[], None] = _nothing
     try:
         backend = "inotify" if live.backend == "native" else "polling"
         tell(f"wisp: watching {channel.path} ({backend}); Ctrl-C to stop")
+        # The calls decided without asking come on a thread of their own, one line at a time
+        # (where native watching is unavailable, the watch has said so once already).
+        stop_decided = _show_decided(channel.home, kinds, as_json, said=backend == "inotify")
         waiting(snapshot)
         for item in live:
             if isinstance(item, Missed):
@@ -216,6 +218,10 @@ def watch(
 _said = threading.Lock()
 
 
+def _nothing() -> None:
+    return None
+
+
 def emit_transition(
     event: str, status: Any, request_id: str, kind: str, ts: Any, as_json: bool, person: str
 ) -> None:
@@ -232,42 +238,41 @@ def emit_transition(
         sys.stdout.flush()
 
 
-def _show_decided(home: Path, kinds: set[Kind] | None, as_json: bool) -> Callable[[], None]:
+def _show_decided(
+    home: Path, kinds: set[Kind] | None, as_json: bool, *, said: bool
+) -> Callable[[], None]:
     """Start showing each tool call decided without asking (a `call.decided` record of a
     rule or a grant) as the audit log records it, driven by its file events (the audit
-    log's follower); what is recorded before is not shown. Returns what stops it."""
-    from pending import start_thread
+    log's follower); what is recorded before is not shown. Its warnings are *said* (else the
+    watch has said them already: native watching is unavailable). Returns what stops it."""
     from wisp import AuditLogError, LogFollower
     from wisp._render import DECIDED_WITHOUT_ASKING, decided_json, decided_watch_line
 
-    follower = LogFollower(home, on_warning=lambda m: tell(f"wisp: {m}"))
+    wanted = {k.value for k in kinds} if kinds else None
+
+    def show(record: dict[str, Any]) -> None:
+        if record.get("event") != "call.decided":
+            return
+        if record.get("decider") not in DECIDED_WITHOUT_ASKING:
+            return
+        if wanted is not None and record.get("kind") not in wanted:
+            return
+        line = json_line(decided_json(record)) if as_json else safe(decided_watch_line(record))
+        with _said:
+            sys.stdout.write(line + "\n")
+            sys.stdout.flush()
+
+    # It makes nothing in the home (no logs/: a home being removed is not made again).
+    follower = LogFollower(
+        home, on_warning=lambda m: tell(f"wisp: {m}") if said else None, make=False
+    )
     try:
-        follower.start()
-        follower.backlog()  # decided before this watch: not shown
+        follower.each_new(
+            show,
+            on_error=lambda why: tell(f"wisp: calls decided without asking no longer shown: {why}"),
+        )
     except (AuditLogError, OSError, PendingError) as exc:
         follower.close()
         tell(f"wisp: calls decided without asking are not shown ({exc}).")
         return lambda: None
-    wanted = {k.value for k in kinds} if kinds else None
-
-    def show() -> None:
-        try:
-            for record in follower:
-                if record.get("event") != "call.decided":
-                    continue
-                if record.get("decider") not in DECIDED_WITHOUT_ASKING:
-                    continue
-                if wanted is not None and record.get("kind") not in wanted:
-                    continue
-                line = (
-                    json_line(decided_json(record)) if as_json else safe(decided_watch_line(record))
-                )
-                with _said:
-                    sys.stdout.write(line + "\n")
-                    sys.stdout.flush()
-        except AuditLogError as exc:
-            tell(f"wisp: calls decided without asking are no longer shown ({exc}).")
-
-    thread = threading.Thread(target=show, name="wisp-watch-decided", daemon=True)
-    start_thread(thread)  # signals blocked in it: Ctrl-C goes to the main thread
     return follower.close

@@ -15,20 +15,29 @@ from enum import StrEnum
 from typing import Any, NamedTuple
 
 from pending import (
+    MUST_ASK_MAX_REASONS,
+    PREFIX_MAX_WORDS,
+    WIDE_SCOPES,
     CommandBinding,
     Decision,
     Kind,
+    Offer,
+    Offers,
     Outcome,
     Request,
     Scope,
     ToolBinding,
+    Width,
+    answer_width,
+    must_ask_offers,
+    offers_json,
     record_time,
 )
 from wisp._home import current_user
 from wisp.kinds import view
 from wisp.kinds._asker import AskingServer, Ending
 from wisp.kinds.standing import StandingGrants
-from wisp.stores.grants import Grant, GrantStore, options_key
+from wisp.stores.grants import Grant, GrantStore, options_key, wide_grant
 from wisp.stores.jsonstore import StoreError
 
 _COMMANDS = view(Kind.COMMAND)
@@ -65,8 +74,7 @@ def approval_by(grant: Grant | None) -> Approval | None:
 
 class Widths(NamedTuple):
     """What the policy read of a call that sets the answers a person is offered beside the
-    exact call (issue 57; the widths work fills in how they are offered and granted): a
-    must-ask call is offered `once` and `no` only."""
+    exact call (:func:`offers_for`): a must-ask call is offered `once` and `no` only."""
 
     must_ask: tuple[str, ...] = ()  # why it is must-ask, in words; () if it is not
     # "This command with any arguments": each simple command's first words (`npm test`).
@@ -75,21 +83,82 @@ class Widths(NamedTuple):
     project: str | None = None  # "edits in this project": the session's project
 
 
+def offers_for(widths: Widths | None, kind: Kind) -> dict[str, Any] | None:
+    """The `offers` a request of *kind* (command or tool) is filed with, from what the policy
+    read of its call (docs/channel.md, "Widths"); None (no widths given): every scope of the
+    exact call, as before. A must-ask call: `once` only, with why. A command: beside the
+    exact call, "this command with any arguments" for each prefix. A tool call that edits:
+    "edits to this file" (one file edited) and "edits in this project" (every file edited
+    inside it). The wider widths are offered for the session or standing."""
+    if widths is None:
+        return None
+    if widths.must_ask:
+        why = [said for said in widths.must_ask if said][:MUST_ASK_MAX_REASONS]
+        return offers_json(must_ask_offers(tuple(why) or ("it is asked every time",)))
+    offered = [Offer(width=Width.EXACT, scopes=tuple(Scope))]
+    if kind is Kind.COMMAND:
+        prefixes = (tuple(p) for p in widths.prefixes if 0 < len(p) <= PREFIX_MAX_WORDS)
+        for prefix in list(dict.fromkeys(p for p in prefixes if all(p)))[:MAX_PREFIXES_OFFERED]:
+            offered.append(Offer(width=Width.COMMAND, scopes=WIDE_SCOPES, prefix=prefix))
+    elif kind is Kind.TOOL:
+        paths = (p for p in widths.edit_paths if p.startswith("/") and "\0" not in p)
+        edits = tuple(dict.fromkeys(paths))
+        if len(edits) == 1:
+            offered.append(Offer(width=Width.FILE, scopes=WIDE_SCOPES, path=edits[0]))
+        project = widths.project
+        inside = project is not None and all(_inside(e, project) for e in edits)
+        if edits and project and project.startswith("/") and "\0" not in project and inside:
+            offered.append(Offer(width=Width.PROJECT, scopes=WIDE_SCOPES, path=project))
+    return offers_json(Offers(must_ask=(), widths=tuple(offered)))
+
+
+# A line with more commands than this offers the first ones' prefixes (a record offers at most
+# pending's OFFERS_MAX_WIDTHS; a person grants a handful).
+MAX_PREFIXES_OFFERED = 8
+
+
+def _inside(path: str, project: str) -> bool:
+    import os.path
+
+    real, root = os.path.realpath(path), os.path.realpath(project)
+    return real != root and real.startswith(root.rstrip("/") + "/")
+
+
 class ApprovalGate(StandingGrants):
     """Asks the person before a command runs, and remembers the grants they give."""
 
     def granted(
-        self, command: str, cwd: str, *, options: Mapping[str, Any] | None = None
+        self,
+        command: str,
+        cwd: str,
+        *,
+        options: Mapping[str, Any] | None = None,
+        words: tuple[str, ...] | None = None,
+        must_ask: bool = False,
     ) -> Approval | None:
         """The approval a standing grant (this session's, a project's, always) gives at once
-        without asking (audited), or None if the person must be asked."""
-        return approval_by(self.grant_for(command, cwd, options=options))
+        without asking (audited), or None if the person must be asked (*words*, *must_ask*:
+        as :meth:`grant_for` takes them)."""
+        return approval_by(
+            self.grant_for(command, cwd, options=options, words=words, must_ask=must_ask)
+        )
 
     def granted_tool(
-        self, tool: str, tool_input: Mapping[str, Any], cwd: str, *, thread: str | None = None
+        self,
+        tool: str,
+        tool_input: Mapping[str, Any],
+        cwd: str,
+        *,
+        thread: str | None = None,
+        edits: tuple[str, ...] = (),
+        must_ask: bool = False,
     ) -> Approval | None:
         """The approval a grant gives this tool call at once (audited), or None."""
-        return approval_by(self.grant_for_tool(tool, tool_input, cwd, thread=thread))
+        return approval_by(
+            self.grant_for_tool(
+                tool, tool_input, cwd, thread=thread, edits=edits, must_ask=must_ask
+            )
+        )
 
     def granted_in_thread(
         self,
@@ -98,9 +167,15 @@ class ApprovalGate(StandingGrants):
         thread: str,
         *,
         options: Mapping[str, Any] | None = None,
+        words: tuple[str, ...] | None = None,
+        must_ask: bool = False,
     ) -> Approval | None:
         """As :meth:`granted`, and also by a session approval kept for *thread*."""
-        return approval_by(self.grant_in_thread(command, cwd, thread, options=options))
+        return approval_by(
+            self.grant_in_thread(
+                command, cwd, thread, options=options, words=words, must_ask=must_ask
+            )
+        )
 
     def __init__(self, asker: AskingServer, *, timeout_s: float, grants: GrantStore | None = None):
         super().__init__(asker.home, asker.entry_point, grants=grants, clock=asker.clock)
@@ -120,10 +195,15 @@ class ApprovalGate(StandingGrants):
         widths: Widths | None = None,
     ) -> Request:
         """Ask the person about *command* (with a shell call's *options*, shown and bound by
-        any grant it makes) and return at once; :meth:`wisp.Asker.wait` for the ending, then
-        :meth:`verdict`."""
+        any grant it makes), offering the answers *widths* sets (:func:`offers_for`), and
+        return at once; :meth:`wisp.Asker.wait` for the ending, then :meth:`verdict`."""
         binding = CommandBinding(
-            command=command, cwd=cwd, thread=thread, reason=reason, options=options
+            command=command,
+            cwd=cwd,
+            thread=thread,
+            reason=reason,
+            options=options,
+            offers=offers_for(widths, Kind.COMMAND),
         )
         return self.asker.file(
             Kind.COMMAND,
@@ -204,6 +284,9 @@ class ApprovalGate(StandingGrants):
         user = ending.answer.user if ending.answer else current_user()
         binding = ending.request.binding
         options = binding.options if isinstance(binding, CommandBinding) else None
+        wide = self._remember_wide(scope, ending, user)
+        if wide is not None:
+            return wide
         if scope is Scope.SESSION:
             grant = Grant(
                 id=None,  # kept by this gate only: it has no ID in the store
@@ -228,6 +311,43 @@ class ApprovalGate(StandingGrants):
             )
         return None
 
+    def _remember_wide(self, scope: Scope, ending: Ending, user: str) -> Grant | None:
+        """The grant an approval wider than the exact call makes (its answer's `width`): a
+        `session` one kept in this gate's memory (a thread's: :meth:`remember_for_thread`),
+        a standing one in the store. None for the exact call (or `once`)."""
+        answer = ending.answer
+        width, prefix, path = answer_width(answer.width if answer else None)
+        if width is Width.EXACT or scope not in WIDE_SCOPES:
+            return None
+        binding = ending.request.binding
+        assert isinstance(binding, CommandBinding | ToolBinding)
+        options = binding.options if isinstance(binding, CommandBinding) else None
+        if scope is Scope.SESSION:
+            grant = wide_grant(
+                scope=scope,
+                width=width,
+                cwd=binding.cwd,
+                request=ending.request.id,
+                user=user,
+                prefix=prefix,
+                path=path,
+                options=options,
+                granted_at=record_time(self.asker.clock),
+                grant_id=None,
+            )
+            self._session_wide.append(grant)
+            return grant
+        return self.grants.add_wide(
+            scope=scope,
+            width=width,
+            cwd=binding.cwd,
+            request=ending.request.id,
+            user=user,
+            prefix=prefix,
+            path=path,
+            options=options,
+        )
+
     # --- tool calls, and session approvals kept for a thread --------------------------------
     #
     # A tool call other than a shell command is asked about as a `tool` request; its grants
@@ -247,11 +367,17 @@ class ApprovalGate(StandingGrants):
         on_filed: Callable[[Request], None] | None = None,
         widths: Widths | None = None,
     ) -> Request:
-        """Ask the person about a tool call and return at once; :meth:`wisp.Asker.wait` for the
-        ending, then :meth:`tool_verdict`."""
+        """Ask the person about a tool call, offering the answers *widths* sets
+        (:func:`offers_for`), and return at once; :meth:`wisp.Asker.wait` for the ending,
+        then :meth:`tool_verdict`."""
         tool_view = view(Kind.TOOL)
         binding = ToolBinding(
-            tool=tool, input=dict(tool_input), cwd=cwd, thread=thread, reason=reason
+            tool=tool,
+            input=dict(tool_input),
+            cwd=cwd,
+            thread=thread,
+            reason=reason,
+            offers=offers_for(widths, Kind.TOOL),
         )
         return self.asker.file(
             Kind.TOOL,
@@ -278,8 +404,12 @@ class ApprovalGate(StandingGrants):
                 reason=ending.reason or denial,
             )
         grant, note = None, None
-        if decision in (Scope.PROJECT, Scope.ALWAYS):
-            user = ending.answer.user if ending.answer else current_user()
+        user = ending.answer.user if ending.answer else current_user()
+        try:
+            grant = self._remember_wide(Scope(decision), ending, user)
+        except StoreError as exc:  # the approval stands; only its standing grant is lost
+            note = f"approved, but the {decision} grant was not saved: {exc}"
+        if grant is None and note is None and decision in (Scope.PROJECT, Scope.ALWAYS):
             try:
                 grant = self.grants.add_tool(
                     scope=Scope(decision),
@@ -308,8 +438,22 @@ class ApprovalGate(StandingGrants):
         if not approval.approved or approval.scope != Scope.SESSION or thread is None:
             return approval
         user = ending.answer.user if ending.answer else current_user()
+        width, prefix, path = answer_width(ending.answer.width if ending.answer else None)
         try:
-            if isinstance(binding, ToolBinding):
+            if width is not Width.EXACT:
+                assert isinstance(binding, CommandBinding | ToolBinding)
+                grant = self.grants.add_wide(
+                    scope=Scope.SESSION,
+                    width=width,
+                    cwd=binding.cwd,
+                    request=ending.request.id,
+                    user=user,
+                    prefix=prefix,
+                    path=path,
+                    options=binding.options if isinstance(binding, CommandBinding) else None,
+                    thread=thread,
+                )
+            elif isinstance(binding, ToolBinding):
                 grant = self.grants.keep_session(
                     thread=thread,
                     tool=binding.tool,

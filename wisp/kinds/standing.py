@@ -24,7 +24,7 @@ from wisp.kinds.programs import (
     coverable,
     programs_bound,
 )
-from wisp.stores.grants import Grant, GrantStore, options_key
+from wisp.stores.grants import Grant, GrantStore, options_key, wide_fields
 
 
 class StandingGrants:
@@ -44,37 +44,73 @@ class StandingGrants:
         self.grants = grants or GrantStore(home, clock=clock)
         # (command, options' key) -> grant, for this server's life
         self._session: dict[tuple[str, str | None], Grant] = {}
+        # This gate's session grants wider than the exact call (`command`, `file`, `project`).
+        self._session_wide: list[Grant] = []
 
     def _covering(
-        self, command: str, cwd: str, options: Mapping[str, Any] | None = None
+        self,
+        command: str,
+        cwd: str,
+        options: Mapping[str, Any] | None = None,
+        words: tuple[str, ...] | None = None,
     ) -> Grant | None:
         if not coverable(options):  # a program file with no digest: asked each time
             return None
-        grant = self._session.get((command, options_key(options)))
+        key = options_key(options)
+        grant = self._session.get((command, key))
         if grant is not None:
             return grant
+        if words is not None:
+            wide = (g for g in self._session_wide if g.covers_words(words, cwd, key))
+            grant = next(wide, None)
+            if grant is not None:
+                return grant
         try:
-            return self.grants.covering(command, cwd, options=options)
+            return self.grants.covering(command, cwd, options=options, words=words)
         except Exception:  # a damaged store grants nothing: the person is asked instead
             return None
 
     def grant_for(
-        self, command: str, cwd: str, *, options: Mapping[str, Any] | None = None
+        self,
+        command: str,
+        cwd: str,
+        *,
+        options: Mapping[str, Any] | None = None,
+        words: tuple[str, ...] | None = None,
+        must_ask: bool = False,
     ) -> Grant | None:
         """The grant (this gate's session, a project's, always) that lets *command* run at
-        once without asking (its allow audited), or None if the person must be asked."""
-        grant = self._covering(command, cwd, options)
+        once without asking (its allow audited), or None if the person must be asked.
+        *words*: the line is one simple command of these words, as the policy's parser reads
+        it (then a `command` grant on its first words covers it; None: only an exact grant
+        does). A *must_ask* call is covered by no grant."""
+        if must_ask:
+            return None
+        grant = self._covering(command, cwd, options, words)
         fields = {"kind": Kind.COMMAND.value, "command": command, "cwd": cwd}
         return None if grant is None else self._audited(grant, fields)
 
     def grant_for_tool(
-        self, tool: str, tool_input: Mapping[str, Any], cwd: str, *, thread: str | None = None
+        self,
+        tool: str,
+        tool_input: Mapping[str, Any],
+        cwd: str,
+        *,
+        thread: str | None = None,
+        edits: tuple[str, ...] = (),
+        must_ask: bool = False,
     ) -> Grant | None:
-        """The grant that lets this tool call run at once (audited), or None."""
-        try:
-            grant = self.grants.covering_tool(tool, tool_input, cwd, thread=thread)
-        except Exception:  # a damaged store grants nothing: the person is asked instead
+        """The grant that lets this tool call run at once (audited), or None. *edits*: the
+        absolute paths it edits, if it is an edit (then a `file` or `project` grant may
+        cover it). A *must_ask* call is covered by no grant."""
+        if must_ask:
             return None
+        grant = next((g for g in self._session_wide if g.covers_edits(edits, cwd)), None)
+        if grant is None:
+            try:
+                grant = self.grants.covering_tool(tool, tool_input, cwd, thread=thread, edits=edits)
+            except Exception:  # a damaged store grants nothing: the person is asked instead
+                return None
         fields = {"kind": Kind.TOOL.value, "tool": tool, "input": dict(tool_input), "cwd": cwd}
         return None if grant is None else self._audited(grant, fields)
 
@@ -85,13 +121,19 @@ class StandingGrants:
         thread: str,
         *,
         options: Mapping[str, Any] | None = None,
+        words: tuple[str, ...] | None = None,
+        must_ask: bool = False,
     ) -> Grant | None:
         """As :meth:`grant_for`, and also a session approval kept for *thread*."""
-        grant = self.grant_for(command, cwd, options=options)
+        if must_ask:
+            return None
+        grant = self.grant_for(command, cwd, options=options, words=words)
         if grant is not None or not coverable(options):
             return grant
         try:
-            grant = self.grants.covering_in_thread(command, cwd, thread, options=options)
+            grant = self.grants.covering_in_thread(
+                command, cwd, thread, options=options, words=words
+            )
         except Exception:  # a damaged store grants nothing: the person is asked instead
             return None
         fields = {"kind": Kind.COMMAND.value, "command": command, "cwd": cwd}
@@ -106,23 +148,37 @@ class StandingGrants:
         options: Mapping[str, Any] | None = None,
         tool: str | None = None,
         tool_input: Mapping[str, Any] | None = None,
+        words: tuple[str, ...] | None = None,
+        edits: tuple[str, ...] = (),
+        must_ask: bool = False,
     ) -> Grant | None:
         """The grant that lets a call run at once — a shell call's *command* (this gate's
-        session, a project's, always, a session approval kept for *thread*), or *tool* with
-        *tool_input* — or None: the same lookup as :meth:`grant_in_thread` and
-        :meth:`grant_for_tool`, NOT audited. The decision that asks it
-        (:func:`wisp.policy.decide.decide`) writes the one record of the call."""
+        session, a project's, always, a session approval kept for *thread*; exact, or a
+        `command` grant on *words*: :func:`wisp.policy.widths.grant_words`), or *tool* with
+        *tool_input* (exact, or a `file` or `project` grant on *edits*, the absolute paths
+        it edits) — or None: the same lookup as :meth:`grant_in_thread` and
+        :meth:`grant_for_tool`, NOT audited (the decision that asks it writes the call's one
+        record). A *must_ask* call is covered by no grant."""
+        if must_ask:
+            return None
         if command is None:
             assert tool is not None
+            wide = next((g for g in self._session_wide if g.covers_edits(edits, cwd)), None)
+            if wide is not None:
+                return wide
             try:
-                return self.grants.covering_tool(tool, tool_input or {}, cwd, thread=thread)
+                return self.grants.covering_tool(
+                    tool, tool_input or {}, cwd, thread=thread, edits=edits
+                )
             except Exception:  # a damaged store grants nothing: the person is asked instead
                 return None
-        grant = self._covering(command, cwd, options)
+        grant = self._covering(command, cwd, options, words)
         if grant is not None or thread is None or not coverable(options):
             return grant
         try:
-            return self.grants.covering_in_thread(command, cwd, thread, options=options)
+            return self.grants.covering_in_thread(
+                command, cwd, thread, options=options, words=words
+            )
         except Exception:  # a damaged store grants nothing: the person is asked instead
             return None
 
@@ -161,7 +217,7 @@ class StandingGrants:
         audit(
             self.home,
             AuditEvent.APPROVAL_GRANTED,
-            {**fields, "grant": grant.name, "scope": grant.scope},
+            {**fields, "grant": grant.name, "scope": grant.scope, **wide_fields(grant)},
             entry_point=self.entry_point,
         )
         return grant

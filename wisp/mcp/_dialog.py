@@ -15,7 +15,15 @@ from mcp.server.mcpserver import Context
 from mcp.server.session import ServerSession
 from mcp_types import ElicitResult
 
-from pending import CommandBinding, Decision, Kind, PendingError, QuestionBinding, Request
+from pending import (
+    CommandBinding,
+    Decision,
+    Kind,
+    PendingError,
+    QuestionBinding,
+    Request,
+    offers_of,
+)
 from wisp import AgentSession, Cancel, Ending, StoreError
 from wisp._text import visible
 from wisp.kinds import view
@@ -43,6 +51,9 @@ def command_dialog(request: Request) -> Dialog:
     binding = request.binding
     assert isinstance(binding, CommandBinding)
     why = f"\nwhy: {visible(binding.reason)}" if binding.reason else ""
+    # A must-ask call (docs/channel.md, "Widths") says so: this dialog gives once or no,
+    # which it always offers, and nothing wider is ever given here.
+    why += "".join(f"\nasked every time: {visible(said)}" for said in offers_of(binding).must_ask)
     message = (
         f"Run this command?\n\n{visible(binding.command)}\n\nin {visible(binding.cwd)}{why}\n\n"
         f"Choose, and accept; declining denies it too. (Or from a terminal: "

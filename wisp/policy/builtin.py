@@ -23,16 +23,15 @@ import os
 from collections.abc import Sequence
 
 from wisp.policy.reading import MUST_ASK, Class, Effect, Reading
-from wisp.policy.rules import Action, Origin, Policy, Rule
+from wisp.policy.rules import BUILTIN_NAMES, Action, Origin, Policy, Rule
 
-READ_ONLY = "read-only"
-PROJECT_EDITS = "project-edits"
+# Their names, as the person's policy file turns them off (rules.BUILTIN_NAMES: one list).
+READ_ONLY, PROJECT_EDITS = BUILTIN_NAMES
 WHERE = "built in"
 RULES: dict[str, Rule] = {
     name: Rule(name=name, action=Action.ALLOW, origin=Origin.BUILTIN, where=WHERE)
-    for name in (READ_ONLY, PROJECT_EDITS)
+    for name in BUILTIN_NAMES
 }
-NAMES = tuple(RULES)
 # What no built-in rule lets an agent edit, anywhere in the project: folders whose files run
 # or configure by themselves (git's hooks, the harnesses' settings and hooks, editors' tasks,
 # CI workflows, commit hooks), wisp's own, and files of secrets or of a shell's environment.

@@ -25,7 +25,7 @@ only when it (or the project's) exists.
 """
 
 # Paths here are strings, as the call and its reading hold them: os.path on a hook's path.
-# ruff: noqa: PTH110, PTH118
+# ruff: noqa: PTH118
 # Annotations here are not postponed (no `from __future__ import annotations`): a named
 # tuple's postponed field types are each compiled by typing at import (issue 41).
 
@@ -41,10 +41,9 @@ from wisp.audit.writer import AuditEvent, audit
 from wisp.kinds.standing import StandingGrants
 from wisp.policy import builtin
 from wisp.policy.reading import MUST_ASK, Class, Effect, Reading, read_shell, read_tool
-from wisp.policy.rules import POLICY_FILE, Action, Policy, Rule, Subject
+from wisp.policy.rules import POLICY_FILE, Action, Policy, Rule, Subject, load_policy
 from wisp.stores.grants import Grant, project_of
 
-PROJECT_POLICY = (".wisp", POLICY_FILE)  # a project's own rules: ask and deny only
 NO_INPUT: Mapping[str, Any] = MappingProxyType({})
 
 
@@ -106,18 +105,13 @@ def project_for(cwd: str) -> str | None:
 
 
 def policy_for(home: Path, project: str | None) -> Policy:
-    """The rules in force for *project*: read only when the person's file (or the project's)
-    exists; a file that cannot be read is a refused policy (nothing of the person's allows)."""
-    person = home / POLICY_FILE
-    theirs = os.path.join(project, *PROJECT_POLICY) if project is not None else None
-    if not person.exists() and not (theirs is not None and os.path.exists(theirs)):
-        return Policy()
-    from wisp.policy.rules import load_policy
-
+    """The rules in force for *project* (:func:`~wisp.policy.rules.load_policy`: one `lstat`
+    a file when there is none, no TOML reader loaded); a file refused, or one that cannot be
+    read at all, is a refused policy (nothing of the person's allows; the request says why)."""
     try:
         return load_policy(home, project)
     except Exception as exc:  # never a traceback on a hook's path: the refusal is said instead
-        return Policy(refused=f"{person} could not be read ({exc})")
+        return Policy(refused=f"{home / POLICY_FILE} could not be read ({exc})")
 
 
 def read_call(call: Call) -> Reading:
@@ -208,7 +202,7 @@ def _decided(
         said = "; ".join(reading.must_ask) or ", ".join(sorted(reading.classes & MUST_ASK))
         reason = _joined(f"always asked: {said}", note)
         return Decision(Verdict.ASK, Decider.MUST_ASK, None, reason, reading)
-    grant = _grant(grants, call)
+    grant = _grant(grants, call, reading, subject.paths)
     if grant is not None:
         return Decision(Verdict.ALLOW, Decider.GRANT, grant.name, "", reading, grant=grant)
     rule = None if policy.refused is not None else _first(policy, Action.ALLOW, subject)
@@ -234,15 +228,26 @@ def _first(policy: Policy, action: Action, subject: Subject) -> Rule | None:
         return None
 
 
-def _grant(grants: StandingGrants | None, call: Call) -> Grant | None:
+def _grant(
+    grants: StandingGrants | None, call: Call, reading: Reading, paths: tuple[str, ...]
+) -> Grant | None:
+    """The person's grant that covers *call* (exactly, or a wider one: a command's words,
+    an edit's file or project), or None. Asked only for a call of no must-ask class."""
     if grants is None:
         return None
     if call.command is not None:
+        from wisp.policy.widths import grant_words
+
         return grants.covering_call(
-            cwd=call.cwd, thread=call.session, command=call.command, options=call.options
+            cwd=call.cwd,
+            thread=call.session,
+            command=call.command,
+            options=call.options,
+            words=grant_words(reading.line),
         )
+    edits = paths if call.effect is Effect.EDIT else ()
     return grants.covering_call(
-        cwd=call.cwd, thread=call.session, tool=call.tool, tool_input=call.input
+        cwd=call.cwd, thread=call.session, tool=call.tool, tool_input=call.input, edits=edits
     )
 
 

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from wisp._text import visible
 
 if TYPE_CHECKING:
-    from pending import Channel, Decision, Kind, State, Status
+    from pending import Channel, Decision, Kind, State, Status, Width
     from wisp._answering import AnswerReport
     from wisp.program.waiting import Waiting
     from wisp.stores.config import Config
@@ -329,6 +329,10 @@ def not_a_terminal(command: str, what: str = "answers", *, doing: str = "answeri
     )
 
 
+# A width as typed: its name, and the prefix's words or the path that names which one.
+WidthTyped = tuple["Width", tuple[str, ...] | None, str | None]
+
+
 def answer_typed(
     command: str,
     request_id: str,
@@ -340,9 +344,12 @@ def answer_typed(
     reason: str | None = None,
     as_json: bool = False,
     render: Callable[[AnswerReport], None],
+    width: WidthTyped | None = None,
 ) -> AnswerReport:
     """The person's answer to the request they typed (a unique prefix will do), through the
     application's :class:`wisp.Answerer`, and what came of it: *render*-ed, or as JSON.
+    *width*: how wide an approval reaches, as typed (`--width`, and `--prefix` or `--path`;
+    docs/cli.md, "Widths"): resolved against what the request offers.
     Refusals exit 1 (nothing written); a store that cannot take a keep exits 2; Ctrl-C says
     whether the answer was written. The CLI's answering commands end here, and `wisp
     approvals approve ID` (served before the CLI loads, :mod:`wisp.__main__`) too."""
@@ -386,6 +393,14 @@ def answer_typed(
             end(str(exc), ExitCode.NO)
         except PendingError as exc:
             end(refusal(exc, me=person), ExitCode.NO)
+        answered_width = None
+        if width is not None:
+            from pending import pick_width, width_json
+
+            try:
+                answered_width = width_json(pick_width(status.request.binding, *width))
+            except ValueError as exc:
+                end(f"cannot answer {status.id}: {exc} Nothing was written.", ExitCode.NO)
         try:
             report = answerer.answer(
                 status.id,
@@ -394,6 +409,7 @@ def answer_typed(
                 text=text,
                 reason=reason,
                 shown=status.request,
+                width=answered_width,
             )
         except (ChannelUnwritable, RecordTooLarge) as exc:  # an error, not a refusal: exit 2
             end(f"{exc} Your answer was not recorded; the request still waits.")

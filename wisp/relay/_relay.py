@@ -466,7 +466,13 @@ class Relay:
         """One answer, in its own thread: give it, then report it (or why not)."""
         try:
             report = answerer.answer(
-                line.id, line.decision, kind=kind, text=line.text, reason=line.reason, shown=shown
+                line.id,
+                line.decision,
+                kind=kind,
+                text=line.text,
+                reason=line.reason,
+                shown=shown,
+                width=line.width,
             )
         except Exception as exc:
             self._refused(line, kind, exc)

@@ -33,14 +33,19 @@ from pending import (
     Decision,
     DecodeError,
     Kind,
+    Offers,
     Outcome,
     Scope,
     State,
     Via,
+    answer_width,
     format_time,
     is_valid_id,
     loads_strict,
+    must_ask_offers,
+    offers_of,
     parse_time,
+    width_json,
 )
 from wisp import ANSWERABLE, AnswerFate
 from wisp._lines import LINE_MAX_BYTES, LineSplitter, TooLong
@@ -324,6 +329,9 @@ class AnswerLine:
     kind: Kind | None = None  # as the front end saw it; None: as the relay sent it
     text: str | None = None  # a question's answer
     reason: str | None = None  # told to the asker with a `no`
+    # How wide an approval reaches: one the request's binding offers (docs/channel.md,
+    # "Widths": `{"name": "command", "prefix": [...]}`); None: the exact call.
+    width: Mapping[str, Any] | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -362,6 +370,13 @@ class Server:
     alive: bool | None = None
 
 
+class _Offering:
+    """A binding's `offers`, as :func:`pending.offers_of` reads one."""
+
+    def __init__(self, offers: Any) -> None:
+        self.offers = offers
+
+
 @attrs.frozen(kw_only=True)
 class ApprovalLine:
     """A request the front end may answer."""
@@ -384,6 +399,19 @@ class ApprovalLine:
     def options(self) -> tuple[str, ...]:
         found = self.fields.get("options")
         return tuple(found) if isinstance(found, list | tuple) else ()
+
+    @property
+    def offered(self) -> Offers:
+        """What a command or tool request offers (docs/channel.md, "Widths"): its `offers`,
+        or every scope of the exact call where it has none. Offers a front end cannot read
+        (a far relay's malformed line) offer `once` only: never wider than was said."""
+        found = self.fields.get("offers")
+        if found is None:
+            return offers_of(None)
+        try:
+            return offers_of(_Offering(found))
+        except (ValueError, TypeError):
+            return must_ask_offers(("what it offers could not be read",))
 
     @property
     def free_text(self) -> bool:
@@ -513,6 +541,8 @@ def _answer_json(line: AnswerLine) -> dict[str, Any]:
     _put(out, kind=line.kind)
     out["decision"] = line.decision.value
     _put(out, text=line.text, reason=line.reason)
+    if line.width is not None:
+        out["width"] = dict(line.width)
     return out
 
 
@@ -818,12 +848,19 @@ def _read_answer(line: _Fields) -> AnswerLine:
             request_id=line.request_id,
             kind=kind,
         )
+    width = line.value.get("width")
+    if width is not None:
+        try:
+            width = width_json(answer_width(width))
+        except (ValueError, TypeError) as exc:
+            raise line.bad(f"`width` {exc}.") from None
     return AnswerLine(
         id=request_id,
         decision=Decision(word),
         kind=kind,
         text=line.opt_text("text"),
         reason=line.opt_text("reason"),
+        width=width,
     )
 
 

@@ -14,6 +14,24 @@ thread in `session-grants.json`, until the thread ends or SESSION_GRANT_MAX_AGE_
 The file is written whole: a temp file, fsync, rename over the old one, fsync the directory,
 all under an exclusive lock, so concurrent writers never lose a grant. A file that cannot be
 read is never overwritten: it is reported, and until it is fixed nothing is granted from it.
+
+A grant wider than the exact call (an answer's width: docs/channel.md, "Widths") carries its
+pattern, and is kept in `wide-grants.json` whatever its scope (a session one with its thread),
+so that a build that knows only exact grants never reads one as the exact command it shows:
+
+- *command* (`npm test *`): the command's first words. It covers a line that is ONE simple
+  command whose words start with those words, as the policy's shell parser reads it (the
+  caller passes those words: :func:`covering`'s *words*, None when the line is anything else —
+  a list, a pipeline, a redirection, a substitution, a background job — so such a grant never
+  spans `;`, `&&`, `|` or a redirection);
+- *file*: edits to that one file (its real path when granted; a link put in its place later
+  is another file);
+- *project*: edits whose every path is inside that project directory (the same directory, by
+  its identity), never under `.git/`, the harnesses' or editors' own folders or `.env` files
+  (EDIT_EXCLUDED_DIRS, EDIT_EXCLUDED_NAMES).
+
+A must-ask call is never covered by any grant, exact or wide: each covering call takes
+`must_ask`, and says None for one.
 """
 
 
@@ -35,6 +53,7 @@ from pending import (
     Kind,
     PendingError,
     Scope,
+    Width,
     canonical_json,
     format_time,
     open_private_dir,
@@ -59,6 +78,15 @@ SESSION_GRANTS_FILE = "session-grants.json"
 # registered for SessionEnd) by at most this long.
 SESSION_GRANT_MAX_AGE_S = 24 * 3600
 STORED_SCOPES = (Scope.PROJECT, Scope.ALWAYS)  # a session grant lives in its server only
+WIDE_GRANTS_FILE = "wide-grants.json"
+WIDE_SCOPES = (Scope.SESSION, Scope.PROJECT, Scope.ALWAYS)
+# A project-edits grant never covers an edit under these folders (git's own, which runs its
+# hooks; the harnesses'; editors' and wisp's, whose files run or decide by themselves) nor of
+# these files (the shell's per-directory settings; secrets): they are asked each time.
+EDIT_EXCLUDED_DIRS = frozenset(
+    {".git", ".wisp", ".claude", ".codex", ".gemini", ".cursor", ".vscode", ".idea"}
+)
+EDIT_EXCLUDED_NAMES = frozenset({".envrc", ".env"})
 
 
 GrantsError = StoreError  # the grants store cannot be used; the message says what to do
@@ -90,6 +118,13 @@ class Grant(NamedTuple):
     # For `project`: the project directory's identity when granted (device:inode), so that a
     # directory put in its place later (a symbolic link to `/`) matches nothing.
     project_id: str | None = None
+    # How wide it reaches (the module's docstring): the exact call, or its pattern's width,
+    # with the command's first words (`command`) or the path (`file`: the file; `project`:
+    # the project directory, whose identity is `path_id`).
+    width: Width = Width.EXACT
+    prefix: tuple[str, ...] | None = None
+    path: str | None = None
+    path_id: str | None = None
 
     @property
     def stored(self) -> bool:
@@ -106,13 +141,46 @@ class Grant(NamedTuple):
         (:func:`options_key`) here: the same command, the same options, in its reach."""
         if self.kind is not Kind.COMMAND or command != self.command or options != self.options:
             return False
+        if self.width is not Width.EXACT:  # its text is its pattern's, no command's
+            return False
         return self._reaches(cwd)
 
     def covers_tool(self, tool: str, input_key: str, cwd: str) -> bool:
         """Whether it covers *tool* with input *input_key* (:func:`tool_input_key`) here."""
         if self.kind is not Kind.TOOL or tool != self.tool or input_key != self.input:
             return False
-        return self._reaches(cwd)
+        return self.width is Width.EXACT and self._reaches(cwd)
+
+    @property
+    def pattern(self) -> str:
+        """What it covers, in words: the exact call, or its pattern."""
+        if self.width is Width.COMMAND:
+            return f"{shlex_join(self.prefix or ())} *"
+        if self.width is Width.FILE:
+            return f"edits to {self.path}"
+        if self.width is Width.PROJECT:
+            return f"edits in {self.path}"
+        return self.command
+
+    def covers_words(self, words: tuple[str, ...], cwd: str, options: str | None) -> bool:
+        """Whether a `command` grant covers a line that is one simple command of *words*
+        (with the options whose key is *options*) here: its words start with the prefix."""
+        if self.width is not Width.COMMAND or self.prefix is None or options != self.options:
+            return False
+        return words[: len(self.prefix)] == self.prefix and self._reaches(cwd)
+
+    def covers_edits(self, edits: tuple[str, ...], cwd: str) -> bool:
+        """Whether a `file` or `project` grant covers a call that edits *edits* (absolute
+        paths; none: it is no edit) here."""
+        if not edits or self.path is None or not self._reaches(cwd):
+            return False
+        if self.width is Width.FILE:
+            return all(_real(edit) == self.path for edit in edits)
+        if self.width is Width.PROJECT:
+            if project_identity(self.path) != self.path_id:
+                return False
+            return all(_editable_within(_real(edit), self.path) for edit in edits)
+        return False
 
     def _reaches(self, cwd: str) -> bool:
         if self.scope is Scope.PROJECT:
@@ -135,14 +203,29 @@ class Grant(NamedTuple):
             "request": self.request,
             "user": self.user,
         }
-        if self.kind is Kind.TOOL:
+        if self.kind is Kind.TOOL and self.width is Width.EXACT:
             assert self.input is not None
             data.update(kind=self.kind.value, tool=self.tool, input=json.loads(self.input))
         if self.thread is not None:
             data["thread"] = self.thread
         if self.options is not None:
             data["options"] = json.loads(self.options)
+        if self.width is not Width.EXACT:
+            data.update(width=self.width.value, pattern=self.pattern)
+            if self.prefix is not None:
+                data["prefix"] = list(self.prefix)
+            if self.path is not None:
+                data["path"] = self.path
+            if self.path_id is not None:
+                data["pathId"] = self.path_id
         return data
+
+
+def wide_fields(grant: Grant) -> dict[str, str]:
+    """A wide grant's width and pattern, as the audit log records them (none: exact)."""
+    if grant.width is Width.EXACT:
+        return {}
+    return {"width": grant.width.value, "pattern": grant.pattern}
 
 
 def tool_input_key(tool_input: Mapping[str, Any]) -> str:
@@ -163,6 +246,33 @@ def tool_text(tool: str, tool_input: Mapping[str, Any]) -> str:
 
 def _within(path: str, root: str) -> bool:
     return Path(path).resolve().is_relative_to(Path(root).resolve())
+
+
+def _real(path: str) -> str:
+    """*path* with its links followed, as far as they exist (a new file's folder's)."""
+    return os.path.realpath(path)
+
+
+def _editable_within(real: str, project: str) -> bool:
+    """Whether an edit of *real* (a real path) is inside *project* and in none of the
+    folders or files a project-edits grant never covers."""
+    path = Path(real)
+    if not path.is_relative_to(project) or path == Path(project):
+        return False
+    inside = path.relative_to(project).parts
+    if any(part in EDIT_EXCLUDED_DIRS for part in inside[:-1]):
+        return False
+    name = inside[-1]
+    return name not in EDIT_EXCLUDED_DIRS and not (
+        name in EDIT_EXCLUDED_NAMES or name.startswith(".env.")
+    )
+
+
+def shlex_join(words: tuple[str, ...]) -> str:
+    """Words as a shell would read them back (a grant's listing)."""
+    import shlex  # here: only a wide command grant's listing needs it
+
+    return shlex.join(words)
 
 
 def project_of(cwd: str) -> str:
@@ -247,6 +357,15 @@ class GrantStore:
             cap_bytes=GRANTS_MAX_BYTES,
             when_full="End a Claude session you no longer use (its session grants go with it).",
         )
+        self._wide: JsonStore[Grant] = JsonStore(
+            home,
+            WIDE_GRANTS_FILE,
+            "grants",
+            load=_wide_grant_from,
+            dump=Grant.to_json,
+            cap_bytes=GRANTS_MAX_BYTES,
+            when_full=_REVOKE_SOME,
+        )
         # What grants.json held when last read, by the file's identity then (None: absent).
         self._read: tuple[FileKey | None, tuple[Grant, ...]] | None = None
 
@@ -257,21 +376,46 @@ class GrantStore:
         stands that was never saved."""
         (self._tools if tool else self._store).check_writable()
 
+    def check_wide_writable(self) -> None:
+        """As :meth:`check_writable`, for a grant wider than the exact call."""
+        self._wide.check_writable()
+
     def list(self, *, sessions: bool = False) -> list[Grant]:
-        """The standing grants (project and always): commands', then tool calls'; with
-        *sessions*, also the session approvals kept for an agent's session (each for its
-        thread only: never asked to cover a call here)."""
-        standing = [*self._store.items(), *self._tools.items()]
+        """The standing grants (project and always): commands', tool calls', then the wider
+        ones; with *sessions*, also the session approvals kept for an agent's session (each
+        for its thread only: never asked to cover a call here)."""
+        wide = self._wide.items()
+        standing = [
+            *self._store.items(),
+            *self._tools.items(),
+            *(g for g in wide if g.thread is None),
+        ]
         if not sessions:
             return standing
-        return [*standing, *(g for g in self._sessions.items() if self._fresh(g))]
+        kept = [*self._sessions.items(), *(g for g in wide if g.thread is not None)]
+        return [*standing, *(g for g in kept if self._fresh(g))]
 
     def covering(
-        self, command: str, cwd: str, *, options: Mapping[str, Any] | None = None
+        self,
+        command: str,
+        cwd: str,
+        *,
+        options: Mapping[str, Any] | None = None,
+        words: tuple[str, ...] | None = None,
+        must_ask: bool = False,
     ) -> Grant | None:
-        """The stored grant that covers this command (with these *options*) here, if any."""
+        """The stored grant that covers this command (with these *options*) here, if any: an
+        exact one, or (*words*: the line is one simple command of these words, as the
+        policy's parser reads it; None: it is not) a `command` one. None for a *must_ask*
+        call: no grant covers one."""
+        if must_ask:
+            return None
         key = options_key(options)
-        return next((g for g in self._current() if g.covers(command, cwd, key)), None)
+        exact = next((g for g in self._current() if g.covers(command, cwd, key)), None)
+        if exact is not None or words is None:
+            return exact
+        stored = (g for g in self._wide.items() if g.thread is None)
+        return next((g for g in stored if g.covers_words(words, cwd, key)), None)
 
     def _current(self) -> tuple[Grant, ...]:
         """The stored grants, read again only if grants.json changed since it was last read.
@@ -351,6 +495,7 @@ class GrantStore:
             _remove(self._store, grant_id)
             or _remove(self._tools, grant_id)
             or _remove(self._sessions, grant_id)
+            or _remove(self._wide, grant_id)
         )
         if removed is None:
             return None
@@ -363,6 +508,7 @@ class GrantStore:
                 "command": removed.command,
                 "project": removed.project,
                 **({"kind": removed.kind.value, "tool": removed.tool} if removed.tool else {}),
+                **wide_fields(removed),
             },
             entry_point=entry_point,
             clock=self.clock,
@@ -372,19 +518,89 @@ class GrantStore:
     # --- tool calls, and sessions kept for a thread -------------------------------------------
 
     def covering_tool(
-        self, tool: str, tool_input: Mapping[str, Any], cwd: str, *, thread: str | None = None
+        self,
+        tool: str,
+        tool_input: Mapping[str, Any],
+        cwd: str,
+        *,
+        thread: str | None = None,
+        edits: tuple[str, ...] = (),
+        must_ask: bool = False,
     ) -> Grant | None:
-        """The grant that covers this tool call here: a stored one, or *thread*'s session."""
+        """The grant that covers this tool call here: a stored one, or *thread*'s session;
+        exact, or (*edits*: the absolute paths the call edits, if it is an edit) a `file` or
+        `project` one. None for a *must_ask* call: no grant covers one."""
+        if must_ask:
+            return None
         key = tool_input_key(tool_input)
         found = [*self._tools.items(), *self._thread_grants(thread)]
-        return next((g for g in found if g.covers_tool(tool, key, cwd)), None)
+        exact = next((g for g in found if g.covers_tool(tool, key, cwd)), None)
+        if exact is not None or not edits:
+            return exact
+        wide = (g for g in self._wide.items() if g.thread in (None, thread) and self._live(g))
+        return next((g for g in wide if g.covers_edits(edits, cwd)), None)
 
     def covering_in_thread(
-        self, command: str, cwd: str, thread: str, *, options: Mapping[str, Any] | None = None
+        self,
+        command: str,
+        cwd: str,
+        thread: str,
+        *,
+        options: Mapping[str, Any] | None = None,
+        words: tuple[str, ...] | None = None,
+        must_ask: bool = False,
     ) -> Grant | None:
-        """The session grant kept for *thread* that covers *command* (with *options*)."""
+        """The session grant kept for *thread* that covers *command* (with *options*): exact,
+        or (*words*, as :meth:`covering` takes them) a `command` one. None for *must_ask*."""
+        if must_ask:
+            return None
         key = options_key(options)
-        return next((g for g in self._thread_grants(thread) if g.covers(command, cwd, key)), None)
+        exact = next((g for g in self._thread_grants(thread) if g.covers(command, cwd, key)), None)
+        if exact is not None or words is None:
+            return exact
+        kept = (g for g in self._wide.items() if g.thread == thread and self._fresh(g))
+        return next((g for g in kept if g.covers_words(words, cwd, key)), None)
+
+    def _live(self, grant: Grant) -> bool:
+        """A stored grant, or a thread's that has not aged out."""
+        return grant.thread is None or self._fresh(grant)
+
+    def add_wide(
+        self,
+        *,
+        scope: Scope,
+        width: Width,
+        cwd: str,
+        request: str,
+        user: str,
+        prefix: tuple[str, ...] | None = None,
+        path: str | None = None,
+        options: Mapping[str, Any] | None = None,
+        thread: str | None = None,
+    ) -> Grant:
+        """Keep a grant wider than the exact call: `command` (*prefix*, with the call's
+        *options*), `file` or `project` (*path*), for *scope* (a `session` one for *thread*
+        only: a gate keeps its own in memory)."""
+        grant = wide_grant(
+            scope=scope,
+            width=width,
+            cwd=cwd,
+            request=request,
+            user=user,
+            prefix=prefix,
+            path=path,
+            options=options,
+            granted_at=record_time(self.clock),
+            grant_id=new_grant_id(),
+        )
+        if scope is Scope.SESSION:
+            if thread is None:
+                raise ValueError("a stored session grant is kept for a thread")
+            grant = grant._replace(thread=thread)
+        with self._wide.locked() as home_fd:
+            kept = [g for g in self._wide.read(home_fd) if self._live(g)]
+            self._wide.write(home_fd, [*kept, grant])
+        return grant
 
     def add_tool(
         self,
@@ -439,12 +655,17 @@ class GrantStore:
 
     def end_session(self, thread: str) -> int:
         """Forget *thread*'s session grants (its session ended); how many there were."""
-        with self._sessions.locked() as home_fd:
-            grants = self._sessions.read(home_fd)
-            kept = [g for g in grants if g.thread != thread and self._fresh(g)]
-            if len(kept) != len(grants):
-                self._sessions.write(home_fd, kept)
-        return sum(1 for g in grants if g.thread == thread)
+        ended = 0
+        for store in (self._sessions, self._wide):
+            with store.locked() as home_fd:
+                grants = store.read(home_fd)
+                kept = [
+                    g for g in grants if g.thread is None or (g.thread != thread and self._fresh(g))
+                ]
+                if len(kept) != len(grants):
+                    store.write(home_fd, kept)
+            ended += sum(1 for g in grants if g.thread == thread)
+        return ended
 
     def _thread_grants(self, thread: str | None) -> tuple[Grant, ...]:
         if thread is None:
@@ -475,6 +696,84 @@ class GrantStore:
             tool=tool,
             input=tool_input_key(tool_input),
         )
+
+
+def wide_grant(
+    *,
+    scope: Scope,
+    width: Width,
+    cwd: str,
+    request: str,
+    user: str,
+    granted_at: datetime,
+    grant_id: str | None,
+    prefix: tuple[str, ...] | None = None,
+    path: str | None = None,
+    options: Mapping[str, Any] | None = None,
+) -> Grant:
+    """A grant wider than the exact call (see :meth:`GrantStore.add_wide`); a gate keeps a
+    `session` one (*grant_id* None) in its memory."""
+    if scope not in WIDE_SCOPES:
+        raise ValueError(f"a {width} grant is for {', '.join(WIDE_SCOPES)}, not {scope}")
+    place = _project_fields(scope, cwd)
+    if width is Width.COMMAND:
+        if not prefix:
+            raise ValueError("a command grant needs its prefix")
+        fields: dict[str, Any] = {"kind": Kind.COMMAND, "prefix": tuple(prefix)}
+        fields["options"] = options_key(options)
+    elif width in (Width.FILE, Width.PROJECT):
+        if path is None or not path.startswith("/"):
+            raise ValueError(f"a {width} grant needs its absolute path")
+        real = _real(path)
+        fields = {"kind": Kind.TOOL, "path": real}
+        if width is Width.PROJECT:
+            fields["path_id"] = project_identity(real)
+    else:
+        raise ValueError(f"a {width} grant is an exact one")
+    grant = Grant(
+        id=grant_id,
+        scope=Scope(scope),
+        command="",
+        granted_at=granted_at,
+        request=request,
+        user=user,
+        width=width,
+        **place,
+        **fields,
+    )
+    return grant._replace(command=grant.pattern)
+
+
+def _wide_grant_from(item: Any) -> Grant:
+    """A grant wider than the exact call: a stored one, or a session's kept for its thread."""
+    scope, thread = item["scope"], item.get("thread")
+    if scope not in WIDE_SCOPES or (scope == Scope.SESSION) != isinstance(thread, str):
+        raise ValueError("a wide grant's scope is session (with its thread), project or always")
+    if thread is not None and not isinstance(thread, str):
+        raise TypeError("a grant's thread is text")
+    grant = _grant_from({**item, "scope": Scope.ALWAYS.value if thread else scope})
+    width = Width(item["width"])
+    if width is Width.COMMAND:
+        prefix = item["prefix"]
+        if (
+            not isinstance(prefix, list)
+            or not prefix
+            or not all(isinstance(w, str) and w for w in prefix)
+        ):
+            raise TypeError("a command grant's prefix is a list of words")
+        grant = grant._replace(width=width, prefix=tuple(prefix))
+    elif width in (Width.FILE, Width.PROJECT):
+        path, path_id = item["path"], item.get("pathId")
+        if not isinstance(path, str) or not path.startswith("/"):
+            raise TypeError(f"a {width} grant's path is absolute")
+        if path_id is not None and not isinstance(path_id, str):
+            raise TypeError("a grant's pathId is text")
+        grant = grant._replace(kind=Kind.TOOL, width=width, path=path, path_id=path_id)
+    else:
+        raise ValueError("a wide grant is wider than the exact call")
+    if thread is not None:
+        grant = grant._replace(scope=Scope.SESSION, thread=thread)
+    return grant
 
 
 def _remove(store: JsonStore[Grant], grant_id: str) -> Grant | None:

@@ -995,6 +995,7 @@ class WispTui(App[None]):
             decision=choice.decision,
             text=choice.text,
             reason=choice.reason,
+            width=choice.width,
         )
         self.answering[item.key] = item
         self._update_row(item)

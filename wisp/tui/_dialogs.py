@@ -13,8 +13,10 @@ screen only as :class:`rich.text.Text` made by :mod:`wisp.tui._model` (visible, 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
+from pathlib import PurePath
+from typing import Any
 
 import attrs
 from rich.text import Text
@@ -26,10 +28,34 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from pending import KINDS, Decision, Kind, State
+from pending import (
+    EXACT_WIDTH,
+    KINDS,
+    Decision,
+    Kind,
+    Scope,
+    State,
+    Width,
+    width_json,
+    width_words,
+)
 from wisp._text import visible
 from wisp.kinds import view
 from wisp.tui._model import Waiting, detail
+
+AnswerWidth = tuple[Width, tuple[str, ...] | None, str | None]
+
+
+def _width_short(width: AnswerWidth) -> str:
+    """A width in the few words the keys line has room for."""
+    name, prefix, path = width
+    if name is Width.COMMAND:
+        return visible(" ".join(prefix or ())) + " *"
+    if name is Width.FILE:
+        return f"edits to {visible(PurePath(path or '').name)}"
+    if name is Width.PROJECT:
+        return "edits in this project"
+    return "this call"
 
 
 def hand_on(event: events.Key, box: Input, on_escape: Callable[[], object] | None = None) -> None:
@@ -87,6 +113,9 @@ class Choice:
     decision: Decision
     text: str | None = None
     reason: str | None = None  # told to the asker with a `no`
+    # How wide an approval reaches (an answer's `width`, docs/channel.md "Widths"); None: the
+    # exact call.
+    width: Mapping[str, Any] | None = None
 
 
 def _details(item: Waiting) -> Text:
@@ -176,7 +205,11 @@ class Dialog(ModalScreen[Choice | None]):
             note.display = bool(self.note())
             yield note
             yield from self.compose_answer()
-            yield Static(Text(self.KEYS + KEYS_END), classes="keys")
+            yield Static(Text(self.keys_text() + KEYS_END), classes="keys")
+
+    def keys_text(self) -> str:
+        """The keys line (a command's says the width its approving keys give)."""
+        return self.KEYS
 
     def note(self) -> str:
         return ""
@@ -209,7 +242,7 @@ class Dialog(ModalScreen[Choice | None]):
         whole, and is approved without scrolling)."""
         width = min(self.app.size.width, DIALOG_MAX_WIDTH) - DIALOG_EDGE
         heading = self.query_one(".heading", Static)
-        shown = [str(heading.render()), self.more, self.KEYS + KEYS_END]
+        shown = [str(heading.render()), self.more, self.keys_text() + KEYS_END]
         note = self.query_one("#note", Static)
         if note.display:
             shown.append(self.note())
@@ -248,9 +281,13 @@ class Dialog(ModalScreen[Choice | None]):
         return scroll.scroll_target_y >= scroll.max_scroll_y > scroll.scroll_y
 
     def answer(
-        self, decision: Decision, text: str | None = None, reason: str | None = None
+        self,
+        decision: Decision,
+        text: str | None = None,
+        reason: str | None = None,
+        width: Mapping[str, Any] | None = None,
     ) -> None:
-        choice = Choice(decision=decision, text=text, reason=reason)
+        choice = Choice(decision=decision, text=text, reason=reason, width=width)
         if decision in self.APPROVING:
             self._mark()
             if not self.seen_end:
@@ -286,14 +323,19 @@ class Dialog(ModalScreen[Choice | None]):
 class CommandDialog(Dialog):
     """A command (or a tool call): `y s p a` approve; `n` opens a box for an optional reason,
     told to the agent (why, or what to do instead), and Enter there denies; Ctrl-C denies at
-    once, with no reason."""
+    once, with no reason. Where the request offers wider answers (docs/channel.md, "Widths"),
+    `w` steps through them ("this call", `npm test *`, edits to the file, edits in the
+    project) and `s p a` give the one shown; a must-ask call takes `y` and `n` only, and says
+    why."""
 
     KEYS = "[y]es once  [s]ession  [p]roject  [a]lways  [n]o"
+    MUST_ASK_KEYS = "[y]es once  [n]o"
     BINDINGS = [  # noqa: RUF012 - textual's declared form
         Binding("y", "answer('once')", "yes once"),
         Binding("s", "answer('session')", "session"),
         Binding("p", "answer('project')", "project"),
         Binding("a", "answer('always')", "always"),
+        Binding("w", "widen", "width"),
         Binding("n", "answer('no')", "no"),
         Binding("ctrl+c", "deny_now", "no", priority=True),
         Binding("escape", "later", "later"),
@@ -302,6 +344,39 @@ class CommandDialog(Dialog):
     APPROVE = "answering yes (y s p a)"
     APPROVE_KEYS = "y s p a"
     REASON_TITLE = "deny: why, or what to do instead (optional) · Enter: deny · Esc: back"
+
+    def __init__(self, item: Waiting, *, series: str | None = None) -> None:
+        super().__init__(item, series=series)
+        self.offers = item.line.offered
+        wider = [o.target for o in self.offers.widths if o.width is not Width.EXACT]
+        self.widths: list[AnswerWidth] = [EXACT_WIDTH, *wider]
+        self.width_at = 0
+        self.refused = ""  # why the last approving key was not taken
+
+    def keys_text(self) -> str:
+        if self.offers.must_ask:
+            return self.MUST_ASK_KEYS
+        if len(self.widths) == 1:
+            return self.KEYS
+        return f"{self.KEYS}  [w]idth: {_width_short(self.widths[self.width_at])}"
+
+    def note(self) -> str:
+        said = [f"asked every time: {why}" for why in self.offers.must_ask]
+        return "\n".join([*said, *([self.refused] if self.refused else [])])
+
+    def _renote(self) -> None:
+        note = self.query_one("#note", Static)
+        note.update(Text(self.note()))
+        note.display = bool(self.note())
+        self.query_one(".keys", Static).update(Text(self.keys_text() + KEYS_END))
+        self._fit()
+
+    def action_widen(self) -> None:
+        """The next width offered (after the widest: the exact call again)."""
+        if len(self.widths) > 1:
+            self.width_at = (self.width_at + 1) % len(self.widths)
+            self.refused = ""
+            self._renote()
 
     def compose_answer(self) -> ComposeResult:
         box = Input(placeholder="told to the agent", id="reason", select_on_focus=False)
@@ -321,7 +396,13 @@ class CommandDialog(Dialog):
             self._fit()  # the box takes its lines from the request's
             self.set_focus(box)  # now: a reason typed in one burst with `n` is all the box's
             return
-        self.answer(chosen)
+        target = EXACT_WIDTH if chosen == Decision.ONCE else self.widths[self.width_at]
+        offer = self.offers.find(target)
+        if offer is None or Scope(chosen.value) not in offer.scopes:
+            self.refused = f"{chosen.value} is not offered for {width_words(target)}"
+            self._renote()
+            return
+        self.answer(chosen, width=width_json(target))
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()

@@ -18,7 +18,7 @@ import hashlib
 import hmac
 import json
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -47,8 +47,10 @@ from pending import (
     StaleRequest,
     Status,
     Via,
+    answer_width,
     is_valid_id,
     parse_time,
+    width_json,
 )
 from wisp import (
     ANSWERABLE,
@@ -391,6 +393,7 @@ class WebFace:
         try:
             decision = Decision(form.get("decision", ""))
             kind = Kind(form.get("kind", ""))
+            width = _width(form.get("width"))
         except ValueError:
             return refused("Refused: no answer this page gives. Nothing was written.", 400)
         host = form.get("host") or None
@@ -422,7 +425,9 @@ class WebFace:
         text = form.get("text") if decision is _text_decision(kind) else None
         reason = form.get("reason") or None if decision is Decision.NO else None
         if remote is not None:
-            line = AnswerLine(id=request_id, decision=decision, kind=kind, text=text, reason=reason)
+            line = AnswerLine(
+                id=request_id, decision=decision, kind=kind, text=text, reason=reason, width=width
+            )
             reply = await run_in_threadpool(self._give_there, credential, remote, line)
             if reply is None:
                 return refused(REVOKED_MEANWHILE, 403)
@@ -437,7 +442,7 @@ class WebFace:
             )
         try:
             report = await run_in_threadpool(
-                self._give, credential, request_id, decision, kind, text, reason, shown
+                self._give, credential, request_id, decision, kind, text, reason, shown, width
             )
         except (AlreadySettled, StaleRequest) as exc:
             return refused(refusal(exc, me=None), 409)
@@ -461,6 +466,7 @@ class WebFace:
         text: str | None,
         reason: str | None,
         shown: Status,
+        width: Mapping[str, Any] | None = None,
     ) -> AnswerReport | None:
         """The answer, given while the device is held paired (None: it was revoked since
         its request's headers came). The devices' lock is held until the answer is
@@ -480,7 +486,13 @@ class WebFace:
             won = False
             try:
                 report = answerer.answer(
-                    request_id, decision, kind=kind, text=text, reason=reason, shown=shown.request
+                    request_id,
+                    decision,
+                    kind=kind,
+                    text=text,
+                    reason=reason,
+                    shown=shown.request,
+                    width=width,
                 )
                 won = report.won
             finally:
@@ -618,6 +630,17 @@ def _refused_there(reply: Reply, host: str) -> tuple[str, int]:
         "not known. See `wisp approvals` there, or answer from a terminal there.",
         502,
     )
+
+
+def _width(typed: str | None) -> dict[str, Any] | None:
+    """A form's `width` (an offer's, as JSON: docs/channel.md "Widths"), checked; None: the
+    exact call. Raises ValueError for anything else."""
+    if not typed:
+        return None
+    try:
+        return width_json(answer_width(json.loads(typed)))
+    except (json.JSONDecodeError, TypeError) as exc:
+        raise ValueError(str(exc)) from None
 
 
 def _text_decision(kind: Kind) -> Decision | None:

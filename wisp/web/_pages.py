@@ -10,10 +10,26 @@ kind shows comes from its view (:func:`wisp.kinds.view`): this module never swit
 from __future__ import annotations
 
 import html
+import json
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 
-from pending import KINDS, Answer, Decision, Kind, Outcome, Request, Status, Via, format_time
+from pending import (
+    EXACT_WIDTH,
+    KINDS,
+    Answer,
+    Decision,
+    Kind,
+    Outcome,
+    Request,
+    Scope,
+    Status,
+    Via,
+    format_time,
+    offers_of,
+    width_json,
+    width_words,
+)
 from wisp import ANSWERABLE
 from wisp._render import age
 from wisp._text import visible
@@ -415,6 +431,12 @@ def _answers(status: Status, csrf: str, host: str | None = None) -> str:
             css = "primary" if decision is plain[0] else "secondary"
             forms.append(form(status, csrf, _button(decision, css)))
     scopes = [d for d in spec.decisions if d in SCOPES]
+    offers = offers_of(binding) if spec.widths else None
+    if offers is not None:  # the exact call's scopes, as the request offers them
+        exact = offers.find(EXACT_WIDTH)
+        scopes = [d for d in scopes if exact is not None and Scope(d.value) in exact.scopes]
+        for why in offers.must_ask:
+            forms.append(f'<p class="must-ask">Asked every time: {text(why)}</p>')
     if scopes:
         forms.append(
             form(
@@ -422,6 +444,21 @@ def _answers(status: Status, csrf: str, host: str | None = None) -> str:
                 csrf,
                 '<span class="scope-label">or approve for</span>'
                 + "".join(_button(d, "scope") for d in scopes),
+                " scopes",
+            )
+        )
+    for offer in offers.widths if offers is not None else ():
+        shown = width_json(offer.target)
+        if shown is None:
+            continue  # the exact call: its scopes are the row above
+        forms.append(
+            form(
+                status,
+                csrf,
+                f'<input type="hidden" name="width" value="{attr(json.dumps(shown))}">'
+                f'<span class="scope-label">or approve {text(width_words(offer.target))} '
+                "for</span>"
+                + "".join(_button(Decision(scope.value), "scope") for scope in offer.scopes),
                 " scopes",
             )
         )
