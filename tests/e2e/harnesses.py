@@ -517,10 +517,16 @@ def start_kilo(
     wisp_home: Path,
     prompt: str = PROMPT,
     pin: Pin | None = None,
+    hook: str | None = None,
 ) -> Popen:
     """`kilo run PROMPT`, ~/.config/kilo as `configure_kilo` and then `wisp agents setup kilo`
-    (wisp's plugin) left it."""
+    (wisp's plugin) left it; or, with *hook*, the bridge plugin (opencode-hook.js) running
+    it before every tool call instead."""
+    if hook is not None:
+        plugins = home / ".config" / "kilo" / "plugin"
+        (plugins / "wisp-e2e.js").write_text((HERE / "opencode-hook.js").read_text())
     env = base_env(home, wisp_home) | {
+        "WISP_E2E_HOOK": hook or "",
         "KILO_DISABLE_AUTOUPDATE": "true",
         "KILO_DISABLE_SHARE": "true",
         "KILO_DISABLE_MODELS_FETCH": "true",
