@@ -588,6 +588,28 @@ class TestSetupQwen:
         assert any("disableAllHooks" in s for s in skipped), skipped
         assert any("executionSandbox" in s for s in skipped), skipped
 
+    def test_a_projects_hook_is_skipped_only_with_folder_trust_on(
+        self,
+        home: Path,
+        tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch,
+    ) -> None:
+        """Set up with --project: with Qwen Code's folder trust off (its default) the project's
+        hook is not skipped; turned on in the user's settings, status says it is skipped
+        unless the folder is trusted."""
+        _on_path(tmp_path, monkeypatch, "qwen", "0.24.4")
+        project = tmp_path / "project"
+        project.mkdir()
+        code, _, err = _wisp("agents", "setup", "qwen", "--project", str(project))
+        assert code == 0, err
+        monkeypatch.chdir(project)
+        assert _entry("qwen")["skipped"] == []
+        user = home / ".qwen" / "settings.json"
+        user.parent.mkdir(exist_ok=True)
+        user.write_text(json.dumps({"security": {"folderTrust": {"enabled": True}}}))
+        (said,) = _entry("qwen")["skipped"]
+        assert said.startswith(str(project / ".qwen" / "settings.json")) and "trusted" in said
+
 
 class TestSetupKilo:
     def test_writes_its_plugin_and_takes_it_out_again(

@@ -15,8 +15,9 @@ Its "ask" is refused headless and, in its YOLO mode, may be approved by nobody: 
 the ask, and an unanswered call is denied.
 
 Qwen Code skips every hook while its own shell sandbox (`tools.executionSandbox`) is on,
-or `disableAllHooks` is set (or `--bare`, safe mode); it skips a project's hooks unless the
-folder is trusted. So wisp sets up no sandbox there, and status names what would skip it.
+or `disableAllHooks` is set (or `--bare`, safe mode); with folder trust on
+(`security.folderTrust.enabled`, off by default) it skips a project's hooks in a folder not
+trusted. So wisp sets up no sandbox there, and status names what would skip it.
 """
 
 from __future__ import annotations
@@ -104,10 +105,19 @@ def _settings_of(path: Path) -> Mapping[str, Any]:
     return data if isinstance(data, Mapping) else {}
 
 
+def _trusts_folders(user: Mapping[str, Any]) -> bool:
+    security = user.get("security")
+    trust = security.get("folderTrust") if isinstance(security, Mapping) else None
+    return isinstance(trust, Mapping) and trust.get("enabled") is True
+
+
 def skipped(program: str, hooks: list[dict[str, object]]) -> list[str]:
     """wisp's hooks Qwen Code would skip, as their settings files say: all hooks off, its
-    shell sandbox on (which turns hooks off), or a project's folder (skipped untrusted)."""
+    shell sandbox on (which turns hooks off), or, with folder trust on, a project's (skipped
+    in a folder not trusted)."""
     said: list[str] = []
+    user = user_settings(os.environ, Path.home())
+    trusts = _trusts_folders(_settings_of(user))
     for file in dict.fromkeys(str(h["file"]) for h in hooks):
         data = _settings_of(Path(file))
         tools = data.get("tools")
@@ -118,8 +128,11 @@ def skipped(program: str, hooks: list[dict[str, object]]) -> list[str]:
                 f"{file}: skipped: Qwen Code runs no hook while its shell sandbox "
                 "(`tools.executionSandbox`) is on; turn it off to keep wisp's gate"
             )
-        if Path(file) != user_settings(os.environ, Path.home()):
-            said.append(f"{file}: skipped by Qwen Code unless the folder is trusted")
+        if trusts and Path(file) != user:
+            said.append(
+                f"{file}: skipped by Qwen Code unless the folder is trusted (its folder trust "
+                "is on: `security.folderTrust.enabled`)"
+            )
     return said
 
 
@@ -152,6 +165,7 @@ HARNESS = Harness(
     timeout_scale=MS_PER_S,
     skipped=skipped,
     tools=TOOLS,
-    project_note="Qwen Code skips a project's hooks unless the folder is trusted: set it up at "
-    "the user level (without --project) to be sure it runs",
+    project_note="with its folder trust on (`security.folderTrust.enabled`), Qwen Code skips a "
+    "project's hooks unless the folder is trusted: set it up at the user level (without "
+    "--project) to be sure it runs",
 )
