@@ -544,6 +544,135 @@ class TestSetupOpenCode:
         assert all(h["failClosed"] for h in entry["hooks"]) and not entry["protected"]
 
 
+class TestSetupQwen:
+    def test_timeout_in_milliseconds_guarded_and_fail_closed(
+        self, home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Qwen Code's hook lands in ~/.qwen/settings.json beside the person's settings, its
+        timeout in ms above the wait, its command wisp's guard; status: installed,
+        fail-closed, unprotected (its sandbox turns hooks off); remove leaves theirs."""
+        _on_path(tmp_path, monkeypatch, "qwen", "0.24.4")
+        path = home / ".qwen" / "settings.json"
+        path.parent.mkdir()
+        path.write_text(json.dumps({"model": {"name": "qwen3-coder-plus"}}))
+        code, out, err = _wisp("agents", "setup", "qwen")
+        assert code == 0 and "unprotected" in out, err
+        data = json.loads(path.read_text())
+        assert data["model"] == {"name": "qwen3-coder-plus"}
+        (group,) = data["hooks"]["PreToolUse"]
+        (hook,) = group["hooks"]
+        assert hook["timeout"] == 600_000 and "hookguard.sh" in hook["command"]
+        _code, out, err = _wisp("agents", "status", "--json")
+        (entry,) = [e for e in json.loads(out) if e["harness"] == "qwen"]
+        assert entry["installed"] and entry["version"] == "0.24.4", err
+        assert all(h["failClosed"] and h["timeout"] == 600 for h in entry["hooks"]), entry
+        assert entry["skipped"] == [] and not entry["protected"]
+        assert _wisp("agents", "remove", "qwen")[0] == 0
+        assert json.loads(path.read_text()) == {"model": {"name": "qwen3-coder-plus"}}
+
+    def test_status_names_what_turns_its_hooks_off(
+        self, home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """`disableAllHooks`, or Qwen Code's own shell sandbox (which runs no hook), beside
+        wisp's hook: status says it is skipped, and why. The control: set up alone, nothing
+        is skipped."""
+        _on_path(tmp_path, monkeypatch, "qwen", "0.24.4")
+        assert _wisp("agents", "setup", "qwen")[0] == 0
+        assert _entry("qwen")["skipped"] == []
+        path = home / ".qwen" / "settings.json"
+        data = json.loads(path.read_text())
+        sandbox = {"filesystem": "workspace-write", "network": "closed"}
+        path.write_text(json.dumps(data | {"disableAllHooks": True, "tools": {
+            "executionSandbox": sandbox}}))  # fmt: skip
+        skipped = _entry("qwen")["skipped"]
+        assert any("disableAllHooks" in s for s in skipped), skipped
+        assert any("executionSandbox" in s for s in skipped), skipped
+
+    def test_a_projects_hook_is_skipped_only_with_folder_trust_on(
+        self,
+        home: Path,
+        tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch,
+    ) -> None:
+        """Set up with --project: with Qwen Code's folder trust off (its default) the project's
+        hook is not skipped; turned on in the user's settings, status says it is skipped
+        unless the folder is trusted."""
+        _on_path(tmp_path, monkeypatch, "qwen", "0.24.4")
+        project = tmp_path / "project"
+        project.mkdir()
+        code, _, err = _wisp("agents", "setup", "qwen", "--project", str(project))
+        assert code == 0, err
+        monkeypatch.chdir(project)
+        assert _entry("qwen")["skipped"] == []
+        user = home / ".qwen" / "settings.json"
+        user.parent.mkdir(exist_ok=True)
+        user.write_text(json.dumps({"security": {"folderTrust": {"enabled": True}}}))
+        (said,) = _entry("qwen")["skipped"]
+        assert said.startswith(str(project / ".qwen" / "settings.json")) and "trusted" in said
+
+
+class TestSetupKilo:
+    def test_writes_its_plugin_and_takes_it_out_again(
+        self, home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Kilo Code's plugin lands in its config plugin folder (~/.config/kilo/plugin), 0600,
+        running `wisp hook kilo`; status: installed and fail-closed (the plugin denies when
+        wisp cannot answer); remove deletes it."""
+        _on_path(tmp_path, monkeypatch, "kilo", "7.7.7")
+        path = home / ".config" / "kilo" / "plugin" / "wisp.js"
+        code, _, err = _wisp("agents", "setup", "kilo")
+        assert code == 0, err
+        text = path.read_text()
+        assert text.startswith("// wisp's Kilo Code plugin") and "tool.execute.before" in text
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600
+        found = re.search(r"^const WISP = (.*)$", text, re.MULTILINE)
+        assert found is not None and json.loads(found.group(1))[-2:] == ["hook", "kilo"]
+        entry = _entry("kilo")
+        assert entry["installed"] and entry["version"] == "7.7.7"
+        assert all(h["failClosed"] and h["works"] for h in entry["hooks"]), entry
+        code, _, err = _wisp("agents", "remove", "kilo")
+        assert code == 0 and not path.exists(), err
+
+    def test_an_opencode_plugin_of_wisps_there_is_not_taken_for_kilos(self, home: Path) -> None:
+        """A file in Kilo Code's place that is wisp's OpenCode plugin (or anyone else's) is
+        refused, unchanged; the control: the folder empty, setup writes Kilo Code's."""
+        from wisp.agents import opencode
+
+        path = home / ".config" / "kilo" / "plugin" / "wisp.js"
+        path.parent.mkdir(parents=True)
+        theirs = opencode.plugin(["wisp", "hook", "opencode"])
+        path.write_text(theirs)
+        code, _, err = _wisp("agents", "setup", "kilo")
+        assert code == 1 and "not wisp's plugin" in err, err
+        assert path.read_text() == theirs
+        path.unlink()
+        assert _wisp("agents", "setup", "kilo")[0] == 0 and path.exists()
+
+
+class TestSetupCrush:
+    def test_a_flat_entry_in_seconds_guarded_beside_the_persons(
+        self, home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Crush's hook lands in ~/.config/crush/crush.json as a flat PreToolUse entry beside
+        the person's own, its timeout in seconds above the wait, its command wisp's guard;
+        status: installed, fail-closed; remove leaves theirs."""
+        _on_path(tmp_path, monkeypatch, "crush", "0.96.1")
+        path = home / ".config" / "crush" / "crush.json"
+        path.parent.mkdir(parents=True)
+        theirs = {"matcher": "^bash$", "command": "./hooks/no-rm-rf.sh"}
+        path.write_text(json.dumps({"hooks": {"PreToolUse": [theirs]}}))
+        code, out, err = _wisp("agents", "setup", "crush")
+        assert code == 0 and "unprotected" in out, err
+        first, wisps = json.loads(path.read_text())["hooks"]["PreToolUse"]
+        assert first == theirs and wisps["timeout"] == 600
+        assert "hookguard.sh" in wisps["command"] and wisps["command"].endswith("hook crush")
+        entry = _entry("crush")
+        assert entry["installed"] and entry["version"] == "0.96.1"
+        assert all(h["failClosed"] and h["timeout"] == 600 for h in entry["hooks"]), entry
+        assert _wisp("agents", "remove", "crush")[0] == 0
+        assert json.loads(path.read_text()) == {"hooks": {"PreToolUse": [theirs]}}
+
+
 @pytest.fixture
 def outside(out_of_tree_wisp: Path) -> Iterator[Path]:
     """A scratch directory of this test's own beside the run's out-of-tree install: in no

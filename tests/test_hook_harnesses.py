@@ -1,7 +1,8 @@
-"""`wisp hook codex|gemini|copilot|opencode`: each harness's real pre-tool event (captured by
-the e2e tier, fixtures/agents/) fed to a real process, answered from a real terminal, and its answer
-read in that harness's own shape. None of them has an "ask": the wait is the ask, and
-anything but a grant or the person's approval is a deny."""
+"""`wisp hook codex|gemini|copilot|opencode|qwen|kilo|crush`: each harness's real pre-tool event
+(captured by the e2e tier, fixtures/agents/; Crush's written from its source) fed to a real
+process, answered from a real terminal, and its answer read in that harness's own shape. None
+of them has an "ask": the wait is the ask, and anything but a grant or the person's approval
+is a deny."""
 
 from __future__ import annotations
 
@@ -44,9 +45,13 @@ DECISIONS: dict[str, Callable[[str], tuple[str, str]]] = {
     "gemini": gemini_decision,
     "copilot": copilot_decision,
     "opencode": gemini_decision,  # wisp's plugin reads Gemini CLI's shape
+    "qwen": codex_decision,  # Claude Code's shape
+    "kilo": gemini_decision,  # wisp's OpenCode plugin, made Kilo Code's
+    "crush": gemini_decision,  # its top-level `decision` and `reason`
 }
 HARNESSES = sorted(DECISIONS)
-GUARDED = ["codex", "copilot", "gemini"]  # OpenCode's plugin fails closed by itself
+# OpenCode's and Kilo Code's plugins fail closed by themselves.
+GUARDED = ["codex", "copilot", "crush", "gemini", "qwen"]
 
 
 def event(harness: str, name: str, project: Path) -> bytes:
@@ -185,15 +190,18 @@ NODE = shutil.which("node")
 
 
 class OpenCodePlugin:
-    """wisp's OpenCode plugin (as --print-settings makes it, running *argv* for wisp) loaded
-    by node and called as OpenCode calls it, with the captured shell event."""
+    """wisp's OpenCode plugin (as --print-settings makes it, running *argv* for wisp; *kilo*:
+    Kilo Code's) loaded by node and called as OpenCode calls it, with the captured shell
+    event."""
 
-    def __init__(self, tmp: Path, argv: list[str]) -> None:
-        from wisp.agents.opencode import plugin
+    def __init__(self, tmp: Path, argv: list[str], *, kilo: bool = False) -> None:
+        from wisp.agents import kilo as kilo_code
+        from wisp.agents import opencode
 
         self.path = tmp / "wisp.mjs"
-        self.path.write_text(plugin(argv))
-        shell = json.loads((EVENTS / "opencode" / "pre-tool-shell.json").read_text())
+        self.path.write_text((kilo_code if kilo else opencode).plugin(argv))
+        harness = "kilo" if kilo else "opencode"
+        shell = json.loads((EVENTS / harness / "pre-tool-shell.json").read_text())
         self.driver = tmp / "driver.mjs"
         self.driver.write_text(
             f"import {{ Wisp }} from {json.dumps(str(self.path))}\n"
@@ -345,3 +353,64 @@ class TestCursorEvents:
             assert argv[:2] == [GUARD_SHELL, str(GUARD_SCRIPT)]
             assert argv[-2:] == ["hook", "cursor"]
         assert "Write" in hooks["preToolUse"][0]["matcher"]
+
+
+@pytest.mark.skipif(NODE is None, reason="node is not installed")
+class TestKiloPlugin:
+    def test_an_allow_lets_the_call_run_and_a_deny_throws(self, tmp_path: Path) -> None:
+        """Kilo Code's plugin (OpenCode's, made Kilo Code's) called with Kilo Code's captured
+        shell event: wisp's deny is a throw carrying its reason; the control: its allow runs."""
+        deny = 'cat >/dev/null; echo \'{"decision": "deny", "reason": "wisp: no"}\''
+        allow = 'cat >/dev/null; echo \'{"decision": "allow"}\''
+        assert OpenCodePlugin(tmp_path, ["/bin/sh", "-c", deny], kilo=True).call() == (
+            "THREW wisp: no"
+        )
+        assert OpenCodePlugin(tmp_path, ["/bin/sh", "-c", allow], kilo=True).call() == "RAN"
+
+    def test_wisp_killed_throws_naming_wisp_hook_kilo(self, tmp_path: Path) -> None:
+        """A wisp killed before it answers: a throw that names `wisp hook kilo`, never a run."""
+        said = OpenCodePlugin(tmp_path, ["/bin/sh", "-c", "kill -9 $$"], kilo=True).call()
+        assert said.startswith("THREW") and "SIGKILL" in said and "wisp hook kilo" in said
+
+    def test_printed_it_is_kilo_codes_running_this_wisp_unguarded(self, home: Path) -> None:
+        """--print-settings prints the plugin for Kilo Code's plugin folder, running
+        `wisp hook kilo` itself (the plugin is the guard), with no word of OpenCode's left."""
+        printed = run_wisp("hook", "kilo", "--print-settings")
+        assert printed.returncode == 0, printed.stderr
+        assert printed.stdout.startswith("// wisp's Kilo Code plugin")
+        assert "~/.config/kilo/plugin/wisp.js" in printed.stdout
+        assert "opencode" not in printed.stdout.lower()
+        line = next(x for x in printed.stdout.splitlines() if x.startswith("const WISP = "))
+        argv = json.loads(line.removeprefix("const WISP = "))
+        assert argv[-2:] == ["hook", "kilo"] and str(GUARD_SCRIPT) not in argv
+
+
+class TestQwenGuard:
+    def test_a_killed_wisp_is_exit_2_with_the_reason_on_stderr(self, tmp_path: Path) -> None:
+        """Qwen Code reads only stderr on exit 2 (and runs the call if it is empty): the guard
+        as setup installs it, its wisp killed, exits 2 and says why there. The control: a
+        wisp that answers allow is passed through as it said it."""
+        from wisp.agents.hookio import guarded_command
+        from wisp.agents.qwen import HARNESS
+
+        data = event("qwen", "pre-tool-shell", tmp_path)
+        killed = guarded_command(HARNESS, ["/bin/sh", "-c", "cat >/dev/null; kill -9 $$", "-"])
+        done = subprocess.run(killed, input=data, capture_output=True, timeout=60, check=False)
+        assert done.returncode == 2 and "ended without answering" in done.stderr.decode(), done
+        assert codex_decision(done.stdout.decode())[0] == "deny"
+        allow = HARNESS.allow("wisp: approved").stdout
+        answers = ["/bin/sh", "-c", f"cat >/dev/null; echo {shlex.quote(allow)}", "-"]
+        done = subprocess.run(
+            guarded_command(HARNESS, answers), input=data, capture_output=True, timeout=60
+        )
+        assert done.returncode == 0 and codex_decision(done.stdout.decode())[0] == "allow"
+
+    def test_the_printed_timeout_is_in_milliseconds_above_the_wait(self, home: Path) -> None:
+        """--print-settings --wait 30: Qwen Code's timeout is 40 000 (milliseconds: 0.24
+        reads 1000 or more as ms), so wisp answers before Qwen Code gives up and runs it."""
+        printed = run_wisp("hook", "qwen", "--print-settings", "--wait", "30")
+        assert printed.returncode == 0, printed.stderr
+        (group,) = json.loads(printed.stdout)["hooks"]["PreToolUse"]
+        (hook,) = group["hooks"]
+        assert group["matcher"] == ".*" and hook["timeout"] == 40_000
+        assert shlex.split(hook["command"])[-4:] == ["hook", "qwen", "--wait", "30"]

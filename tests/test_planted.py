@@ -36,7 +36,17 @@ from wisp.routes.subproc import child_env
 # The `wisp` program as installed beside this interpreter (what a person and a harness run).
 WISP = Path(sys.executable).parent / "wisp"
 EVENTS = Path(__file__).resolve().parent.parent / "fixtures" / "agents"
-HARNESSES = ("claude-code", "codex", "gemini", "copilot", "opencode", "cursor")
+HARNESSES = (
+    "claude-code",
+    "codex",
+    "gemini",
+    "copilot",
+    "opencode",
+    "cursor",
+    "qwen",
+    "kilo",
+    "crush",
+)
 # Each harness's captured shell event (Cursor's own name for it).
 SHELL_EVENT = {h: "pre-tool-shell" for h in HARNESSES} | {"cursor": "before-shell-execution"}
 # Every module a start from the project could import in the place of wisp's: wisp's packages
@@ -74,6 +84,9 @@ SETUP_FILES = {
     "copilot": ".copilot/hooks/wisp.json",
     "opencode": ".config/opencode/plugin/wisp.js",
     "cursor": ".cursor/hooks.json",
+    "qwen": ".qwen/settings.json",
+    "kilo": ".config/kilo/plugin/wisp.js",
+    "crush": ".config/crush/crush.json",
 }
 SECRET = "planted-topic-5b2c"
 BAD_EVENT = b"[1, 2]"  # an event every hook refuses at once, once wisp's own code has read it
@@ -138,8 +151,8 @@ def posted(home: Path) -> list[dict[str, Any]]:
 
 def hook_commands(text: str, harness: str, *, toml: bool = False) -> list[str]:
     """Every hook command in *harness*'s settings as printed or written: JSON, or TOML with
-    *toml* (Codex's config.toml); OpenCode's plugin, its argv."""
-    if harness == "opencode":
+    *toml* (Codex's config.toml); OpenCode's plugin (and Kilo Code's), its argv."""
+    if harness in ("opencode", "kilo"):
         line = next(x for x in text.splitlines() if x.startswith("const WISP = "))
         return [shlex.join(json.loads(line.removeprefix("const WISP = ").rstrip(";")))]
     found: list[str] = []

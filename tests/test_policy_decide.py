@@ -104,6 +104,34 @@ def _cursor(project: Path, cwd: Path, *, command: str | None = None, edit: Path 
     return data
 
 
+def _named(name: str, shell: str, write: str) -> Callable[..., dict[str, Any]]:
+    """A harness whose event names its tool as Gemini CLI's does (`tool_name`, `tool_input`,
+    the write's `file_path`): Qwen Code, Crush."""
+
+    def build(project: Path, cwd: Path, *, command: str | None = None, edit: Path | None = None):
+        data = _fixture(name, "pre-tool-shell", project)
+        data.update(cwd=str(cwd), session_id=SESSION)
+        if command is not None:
+            data.update(tool_name=shell, tool_input={"command": command})
+        else:
+            data.update(tool_name=write, tool_input={"file_path": str(edit), "content": "x\n"})
+        return data
+
+    return build
+
+
+def _kilo(project: Path, cwd: Path, *, command: str | None = None, edit: Path | None = None):
+    data = _fixture("kilo", "pre-tool-shell", project)
+    data["cwd"] = str(cwd)
+    data["input"]["sessionID"] = SESSION
+    if command is not None:
+        data["input"]["tool"], data["output"]["args"] = "bash", {"command": command}
+    else:
+        data["input"]["tool"] = "write"
+        data["output"]["args"] = {"filePath": str(edit), "content": "x\n"}
+    return data
+
+
 EVENTS: dict[str, Callable[..., dict[str, Any]]] = {
     "claude-code": _claude_like("claude-code", "Bash"),
     "codex": _codex,
@@ -111,6 +139,9 @@ EVENTS: dict[str, Callable[..., dict[str, Any]]] = {
     "copilot": _copilot,
     "opencode": _opencode,
     "cursor": _cursor,
+    "qwen": _named("qwen", "run_shell_command", "write_file"),
+    "kilo": _kilo,
+    "crush": _named("crush", "bash", "write"),
 }
 
 
@@ -393,6 +424,9 @@ class TestToolTables:
             "copilot": ("edit", {"path": "/p/a"}),
             "opencode": ("edit", {"filePath": "/p/a"}),
             "cursor": ("StrReplace", {"file_path": "/p/a"}),
+            "qwen": ("edit", {"file_path": "/p/a"}),
+            "kilo": ("edit", {"filePath": "/p/a"}),
+            "crush": ("multiedit", {"file_path": "/p/a"}),
         }
         for name, (tool, tool_input) in cases.items():
             found = harness(name)

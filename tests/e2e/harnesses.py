@@ -462,3 +462,105 @@ def configure_opencode(home: Path, url: str, pin: Pin | None = None) -> None:
             "permission": {"bash": "allow", "edit": "allow"},
         },
     )
+
+
+# --- Qwen Code -----------------------------------------------------------------------------
+
+
+def start_qwen(
+    ns: LoopbackNamespace,
+    home: Path,
+    cwd: Path,
+    url: str,
+    wisp_home: Path,
+    prompt: str = PROMPT,
+    pin: Pin | None = None,
+) -> Popen:
+    """`qwen -p PROMPT --approval-mode yolo` (its own approvals off: the hook is all that
+    stands in a call's way), OpenAI-compatible auth against the fake server, ~/.qwen as
+    `configure_qwen` and then `wisp agents setup qwen` left it."""
+    env = base_env(home, wisp_home) | {
+        "OPENAI_BASE_URL": url + "/v1",
+        "OPENAI_API_KEY": "x",
+        "OPENAI_MODEL": "fake-model",
+        "QWEN_CODE_SUPPRESS_YOLO_WARNING": "1",
+    }
+    argv = [str(binary(pin or "qwen")), "-p", prompt, "--approval-mode", "yolo",
+            "--output-format", "json"]  # fmt: skip
+    return _start(ns, argv, cwd, env)
+
+
+def configure_qwen(home: Path, hook: str | None = None, timeout_ms: int = 60_000) -> None:
+    """~/.qwen/settings.json: OpenAI auth, nothing reported or updated, and *hook* (unless
+    None) as a PreToolUse command hook."""
+    settings: dict[str, Any] = {
+        "security": {"auth": {"selectedType": "openai"}},
+        "model": {"name": "fake-model"},
+        "privacy": {"usageStatisticsEnabled": False},
+        "telemetry": {"enabled": False},
+        "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
+    }
+    if hook is not None:
+        entry = {"type": "command", "command": hook, "timeout": timeout_ms}
+        settings["hooks"] = {"PreToolUse": [{"matcher": ".*", "hooks": [entry]}]}
+    _write_json(home / ".qwen" / "settings.json", settings)
+
+
+# --- Kilo Code CLI -------------------------------------------------------------------------
+
+
+def start_kilo(
+    ns: LoopbackNamespace,
+    home: Path,
+    cwd: Path,
+    url: str,
+    wisp_home: Path,
+    prompt: str = PROMPT,
+    pin: Pin | None = None,
+    hook: str | None = None,
+) -> Popen:
+    """`kilo run PROMPT`, ~/.config/kilo as `configure_kilo` and then `wisp agents setup kilo`
+    (wisp's plugin) left it; or, with *hook*, the bridge plugin (opencode-hook.js) running
+    it before every tool call instead."""
+    if hook is not None:
+        plugins = home / ".config" / "kilo" / "plugin"
+        (plugins / "wisp-e2e.js").write_text((HERE / "opencode-hook.js").read_text())
+    env = base_env(home, wisp_home) | {
+        "WISP_E2E_HOOK": hook or "",
+        "KILO_DISABLE_AUTOUPDATE": "true",
+        "KILO_DISABLE_SHARE": "true",
+        "KILO_DISABLE_MODELS_FETCH": "true",
+        "KILO_DISABLE_LSP_DOWNLOAD": "true",
+    }
+    argv = [str(binary(pin or "kilo")), "run", "--format", "json", prompt]
+    return _start(ns, argv, cwd, env)
+
+
+def configure_kilo(home: Path, url: str, pin: Pin | None = None) -> None:
+    """~/.config/kilo: the fake model as its provider, its own permissions allowing the
+    tools, the plugin package linked from the cache (install.sh: Kilo Code otherwise waits
+    for its install to fail offline), an empty plugin folder."""
+    config = home / ".config" / "kilo"
+    (config / "plugin").mkdir(parents=True, exist_ok=True)
+    deps = (pin or pins()["kilo"]).prefix / "config"
+    for name in ("package.json", "package-lock.json"):
+        (config / name).write_text((deps / name).read_text())
+    if not (config / "node_modules").is_symlink():
+        (config / "node_modules").symlink_to(deps / "node_modules")
+    provider = {
+        "npm": "@ai-sdk/openai-compatible",
+        "name": "fake",
+        "options": {"baseURL": url + "/v1", "apiKey": "x"},
+        "models": {"fake-model": {"name": "fake", "tool_call": True}},
+    }
+    _write_json(
+        config / "kilo.json",
+        {
+            "$schema": "https://app.kilo.ai/config.json",
+            "autoupdate": False,
+            "share": "disabled",
+            "model": "fake/fake-model",
+            "provider": {"fake": provider},
+            "permission": {"bash": "allow", "edit": "allow"},
+        },
+    )

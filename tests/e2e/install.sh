@@ -20,7 +20,12 @@ harnesses=(
   "gemini @google/gemini-cli 0.61.0 gemini"
   "copilot @github/copilot 1.0.102 copilot"
   "opencode opencode-ai 1.18.33 opencode"
+  "qwen @qwen-code/qwen-code 0.24.4 qwen"
+  "kilo @kilocode/cli 7.7.7 kilo"
 )
+# Kilo Code: npm's newest @kilocode/cli (7.8.1) names Linux binary packages npm does not have
+# (their newest is 7.7.9, whose @kilocode/cli is not published): 7.7.7 is the newest that
+# installs here.
 
 if ! command -v npm >/dev/null 2>&1; then
   for line in "${harnesses[@]}"; do
@@ -32,12 +37,18 @@ fi
 
 # What a harness would fetch at run time, fetched now (the tests run it offline): OpenCode
 # installs its plugin package into its config folder unless that folder already has it
-# (the driver links this one there).
+# (the driver links this one there); Kilo Code likewise.
 extras() {
   local name=$1 version=$2 prefix=$3
   if [[ $name == opencode ]]; then
     npm install --prefix "$prefix/config" --no-audit --no-fund --loglevel=error \
       "@opencode-ai/plugin@$version"
+  fi
+  # Kilo Code the same (it waits ~70 s for the install to fail offline); it checks the name
+  # only, and @kilocode/plugin's versions stop at 7.3.1.
+  if [[ $name == kilo ]]; then
+    npm install --prefix "$prefix/config" --no-audit --no-fund --loglevel=error \
+      "@kilocode/plugin@7.3.1"
   fi
 }
 

@@ -61,6 +61,14 @@ def _opencode(ns, home, cwd, url, wisp_home, pin):
     return harnesses.start_opencode(ns, home, cwd, url, "", wisp_home, set_up=True, pin=pin)
 
 
+def _qwen(ns, home, cwd, url, wisp_home, pin):
+    return harnesses.start_qwen(ns, home, cwd, url, wisp_home, pin=pin)
+
+
+def _kilo(ns, home, cwd, url, wisp_home, pin):
+    return harnesses.start_kilo(ns, home, cwd, url, wisp_home, pin=pin)
+
+
 HARNESSES = {
     "claude-code": Harness(
         lambda home, url, pin: harnesses.configure_claude_code(home), _claude,
@@ -81,6 +89,14 @@ HARNESSES = {
     ),
     "opencode": Harness(
         harnesses.configure_opencode, _opencode,
+        lambda command: Call("bash", {"command": command, "description": "marker"}),
+    ),
+    "qwen": Harness(
+        lambda home, url, pin: harnesses.configure_qwen(home), _qwen,
+        lambda command: Call("run_shell_command", {"command": command, "description": "marker"}),
+    ),
+    "kilo": Harness(
+        harnesses.configure_kilo, _kilo,
         lambda command: Call("bash", {"command": command, "description": "marker"}),
     ),
 }  # fmt: skip

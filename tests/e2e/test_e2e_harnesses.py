@@ -46,6 +46,16 @@ def _claude(ns, home, cwd, url, hook, wisp_home, pin):
     )
 
 
+def _qwen(ns, home, cwd, url, hook, wisp_home, pin):
+    harnesses.configure_qwen(home, hook)
+    return harnesses.start_qwen(ns, home, cwd, url, wisp_home, pin=pin)
+
+
+def _kilo(ns, home, cwd, url, hook, wisp_home, pin):
+    harnesses.configure_kilo(home, url, pin)
+    return harnesses.start_kilo(ns, home, cwd, url, wisp_home, pin=pin, hook=hook)
+
+
 PATCH = "apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: {}\n+hello\n*** End Patch\nEOF\n"
 
 HARNESSES = [
@@ -79,6 +89,18 @@ HARNESSES = [
         lambda f: Call("write", {"filePath": str(f), "content": "hello\n"}),
         lambda e: e["input"]["tool"], "blocks",
     ),
+    Harness(
+        "qwen", "claude-code", _qwen,
+        lambda m: Call("run_shell_command", {"command": f"touch {m}", "description": "marker"}),
+        lambda f: Call("write_file", {"file_path": str(f), "content": "hello\n"}),
+        lambda e: e["tool_name"], "runs",
+    ),
+    Harness(
+        "kilo", "gemini", _kilo,
+        lambda m: Call("bash", {"command": f"touch {m}", "description": "marker"}),
+        lambda f: Call("write", {"filePath": str(f), "content": "hello\n"}),
+        lambda e: e["input"]["tool"], "blocks",
+    ),
 ]  # fmt: skip
 
 EXPECTED_TOOLS = {
@@ -87,6 +109,8 @@ EXPECTED_TOOLS = {
     "gemini": ["run_shell_command", "write_file"],
     "copilot": ["bash", "create"],
     "opencode": ["bash", "write"],
+    "qwen": ["run_shell_command", "write_file"],
+    "kilo": ["bash", "write"],
 }
 
 

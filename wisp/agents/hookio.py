@@ -62,6 +62,9 @@ HARNESS_MODULES: tuple[str, ...] = (
     "wisp.agents.copilot",
     "wisp.agents.opencode",
     "wisp.agents.cursor",
+    "wisp.agents.qwen",
+    "wisp.agents.kilo",
+    "wisp.agents.crush",
 )
 # An event larger than this is not read whole: no tool call a person can judge is that long.
 MAX_EVENT_BYTES = 4 * 1024 * 1024

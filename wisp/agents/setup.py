@@ -63,6 +63,11 @@ VERSION_TIMEOUT_S = 15.0
 PLUGIN_MARK = "// wisp's OpenCode plugin"
 
 
+def plugin_mark(t: Harness) -> str:
+    """What the first line of wisp's plugin for *t* starts with (OpenCode's: PLUGIN_MARK)."""
+    return f"// wisp's {t.title} plugin"
+
+
 def wisp_block(t: Harness, options: HookOptions) -> dict[str, Any]:
     """wisp's part of *t*'s config: its hooks (the settings `wisp hook NAME --print-settings`
     prints), and its sandbox where it has one; a file of wisp's own as `{"text": …}`."""
@@ -441,7 +446,7 @@ def _removed(t: Harness, path: Path, before: str, record: setuprecord.Record | N
 
 def _refuse_not_ours(t: Harness, path: Path, text: str | None) -> None:
     """A file of wisp's own that someone else's stands in the place of is left alone."""
-    if text is not None and not text.startswith(PLUGIN_MARK):
+    if text is not None and not text.startswith(plugin_mark(t)):
         raise SetupRefused(
             f"{path} is not wisp's plugin; move it away (or merge by hand: `wisp hook "
             f"{t.name} --print-settings`) and run again."
@@ -494,7 +499,7 @@ def _read_config(t: Harness, path: Path) -> Mapping[str, Any]:
     if text is None:
         return {}
     if t.fmt is Format.TEXT:  # the plugin: wisp's when it carries the mark
-        return {"plugin": text} if text.startswith(PLUGIN_MARK) else {}
+        return {"plugin": text} if text.startswith(plugin_mark(t)) else {}
     if t.fmt is Format.TOML:
         import tomllib
 
