@@ -414,8 +414,9 @@ HELP_KEYS: tuple[tuple[str, str], ...] = (
     ("w", "show only the selected request's asker (again: everyone's)"),
     ("A", "answer all from the selected request's asker, in turn"),
     ("h", "history: what ended lately"),
-    ("i", "hide or show the detail pane"),
-    ("d", "hide or show the calls decided without asking"),
+    # One row for both: the help is whole in 24 lines (a 25th brings a scrollbar, which
+    # narrows the table's lines until they wrap).
+    ("i d", "hide or show the detail pane (i), calls decided unasked (d)"),
     ("r", "restart a relay that has ended (shown while one is down)"),
     ("? F1", "this help"),
     ("q Ctrl-C Ctrl-Q", "quit"),

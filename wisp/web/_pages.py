@@ -27,11 +27,12 @@ from pending import (
     Via,
     format_time,
     offers_of,
+    parse_time,
     width_json,
     width_words,
 )
-from wisp import ANSWERABLE
-from wisp._render import age
+from wisp import ANSWERABLE, DecidedCall, Verdict
+from wisp._render import age, decided_line
 from wisp._text import visible
 from wisp.kinds import view
 from wisp.kinds.command import words
@@ -167,6 +168,7 @@ def board(
     down: Sequence[tuple[str, str]] = (),
     total: int | None = None,
     more: str = "",
+    decided: Sequence[DecidedCall] = (),
 ) -> str:
     """The board (a fragment of the page): the request asked for first (its whole card, or
     how it ended), then what waits. *differs*: a fact request's contradicted kept facts, by
@@ -175,7 +177,8 @@ def board(
     the paired device that answered a request here, by request ID. *hosts*: with `--host`,
     the host each request waits on, by request ID; *down*: the hosts that are down, and
     why. *statuses* may be the first page of what waits: *total* counts them all, *more*
-    (:func:`more_button`) fetches the rest."""
+    (:func:`more_button`) fetches the rest; *decided*: the calls lately decided without
+    asking, newest first (:func:`decided_list`)."""
     cards = []
     if focus is not None and all(s.id != focus.id for s in statuses):
         if focus.state in ANSWERABLE:
@@ -203,7 +206,30 @@ def board(
 {hosts_down(down)}{"".join(cards)}
 </main>
 <div id="more-box">{more}</div>
-<p id="empty" class="empty"{" hidden" if statuses else ""}>Nothing waits for you.</p>"""
+<p id="empty" class="empty"{" hidden" if statuses else ""}>Nothing waits for you.</p>
+<div id="decided-box">{decided_list(decided)}</div>"""
+
+
+def decided_list(calls: Sequence[DecidedCall]) -> str:
+    """The calls lately decided without asking — by a rule or a grant — newest first, in a
+    list that stays collapsed until opened: each its time and the call in the words `wisp
+    pending watch` uses (`allowed by rule read-only: git status — claude-code, ~/src/app`);
+    a denied one marked so. Nothing while none has been."""
+    if not calls:
+        return ""
+    items = []
+    for call in calls:
+        try:
+            when = clock(parse_time(call.ts))
+        except ValueError:
+            when = text(call.ts)
+        verdict = "deny" if call.verdict is Verdict.DENY else "allow"
+        said = text(decided_line(dict(call.record)))
+        items.append(f'<li class="{verdict}">{when} {said}</li>')
+    return (
+        '<details id="decided" class="decided"><summary>Decided without asking '
+        f'<span class="n">({len(calls)})</span></summary><ol>{"".join(items)}</ol></details>'
+    )
 
 
 def more_button(after: str | None, left: int) -> str:
