@@ -5,6 +5,7 @@ decided without asking over HTTP."""
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import signal
 import socket
@@ -385,3 +386,45 @@ class TestDecidedWithoutAsking:
             shown = board()
             assert "allowed by rule read-only: git status — claude-code" in shown
             assert "curl" not in shown.split('id="decided-box"')[1]
+
+    def test_a_far_hosts_decided_calls_are_listed_with_its_name(
+        self, home: Path, tmp_path: Path
+    ) -> None:
+        """With `--host far` (its relay a real `wisp relay --via web` over another home), a
+        call a real `wisp hook claude-code` decided by rule on far is listed on the page as
+        far's (`far: allowed by rule read-only: ls — claude-code`), beside far's waiting
+        request (the control: its card, as before)."""
+        from wisp.web._app import CREDENTIAL_HEADER
+
+        home.mkdir(mode=0o700)
+        far = tmp_path / "far"
+        project = tmp_path / "project"
+        (project / ".git").mkdir(parents=True)
+        store = DeviceStore(home)
+        _device, credential = store.pair(store.new_pairing()[0], "phone")
+        relay = [sys.executable, "-m", "wisp", "relay", "--via", "web"]
+        command_line = shlex.join(["env", f"WISP_HOME={far}", *relay])
+        with Channel.open(far) as channel, channel.server() as lock:
+            waiting = command(lock, "make far-deploy")
+            channel.file(waiting)
+            with web_server(home, "--host", "far", "--relay-command", command_line) as server:
+
+                def board() -> str:
+                    request = urllib.request.Request(
+                        f"{server.url}/board", headers={CREDENTIAL_HEADER: credential}
+                    )
+                    with urllib.request.urlopen(request, timeout=WAIT_S) as response:
+                        return str(json.loads(response.read())["html"])
+
+                # far's request on the page: its relay has said hello, and follows its log
+                wait_until(lambda: waiting.id in board(), what="far's request")
+                env = {**os.environ, "WISP_HOME": str(far)}
+                assert claude_hook_call(project, "ls", env=env) == "allow"
+                shown = wait_until(
+                    lambda: 'id="decided"' in (html := board()) and html, what="far's decided call"
+                )
+        listed = shown.split('id="decided-box"')[1]
+        assert (
+            '<span class="host">far</span>: allowed by rule read-only: ls — claude-code' in listed
+        )
+        assert "make far-deploy" in shown.split('id="decided-box"')[0]

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import attrs
 
-from pending import Missed, PendingError, Status, start_thread
+from pending import Missed, PendingError, Status, parse_time, start_thread
 from wisp import (
     ANSWERABLE,
     ChannelBack,
@@ -30,10 +30,13 @@ from wisp import (
     Found,
     HomeGone,
     LiveInbox,
+    Verdict,
     WispError,
     answerable_now,
     follow_decided,
 )
+from wisp._render import decided_line
+from wisp.relay.protocol import Decided
 
 ENDED_KEPT = 64  # ended requests remembered for their pages
 QUEUE_SIZE = 64  # changes a page may fall behind by before it is sent the whole board
@@ -58,6 +61,18 @@ class Reset:
 @attrs.frozen
 class Gone:
     """The home was removed: nothing is watched any more."""
+
+
+@attrs.frozen(kw_only=True)
+class DecidedRow:
+    """A call decided without asking, as a page lists it: when, allowed or denied, the call
+    and what decided it in words; *host*: the `--host` whose relay said so (None: this
+    machine). Its texts come from an audit log: shown made visible, never compared."""
+
+    ts: datetime | None
+    verdict: Verdict
+    said: str
+    host: str | None = None
 
 
 @attrs.frozen
@@ -98,7 +113,7 @@ class Board:
         self._subscribers: list[_Subscriber] = []
         self._live: LiveInbox | None = None
         self._thread: threading.Thread | None = None
-        self._decided: deque[DecidedCall] = deque(maxlen=DECIDED_KEPT)
+        self._decided: deque[DecidedRow] = deque(maxlen=DECIDED_KEPT)
         self._stop_decided: Callable[[], None] | None = None
         self.gone = False
 
@@ -135,11 +150,23 @@ class Board:
         self._stop_decided = follower.close
 
     def _take_decided(self, call: DecidedCall) -> None:
+        try:
+            ts: datetime | None = parse_time(call.ts)
+        except ValueError:
+            ts = None
+        said = decided_line(dict(call.record))
+        self._add_decided(DecidedRow(ts=ts, verdict=call.verdict, said=said))
+
+    def decided_there(self, host: str, line: Decided) -> None:
+        """A call *host*'s relay says was decided there without asking (from any thread)."""
+        self._add_decided(DecidedRow(ts=line.ts, verdict=line.verdict, said=line.said, host=host))
+
+    def _add_decided(self, row: DecidedRow) -> None:
         with self._lock:
-            self._decided.append(call)
+            self._decided.append(row)
         self._publish(CallDecided())
 
-    def decided(self) -> list[DecidedCall]:
+    def decided(self) -> list[DecidedRow]:
         """The calls lately decided without asking, newest first."""
         with self._lock:
             return list(reversed(self._decided))

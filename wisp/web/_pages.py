@@ -27,16 +27,16 @@ from pending import (
     Via,
     format_time,
     offers_of,
-    parse_time,
     width_json,
     width_words,
 )
-from wisp import ANSWERABLE, DecidedCall, Verdict
-from wisp._render import age, decided_line
+from wisp import ANSWERABLE, Verdict
+from wisp._render import age
 from wisp._text import visible
 from wisp.kinds import view
 from wisp.kinds.command import words
 from wisp.relay.hosts import LOCAL  # this machine's label, with --host (as `wisp tui`'s)
+from wisp.web._board import DecidedRow
 
 # How each decision's button reads. A decision missing here (a kind added later) reads as
 # its own word.
@@ -168,7 +168,7 @@ def board(
     down: Sequence[tuple[str, str]] = (),
     total: int | None = None,
     more: str = "",
-    decided: Sequence[DecidedCall] = (),
+    decided: Sequence[DecidedRow] = (),
 ) -> str:
     """The board (a fragment of the page): the request asked for first (its whole card, or
     how it ended), then what waits. *differs*: a fact request's contradicted kept facts, by
@@ -210,22 +210,19 @@ def board(
 <div id="decided-box">{decided_list(decided)}</div>"""
 
 
-def decided_list(calls: Sequence[DecidedCall]) -> str:
+def decided_list(calls: Sequence[DecidedRow]) -> str:
     """The calls lately decided without asking — by a rule or a grant — newest first, in a
-    list that stays collapsed until opened: each its time and the call in the words `wisp
-    pending watch` uses (`allowed by rule read-only: git status — claude-code, ~/src/app`);
-    a denied one marked so. Nothing while none has been."""
+    list that stays collapsed until opened: each its time, its host (with `--host`), and the
+    call in the words `wisp pending watch` uses (`allowed by rule read-only: git status —
+    claude-code, ~/src/app`); a denied one marked so. Nothing while none has been."""
     if not calls:
         return ""
     items = []
     for call in calls:
-        try:
-            when = clock(parse_time(call.ts))
-        except ValueError:
-            when = text(call.ts)
+        when = clock(call.ts) if call.ts is not None else ""
         verdict = "deny" if call.verdict is Verdict.DENY else "allow"
-        said = text(decided_line(dict(call.record)))
-        items.append(f'<li class="{verdict}">{when} {said}</li>')
+        host = f'<span class="host">{text(call.host)}</span>: ' if call.host else ""
+        items.append(f'<li class="{verdict}">{when} {host}{text(call.said)}</li>')
     return (
         '<details id="decided" class="decided"><summary>Decided without asking '
         f'<span class="n">({len(calls)})</span></summary><ol>{"".join(items)}</ol></details>'
