@@ -7,15 +7,15 @@ Light on purpose: the verdicts and deciders are read here (the relay's protocol 
 (:mod:`wisp.policy.decide`, which names them from here).
 """
 
-from __future__ import annotations
+# Annotations here are not postponed (no `from __future__ import annotations`): a named
+# tuple's postponed field types are each compiled by typing at import (issue 41). No attrs:
+# the decision imports this module on a hook's path.
 
 from collections.abc import Callable, Mapping
 from enum import StrEnum
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
-
-import attrs
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from wisp.audit.writer import AuditEvent
 
@@ -51,8 +51,7 @@ WITHOUT_ASKING = frozenset({Decider.RULE, Decider.GRANT})
 _ROUTINE = frozenset({"entryPoint", "pid"})
 
 
-@attrs.frozen(kw_only=True)
-class DecidedCall:
+class DecidedCall(NamedTuple):
     """One call decided without asking, as its `call.decided` record says it: its verdict
     and decider read into their enums; every text (the rule's name, the command, the cwd) as
     the record holds it, to be shown made visible, never compared."""
@@ -60,7 +59,7 @@ class DecidedCall:
     ts: str
     verdict: Verdict
     decider: Decider
-    record: Mapping[str, Any] = attrs.field(eq=False)  # the record, less its writer's own
+    record: Mapping[str, Any]  # the record, less its writer's own
 
     def text(self, key: str) -> str | None:
         """One of the record's texts (None when it has none, or not a text)."""
@@ -90,7 +89,7 @@ def follow_decided(
     *,
     on_error: Callable[[str], None],
     on_warning: Callable[[str], None] | None = None,
-) -> LogFollower:
+) -> "LogFollower":
     """Hand each call decided without asking to *take* as the audit log records it, from
     now on (what was recorded before is not), on a thread of its own driven by the log's
     file events (:meth:`wisp.audit.reader.LogFollower.each_new`); it makes nothing in the
