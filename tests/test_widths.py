@@ -788,3 +788,42 @@ class TestListsOfGrantedCommands:
             assert self._decided(home, project, line).verdict is Verdict.ASK, line
         assert grant_parts(parse_line("ls | wc -l", str(project)), str(project)) is None
         assert grant_parts(parse_line("mix test | wc -l", str(project)), None) is None
+
+    def test_a_list_offers_the_commands_not_yet_granted(
+        self, tmp_path: Path, project: Path
+    ) -> None:
+        """A list asked for offers "this command with any arguments" for each command no
+        grant covers yet: with `git add *` granted, `git add a && git commit -m x` offers
+        `git commit` alone (before, it offers both)."""
+        from wisp._entry import EntryPoint
+        from wisp.agents.gate import widths_of
+        from wisp.kinds.standing import StandingGrants
+        from wisp.policy.decide import Call, decide
+        from wisp.policy.reading import Effect
+
+        home = tmp_path / "home"
+        home.mkdir(mode=0o700)
+        call = Call(
+            harness="claude-code",
+            session="s1",
+            cwd=str(project),
+            project=str(project),
+            tool="Bash",
+            effect=Effect.SHELL,
+            command="git add a && git commit -m x",
+        )
+
+        def offered() -> tuple[tuple[str, ...], ...]:
+            grants = StandingGrants(home, EntryPoint.HOOK)
+            return widths_of(call, decide(call, home=home, grants=grants), grants).prefixes
+
+        assert offered() == (("git", "add"), ("git", "commit"))  # the control
+        GrantStore(home).add_wide(
+            scope=Scope.PROJECT,
+            width=Width.COMMAND,
+            cwd=str(project),
+            request="r1",
+            user="me",
+            prefix=("git", "add"),
+        )
+        assert offered() == (("git", "commit"),)
