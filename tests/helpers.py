@@ -483,3 +483,22 @@ def probed_wisp(
         timeout=120,
         check=False,
     )
+
+
+def claude_hook_call(
+    project: Path, command: str, *args: str, env: dict[str, str] | None = None
+) -> str:
+    """A real `wisp hook claude-code` process run on a Bash call of *command* in *project*
+    (a folder with a `.git` of its own: a project), as Claude Code sends it; its answer in
+    a word (allow, deny, ask)."""
+    data = json.loads((FIXTURES / "agents" / "claude-code" / "pre-tool-shell.json").read_text())
+    data.update(cwd=str(project), tool_name="Bash", tool_input={"command": command})
+    done = subprocess.run(
+        wisp_command("hook", "claude-code", *args),
+        input=json.dumps(data).encode(),
+        capture_output=True,
+        timeout=60,
+        env=env,
+    )
+    said = json.loads(done.stdout)["hookSpecificOutput"]["permissionDecision"]
+    return str(said)

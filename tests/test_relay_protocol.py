@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ from hypothesis import strategies as st
 from strategies import chunkings, ids, opt_texts, relay_lines, requests, texts, times
 
 from pending import KINDS, Decision, Kind, Outcome, Request, State, Status, Via
-from wisp import AnswerFate
+from wisp import AnswerFate, Decider, Verdict
 from wisp.relay._lines import approval_line
 from wisp.relay._lines import binding_fields as sent_fields
 from wisp.relay.protocol import (
@@ -25,6 +26,7 @@ from wisp.relay.protocol import (
     Answered,
     AnswerLine,
     ApprovalLine,
+    Decided,
     Effect,
     Ended,
     ErrorCode,
@@ -118,6 +120,22 @@ answereds = st.builds(
     apply_error=opt_texts,
 )
 notifies = st.builds(Notify, title=texts, subtitle=texts, body=texts, sound=st.booleans())
+decideds = st.builds(
+    Decided,
+    ts=st.none() | times,
+    verdict=st.sampled_from(Verdict),
+    decider=st.sampled_from(Decider),
+    said=texts,
+    rule=opt_texts,
+    grant=opt_texts,
+    scope=opt_texts,
+    harness=opt_texts,
+    tool=opt_texts,
+    command=opt_texts,
+    input=st.none() | st.dictionaries(words, opt_texts, max_size=3),
+    cwd=opt_texts,
+    project=opt_texts,
+)
 ended = st.builds(
     Ended,
     ts=texts,
@@ -153,7 +171,7 @@ def approvals(draw: st.DrawFn) -> ApprovalLine:
 
 front_end_lines = hellos | answer_lines | history_requests
 relay_lines_records = (
-    readies | approvals() | withdrawns | answereds | notifies | history_replies | errors
+    readies | approvals() | withdrawns | answereds | notifies | decideds | history_replies | errors
 )
 
 
@@ -395,6 +413,28 @@ class TestWire:
                 '"sound":false}\n'
             ).encode()
         )
+
+    def test_a_decided_line(self) -> None:
+        """A call decided without asking is written as docs/relay.md shows it, key for key,
+        its verdict and decider read back as enums."""
+        line = Decided(
+            ts=datetime(2026, 12, 7, 10, 41, 35, tzinfo=UTC),
+            verdict=Verdict.ALLOW,
+            decider=Decider.RULE,
+            said="allowed by rule read-only: git status — claude-code, ~/src/app",
+            rule="read-only",
+            harness="claude-code",
+            tool="Bash",
+            command="git status",
+            cwd="/home/you/src/app",
+            project="/home/you/src/app",
+        )
+        data = encode(line)
+        docs = Path(__file__).resolve().parent.parent / "docs" / "relay.md"
+        assert data.decode() in docs.read_text()
+        back = decode_relay(data[:-1])
+        assert isinstance(back, Decided) and back.decider is Decider.RULE
+        assert back.verdict is Verdict.ALLOW
 
     def test_an_error_names_only_what_it_has(self) -> None:
         """An error line carries id, kind, allowed and fatal only when there are any."""

@@ -19,7 +19,16 @@ from typing import Any
 
 import pytest
 from helpers import Asker as AskerProcess
-from helpers import command, fact, in_terminal, question, remove_tree, tool, wisp_command
+from helpers import (
+    claude_hook_call,
+    command,
+    fact,
+    in_terminal,
+    question,
+    remove_tree,
+    tool,
+    wisp_command,
+)
 from relayproc import with_terminal, write_config
 from textual.widgets import DataTable
 
@@ -911,6 +920,63 @@ class TestOddRelays:
             await pilot.press("q")
 
         assert exit_status(tui(home, quit_at_once)) == 0
+
+
+DENY_FORCE_PUSH = """\
+[[rule]]
+name = "no-force-push"
+action = "deny"
+command = ["git", "push", "--force", "*"]
+match = ["git push --force"]
+not_match = ["git push origin main"]
+"""
+
+
+class TestDecided:
+    def test_calls_decided_without_asking_are_shown_quietly(
+        self, home: Path, channel: Channel, server: ServerLock, tmp_path: Path
+    ) -> None:
+        """Calls a real `wisp hook claude-code` decided by rule are shown in the strip under
+        the rows as they are decided — `allowed by rule read-only: git status — claude-code`,
+        and the one a deny rule denied, in bold — while the request waiting keeps its row,
+        the selection and the focus, and still opens its dialog (the control); `d` hides the
+        strip and shows it again."""
+        project = tmp_path / "project"
+        (project / ".git").mkdir(parents=True)
+        (home / "policy.toml").write_text(DENY_FORCE_PUSH)
+        (home / "policy.toml").chmod(0o600)
+        waiting = command(server, "make deploy")
+        channel.file(waiting)
+
+        async def body(app: WispTui, pilot: Any) -> None:
+            await select(app, pilot, waiting.id)
+            strip = app.screen.query_one("#decided")
+            assert not strip.display  # nothing decided yet: no strip at all
+            said = await asyncio.to_thread(claude_hook_call, project, "git status")
+            assert said == "allow"
+            denied = await asyncio.to_thread(claude_hook_call, project, "git push --force")
+            assert denied == "deny"
+            lines = await until(
+                pilot, lambda: len(app.decided_lines()) == 2 and app.decided_lines()
+            )
+            assert "allowed by rule read-only: git status — claude-code" in lines[0].plain
+            assert "denied by rule no-force-push: git push --force" in lines[1].plain
+            assert str(lines[1].style) == "bold" and str(lines[0].style) == ""
+            shown = await until(
+                pilot, lambda: any("rule read-only: git status" in x for x in screen_text(app))
+            )
+            assert shown
+            assert app.focused is app._table() and app.selected() is not None
+            assert app.selected().id == waiting.id  # type: ignore[union-attr]
+            await pilot.press("d")
+            await until(pilot, lambda: not strip.display, "the strip hidden")
+            assert not any("rule read-only" in line for line in screen_text(app))
+            await pilot.press("d")
+            await until(pilot, lambda: strip.display, "the strip shown again")
+            await pilot.press("enter")
+            await until(pilot, lambda: isinstance(app.screen, CommandDialog), "the dialog")
+
+        tui(home, body, size=(100, 30))
 
 
 class TestKeys:

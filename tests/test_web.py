@@ -29,6 +29,7 @@ from helpers import (
     WAIT_S,
     AskingCommand,
     audit_records,
+    claude_hook_call,
     command,
     fact,
     in_terminal,
@@ -975,6 +976,43 @@ class TestArrivals:
             shot(phone, "arrived", tmp_path)
             notice.click()
             notice.wait_for(state="hidden", timeout=MS)
+
+
+class TestDecidedWithoutAsking:
+    def test_a_call_a_rule_allowed_is_listed_live_collapsed(
+        self, web: WebServer, phone: Any, home: Path, tmp_path: Path
+    ) -> None:
+        """A call a real `wisp hook claude-code` allowed by rule while the page is open joins
+        the collapsed "Decided without asking" list, live, without a vibration or a notice
+        (the control: a request filed meanwhile gets both, and its card); opened, the list
+        says the call in words, and it stays open as the next call joins it."""
+        phone.add_init_script(VIBRATIONS)
+        project = tmp_path / "project"
+        (project / ".git").mkdir(parents=True)
+        pair(phone, web.url)
+        assert phone.locator("#decided").count() == 0
+        assert claude_hook_call(project, "git status") == "allow"
+        listed = phone.locator("#decided")
+        listed.wait_for(timeout=MS)
+        assert "Decided without asking (1)" in listed.locator("summary").inner_text()
+        assert phone.locator("#decided li").first.is_hidden()  # collapsed
+        assert (
+            phone.evaluate("window.wispVibrations") == [] and phone.locator("#arrived").is_hidden()
+        )
+        with Channel.open(home) as channel, channel.server() as lock:
+            fresh = command(lock, text="make arrived")
+            channel.file(fresh)
+            card(phone, fresh.id)
+            phone.locator("#arrived").wait_for(state="visible", timeout=MS)
+        listed.locator("summary").click()
+        first = phone.locator("#decided li").first
+        first.wait_for(state="visible", timeout=MS)
+        assert "allowed by rule read-only: git status — claude-code" in first.inner_text()
+        assert claude_hook_call(project, "ls -la") == "allow"
+        phone.locator("#decided li").nth(1).wait_for(timeout=MS)  # the list anew
+        assert phone.locator("#decided").get_attribute("open") is not None
+        assert "ls -la" in phone.locator("#decided li").first.inner_text()  # newest first
+        shot(phone, "decided", tmp_path)
 
 
 def _first_event(url: str, held: str) -> bytes:

@@ -40,6 +40,8 @@ _HOMES = {
     "Device": "wisp.stores.devices",
     "DeviceStore": "wisp.stores.devices",
     "DECIDERS": "wisp.audit.reader",
+    "DecidedCall": "wisp.policy.calls",
+    "Decider": "wisp.policy.calls",
     "EVENTS": "wisp.audit.reader",
     "EndedRequest": "wisp.audit.history",
     "Ending": "wisp.kinds._asker",
@@ -86,6 +88,7 @@ _HOMES = {
     "StoreError": "wisp.stores.jsonstore",
     "THREAD_PREFIX": "wisp.stores.factids",
     "UnknownFact": "wisp.stores.threadfacts",
+    "Verdict": "wisp.policy.calls",
     "WAITING": "wisp.kinds._view",
     "WispError": "wisp._errors",
     "answerable_now": "wisp._answering",
@@ -100,6 +103,7 @@ _HOMES = {
     "default_notifier": "wisp.routes.notify",
     "diagnose": "wisp._doctor",
     "exec_approval": "wisp.agents.gate",
+    "follow_decided": "wisp.policy.calls",
     "ended_requests": "wisp.audit.history",
     "hello_heard": "wisp.audit.hello",
     "is_legacy": "wisp.audit.reader",
@@ -173,6 +177,7 @@ if _typing.TYPE_CHECKING:
     from wisp.kinds.fact import contradicted
     from wisp.kinds.fact_keeper import FactKeeper, KeepRequest, KeepState
     from wisp.kinds.question_gate import QuestionAsker, Reply, ReplyOutcome
+    from wisp.policy.calls import DecidedCall, Decider, Verdict, follow_decided
     from wisp.policy.report import (
         PolicyListing,
         RuleSuggestion,
@@ -268,6 +273,8 @@ __all__ = [
     "ConfigError",
     "ConfigUnusable",
     "DeadlineError",
+    "DecidedCall",
+    "Decider",
     "Device",
     "DeviceStore",
     "EndedRequest",
@@ -308,6 +315,7 @@ __all__ = [
     "StartError",
     "StoreError",
     "UnknownFact",
+    "Verdict",
     "WispError",
     "__version__",
     "answerable_now",
@@ -323,6 +331,7 @@ __all__ = [
     "diagnose",
     "ended_requests",
     "exec_approval",
+    "follow_decided",
     "hello_heard",
     "is_legacy",
     "known_event",

@@ -554,7 +554,6 @@ def decided_line(record: dict[str, Any]) -> str:
 
 # What of a `call.decided` record `wisp pending watch --json` leaves out: the writer's own.
 _DECIDED_ROUTINE = frozenset({"entryPoint", "pid"})
-DECIDED_WITHOUT_ASKING = frozenset({"rule", "grant"})  # what `wisp pending watch` shows
 
 
 def decided_json(record: dict[str, Any]) -> dict[str, Any]:

@@ -243,36 +243,37 @@ def _show_decided(
 ) -> Callable[[], None]:
     """Start showing each tool call decided without asking (a `call.decided` record of a
     rule or a grant) as the audit log records it, driven by its file events (the audit
-    log's follower); what is recorded before is not shown. Its warnings are *said* (else the
-    watch has said them already: native watching is unavailable). Returns what stops it."""
-    from wisp import AuditLogError, LogFollower
-    from wisp._render import DECIDED_WITHOUT_ASKING, decided_json, decided_watch_line
+    log's follower, :func:`wisp.follow_decided`: the relay's and the web page's too); what
+    is recorded before is not shown. Its warnings are *said* (else the watch has said them
+    already: native watching is unavailable). Returns what stops it."""
+    from wisp import AuditLogError, DecidedCall, follow_decided
+    from wisp._render import decided_json, decided_watch_line
 
-    wanted = {k.value for k in kinds} if kinds else None
+    def kind_of(call: DecidedCall) -> Kind | None:
+        """Its kind (`command` for a shell line, else `tool`), None if unknown."""
+        try:
+            return Kind(str(call.record.get("kind")))
+        except ValueError:
+            return None
 
-    def show(record: dict[str, Any]) -> None:
-        if record.get("event") != "call.decided":
+    def show(call: DecidedCall) -> None:
+        if kinds is not None and kind_of(call) not in kinds:
             return
-        if record.get("decider") not in DECIDED_WITHOUT_ASKING:
-            return
-        if wanted is not None and record.get("kind") not in wanted:
-            return
+        record = dict(call.record)
         line = json_line(decided_json(record)) if as_json else safe(decided_watch_line(record))
         with _said:
             sys.stdout.write(line + "\n")
             sys.stdout.flush()
 
-    # It makes nothing in the home (no logs/: a home being removed is not made again).
-    follower = LogFollower(
-        home, on_warning=lambda m: tell(f"wisp: {m}") if said else None, make=False
-    )
     try:
-        follower.each_new(
+        # It makes nothing in the home (no logs/: a home being removed is not made again).
+        follower = follow_decided(
+            home,
             show,
             on_error=lambda why: tell(f"wisp: calls decided without asking no longer shown: {why}"),
+            on_warning=lambda m: tell(f"wisp: {m}") if said else None,
         )
     except (AuditLogError, OSError, PendingError) as exc:
-        follower.close()
         tell(f"wisp: calls decided without asking are not shown ({exc}).")
         return lambda: None
     return follower.close

@@ -31,7 +31,6 @@ only when it (or the project's) exists.
 
 import os
 from collections.abc import Mapping
-from enum import StrEnum
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, NamedTuple
@@ -40,33 +39,13 @@ from wisp._entry import EntryPoint
 from wisp.audit.writer import AuditEvent, audit
 from wisp.kinds.standing import StandingGrants
 from wisp.policy import builtin
+from wisp.policy.calls import Decider as Decider  # named here too: the decision's words
+from wisp.policy.calls import Verdict as Verdict
 from wisp.policy.reading import MUST_ASK, Class, Effect, Reading, read_shell, read_tool
 from wisp.policy.rules import POLICY_FILE, Action, Policy, Rule, Subject, load_policy
 from wisp.stores.grants import Grant, project_of
 
 NO_INPUT: Mapping[str, Any] = MappingProxyType({})
-
-
-class Verdict(StrEnum):
-    ALLOW = "allow"
-    DENY = "deny"
-    ASK = "ask"
-
-
-class Decider(StrEnum):
-    """What decided a call (the audit record's `decider`; `wisp log --decider`). A call put
-    to the person is recorded as the person's (or a time-out's), its `asked` field saying
-    which of the others put it to them."""
-
-    GUARD = "guard"  # the self-guard: it touches wisp's own channel or program (asked)
-    RULE = "rule"  # a rule, built in or the person's or the project's (its name recorded)
-    GRANT = "grant"  # a grant (its ID, or `session`)
-    PERSON = "person"  # the person's answer (face, device)
-    TIMEOUT = "timeout"  # nobody answered in time
-    UNREAD = "unread"  # the parser could not read it: asked
-    MUST_ASK = "must-ask"  # a must-ask class: asked, no grant covers it
-    NO_RULE = "no-rule"  # nothing allowed it: asked
-    STOPPED = "stopped"  # the wait was stopped (a signal, the harness gone): denied
 
 
 class Call(NamedTuple):

@@ -3,14 +3,16 @@ reports (pure: no I/O): a request's status, why one went away, an answer's repor
 
 from __future__ import annotations
 
-from pending import Answer, Kind, Request, State, Status, known_json
-from wisp import AnswerReport
+from pending import Answer, Kind, Request, State, Status, known_json, parse_time
+from wisp import AnswerReport, DecidedCall
+from wisp._render import decided_line
 from wisp._text import one_line
 from wisp.kinds import view
 from wisp.relay.protocol import (
     Answered,
     AnswerLine,
     ApprovalLine,
+    Decided,
     ErrorCode,
     ErrorLine,
     Server,
@@ -153,3 +155,28 @@ def answered_line(line: AnswerLine, kind: Kind, report: AnswerReport) -> Answere
 def effect_of(kind: Kind) -> str:
     """The effect that carries *kind*, quoted as messages name it."""
     return f"`{view(kind).effect}`"
+
+
+def decided_of(call: DecidedCall) -> Decided:
+    """A `decided` line: a call decided without asking, as its audit record says it, with
+    its words as `wisp pending watch` says them (this machine's home as `~`)."""
+    try:
+        ts = parse_time(call.ts)
+    except ValueError:
+        ts = None
+    found = call.record.get("input")
+    return Decided(
+        ts=ts,
+        verdict=call.verdict,
+        decider=call.decider,
+        said=decided_line(dict(call.record)),
+        rule=call.text("rule"),
+        grant=call.text("grant"),
+        scope=call.text("scope"),
+        harness=call.text("harness"),
+        tool=call.text("tool"),
+        command=call.text("command"),
+        input=dict(found) if isinstance(found, dict) else None,
+        cwd=call.text("cwd"),
+        project=call.text("project"),
+    )

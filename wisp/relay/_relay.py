@@ -46,6 +46,7 @@ from wisp import (
     Answerer,
     ChannelBack,
     ChannelGone,
+    DecidedCall,
     EndedRequest,
     EntryPoint,
     Face,
@@ -54,10 +55,12 @@ from wisp import (
     LiveInbox,
     Notifier,
     StoreError,
+    WispError,
     __version__,
     contradicted,
     default_notifier,
     ended_requests,
+    follow_decided,
     hello_heard,
     open_channel,
 )
@@ -66,6 +69,7 @@ from wisp.kinds.tool import call_line
 from wisp.relay._lines import (
     answered_line,
     approval_line,
+    decided_of,
     effect_of,
     error_line,
     undeclared_line,
@@ -77,6 +81,7 @@ from wisp.relay.protocol import (
     EXIT_OK,
     NO_HELLO,
     AnswerLine,
+    Effect,
     Ended,
     ErrorCode,
     ErrorLine,
@@ -197,6 +202,7 @@ class Relay:
         self.lock = threading.RLock()
         self.exit_code = EXIT_OK
         self._lines: queue.Queue[object] | None = None
+        self._decided: Callable[[], None] | None = None  # stops the decided calls' follower
 
     def _answerer(self) -> Answerer:
         # The relay's own `via` (from its command line), never the hello's: a front end's
@@ -249,6 +255,8 @@ class Relay:
             self._drain()
         finally:
             live.close()
+            if self._decided is not None:
+                self._decided()
         watch.join(timeout=DRAIN_GRACE_S)
         return self.exit_code
 
@@ -296,6 +304,30 @@ class Relay:
                 settings=base.settings,
                 entry_point=self.answerer_entry,
             )
+
+        if Effect.SHOW_DECIDED in hello.known and self._decided is None:
+            self._show_decided()
+
+    def _show_decided(self) -> None:
+        """Send a `decided` line for each call decided without asking from now on, as the
+        audit log records it (its file events drive it: nothing polls); what was decided
+        before is not sent. A log that cannot be followed is said on stderr."""
+
+        def send(call: DecidedCall) -> None:
+            self.out.send(decided_of(call))
+
+        def stopped(why: str) -> None:
+            self.on_warning(f"calls decided without asking are no longer sent: {why}")
+
+        try:
+            follower = follow_decided(
+                self.channel.home, send, on_error=stopped, on_warning=self.on_warning
+            )
+        except (WispError, OSError, PendingError) as exc:
+            self.on_warning(f"calls decided without asking are not sent ({exc}).")
+            self._decided = lambda: None
+            return
+        self._decided = follower.close
 
     def _to_front_end(self, notice: dict[str, Any]) -> None:
         """The notifier's `host` route: its notice as a `notify` line."""

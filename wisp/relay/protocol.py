@@ -7,7 +7,8 @@ front end written in Python — writes its lines with :func:`encode` and reads t
 
 - a front end sends :class:`Hello` (first, once), :class:`AnswerLine`, :class:`HistoryRequest`;
 - the relay sends :class:`Ready`, :class:`ApprovalLine`, :class:`Withdrawn`,
-  :class:`Answered`, :class:`Notify`, :class:`HistoryReply` and :class:`ErrorLine`.
+  :class:`Answered`, :class:`Notify`, :class:`Decided`, :class:`HistoryReply` and
+  :class:`ErrorLine`.
 
 The decoders are strict: a line is a record, or a :class:`LineError` whose ``code`` is the
 relay's `error` code and whose message says what is wrong. Words with a fixed vocabulary
@@ -47,7 +48,7 @@ from pending import (
     parse_time,
     width_json,
 )
-from wisp import ANSWERABLE, AnswerFate, WispError
+from wisp import ANSWERABLE, AnswerFate, Decider, Verdict, WispError
 from wisp._lines import LINE_MAX_BYTES, LineSplitter, TooLong
 from wisp.kinds import views
 
@@ -66,6 +67,7 @@ __all__ = [
     "AnswerLine",
     "Answered",
     "ApprovalLine",
+    "Decided",
     "Effect",
     "Ended",
     "ErrorCode",
@@ -123,6 +125,9 @@ class Effect(StrEnum):
     it answers (each kind's effect is its view's: :func:`effect_kinds`)."""
 
     NOTIFY = "notify"
+    # A `decided` line for each tool call decided without asking (by a rule or a grant),
+    # as the relay's audit log records it.
+    SHOW_DECIDED = "show-decided"
 
 
 class Withdrawal(StrEnum):
@@ -471,6 +476,27 @@ class Notify:
 
 
 @attrs.frozen(kw_only=True)
+class Decided:
+    """A tool call decided without asking — by a rule or a grant — as the relay's audit log
+    recorded it (only with `show-decided` declared). Its verdict and decider are enums; every
+    other field is text from the audit log, to be shown made visible, never compared."""
+
+    ts: datetime | None
+    verdict: Verdict
+    decider: Decider
+    said: str  # the call and what decided it, in words, as `wisp pending watch` says it
+    rule: str | None = None
+    grant: str | None = None
+    scope: str | None = None
+    harness: str | None = None
+    tool: str | None = None
+    command: str | None = None  # a shell line
+    input: Mapping[str, Any] | None = attrs.field(default=None, eq=False)  # any other tool's
+    cwd: str | None = None
+    project: str | None = None
+
+
+@attrs.frozen(kw_only=True)
 class Ended:
     """One entry of a `history` line: a request's ending as the audit log tells it (texts
     from the log, older events' words among them: shown, never compared)."""
@@ -504,7 +530,9 @@ class ErrorLine:
 
 
 FrontEndLine = Hello | AnswerLine | HistoryRequest
-RelayLine = Ready | ApprovalLine | Withdrawn | Answered | Notify | HistoryReply | ErrorLine
+RelayLine = (
+    Ready | ApprovalLine | Withdrawn | Answered | Notify | Decided | HistoryReply | ErrorLine
+)
 Line = FrontEndLine | RelayLine
 
 
@@ -651,6 +679,25 @@ def _notify_json(line: Notify) -> dict[str, Any]:
     }
 
 
+def _decided_json(line: Decided) -> dict[str, Any]:
+    return {
+        "type": "decided",
+        "ts": _time(line.ts),
+        "verdict": line.verdict.value,
+        "decider": line.decider.value,
+        "said": line.said,
+        "rule": line.rule,
+        "grant": line.grant,
+        "scope": line.scope,
+        "harness": line.harness,
+        "tool": line.tool,
+        "command": line.command,
+        "input": dict(line.input) if line.input is not None else None,
+        "cwd": line.cwd,
+        "project": line.project,
+    }
+
+
 def _history_request_json(line: HistoryRequest) -> dict[str, Any]:
     return {"type": "history", "limit": line.limit}
 
@@ -675,6 +722,7 @@ _WRITERS: dict[type, Callable[[Any], dict[str, Any]]] = {
     Withdrawn: _withdrawn_json,
     Answered: _answered_json,
     Notify: _notify_json,
+    Decided: _decided_json,
     HistoryReply: _history_reply_json,
     ErrorLine: _error_json,
 }
@@ -985,6 +1033,25 @@ def _read_notify(line: _Fields) -> Notify:
     )
 
 
+def _read_decided(line: _Fields) -> Decided:
+    found = line.object("input")
+    return Decided(
+        ts=line.time("ts"),
+        verdict=line.enum("verdict", Verdict),
+        decider=line.enum("decider", Decider),
+        said=line.text("said"),
+        rule=line.opt_text("rule"),
+        grant=line.opt_text("grant"),
+        scope=line.opt_text("scope"),
+        harness=line.opt_text("harness"),
+        tool=line.opt_text("tool"),
+        command=line.opt_text("command"),
+        input=None if found is None else dict(found.value),
+        cwd=line.opt_text("cwd"),
+        project=line.opt_text("project"),
+    )
+
+
 def _read_history_reply(line: _Fields) -> HistoryReply:
     entries = line.value.get("entries")
     if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
@@ -1029,6 +1096,7 @@ _RELAY_READERS: dict[str, Callable[[_Fields], RelayLine]] = {
     "withdrawn": _read_withdrawn,
     "answered": _read_answered,
     "notify": _read_notify,
+    "decided": _read_decided,
     "history": _read_history_reply,
     "error": _read_error,
 }

@@ -32,13 +32,14 @@ from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Input, Static
 
 from pending import Kind, State, parse_time
-from wisp import terminal_notice
+from wisp import Verdict, terminal_notice
 from wisp._text import cut_path, one_line, visible
 from wisp.kinds import view, views
 from wisp.relay.hosts import LOCAL, check_hosts, host_argv
 from wisp.relay.protocol import (
     Answered,
     AnswerLine,
+    Decided,
     Ended,
     ErrorLine,
     Hello,
@@ -116,6 +117,12 @@ OTHER_LINES = 6
 DETAIL_MIN_LINES = 2
 FILTER_SHOWN = 20  # the text filter's characters the summary line shows
 CUT_MARK = " … +{n} more characters: Enter shows the whole request"
+# The calls decided without asking (by a rule or a grant), shown quietly under the rows:
+# the newest this many lines (one on a screen shorter than DECIDED_ROOMY_LINES), never
+# focusable, never a dialog; `d` hides or shows them. The newest DECIDED_KEPT are kept.
+DECIDED_SHOWN = 3
+DECIDED_ROOMY_LINES = 24
+DECIDED_KEPT = 100
 
 
 class Relay(StrEnum):
@@ -234,6 +241,8 @@ class RequestsScreen(Screen[None]):
         Binding("A", "app.answer_all", "all from asker", show=False),
         Binding("h", "app.history", "history"),
         Binding("i", "app.toggle_detail", "detail"),
+        # Not in the footer (the help lists it): the footer at 80 columns stays whole.
+        Binding("d", "app.toggle_decided", "decided", show=False),
         Binding("r", "app.restart", "restart", show=False),  # none is down: it says so
         Binding("ctrl+c", "app.quit", "quit", show=False),
     ]
@@ -242,6 +251,8 @@ class RequestsScreen(Screen[None]):
     #requests { height: 1fr; }
     #detail { height: auto; max-height: 11; border-top: solid $accent; padding: 0 1; }
     #detail.hidden { display: none; }
+    #decided { height: auto; max-height: 3; padding: 0 1; color: $text-muted; }
+    #decided.hidden { display: none; }
     #status { height: auto; max-height: 3; padding: 0 1; color: $text-muted; }
     #filter { display: none; height: 1; border: none; padding: 0 1; }
     """
@@ -255,6 +266,7 @@ class RequestsScreen(Screen[None]):
             select_on_focus=False,  # text typed with `/` in one burst is kept, not selected
         )
         yield Static("", id="detail", markup=False)
+        yield Static("", id="decided", markup=False, classes="hidden")
         yield Static("", id="status", markup=False)
         yield Footer()
 
@@ -402,7 +414,9 @@ HELP_KEYS: tuple[tuple[str, str], ...] = (
     ("w", "show only the selected request's asker (again: everyone's)"),
     ("A", "answer all from the selected request's asker, in turn"),
     ("h", "history: what ended lately"),
-    ("i", "hide or show the detail pane"),
+    # One row for both: the help is whole in 24 lines (a 25th brings a scrollbar, which
+    # narrows the table's lines until they wrap).
+    ("i d", "hide or show the detail pane (i), calls decided unasked (d)"),
     ("r", "restart a relay that has ended (shown while one is down)"),
     ("? F1", "this help"),
     ("q Ctrl-C Ctrl-Q", "quit"),
@@ -492,6 +506,9 @@ class WispTui(App[None]):
         self.messages: deque[str] = deque(maxlen=MESSAGES_KEPT)
         self.posted: deque[bytes] = deque(maxlen=POSTED_KEPT)
         self.history_screen: HistoryScreen | None = None
+        # The calls decided without asking, newest last: (host, line); `d` hides them.
+        self.decided: deque[tuple[str, Decided]] = deque(maxlen=DECIDED_KEPT)
+        self.decided_hidden = False
         self.narrow = False
         self.width = 80  # the terminal's, as last laid out (a resize says the new one)
         self.height = 24
@@ -584,6 +601,9 @@ class WispTui(App[None]):
             self._error(host, message)
         elif isinstance(message, Notify):
             self._post(message)
+        elif isinstance(message, Decided):
+            self.decided.append((host, message))
+            self._show_decided()
         elif isinstance(message, Ready):
             self.hosts[host] = Relay.READY
             self.ready[host].set()
@@ -824,6 +844,7 @@ class WispTui(App[None]):
             self.narrow = narrow
             self._build_table()
             self._show_summary()
+            self._show_decided()
 
     def selected(self) -> Waiting | None:
         table = self._table()
@@ -887,6 +908,38 @@ class WispTui(App[None]):
         if len(lines) > most:  # a narrow or short screen: cut the whole, and say so
             lines = [*lines[: most - 1], Text("… cut here: Enter shows it whole", "bold reverse")]
         pane.update(Text("\n").join(lines))
+
+    def decided_lines(self) -> list[Text]:
+        """The strip's lines, newest last: when, the host (with --host), then the call and
+        what decided it, as `wisp pending watch` says it (made visible, cut to the width).
+        A call denied is shown bold, so it is seen among those allowed."""
+        most = DECIDED_SHOWN if self.height >= DECIDED_ROOMY_LINES else 1
+        hosts = len(self.links) > 1
+        lines = []
+        for host, line in list(self.decided)[-most:]:
+            when = line.ts.astimezone().strftime("%H:%M:%S") if line.ts is not None else "?"
+            said = (f"{host}: " if hosts else "") + line.said
+            text = one_line(visible(f"{when}  {said}"), max(8, self.width - SUMMARY_PADDING))
+            lines.append(Text(text, style="bold" if line.verdict is Verdict.DENY else ""))
+        return lines
+
+    def _show_decided(self) -> None:
+        if not self._drawn():
+            return
+        strip = self.screen_stack[0].query_one("#decided", Static)
+        shown = not self.decided_hidden and bool(self.decided)
+        strip.set_class(not shown, "hidden")
+        if shown:
+            strip.update(Text("\n").join(self.decided_lines()))
+
+    def action_toggle_decided(self) -> None:
+        """`d`: hide or show the calls decided without asking (kept meanwhile)."""
+        self.decided_hidden = not self.decided_hidden
+        self._show_decided()
+        if self.decided_hidden:
+            self.say("calls decided without asking: hidden (d shows them again)")
+        else:
+            self.say(f"calls decided without asking: shown ({len(self.decided)} lately)")
 
     def _detail_lines(self) -> int:
         """The detail pane's lines: DETAIL_MAX_LINES, fewer on a screen too short to keep

@@ -63,11 +63,13 @@ def local_link(env: Mapping[str, str] | None = None) -> Link:
 
 
 def hello_line(*, notify: bool) -> Hello:
-    """What `wisp tui` says first: every request effect, and `notify` where its terminal has
-    a sequence. (That its answers are the TUI's is said on the relay's command line.)"""
+    """What `wisp tui` says first: every request effect, `show-decided` (the calls decided
+    without asking, shown quietly), and `notify` where its terminal has a sequence. (That its
+    answers are the TUI's is said on the relay's command line.)"""
     from wisp import __version__
 
-    effects = (*effect_kinds(), *([Effect.NOTIFY.value] if notify else []))
+    shown = (Effect.SHOW_DECIDED.value, *([Effect.NOTIFY.value] if notify else []))
+    effects = (*effect_kinds(), *shown)
     return Hello(effects=effects, client="wisp-tui", version=__version__)
 
 

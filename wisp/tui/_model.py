@@ -25,6 +25,7 @@ from wisp.relay.protocol import (
     ANSWERABLE,
     Answered,
     ApprovalLine,
+    Decided,
     Ended,
     ErrorLine,
     HistoryReply,
@@ -96,7 +97,7 @@ class Waiting:
         return self.state in ANSWERABLE
 
 
-Message = Waiting | Withdrawn | Answered | ErrorLine | Notify | Ready | HistoryReply
+Message = Waiting | Withdrawn | Answered | ErrorLine | Notify | Decided | Ready | HistoryReply
 
 
 def row_key(host: str, request_id: str) -> str:

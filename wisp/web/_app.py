@@ -70,7 +70,7 @@ from wisp._text import visible
 from wisp.kinds import view
 from wisp.relay.protocol import Answered, AnswerLine, ErrorCode, ErrorLine
 from wisp.web import _assets, _pages
-from wisp.web._board import Board, Changed, Gone, Reset, place_of
+from wisp.web._board import Board, CallDecided, Changed, Gone, Reset, place_of
 from wisp.web._hosts import LOCAL, HostState, RemoteHost, Reply
 
 # The header every request of a paired device's page carries its credential in. The page
@@ -260,6 +260,7 @@ class WebFace:
             down=self._down(),
             total=n,
             more=_more(page, left),
+            decided=self.board.decided(),
         )
         return JSONResponse({"html": html, "title": _pages.title_text(n), "n": n}, headers=HEADERS)
 
@@ -556,6 +557,8 @@ class WebFace:
                         yield self._board_event(csrf)
                     elif isinstance(event, Changed):
                         yield await run_in_threadpool(self._change_event, event, csrf)
+                    elif isinstance(event, CallDecided):
+                        yield _sse("decided", {"html": _pages.decided_list(self.board.decided())})
             finally:
                 self.board.unsubscribe(subscriber)
 

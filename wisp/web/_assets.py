@@ -104,6 +104,11 @@ time.left.soon { color:var(--danger); font-weight:600; }
 .card.ended { opacity:.9; border-style:dashed; }
 .outcome { font-weight:600; margin:.2rem 0 0; }
 .empty { text-align:center; color:var(--muted); margin:3rem 1rem; }
+.decided { margin:1rem; font-size:.85rem; color:var(--muted); }
+.decided summary { cursor:pointer; }
+.decided ol { list-style:none; margin:.5rem 0 0; padding:0; display:flex;
+  flex-direction:column; gap:.3rem; overflow-wrap:anywhere; }
+.decided li.deny { color:var(--danger); }
 .hosts-down { list-style:none; margin:.6rem .8rem 0; padding:.6rem .8rem; border-radius:10px;
   border:1px solid var(--danger); overflow-wrap:anywhere; font-size:.9rem; }
 .notice { max-width: 30rem; margin: 2rem auto; padding: 0 1.25rem; }
@@ -333,6 +338,17 @@ JS = """
       localized(cards);
       tick();
       counted(data.n, data.count);
+    },
+    // The calls decided without asking: the list anew, left open if it was.
+    decided: function (data) {
+      const box = document.getElementById("decided-box");
+      if (!box) return;
+      const was = box.querySelector("details");
+      const open = was ? was.open : false;
+      box.innerHTML = data.html;  // rendered and escaped by the server
+      const now = box.querySelector("details");
+      if (now) now.open = open;
+      localized(box);
     },
     closed: function (data) {
       down(data.message);

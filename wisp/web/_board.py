@@ -1,8 +1,10 @@
 """What waits, live, for every browser of `wisp web`: one :class:`wisp._live.LiveInbox`
 followed in a thread, its changes handed to each page's event stream.
 
-The board holds the waiting requests (the statuses every page shows) and the last few that
-ended (so a request's page opened from a notification after it was answered says by whom).
+The board holds the waiting requests (the statuses every page shows), the last few that
+ended (so a request's page opened from a notification after it was answered says by whom),
+and the calls lately decided without asking (by a rule or a grant: `wisp.follow_decided`,
+driven by the audit log's file events), which every page lists, collapsed.
 Each subscriber (one open page) has a bounded queue on the server's event loop: a page that
 falls behind is sent the whole board again, never stalls the others.
 """
@@ -11,27 +13,34 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
 import attrs
 
-from pending import Missed, PendingError, Status, start_thread
+from pending import Missed, PendingError, Status, parse_time, start_thread
 from wisp import (
     ANSWERABLE,
     ChannelBack,
     ChannelGone,
+    DecidedCall,
     EntryPoint,
     Found,
     HomeGone,
     LiveInbox,
+    Verdict,
+    WispError,
     answerable_now,
+    follow_decided,
 )
+from wisp._render import decided_line
+from wisp.relay.protocol import Decided
 
 ENDED_KEPT = 64  # ended requests remembered for their pages
 QUEUE_SIZE = 64  # changes a page may fall behind by before it is sent the whole board
+DECIDED_KEPT = 20  # calls decided without asking that every page lists (the newest)
 
 
 @attrs.frozen
@@ -54,7 +63,24 @@ class Gone:
     """The home was removed: nothing is watched any more."""
 
 
-Event = Changed | Reset | Gone
+@attrs.frozen(kw_only=True)
+class DecidedRow:
+    """A call decided without asking, as a page lists it: when, allowed or denied, the call
+    and what decided it in words; *host*: the `--host` whose relay said so (None: this
+    machine). Its texts come from an audit log: shown made visible, never compared."""
+
+    ts: datetime | None
+    verdict: Verdict
+    said: str
+    host: str | None = None
+
+
+@attrs.frozen
+class CallDecided:
+    """A call was decided without asking: a page lists the board's decided calls anew."""
+
+
+Event = Changed | Reset | Gone | CallDecided
 
 
 class _Subscriber:
@@ -87,6 +113,8 @@ class Board:
         self._subscribers: list[_Subscriber] = []
         self._live: LiveInbox | None = None
         self._thread: threading.Thread | None = None
+        self._decided: deque[DecidedRow] = deque(maxlen=DECIDED_KEPT)
+        self._stop_decided: Callable[[], None] | None = None
         self.gone = False
 
     # --- life ----------------------------------------------------------------------------
@@ -102,8 +130,50 @@ class Board:
                 self._take(status.id, status)
         self._thread = threading.Thread(target=self._follow, name="web-board", daemon=True)
         start_thread(self._thread)
+        self._follow_decided()
+
+    def _follow_decided(self) -> None:
+        """List each call decided without asking from now on, as the audit log records it
+        (its file events drive it: nothing polls). A log that cannot be followed is warned
+        about; the board goes on without them."""
+
+        def stopped(why: str) -> None:
+            self._on_warning(f"calls decided without asking are no longer shown: {why}")
+
+        try:
+            follower = follow_decided(
+                self.home, self._take_decided, on_error=stopped, on_warning=self._on_warning
+            )
+        except (WispError, OSError, PendingError) as exc:
+            self._on_warning(f"calls decided without asking are not shown ({exc}).")
+            return
+        self._stop_decided = follower.close
+
+    def _take_decided(self, call: DecidedCall) -> None:
+        try:
+            ts: datetime | None = parse_time(call.ts)
+        except ValueError:
+            ts = None
+        said = decided_line(dict(call.record))
+        self._add_decided(DecidedRow(ts=ts, verdict=call.verdict, said=said))
+
+    def decided_there(self, host: str, line: Decided) -> None:
+        """A call *host*'s relay says was decided there without asking (from any thread)."""
+        self._add_decided(DecidedRow(ts=line.ts, verdict=line.verdict, said=line.said, host=host))
+
+    def _add_decided(self, row: DecidedRow) -> None:
+        with self._lock:
+            self._decided.append(row)
+        self._publish(CallDecided())
+
+    def decided(self) -> list[DecidedRow]:
+        """The calls lately decided without asking, newest first."""
+        with self._lock:
+            return list(reversed(self._decided))
 
     def close(self) -> None:
+        if self._stop_decided is not None:
+            self._stop_decided()
         if self._live is not None:
             self._live.close()
         if self._thread is not None:

@@ -40,6 +40,8 @@ from wisp.relay.protocol import (
     Answered,
     AnswerLine,
     ApprovalLine,
+    Decided,
+    Effect,
     ErrorLine,
     Hello,
     LineError,
@@ -127,11 +129,13 @@ def status_of(line: ApprovalLine) -> Status:
 
 
 def hello() -> Hello:
-    """What `wisp web` says to a far relay first: every request effect (no `notify`: a
+    """What `wisp web` says to a far relay first: every request effect, and `show-decided`
+    (the calls decided there without asking, for the page's list; no `notify`: a
     notification is the asker's own, on its machine)."""
     from wisp import __version__
 
-    return Hello(effects=tuple(effect_kinds()), client="wisp-web", version=__version__)
+    effects = (*effect_kinds(), Effect.SHOW_DECIDED.value)
+    return Hello(effects=effects, client="wisp-web", version=__version__)
 
 
 class RemoteHost:
@@ -144,8 +148,10 @@ class RemoteHost:
         *,
         on_change: Callable[[str, str], None],
         on_state: Callable[[str], None],
+        on_decided: Callable[[str, Decided], None] | None = None,
     ) -> None:
         self.host = host
+        self._on_decided = on_decided  # (host, line): a call decided there without asking
         self.argv = list(argv)
         self._on_change = on_change  # (host, request ID): a request of this host changed
         self._on_state = on_state  # (host): the host started, is ready, or is down
@@ -291,6 +297,9 @@ class RemoteHost:
             self._on_change(self.host, line.id)
         elif isinstance(line, Withdrawn):
             self._end(line.id, line.reason)
+        elif isinstance(line, Decided):
+            if self._on_decided is not None:
+                self._on_decided(self.host, line)
         elif isinstance(line, Answered):
             if line.won:
                 said = view(line.kind).answered_word(line.decision) if line.kind else "answered"
@@ -348,6 +357,7 @@ def remote_hosts(
     *,
     on_change: Callable[[str, str], None],
     on_state: Callable[[str], None],
+    on_decided: Callable[[str, Decided], None] | None = None,
 ) -> list[RemoteHost]:
     """The `--host` values as relays (not started); raises :class:`LinkError` for a host
     ssh could not take, `local`, or one given twice (as `wisp tui` does)."""
@@ -362,6 +372,7 @@ def remote_hosts(
             host_argv(relay_command or SSH_RELAY, host),
             on_change=on_change,
             on_state=on_state,
+            on_decided=on_decided,
         )
         for host in check_hosts(hosts)
     ]

@@ -30,12 +30,13 @@ from pending import (
     width_json,
     width_words,
 )
-from wisp import ANSWERABLE
+from wisp import ANSWERABLE, Verdict
 from wisp._render import age
 from wisp._text import visible
 from wisp.kinds import view
 from wisp.kinds.command import words
 from wisp.relay.hosts import LOCAL  # this machine's label, with --host (as `wisp tui`'s)
+from wisp.web._board import DecidedRow
 
 # How each decision's button reads. A decision missing here (a kind added later) reads as
 # its own word.
@@ -167,6 +168,7 @@ def board(
     down: Sequence[tuple[str, str]] = (),
     total: int | None = None,
     more: str = "",
+    decided: Sequence[DecidedRow] = (),
 ) -> str:
     """The board (a fragment of the page): the request asked for first (its whole card, or
     how it ended), then what waits. *differs*: a fact request's contradicted kept facts, by
@@ -175,7 +177,8 @@ def board(
     the paired device that answered a request here, by request ID. *hosts*: with `--host`,
     the host each request waits on, by request ID; *down*: the hosts that are down, and
     why. *statuses* may be the first page of what waits: *total* counts them all, *more*
-    (:func:`more_button`) fetches the rest."""
+    (:func:`more_button`) fetches the rest; *decided*: the calls lately decided without
+    asking, newest first (:func:`decided_list`)."""
     cards = []
     if focus is not None and all(s.id != focus.id for s in statuses):
         if focus.state in ANSWERABLE:
@@ -203,7 +206,27 @@ def board(
 {hosts_down(down)}{"".join(cards)}
 </main>
 <div id="more-box">{more}</div>
-<p id="empty" class="empty"{" hidden" if statuses else ""}>Nothing waits for you.</p>"""
+<p id="empty" class="empty"{" hidden" if statuses else ""}>Nothing waits for you.</p>
+<div id="decided-box">{decided_list(decided)}</div>"""
+
+
+def decided_list(calls: Sequence[DecidedRow]) -> str:
+    """The calls lately decided without asking — by a rule or a grant — newest first, in a
+    list that stays collapsed until opened: each its time, its host (with `--host`), and the
+    call in the words `wisp pending watch` uses (`allowed by rule read-only: git status —
+    claude-code, ~/src/app`); a denied one marked so. Nothing while none has been."""
+    if not calls:
+        return ""
+    items = []
+    for call in calls:
+        when = clock(call.ts) if call.ts is not None else ""
+        verdict = "deny" if call.verdict is Verdict.DENY else "allow"
+        host = f'<span class="host">{text(call.host)}</span>: ' if call.host else ""
+        items.append(f'<li class="{verdict}">{when} {host}{text(call.said)}</li>')
+    return (
+        '<details id="decided" class="decided"><summary>Decided without asking '
+        f'<span class="n">({len(calls)})</span></summary><ol>{"".join(items)}</ol></details>'
+    )
 
 
 def more_button(after: str | None, left: int) -> str:

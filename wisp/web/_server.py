@@ -101,6 +101,7 @@ def serve(
             relay_command,
             on_change=lambda there, request_id: board.publish(Changed(request_id, None, there)),
             on_state=lambda _there: board.publish(Reset()),
+            on_decided=board.decided_there,
         )
     except LinkError as exc:
         raise WebError(str(exc)) from None
