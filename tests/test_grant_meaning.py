@@ -249,6 +249,7 @@ class TestEveryHarnessShellOptions:
         from wisp.agents.hookio import answer_harness
 
         module = importlib.import_module(f"wisp.agents.{harness}")
+        (tmp_path / ".git").mkdir()  # a project: `touch` writes inside it (not must-ask)
         GrantStore(home).add(
             scope=Scope.ALWAYS,
             command=f"touch {tmp_path}/marker",

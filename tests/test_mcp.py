@@ -865,7 +865,8 @@ def decision(result: types.CallToolResult) -> dict[str, Any]:
     return said
 
 
-BASH = {"command": "rm -rf build", "description": "Clean the build directory"}
+# Not a must-ask class (`rm -rf` is: asked every time, never granted wider than once).
+BASH = {"command": "make clean", "description": "Clean the build directory"}
 
 
 class TestPermissionPrompt:
@@ -878,7 +879,7 @@ class TestPermissionPrompt:
             with Channel.open(home) as channel:
                 request = channel.status(call.id).request
             assert request.kind is Kind.COMMAND
-            assert request.binding.command == "rm -rf build"  # type: ignore[union-attr]
+            assert request.binding.command == "make clean"  # type: ignore[union-attr]
             assert request.binding.reason == BASH["description"]  # type: ignore[union-attr]
             code, output = await terminal("approvals", "approve", call.id)
             assert code == 0, output
