@@ -52,5 +52,5 @@ def _denied(decision: Decision, classes: Iterable[str], on_silence: Any) -> tupl
         return True, f"a {must[0]} call nobody answered is always denied"
     for cls in classes:
         if by_class(on_silence, cls, OnSilence.HARNESS.value) == OnSilence.DENY:
-            return True, f"policy.onSilence denies a {cls} call nobody answered"
+            return True, f"policy.onSilence says deny for {cls} calls nobody answered"
     return False, None

@@ -191,10 +191,7 @@ def _class_key_problem(value: Any) -> str | None:
         return None
     unknown = [key for key in value if key not in BY_CLASS_KEYS]
     if unknown:
-        return (
-            f"{unknown[0]!r} is no class: the classes are {', '.join(CALL_CLASSES)}, and "
-            f"{DEFAULT_CLASS!r} stands for the ones not named"
-        )
+        return f"{unknown[0]!r} is no class ({DEFAULT_CLASS!r} stands for the ones not named)"
     return None
 
 
@@ -233,10 +230,7 @@ def _on_silence_problem(value: Any) -> str | None:
             shown = json.dumps(said, ensure_ascii=False)
             return f"{cls} is {shown}, which is neither deny nor harness"
         if cls in MUST_ASK_CLASSES and said != OnSilence.DENY:
-            return (
-                f"{cls} is a must-ask class: a call of it nobody answered is always denied, "
-                "so it takes deny alone"
-            )
+            return f"{cls} is a must-ask class, and a call of it nobody answered is always denied"
     return None
 
 
