@@ -17,6 +17,7 @@ import pytest
 from helpers import audit_records, in_terminal, wait_until
 from pushserver import PushServer
 from test_hook import Hook, event, waiting
+from test_hook_harnesses import CursorHook
 
 from pending import Kind
 
@@ -116,6 +117,22 @@ class TestSilenceByClass:
         assert said in unread["permissionDecisionReason"]
         tested = decision_of(Hook(bash(project, "npm test"), "--wait", "1", "--on-timeout", "ask"))
         assert tested["permissionDecision"] == "ask", tested
+
+    def test_a_must_ask_call_unanswered_is_denied_where_cursor_would_ask(
+        self, home: Path, tmp_path: Path
+    ) -> None:
+        """Cursor asks in its own dialog what nobody answered in wisp; but its example's
+        `touch PROJECT/marker` in a folder of no git project (a write outside any project:
+        must-ask) is denied instead, saying why. The control: the same event in a git
+        project (`touch` there is no must-ask call) gets Cursor's `ask`."""
+        folder = tmp_path / "project"
+        folder.mkdir()
+        code, said, err = CursorHook("before-shell-execution", folder, "--wait", "1").said()
+        assert (code, said["permission"]) == (0, "deny"), err
+        assert "write-outside-project call nobody answered is always denied" in json.dumps(said)
+        (folder / ".git").mkdir()
+        code, said, err = CursorHook("before-shell-execution", folder, "--wait", "1").said()
+        assert (code, said["permission"]) == (0, "ask"), err
 
 
 class TestPushAfterSeconds:
