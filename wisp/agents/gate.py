@@ -391,6 +391,7 @@ def exec_approval(
         on_filed=on_filed,
         options=options,
         widths=widths_of(asked, decision),
+        push_after_s=push_after_for(home, decision),
     )
     ending = gate.asker.wait(request.id)
     assert ending is not None  # no wait limit: only an ending returns

@@ -46,7 +46,7 @@ def silence_for(decision: Decision, push_after: Any, on_silence: Any) -> Silence
 
 def _denied(decision: Decision, classes: Iterable[str], on_silence: Any) -> tuple[bool, str | None]:
     if decision.decider is Decider.GUARD:
-        return True, "it touches wisp's own channel or program, and nobody answered"
+        return True, "a call that touches wisp's own channel or program is always denied then"
     must = [cls for cls in classes if cls in MUST_ASK]
     if must:
         return True, f"a {must[0]} call nobody answered is always denied"
