@@ -238,8 +238,11 @@ def decision_reason(decision: Decision) -> str:
     return f"wisp: {decision.reason}"
 
 
-def widths_of(asked: Call, decision: Decision) -> "Widths":
-    """The answers of the right width a person is offered beside the exact call."""
+def widths_of(asked: Call, decision: Decision, grants: StandingGrants | None = None) -> "Widths":
+    """The answers of the right width a person is offered beside the exact call: for a
+    shell line, "this command with any arguments" for each of its commands' prefixes that
+    no grant of *grants* covers yet (so that a list's second command is offered once its
+    first is granted, not the first again)."""
     from wisp.kinds.command_gate import Widths
 
     reading = decision.reading
@@ -251,10 +254,26 @@ def widths_of(asked: Call, decision: Decision) -> "Widths":
     return Widths(
         must_ask=reading.must_ask
         or ((decision.reason,) if decision.decider is Decider.MUST_ASK else ()),
-        prefixes=reading.prefixes,
+        prefixes=tuple(p for p in reading.prefixes if not _covered(grants, asked, p)),
         edit_paths=edits,
         project=asked.project,
     )
+
+
+def _covered(grants: StandingGrants | None, asked: Call, prefix: tuple[str, ...]) -> bool:
+    """Whether a grant of *grants* already covers the command *prefix* begins."""
+    if grants is None:
+        return False
+    from wisp.stores.grants import shlex_join
+
+    found = grants.covering_call(
+        cwd=asked.cwd,
+        thread=asked.session,
+        command=shlex_join(prefix),
+        options=asked.options,
+        words=prefix,
+    )
+    return found is not None
 
 
 def file_call(
@@ -276,7 +295,9 @@ def file_call(
     guard = guard_reason(touch) if touch is not None else None
     why = decision.reason if decision is not None and touch is None else None
     said = (*call.warnings, guard, why)
-    widths = widths_of(asked, decision) if asked is not None and decision is not None else None
+    widths = (
+        widths_of(asked, decision, gate) if asked is not None and decision is not None else None
+    )
     try:
         if call.command is not None:
             changed = gate.program_changes(call.command, call.cwd, call.session, call.options)
@@ -390,7 +411,7 @@ def exec_approval(
         reason="; ".join(part for part in (decision.reason, changed, reason) if part) or None,
         on_filed=on_filed,
         options=options,
-        widths=widths_of(asked, decision),
+        widths=widths_of(asked, decision, gate),
         push_after_s=push_after_for(home, decision),
     )
     ending = gate.asker.wait(request.id)
