@@ -1,10 +1,11 @@
 """A push target for the tests: a real HTTP server on 127.0.0.1 that records every POST (what
-Apprise's `json://` URLs send)."""
+Apprise's `json://` URLs send), with when it arrived (`time.monotonic()`, this process's)."""
 
 from __future__ import annotations
 
 import json
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -21,7 +22,9 @@ class PushServer:
             def do_POST(self) -> None:
                 data = self.rfile.read(int(self.headers.get("Content-Length", 0)))
                 with server.arrived:
-                    server.received.append({"path": self.path, "body": json.loads(data)})
+                    server.received.append(
+                        {"path": self.path, "body": json.loads(data), "at": time.monotonic()}
+                    )
                     server.arrived.notify_all()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")

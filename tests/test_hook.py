@@ -371,8 +371,10 @@ class TestPermissionRequest:
 
     def test_no_answer_leaves_claude_code_its_dialog(self, home: Path, project: Path) -> None:
         """No answer in time: no decision (Claude Code shows its own dialog), said to the
-        person as a system message."""
-        code, out, _ = Hook(event("permission-request-bash", project), "--wait", "1").result()
+        person as a system message. (The example's `rm -rf node_modules` is must-ask, whose
+        silence is a deny: tests/test_hook_silence.py; `npm test` is not.)"""
+        data = event("permission-request-bash", project, tool_input={"command": "npm test"})
+        code, out, _ = Hook(data, "--wait", "1").result()
         assert code == 0
         assert list(out) == ["systemMessage"] and "asking here instead" in out["systemMessage"]
 

@@ -144,7 +144,10 @@ class TestNoAskHarness:
         self, home: Path, project: Path, harness: str
     ) -> None:
         """No answer within --wait: withdrawn, and a deny that says how to let it run
-        without asking next time."""
+        without asking next time. (In a git project, where the example's `touch` is no
+        must-ask call: a must-ask call's silence is a deny with nothing to grant,
+        tests/test_hook_silence.py.)"""
+        (project / ".git").mkdir()
         code, decision, reason, _ = Hook(
             harness, event(harness, "pre-tool-shell", project), "--wait", "1"
         ).result()
@@ -325,7 +328,9 @@ class TestCursorEvents:
 
     def test_nobody_answering_asks_in_cursor(self, home: Path, project: Path) -> None:
         """No answer within --wait: withdrawn, and `ask` (Cursor asks in its own dialog),
-        never an allow."""
+        never an allow. (In a git project, where the example's `touch` is no must-ask call,
+        whose silence is a deny: tests/test_hook_silence.py.)"""
+        (project / ".git").mkdir()
         code, said, _ = CursorHook("before-shell-execution", project, "--wait", "1").said()
         assert (code, said["permission"]) == (0, "ask")
         assert "nobody answered" in said["user_message"]

@@ -283,7 +283,8 @@ def _grant(home: Path, command: str, cwd: Path) -> str:
 class TestGrantsAndTheGuard:
     def test_a_grant_never_covers_a_must_ask_call(self, home: Path, project: Path) -> None:
         """An `always` grant of `touch src/new.txt` allows it (decided by the grant, one record);
-        an `always` grant of `rm -rf build` does not: it is still asked."""
+        an `always` grant of `rm -rf build` does not: it is still asked (and, nobody
+        answering, denied: a must-ask call's silence is a deny)."""
         data = EVENTS["claude-code"]
         harmless = _grant(home, "touch src/new.txt", project)
         _grant(home, "rm -rf build", project)
@@ -299,31 +300,33 @@ class TestGrantsAndTheGuard:
         _, said, _ = hook(
             "claude-code", data(project, project, command="rm -rf build"), "--wait", QUICK_WAIT
         )
-        assert said == "ask"
+        assert said == "deny"
         assert (decided(home)[-1]["decider"], decided(home)[-1]["asked"]) == ("timeout", "must-ask")
 
     def test_the_self_guard_asks_for_a_read_only_line_on_wisps_home(
         self, home: Path, project: Path
     ) -> None:
         """`cat README.md` runs unasked; `cat $WISP_HOME/grants.json`, as read-only a line,
-        is put to the person: the guard, before any rule."""
+        is put to the person: the guard, before any rule (and, nobody answering, denied: the
+        self-guard's silence is a deny)."""
         data = EVENTS["claude-code"]
         assert hook("claude-code", data(project, project, command="cat README.md"))[1] == "allow"
         line = f"cat {home / 'grants.json'}"
         _, said, _ = hook("claude-code", data(project, project, command=line), "--wait", QUICK_WAIT)
-        assert said == "ask"
+        assert said == "deny"
         record = decided(home)[-1]
         assert (record["decider"], record["asked"], record["command"]) == ("timeout", "guard", line)
 
     def test_no_project_no_rule(self, home: Path, outside: Path) -> None:
         """Outside any git project, a read-only line and an edit are both asked: the built-in
-        rules allow only in the session's project."""
+        rules allow only in the session's project. Nobody answering, the line is left to
+        Claude Code's dialog, and the edit (outside any project: must-ask) denied."""
         data = EVENTS["claude-code"]
-        for event in (
-            data(outside, outside, command="ls"),
-            data(outside, outside, edit=outside / "a"),
+        for event, silence in (
+            (data(outside, outside, command="ls"), "ask"),
+            (data(outside, outside, edit=outside / "a"), "deny"),
         ):
-            assert hook("claude-code", event, "--wait", QUICK_WAIT)[1] == "ask"
+            assert hook("claude-code", event, "--wait", QUICK_WAIT)[1] == silence
         assert [r["decider"] for r in decided(home)] == ["timeout", "timeout"]
 
 

@@ -58,7 +58,7 @@ from wisp.stores.jsonstore import StoreError
 
 if TYPE_CHECKING:
     from pending import Subscription, Transition, Watcher
-    from wisp.routes.notify import Notifier
+    from wisp.routes.notify import HeldPush, Notifier
 
 _COMMANDS, _QUESTIONS = view(Kind.COMMAND), view(Kind.QUESTION)
 
@@ -126,6 +126,11 @@ class Asker:
         self._lock = channel.server().acquire()
         self._waiting: dict[str, Request] = {}
         self._deadlines = Deadlines(self._expire)
+        # The pushes held back until their request has waited a while (`push_after_s`), each
+        # sent by a deadline of its own if the request still waits then; its thread starts
+        # with the first one held (an asker with no push set holds none).
+        self._held: dict[str, HeldPush] = {}
+        self._pushes = Deadlines(self._push_due)
         self._ended: dict[str, Ending] = {}
         # Taken by one thread to settle, not yet recorded.
         self._finishing: dict[str, Request] = {}
@@ -191,11 +196,15 @@ class Asker:
         timeout_s: float,
         thread: str | None = None,
         on_filed: Callable[[Request], None] | None = None,
+        push_after_s: float = 0.0,
     ) -> Request:
         """File a request and return at once; its answer is settled when it comes, and its
         deadline (*timeout_s*, 0 for none) is kept by a timer. *body* gets the request's ID.
-        A deadline out of range raises :class:`wisp.DeadlineError`, before anything is filed."""
+        The routes here announce it at once; its push to the phone goes once it has waited
+        *push_after_s* (0: at once), and never if it ended before. A deadline out of range
+        raises :class:`wisp.DeadlineError`, before anything is filed."""
         check_deadline(timeout_s, what="timeout_s", zero="waits until answered")
+        check_deadline(push_after_s, what="push_after_s", zero="pushed at once")
         check_log(self.channel.home)  # a FIFO or a stranger's log: refused before filing
         request_id = new_id()  # the body names it: made first, the request is built once
         request = make_request(
@@ -219,7 +228,7 @@ class Asker:
         self._audit(AuditEvent.APPROVAL_PENDING, request, expiresAt=_iso(request))
         if on_filed is not None:
             on_filed(request)
-        self.announce(request)
+        self.announce(request, push_after_s=push_after_s)
         self._watch(request)
         # Answered before we took its events (they are taken once it waits and the watch is
         # on, above)? Never lost: its slots say. Only they are read: the request is the one
@@ -493,7 +502,10 @@ class Asker:
             if request is None:
                 return False
             self._finishing[request_id] = request
+            held = self._held.pop(request_id, None)
         self._deadlines.cancel(request_id)
+        if held is not None:
+            self._pushes.cancel(request_id)
         return True
 
     def _untake(self, request: Request) -> None:
@@ -600,11 +612,30 @@ class Asker:
             return None
         return self._record(Ending(request=request, outcome=outcome, reason=reason, error=error))
 
-    def announce(self, request: Request) -> None:
+    def announce(self, request: Request, *, push_after_s: float = 0.0) -> None:
         """Post the notification for a request just filed (source `approval` for commands and
-        facts, `inquiry` for questions). A notifier that cannot post changes nothing."""
+        facts, `inquiry` for questions), its push held back *push_after_s* (a deadline of
+        this asker's: :meth:`_push_due`). A notifier that cannot post changes nothing."""
         title, message, subtitle, about, source = notice_for(request)  # worded in one place
-        self.notifier.post(title, message, subtitle=subtitle, source=source, about=about)
+        result = self.notifier.post(
+            title, message, subtitle=subtitle, source=source, about=about, push_after_s=push_after_s
+        )
+        if result.held is None:
+            return
+        with self._mutex:
+            if request.id not in self._waiting:  # ended already (answered at once): no push
+                return
+            self._held[request.id] = result.held
+        self._pushes.add(request.id, push_after_s)
+
+    def _push_due(self, request_id: str) -> None:
+        """A held push's deadline passed: sent if its request still waits (an answer, a
+        time-out or a withdrawal before it took it away: :meth:`_take`)."""
+        with self._mutex:
+            held = self._held.pop(request_id, None)
+            if held is None or request_id not in self._waiting:
+                return
+        self.notifier.push_held(held)
 
     def _server(self, thread: str | None) -> Server:
         return self._lock.record(client=self.client, thread=thread, entry_point=self.entry_point)
@@ -673,6 +704,7 @@ class Asker:
             self.withdraw()
         finally:
             self._deadlines.stop()
+            self._pushes.stop()
             with self._watch_lock:  # no watch starts after this
                 watcher, subscription, settler = self.watcher, self._subscription, self._settler
                 self._stopped_watching = True

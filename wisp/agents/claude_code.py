@@ -363,6 +363,13 @@ def _answer_call(
         )
     if decided.ended is Ended.STOPPED:  # said as the other harnesses' hooks say it
         return refused(event, f"{decided.reason}; denied")
+    if decided.ended is Ended.SILENCED:  # its class denies silence, whatever --on-timeout
+        return HookAnswer(
+            event=event,
+            permission=Permission.DENY,
+            reason=f"{said}; denied",
+            request_id=decided.request_id,
+        )
     timed_out_deny = decided.ended is Ended.UNANSWERED and on_timeout is OnTimeout.DENY
     if timed_out_deny or not asks_you:  # not a person's `ask`: nobody allowed it
         why = "--on-timeout deny" if timed_out_deny else NOBODY_ASKED

@@ -21,8 +21,11 @@ prompt and for `wisp exec` alike:
 - :func:`call_verdict`, :func:`decided_reason`, :func:`unanswered_reason`: the verdict and
   its words (who decided, how and when, or why nobody did).
 
-Silence is never an allow: what a harness does with an unanswered call (ask in its own
-dialog, or deny) is its module's choice, never this core's.
+Silence is never an allow: a call nobody answered is denied when its class says so (a
+must-ask class, the self-guard's, or `policy.onSilence: deny`: :mod:`wisp.policy.silence`);
+else what its harness does with it (ask in its own dialog, or deny) is its module's choice,
+never this core's. Its push to the phone is held back by its class's
+`policy.pushAfterSeconds`, and sent only if it still waits then.
 """
 
 # Paths here are strings, as the call and its reading hold them: os.path on a hook's path.
@@ -207,7 +210,24 @@ def open_call(
     )
     if decision.verdict is not Verdict.ASK:
         return decision, None, asked
-    return decision, file_call(gate, call, touch, decision, asked), asked
+    push_after_s = push_after_for(home, decision)
+    return decision, file_call(gate, call, touch, decision, asked, push_after_s=push_after_s), asked
+
+
+def push_after_for(home: Path, decision: Decision) -> float:
+    """How long the call *decision* asks about waits before it is pushed to the phone: its
+    class's `policy.pushAfterSeconds` (a config.json that cannot be read: at once, as
+    every command that reads it says what is wrong)."""
+    from wisp.policy.silence import silence_for
+    from wisp.stores.config import ConfigError, load_config
+
+    try:
+        config = load_config(home)
+    except ConfigError:
+        return 0.0
+    return silence_for(
+        decision, config["policy.pushAfterSeconds"], config["policy.onSilence"]
+    ).push_after_s
 
 
 def decision_reason(decision: Decision) -> str:
@@ -262,11 +282,14 @@ def file_call(
     touch: Touch | None,
     decision: Decision | None = None,
     asked: Call | None = None,
+    *,
+    push_after_s: float = 0.0,
 ) -> "Request":
     """File *call* for the person, returning at once: a shell call as a command request
     (its description as the reason), any other as a `tool` request, the call's session as
     the thread; one the self-guard stopped (*touch*) says what of wisp's it touches, one the
-    policy asks (*decision*) why, with the answers of the right width it offers."""
+    policy asks (*decision*) why, with the answers of the right width it offers. Its push to
+    the phone is held back *push_after_s* (its class's `policy.pushAfterSeconds`)."""
     if too_large(call):
         raise TooLarge(call)
     guard = guard_reason(touch) if touch is not None else None
@@ -287,10 +310,17 @@ def file_call(
                 thread=call.session,
                 options=call.options,
                 widths=widths,
+                push_after_s=push_after_s,
             )
         reason = "; ".join(part for part in said if part) or None
         return gate.file_tool(
-            call.tool, call.input, call.cwd, thread=call.session, reason=reason, widths=widths
+            call.tool,
+            call.input,
+            call.cwd,
+            thread=call.session,
+            reason=reason,
+            widths=widths,
+            push_after_s=push_after_s,
         )
     except RecordTooLarge:  # its title and body with it: over the cap, refused unpublished
         raise TooLarge(call) from None
@@ -382,6 +412,7 @@ def exec_approval(
         on_filed=on_filed,
         options=options,
         widths=widths_of(asked, decision, gate),
+        push_after_s=push_after_for(home, decision),
     )
     ending = gate.asker.wait(request.id)
     assert ending is not None  # no wait limit: only an ending returns
@@ -477,6 +508,9 @@ class Ended(StrEnum):
     ALLOWED = "allowed"  # by a grant, or the person
     DENIED = "denied"  # by the person
     UNANSWERED = "unanswered"  # nobody answered in time: withdrawn (or otherwise ended)
+    # Nobody answered in time, and its class denies such a call (a must-ask class, the
+    # self-guard's, `policy.onSilence: deny`): denied, whatever the harness would do.
+    SILENCED = "silenced"
     STOPPED = "stopped"  # its wait was cancelled (a signal, the harness gone): withdrawn
     TOO_LARGE = "too-large"  # not filed: no request can show it whole
 
@@ -501,10 +535,13 @@ def decide_call(
     silence: Verdict = Verdict.DENY,
 ) -> Decided:
     """Decide *call* by the policy (:func:`wisp.policy.decide.decide`: the self-guard, rules,
-    grants), and if it asks, file it, wait for the person at most *wait_s* (*cancel* ends the
+    grants), and if it asks, file it (its push held back by its class's
+    `policy.pushAfterSeconds`), wait for the person at most *wait_s* (*cancel* ends the
     wait at once), withdraw it if nobody answered, and say how it was decided; one
-    `call.decided` record either way (*silence*: what the caller's harness does with a call
-    nobody answered, as recorded). *client* is the harness's name: its table says what its
+    `call.decided` record either way. Unanswered, it is :attr:`Ended.SILENCED` (denied)
+    when its class says so (:func:`wisp.policy.silence.silence_for`), else
+    :attr:`Ended.UNANSWERED`, which the caller's harness turns into *silence* (its ask or
+    its deny, as recorded). *client* is the harness's name: its table says what its
     tools do. The request's own deadline is *expiry_after_s* after the wait, so the hook, not
     the deadline, ends an unanswered request. Raises what the channel raises."""
     # A call a rule or a standing grant decides is decided from the policy and the grant
@@ -522,9 +559,11 @@ def decide_call(
         return Decided(ended=Ended.DENIED, reason=decision.reason)
     from wisp._asking import Asker
     from wisp.kinds.command_gate import ApprovalGate
+    from wisp.policy.silence import silence_for
     from wisp.stores.config import load_config
 
     config = load_config(home)
+    by_class = silence_for(decision, config["policy.pushAfterSeconds"], config["policy.onSilence"])
     with open_channel(home) as channel:
         asker = Asker(
             channel,
@@ -537,11 +576,18 @@ def decide_call(
         try:
             gate = ApprovalGate(asker, timeout_s=wait_s + expiry_after_s)
             try:
-                opened = file_call(gate, call, touch, decision, asked)
+                opened = file_call(
+                    gate, call, touch, decision, asked, push_after_s=by_class.push_after_s
+                )
             except TooLarge as exc:
                 return Decided(ended=Ended.TOO_LARGE, reason=str(exc))
             ending = end_call(asker, opened, asker.wait(opened.id, wait_s, cancel=cancel))
             decided = _ended(gate, call, opened, ending, wait_s, cancel, why_stopped)
+            if decided.ended is Ended.UNANSWERED and by_class.denied:
+                silence = Verdict.DENY
+                decided = decided._replace(
+                    ended=Ended.SILENCED, reason=f"{decided.reason}; {by_class.why}"
+                )
             approved = decided.ended is Ended.ALLOWED if answered(ending) else None
             record_ending(
                 home,

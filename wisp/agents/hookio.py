@@ -581,6 +581,8 @@ def answer_harness(
         return harness.allow(said)
     if decided.ended is Ended.DENIED:
         return harness.deny(said, False)
+    if decided.ended is Ended.SILENCED:  # its class denies silence, whatever the harness does
+        return harness.deny(f"{said}; denied", False)
     if decided.ended is Ended.UNANSWERED and harness.ask is not None:
         return harness.ask(f"{said}; asking in {harness.title} instead")
     if decided.ended is Ended.UNANSWERED:

@@ -104,9 +104,16 @@ class RecordingNotifier(Notifier):
         source: str = "user",
         route: str | None = None,
         about: Mapping[str, Any] | None = None,
+        push_after_s: float = 0.0,
     ) -> Result:
         result = super().post(
-            title, message, subtitle=subtitle, source=source, route=route, about=about
+            title,
+            message,
+            subtitle=subtitle,
+            source=source,
+            route=route,
+            about=about,
+            push_after_s=push_after_s,
         )
         posted = _posted.get()
         if posted is not None:

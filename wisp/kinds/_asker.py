@@ -104,8 +104,10 @@ class AskingServer(Protocol):
         timeout_s: float,
         thread: str | None = None,
         on_filed: Callable[[Request], None] | None = None,
+        push_after_s: float = 0.0,
     ) -> Request:
-        """File a request and return at once (its answer is settled when it comes)."""
+        """File a request and return at once (its answer is settled when it comes; its push
+        to the phone held back *push_after_s*)."""
         ...
 
     def wait(self, request_id: str, wait_s: float | None = None) -> Ending | None:

@@ -193,10 +193,12 @@ class ApprovalGate(StandingGrants):
         on_filed: Callable[[Request], None] | None = None,
         options: Mapping[str, Any] | None = None,
         widths: Widths | None = None,
+        push_after_s: float = 0.0,
     ) -> Request:
         """Ask the person about *command* (with a shell call's *options*, shown and bound by
         any grant it makes), offering the answers *widths* sets (:func:`offers_for`), and
-        return at once; :meth:`wisp.Asker.wait` for the ending, then :meth:`verdict`."""
+        return at once (its push held back *push_after_s*); :meth:`wisp.Asker.wait` for the
+        ending, then :meth:`verdict`."""
         binding = CommandBinding(
             command=command,
             cwd=cwd,
@@ -213,6 +215,7 @@ class ApprovalGate(StandingGrants):
             timeout_s=self.timeout_s if timeout_s is None else timeout_s,
             thread=thread,
             on_filed=on_filed,
+            push_after_s=push_after_s,
         )
 
     def request(
@@ -366,10 +369,11 @@ class ApprovalGate(StandingGrants):
         timeout_s: float | None = None,
         on_filed: Callable[[Request], None] | None = None,
         widths: Widths | None = None,
+        push_after_s: float = 0.0,
     ) -> Request:
         """Ask the person about a tool call, offering the answers *widths* sets
-        (:func:`offers_for`), and return at once; :meth:`wisp.Asker.wait` for the ending,
-        then :meth:`tool_verdict`."""
+        (:func:`offers_for`), and return at once (its push held back *push_after_s*);
+        :meth:`wisp.Asker.wait` for the ending, then :meth:`tool_verdict`."""
         tool_view = view(Kind.TOOL)
         binding = ToolBinding(
             tool=tool,
@@ -387,6 +391,7 @@ class ApprovalGate(StandingGrants):
             timeout_s=self.timeout_s if timeout_s is None else timeout_s,
             thread=thread,
             on_filed=on_filed,
+            push_after_s=push_after_s,
         )
 
     def tool_verdict(self, ending: Ending) -> Approval:

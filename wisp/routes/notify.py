@@ -126,6 +126,18 @@ def clean(text: str, limit: int) -> str:
 
 
 @attrs.frozen(kw_only=True)
+class HeldPush:
+    """A push held back at posting (`policy.pushAfterSeconds`), for the asker to send once
+    the request has waited *after_s* and still waits (:meth:`Notifier.push_held`)."""
+
+    urls: tuple[str, ...]
+    notice: Notice
+    about: Mapping[str, Any] | None
+    source: str
+    after_s: float
+
+
+@attrs.frozen(kw_only=True)
 class Result:
     posted: bool
     route: str | None = None
@@ -134,6 +146,7 @@ class Result:
     detail: str | None = None  # how the route posted it ("shown on 2 tmux clients, …")
     push: str | None = None  # what became of the push, when it was tried ("sending to …")
     deliveries: tuple[_push.Delivery, ...] = ()  # each push target's outcome, when waited for
+    held: HeldPush | None = None  # the push held back until the request has waited a while
 
     def __str__(self) -> str:
         if not self.posted:
@@ -268,10 +281,14 @@ class Notifier:
         source: str = "user",
         route: str | None = None,
         about: Mapping[str, Any] | None = None,
+        push_after_s: float = 0.0,
     ) -> Result:
         """Post a notification (or say why not); audited either way, with *about* (the
         request's fields) when it is about a request. Never raises, and never waits for a
-        push in the background (its outcome is audited on its own when known)."""
+        push in the background (its outcome is audited on its own when known). With
+        *push_after_s*, the push (if one is to go) is not sent: it is held in the result
+        (:attr:`Result.held`) for the caller to send once that long has passed
+        (:meth:`push_held`), if the request still waits; the routes here post at once."""
         notice = Notice(
             title=clean(title, TITLE_MAX),
             subtitle=clean(subtitle, SUBTITLE_MAX),
@@ -283,6 +300,9 @@ class Notifier:
             result, later = self._post(notice, route, about)
         except Exception as exc:  # posting must never fail what it announces
             result = Result(posted=False, reason=f"the notifier failed ({exc})")
+        if later and push_after_s > 0:
+            result = self._held(result, later, notice, about, source, push_after_s)
+            later = []
         audit(
             self.home,
             AuditEvent.NOTIFICATION,
@@ -306,6 +326,32 @@ class Notifier:
         if later:
             self._push_later(later, notice, about, source)
         return result
+
+    def push_held(self, held: HeldPush) -> None:
+        """Send a push held back at posting (:attr:`Result.held`), in the background: its
+        outcome is audited when known, saying how long the request had waited."""
+        self._push_later(
+            list(held.urls), held.notice, held.about, held.source, after_s=held.after_s
+        )
+
+    def _held(
+        self,
+        result: Result,
+        urls: list[str],
+        notice: Notice,
+        about: Mapping[str, Any] | None,
+        source: str,
+        after_s: float,
+    ) -> Result:
+        """*result* with its push held back *after_s* (said where the push is said)."""
+        shown = ", ".join(redact(url) for url in urls)
+        clause = f"to {shown} once it has waited {after_s:g} s (policy.pushAfterSeconds)"
+        held = HeldPush(
+            urls=tuple(urls), notice=notice, about=about, source=source, after_s=after_s
+        )
+        if result.route == _push.NAME:  # nothing here posted: only the push, later
+            return attrs.evolve(result, detail=clause, held=held)
+        return attrs.evolve(result, push=clause, held=held)
 
     def _refusal(self, notice: Notice) -> str | None:
         """Why no notification is posted at all, whatever the routes (the limits)."""
@@ -449,11 +495,20 @@ class Notifier:
         )
 
     def _push_later(
-        self, urls: list[str], notice: Notice, about: Mapping[str, Any] | None, source: str
+        self,
+        urls: list[str],
+        notice: Notice,
+        about: Mapping[str, Any] | None,
+        source: str,
+        *,
+        after_s: float = 0.0,
     ) -> None:
-        """The push nobody waits for: sent by a process of its own, which audits it."""
+        """The push nobody waits for: sent by a process of its own, which audits it (with
+        how long the request had waited, for one held back: `pushedAfterSeconds`)."""
         title, text = self.push_message(notice, about)
         record = {**(about or {}), "title": notice.title, "source": source}
+        if after_s > 0:
+            record["pushedAfterSeconds"] = after_s
         try:
             _push.send_later(
                 self.home,
@@ -527,6 +582,7 @@ __all__ = [  # and, from the route modules, what faces and tests have read from 
     "SUBTITLE_MAX",
     "TITLE_MAX",
     "Face",
+    "HeldPush",
     "Notice",
     "Notifier",
     "RateLimit",

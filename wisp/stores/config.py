@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from pending import DecodeError, Unreadable, loads_strict, read_private_file
-from wisp._deadlines import DeadlineError, check_deadline, deadline_range
+from wisp._deadlines import MAX_DEADLINE_S, DeadlineError, check_deadline, deadline_range
 from wisp._errors import WispError
 from wisp.stores.jsonstore import StoreError, locked_home, write_atomically
 
@@ -41,12 +41,25 @@ class Setting(NamedTuple):
     # person from an agent (they are told of fewer requests, or request text goes somewhere
     # new): such a change is taken only from a terminal, as an answer is. None: never.
     loosens: Callable[[Any, Any], bool] | None = None
+    # What is wrong with a value its check refuses, in words, where its kind alone would not
+    # say it (a class that is no class, a must-ask class told to let silence through).
+    problem: Callable[[Any], str | None] | None = None
+
+    def refusal(self, value: Any) -> str | None:
+        """Why *value* is refused, in words (None: it is taken): its kind, and what is wrong
+        with it where :attr:`problem` says more."""
+        if self.check(value):
+            return None
+        why = self.problem(value) if self.problem is not None else None
+        return f"it takes {self.kind}" + (f"; {why}" if why else "")
 
     def shown(self, value: Any) -> Any:
         """*value* as it may be shown: a secret's redacted; a whole number of seconds as a
         whole number (`3`, as docs/cli.md's table writes it, not Python's `3.0`)."""
         if isinstance(value, float) and value.is_integer():
             return int(value)
+        if isinstance(value, dict):  # a setting by class: each value as it may be shown
+            return {key: self.shown(item) for key, item in value.items()}
         if not self.secret:
             return value
         from wisp.stores.pushurls import shown  # loaded only where a push setting is shown
@@ -131,6 +144,110 @@ def _seconds(*, whole: bool, zero: str | None) -> Callable[[Any], bool]:
         return True
 
     return check
+
+
+# --- silence and escalation, by class (issue 57) ---------------------------------------------
+#
+# The classes the policy reads a call into (:class:`wisp.policy.reading.Class`, which the
+# settings wing sits below: tests/test_policy_silence.py holds the two lists equal), and the
+# must-ask ones among them (:data:`wisp.policy.reading.MUST_ASK`).
+CALL_CLASSES = (
+    "read-only",
+    "edit-in-project",
+    "write-outside-project",
+    "network",
+    "recursive-delete",
+    "pipe-to-shell",
+    "privilege",
+    "unread",
+    "other",
+)
+MUST_ASK_CLASSES = frozenset(
+    {"write-outside-project", "network", "recursive-delete", "pipe-to-shell", "privilege"}
+)
+DEFAULT_CLASS = "default"  # a by-class setting's value for every class it does not name
+BY_CLASS_KEYS = (DEFAULT_CLASS, *CALL_CLASSES)
+
+
+class OnSilence(StrEnum):
+    """`policy.onSilence`: what a call nobody answered in wisp in time becomes. Never an
+    allow: there is no such value."""
+
+    DENY = "deny"  # denied
+    HARNESS = "harness"  # what the harness does: its own dialog asks (`--on-timeout ask`), or
+    # it is denied (`--on-timeout deny`, a harness with no dialog, a mode that asks nobody)
+
+
+def by_class(value: Any, cls: str, default: Any) -> Any:
+    """A by-class setting's value for *cls*: the class's own, else its `default`, else
+    *default* (a plain value, not an object, is every class's)."""
+    if not isinstance(value, dict):
+        return value
+    return value.get(cls, value.get(DEFAULT_CLASS, default))
+
+
+def _class_key_problem(value: Any) -> str | None:
+    if not isinstance(value, dict):
+        return None
+    unknown = [key for key in value if key not in BY_CLASS_KEYS]
+    if unknown:
+        return f"{unknown[0]!r} is no class ({DEFAULT_CLASS!r} stands for the ones not named)"
+    return None
+
+
+def _push_after_problem(value: Any) -> str | None:
+    """What is wrong with a `policy.pushAfterSeconds` value (None: nothing)."""
+    unknown = _class_key_problem(value)
+    if unknown is not None:
+        return unknown
+    items = value.items() if isinstance(value, dict) else [("the value", value)]
+    for cls, seconds in items:
+        try:
+            check_deadline(seconds, what="", zero="pushed at once")
+        except DeadlineError:
+            said = json.dumps(seconds, ensure_ascii=False)
+            return f"{cls} is {said}, which is no number of seconds in that range"
+    return None
+
+
+def _on_silence_problem(value: Any) -> str | None:
+    """What is wrong with a `policy.onSilence` value (None: nothing). Silence is never an
+    allow, and a must-ask class's call nobody answered is always denied."""
+    unknown = _class_key_problem(value)
+    if unknown is not None:
+        return unknown
+    if not isinstance(value, dict | str):
+        return "give deny or harness, or an object of them by class"
+    items = value.items() if isinstance(value, dict) else [("the value", value)]
+    for cls, said in items:
+        if said == "allow":
+            return (
+                f"{cls} is allow, but silence is never an allow: a call nobody answered "
+                "is denied (deny) or left to the harness, which asks you in its own dialog "
+                "or denies it (harness)"
+            )
+        if said not in tuple(OnSilence):
+            shown = json.dumps(said, ensure_ascii=False)
+            return f"{cls} is {shown}, which is neither deny nor harness"
+        if cls in MUST_ASK_CLASSES and said != OnSilence.DENY:
+            return f"{cls} is a must-ask class, and a call of it nobody answered is always denied"
+    return None
+
+
+def _pushed_later(old: Any, new: Any) -> bool:
+    """Whether some class's call is pushed later under *new* than under *old*."""
+    return any(by_class(new, cls, 0) > by_class(old, cls, 0) for cls in CALL_CLASSES)
+
+
+def _let_through_more(old: Any, new: Any) -> bool:
+    """Whether some class's call nobody answered is denied under *old* and left to the
+    harness under *new*."""
+    return any(
+        by_class(old, cls, OnSilence.HARNESS) == OnSilence.DENY
+        and by_class(new, cls, OnSilence.HARNESS) != OnSilence.DENY
+        for cls in CALL_CLASSES
+        if cls not in MUST_ASK_CLASSES
+    )
 
 
 SETTINGS: dict[str, Setting] = {
@@ -234,6 +351,31 @@ SETTINGS: dict[str, Setting] = {
             # Where a notification's link sends the person: a change is theirs to make.
             loosens=lambda old, new: new != old and new != "",
         ),
+        Setting(
+            key="policy.pushAfterSeconds",
+            default={DEFAULT_CLASS: 0},
+            check=lambda value: _push_after_problem(value) is None,
+            kind=f"seconds from 0 (pushed at once) to {MAX_DEADLINE_S}, or an object of them "
+            f"by class ({', '.join(BY_CLASS_KEYS)})",
+            doc="How long a call put to you waits before it is pushed to your phone, by its "
+            "class: the terminal, tmux and desktop are told at once, and have the first "
+            "look; a call answered by then is never pushed.",
+            deadline=True,
+            problem=_push_after_problem,
+            loosens=_pushed_later,  # pushed later: a request may go unseen away from here
+        ),
+        Setting(
+            key="policy.onSilence",
+            default={DEFAULT_CLASS: OnSilence.HARNESS.value},
+            check=lambda value: _on_silence_problem(value) is None,
+            kind="deny or harness, or an object of them by class "
+            f"({', '.join(BY_CLASS_KEYS)}); a must-ask class takes deny alone",
+            doc="What a call nobody answered in wisp in time becomes, by its class: deny, or "
+            "harness (the harness's own dialog asks you, or it denies: its --on-timeout). "
+            "Never an allow; a must-ask call is always denied.",
+            problem=_on_silence_problem,
+            loosens=_let_through_more,
+        ),
     )
 }
 
@@ -280,19 +422,29 @@ def load_config(home: Path) -> Config:
             node = node.get(part) if isinstance(node, dict) else None
         if node is None:
             continue
-        if not setting.check(node):
+        refusal = setting.refusal(node)
+        if refusal is not None:
             raise ConfigError(
-                f"{path}: {key} is {_shown_bad(setting, node)}, but it takes {setting.kind}. "
-                f"Fix it, or remove it for the default ({setting.default!r})."
+                f"{path}: {key} is {_shown_bad(setting, node)}, but {refusal}. "
+                f"Fix it, or remove it for the default ({_shown_default(setting)})."
             )
         values[key] = node
     return Config(values)
 
 
+def _shown_default(setting: Setting) -> str:
+    """A setting's default as an error names it: JSON, as config.json holds it."""
+    return json.dumps(setting.default, ensure_ascii=False)
+
+
 def _shown_bad(setting: Setting, value: Any) -> str:
     """A value that failed its check, as an error may show it: a secret's not at all (a
     token pasted wrong is still a token)."""
-    return "(a secret, not shown)" if setting.secret else repr(value)
+    if setting.secret:
+        return "(a secret, not shown)"
+    if isinstance(value, dict | bool):  # as config.json and the command line spell it
+        return json.dumps(value, ensure_ascii=False)
+    return repr(value)
 
 
 def parse_value(text: str) -> Any:
@@ -319,8 +471,11 @@ def set_setting(home: Path, key: str, value: Any) -> Any:
     if setting is None:
         raise ConfigError(f"no setting {key!r}: see `wisp config` for the list.")
     if not setting.check(value):
+        why = setting.problem(value) if setting.problem is not None else None
         raise ConfigError(
-            f"{key} takes {setting.kind}, not {_shown_bad(setting, value)}. Nothing was written."
+            f"{key} takes {setting.kind}, not {_shown_bad(setting, value)}"
+            + (f": {why}" if why else "")
+            + ". Nothing was written."
         )
     path = home / CONFIG_FILE
     try:
