@@ -65,6 +65,7 @@ HARNESS_MODULES: tuple[str, ...] = (
     "wisp.agents.qwen",
     "wisp.agents.kilo",
     "wisp.agents.crush",
+    "wisp.agents.cline",
 )
 # An event larger than this is not read whole: no tool call a person can judge is that long.
 MAX_EVENT_BYTES = 4 * 1024 * 1024
@@ -390,6 +391,9 @@ class Harness(NamedTuple):
 
     # --- the installation (`wisp agents setup|remove|status NAME`)
     fmt: Format = Format.JSON
+    # What a file of wisp's own (Format.TEXT) starts with, where it is not the plugin's
+    # `// wisp's TITLE plugin` (Cline's hook script: its shebang first).
+    mark: str | None = None
     events: tuple[str, ...] = ()  # the hook events whose entries wisp owns
     project_file: Callable[[Path], Path] | None = None  # None: the user level only
     whole_file: bool = False  # the file is wisp's alone (Copilot's hooks/wisp.json)

@@ -64,8 +64,9 @@ PLUGIN_MARK = "// wisp's OpenCode plugin"
 
 
 def plugin_mark(t: Harness) -> str:
-    """What the first line of wisp's plugin for *t* starts with (OpenCode's: PLUGIN_MARK)."""
-    return f"// wisp's {t.title} plugin"
+    """What wisp's own file for *t* starts with (OpenCode's plugin: PLUGIN_MARK; a harness
+    whose file is a script: its :attr:`Harness.mark`)."""
+    return t.mark if t.mark is not None else f"// wisp's {t.title} plugin"
 
 
 def wisp_block(t: Harness, options: HookOptions) -> dict[str, Any]:
@@ -519,7 +520,8 @@ def _gates(t: Harness, path: Path, data: Mapping[str, Any]) -> list[dict[str, An
         cmd = gatecheck.read_plugin(data["plugin"])
         return [{"file": str(path), "event": t.events[0] if t.events else None,
                  "timeout": None, "cmd": cmd,
-                 "closed": True}]  # fmt: skip  # the plugin denies whatever goes wrong
+                 # a plugin denies whatever goes wrong; a script runs wisp's guard
+                 "closed": not t.guarded}]  # fmt: skip
     gates = []
     for event, hook in installed_hooks(t, data):
         timeout = hook.get(t.timeout_key)
