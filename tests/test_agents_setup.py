@@ -673,6 +673,47 @@ class TestSetupCrush:
         assert json.loads(path.read_text()) == {"hooks": {"PreToolUse": [theirs]}}
 
 
+class TestSetupCline:
+    def test_writes_its_hook_file_and_takes_it_out_again(
+        self, home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Cline's hook lands as ~/.cline/hooks/PreToolUse, 0600, execing wisp's guard around
+        `wisp hook cline`; status: installed, fail-closed (by the guard), working; remove
+        deletes it."""
+        _on_path(tmp_path, monkeypatch, "cline", "3.0.65")
+        path = home / ".cline" / "hooks" / "PreToolUse"
+        code, out, err = _wisp("agents", "setup", "cline")
+        assert code == 0 and "unprotected" in out, err
+        text = path.read_text()
+        assert text.startswith("#!/bin/sh\n# wisp's Cline hook") and "hookguard.sh" in text
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600
+        entry = _entry("cline")
+        assert entry["installed"] and entry["version"] == "3.0.65"
+        assert all(h["failClosed"] and h["works"] for h in entry["hooks"]), entry
+        code, _, err = _wisp("agents", "remove", "cline")
+        assert code == 0 and not path.exists(), err
+
+    def test_a_hook_of_someone_elses_there_is_left_alone(self, home: Path) -> None:
+        """A PreToolUse file that is not wisp's is refused, unchanged; the control: once it is
+        moved away, setup writes wisp's."""
+        path = home / ".cline" / "hooks" / "PreToolUse"
+        path.parent.mkdir(parents=True)
+        path.write_text("#!/bin/sh\necho '{\"cancel\": false}'\n")
+        code, _, err = _wisp("agents", "setup", "cline")
+        assert code == 1 and "not wisp's" in err, err
+        assert path.read_text() == "#!/bin/sh\necho '{\"cancel\": false}'\n"
+        path.unlink()
+        assert _wisp("agents", "setup", "cline")[0] == 0 and path.exists()
+
+    def test_a_projects_hook_goes_in_clinerules(self, home: Path, tmp_path: Path) -> None:
+        """--project: the file is the project's .clinerules/hooks/PreToolUse."""
+        project = tmp_path / "project"
+        project.mkdir()
+        code, _, err = _wisp("agents", "setup", "cline", "--project", str(project))
+        assert code == 0, err
+        assert (project / ".clinerules" / "hooks" / "PreToolUse").read_text().startswith("#!")
+
+
 @pytest.fixture
 def outside(out_of_tree_wisp: Path) -> Iterator[Path]:
     """A scratch directory of this test's own beside the run's out-of-tree install: in no

@@ -1,8 +1,8 @@
-"""`wisp hook codex|gemini|copilot|opencode|qwen|kilo|crush`: each harness's real pre-tool event
-(captured by the e2e tier, fixtures/agents/; Crush's written from its source) fed to a real
-process, answered from a real terminal, and its answer read in that harness's own shape. None
-of them has an "ask": the wait is the ask, and anything but a grant or the person's approval
-is a deny."""
+"""`wisp hook codex|gemini|copilot|opencode|qwen|kilo|crush|cline`: each harness's real
+pre-tool event (captured by the e2e tier, fixtures/agents/; Crush's written from its source,
+Cline's captured by hand) fed to a real process, answered from a real terminal, and its
+answer read in that harness's own shape. None of them has an "ask": the wait is the ask, and
+anything but a grant or the person's approval is a deny."""
 
 from __future__ import annotations
 
@@ -35,6 +35,11 @@ def gemini_decision(out: str) -> tuple[str, str]:
     return said["decision"], said.get("reason", "")
 
 
+def cline_decision(out: str) -> tuple[str, str]:
+    said = json.loads(out)
+    return ("deny" if said["cancel"] else "allow"), said.get("errorMessage", "")
+
+
 def copilot_decision(out: str) -> tuple[str, str]:
     said = json.loads(out)
     return said["permissionDecision"], said["permissionDecisionReason"]
@@ -48,6 +53,7 @@ DECISIONS: dict[str, Callable[[str], tuple[str, str]]] = {
     "qwen": codex_decision,  # Claude Code's shape
     "kilo": gemini_decision,  # wisp's OpenCode plugin, made Kilo Code's
     "crush": gemini_decision,  # its top-level `decision` and `reason`
+    "cline": cline_decision,  # `{"cancel": true, "errorMessage"}`
 }
 HARNESSES = sorted(DECISIONS)
 # OpenCode's and Kilo Code's plugins fail closed by themselves.
@@ -414,3 +420,83 @@ class TestQwenGuard:
         (hook,) = group["hooks"]
         assert group["matcher"] == ".*" and hook["timeout"] == 40_000
         assert shlex.split(hook["command"])[-4:] == ["hook", "qwen", "--wait", "30"]
+
+
+class TestClineHookFile:
+    def _printed(self, *args: str) -> str:
+        printed = run_wisp("hook", "cline", "--print-settings", *args)
+        assert printed.returncode == 0, printed.stderr
+        return printed.stdout
+
+    def test_the_file_execs_wisp_in_its_guard_waiting_less_than_clines_timeout(
+        self, home: Path
+    ) -> None:
+        """The printed hook file starts with its shebang and wisp's mark, and execs wisp's
+        guard around `wisp hook cline`; a wait above Cline's fixed 120 s (which kills the
+        hook and runs the call) is cut to 110 s, and the control: a wait below stays."""
+        from wisp.agents.cline import MAX_WAIT_S
+
+        text = self._printed()
+        assert text.startswith("#!/bin/sh\n# wisp's Cline hook")
+        line = next(x for x in text.splitlines() if x.startswith("exec "))
+        argv = shlex.split(line.removeprefix("exec "))
+        assert argv[:2] == [GUARD_SHELL, str(GUARD_SCRIPT)]
+        assert argv[-4:] == ["hook", "cline", "--wait", f"{MAX_WAIT_S:g}"]
+        argv = shlex.split(self._printed("--wait", "30").splitlines()[-1].removeprefix("exec "))
+        assert argv[-4:] == ["hook", "cline", "--wait", "30"]
+
+    def test_the_file_run_as_cline_runs_it_answers_its_deny(
+        self, home: Path, tmp_path: Path
+    ) -> None:
+        """Run by `sh FILE` with Cline's event (as Cline runs a file by its shebang), nobody
+        answering: `{"cancel": true}` with the reason on stdout, which is all Cline reads."""
+        hook = tmp_path / "PreToolUse"
+        hook.write_text(self._printed("--wait", "1"))
+        done = subprocess.run(
+            ["sh", str(hook)],
+            input=event("cline", "pre-tool-shell", tmp_path),
+            capture_output=True,
+            timeout=60,
+        )
+        decision, reason = cline_decision(done.stdout.decode())
+        assert decision == "deny" and "nobody answered" in reason, done
+
+    def test_a_killed_wisp_is_clines_deny_on_stdout(self, tmp_path: Path) -> None:
+        """Cline reads no exit status and runs the call on empty output: the guard, its wisp
+        killed, prints `{"cancel": true}` with why. The control: an allow passes through."""
+        from wisp.agents.cline import HARNESS
+        from wisp.agents.hookio import guarded_command
+
+        data = event("cline", "pre-tool-shell", tmp_path)
+        killed = guarded_command(HARNESS, ["/bin/sh", "-c", "cat >/dev/null; kill -9 $$", "-"])
+        done = subprocess.run(killed, input=data, capture_output=True, timeout=60, check=False)
+        decision, reason = cline_decision(done.stdout.decode())
+        assert decision == "deny" and "ended without answering" in reason, done
+        allow = HARNESS.allow("wisp: approved").stdout
+        answers = ["/bin/sh", "-c", f"cat >/dev/null; echo {shlex.quote(allow)}", "-"]
+        done = subprocess.run(
+            guarded_command(HARNESS, answers), input=data, capture_output=True, timeout=60
+        )
+        assert done.returncode == 0 and cline_decision(done.stdout.decode())[0] == "allow"
+
+    def test_every_line_of_run_commands_is_asked(self, home: Path, tmp_path: Path) -> None:
+        """`run_commands` runs each of its `commands`: all of them are the one command asked,
+        a line each (the control, one line, is that line exactly: the shared cases)."""
+        data = json.loads(event("cline", "pre-tool-shell", tmp_path))
+        data["tool_call"]["input"]["commands"] = ["true", f"touch {tmp_path}/marker"]
+        hook = Hook("cline", json.dumps(data).encode())
+        request_id = filed(home, ".request.json")
+        with Channel.open(home) as channel:
+            binding = channel.status(request_id).request.binding
+        assert binding.command == f"true\ntouch {tmp_path}/marker"  # type: ignore[union-attr]
+        assert in_terminal("approvals", "deny", request_id)[0] == 0
+        assert hook.result()[1] == "deny"
+
+    def test_another_event_is_refused(self, home: Path, tmp_path: Path) -> None:
+        """A file of wisp's run for another of Cline's events (a `tool_result`): a deny that
+        says to install it as PreToolUse only, exit 2, no traceback."""
+        data = json.loads(event("cline", "pre-tool-shell", tmp_path))
+        data["hookName"] = "tool_result"
+        code, decision, reason, err = Hook("cline", json.dumps(data).encode()).result()
+        assert (code, decision) == (2, "deny") and "PreToolUse" in reason
+        assert "Traceback" not in err

@@ -132,6 +132,16 @@ def _kilo(project: Path, cwd: Path, *, command: str | None = None, edit: Path | 
     return data
 
 
+def _cline(project: Path, cwd: Path, *, command: str | None = None, edit: Path | None = None):
+    data = _fixture("cline", "pre-tool-shell", project)
+    data.update(workspaceRoots=[str(cwd)], taskId=SESSION)
+    if command is not None:
+        data["tool_call"].update(name="run_commands", input={"commands": [command]})
+    else:
+        data["tool_call"].update(name="editor", input={"path": str(edit), "new_text": "x\n"})
+    return data
+
+
 EVENTS: dict[str, Callable[..., dict[str, Any]]] = {
     "claude-code": _claude_like("claude-code", "Bash"),
     "codex": _codex,
@@ -142,6 +152,7 @@ EVENTS: dict[str, Callable[..., dict[str, Any]]] = {
     "qwen": _named("qwen", "run_shell_command", "write_file"),
     "kilo": _kilo,
     "crush": _named("crush", "bash", "write"),
+    "cline": _cline,
 }
 
 
@@ -150,6 +161,8 @@ def _said(name: str, out: str) -> str:
     if name == "codex" and not out.strip():
         return "allow"  # Codex is allowed by silence
     data = json.loads(out)
+    if "cancel" in data:  # Cline's
+        return "deny" if data["cancel"] else "allow"
     if "hookSpecificOutput" in data:
         return str(data["hookSpecificOutput"]["permissionDecision"])
     for key in ("decision", "permission", "permissionDecision"):
@@ -427,6 +440,7 @@ class TestToolTables:
             "qwen": ("edit", {"file_path": "/p/a"}),
             "kilo": ("edit", {"filePath": "/p/a"}),
             "crush": ("multiedit", {"file_path": "/p/a"}),
+            "cline": ("editor", {"path": "/p/a"}),
         }
         for name, (tool, tool_input) in cases.items():
             found = harness(name)

@@ -41,8 +41,8 @@ from wisp.agents.hookio import (
     field,
     guarded_command,
     shell_or_tool,
-    this_wisp,
 )
+from wisp.agents.install import this_wisp
 
 NAME = "cline"
 TITLE = "Cline"
