@@ -22,6 +22,7 @@ harnesses=(
   "opencode opencode-ai 1.18.33 opencode"
   "qwen @qwen-code/qwen-code 0.24.4 qwen"
   "kilo @kilocode/cli 7.7.7 kilo"
+  "cline cline 3.0.65 cline"
 )
 # Kilo Code: npm's newest @kilocode/cli (7.8.1) names Linux binary packages npm does not have
 # (their newest is 7.7.9, whose @kilocode/cli is not published): 7.7.7 is the newest that
