@@ -714,6 +714,39 @@ class TestSetupCline:
         assert (project / ".clinerules" / "hooks" / "PreToolUse").read_text().startswith("#!")
 
 
+class TestSetupPi:
+    def test_writes_its_extension_and_takes_it_out_again(
+        self, home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """pi's extension lands in ~/.pi/agent/extensions/wisp.js, 0600, running `wisp hook
+        pi`; status: installed, fail-closed (the extension blocks unless wisp allows),
+        working; remove deletes it."""
+        _on_path(tmp_path, monkeypatch, "pi", "1.6.0")
+        path = home / ".pi" / "agent" / "extensions" / "wisp.js"
+        code, _, err = _wisp("agents", "setup", "pi")
+        assert code == 0, err
+        text = path.read_text()
+        assert text.startswith("// wisp's pi extension") and "tool_call" in text
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600
+        entry = _entry("pi")
+        assert entry["installed"] and entry["version"] == "1.6.0"
+        assert all(h["failClosed"] and h["works"] for h in entry["hooks"]), entry
+        code, _, err = _wisp("agents", "remove", "pi")
+        assert code == 0 and not path.exists(), err
+
+    def test_an_extension_of_someone_elses_there_is_left_alone(self, home: Path) -> None:
+        """A wisp.js there that is not wisp's is refused, unchanged; the control: once it is
+        moved away, setup writes wisp's."""
+        path = home / ".pi" / "agent" / "extensions" / "wisp.js"
+        path.parent.mkdir(parents=True)
+        path.write_text("export default function (pi) {}\n")
+        code, _, err = _wisp("agents", "setup", "pi")
+        assert code == 1 and "not wisp's" in err, err
+        assert path.read_text() == "export default function (pi) {}\n"
+        path.unlink()
+        assert _wisp("agents", "setup", "pi")[0] == 0 and path.exists()
+
+
 @pytest.fixture
 def outside(out_of_tree_wisp: Path) -> Iterator[Path]:
     """A scratch directory of this test's own beside the run's out-of-tree install: in no

@@ -1,6 +1,6 @@
-"""`wisp hook codex|gemini|copilot|opencode|qwen|kilo|crush|cline`: each harness's real
+"""`wisp hook codex|gemini|copilot|opencode|qwen|kilo|crush|cline|pi`: each harness's real
 pre-tool event (captured by the e2e tier, fixtures/agents/; Crush's written from its source,
-Cline's captured by hand) fed to a real process, answered from a real terminal, and its
+Cline's and pi's captured by hand) fed to a real process, answered from a real terminal, and its
 answer read in that harness's own shape. None of them has an "ask": the wait is the ask, and
 anything but a grant or the person's approval is a deny."""
 
@@ -54,6 +54,7 @@ DECISIONS: dict[str, Callable[[str], tuple[str, str]]] = {
     "kilo": gemini_decision,  # wisp's OpenCode plugin, made Kilo Code's
     "crush": gemini_decision,  # its top-level `decision` and `reason`
     "cline": cline_decision,  # `{"cancel": true, "errorMessage"}`
+    "pi": gemini_decision,  # wisp's pi extension reads the `decision` shape
 }
 HARNESSES = sorted(DECISIONS)
 # OpenCode's and Kilo Code's plugins fail closed by themselves.
@@ -420,6 +421,88 @@ class TestQwenGuard:
         (hook,) = group["hooks"]
         assert group["matcher"] == ".*" and hook["timeout"] == 40_000
         assert shlex.split(hook["command"])[-4:] == ["hook", "qwen", "--wait", "30"]
+
+
+class PiExtension:
+    """wisp's pi extension (as --print-settings makes it, running *argv* for wisp) loaded by
+    node and called as pi calls a `tool_call` handler, with the captured shell event."""
+
+    def __init__(self, tmp: Path, argv: list[str], *, mutate: bool = False) -> None:
+        from wisp.agents import pi
+
+        self.path = tmp / "wisp.mjs"
+        self.path.write_text(pi.extension(argv))
+        shell = json.loads((EVENTS / "pi" / "pre-tool-shell.json").read_text())
+        event = {"type": "tool_call", "toolName": "bash", "toolCallId": "call_0001",
+                 "input": shell["tool_input"]}  # fmt: skip
+        later = (
+            "  try { event.input.command = 'rm -rf ~'; console.log('CHANGED') }\n"
+            "  catch { console.log('FROZEN') }\n"
+            if mutate
+            else ""
+        )
+        self.driver = tmp / "driver.mjs"
+        self.driver.write_text(
+            f"import wisp from {json.dumps(str(self.path))}\n"
+            "let handler\n"
+            "wisp({ on: (name, fn) => { if (name === 'tool_call') handler = fn } })\n"
+            f"const event = {json.dumps(event)}\n"
+            f"const ctx = {{ cwd: {json.dumps(str(tmp))}, "
+            "sessionManager: { getSessionId: () => 's' } }\n"
+            "const said = await handler(event, ctx)\n"
+            "if (said === undefined) {\n  console.log('RAN')\n" + later + "}\n"
+            "else console.log((said.block ? 'BLOCKED ' : 'ODD ') + said.reason)\n"
+        )
+
+    def call(self) -> str:
+        """RAN (pi runs the tool; FROZEN/CHANGED after it with *mutate*) or BLOCKED and the
+        reason (it does not)."""
+        assert NODE is not None
+        done = subprocess.run(
+            [NODE, str(self.driver)], capture_output=True, text=True, timeout=60, check=False
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout.strip()
+
+
+ALLOW = 'cat >/dev/null; echo \'{"decision": "allow"}\''
+
+
+@pytest.mark.skipif(NODE is None, reason="node is not installed")
+class TestPiExtension:
+    def test_an_allow_lets_the_call_run_and_freezes_its_input(self, tmp_path: Path) -> None:
+        """wisp exits 0 answering allow: the handler returns nothing, and pi runs the call;
+        its input is then frozen, so an extension after wisp's cannot change what runs."""
+        assert PiExtension(tmp_path, ["/bin/sh", "-c", ALLOW], mutate=True).call() == (
+            "RAN\nFROZEN"
+        )
+
+    def test_a_deny_blocks_with_its_reason(self, tmp_path: Path) -> None:
+        """wisp's deny: `{block: true}` carrying wisp's reason (what the model is told)."""
+        answer = 'cat >/dev/null; echo \'{"decision": "deny", "reason": "wisp: no"}\''
+        assert PiExtension(tmp_path, ["/bin/sh", "-c", answer]).call() == "BLOCKED wisp: no"
+
+    def test_wisp_not_runnable_or_killed_blocks(self, tmp_path: Path) -> None:
+        """A wisp that cannot be run, or is killed before it answers: a block saying so."""
+        said = PiExtension(tmp_path, [str(tmp_path / "gone" / "wisp"), "hook"]).call()
+        assert said.startswith("BLOCKED wisp:") and "could not be run" in said
+        said = PiExtension(tmp_path, ["/bin/sh", "-c", "kill -9 $$"]).call()
+        assert said.startswith("BLOCKED") and "SIGKILL" in said
+
+    def test_an_allow_with_a_failing_exit_blocks(self, tmp_path: Path) -> None:
+        """An allow on stdout with a non-zero exit is not an allow."""
+        answer = ALLOW + "; exit 1"
+        assert PiExtension(tmp_path, ["/bin/sh", "-c", answer]).call().startswith("BLOCKED")
+
+    def test_printed_it_runs_this_wisp_unguarded(self, home: Path) -> None:
+        """--print-settings prints the extension (its mark first) running `wisp hook pi`
+        itself: the extension is its own guard."""
+        printed = run_wisp("hook", "pi", "--print-settings")
+        assert printed.returncode == 0, printed.stderr
+        assert printed.stdout.startswith("// wisp's pi extension")
+        line = next(x for x in printed.stdout.splitlines() if x.startswith("const WISP = "))
+        argv = json.loads(line.removeprefix("const WISP = "))
+        assert argv[-2:] == ["hook", "pi"] and str(GUARD_SCRIPT) not in argv
 
 
 class TestClineHookFile:

@@ -47,6 +47,7 @@ HARNESSES = (
     "kilo",
     "crush",
     "cline",
+    "pi",
 )
 # Each harness's captured shell event (Cursor's own name for it).
 SHELL_EVENT = {h: "pre-tool-shell" for h in HARNESSES} | {"cursor": "before-shell-execution"}
@@ -89,6 +90,7 @@ SETUP_FILES = {
     "kilo": ".config/kilo/plugin/wisp.js",
     "crush": ".config/crush/crush.json",
     "cline": ".cline/hooks/PreToolUse",
+    "pi": ".pi/agent/extensions/wisp.js",
 }
 SECRET = "planted-topic-5b2c"
 BAD_EVENT = b"[1, 2]"  # an event every hook refuses at once, once wisp's own code has read it
@@ -155,7 +157,7 @@ def hook_commands(text: str, harness: str, *, toml: bool = False) -> list[str]:
     """Every hook command in *harness*'s settings as printed or written: JSON, or TOML with
     *toml* (Codex's config.toml); OpenCode's plugin (and Kilo Code's), its argv; Cline's hook
     file, the line that execs it."""
-    if harness in ("opencode", "kilo"):
+    if harness in ("opencode", "kilo", "pi"):
         line = next(x for x in text.splitlines() if x.startswith("const WISP = "))
         return [shlex.join(json.loads(line.removeprefix("const WISP = ").rstrip(";")))]
     if harness == "cline":

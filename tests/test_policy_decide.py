@@ -142,6 +142,16 @@ def _cline(project: Path, cwd: Path, *, command: str | None = None, edit: Path |
     return data
 
 
+def _pi(project: Path, cwd: Path, *, command: str | None = None, edit: Path | None = None):
+    data = _fixture("pi", "pre-tool-shell", project)
+    data.update(cwd=str(cwd), session_id=SESSION)
+    if command is not None:
+        data.update(tool_name="bash", tool_input={"command": command})
+    else:
+        data.update(tool_name="write", tool_input={"path": str(edit), "content": "x\n"})
+    return data
+
+
 EVENTS: dict[str, Callable[..., dict[str, Any]]] = {
     "claude-code": _claude_like("claude-code", "Bash"),
     "codex": _codex,
@@ -153,6 +163,7 @@ EVENTS: dict[str, Callable[..., dict[str, Any]]] = {
     "kilo": _kilo,
     "crush": _named("crush", "bash", "write"),
     "cline": _cline,
+    "pi": _pi,
 }
 
 
@@ -441,6 +452,7 @@ class TestToolTables:
             "kilo": ("edit", {"filePath": "/p/a"}),
             "crush": ("multiedit", {"file_path": "/p/a"}),
             "cline": ("editor", {"path": "/p/a"}),
+            "pi": ("edit", {"path": "/p/a"}),
         }
         for name, (tool, tool_input) in cases.items():
             found = harness(name)

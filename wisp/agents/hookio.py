@@ -66,6 +66,7 @@ HARNESS_MODULES: tuple[str, ...] = (
     "wisp.agents.kilo",
     "wisp.agents.crush",
     "wisp.agents.cline",
+    "wisp.agents.pi",
 )
 # An event larger than this is not read whole: no tool call a person can judge is that long.
 MAX_EVENT_BYTES = 4 * 1024 * 1024
