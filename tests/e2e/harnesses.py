@@ -615,3 +615,38 @@ def cline_stopped(home: Path) -> str:
         if "ControlledStopError" in line
     ]
     return said[-1] if said else ""
+
+
+# --- pi ------------------------------------------------------------------------------------
+
+
+def pi_env(home: Path, wisp_home: Path, pin: Pin | None = None) -> dict[str, str]:
+    """pi's environment: node 22 (install.sh links it beside `pi`) first on PATH, nothing
+    fetched or reported."""
+    where = Path(binary(pin or "pi")).parent
+    env = base_env(home, wisp_home)
+    return env | {"PATH": f"{where}:{env['PATH']}", "PI_OFFLINE": "1", "PI_TELEMETRY": "0"}
+
+
+def start_pi(
+    ns: LoopbackNamespace,
+    home: Path,
+    cwd: Path,
+    url: str,
+    wisp_home: Path,
+    prompt: str = PROMPT,
+    pin: Pin | None = None,
+) -> Popen:
+    """`pi --provider fake --model fake-model -p PROMPT` (pi asks nothing before a tool call:
+    the extension is all that stands in a call's way), the provider `configure_pi` wrote,
+    ~/.pi/agent/extensions as `wisp agents setup pi` left it."""
+    argv = [str(binary(pin or "pi")), "--provider", "fake", "--model", "fake-model", "-p",
+            prompt]  # fmt: skip
+    return _start(ns, argv, cwd, pi_env(home, wisp_home, pin))
+
+
+def configure_pi(home: Path, url: str, pin: Pin | None = None) -> None:
+    """~/.pi/agent/models.json: the fake model server as an OpenAI-compatible provider."""
+    provider = {"baseUrl": url + "/v1", "api": "openai-completions", "apiKey": "x",
+                "models": [{"id": "fake-model"}]}  # fmt: skip
+    _write_json(home / ".pi" / "agent" / "models.json", {"providers": {"fake": provider}})

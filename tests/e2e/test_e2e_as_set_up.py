@@ -72,6 +72,10 @@ def _cline(ns, home, cwd, url, wisp_home, pin):
     return harnesses.start_cline(ns, home, cwd, url, wisp_home, pin=pin)
 
 
+def _pi(ns, home, cwd, url, wisp_home, pin):
+    return harnesses.start_pi(ns, home, cwd, url, wisp_home, pin=pin)
+
+
 def _kilo(ns, home, cwd, url, wisp_home, pin):
     return harnesses.start_kilo(ns, home, cwd, url, wisp_home, pin=pin)
 
@@ -110,6 +114,10 @@ HARNESSES = {
         harnesses.configure_cline, _cline,
         lambda command: Call("run_commands", {"commands": [command]}),
         stopped=harnesses.cline_stopped,
+    ),
+    "pi": Harness(
+        harnesses.configure_pi, _pi,
+        lambda command: Call("bash", {"command": command}),
     ),
 }  # fmt: skip
 
