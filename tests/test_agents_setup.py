@@ -714,6 +714,32 @@ class TestSetupCline:
         assert (project / ".clinerules" / "hooks" / "PreToolUse").read_text().startswith("#!")
 
 
+class TestSetupDroid:
+    def test_top_level_hooks_beside_the_persons_and_taken_out_again(
+        self, home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Factory Droid's hook lands in ~/.factory/hooks.json as a `PreToolUse` group at the
+        file's top level beside the person's own, its command wisp's guard, its timeout in
+        seconds; status: installed, fail-closed; remove leaves theirs."""
+        _on_path(tmp_path, monkeypatch, "droid", "0.215.0")
+        path = home / ".factory" / "hooks.json"
+        path.parent.mkdir(parents=True)
+        theirs = {"matcher": "Execute", "hooks": [{"type": "command", "command": "/bin/true"}]}
+        path.write_text(json.dumps({"PreToolUse": [theirs]}))
+        code, out, err = _wisp("agents", "setup", "droid")
+        assert code == 0 and "unprotected" in out, err
+        data = json.loads(path.read_text())
+        assert set(data) == {"PreToolUse"}, data
+        first, wisps = data["PreToolUse"]
+        assert first == theirs and wisps["hooks"][0]["timeout"] == 600
+        assert "hookguard.sh" in wisps["hooks"][0]["command"]
+        entry = _entry("droid")
+        assert entry["installed"] and entry["version"] == "0.215.0"
+        assert all(h["failClosed"] and h["timeout"] == 600 for h in entry["hooks"]), entry
+        assert _wisp("agents", "remove", "droid")[0] == 0
+        assert json.loads(path.read_text()) == {"PreToolUse": [theirs]}
+
+
 class TestSetupPi:
     def test_writes_its_extension_and_takes_it_out_again(
         self, home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch

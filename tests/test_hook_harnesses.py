@@ -1,8 +1,8 @@
-"""`wisp hook codex|gemini|copilot|opencode|qwen|kilo|crush|cline|pi`: each harness's real
-pre-tool event (captured by the e2e tier, fixtures/agents/; Crush's written from its source,
-Cline's and pi's captured by hand) fed to a real process, answered from a real terminal, and its
-answer read in that harness's own shape. None of them has an "ask": the wait is the ask, and
-anything but a grant or the person's approval is a deny."""
+"""`wisp hook codex|gemini|copilot|opencode|qwen|kilo|crush|cline|pi|droid`: each harness's
+real pre-tool event (captured by the e2e tier, fixtures/agents/; Crush's written from its
+source, Cline's, pi's and Factory Droid's captured by hand) fed to a real process, answered
+from a real terminal, and its answer read in that harness's own shape. None of them has an
+"ask": the wait is the ask, and anything but a grant or the person's approval is a deny."""
 
 from __future__ import annotations
 
@@ -55,10 +55,11 @@ DECISIONS: dict[str, Callable[[str], tuple[str, str]]] = {
     "crush": gemini_decision,  # its top-level `decision` and `reason`
     "cline": cline_decision,  # `{"cancel": true, "errorMessage"}`
     "pi": gemini_decision,  # wisp's pi extension reads the `decision` shape
+    "droid": codex_decision,  # Claude Code's shape
 }
 HARNESSES = sorted(DECISIONS)
 # OpenCode's and Kilo Code's plugins fail closed by themselves.
-GUARDED = ["codex", "copilot", "crush", "gemini", "qwen"]
+GUARDED = ["codex", "copilot", "crush", "droid", "gemini", "qwen"]
 
 
 def event(harness: str, name: str, project: Path) -> bytes:
@@ -503,6 +504,53 @@ class TestPiExtension:
         line = next(x for x in printed.stdout.splitlines() if x.startswith("const WISP = "))
         argv = json.loads(line.removeprefix("const WISP = "))
         assert argv[-2:] == ["hook", "pi"] and str(GUARD_SCRIPT) not in argv
+
+
+class TestDroid:
+    def test_a_killed_wisp_is_exit_2_with_the_reason_on_stderr(self, tmp_path: Path) -> None:
+        """Factory Droid runs the call on an exit 1 or a time-out: the guard, its wisp
+        killed, exits 2 with the deny and its reason on stderr. The control: an allow
+        passes through as wisp said it."""
+        from wisp.agents.droid import HARNESS
+        from wisp.agents.hookio import guarded_command
+
+        data = event("droid", "pre-tool-shell", tmp_path)
+        killed = guarded_command(HARNESS, ["/bin/sh", "-c", "cat >/dev/null; kill -9 $$", "-"])
+        done = subprocess.run(killed, input=data, capture_output=True, timeout=60, check=False)
+        assert done.returncode == 2 and "ended without answering" in done.stderr.decode(), done
+        assert codex_decision(done.stdout.decode())[0] == "deny"
+        allow = HARNESS.allow("wisp: approved").stdout
+        answers = ["/bin/sh", "-c", f"cat >/dev/null; echo {shlex.quote(allow)}", "-"]
+        done = subprocess.run(
+            guarded_command(HARNESS, answers), input=data, capture_output=True, timeout=60
+        )
+        assert done.returncode == 0 and codex_decision(done.stdout.decode())[0] == "allow"
+
+    def test_the_printed_hooks_are_top_level_with_a_timeout_above_the_wait(
+        self, home: Path
+    ) -> None:
+        """--print-settings --wait 30: `PreToolUse` at the top level (as ~/.factory/hooks.json
+        holds it), matcher `*`, timeout 40 s."""
+        printed = run_wisp("hook", "droid", "--print-settings", "--wait", "30")
+        assert printed.returncode == 0, printed.stderr
+        (group,) = json.loads(printed.stdout)["PreToolUse"]
+        (hook,) = group["hooks"]
+        assert group["matcher"] == "*" and hook["timeout"] == 40
+
+    def test_executes_words_about_the_call_are_its_description(
+        self, home: Path, tmp_path: Path
+    ) -> None:
+        """Execute's `riskLevel` and `riskLevelReason` (the model's own words) are shown as
+        its description, not bound as options a grant would have to match."""
+        hook = Hook("droid", event("droid", "pre-tool-shell", tmp_path))
+        request_id = filed(home, ".request.json")
+        with Channel.open(home) as channel:
+            binding = channel.status(request_id).request.binding
+        assert not binding.options, binding  # type: ignore[union-attr]
+        text = (home / "pending" / f"{request_id}.request.json").read_text()
+        assert "creates one empty file" in text
+        assert in_terminal("approvals", "deny", request_id)[0] == 0
+        assert hook.result()[1] == "deny"
 
 
 class TestClineHookFile:

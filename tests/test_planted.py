@@ -48,6 +48,7 @@ HARNESSES = (
     "crush",
     "cline",
     "pi",
+    "droid",
 )
 # Each harness's captured shell event (Cursor's own name for it).
 SHELL_EVENT = {h: "pre-tool-shell" for h in HARNESSES} | {"cursor": "before-shell-execution"}
@@ -91,6 +92,7 @@ SETUP_FILES = {
     "crush": ".config/crush/crush.json",
     "cline": ".cline/hooks/PreToolUse",
     "pi": ".pi/agent/extensions/wisp.js",
+    "droid": ".factory/hooks.json",
 }
 SECRET = "planted-topic-5b2c"
 BAD_EVENT = b"[1, 2]"  # an event every hook refuses at once, once wisp's own code has read it

@@ -152,6 +152,16 @@ def _pi(project: Path, cwd: Path, *, command: str | None = None, edit: Path | No
     return data
 
 
+def _droid(project: Path, cwd: Path, *, command: str | None = None, edit: Path | None = None):
+    data = _fixture("droid", "pre-tool-shell", project)
+    data.update(cwd=str(cwd), session_id=SESSION)
+    if command is not None:
+        data.update(tool_name="Execute", tool_input={"command": command, "riskLevel": "low"})
+    else:
+        data.update(tool_name="Create", tool_input={"file_path": str(edit), "content": "x\n"})
+    return data
+
+
 EVENTS: dict[str, Callable[..., dict[str, Any]]] = {
     "claude-code": _claude_like("claude-code", "Bash"),
     "codex": _codex,
@@ -164,6 +174,7 @@ EVENTS: dict[str, Callable[..., dict[str, Any]]] = {
     "crush": _named("crush", "bash", "write"),
     "cline": _cline,
     "pi": _pi,
+    "droid": _droid,
 }
 
 
@@ -453,6 +464,7 @@ class TestToolTables:
             "crush": ("multiedit", {"file_path": "/p/a"}),
             "cline": ("editor", {"path": "/p/a"}),
             "pi": ("edit", {"path": "/p/a"}),
+            "droid": ("Edit", {"file_path": "/p/a"}),
         }
         for name, (tool, tool_input) in cases.items():
             found = harness(name)

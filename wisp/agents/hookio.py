@@ -67,6 +67,7 @@ HARNESS_MODULES: tuple[str, ...] = (
     "wisp.agents.crush",
     "wisp.agents.cline",
     "wisp.agents.pi",
+    "wisp.agents.droid",
 )
 # An event larger than this is not read whole: no tool call a person can judge is that long.
 MAX_EVENT_BYTES = 4 * 1024 * 1024
@@ -399,6 +400,7 @@ class Harness(NamedTuple):
     project_file: Callable[[Path], Path] | None = None  # None: the user level only
     whole_file: bool = False  # the file is wisp's alone (Copilot's hooks/wisp.json)
     flat: bool = False  # an event's list holds the hooks themselves (Cursor's hooks.json)
+    top_level: bool = False  # the events are the file's own keys, no `hooks` (Droid's)
     timeout_key: str = "timeout"
     timeout_scale: int = 1  # the timeout's unit, in seconds per written unit (ms: 1000)
     command_key: str = "command"

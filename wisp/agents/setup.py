@@ -131,6 +131,10 @@ def merged(data: Mapping[str, Any], t: Harness, block: Mapping[str, Any]) -> dic
                 "in that folder and run again."
             )
         return dict(block)
+    if t.top_level:  # the file is the hooks table itself
+        top = dict(data)
+        merge_hooks(top, block, t)
+        return top
     out = dict(data)
     shaped(out.get("hooks"), Mapping, "hooks")
     hooks = dict(out.get("hooks") or {})
@@ -151,6 +155,9 @@ def unmerged(
     if t.whole_file:
         return None
     out = copy.deepcopy(dict(data))
+    if t.top_level:
+        _unmerge_hooks(out, t)
+        return out
     if isinstance(out.get("hooks"), Mapping):
         hooks = dict(out["hooks"])
         _unmerge_hooks(hooks, t)
@@ -474,7 +481,7 @@ def installed_hooks(t: Harness, data: Mapping[str, Any]) -> list[tuple[str, Mapp
     """wisp's hooks in a parsed config of *t*, each with its event."""
     found: list[tuple[str, Mapping[str, Any]]] = []
     for event in t.events:
-        for group in event_list(data, event):
+        for group in event_list(data, event, t.top_level):
             found.extend((event, hook) for hook in wisp_hooks(group, t))
     return found
 
