@@ -650,3 +650,31 @@ def configure_pi(home: Path, url: str, pin: Pin | None = None) -> None:
     provider = {"baseUrl": url + "/v1", "api": "openai-completions", "apiKey": "x",
                 "models": [{"id": "fake-model"}]}  # fmt: skip
     _write_json(home / ".pi" / "agent" / "models.json", {"providers": {"fake": provider}})
+
+
+# --- Factory Droid -------------------------------------------------------------------------
+
+
+def start_droid(
+    ns: LoopbackNamespace,
+    home: Path,
+    cwd: Path,
+    url: str,
+    wisp_home: Path,
+    prompt: str = PROMPT,
+    pin: Pin | None = None,
+) -> Popen:
+    """`droid exec --auto high -m custom:fake-model PROMPT` (its own approvals let every call
+    through: the hook is all that stands in a call's way), no Factory login, the custom model
+    `configure_droid` wrote, ~/.factory/hooks.json as `wisp agents setup droid` left it."""
+    argv = [str(binary(pin or "droid")), "exec", "--auto", "high", "-m", "custom:fake-model",
+            prompt]  # fmt: skip
+    return _start(ns, argv, cwd, base_env(home, wisp_home))
+
+
+def configure_droid(home: Path, url: str, pin: Pin | None = None) -> None:
+    """~/.factory/config.json: the fake model server as a custom (bring-your-own) model."""
+    model = {"model_display_name": "fake", "model": "fake-model", "base_url": url + "/v1",
+             "api_key": "x", "provider": "generic-chat-completion-api",
+             "max_tokens": 4096}  # fmt: skip
+    _write_json(home / ".factory" / "config.json", {"custom_models": [model]})

@@ -24,6 +24,7 @@ harnesses=(
   "kilo @kilocode/cli 7.7.7 kilo"
   "cline cline 3.0.65 cline"
   "pi @earendil-works/pi-coding-agent 1.6.0 pi"
+  "droid droid 0.215.0 droid"
 )
 # Kilo Code: npm's newest @kilocode/cli (7.8.1) names Linux binary packages npm does not have
 # (their newest is 7.7.9, whose @kilocode/cli is not published): 7.7.7 is the newest that

@@ -76,6 +76,10 @@ def _pi(ns, home, cwd, url, wisp_home, pin):
     return harnesses.start_pi(ns, home, cwd, url, wisp_home, pin=pin)
 
 
+def _droid(ns, home, cwd, url, wisp_home, pin):
+    return harnesses.start_droid(ns, home, cwd, url, wisp_home, pin=pin)
+
+
 def _kilo(ns, home, cwd, url, wisp_home, pin):
     return harnesses.start_kilo(ns, home, cwd, url, wisp_home, pin=pin)
 
@@ -118,6 +122,11 @@ HARNESSES = {
     "pi": Harness(
         harnesses.configure_pi, _pi,
         lambda command: Call("bash", {"command": command}),
+    ),
+    "droid": Harness(
+        harnesses.configure_droid, _droid,
+        lambda command: Call("Execute", {"summary": "marker", "command": command,
+                                         "riskLevelReason": "one empty file", "riskLevel": "low"}),
     ),
 }  # fmt: skip
 
