@@ -673,6 +673,106 @@ class TestSetupCrush:
         assert json.loads(path.read_text()) == {"hooks": {"PreToolUse": [theirs]}}
 
 
+class TestSetupCline:
+    def test_writes_its_hook_file_and_takes_it_out_again(
+        self, home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Cline's hook lands as ~/.cline/hooks/PreToolUse, 0600, execing wisp's guard around
+        `wisp hook cline`; status: installed, fail-closed (by the guard), working; remove
+        deletes it."""
+        _on_path(tmp_path, monkeypatch, "cline", "3.0.65")
+        path = home / ".cline" / "hooks" / "PreToolUse"
+        code, out, err = _wisp("agents", "setup", "cline")
+        assert code == 0 and "unprotected" in out, err
+        text = path.read_text()
+        assert text.startswith("#!/bin/sh\n# wisp's Cline hook") and "hookguard.sh" in text
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600
+        entry = _entry("cline")
+        assert entry["installed"] and entry["version"] == "3.0.65"
+        assert all(h["failClosed"] and h["works"] for h in entry["hooks"]), entry
+        code, _, err = _wisp("agents", "remove", "cline")
+        assert code == 0 and not path.exists(), err
+
+    def test_a_hook_of_someone_elses_there_is_left_alone(self, home: Path) -> None:
+        """A PreToolUse file that is not wisp's is refused, unchanged; the control: once it is
+        moved away, setup writes wisp's."""
+        path = home / ".cline" / "hooks" / "PreToolUse"
+        path.parent.mkdir(parents=True)
+        path.write_text("#!/bin/sh\necho '{\"cancel\": false}'\n")
+        code, _, err = _wisp("agents", "setup", "cline")
+        assert code == 1 and "not wisp's" in err, err
+        assert path.read_text() == "#!/bin/sh\necho '{\"cancel\": false}'\n"
+        path.unlink()
+        assert _wisp("agents", "setup", "cline")[0] == 0 and path.exists()
+
+    def test_a_projects_hook_goes_in_clinerules(self, home: Path, tmp_path: Path) -> None:
+        """--project: the file is the project's .clinerules/hooks/PreToolUse."""
+        project = tmp_path / "project"
+        project.mkdir()
+        code, _, err = _wisp("agents", "setup", "cline", "--project", str(project))
+        assert code == 0, err
+        assert (project / ".clinerules" / "hooks" / "PreToolUse").read_text().startswith("#!")
+
+
+class TestSetupDroid:
+    def test_top_level_hooks_beside_the_persons_and_taken_out_again(
+        self, home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Factory Droid's hook lands in ~/.factory/hooks.json as a `PreToolUse` group at the
+        file's top level beside the person's own, its command wisp's guard, its timeout in
+        seconds; status: installed, fail-closed; remove leaves theirs."""
+        _on_path(tmp_path, monkeypatch, "droid", "0.215.0")
+        path = home / ".factory" / "hooks.json"
+        path.parent.mkdir(parents=True)
+        theirs = {"matcher": "Execute", "hooks": [{"type": "command", "command": "/bin/true"}]}
+        path.write_text(json.dumps({"PreToolUse": [theirs]}))
+        code, out, err = _wisp("agents", "setup", "droid")
+        assert code == 0 and "unprotected" in out, err
+        data = json.loads(path.read_text())
+        assert set(data) == {"PreToolUse"}, data
+        first, wisps = data["PreToolUse"]
+        assert first == theirs and wisps["hooks"][0]["timeout"] == 600
+        assert "hookguard.sh" in wisps["hooks"][0]["command"]
+        entry = _entry("droid")
+        assert entry["installed"] and entry["version"] == "0.215.0"
+        assert all(h["failClosed"] and h["timeout"] == 600 for h in entry["hooks"]), entry
+        assert _wisp("agents", "remove", "droid")[0] == 0
+        assert json.loads(path.read_text()) == {"PreToolUse": [theirs]}
+
+
+class TestSetupPi:
+    def test_writes_its_extension_and_takes_it_out_again(
+        self, home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """pi's extension lands in ~/.pi/agent/extensions/wisp.js, 0600, running `wisp hook
+        pi`; status: installed, fail-closed (the extension blocks unless wisp allows),
+        working; remove deletes it."""
+        _on_path(tmp_path, monkeypatch, "pi", "1.6.0")
+        path = home / ".pi" / "agent" / "extensions" / "wisp.js"
+        code, _, err = _wisp("agents", "setup", "pi")
+        assert code == 0, err
+        text = path.read_text()
+        assert text.startswith("// wisp's pi extension") and "tool_call" in text
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600
+        entry = _entry("pi")
+        assert entry["installed"] and entry["version"] == "1.6.0"
+        assert all(h["failClosed"] and h["works"] for h in entry["hooks"]), entry
+        code, _, err = _wisp("agents", "remove", "pi")
+        assert code == 0 and not path.exists(), err
+
+    def test_an_extension_of_someone_elses_there_is_left_alone(self, home: Path) -> None:
+        """A wisp.js there that is not wisp's is refused, unchanged; the control: once it is
+        moved away, setup writes wisp's."""
+        path = home / ".pi" / "agent" / "extensions" / "wisp.js"
+        path.parent.mkdir(parents=True)
+        path.write_text("export default function (pi) {}\n")
+        code, _, err = _wisp("agents", "setup", "pi")
+        assert code == 1 and "not wisp's" in err, err
+        assert path.read_text() == "export default function (pi) {}\n"
+        path.unlink()
+        assert _wisp("agents", "setup", "pi")[0] == 0 and path.exists()
+
+
 @pytest.fixture
 def outside(out_of_tree_wisp: Path) -> Iterator[Path]:
     """A scratch directory of this test's own beside the run's out-of-tree install: in no

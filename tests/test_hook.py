@@ -436,6 +436,54 @@ class TestFailsClosed:
         assert settled is not None and settled.outcome.value == "withdrawn"
 
 
+class TestNotClaudeCodes:
+    """Devin CLI runs the hooks in a project's .claude/ with its own tool names: such an event
+    is refused (a deny, exit 2, which Devin CLI's documentation says blocks), never read as
+    Claude Code's."""
+
+    def _devin(self, project: Path) -> dict[str, Any]:
+        text = (FIXTURES / "agents" / "devin" / "pre-tool-exec.json").read_text()
+        data: dict[str, Any] = json.loads(text.replace("/home/you/project", str(project)))
+        return data
+
+    def test_devins_documented_exec_event_is_refused(self, home: Path, project: Path) -> None:
+        """Devin CLI's documented `exec` call: exit 2, a deny saying the event is not Claude
+        Code's and naming Devin CLI, nothing filed. The control: Claude Code's own `Bash`
+        call of the same command is filed and, unanswered, denied on wisp's wait."""
+        code, out, err = Hook(self._devin(project)).result()
+        reason = out["hookSpecificOutput"]["permissionDecisionReason"]
+        assert code == 2 and out == pre_tool_use("deny", reason), out
+        assert "not Claude Code's" in reason and "Devin CLI" in reason and "'exec'" in reason
+        assert "Traceback" not in err and not (home / "pending").exists()
+        bash = event("pre-tool-use-bash", project, tool_input={"command": "ls"})
+        code, out, _ = Hook(bash, "--wait", "1").result()
+        assert (
+            code == 0 and "nobody answered" in out["hookSpecificOutput"]["permissionDecisionReason"]
+        )
+
+    def test_a_claude_shaped_event_from_devin_is_refused(
+        self, home: Path, project: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """With Devin CLI's `DEVIN_PROJECT_DIR` in the environment, even a `Bash` call (or an
+        MCP tool's, named alike in both) is refused: wisp does not know Devin CLI reads its
+        answer as Claude Code does."""
+        monkeypatch.setenv("DEVIN_PROJECT_DIR", str(project))
+        code, out, err = Hook(event("pre-tool-use-bash", project)).result()
+        reason = out["hookSpecificOutput"]["permissionDecisionReason"]
+        assert code == 2 and "Devin CLI runs this hook" in reason, out
+        assert err == reason + "\n"
+
+    def test_an_mcp_tool_is_claude_codes(self, home: Path, project: Path) -> None:
+        """An MCP tool's name (`mcp__server__tool`, lowercase) is Claude Code's too: filed,
+        and unanswered, denied on wisp's wait (not refused)."""
+        data = event("pre-tool-use-bash", project, tool_name="mcp__github__create_issue")
+        data["tool_input"] = {"title": "x"}
+        code, out, _ = Hook(data, "--wait", "1").result()
+        assert (
+            code == 0 and "nobody answered" in out["hookSpecificOutput"]["permissionDecisionReason"]
+        )
+
+
 class TestOwnChannel:
     def test_a_write_under_wisp_home_is_always_asked_and_says_so(
         self, home: Path, project: Path

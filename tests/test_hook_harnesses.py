@@ -1,8 +1,8 @@
-"""`wisp hook codex|gemini|copilot|opencode|qwen|kilo|crush`: each harness's real pre-tool event
-(captured by the e2e tier, fixtures/agents/; Crush's written from its source) fed to a real
-process, answered from a real terminal, and its answer read in that harness's own shape. None
-of them has an "ask": the wait is the ask, and anything but a grant or the person's approval
-is a deny."""
+"""`wisp hook codex|gemini|copilot|opencode|qwen|kilo|crush|cline|pi|droid`: each harness's
+real pre-tool event (captured by the e2e tier, fixtures/agents/; Crush's written from its
+source, Cline's, pi's and Factory Droid's captured by hand) fed to a real process, answered
+from a real terminal, and its answer read in that harness's own shape. None of them has an
+"ask": the wait is the ask, and anything but a grant or the person's approval is a deny."""
 
 from __future__ import annotations
 
@@ -35,6 +35,11 @@ def gemini_decision(out: str) -> tuple[str, str]:
     return said["decision"], said.get("reason", "")
 
 
+def cline_decision(out: str) -> tuple[str, str]:
+    said = json.loads(out)
+    return ("deny" if said["cancel"] else "allow"), said.get("errorMessage", "")
+
+
 def copilot_decision(out: str) -> tuple[str, str]:
     said = json.loads(out)
     return said["permissionDecision"], said["permissionDecisionReason"]
@@ -48,10 +53,13 @@ DECISIONS: dict[str, Callable[[str], tuple[str, str]]] = {
     "qwen": codex_decision,  # Claude Code's shape
     "kilo": gemini_decision,  # wisp's OpenCode plugin, made Kilo Code's
     "crush": gemini_decision,  # its top-level `decision` and `reason`
+    "cline": cline_decision,  # `{"cancel": true, "errorMessage"}`
+    "pi": gemini_decision,  # wisp's pi extension reads the `decision` shape
+    "droid": codex_decision,  # Claude Code's shape
 }
 HARNESSES = sorted(DECISIONS)
 # OpenCode's and Kilo Code's plugins fail closed by themselves.
-GUARDED = ["codex", "copilot", "crush", "gemini", "qwen"]
+GUARDED = ["codex", "copilot", "crush", "droid", "gemini", "qwen"]
 
 
 def event(harness: str, name: str, project: Path) -> bytes:
@@ -419,3 +427,212 @@ class TestQwenGuard:
         (hook,) = group["hooks"]
         assert group["matcher"] == ".*" and hook["timeout"] == 40_000
         assert shlex.split(hook["command"])[-4:] == ["hook", "qwen", "--wait", "30"]
+
+
+class PiExtension:
+    """wisp's pi extension (as --print-settings makes it, running *argv* for wisp) loaded by
+    node and called as pi calls a `tool_call` handler, with the captured shell event."""
+
+    def __init__(self, tmp: Path, argv: list[str], *, mutate: bool = False) -> None:
+        from wisp.agents import pi
+
+        self.path = tmp / "wisp.mjs"
+        self.path.write_text(pi.extension(argv))
+        shell = json.loads((EVENTS / "pi" / "pre-tool-shell.json").read_text())
+        event = {"type": "tool_call", "toolName": "bash", "toolCallId": "call_0001",
+                 "input": shell["tool_input"]}  # fmt: skip
+        later = (
+            "  try { event.input.command = 'rm -rf ~'; console.log('CHANGED') }\n"
+            "  catch { console.log('FROZEN') }\n"
+            if mutate
+            else ""
+        )
+        self.driver = tmp / "driver.mjs"
+        self.driver.write_text(
+            f"import wisp from {json.dumps(str(self.path))}\n"
+            "let handler\n"
+            "wisp({ on: (name, fn) => { if (name === 'tool_call') handler = fn } })\n"
+            f"const event = {json.dumps(event)}\n"
+            f"const ctx = {{ cwd: {json.dumps(str(tmp))}, "
+            "sessionManager: { getSessionId: () => 's' } }\n"
+            "const said = await handler(event, ctx)\n"
+            "if (said === undefined) {\n  console.log('RAN')\n" + later + "}\n"
+            "else console.log((said.block ? 'BLOCKED ' : 'ODD ') + said.reason)\n"
+        )
+
+    def call(self) -> str:
+        """RAN (pi runs the tool; FROZEN/CHANGED after it with *mutate*) or BLOCKED and the
+        reason (it does not)."""
+        assert NODE is not None
+        done = subprocess.run(
+            [NODE, str(self.driver)], capture_output=True, text=True, timeout=60, check=False
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout.strip()
+
+
+ALLOW = 'cat >/dev/null; echo \'{"decision": "allow"}\''
+
+
+@pytest.mark.skipif(NODE is None, reason="node is not installed")
+class TestPiExtension:
+    def test_an_allow_lets_the_call_run_and_freezes_its_input(self, tmp_path: Path) -> None:
+        """wisp exits 0 answering allow: the handler returns nothing, and pi runs the call;
+        its input is then frozen, so an extension after wisp's cannot change what runs."""
+        assert PiExtension(tmp_path, ["/bin/sh", "-c", ALLOW], mutate=True).call() == (
+            "RAN\nFROZEN"
+        )
+
+    def test_a_deny_blocks_with_its_reason(self, tmp_path: Path) -> None:
+        """wisp's deny: `{block: true}` carrying wisp's reason (what the model is told)."""
+        answer = 'cat >/dev/null; echo \'{"decision": "deny", "reason": "wisp: no"}\''
+        assert PiExtension(tmp_path, ["/bin/sh", "-c", answer]).call() == "BLOCKED wisp: no"
+
+    def test_wisp_not_runnable_or_killed_blocks(self, tmp_path: Path) -> None:
+        """A wisp that cannot be run, or is killed before it answers: a block saying so."""
+        said = PiExtension(tmp_path, [str(tmp_path / "gone" / "wisp"), "hook"]).call()
+        assert said.startswith("BLOCKED wisp:") and "could not be run" in said
+        said = PiExtension(tmp_path, ["/bin/sh", "-c", "kill -9 $$"]).call()
+        assert said.startswith("BLOCKED") and "SIGKILL" in said
+
+    def test_an_allow_with_a_failing_exit_blocks(self, tmp_path: Path) -> None:
+        """An allow on stdout with a non-zero exit is not an allow."""
+        answer = ALLOW + "; exit 1"
+        assert PiExtension(tmp_path, ["/bin/sh", "-c", answer]).call().startswith("BLOCKED")
+
+    def test_printed_it_runs_this_wisp_unguarded(self, home: Path) -> None:
+        """--print-settings prints the extension (its mark first) running `wisp hook pi`
+        itself: the extension is its own guard."""
+        printed = run_wisp("hook", "pi", "--print-settings")
+        assert printed.returncode == 0, printed.stderr
+        assert printed.stdout.startswith("// wisp's pi extension")
+        line = next(x for x in printed.stdout.splitlines() if x.startswith("const WISP = "))
+        argv = json.loads(line.removeprefix("const WISP = "))
+        assert argv[-2:] == ["hook", "pi"] and str(GUARD_SCRIPT) not in argv
+
+
+class TestDroid:
+    def test_a_killed_wisp_is_exit_2_with_the_reason_on_stderr(self, tmp_path: Path) -> None:
+        """Factory Droid runs the call on an exit 1 or a time-out: the guard, its wisp
+        killed, exits 2 with the deny and its reason on stderr. The control: an allow
+        passes through as wisp said it."""
+        from wisp.agents.droid import HARNESS
+        from wisp.agents.hookio import guarded_command
+
+        data = event("droid", "pre-tool-shell", tmp_path)
+        killed = guarded_command(HARNESS, ["/bin/sh", "-c", "cat >/dev/null; kill -9 $$", "-"])
+        done = subprocess.run(killed, input=data, capture_output=True, timeout=60, check=False)
+        assert done.returncode == 2 and "ended without answering" in done.stderr.decode(), done
+        assert codex_decision(done.stdout.decode())[0] == "deny"
+        allow = HARNESS.allow("wisp: approved").stdout
+        answers = ["/bin/sh", "-c", f"cat >/dev/null; echo {shlex.quote(allow)}", "-"]
+        done = subprocess.run(
+            guarded_command(HARNESS, answers), input=data, capture_output=True, timeout=60
+        )
+        assert done.returncode == 0 and codex_decision(done.stdout.decode())[0] == "allow"
+
+    def test_the_printed_hooks_are_top_level_with_a_timeout_above_the_wait(
+        self, home: Path
+    ) -> None:
+        """--print-settings --wait 30: `PreToolUse` at the top level (as ~/.factory/hooks.json
+        holds it), matcher `*`, timeout 40 s."""
+        printed = run_wisp("hook", "droid", "--print-settings", "--wait", "30")
+        assert printed.returncode == 0, printed.stderr
+        (group,) = json.loads(printed.stdout)["PreToolUse"]
+        (hook,) = group["hooks"]
+        assert group["matcher"] == "*" and hook["timeout"] == 40
+
+    def test_executes_words_about_the_call_are_its_description(
+        self, home: Path, tmp_path: Path
+    ) -> None:
+        """Execute's `riskLevel` and `riskLevelReason` (the model's own words) are shown as
+        its description, not bound as options a grant would have to match."""
+        hook = Hook("droid", event("droid", "pre-tool-shell", tmp_path))
+        request_id = filed(home, ".request.json")
+        with Channel.open(home) as channel:
+            binding = channel.status(request_id).request.binding
+        assert not binding.options, binding  # type: ignore[union-attr]
+        text = (home / "pending" / f"{request_id}.request.json").read_text()
+        assert "creates one empty file" in text
+        assert in_terminal("approvals", "deny", request_id)[0] == 0
+        assert hook.result()[1] == "deny"
+
+
+class TestClineHookFile:
+    def _printed(self, *args: str) -> str:
+        printed = run_wisp("hook", "cline", "--print-settings", *args)
+        assert printed.returncode == 0, printed.stderr
+        return printed.stdout
+
+    def test_the_file_execs_wisp_in_its_guard_waiting_less_than_clines_timeout(
+        self, home: Path
+    ) -> None:
+        """The printed hook file starts with its shebang and wisp's mark, and execs wisp's
+        guard around `wisp hook cline`; a wait above Cline's fixed 120 s (which kills the
+        hook and runs the call) is cut to 110 s, and the control: a wait below stays."""
+        from wisp.agents.cline import MAX_WAIT_S
+
+        text = self._printed()
+        assert text.startswith("#!/bin/sh\n# wisp's Cline hook")
+        line = next(x for x in text.splitlines() if x.startswith("exec "))
+        argv = shlex.split(line.removeprefix("exec "))
+        assert argv[:2] == [GUARD_SHELL, str(GUARD_SCRIPT)]
+        assert argv[-4:] == ["hook", "cline", "--wait", f"{MAX_WAIT_S:g}"]
+        argv = shlex.split(self._printed("--wait", "30").splitlines()[-1].removeprefix("exec "))
+        assert argv[-4:] == ["hook", "cline", "--wait", "30"]
+
+    def test_the_file_run_as_cline_runs_it_answers_its_deny(
+        self, home: Path, tmp_path: Path
+    ) -> None:
+        """Run by `sh FILE` with Cline's event (as Cline runs a file by its shebang), nobody
+        answering: `{"cancel": true}` with the reason on stdout, which is all Cline reads."""
+        hook = tmp_path / "PreToolUse"
+        hook.write_text(self._printed("--wait", "1"))
+        done = subprocess.run(
+            ["sh", str(hook)],
+            input=event("cline", "pre-tool-shell", tmp_path),
+            capture_output=True,
+            timeout=60,
+        )
+        decision, reason = cline_decision(done.stdout.decode())
+        assert decision == "deny" and "nobody answered" in reason, done
+
+    def test_a_killed_wisp_is_clines_deny_on_stdout(self, tmp_path: Path) -> None:
+        """Cline reads no exit status and runs the call on empty output: the guard, its wisp
+        killed, prints `{"cancel": true}` with why. The control: an allow passes through."""
+        from wisp.agents.cline import HARNESS
+        from wisp.agents.hookio import guarded_command
+
+        data = event("cline", "pre-tool-shell", tmp_path)
+        killed = guarded_command(HARNESS, ["/bin/sh", "-c", "cat >/dev/null; kill -9 $$", "-"])
+        done = subprocess.run(killed, input=data, capture_output=True, timeout=60, check=False)
+        decision, reason = cline_decision(done.stdout.decode())
+        assert decision == "deny" and "ended without answering" in reason, done
+        allow = HARNESS.allow("wisp: approved").stdout
+        answers = ["/bin/sh", "-c", f"cat >/dev/null; echo {shlex.quote(allow)}", "-"]
+        done = subprocess.run(
+            guarded_command(HARNESS, answers), input=data, capture_output=True, timeout=60
+        )
+        assert done.returncode == 0 and cline_decision(done.stdout.decode())[0] == "allow"
+
+    def test_every_line_of_run_commands_is_asked(self, home: Path, tmp_path: Path) -> None:
+        """`run_commands` runs each of its `commands`: all of them are the one command asked,
+        a line each (the control, one line, is that line exactly: the shared cases)."""
+        data = json.loads(event("cline", "pre-tool-shell", tmp_path))
+        data["tool_call"]["input"]["commands"] = ["true", f"touch {tmp_path}/marker"]
+        hook = Hook("cline", json.dumps(data).encode())
+        request_id = filed(home, ".request.json")
+        with Channel.open(home) as channel:
+            binding = channel.status(request_id).request.binding
+        assert binding.command == f"true\ntouch {tmp_path}/marker"  # type: ignore[union-attr]
+        assert in_terminal("approvals", "deny", request_id)[0] == 0
+        assert hook.result()[1] == "deny"
+
+    def test_another_event_is_refused(self, home: Path, tmp_path: Path) -> None:
+        """A file of wisp's run for another of Cline's events (a `tool_result`): a deny that
+        says to install it as PreToolUse only, exit 2, no traceback."""
+        data = json.loads(event("cline", "pre-tool-shell", tmp_path))
+        data["hookName"] = "tool_result"
+        code, decision, reason, err = Hook("cline", json.dumps(data).encode()).result()
+        assert (code, decision) == (2, "deny") and "PreToolUse" in reason
+        assert "Traceback" not in err

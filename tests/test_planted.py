@@ -46,6 +46,9 @@ HARNESSES = (
     "qwen",
     "kilo",
     "crush",
+    "cline",
+    "pi",
+    "droid",
 )
 # Each harness's captured shell event (Cursor's own name for it).
 SHELL_EVENT = {h: "pre-tool-shell" for h in HARNESSES} | {"cursor": "before-shell-execution"}
@@ -87,6 +90,9 @@ SETUP_FILES = {
     "qwen": ".qwen/settings.json",
     "kilo": ".config/kilo/plugin/wisp.js",
     "crush": ".config/crush/crush.json",
+    "cline": ".cline/hooks/PreToolUse",
+    "pi": ".pi/agent/extensions/wisp.js",
+    "droid": ".factory/hooks.json",
 }
 SECRET = "planted-topic-5b2c"
 BAD_EVENT = b"[1, 2]"  # an event every hook refuses at once, once wisp's own code has read it
@@ -151,10 +157,13 @@ def posted(home: Path) -> list[dict[str, Any]]:
 
 def hook_commands(text: str, harness: str, *, toml: bool = False) -> list[str]:
     """Every hook command in *harness*'s settings as printed or written: JSON, or TOML with
-    *toml* (Codex's config.toml); OpenCode's plugin (and Kilo Code's), its argv."""
-    if harness in ("opencode", "kilo"):
+    *toml* (Codex's config.toml); OpenCode's plugin (and Kilo Code's), its argv; Cline's hook
+    file, the line that execs it."""
+    if harness in ("opencode", "kilo", "pi"):
         line = next(x for x in text.splitlines() if x.startswith("const WISP = "))
         return [shlex.join(json.loads(line.removeprefix("const WISP = ").rstrip(";")))]
+    if harness == "cline":
+        return [next(x for x in text.splitlines() if x.startswith("exec ")).removeprefix("exec ")]
     found: list[str] = []
 
     def walk(value: Any) -> None:

@@ -133,6 +133,36 @@ def _kilo(project: Path, cwd: Path, *, command: str | None = None, edit: Path | 
     return data
 
 
+def _cline(project: Path, cwd: Path, *, command: str | None = None, edit: Path | None = None):
+    data = _fixture("cline", "pre-tool-shell", project)
+    data.update(workspaceRoots=[str(cwd)], taskId=SESSION)
+    if command is not None:
+        data["tool_call"].update(name="run_commands", input={"commands": [command]})
+    else:
+        data["tool_call"].update(name="editor", input={"path": str(edit), "new_text": "x\n"})
+    return data
+
+
+def _pi(project: Path, cwd: Path, *, command: str | None = None, edit: Path | None = None):
+    data = _fixture("pi", "pre-tool-shell", project)
+    data.update(cwd=str(cwd), session_id=SESSION)
+    if command is not None:
+        data.update(tool_name="bash", tool_input={"command": command})
+    else:
+        data.update(tool_name="write", tool_input={"path": str(edit), "content": "x\n"})
+    return data
+
+
+def _droid(project: Path, cwd: Path, *, command: str | None = None, edit: Path | None = None):
+    data = _fixture("droid", "pre-tool-shell", project)
+    data.update(cwd=str(cwd), session_id=SESSION)
+    if command is not None:
+        data.update(tool_name="Execute", tool_input={"command": command, "riskLevel": "low"})
+    else:
+        data.update(tool_name="Create", tool_input={"file_path": str(edit), "content": "x\n"})
+    return data
+
+
 EVENTS: dict[str, Callable[..., dict[str, Any]]] = {
     "claude-code": _claude_like("claude-code", "Bash"),
     "codex": _codex,
@@ -143,6 +173,9 @@ EVENTS: dict[str, Callable[..., dict[str, Any]]] = {
     "qwen": _named("qwen", "run_shell_command", "write_file"),
     "kilo": _kilo,
     "crush": _named("crush", "bash", "write"),
+    "cline": _cline,
+    "pi": _pi,
+    "droid": _droid,
 }
 
 
@@ -151,6 +184,8 @@ def _said(name: str, out: str) -> str:
     if name == "codex" and not out.strip():
         return "allow"  # Codex is allowed by silence
     data = json.loads(out)
+    if "cancel" in data:  # Cline's
+        return "deny" if data["cancel"] else "allow"
     if "hookSpecificOutput" in data:
         return str(data["hookSpecificOutput"]["permissionDecision"])
     for key in ("decision", "permission", "permissionDecision"):
@@ -475,6 +510,9 @@ class TestToolTables:
             "qwen": ("edit", {"file_path": "/p/a"}),
             "kilo": ("edit", {"filePath": "/p/a"}),
             "crush": ("multiedit", {"file_path": "/p/a"}),
+            "cline": ("editor", {"path": "/p/a"}),
+            "pi": ("edit", {"path": "/p/a"}),
+            "droid": ("Edit", {"file_path": "/p/a"}),
         }
         for name, (tool, tool_input) in cases.items():
             found = harness(name)

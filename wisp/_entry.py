@@ -40,6 +40,9 @@ HARNESS_MODULES: tuple[str, ...] = (
     "wisp.agents.qwen",
     "wisp.agents.kilo",
     "wisp.agents.crush",
+    "wisp.agents.cline",
+    "wisp.agents.pi",
+    "wisp.agents.droid",
 )
 
 

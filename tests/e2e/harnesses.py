@@ -564,3 +564,117 @@ def configure_kilo(home: Path, url: str, pin: Pin | None = None) -> None:
             "permission": {"bash": "allow", "edit": "allow"},
         },
     )
+
+
+# --- Cline (CLI) ---------------------------------------------------------------------------
+
+CLINE_PROVIDER = "openai-compatible"
+
+
+def cline_env(home: Path, wisp_home: Path) -> dict[str, str]:
+    """Cline's environment: its sessions run in the `cline` process itself
+    (`CLINE_SESSION_BACKEND_MODE=local`; by default the first run starts a hub daemon that
+    outlives it and runs every later session, and its hooks, with that first run's
+    environment)."""
+    return base_env(home, wisp_home) | {"CLINE_SESSION_BACKEND_MODE": "local"}
+
+
+def start_cline(
+    ns: LoopbackNamespace,
+    home: Path,
+    cwd: Path,
+    url: str,
+    wisp_home: Path,
+    prompt: str = PROMPT,
+    pin: Pin | None = None,
+) -> Popen:
+    """`cline --json -P openai-compatible -m fake-model PROMPT` (its own approvals are
+    auto by default: the hook is all that stands in a call's way), the provider
+    `configure_cline` wrote, ~/.cline/hooks as `wisp agents setup cline` left it."""
+    argv = [str(binary(pin or "cline")), "--json", "-P", CLINE_PROVIDER, "-m", "fake-model",
+            prompt]  # fmt: skip
+    return _start(ns, argv, cwd, cline_env(home, wisp_home))
+
+
+def configure_cline(home: Path, url: str, pin: Pin | None = None) -> None:
+    """Cline's provider: the fake model server, as `cline auth` writes it (no network)."""
+    argv = [str(binary(pin or "cline")), "auth", "-p", CLINE_PROVIDER, "-k", "x",
+            "-m", "fake-model", "-b", url + "/v1"]  # fmt: skip
+    env = cline_env(home, home / ".wisp-unused")
+    done = subprocess.run(argv, env=env, cwd=home, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def cline_stopped(home: Path) -> str:
+    """Why Cline's last run stopped, as its log says: a hook's `{"cancel": true}` ends the
+    run (the model is not asked again), its `errorMessage` logged as the stop's."""
+    log = home / ".cline" / "data" / "logs" / "cline.log"
+    said = [
+        json.loads(line).get("errorMessage", "")
+        for line in (log.read_text().splitlines() if log.exists() else [])
+        if "ControlledStopError" in line
+    ]
+    return said[-1] if said else ""
+
+
+# --- pi ------------------------------------------------------------------------------------
+
+
+def pi_env(home: Path, wisp_home: Path, pin: Pin | None = None) -> dict[str, str]:
+    """pi's environment: node 22 (install.sh links it beside `pi`) first on PATH, nothing
+    fetched or reported."""
+    where = Path(binary(pin or "pi")).parent
+    env = base_env(home, wisp_home)
+    return env | {"PATH": f"{where}:{env['PATH']}", "PI_OFFLINE": "1", "PI_TELEMETRY": "0"}
+
+
+def start_pi(
+    ns: LoopbackNamespace,
+    home: Path,
+    cwd: Path,
+    url: str,
+    wisp_home: Path,
+    prompt: str = PROMPT,
+    pin: Pin | None = None,
+) -> Popen:
+    """`pi --provider fake --model fake-model -p PROMPT` (pi asks nothing before a tool call:
+    the extension is all that stands in a call's way), the provider `configure_pi` wrote,
+    ~/.pi/agent/extensions as `wisp agents setup pi` left it."""
+    argv = [str(binary(pin or "pi")), "--provider", "fake", "--model", "fake-model", "-p",
+            prompt]  # fmt: skip
+    return _start(ns, argv, cwd, pi_env(home, wisp_home, pin))
+
+
+def configure_pi(home: Path, url: str, pin: Pin | None = None) -> None:
+    """~/.pi/agent/models.json: the fake model server as an OpenAI-compatible provider."""
+    provider = {"baseUrl": url + "/v1", "api": "openai-completions", "apiKey": "x",
+                "models": [{"id": "fake-model"}]}  # fmt: skip
+    _write_json(home / ".pi" / "agent" / "models.json", {"providers": {"fake": provider}})
+
+
+# --- Factory Droid -------------------------------------------------------------------------
+
+
+def start_droid(
+    ns: LoopbackNamespace,
+    home: Path,
+    cwd: Path,
+    url: str,
+    wisp_home: Path,
+    prompt: str = PROMPT,
+    pin: Pin | None = None,
+) -> Popen:
+    """`droid exec --auto high -m custom:fake-model PROMPT` (its own approvals let every call
+    through: the hook is all that stands in a call's way), no Factory login, the custom model
+    `configure_droid` wrote, ~/.factory/hooks.json as `wisp agents setup droid` left it."""
+    argv = [str(binary(pin or "droid")), "exec", "--auto", "high", "-m", "custom:fake-model",
+            prompt]  # fmt: skip
+    return _start(ns, argv, cwd, base_env(home, wisp_home))
+
+
+def configure_droid(home: Path, url: str, pin: Pin | None = None) -> None:
+    """~/.factory/config.json: the fake model server as a custom (bring-your-own) model."""
+    model = {"model_display_name": "fake", "model": "fake-model", "base_url": url + "/v1",
+             "api_key": "x", "provider": "generic-chat-completion-api",
+             "max_tokens": 4096}  # fmt: skip
+    _write_json(home / ".factory" / "config.json", {"custom_models": [model]})

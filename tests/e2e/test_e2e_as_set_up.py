@@ -39,6 +39,9 @@ class Harness:
     configure: Callable[[Path, str, harnesses.Pin], None]  # home, the model's URL, the pin
     start: Callable[..., harnesses.Popen]  # ns, home, cwd, url, wisp_home, pin
     shell: Callable[[str], Call]
+    # Where a deny's reason is told, for a harness whose deny ends the run instead of
+    # telling the model (Cline: its log, from home); None: the model's next request.
+    stopped: Callable[[Path], str] | None = None
 
 
 def _claude(ns, home, cwd, url, wisp_home, pin):
@@ -63,6 +66,18 @@ def _opencode(ns, home, cwd, url, wisp_home, pin):
 
 def _qwen(ns, home, cwd, url, wisp_home, pin):
     return harnesses.start_qwen(ns, home, cwd, url, wisp_home, pin=pin)
+
+
+def _cline(ns, home, cwd, url, wisp_home, pin):
+    return harnesses.start_cline(ns, home, cwd, url, wisp_home, pin=pin)
+
+
+def _pi(ns, home, cwd, url, wisp_home, pin):
+    return harnesses.start_pi(ns, home, cwd, url, wisp_home, pin=pin)
+
+
+def _droid(ns, home, cwd, url, wisp_home, pin):
+    return harnesses.start_droid(ns, home, cwd, url, wisp_home, pin=pin)
 
 
 def _kilo(ns, home, cwd, url, wisp_home, pin):
@@ -98,6 +113,20 @@ HARNESSES = {
     "kilo": Harness(
         harnesses.configure_kilo, _kilo,
         lambda command: Call("bash", {"command": command, "description": "marker"}),
+    ),
+    "cline": Harness(
+        harnesses.configure_cline, _cline,
+        lambda command: Call("run_commands", {"commands": [command]}),
+        stopped=harnesses.cline_stopped,
+    ),
+    "pi": Harness(
+        harnesses.configure_pi, _pi,
+        lambda command: Call("bash", {"command": command}),
+    ),
+    "droid": Harness(
+        harnesses.configure_droid, _droid,
+        lambda command: Call("Execute", {"summary": "marker", "command": command,
+                                         "riskLevelReason": "one empty file", "riskLevel": "low"}),
     ),
 }  # fmt: skip
 
@@ -144,7 +173,10 @@ class SetUp:
         assert self.control.exists(), self.told()
 
     def told(self) -> str:
-        """What the model was told of its call (the tool's result, as JSON text)."""
+        """What the model was told of its call (the tool's result, as JSON text); where the
+        harness's deny ends its run (Cline), why it stopped."""
+        if self.harness.stopped is not None:
+            return self.harness.stopped(self.world.home)
         later = self.model.after_tools()
         assert later, "the model was not asked again after the tool call"
         return later[-1].results()
@@ -254,7 +286,9 @@ class TestAsSetUp:
 
     def test_an_always_grant_runs_the_next_call_unasked(self, pin, world: World, serve, ns) -> None:
         """Approved `--scope always` once; a second session's identical command runs at once,
-        without a request filed."""
+        without a request filed. (The project is a git project, as a person's is: a write
+        outside any project is asked every time, and no grant is offered for it.)"""
+        (world.cwd / ".git").mkdir()
         setup = SetUp(pin, world, serve)
         first = setup.start(ns)
         request = world.filed()

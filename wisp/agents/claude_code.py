@@ -25,6 +25,7 @@ change what the hook runs could allow every later call itself).
 # instructions of a hook whose call a grant covers: bench/README.md, issue 41).
 
 import json
+import os
 from collections.abc import Mapping
 from enum import IntEnum, StrEnum
 from pathlib import Path
@@ -80,6 +81,11 @@ SETTINGS_MATCHER = "Bash|Edit|MultiEdit|Write|NotebookEdit|WebFetch|mcp__.*"
 ON_FAILURE = "block"
 CLIENT = "claude-code"
 SHELL_TOOL = "Bash"  # Claude Code's shell tool: its `command` is asked as a command request
+MCP_PREFIX = "mcp__"  # an MCP tool's name, in Claude Code (and in the harnesses that copy it)
+# What Devin CLI sets in its hooks' environment (its hooks documentation): it also runs the
+# hooks in a project's .claude/, with its own tool names (`exec`, `edit`, …), so an event from
+# it is not Claude Code's, whatever it looks like.
+DEVIN_ENV = "DEVIN_PROJECT_DIR"
 
 
 class HookEvent(StrEnum):
@@ -263,6 +269,9 @@ def parse_object(event: dict[str, object]) -> tuple[HookEvent, ToolCall | str, s
         raise HookRefused(f"the event's cwd {cwd!r} is not an absolute path")
     use_id = event.get("tool_use_id")
     tool = _field(event, "tool_name")
+    foreign = not_claude_codes(tool, os.environ)
+    if foreign is not None:
+        raise HookRefused(foreign, event=hook_event)
     try:
         call = tool_call(
             tool,
@@ -274,6 +283,29 @@ def parse_object(event: dict[str, object]) -> tuple[HookEvent, ToolCall | str, s
     except HookRefused as exc:  # answered in the shape of the event it came in
         raise HookRefused(str(exc), event=hook_event) from None
     return hook_event, call, mode
+
+
+def not_claude_codes(tool: str, env: Mapping[str, str]) -> str | None:
+    """Why a tool call's event is not Claude Code's, or None: run by Devin CLI (which runs
+    the hooks in a project's .claude/ and says so in its environment), or naming a tool
+    Claude Code has not (its own are capitalized, `Bash`, `Edit`…; MCP tools `mcp__…`).
+    Such an event is refused, never read as Claude Code's: wisp would not know what the call
+    does, nor that its answer is read as Claude Code reads it."""
+    if env.get(DEVIN_ENV):
+        said = f"Devin CLI runs this hook (${DEVIN_ENV} is set)"
+    elif not (tool[:1].isupper() or tool.startswith(MCP_PREFIX)):
+        said = (
+            f"its tool {tool!r} is not one of Claude Code's (theirs are capitalized, `Bash`, "
+            f"`Edit`…, or MCP tools `{MCP_PREFIX}…`): another harness runs Claude Code's "
+            "hooks with its own tool names (Devin CLI runs a project's .claude/ hooks)"
+        )
+    else:
+        return None
+    return (
+        f"this event is not Claude Code's: {said}, and wisp does not read it as Claude "
+        "Code's; denied. wisp has no gate for that harness: take `wisp hook claude-code` "
+        "out of the hooks it runs (`wisp agents status` lists the harnesses wisp gates)"
+    )
 
 
 # --- answering -------------------------------------------------------------------------

@@ -164,8 +164,9 @@ def parse_json(path: Path, text: str | None) -> dict[str, Any]:
     return data
 
 
-def event_list(data: Mapping[str, Any], event: str) -> list[Any]:
-    hooks = data.get("hooks")
+def event_list(data: Mapping[str, Any], event: str, top_level: bool = False) -> list[Any]:
+    """*event*'s list in a parsed config: under its `hooks`, or (*top_level*) the file's own."""
+    hooks = data if top_level else data.get("hooks")
     groups = hooks.get(event) if isinstance(hooks, Mapping) else None
     return groups if isinstance(groups, list) else []
 

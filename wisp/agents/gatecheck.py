@@ -32,8 +32,9 @@ from wisp.agents.install import Install
 # rely on either.
 WISP_VERSION_TIMEOUT_S = 10.0
 GUARD_NAME = "hookguard.sh"
-# The plugin's line naming wisp's argv (opencode-plugin.js): `const WISP = ["/…/wisp", …]`.
-PLUGIN_ARGV = re.compile(r"^const WISP = (.*)$", re.MULTILINE)
+# The plugin's line naming wisp's argv (opencode-plugin.js): `const WISP = ["/…/wisp", …]`;
+# in a hook script (Cline's), the comment `# WISP = [...]` above the line that execs it.
+PLUGIN_ARGV = re.compile(r"^(?:const|#) WISP = (.*)$", re.MULTILINE)
 
 
 class Check(StrEnum):

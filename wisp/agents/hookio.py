@@ -376,10 +376,14 @@ class Harness(NamedTuple):
 
     # --- the installation (`wisp agents setup|remove|status NAME`)
     fmt: Format = Format.JSON
+    # What a file of wisp's own (Format.TEXT) starts with, where it is not the plugin's
+    # `// wisp's TITLE plugin` (Cline's hook script: its shebang first).
+    mark: str | None = None
     events: tuple[str, ...] = ()  # the hook events whose entries wisp owns
     project_file: Callable[[Path], Path] | None = None  # None: the user level only
     whole_file: bool = False  # the file is wisp's alone (Copilot's hooks/wisp.json)
     flat: bool = False  # an event's list holds the hooks themselves (Cursor's hooks.json)
+    top_level: bool = False  # the events are the file's own keys, no `hooks` (Droid's)
     timeout_key: str = "timeout"
     timeout_scale: int = 1  # the timeout's unit, in seconds per written unit (ms: 1000)
     command_key: str = "command"

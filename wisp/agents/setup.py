@@ -64,8 +64,9 @@ PLUGIN_MARK = "// wisp's OpenCode plugin"
 
 
 def plugin_mark(t: Harness) -> str:
-    """What the first line of wisp's plugin for *t* starts with (OpenCode's: PLUGIN_MARK)."""
-    return f"// wisp's {t.title} plugin"
+    """What wisp's own file for *t* starts with (OpenCode's plugin: PLUGIN_MARK; a harness
+    whose file is a script: its :attr:`Harness.mark`)."""
+    return t.mark if t.mark is not None else f"// wisp's {t.title} plugin"
 
 
 def wisp_block(t: Harness, options: HookOptions) -> dict[str, Any]:
@@ -130,6 +131,10 @@ def merged(data: Mapping[str, Any], t: Harness, block: Mapping[str, Any]) -> dic
                 "in that folder and run again."
             )
         return dict(block)
+    if t.top_level:  # the file is the hooks table itself
+        top = dict(data)
+        merge_hooks(top, block, t)
+        return top
     out = dict(data)
     shaped(out.get("hooks"), Mapping, "hooks")
     hooks = dict(out.get("hooks") or {})
@@ -150,6 +155,9 @@ def unmerged(
     if t.whole_file:
         return None
     out = copy.deepcopy(dict(data))
+    if t.top_level:
+        _unmerge_hooks(out, t)
+        return out
     if isinstance(out.get("hooks"), Mapping):
         hooks = dict(out["hooks"])
         _unmerge_hooks(hooks, t)
@@ -473,7 +481,7 @@ def installed_hooks(t: Harness, data: Mapping[str, Any]) -> list[tuple[str, Mapp
     """wisp's hooks in a parsed config of *t*, each with its event."""
     found: list[tuple[str, Mapping[str, Any]]] = []
     for event in t.events:
-        for group in event_list(data, event):
+        for group in event_list(data, event, t.top_level):
             found.extend((event, hook) for hook in wisp_hooks(group, t))
     return found
 
@@ -519,7 +527,8 @@ def _gates(t: Harness, path: Path, data: Mapping[str, Any]) -> list[dict[str, An
         cmd = gatecheck.read_plugin(data["plugin"])
         return [{"file": str(path), "event": t.events[0] if t.events else None,
                  "timeout": None, "cmd": cmd,
-                 "closed": True}]  # fmt: skip  # the plugin denies whatever goes wrong
+                 # a plugin denies whatever goes wrong; a script runs wisp's guard
+                 "closed": not t.guarded}]  # fmt: skip
     gates = []
     for event, hook in installed_hooks(t, data):
         timeout = hook.get(t.timeout_key)

@@ -245,6 +245,7 @@ PROTECTED_DIRS = frozenset(
         ".wisp",  # the project's own policy: an agent must not loosen it
         # The harnesses' own folders: settings, hooks, commands, plugins.
         ".claude", ".codex", ".gemini", ".opencode", ".cursor", ".qwen", ".crush",
+        ".kilo", ".cline", ".clinerules", ".pi", ".factory",
         ".windsurf", ".aider", ".continue", ".roo", ".kiro", ".amp", ".goose",
         # Editors' folders: tasks and settings that run programs on opening.
         ".vscode", ".idea", ".zed", ".devcontainer",
