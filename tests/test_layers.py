@@ -79,7 +79,7 @@ PENDING_VOCABULARY_NAMES = {
 # What a face still imports past the application, each with why; nothing else may join.
 FACE_EXCEPTIONS = {
     # The harness wing's own commands: `wisp hook NAME` and `wisp agents` are the faces of
-    # wisp/agents/ (one record per harness, read from hookio.HARNESS_MODULES), whose queries
+    # wisp/agents/ (one record per harness, read from wisp._entry.HARNESS_MODULES), whose queries
     # are not the facade's: a hook's run is the program's fast path, before the CLI loads.
     ("wisp/cli/__init__.py", "wisp.agents.hookio"): "a hook arms its deny (`hookio.arm`) "
     "before the CLI loads: the harness wing's path",

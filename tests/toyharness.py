@@ -1,6 +1,6 @@
 """A throwaway harness, `toyharness`, added as docs/architecture.md says a harness is added:
 one module declaring its HARNESS, and one line (its module's name in
-wisp.agents.hookio.HARNESS_MODULES; here put there by `register`, for the process). No other
+wisp._entry.HARNESS_MODULES; here put there by `register`, for the process). No other
 file knows of it.
 
 Its events are `{"toy_event": "wish", "session", "cwd", "tool", "input"}`; its shell tool is

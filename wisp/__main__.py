@@ -1,6 +1,6 @@
 """The `wisp` program (`wisp`, `python -m wisp`): :func:`run`.
 
-A harness's hook (`wisp hook NAME` for each harness of `hookio.HARNESS_MODULES`, with at
+A harness's hook (`wisp hook NAME` for each harness of `wisp._entry.HARNESS_MODULES`, with at
 most its `--wait`, and its `--on-timeout` where it takes one) is run here, before the CLI's
 framework is loaded: typer and click are ~70 ms of every agent tool call's hook, against a
 floor of ~30 ms for the interpreter itself (bench/README.md,

@@ -339,7 +339,7 @@ def edits(*fields: str) -> ToolEffect:
 class Harness(NamedTuple):
     """One harness, whole: its command hook at run time (how its event reads, how it is
     answered) and its installation (where its config lives, in what format, what of it is
-    wisp's). Each harness's module declares one, as HARNESS; :data:`HARNESS_MODULES` lists
+    wisp's). Each harness's module declares one, as HARNESS; :data:`wisp._entry.HARNESS_MODULES` lists
     them. Where it has no "ask" (all but Cursor, and Claude Code's own run) the wait is the
     ask. *deny*'s *failed* is a deny wisp could not decide (bad input, an unusable channel, a
     stop): answered in the harness's strongest blocking form. (A named tuple: the hook's path

@@ -82,7 +82,7 @@ def wisp_block(t: Harness, options: HookOptions) -> dict[str, Any]:
 
 
 def harnesses() -> tuple[Harness, ...]:
-    """Every harness setup knows, in order (:data:`wisp.agents.hookio.HARNESS_MODULES`)."""
+    """Every harness setup knows, in order (:data:`wisp._entry.HARNESS_MODULES`)."""
     return hookio.harnesses()
 
 

@@ -1,6 +1,6 @@
 """`wisp hook NAME`: each harness's command hook. It reads one hook event (JSON) on stdin and
 writes the harness's hook output on stdout, and nothing else there; what it decides and why
-is the harness's module's (:data:`wisp.agents.hookio.HARNESS_MODULES`: one command each)."""
+is the harness's module's (:data:`wisp._entry.HARNESS_MODULES`: one command each)."""
 
 from __future__ import annotations
 
