@@ -337,13 +337,14 @@ def edits(*fields: str) -> ToolEffect:
 
 
 class Harness(NamedTuple):
-    """One harness, whole: its command hook at run time (how its event reads, how it is
-    answered) and its installation (where its config lives, in what format, what of it is
-    wisp's). Each harness's module declares one, as HARNESS; :data:`wisp._entry.HARNESS_MODULES` lists
-    them. Where it has no "ask" (all but Cursor, and Claude Code's own run) the wait is the
-    ask. *deny*'s *failed* is a deny wisp could not decide (bad input, an unusable channel, a
-    stop): answered in the harness's strongest blocking form. (A named tuple: the hook's path
-    reads it, and attrs costs more to import than the interpreter's start, issue 41.)"""
+    """One harness, whole: its command hook at run time (how its event reads, how it is answered)
+    and its installation (where its config lives, in what format, what of it is wisp's).
+    Each harness's module declares one, as HARNESS; :data:`wisp._entry.HARNESS_MODULES`
+    lists them. Where it has no "ask" (all but Cursor, and Claude Code's own run) the wait
+    is the ask. *deny*'s *failed* is a deny wisp could not decide (bad input, an unusable
+    channel, a stop): answered in the harness's strongest blocking form. (A named tuple: the
+    hook's path reads it, and attrs costs more to import than the interpreter's start, issue
+    41.)"""
 
     # --- the hook at run time
     name: str  # `wisp hook NAME`, `wisp agents setup NAME`, and the requests' client
