@@ -115,7 +115,7 @@ class TestAThrowawayHarness:
             "toyharness",
             "--wait",
             "1",
-            stdin=event(project, "rm -rf build"),
+            stdin=event(project, "make clean"),  # no must-ask class: silence is the toy's own
             cwd=project,
         )
         said = json.loads(out)
