@@ -228,7 +228,7 @@ def answer_argv(kind: str, request_id: str, width: str, scope: str, offer: Any) 
     if width != "exact":
         argv += ["--width", width]
         if offer and offer.get("prefix"):
-            argv += ["--prefix", " ".join(offer["prefix"])]
+            argv += ["--prefix", shlex.join(offer["prefix"])]
         if offer and offer.get("path"):
             argv += ["--path", offer["path"]]
     return argv

@@ -287,3 +287,25 @@ class TestWideGrantsAndProtectedPlaces:
             scope=Scope.ALWAYS, command="cp a .envrc", cwd=str(project), request=REQUEST, user="me"
         )
         assert said(check(home, project, "cp a .envrc", grants=True)) == "allow grant"
+
+    def test_a_read_outside_in_a_list_is_not_carried_by_a_command_grant(
+        self, home: Path, project: Path
+    ) -> None:
+        """With `npm test *` granted, `npm test && cat README.md` runs (the grant covers
+        `npm test`, and `cat README.md` reads the project: the control); `npm test && cat
+        ~/.ssh/id_rsa` is asked — a read outside is a part no grant covers — and so is
+        `cp a .git/hooks/x && ls` under a `cp *` grant."""
+        for prefix in (("npm", "test"), ("cp",)):
+            GrantStore(home).add_wide(
+                scope=Scope.ALWAYS,
+                width=Width.COMMAND,
+                cwd=str(project),
+                request=REQUEST,
+                user="me",
+                prefix=prefix,
+            )
+        assert said(check(home, project, "npm test && cat README.md", grants=True)) == (
+            "allow grant"
+        )
+        for line in ("npm test && cat ~/.ssh/id_rsa", "cp a .git/hooks/x && ls"):
+            assert said(check(home, project, line, grants=True)) == "ask no-rule", line

@@ -29,7 +29,7 @@ from pending import (
 from pending._json import DecodeError
 from wisp._asking import Asker
 from wisp.kinds.command_gate import ApprovalGate, Widths, offers_for
-from wisp.policy.shell import Line, Redirect, Simple
+from wisp.policy.shell import Line, Redirect, Simple, parse_line
 from wisp.policy.widths import grant_words
 from wisp.stores.grants import GrantStore
 
@@ -540,7 +540,7 @@ class TestTheParser:
             ("env npm test", None),
             ("bash -c 'npm test'", None),
             ("timeout 5 npm test", None),
-            ("npm test 2>/dev/null", None),
+            ("npm test 2>/dev/null", ("npm", "test")),  # thrown away: no file written
         ],
     )
     def test_a_line_gives_words_only_when_it_is_one_simple_command(
@@ -735,3 +735,56 @@ class TestTheDecidersLookUp:
         assert gate.covering_call(**edit, edits=(b,)) is not None
         assert gate.covering_call(**edit, edits=("/etc/passwd",)) is None
         assert gate.covering_call(**edit, edits=(b,), must_ask=True) is None
+
+
+class TestListsOfGrantedCommands:
+    """A list or pipeline runs without asking when each part is read-only or covered by a
+    `command` grant on its own (wisp.policy.widths.grant_parts): no grant spans `;`, `&&` or
+    `|`; a part nothing covers has the whole line asked."""
+
+    def _decided(self, home: Path, project: Path, line: str) -> Any:
+        from wisp._entry import EntryPoint
+        from wisp.kinds.standing import StandingGrants
+        from wisp.policy.decide import Call, decide
+        from wisp.policy.reading import Effect
+
+        call = Call(
+            harness="claude-code",
+            session="s1",
+            cwd=str(project),
+            project=str(project),
+            tool="Bash",
+            effect=Effect.SHELL,
+            command=line,
+        )
+        grants = StandingGrants(home, EntryPoint.HOOK)
+        return decide(call, home=home, grants=grants)
+
+    def test_each_part_granted_or_read_only_runs(self, tmp_path: Path, project: Path) -> None:
+        """With `mix test *` and `git add *` granted for the project: `mix test 2>&1 | tail
+        -5` and `git add a && mix test` run; `mix test; make deploy` (a part no grant covers)
+        and `mix test > out.txt` (a file written) are asked."""
+        from wisp.policy.decide import Decider, Verdict
+        from wisp.policy.widths import grant_parts
+
+        home = tmp_path / "home"
+        home.mkdir(mode=0o700)
+        store = GrantStore(home)
+        for prefix in (("mix", "test"), ("git", "add")):
+            store.add_wide(
+                scope=Scope.PROJECT,
+                width=Width.COMMAND,
+                cwd=str(project),
+                request="r1",
+                user="me",
+                prefix=prefix,
+            )
+        # The control: each granted command alone runs.
+        assert self._decided(home, project, "mix test --seed 0").verdict is Verdict.ALLOW
+        for line in ("mix test 2>&1 | tail -5", "git add a && mix test", "mix test >/dev/null"):
+            decided = self._decided(home, project, line)
+            assert (decided.verdict, decided.decider) == (Verdict.ALLOW, Decider.GRANT), line
+        for line in ("mix test; make deploy", "mix test > out.txt", "X=1 mix test | cat"):
+            assert self._decided(home, project, line).verdict is Verdict.ASK, line
+        assert grant_parts(parse_line("ls | wc -l", str(project)), str(project)) is None
+        assert grant_parts(parse_line("mix test | wc -l", str(project)), None) is None

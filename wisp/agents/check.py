@@ -9,13 +9,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from wisp._errors import WispError
 from wisp.policy.decide import Call, Decision
 
 DEFAULT_HARNESS = "claude-code"
 SHELL_TOOL = "Bash"  # a shell call's tool when its harness names none
 
 
-class CheckRefused(Exception):
+class CheckRefused(WispError):
     """The call cannot be checked as given (an unknown harness, input that is no JSON
     object); the message says what to give instead."""
 

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pending import DecodeError, loads_strict, start_thread
+from wisp import _entry
 from wisp._deadlines import Cancel
 from wisp.agents.install import GUARD_SCRIPT, this_wisp
 from wisp.policy.reading import Effect
@@ -51,21 +52,6 @@ if TYPE_CHECKING:
     from wisp.agents.gate import ToolCall
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
-# Every harness wisp knows, in the order it lists them: one module each, which declares its
-# HARNESS (a :class:`Harness`); the module's last name is the harness's (`_` for `-`). The
-# hook command, the program's fast path and setup and status all read this (at the time they
-# run: :func:`register` adds one, as a test adds a throwaway harness).
-HARNESS_MODULES: tuple[str, ...] = (
-    "wisp.agents.claude_code",
-    "wisp.agents.codex",
-    "wisp.agents.gemini",
-    "wisp.agents.copilot",
-    "wisp.agents.opencode",
-    "wisp.agents.cursor",
-    "wisp.agents.qwen",
-    "wisp.agents.kilo",
-    "wisp.agents.crush",
-)
 # An event larger than this is not read whole: no tool call a person can judge is that long.
 MAX_EVENT_BYTES = 4 * 1024 * 1024
 CHUNK_BYTES = 64 * 1024
@@ -496,16 +482,23 @@ def with_effect(harness: "Harness | None", call: "ToolCall") -> "ToolCall":
     return call._replace(effect=effect, paths=paths)
 
 
+def __getattr__(name: str) -> object:
+    # The table itself lives in wisp._entry, below the policy, which names harnesses too.
+    if name == "HARNESS_MODULES":
+        return _entry.HARNESS_MODULES
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def module_of(name: str) -> str | None:
     """The module of the harness `wisp hook NAME` names (None: wisp knows none), not
     imported."""
     last = name.replace("-", "_")
-    return next((m for m in HARNESS_MODULES if m.rpartition(".")[2] == last), None)
+    return next((m for m in _entry.HARNESS_MODULES if m.rpartition(".")[2] == last), None)
 
 
 def names() -> tuple[str, ...]:
     """Every harness's name, in order, no module imported."""
-    return tuple(m.rpartition(".")[2].replace("_", "-") for m in HARNESS_MODULES)
+    return _entry.harness_names()
 
 
 def harness(name: str) -> Harness | None:
@@ -519,21 +512,19 @@ def harness(name: str) -> Harness | None:
 
 def harnesses() -> tuple[Harness, ...]:
     """Every harness, in order."""
-    return tuple(importlib.import_module(m).HARNESS for m in HARNESS_MODULES)
+    return tuple(importlib.import_module(m).HARNESS for m in _entry.HARNESS_MODULES)
 
 
 def register(module: str) -> None:
     """Add the harness of *module* (its HARNESS, named as the module is) to the ones wisp
     knows, last: what a test does to add a throwaway harness."""
-    global HARNESS_MODULES
-    if module not in HARNESS_MODULES:
-        HARNESS_MODULES = (*HARNESS_MODULES, module)
+    if module not in _entry.HARNESS_MODULES:
+        _entry.HARNESS_MODULES = (*_entry.HARNESS_MODULES, module)
 
 
 def unregister(module: str) -> None:
     """Take the harness of *module* out of the ones wisp knows."""
-    global HARNESS_MODULES
-    HARNESS_MODULES = tuple(m for m in HARNESS_MODULES if m != module)
+    _entry.HARNESS_MODULES = tuple(m for m in _entry.HARNESS_MODULES if m != module)
 
 
 def grant_hint(request_id: str | None, command: bool) -> str:

@@ -248,23 +248,47 @@ def _grant(
     if grants is None:
         return None
     if call.command is not None:
-        from wisp.policy.widths import grant_words
+        from wisp.policy.widths import grant_parts, grant_words
 
         # A line that writes into a protected place (`.git/hooks/`, `.wisp/`, `.envrc`: what
         # runs or decides by itself) is covered only by a grant of that very line, never by
         # "this command with any arguments" (`cp *` must not reach `cp x .git/hooks/pre-commit`).
-        words = None if reading.protected else grant_words(reading.line)
-        return grants.covering_call(
+        wide = not reading.protected
+        grant = grants.covering_call(
             cwd=call.cwd,
             thread=call.session,
             command=call.command,
             options=call.options,
-            words=words,
+            words=grant_words(reading.line) if wide else None,
         )
+        if grant is not None or not wide:
+            return grant
+        return _parts_granted(grants, call, grant_parts(reading.line, call.project))
     edits = paths if call.effect is Effect.EDIT else ()
     return grants.covering_call(
         cwd=call.cwd, thread=call.session, tool=call.tool, tool_input=call.input, edits=edits
     )
+
+
+def _parts_granted(
+    grants: StandingGrants, call: Call, parts: tuple[tuple[str, ...], ...] | None
+) -> Grant | None:
+    """The grant of a list's or pipeline's last part when a `command` grant covers each part
+    that is not read-only (:func:`wisp.policy.widths.grant_parts`), else None."""
+    from wisp.stores.grants import shlex_join
+
+    grant = None
+    for words in parts or ():
+        grant = grants.covering_call(
+            cwd=call.cwd,
+            thread=call.session,
+            command=shlex_join(words),
+            options=call.options,
+            words=words,
+        )
+        if grant is None:
+            return None
+    return grant
 
 
 # --- the record ---------------------------------------------------------------------------

@@ -1285,6 +1285,18 @@ def _git_start(simple: Simple) -> str | None:
     return cwd
 
 
+def not_read_here(simple: Simple, project: str | None) -> str | None:
+    """Why the read-only command *simple* is still not one the `read-only` rule may allow:
+    it reads outside *project* (:func:`reads_outside`), or it is git in a repository whose
+    configuration can make it run a program (:func:`git_config_runs`); None when neither."""
+    outside = reads_outside(simple, project)
+    if outside is None and simple.words and simple.words[0] == "git":
+        start = _git_start(simple)
+        runs = "where it runs is not known" if start is None else git_config_runs(start)
+        outside = None if runs is None else f"`git` here may run a program: {runs}"
+    return outside
+
+
 def _moved_to(cwd: str, to: str) -> str:
     return os.path.normpath(os.path.join(cwd, to))
 
@@ -1314,11 +1326,7 @@ def read_shell(
         _scan_command(scan, simple, simple.command_at, len(simple.words), unknown)
         _pipe_to_shell(scan, simple)
         if reads_only(simple) and len(scan.findings) == before:
-            outside = reads_outside(simple, project)
-            if outside is None and simple.words[0] == "git":
-                start = _git_start(simple)
-                runs = "where it runs is not known" if start is None else git_config_runs(start)
-                outside = None if runs is None else f"`git` here may run a program: {runs}"
+            outside = not_read_here(simple, project)
             if outside is None:
                 classes.add(Class.READ_ONLY)
                 continue

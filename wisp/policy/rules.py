@@ -35,6 +35,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, NamedTuple, NoReturn
 
+from wisp._entry import harness_names
+from wisp._errors import WispError
 from wisp.policy.reading import Effect
 
 POLICY_FILE = "policy.toml"  # in $WISP_HOME; a project's is .wisp/policy.toml
@@ -53,7 +55,6 @@ BUILTIN_NAMES: tuple[str, ...] = ("read-only", "project-edits")
 # The harnesses a rule's `harness` names, as `wisp hook NAME` spells them (wisp.agents.hookio
 # holds them, above this wing; tests/test_policy_rules.py checks the two agree): a name wisp
 # does not know would be a rule that silently never matches.
-HARNESS_NAMES: tuple[str, ...] = ("claude-code", "codex", "gemini", "copilot", "opencode", "cursor")
 
 RULE_KEYS = (
     "name",
@@ -245,7 +246,7 @@ def glob_regex(glob: str) -> "re.Pattern[str]":
 # --- loading ----------------------------------------------------------------------------
 
 
-class _Refused(Exception):
+class _Refused(WispError):
     """A policy file refused: the message names FILE:LINE, what is wrong and what to do."""
 
 
@@ -598,11 +599,11 @@ class _File:
         name = self._name(entry.get("name"), line("name"), at)
         tool = self._text(entry, "tool", line)
         harness = self._text(entry, "harness", line)
-        if harness is not None and harness not in HARNESS_NAMES:
+        if harness is not None and harness not in harness_names():
             self.refuse(
                 line("harness"),
                 f"wisp knows no harness `{_short(harness)}`; `harness` is one of "
-                f"{', '.join(HARNESS_NAMES)}",
+                f"{', '.join(harness_names())}",
             )
         command = self._command(entry.get("command"), line("command"))
         path = self._path(entry.get("path"), line("path"))
