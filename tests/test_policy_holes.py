@@ -20,6 +20,7 @@ and through the real `wisp hook claude-code` for one of each kind.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -127,6 +128,24 @@ class TestReadsOutsideTheProject:
         decision = check(home, project, line)
         assert said(decision) == "ask no-rule", decision
         assert "outside the project" in decision.reason or "links" in decision.reason
+
+    def test_claude_codes_task_output_is_read_but_not_through_a_link(
+        self, home: Path, project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """`tail -30 $TMPDIR/claude-UID/…/tasks/ID.output` (Claude Code's record of what a
+        background command printed) runs by rule; a link there that leads to the person's
+        files, and the same path in another `TMPDIR` folder, are asked."""
+        tmp = tmp_path / "tmp"
+        tasks = tmp / f"claude-{os.getuid()}" / "-project" / "tasks"
+        tasks.mkdir(parents=True)
+        (tasks / "b1.output").write_text("ok\n")
+        (tasks / "b2.output").symlink_to(tmp_path / "elsewhere" / "secret")
+        monkeypatch.setenv("TMPDIR", str(tmp))
+        assert said(check(home, project, f"tail -30 {tasks / 'b1.output'}")) == "allow rule"
+        assert said(check(home, project, f"tail -30 {tasks / 'b2.output'}")) == "ask no-rule"
+        (tmp / "other").mkdir()
+        monkeypatch.setenv("TMPDIR", str(tmp / "other"))
+        assert said(check(home, project, f"tail -30 {tasks / 'b1.output'}")) == "ask no-rule"
 
     def test_the_hook_asks_for_a_key_in_home(self, home: Path, project: Path) -> None:
         """Through the real hook: `cat README.md` is allowed at once; `cat ~/.ssh/id_rsa` is

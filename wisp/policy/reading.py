@@ -278,6 +278,13 @@ GLOB_MATCHES_MAX = 1000
 # (not must-ask: a read changes nothing). Both the path as written and where its links lead
 # must lie under one of these.
 SYSTEM_READABLE = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/dev/null")
+# Claude Code keeps what the agent's own background commands print in
+# `$TMPDIR/claude-UID/…/tasks/ID.output`, and its agent reads it back (`tail -30 …`): output
+# of commands already decided, nothing else of the person's. Read without asking when that
+# folder is a real folder of the person's own (not a link, not another user's: /tmp is
+# everyone's), and where the path leads stays in it.
+HARNESS_SCRATCH = ("claude-{uid}",)
+_TMP_DEFAULT = "/tmp"  # noqa: S108 - only read from, and only a folder of the person's own
 # Read-only commands whose arguments name no file they read (text to print, names to look
 # up, sets of characters): only a glob among them is checked, as the shell lists a folder.
 NO_FILE_ARGUMENTS = frozenset(
@@ -1077,14 +1084,35 @@ def _prefix(simple: Simple) -> tuple[str, ...]:
 # -- reads outside the project ------------------------------------------------------------
 
 
+def _scratch_roots() -> tuple[str, ...]:
+    """The harnesses' scratch folders (:data:`HARNESS_SCRATCH`) that are the person's own."""
+    import stat
+
+    tmp = os.path.normpath(os.environ.get("TMPDIR") or _TMP_DEFAULT)
+    uid = os.getuid()
+    roots = []
+    for name in HARNESS_SCRATCH:
+        root = os.path.join(tmp, name.format(uid=uid))
+        try:
+            st = os.lstat(root)
+        except OSError:
+            continue
+        if stat.S_ISDIR(st.st_mode) and st.st_uid == uid and _real(root) == root:
+            roots.append(root)
+    return tuple(roots)
+
+
 def readable_outside(path: str) -> bool:
-    """Whether absolute *path* lies under :data:`SYSTEM_READABLE`, as written and once its
-    links are followed."""
+    """Whether absolute *path* lies under :data:`SYSTEM_READABLE` or a harness's scratch
+    folder of the person's (:data:`HARNESS_SCRATCH`), as written and once its links are
+    followed."""
     real = _real(path)
+    if real is None:
+        return False
     shown = os.path.normpath(path)
-    return real is not None and any(
-        _under(shown, root) and _under(real, root) for root in SYSTEM_READABLE
-    )
+    if any(_under(shown, root) and _under(real, root) for root in SYSTEM_READABLE):
+        return True
+    return any(_under(shown, root) and _under(real, root) for root in _scratch_roots())
 
 
 def _read_where(word: str, simple: Simple, index: int | None, project: str) -> str | None:
