@@ -166,6 +166,29 @@ class TestReadsOutsideTheProject:
             assert hook(data, "--wait", QUICK_WAIT) == "ask", pattern
 
 
+class TestProgramsPlantedInTheProject:
+    def test_a_read_only_name_found_in_the_project_by_path_is_asked(
+        self, home: Path, project: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """With the project's `bin/` on PATH (direnv's `PATH_add bin`) and nothing there,
+        `ls` runs by rule (the control); once an edit the rule allows has put an `ls` in
+        `bin/`, `ls` is asked — it would run the project's file — while `cat` and bash's own
+        `echo` still run. A relative entry (`.`) finds it from the command's directory."""
+        bin_ = project / "bin"
+        bin_.mkdir()
+        monkeypatch.setenv("PATH", f"{bin_}{os.pathsep}{os.environ['PATH']}")
+        assert said(check(home, project, "ls")) == "allow rule"
+        (bin_ / "ls").write_text("#!/bin/sh\nid\n")
+        (bin_ / "ls").chmod(0o755)
+        decision = check(home, project, "ls -la")
+        assert said(decision) == "ask no-rule"
+        assert "a file in the project" in decision.reason
+        assert said(check(home, project, "cat README.md && echo hi")) == "allow rule"
+        monkeypatch.setenv("PATH", f".{os.pathsep}{os.environ['PATH'].split(os.pathsep, 1)[1]}")
+        assert said(check(home, project, "ls")) == "allow rule"
+        assert said(check(home, project, "cd bin && ls")) == "ask no-rule"
+
+
 def git(root: Path, *args: str) -> None:
     subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True)
 

@@ -14,7 +14,7 @@ expanded (a directory listing) to check what it matches. Nothing else is read; n
 
 # Paths here are strings as the call spells them, compared as strings: os.path's string
 # functions are the right tool (pathlib would re-resolve and re-spell them).
-# ruff: noqa: PTH112, PTH117, PTH118, PTH119, PTH120, PTH123, PTH206, PTH207
+# ruff: noqa: PTH112, PTH113, PTH117, PTH118, PTH119, PTH120, PTH123, PTH206, PTH207
 
 # No `from __future__ import annotations`: typing.NamedTuple compiles each string annotation
 # into a ForwardRef as the class is made, ~1 ms for these records at every hook's start.
@@ -284,6 +284,8 @@ SYSTEM_READABLE = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/dev/nu
 # folder is a real folder of the person's own (not a link, not another user's: /tmp is
 # everyone's), and where the path leads stays in it.
 HARNESS_SCRATCH = ("claude-{uid}",)
+# bash's own builtins among the read-only commands: PATH is never searched for them.
+SHELL_BUILTINS = frozenset({"echo", "printf", "pwd", "cd", "type", "true", "false"})
 _TMP_DEFAULT = "/tmp"  # noqa: S108 - only read from, and only a folder of the person's own
 # Read-only commands whose arguments name no file they read (text to print, names to look
 # up, sets of characters): only a glob among them is checked, as the shell lists a folder.
@@ -1313,11 +1315,37 @@ def _git_start(simple: Simple) -> str | None:
     return cwd
 
 
+def planted(simple: Simple, project: str | None) -> str | None:
+    """Why the program *simple* names may be one planted in the project: a PATH entry (as
+    this process's environment has it, which the harness passes on) that is relative (`.`,
+    empty, `bin`) or inside *project* (direnv's `PATH_add bin`, `node_modules/.bin`) holds a
+    file of that name before any other entry does — an edit the `project-edits` rule allows
+    could have put an `ls` there. None when what runs is outside the project."""
+    name = simple.words[0] if simple.words else ""
+    if project is None or "/" in name or name in SHELL_BUILTINS:
+        return None
+    for entry in os.environ.get("PATH", "").split(os.pathsep):
+        folder = entry if os.path.isabs(entry) else None
+        if folder is None:
+            if simple.cwd is None:
+                return f"`{name}` is looked up in a relative PATH entry (`{entry}`)"
+            folder = os.path.join(simple.cwd, entry)
+        program = os.path.join(folder, name)
+        if not os.path.isfile(program) or not os.access(program, os.X_OK):
+            continue
+        real_folder = _real(folder)
+        if inside(program, project) or (real_folder is not None and inside(real_folder, project)):
+            return f"`{name}` runs `{os.path.normpath(program)}`, a file in the project"
+        return None
+    return None
+
+
 def not_read_here(simple: Simple, project: str | None) -> str | None:
     """Why the read-only command *simple* is still not one the `read-only` rule may allow:
-    it reads outside *project* (:func:`reads_outside`), or it is git in a repository whose
-    configuration can make it run a program (:func:`git_config_runs`); None when neither."""
-    outside = reads_outside(simple, project)
+    its program may be one planted in the project (:func:`planted`), it reads outside
+    *project* (:func:`reads_outside`), or it is git in a repository whose configuration can
+    make it run a program (:func:`git_config_runs`); None when none of these."""
+    outside = planted(simple, project) or reads_outside(simple, project)
     if outside is None and simple.words and simple.words[0] == "git":
         start = _git_start(simple)
         runs = "where it runs is not known" if start is None else git_config_runs(start)
