@@ -108,7 +108,7 @@ READ_ONLY_LINES = [
     "LC_ALL=C sort a.py",
     "GIT_PAGER=cat git log -3",
     "PAGER= TERM=dumb git diff",
-    "f=a.py; cat $f",
+    "f=a.py; echo $f",  # (`cat $f` reads a path wisp cannot know: asked, test_policy_holes)
     "which python3 && uname -a && whoami && id && date",
     "jq .name package.json",
     "printf '%s\\n' a b | column -t",
@@ -116,7 +116,7 @@ READ_ONLY_LINES = [
     "diff a.py b.py",
     "tree -L 2",
     "realpath a.py; readlink -f a.py; basename /x/y; dirname /x/y",
-    "cut -d: -f1 /etc/passwd | tr a-z A-Z",
+    "cut -d: -f1 a.py | tr a-z A-Z",  # (`/etc/passwd` is outside: asked)
     "type ls",
     "true && false || echo done",
     "ls \\\n  -la",

@@ -596,7 +596,7 @@ TOOLS: Mapping[str, ToolEffect] = {
     "NotebookEdit": edits("notebook_path"),
     "Read": reads("file_path"),
     "Grep": reads("path"),
-    "Glob": reads("path"),
+    "Glob": reads("path", "pattern"),
     "LS": reads("path"),
     "NotebookRead": reads("notebook_path"),
     "WebFetch": NETWORK,

@@ -100,7 +100,7 @@ TOOLS: Mapping[str, ToolEffect] = {
     "edit": edits("path"),
     "str_replace_editor": edits("path"),
     "view": reads("path"),
-    "glob": reads("path"),
+    "glob": reads("path", "pattern"),
     "grep": reads("path"),
     "web_fetch": NETWORK,
 }

@@ -84,7 +84,7 @@ TOOLS: Mapping[str, ToolEffect] = {
     "view": reads("file_path"),
     "ls": reads("path"),
     "grep": reads("path"),
-    "glob": reads("path"),
+    "glob": reads("path", "pattern"),
     "fetch": NETWORK,
     "web_fetch": NETWORK,
     "web_search": NETWORK,

@@ -155,7 +155,7 @@ TOOLS: Mapping[str, ToolEffect] = {
     "EditNotebook": edits("target_notebook", "notebook_path"),
     "Read": reads("file_path", "target_file"),
     "Grep": reads("path"),
-    "Glob": reads("path", "target_directory"),
+    "Glob": reads("path", "target_directory", "glob_pattern"),
     "LS": reads("path", "target_directory"),
     # Delete removes a file: not an edit a built-in rule allows (asked), as an MCP tool is.
 }

@@ -54,7 +54,7 @@ TOOLS: Mapping[str, ToolEffect] = {
     "read_file": reads("file_path", "absolute_path"),
     "read_many_files": reads("paths"),
     "list_directory": reads("dir_path", "path"),
-    "glob": reads("dir_path", "path"),
+    "glob": reads("dir_path", "path", "pattern"),
     "search_file_content": reads("dir_path", "path"),
     "web_fetch": NETWORK,
     "google_web_search": NETWORK,

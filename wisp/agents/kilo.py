@@ -103,7 +103,7 @@ TOOLS: Mapping[str, ToolEffect] = {
     "write": edits("filePath"),
     "apply_patch": ToolEffect(Effect.EDIT, patch="patchText"),
     "read": reads("filePath"),
-    "glob": reads("path"),
+    "glob": reads("path", "pattern"),
     "grep": reads("path"),
     "webfetch": NETWORK,
     "websearch": NETWORK,

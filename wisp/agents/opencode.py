@@ -89,7 +89,7 @@ TOOLS: Mapping[str, ToolEffect] = {
     "write": edits("filePath"),
     "patch": ToolEffect(Effect.EDIT, patch="patchText"),
     "read": reads("filePath"),
-    "glob": reads("path"),
+    "glob": reads("path", "pattern"),
     "grep": reads("path"),
     "list": reads("path"),
     "webfetch": NETWORK,

@@ -144,7 +144,7 @@ TOOLS: Mapping[str, ToolEffect] = {
     "edit": edits("file_path"),
     "read_file": reads("file_path"),
     "grep_search": reads("path"),
-    "glob": reads("path"),
+    "glob": reads("path", "pattern"),
     "list_directory": reads("path"),
     "web_fetch": NETWORK,
     "web_search": NETWORK,

@@ -22,7 +22,7 @@ With no project (a cwd in no git repository), neither allows anything.
 import os
 from collections.abc import Sequence
 
-from wisp.policy.reading import MUST_ASK, Class, Effect, Reading
+from wisp.policy.reading import MUST_ASK, Class, Effect, Reading, readable_outside
 from wisp.policy.rules import BUILTIN_NAMES, Action, Origin, Policy, Rule
 
 # Their names, as the person's policy file turns them off (rules.BUILTIN_NAMES: one list).
@@ -54,6 +54,7 @@ NEVER_EDITED = frozenset(
         ".env",
     }
 )
+BRACE = "{"  # a glob tool's alternatives (`{a,b}`): each may lead anywhere
 SECRET_PREFIX = ".env."  # noqa: S105 (a file name, not a secret) - `.env.local`, `.env.production`: secrets as `.env` is
 
 
@@ -87,8 +88,17 @@ def reads_in_project(
         return all(c.cwd is not None and within(c.cwd, project) for c in line.commands)
     if effect is Effect.READ:
         absolute = _absolute(paths, cwd) or (cwd,)
-        return all(within(path, project) for path in absolute)
+        return all(_read_here(path, project) for path in absolute)
     return False
+
+
+def _read_here(path: str, project: str) -> bool:
+    """Whether a read tool's *path* (absolute; a glob tool's pattern too) stays in the project
+    or a system place (:data:`~wisp.policy.reading.SYSTEM_READABLE`). A brace in it
+    (`{src,/etc}/*`) may name any place: not."""
+    if BRACE in path:
+        return False
+    return within(path, project) or readable_outside(path)
 
 
 def edits_in_project(

@@ -207,7 +207,7 @@ def _decided(
         unread = reading.line.unread if reading.line is not None else None
         why = f"wisp could not read it fully ({unread})" if unread else "wisp could not read it"
         return Decision(Verdict.ASK, Decider.UNREAD, None, _joined(why, note), reading)
-    return Decision(Verdict.ASK, Decider.NO_RULE, None, note or "", reading)
+    return Decision(Verdict.ASK, Decider.NO_RULE, None, _joined(*reading.notes, note), reading)
 
 
 def _first(policy: Policy, action: Action, subject: Subject) -> Rule | None:
@@ -229,14 +229,18 @@ def _grant(
     if call.command is not None:
         from wisp.policy.widths import grant_parts, grant_words
 
+        # A line that writes into a protected place (`.git/hooks/`, `.wisp/`, `.envrc`: what
+        # runs or decides by itself) is covered only by a grant of that very line, never by
+        # "this command with any arguments" (`cp *` must not reach `cp x .git/hooks/pre-commit`).
+        wide = not reading.protected
         grant = grants.covering_call(
             cwd=call.cwd,
             thread=call.session,
             command=call.command,
             options=call.options,
-            words=grant_words(reading.line),
+            words=grant_words(reading.line) if wide else None,
         )
-        if grant is not None:
+        if grant is not None or not wide:
             return grant
         return _parts_granted(grants, call, grant_parts(reading.line, call.project))
     edits = paths if call.effect is Effect.EDIT else ()

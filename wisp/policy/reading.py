@@ -14,7 +14,7 @@ expanded (a directory listing) to check what it matches. Nothing else is read; n
 
 # Paths here are strings as the call spells them, compared as strings: os.path's string
 # functions are the right tool (pathlib would re-resolve and re-spell them).
-# ruff: noqa: PTH117, PTH118, PTH119, PTH206, PTH207
+# ruff: noqa: PTH112, PTH113, PTH117, PTH118, PTH119, PTH120, PTH123, PTH206, PTH207
 
 # No `from __future__ import annotations`: typing.NamedTuple compiles each string annotation
 # into a ForwardRef as the class is made, ~1 ms for these records at every hook's start.
@@ -104,10 +104,16 @@ READ_ONLY_COMMANDS = frozenset(
 # Options of read-only commands that write a file, run a program or change the machine: a
 # command with one is not read-only. By prefix (`--output=f` is `--output`); a short option
 # matches itself or clustered first (`-ofile`).
+# A long option also matches its abbreviations (GNU's and git's option readers take any
+# unambiguous prefix: `sort --compress=sh` is `--compress-program=sh`), from
+# LONG_ABBREVIATION_MIN characters on (`--c`), whether or not the prefix is ambiguous.
 READ_ONLY_EXCEPT: Mapping[str, tuple[str, ...]] = {
     "sort": ("-o", "--output", "--compress-program"),  # writes FILE; runs a program
     "tree": ("-o", "-R"),  # writes FILE; -R writes 00Tree.html files
-    "rg": ("--pre", "--search-zip", "-z"),  # runs a program on each file
+    # Runs a program on each file; `--hostname-bin` runs one to learn the host's name.
+    "rg": ("--pre", "--search-zip", "-z", "--hostname-bin"),
+    # Follows a file forever: the call never ends by itself, holding the agent's shell.
+    "tail": ("-f", "-F", "--follow"),
     "date": ("-s", "--set"),  # sets the clock
     "file": ("-C", "--compile"),  # writes a magic file
     "grep": ("--pre",),
@@ -145,6 +151,9 @@ GIT_VALUED_GLOBAL = frozenset(
 # `--ext-diff`, `--textconv`, and git grep's `-O`/`--open-files-in-pager` (runs a pager
 # command). By prefix, as git takes an unambiguous abbreviation of a long option (`--outp`).
 GIT_UNSAFE_OPTIONS: tuple[str, ...] = ("--out", "--ext", "--textc", "--open", "-O")
+# The same options in full: a shorter abbreviation of one (`git grep --op`) is one too.
+GIT_UNSAFE_LONG = ("--output", "--ext-diff", "--textconv", "--open-files-in-pager")
+GIT_SAFE_NEAR_UNSAFE = frozenset({"--text"})  # a whole option of its own, not `--textconv`
 # `git branch` listing options (anything else — a name to create, -d, -m, -u … — changes).
 GIT_BRANCH_LIST = frozenset(
     {"-a", "--all", "-r", "--remotes", "-l", "--list", "-v", "-vv", "--verbose"}
@@ -261,6 +270,76 @@ SENSITIVE = (".env", ".env.*")
 # A glob is expanded to check what it matches; past this many matches its paths count as
 # outside (a listing that large is no longer a cheap check).
 GLOB_MATCHES_MAX = 1000
+
+# What a read-only command may read outside the project without asking: the system's own
+# programs, libraries and their documentation (`/usr/include/stdio.h`, `ls /usr/bin`), which
+# hold nothing of the person's, and the empty device. Anything else outside the project —
+# the person's home (`~/.ssh`, `~/.aws`), another project, `/etc`, `/tmp` (other people's and
+# other sessions' files), `/proc` (`/proc/self/environ` holds the environment) — is asked
+# (not must-ask: a read changes nothing). Both the path as written and where its links lead
+# must lie under one of these.
+SYSTEM_READABLE = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/dev/null")
+# Claude Code keeps what the agent's own background commands print in
+# `$TMPDIR/claude-UID/…/tasks/ID.output`, and its agent reads it back (`tail -30 …`): output
+# of commands already decided, nothing else of the person's. Read without asking when that
+# folder is a real folder of the person's own (not a link, not another user's: /tmp is
+# everyone's), and where the path leads stays in it.
+HARNESS_SCRATCH = ("claude-{uid}",)
+# bash's own builtins among the read-only commands: PATH is never searched for them.
+SHELL_BUILTINS = frozenset({"echo", "printf", "pwd", "cd", "type", "true", "false"})
+_TMP_DEFAULT = "/tmp"  # noqa: S108 - only read from, and only a folder of the person's own
+# Read-only commands whose arguments name no file they read (text to print, names to look
+# up, sets of characters): only a glob among them is checked, as the shell lists a folder.
+NO_FILE_ARGUMENTS = frozenset(
+    {"echo", "printf", "basename", "dirname", "which", "type", "true", "false", "pwd"}
+    | {"whoami", "id", "uname", "cd", "tr"}
+)
+# Read-only commands whose first argument is a pattern, a filter or a script, not a file —
+# unless one of these options gives it (then every argument is a file).
+PATTERN_FIRST: Mapping[str, tuple[str, ...]] = {
+    "grep": ("-e", "--regexp", "-f", "--file"),
+    "rg": ("-e", "--regexp", "-f", "--file", "--files", "--type-list"),
+    "jq": ("-f", "--from-file", "-n", "--null-input"),
+    "sed": ("-e", "--expression", "-f", "--file"),
+}
+# Read-only commands' options whose value is no path (a separator, a field list): skipped,
+# attached (`-d/`) or not (`-t /`).
+READ_VALUE_NOT_PATH: Mapping[str, frozenset[str]] = {
+    "sort": frozenset({"-t", "--field-separator", "-k", "--key"}),
+    "cut": frozenset({"-d", "--delimiter", "-f", "--fields", "-b", "--bytes", "-c"}),
+    "column": frozenset({"-s", "--separator", "-o", "--output-separator"}),
+    "grep": frozenset({"-e", "--regexp"}),
+    "rg": frozenset({"-e", "--regexp"}),
+    "sed": frozenset({"-e", "--expression"}),
+}
+# Options with which a read-only command follows the links it meets while walking a
+# folder: a link in the project may lead anywhere (`grep -R key .` through `home -> ~`).
+FOLLOWS_LINKS: Mapping[str, tuple[str, ...]] = {
+    "grep": ("-R", "--dereference-recursive"),
+    "rg": ("-L", "--follow"),
+    "du": ("-L", "--dereference"),
+    "tree": ("-l",),
+}
+FIND_FOLLOWS = frozenset({"-L", "-H", "-follow"})
+
+# A repository's own configuration can make git's reading commands run a program: `git log`
+# its pager (`core.pager`, `pager.log`), `git status` a file-system monitor (`core.fsmonitor`)
+# and the clean filters (`filter.*.clean`, `filter.*.process`), `git diff` an external diff
+# (`diff.external`, `diff.*.command`) or a text converter (`diff.*.textconv`), `git log
+# --show-signature` a signing program (`gpg.program`); `core.worktree` points its reads
+# anywhere, and an `include` brings in a file of anything. The agent can write the project's
+# `.git/config` (by a line a grant covers), so what wisp reads there to decide is what the
+# agent wrote: the check is conservative. A key whose name ends in one of these, or any key
+# of these sections, and git's reading commands there are asked; so is a configuration wisp
+# cannot read whole (larger than GIT_CONFIG_MAX_BYTES, a `.git` file it cannot follow).
+GIT_CONFIG_RUNS = (
+    "pager", "fsmonitor", "external", "textconv", "command", "cmd", "clean", "smudge",
+    "process", "program", "worktree", "path", "editor", "askpass", "driver", "helper",
+    "hook", "proxy", "uploadpack", "receivepack",
+)  # fmt: skip
+GIT_CONFIG_RUNS_SECTIONS = frozenset({"include", "includeif", "alias", "pager", "filter"})
+GIT_CONFIG_MAX_BYTES = 256 * 1024
+GIT_CONFIG_MAX_FILES = 64  # config files read at most: the repository's and its submodules'
 
 
 # -- paths --------------------------------------------------------------------------------
@@ -466,14 +545,27 @@ def _options(words: tuple[str, ...]) -> list[str]:
     return out
 
 
+LONG_ABBREVIATION_MIN = 3  # `--c`: the shortest word taken as a long option's abbreviation
+
+
+def _long_matches(word: str, option: str) -> bool:
+    """Whether the long option *word* (`--name` or `--name=value`) is *option* — given in
+    full, with a value, or abbreviated as GNU's and git's readers take it (`--compress` for
+    `--compress-program`)."""
+    name = word.partition("=")[0]
+    if word.startswith(option):
+        return True
+    return len(name) >= LONG_ABBREVIATION_MIN and option.startswith(name)
+
+
 def _has_option(words: tuple[str, ...], options: Iterable[str]) -> bool:
-    """Whether one of *options* is given: a long one by prefix (`--output=f`, GNU's
-    abbreviations), a short one anywhere in a cluster (`-no`; a letter in another option's
-    value counts too: the safe side)."""
+    """Whether one of *options* is given: a long one by prefix (`--output=f`) or abbreviated
+    (`--out`: :func:`_long_matches`), a short one anywhere in a cluster (`-no`; a letter in
+    another option's value counts too: the safe side)."""
     for w in _options(words):
         for o in options:
             if o.startswith("--"):
-                if w.startswith(o):
+                if w.startswith("--") and _long_matches(w, o):
                     return True
             elif not w.startswith("--") and o[1] in w[1:]:
                 return True
@@ -674,6 +766,9 @@ def _git_read_only(words: tuple[str, ...]) -> bool:
             break
         if w.startswith(GIT_UNSAFE_OPTIONS):
             return False
+        exact = w in GIT_SAFE_NEAR_UNSAFE  # git takes an option given in full over a prefix
+        if not exact and w.startswith("--") and any(_long_matches(w, o) for o in GIT_UNSAFE_LONG):
+            return False
     if git.sub in GIT_READ_ONLY:
         return True
     if git.sub == "remote":
@@ -871,11 +966,14 @@ def _option_values(words: tuple[str, ...], options: Iterable[str]) -> list[str]:
             break
         for o in names:
             if o.startswith("--"):
-                if w == o and i < len(words):
+                if not (w.startswith("--") and _long_matches(w, o)):
+                    continue
+                name, eq, value = w.partition("=")
+                if eq:  # `--output=F`, `--outp=F`
+                    out.append(value)
+                elif i < len(words) and o.startswith(name):  # `--output F`, `--out F`
                     out.append(words[i])
                     i += 1
-                elif w.startswith(o + "="):
-                    out.append(w[len(o) + 1 :])
             elif w.startswith("-") and not w.startswith("--") and o[1] in w[1:]:
                 rest = w[w.index(o[1], 1) + 1 :]  # in a cluster: the rest, or the next word
                 if rest:
@@ -986,6 +1084,280 @@ def _prefix(simple: Simple) -> tuple[str, ...]:
     return words
 
 
+# -- reads outside the project ------------------------------------------------------------
+
+
+def _scratch_roots() -> tuple[str, ...]:
+    """The harnesses' scratch folders (:data:`HARNESS_SCRATCH`) that are the person's own."""
+    import stat
+
+    tmp = os.path.normpath(os.environ.get("TMPDIR") or _TMP_DEFAULT)
+    uid = os.getuid()
+    roots = []
+    for name in HARNESS_SCRATCH:
+        root = os.path.join(tmp, name.format(uid=uid))
+        try:
+            st = os.lstat(root)
+        except OSError:
+            continue
+        if stat.S_ISDIR(st.st_mode) and st.st_uid == uid and _real(root) == root:
+            roots.append(root)
+    return tuple(roots)
+
+
+def readable_outside(path: str) -> bool:
+    """Whether absolute *path* lies under :data:`SYSTEM_READABLE` or a harness's scratch
+    folder of the person's (:data:`HARNESS_SCRATCH`), as written and once its links are
+    followed."""
+    real = _real(path)
+    if real is None:
+        return False
+    shown = os.path.normpath(path)
+    if any(_under(shown, root) and _under(real, root) for root in SYSTEM_READABLE):
+        return True
+    return any(_under(shown, root) and _under(real, root) for root in _scratch_roots())
+
+
+def _read_where(word: str, simple: Simple, index: int | None, project: str) -> str | None:
+    """Why the word *word* (at *index* of *simple*'s words; None: part of one, as written),
+    read as a path, reaches outside *project*; None when it stays inside (or in a system
+    place)."""
+    state = _PLAIN if index is None else _state(simple, index)
+    if index is not None and index in simple.expanded and not state.known:
+        return f"`{word}` may name any path (wisp cannot know which)"
+    paths = _expand(word, simple.cwd) if state.glob else [resolve(word, simple.cwd)]
+    for path in paths:
+        if path is None:
+            return f"`{word}` may name any path (wisp cannot know which)"
+        if not inside(path, project) and not readable_outside(path):
+            return f"`{os.path.normpath(path)}` is outside the project"
+    return None
+
+
+def reads_outside(simple: Simple, project: str | None) -> str | None:
+    """Why the read-only command *simple* reads outside *project* — a file or folder it names
+    that lies outside (`cat ~/.ssh/id_rsa`, `grep -r key ../other`, through a link in the
+    project), a word wisp cannot know (`$F`, `~`), a walk that follows links — in words; None
+    when everything it names is inside (or in :data:`SYSTEM_READABLE`). Every argument that
+    is not an option counts as a path, and every option's value after `=` (the safe side: a
+    pattern is taken for a file when it is not known to be one)."""
+    if project is None or simple.assigns == simple.words:
+        return None
+    words = simple.words
+    name = words[0]
+    said = f"`{name}` reads outside the project"
+    if name == "find" and any(w in FIND_FOLLOWS for w in words[1:]):
+        return f"{said}: it follows links, which may lead anywhere"
+    if _has_option(words, FOLLOWS_LINKS.get(name, ())):
+        return f"{said}: it follows links, which may lead anywhere"
+    no_files = name in NO_FILE_ARGUMENTS
+    not_path = READ_VALUE_NOT_PATH.get(name, frozenset())
+    pattern = name in PATTERN_FIRST and not _has_option(words, PATTERN_FIRST[name])
+    if name == "git":
+        git = read_git(words)
+        pattern = git.sub == "grep" and not _has_option(words[git.at :], PATTERN_FIRST["grep"])
+    options = True
+    i = 1
+    while i < len(words):
+        w = words[i]
+        at = i
+        i += 1
+        if no_files:
+            if at in simple.expanded and _globbed(w):  # `echo ~/.ssh/*` lists a folder
+                why = _read_where(w, simple, at, project)
+                if why is not None:
+                    return f"{said}: {why}"
+            continue
+        if options and w == "--":
+            options = False
+            continue
+        if options and w.startswith("-") and w != "-":
+            option, eq, value = w.partition("=")
+            skip = option in not_path or (
+                not option.startswith("--") and f"-{option[1:2]}" in not_path
+            )
+            # `-t /`: its value is the next word (`-d/`: attached, in this word)
+            if option in not_path and not eq and (option.startswith("--") or len(option) == 2):
+                i += 1
+            if skip:
+                continue
+            if eq:
+                why = _read_where(value, simple, None, project)
+            elif not option.startswith("--") and any(c in w for c in "/~."):
+                why = _read_where(w[2:], simple, None, project) if len(w) > 2 else None
+            else:
+                why = None
+            if why is not None:
+                return f"{said}: {why}"
+            continue
+        if pattern:
+            pattern = False
+            if name == "git" and at <= read_git(words).at:
+                pattern = True  # git's own words come before its pattern
+            else:
+                continue
+        if name == "git" and at == read_git(words).at:
+            continue  # the subcommand
+        why = _read_where(w, simple, at, project)
+        if why is not None:
+            return f"{said}: {why}"
+    return None
+
+
+# -- a repository's configuration ----------------------------------------------------------
+
+
+def _git_dirs(start: str) -> tuple[str, str] | None:
+    """The git directory and the common directory (a worktree's main one) of the repository
+    git finds from folder *start*, walking up as git does; None when there is none. Raises
+    OSError (or ValueError) when a `.git` file cannot be followed."""
+    here = os.path.realpath(start)
+    while True:
+        dot = os.path.join(here, ".git")
+        if os.path.isdir(dot):
+            git_dir = dot
+            break
+        if os.path.lexists(dot):
+            with open(dot, "rb") as f:
+                text = f.read(GIT_CONFIG_MAX_BYTES).decode("utf-8").strip()
+            if not text.startswith("gitdir:"):
+                raise ValueError("a `.git` file that names no git directory")
+            git_dir = os.path.join(here, text.partition(":")[2].strip())
+            break
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
+    common = git_dir
+    commondir = os.path.join(git_dir, "commondir")
+    if os.path.lexists(commondir):
+        with open(commondir, "rb") as f:
+            common = os.path.join(git_dir, f.read(GIT_CONFIG_MAX_BYTES).decode("utf-8").strip())
+    return git_dir, common
+
+
+def git_config_runs_text(text: str) -> str | None:
+    """The first key of git configuration *text* that may run a program or read elsewhere
+    (:data:`GIT_CONFIG_RUNS`), as `section.key`; None when there is none. Read line by line
+    without git's quoting: a value running on over lines is read as keys too (the safe side)."""
+    section = ""
+    for raw in text.splitlines():
+        line = raw.strip().lstrip("\ufeff")
+        if line.startswith("["):
+            head, close, line = line[1:].partition("]")
+            if not close:
+                return "a section header that does not close"
+            section = re.split(r"[\s.\"]", head.strip(), maxsplit=1)[0].lower()
+            line = line.strip()
+            if section in GIT_CONFIG_RUNS_SECTIONS:
+                return f"[{section}]"
+        if not line or line[0] in "#;":
+            continue
+        key = re.match(r"[A-Za-z0-9-]*", line)
+        name = (key.group(0) if key else "").lower()
+        if name.endswith(GIT_CONFIG_RUNS) or not name:
+            return f"{section}.{name}" if name else f"a line it cannot read ({line[:40]!r})"
+    return None
+
+
+def _config_files(git_dir: str, common: str) -> list[str]:
+    files = [os.path.join(common, "config"), os.path.join(git_dir, "config.worktree")]
+    if common != git_dir:
+        files.append(os.path.join(git_dir, "config"))
+    modules = os.path.join(common, "modules")
+    if os.path.isdir(modules):  # a submodule's own configuration: `git status` reads it
+        for top, dirs, names in os.walk(modules):
+            dirs.sort()
+            files.extend(os.path.join(top, n) for n in names if n in ("config", "config.worktree"))
+    return files
+
+
+def git_config_runs(cwd: str) -> str | None:
+    """Why the configuration of the repository git finds from *cwd* may make a reading git
+    command run a program (a key of :data:`GIT_CONFIG_RUNS`, or a configuration wisp cannot
+    read whole), in words; None when it cannot."""
+    try:
+        dirs = _git_dirs(cwd)
+        if dirs is None:
+            return None
+        files = _config_files(*dirs)
+        if len(files) > GIT_CONFIG_MAX_FILES:
+            return "the repository has more configuration files than wisp reads"
+        for path in files:
+            try:
+                with open(path, "rb") as f:
+                    data = f.read(GIT_CONFIG_MAX_BYTES + 1)
+            except FileNotFoundError:
+                continue
+            if len(data) > GIT_CONFIG_MAX_BYTES:
+                return f"`{path}` is larger than wisp reads"
+            found = git_config_runs_text(data.decode("utf-8", "replace"))
+            if found is not None:
+                return f"`{path}` sets `{found}`, which can make git run a program"
+    except (OSError, ValueError, UnicodeError) as exc:
+        return f"wisp cannot read the repository's configuration ({type(exc).__name__})"
+    return None
+
+
+def _git_start(simple: Simple) -> str | None:
+    """The folder a git command starts from: its cwd, moved by its `-C DIR`s."""
+    cwd = simple.cwd
+    words = simple.words
+    git = read_git(words)
+    k = 1
+    while k < git.at:
+        if words[k] == "-C" and k + 1 < len(words):
+            cwd = None if cwd is None or k + 1 in simple.expanded else _moved_to(cwd, words[k + 1])
+            k += 2
+            continue
+        if words[k].startswith("-C") and len(words[k]) > 2:
+            return None
+        k += 1
+    return cwd
+
+
+def planted(simple: Simple, project: str | None) -> str | None:
+    """Why the program *simple* names may be one planted in the project: a PATH entry (as
+    this process's environment has it, which the harness passes on) that is relative (`.`,
+    empty, `bin`) or inside *project* (direnv's `PATH_add bin`, `node_modules/.bin`) holds a
+    file of that name before any other entry does — an edit the `project-edits` rule allows
+    could have put an `ls` there. None when what runs is outside the project."""
+    name = simple.words[0] if simple.words else ""
+    if project is None or "/" in name or name in SHELL_BUILTINS:
+        return None
+    for entry in os.environ.get("PATH", "").split(os.pathsep):
+        folder = entry if os.path.isabs(entry) else None
+        if folder is None:
+            if simple.cwd is None:
+                return f"`{name}` is looked up in a relative PATH entry (`{entry}`)"
+            folder = os.path.join(simple.cwd, entry)
+        program = os.path.join(folder, name)
+        if not os.path.isfile(program) or not os.access(program, os.X_OK):
+            continue
+        real_folder = _real(folder)
+        if inside(program, project) or (real_folder is not None and inside(real_folder, project)):
+            return f"`{name}` runs `{os.path.normpath(program)}`, a file in the project"
+        return None
+    return None
+
+
+def not_read_here(simple: Simple, project: str | None) -> str | None:
+    """Why the read-only command *simple* is still not one the `read-only` rule may allow:
+    its program may be one planted in the project (:func:`planted`), it reads outside
+    *project* (:func:`reads_outside`), or it is git in a repository whose configuration can
+    make it run a program (:func:`git_config_runs`); None when none of these."""
+    outside = planted(simple, project) or reads_outside(simple, project)
+    if outside is None and simple.words and simple.words[0] == "git":
+        start = _git_start(simple)
+        runs = "where it runs is not known" if start is None else git_config_runs(start)
+        outside = None if runs is None else f"`git` here may run a program: {runs}"
+    return outside
+
+
+def _moved_to(cwd: str, to: str) -> str:
+    return os.path.normpath(os.path.join(cwd, to))
+
+
 # -- the public readers -------------------------------------------------------------------
 
 
@@ -1011,8 +1383,11 @@ def read_shell(
         _scan_command(scan, simple, simple.command_at, len(simple.words), unknown)
         _pipe_to_shell(scan, simple)
         if reads_only(simple) and len(scan.findings) == before:
-            classes.add(Class.READ_ONLY)
-            continue
+            outside = not_read_here(simple, project)
+            if outside is None:
+                classes.add(Class.READ_ONLY)
+                continue
+            scan.notes.append(outside)
         if len(scan.findings) == before:
             classes.add(Class.OTHER)
         prefix = _prefix(simple)

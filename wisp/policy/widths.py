@@ -54,7 +54,7 @@ def grant_parts(line: Line | None, project: str | None) -> tuple[tuple[str, ...]
     `npm test -u 2>&1 | tail -5`): no grant spans `;`, `&&` or `|`, and a part no grant
     covers (`rm -rf x` in `npm test; rm -rf x`) has the line asked. The caller checks first
     that the line holds no must-ask class."""
-    from wisp.policy.reading import inside, reads_only
+    from wisp.policy.reading import inside, not_read_here, reads_only
 
     if line is None or line.unread is not None or len(line.commands) < 2 or project is None:
         return None
@@ -64,8 +64,8 @@ def grant_parts(line: Line | None, project: str | None) -> tuple[tuple[str, ...]
             return None
         if command.cwd is None or not inside(command.cwd, project):
             return None
-        if reads_only(command):
-            continue
+        if reads_only(command) and not_read_here(command, project) is None:
+            continue  # (a read outside, or git whose config runs a program: a part to cover)
         if command.assigns or command.through or command.command_at or not command.words:
             return None
         if not all(_joins_streams(r) or _to_null(r) for r in command.redirects):
