@@ -169,8 +169,7 @@ class _InotifyReader(Observation):
         self._lost = False
         self._stopping = False
         self.inotify_fd = _direct_inotify_fd()()  # OSError: no inotify instance left
-        with signals_left_to_main():  # the reader's thread takes no Ctrl-C
-            self.inotify_fd.start()
+        _start_reader(self.inotify_fd)
         try:
             for path in paths:
                 wd = self.inotify_fd.add_callback(
@@ -228,23 +227,82 @@ class _InotifyReader(Observation):
 
 
 @functools.cache
+def _releasing_inotify_fd() -> type[InotifyFD]:
+    """watchdog's `InotifyFD`, whose inotify instance is closed by the time its thread has
+    ended, however early it was stopped; so :meth:`Observation.stop`, which joins that
+    thread, returns with the instance given back to the user's per-user limit
+    (`fs.inotify.max_user_instances`, 128 by default).
+
+    watchdog's own (7.1.0 and 7.1.1) leaves the closing to its thread's next read when it is
+    stopped while reading, which it takes to be the case too before the thread's first read:
+    a reader stopped before its thread first ran (an observation opened and closed at once,
+    or whose watch failed, on a busy machine) ends without closing its instance and its
+    pipe, and the process holds them until it exits (seen: a pytest worker, and the soak's
+    probe, came to hold 38 to 128). Here the thread's end closes what is still open, once
+    (watchdog's own closing goes through the same `_close_resources`, under its lock).
+    Raises ImportError as :class:`_InotifyReader` says."""
+    from watchdog.observers.inotify_c import InotifyFD
+
+    class ReleasingInotifyFD(InotifyFD):
+        _released = False
+
+        def run(self) -> None:
+            try:
+                super().run()
+            finally:
+                self.release()
+
+        def _close_resources(self) -> None:  # watchdog's: called under self._lock
+            if not self._released:
+                self._released = True
+                super()._close_resources()
+
+        def release(self) -> None:
+            """Once its thread has ended, or never started: no read comes any more, so a
+            close (now, or by a stop to come) closes the instance at once."""
+            with self._lock:
+                self._is_reading = False
+                if self._closed:
+                    self._close_resources()
+
+    return ReleasingInotifyFD
+
+
+@functools.cache
 def _direct_inotify_fd() -> type[InotifyFD]:
-    """watchdog's `InotifyFD`, handling each event on its own thread, as watchdog 7.1.0 does.
+    """watchdog's `InotifyFD`, handling each event on its own thread, as watchdog 7.1.0 does,
+    and closing its instance as its thread ends (see :func:`_releasing_inotify_fd`).
 
     watchdog 7.1.1 reads on that thread and hands the bytes to a dispatcher thread of its own,
     after holding a read that comes within 1 ms of the last for up to 1 ms more to join it:
     a hop between threads and up to a millisecond before every hint, the very cost this
     reader exists to avoid. This loop is 7.1.0's `run`, through the public `read_events`
     and `handle_event` of both. Raises ImportError as :class:`_InotifyReader` says."""
-    from watchdog.observers.inotify_c import InotifyFD as Reader
+    releasing: Any = _releasing_inotify_fd()
 
-    class DirectInotifyFD(Reader):
+    class DirectInotifyFD(releasing):  # type: ignore[misc]
         def run(self) -> None:
-            while self.should_keep_running():
-                for event in self.read_events():
-                    self.handle_event(event)
+            try:
+                while self.should_keep_running():
+                    for event in self.read_events():
+                        self.handle_event(event)
+            finally:
+                self.release()
 
     return DirectInotifyFD
+
+
+def _start_reader(reader: Any) -> None:
+    """Start a reader from :func:`_releasing_inotify_fd` with signals left to the main thread
+    (its thread takes no Ctrl-C); one whose thread cannot start is closed, and the error
+    raised."""
+    try:
+        with signals_left_to_main():
+            reader.start()
+    except BaseException:
+        reader.stop()
+        reader.release()
+        raise
 
 
 def _change(
@@ -446,9 +504,9 @@ class _ObserverObservation(Observation):
         self.lost = False
         self._observer = make(self._overflowed)
         handler = _Dispatch(self)
-        for path in paths:
-            self._observer.schedule(handler, path, recursive=False, event_filter=_CHANGES)
-        try:
+        try:  # stopped if any of it fails: its inotify instance (made with it) is closed
+            for path in paths:
+                self._observer.schedule(handler, path, recursive=False, event_filter=_CHANGES)
             with signals_left_to_main():  # nor the observer's threads
                 self._observer.start()
         except BaseException:
@@ -489,7 +547,6 @@ def _signalling_inotify_observer(on_overflow: Callable[[], None]) -> BaseObserve
     where no inotify instance is left."""
     from watchdog.observers.api import DEFAULT_OBSERVER_TIMEOUT
     from watchdog.observers.inotify import InotifyEmitter, InotifyObserver, InotifyWatchGroup
-    from watchdog.observers.inotify_c import InotifyFD
 
     class _Group(InotifyWatchGroup):
         def on_queue_overflow(self) -> None:
@@ -507,10 +564,10 @@ def _signalling_inotify_observer(on_overflow: Callable[[], None]) -> BaseObserve
             )
 
     class _Observer(InotifyObserver):
-        def __init__(self) -> None:  # as InotifyObserver's, with the emitter above
-            self._inotify_fd = InotifyFD()
-            with signals_left_to_main():
-                self._inotify_fd.start()
+        def __init__(self) -> None:  # as InotifyObserver's, with the emitter above, and a
+            # reader that closes its instance as it ends (InotifyObserver's stop joins it)
+            self._inotify_fd = _releasing_inotify_fd()()
+            _start_reader(self._inotify_fd)
             BaseObserver.__init__(
                 self, _Emitter, timeout=DEFAULT_OBSERVER_TIMEOUT, inotify_fd=self._inotify_fd
             )

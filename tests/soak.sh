@@ -3,8 +3,8 @@
 #
 #   tests/soak.sh [N]          N runs (default 10), one after another
 #   tests/soak.sh --load [N]   N runs (default 3), each with a second full run beside it, and
-#                              a probe that starts a native watchdog observer, as a separate
-#                              process of the same user, again and again throughout
+#                              a probe that opens and stops a native observation, as a
+#                              separate process of the same user, again and again throughout
 #
 # Exit 0 only if every run (and, under load, every run beside it and every probe) is green.
 # Each run's output is kept in $SOAK_DIR (default: a new temporary directory). $SOAK_ONLY
@@ -28,17 +28,28 @@ if [[ -n "${SOAK_ONLY:-}" ]]; then
   suite+=("${only[@]}")
 fi
 
-# The probe: a separate process of this user that starts (and stops) a native observer every
-# PROBE_EVERY_S seconds until the run it watches ends, and counts the starts that failed.
+# The probe: a separate process of this user that opens (and stops) a native observation
+# (pending's, on watchdog's inotify reader) every PROBE_EVERY_S seconds until the run it
+# watches ends, and counts the starts that failed (the suites used up this user's inotify
+# instances) and the stops after which it still held an instance (one leaked).
 # It is a test tool, so a bounded loop with a short sleep is what it should be.
 PROBE_EVERY_S=0.2
 PROBE_AT_MOST_S=1800
 probe_code='
 import os, sys, tempfile, time
-from watchdog.events import FileSystemEventHandler
-from watchdog.observers.inotify import InotifyObserver
+from pending import Backend, WatchHints, observe
 watched, every, at_most = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3])
-starts = failed = 0
+
+def instances():
+    held = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            held += os.readlink(f"/proc/self/fd/{fd}") == "anon_inode:inotify"
+        except OSError:
+            continue
+    return held
+
+starts = failed = leaked = 0
 first = None
 clock = "%H:%M:%S"
 end = time.monotonic() + at_most
@@ -48,21 +59,20 @@ with tempfile.TemporaryDirectory() as where:
             os.kill(watched, 0)
         except ProcessLookupError:
             break
-        observer = InotifyObserver()
-        try:  # watchdog takes its inotify instance as the watch is scheduled or started
-            observer.schedule(FileSystemEventHandler(), where)
-            observer.start()
+        starts += 1
+        try:
+            observation = observe([where], WatchHints(on_change=lambda *a: None), backend=Backend.NATIVE)
         except OSError as exc:
             failed += 1
             first = first or f"{exc.strerror or exc} at {time.strftime(clock)}"
-        finally:  # started or not: what a failed start opened is closed too (left open, a
-            observer.stop()  # probe under load came to hold all 128 instances)
-            if observer.is_alive():
-                observer.join()
-        starts += 1
+        else:
+            observation.stop()
+        if instances():
+            leaked += 1
+            first = first or f"an instance still held after a stop at {time.strftime(clock)}"
         time.sleep(every)
-print(f"probe: {starts} native observer starts tried, {failed} failed" + (f" (first: {first})" if first else ""))
-sys.exit(1 if failed or not starts else 0)
+print(f"probe: {starts} native observations tried, {failed} failed, {leaked} left an instance held" + (f" (first: {first})" if first else ""))
+sys.exit(1 if failed or leaked or not starts else 0)
 '
 
 summary() {  # the last line pytest printed: "N passed, M skipped in Ss"

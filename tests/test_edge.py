@@ -10,13 +10,18 @@ instance or watch of this user taken) is skipped with the reason, never failed.
 from __future__ import annotations
 
 import ast
+import errno
 import os
 import select
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from types import FrameType
+from typing import Any
 
 import attrs
 import pytest
@@ -28,6 +33,12 @@ from pending._edge import native_observation, observer_observation, polling_obse
 from pending.testing import inject_overflow
 
 POLL_S = 0.05
+# How long each thread started under threads_slow_to_start() waits before its first line: a
+# busy machine's scheduler, which runs a new thread late.
+SLOW_START_S = 0.05
+# Observations opened and closed in a row by a test of giving back: each one's leak would be
+# one of this user's inotify instances (128 by default), held to the worker's end.
+IN_A_ROW = 3
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -370,6 +381,76 @@ class TestPumpedObservation:
             wait_until(lambda: heard.saw("a.json"), what="the polling thread's hint")
         finally:
             running.stop()
+
+
+INOTIFY_BACKENDS = sorted(name for name in BACKENDS if name.startswith("inotify"))
+
+
+def _inotify_instances() -> int:
+    """The inotify instances this process holds (its descriptors on `anon_inode:inotify`)."""
+    held = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            held += os.readlink(f"/proc/self/fd/{fd}") == "anon_inode:inotify"
+        except OSError:  # the listing's own descriptor, closed since
+            continue
+    return held
+
+
+@contextmanager
+def threads_slow_to_start() -> Iterator[None]:
+    """Every thread started inside waits SLOW_START_S before running its first line, as a
+    thread does on a busy machine: threading's trace hook runs first in each new thread,
+    sleeps, and removes itself from that thread."""
+
+    def late(frame: FrameType, event: str, arg: Any) -> None:
+        sys.settrace(None)
+        time.sleep(SLOW_START_S)
+
+    threading.settrace(late)
+    try:
+        yield
+    finally:
+        threading.settrace(None)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux's")
+@pytest.mark.parametrize("name", INOTIFY_BACKENDS)
+class TestGivingBackTheInstance:
+    """An inotify observation's instance counts against the user's
+    `fs.inotify.max_user_instances` (128 by default) until it is closed: stop() closes it
+    before it returns, however soon after the start it comes."""
+
+    def test_stopped_before_its_thread_ran_it_holds_none(
+        self, name: str, watched: Path, heard: Heard
+    ) -> None:
+        """Observations opened and stopped at once, their threads scheduled late (a busy
+        machine), leave the process holding no instance once stop() returns; each held one
+        while it ran (what is counted is what an observation holds). watchdog's reader
+        stopped before its thread's first read left its instance open until the process
+        ended."""
+        before = _inotify_instances()
+        with threads_slow_to_start():
+            for _ in range(IN_A_ROW):
+                try:
+                    running = BACKENDS[name]([str(watched)], heard.hints())
+                except OSError as exc:  # inotify exhausted by other processes
+                    pytest.skip(f"native watching is unavailable here: {exc.strerror or exc}")
+                assert _inotify_instances() == before + 1, "a running observation holds one"
+                running.stop()
+                assert _inotify_instances() == before, "stopped, it holds none"
+
+    def test_a_start_that_fails_holds_none(self, name: str, tmp_path: Path, heard: Heard) -> None:
+        """An observation of a directory that is not there raises, and leaves no instance
+        held (its reader, started before the watch failed, stopped at once)."""
+        before = _inotify_instances()
+        with threads_slow_to_start():
+            for _ in range(IN_A_ROW):
+                with pytest.raises(OSError) as raised:
+                    BACKENDS[name]([str(tmp_path / "missing")], heard.hints())
+                if raised.value.errno != errno.ENOENT:  # inotify exhausted by other processes
+                    pytest.skip(f"native watching is unavailable here: {raised.value}")
+                assert _inotify_instances() == before
 
 
 class TestChoosing:

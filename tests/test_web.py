@@ -1027,6 +1027,11 @@ def _first_event(url: str, held: str) -> bytes:
         return got
 
 
+# The "Show more" button tapped at once if the page still has it, nothing if not: a check
+# and a tap in one step of the page's, with no room for the page to take the button between.
+TAP_MORE = "() => { const more = document.getElementById('more'); if (more) more.click(); }"
+
+
 class TestABigBoard:
     WAITING = 260
 
@@ -1084,7 +1089,10 @@ class TestABigBoard:
                 button = phone.locator("#more")
                 while button.count():
                     before = shown.count()
-                    button.click()
+                    # Tapped in the page, if it is still there: scrolled into view, the page
+                    # fetches the next page by itself and may take the button away first (a
+                    # locator's click then waited its 30 s for a button that never came back).
+                    phone.evaluate(TAP_MORE)
                     wait_until(
                         lambda: shown.count() > before or not button.count(),  # noqa: B023
                         what="the page after",
