@@ -496,8 +496,6 @@ def _parse(
     data: bytes, shown: str, origin: Origin, *, home: Path, root: str | None
 ) -> tuple[list[Rule], frozenset[str]]:
     """The rules and the built-ins turned off of one file, or :class:`_Refused`."""
-    import tomllib  # here: only a hook that finds a policy file pays for the TOML reader
-
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -505,17 +503,24 @@ def _parse(
         raise _Refused(
             f"{shown}:{line}: this is not UTF-8 text; save it as UTF-8. {_AFTER}"
         ) from None
-    try:
-        tree = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        said = str(exc)
-        found = re.search(_TOML_AT, said)
-        line = int(found.group(1)) if found and found.group(1) else len(text.splitlines()) or 1
-        what = re.sub(_TOML_AT, "", said) if found else said
-        raise _Refused(
-            f"{shown}:{line}: this is not valid TOML ({what.lower()}). Fix that line "
-            f"(docs/policy.md shows the format: `wisp docs policy`). {_AFTER}"
-        ) from None
+    # The person's file as TOML read it last, when its text is the same (see _kept_tree).
+    tree = _kept_tree(home, text) if origin is Origin.PERSON else None
+    if tree is None:
+        import tomllib  # here: only a file not read before pays for the TOML reader
+
+        try:
+            tree = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            said = str(exc)
+            found = re.search(_TOML_AT, said)
+            line = int(found.group(1)) if found and found.group(1) else len(text.splitlines()) or 1
+            what = re.sub(_TOML_AT, "", said) if found else said
+            raise _Refused(
+                f"{shown}:{line}: this is not valid TOML ({what.lower()}). Fix that line "
+                f"(docs/policy.md shows the format: `wisp docs policy`). {_AFTER}"
+            ) from None
+        if origin is Origin.PERSON:
+            _keep_tree(home, text, tree)
     lines = _Lines(text)
     file = _File(shown, origin, lines, home=home, root=root)
     for key in tree:
@@ -538,6 +543,90 @@ def _parse(
         )
     rules = [file.rule(entry, at) for entry, at in zip(raw, lines.rules, strict=True)]
     return rules, off
+
+
+# The person's file as TOML read it, kept beside it in the home: {"format", "toml": the
+# file's whole text, "tree": what tomllib made of it}. tomllib costs ~22 M instructions to
+# import (its patterns are compiled as it loads): more than a hook's whole decision, on every
+# call the person's file is read (issue 57). The tree is used only for the very same text, so
+# it can never be stale; the rules are still checked from it (their examples too) every time.
+# It is the person's as the file is: in their own home, 0600, never followed through a link.
+TREE_FILE = ".policy.toml.json"
+_TREE_FORMAT = 1
+_TREE_CAP_BYTES = 4 * POLICY_CAP_BYTES  # the text, and the tree JSON writes of it
+_PLAIN_TOML = (str, int, float, list, dict)  # bool is an int; TOML's dates are not kept
+
+
+def _kept_tree(home: Path, text: str) -> dict[str, Any] | None:
+    """The tree kept for *text* in *home* (:data:`TREE_FILE`); None if there is none for
+    it, or anything about the file is not as this process would have written it."""
+    import json
+
+    try:
+        fd = os.open(os.path.join(home, TREE_FILE), _READ_FLAGS)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if (
+            not stat.S_ISREG(st.st_mode)
+            or st.st_uid != os.getuid()
+            or st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+            or st.st_size > _TREE_CAP_BYTES
+        ):
+            return None
+        chunks: list[bytes] = []
+        while chunk := os.read(fd, _TREE_CAP_BYTES + 1):
+            chunks.append(chunk)
+        kept = json.loads(b"".join(chunks))
+    except (OSError, ValueError):
+        return None
+    finally:
+        os.close(fd)
+    if (
+        isinstance(kept, dict)
+        and kept.get("format") == _TREE_FORMAT
+        and kept.get("toml") == text
+        and isinstance(kept.get("tree"), dict)
+    ):
+        tree: dict[str, Any] = kept["tree"]
+        return tree
+    return None
+
+
+def _keep_tree(home: Path, text: str, tree: dict[str, Any]) -> None:
+    """Keep *tree*, read from *text*, in *home* for the next process (one file, replaced
+    whole); one that cannot be written is no error: the next reads the file with tomllib."""
+    import contextlib
+    import json
+
+    if not _plain(tree):
+        return
+    payload = json.dumps({"format": _TREE_FORMAT, "toml": text, "tree": tree}).encode()
+    final = home / TREE_FILE
+    temporary = home / f"{TREE_FILE}.{os.getpid()}.tmp"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        fd = os.open(temporary, flags, 0o600)
+        try:
+            view = memoryview(payload)
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
+        temporary.replace(final)
+    except OSError:
+        with contextlib.suppress(OSError):
+            temporary.unlink()
+
+
+def _plain(value: object) -> bool:
+    """Whether JSON gives *value* back as it is (TOML's dates and times it would not)."""
+    if isinstance(value, dict):
+        return all(_plain(v) for v in value.values())
+    if isinstance(value, list):
+        return all(_plain(v) for v in value)
+    return isinstance(value, _PLAIN_TOML)
 
 
 class _File:
