@@ -426,7 +426,8 @@ def patch_paths(patch: str) -> tuple[str, ...]:
     return tuple(found)
 
 
-_HEREDOC_START = re.compile(r"(?:apply_patch|applypatch)\s*<<(-?)\s*(['\"]?)([A-Za-z_]\w*)\2")
+# Compiled on first use (re's cache), by a line that starts so: not by every hook's import.
+_HEREDOC_START = r"(?:apply_patch|applypatch)\s*<<(-?)\s*(['\"]?)([A-Za-z_]\w*)\2"
 PATCH_BEGIN, PATCH_END = "*** Begin Patch", "*** End Patch"
 
 
@@ -434,8 +435,11 @@ def apply_patch_paths(command: str) -> tuple[str, ...] | None:
     """The files a shell line that is only `apply_patch <<'EOF'` and a whole patch edits (as
     Codex's edits reach a hook: a `Bash` call), or None for any other line."""
     lines = command.strip().split("\n")
-    start = _HEREDOC_START.fullmatch(lines[0].strip())
-    if start is None or len(lines) < 3:
+    first = lines[0].strip()
+    if len(lines) < 3 or not first.startswith(("apply_patch", "applypatch")):
+        return None
+    start = re.fullmatch(_HEREDOC_START, first)
+    if start is None:
         return None
     strip = start.group(1) == "-"
     tag = start.group(3)

@@ -425,11 +425,6 @@ class _Lines:
     docs/policy.md shows), so the Nth header is the Nth rule's line. A key's line is the
     first line of that rule's table that sets it (else the header's)."""
 
-    # Compiled when a file is read, not when the hook imports this module.
-    _HEADER = r"\s*\[\[\s*rule\s*\]\]\s*(?:#.*)?"
-    _BUILTIN = r"\s*\[\s*builtin\s*\]\s*(?:#.*)?"
-    _TABLE = r"\s*\["
-
     def __init__(self, text: str) -> None:
         self.lines = text.splitlines()
         self.tables: list[int] = []  # every table header's line (1-based)
@@ -437,11 +432,11 @@ class _Lines:
         self.builtin: int | None = None
         state: str | None = None
         for number, line in enumerate(self.lines, start=1):
-            if state is None and re.match(self._TABLE, line):
+            if state is None and line.lstrip().startswith("["):
                 self.tables.append(number)
-                if re.fullmatch(self._HEADER, line):
+                if _header(line, "[[", "rule", "]]"):
                     self.rules.append(number)
-                elif re.fullmatch(self._BUILTIN, line) and self.builtin is None:
+                elif _header(line, "[", "builtin", "]") and self.builtin is None:
                     self.builtin = number
             state = _string_state(line, state)
 
@@ -451,12 +446,34 @@ class _Lines:
         end = next((t for t in self.tables if t > first), len(self.lines) + 1)
         if start is None:
             end = self.tables[0] if self.tables else len(self.lines) + 1
-        quoted = re.escape(key)
-        setting = re.compile(rf"\s*(?:{quoted}|\"{quoted}\"|'{quoted}')\s*=")
         for number in range(first + 1, end):
-            if setting.match(self.lines[number - 1]):
+            if _sets(self.lines[number - 1], key):
                 return number
         return start if start is not None else 1
+
+
+# The file's lines are read with str's methods, not patterns: each pattern compiled is ~0.5 M
+# instructions, and a hook reads the person's file on every call (issue 57).
+
+
+def _header(line: str, opening: str, name: str, closing: str) -> bool:
+    """Whether *line* is the table header `[name]` (`[[name]]`): white space around each
+    part, and a comment after it, allowed."""
+    rest = line.lstrip()
+    for part in (opening, name, closing):
+        if not rest.startswith(part):
+            return False
+        rest = rest[len(part) :].lstrip()
+    return not rest or rest.startswith("#")
+
+
+def _sets(line: str, key: str) -> bool:
+    """Whether *line* sets *key* (bare, or quoted either way): `key =`, `"key"=`…"""
+    rest = line.lstrip()
+    return any(
+        rest.startswith(form) and rest[len(form) :].lstrip().startswith("=")
+        for form in (key, f'"{key}"', f"'{key}'")
+    )
 
 
 def _string_state(line: str, state: str | None) -> str | None:
