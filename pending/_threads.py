@@ -12,8 +12,9 @@ defers them for that long (:func:`signals_deferred`).
 
 from __future__ import annotations
 
-import _signal  # type: ignore[import-not-found]  # signal's C functions (no stub)
-import signal
+# signal's C functions only: the `signal` module wraps them in enums it builds as it loads
+# (~3 M instructions of every hook's start, bench/README.md, issue 57).
+import _signal  # type: ignore[import-not-found]  # (no stub)
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -21,7 +22,7 @@ from types import FrameType
 from typing import Any
 
 # The signals a person or a supervisor ends a process with.
-MAIN_THREAD_SIGNALS = frozenset({signal.SIGINT, signal.SIGTERM, signal.SIGHUP})
+MAIN_THREAD_SIGNALS = frozenset({_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP})
 
 
 @contextmanager
@@ -30,11 +31,11 @@ def signals_left_to_main() -> Iterator[None]:
     starts with its creator's mask), whoever's code starts them (watchdog's too); the
     creator's own mask is as it was afterwards. A signal sent meanwhile waits, blocked, and
     is taken as the mask is restored: none is lost."""
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, MAIN_THREAD_SIGNALS)
+    old = _signal.pthread_sigmask(_signal.SIG_BLOCK, MAIN_THREAD_SIGNALS)
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+        _signal.pthread_sigmask(_signal.SIG_SETMASK, old)
 
 
 def start_thread(thread: threading.Thread) -> None:
@@ -84,7 +85,7 @@ def signals_deferred() -> Iterator[None]:
     finally:
         _restore(previous)
         for signum in caught:
-            signal.raise_signal(signum)
+            _signal.raise_signal(signum)
 
 
 def _restore(handlers: dict[int, Callable[[int, FrameType | None], Any]]) -> None:

@@ -102,6 +102,24 @@ class TestTheHookBeforeTheCli:
         assert [m for m in modules if m.startswith("wisp.kinds.") and "_gate" in m] == []
         assert "wisp.kinds._view" not in modules
 
+    def test_a_rule_decided_call_loads_no_signal_enums_or_parser_package(
+        self, home: Path, project: Path
+    ) -> None:
+        """A call the built-in read-only rule decides (`ls -la` in a git project) is parsed
+        by tree-sitter's compiled module alone: neither the `signal` module (its enums, ~3 M
+        instructions; the hook takes `_signal`'s functions) nor tree_sitter's package
+        __init__ (a typing Protocol) is loaded (issue 57). Control: the parser did run."""
+        (project / ".git").mkdir()
+        code, out, err, modules = program(
+            home, bash_event(project, "ls -la"), "hook", "claude-code"
+        )
+        assert code == 0, err
+        said = json.loads(out)["hookSpecificOutput"]
+        assert said["permissionDecision"] == "allow"
+        assert "tree_sitter._binding" in modules and "wisp.policy.shell" in modules
+        assert "signal" not in modules
+        assert "tree_sitter" not in modules
+
     @pytest.mark.parametrize(
         "args",
         [

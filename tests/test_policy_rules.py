@@ -13,6 +13,7 @@ import pytest
 from wisp.policy.reading import Effect
 from wisp.policy.rules import (
     POLICY_CAP_BYTES,
+    TREE_FILE,
     Action,
     Origin,
     Policy,
@@ -493,3 +494,73 @@ class TestNames:
 
         assert hookio.names() == harness_names()  # one table, read by both
         assert tuple(builtin.RULES) == BUILTIN_NAMES
+
+
+# Loads the person's rules in a fresh interpreter; prints whether tomllib was loaded, and the
+# rules' names (or the refusal).
+KEPT_PROBE = """\
+import sys
+from pathlib import Path
+from wisp.policy.rules import load_policy
+policy = load_policy(Path(sys.argv[1]), None)
+print("tomllib" in sys.modules, policy.refused or [r.name for r in policy.rules])
+"""
+
+
+def probe_load(home: Path) -> str:
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", KEPT_PROBE, str(home)], capture_output=True, text=True, check=True
+    )
+    return done.stdout.strip()
+
+
+class TestKeptTree:
+    def test_the_same_text_is_read_without_tomllib_the_second_time(self, tmp_path: Path) -> None:
+        """The first load reads the file with tomllib and keeps its tree (0600) beside it;
+        the next process loads the same rules without importing tomllib (~22 M instructions
+        of every hook call, issue 57)."""
+        home = tmp_path / "home"
+        person(home, GOOD)
+        first = probe_load(home)
+        assert first.startswith("True ") and "'npm tests'" in first
+        kept = home / TREE_FILE
+        assert kept.stat().st_mode & 0o777 == 0o600
+        assert probe_load(home) == "False" + first[len("True") :]
+
+    def test_a_changed_file_is_read_again(self, tmp_path: Path) -> None:
+        """A file edited since (even to the same size) is read with tomllib again: the kept
+        tree serves only the very text it was read from. Control: unchanged, it serves."""
+        home = tmp_path / "home"
+        person(home, GOOD)
+        probe_load(home)
+        assert probe_load(home).startswith("False ")
+        person(home, GOOD.replace('name = "npm tests"', 'name = "npm tasks"'))
+        again = probe_load(home)
+        assert again.startswith("True ") and "'npm tasks'" in again and "'npm tests'" not in again
+
+    def test_a_kept_tree_that_is_not_the_persons_own_is_not_used(self, tmp_path: Path) -> None:
+        """A kept tree others may write, or one that is not JSON, is ignored and the file
+        read with tomllib, its rules as written (its examples checked); none is an error."""
+        home = tmp_path / "home"
+        person(home, GOOD)
+        probe_load(home)
+        kept = home / TREE_FILE
+        forged = kept.read_text().replace('"npm tests"', '"forged"')
+        kept.write_text(forged)
+        kept.chmod(0o622)
+        read = probe_load(home)
+        assert read.startswith("True ") and "'npm tests'" in read and "forged" not in read
+        kept.write_text("not json")
+        kept.chmod(0o600)
+        assert "'npm tests'" in probe_load(home)
+
+    def test_a_file_with_a_date_keeps_no_tree(self, tmp_path: Path) -> None:
+        """A value JSON would not give back as TOML read it (a date) keeps nothing: the
+        file is read with tomllib every time, as before."""
+        home = tmp_path / "home"
+        person(home, "when = 2026-12-07\n")
+        assert "no `when`" in refused(home)
+        assert not (home / TREE_FILE).exists()

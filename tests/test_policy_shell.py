@@ -502,19 +502,19 @@ class TestParseLine:
 
 class TestGrammarLoading:
     def test_the_grammar_loads_without_importlib_resources_and_only_when_used(self) -> None:
-        """Importing the module loads no parser; parsing loads tree-sitter and the bash
-        grammar's compiled binding, never tree_sitter_bash's package (its __init__ imports
-        importlib.resources, ~6 ms of a hook)."""
+        """Importing the module loads no parser; parsing loads tree-sitter's and the bash
+        grammar's compiled bindings, never tree_sitter_bash's package (its __init__ imports
+        importlib.resources, ~6 ms of a hook) nor tree_sitter's (a typing Protocol)."""
         probe = (
             "import sys\n"
             "import wisp.policy.shell as s\n"
-            "print('tree_sitter' in sys.modules)\n"
+            "print('tree_sitter._binding' in sys.modules)\n"
             "s.parse_line('ls', '/')\n"
-            "print('tree_sitter' in sys.modules, 'tree_sitter_bash' in sys.modules,"
-            " 'importlib.resources' in sys.modules)\n"
+            "print('tree_sitter._binding' in sys.modules, 'tree_sitter_bash' in sys.modules,"
+            " 'importlib.resources' in sys.modules, 'tree_sitter' in sys.modules)\n"
         )
         out = subprocess.run(
             [sys.executable, "-c", probe], capture_output=True, text=True, check=True
         ).stdout.split("\n")
         assert out[0] == "False"
-        assert out[1] == "True False False"
+        assert out[1] == "True False False False"

@@ -27,13 +27,15 @@ do not know, a signal, no output) as "no opinion" and go on to run the call, so:
 # tuple's postponed field types are each compiled by typing at import (together ~2 M
 # instructions of a hook whose call a grant covers: bench/README.md, issue 41).
 
+# signal's C functions only: the `signal` module builds its enums as it loads (~3 M
+# instructions of every hook's start, bench/README.md, issue 57); wisp.__main__ does the same.
+import _signal  # type: ignore[import-not-found]
 import contextlib
 import importlib
 import math
 import os
 import re
 import select
-import signal
 import sys
 import threading
 import time
@@ -51,7 +53,9 @@ from wisp.policy.reading import Effect
 if TYPE_CHECKING:
     from wisp.agents.gate import ToolCall
 
-STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+STOP_SIGNALS = (_signal.SIGTERM, _signal.SIGINT, _signal.SIGHUP)
+# Their names, as a stop says them (`signal.Signals(n).name`, without loading `signal`).
+_SIGNAL_NAMES = {_signal.SIGTERM: "SIGTERM", _signal.SIGINT: "SIGINT", _signal.SIGHUP: "SIGHUP"}
 # An event larger than this is not read whole: no tool call a person can judge is that long.
 MAX_EVENT_BYTES = 4 * 1024 * 1024
 CHUNK_BYTES = 64 * 1024
@@ -90,7 +94,7 @@ _armed: Stop | None = None
 
 def _on_signal(signum: int, frame: object) -> None:
     assert _armed is not None
-    _armed.stop(f"stopped by {signal.Signals(signum).name}")
+    _armed.stop(f"stopped by {_SIGNAL_NAMES.get(signum, signum)}")
 
 
 def arm() -> Stop:
@@ -101,8 +105,8 @@ def arm() -> Stop:
     if _armed is None:
         _armed = Stop()
         for signum in STOP_SIGNALS:
-            signal.signal(signum, _on_signal)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+            _signal.signal(signum, _on_signal)
+    _signal.pthread_sigmask(_signal.SIG_UNBLOCK, STOP_SIGNALS)
     return _armed
 
 
@@ -427,7 +431,8 @@ def patch_paths(patch: str) -> tuple[str, ...]:
     return tuple(found)
 
 
-_HEREDOC_START = re.compile(r"(?:apply_patch|applypatch)\s*<<(-?)\s*(['\"]?)([A-Za-z_]\w*)\2")
+# Compiled on first use (re's cache), by a line that starts so: not by every hook's import.
+_HEREDOC_START = r"(?:apply_patch|applypatch)\s*<<(-?)\s*(['\"]?)([A-Za-z_]\w*)\2"
 PATCH_BEGIN, PATCH_END = "*** Begin Patch", "*** End Patch"
 
 
@@ -435,8 +440,11 @@ def apply_patch_paths(command: str) -> tuple[str, ...] | None:
     """The files a shell line that is only `apply_patch <<'EOF'` and a whole patch edits (as
     Codex's edits reach a hook: a `Bash` call), or None for any other line."""
     lines = command.strip().split("\n")
-    start = _HEREDOC_START.fullmatch(lines[0].strip())
-    if start is None or len(lines) < 3:
+    first = lines[0].strip()
+    if len(lines) < 3 or not first.startswith(("apply_patch", "applypatch")):
+        return None
+    start = re.fullmatch(_HEREDOC_START, first)
+    if start is None:
         return None
     strip = start.group(1) == "-"
     tag = start.group(3)

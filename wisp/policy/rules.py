@@ -425,11 +425,6 @@ class _Lines:
     docs/policy.md shows), so the Nth header is the Nth rule's line. A key's line is the
     first line of that rule's table that sets it (else the header's)."""
 
-    # Compiled when a file is read, not when the hook imports this module.
-    _HEADER = r"\s*\[\[\s*rule\s*\]\]\s*(?:#.*)?"
-    _BUILTIN = r"\s*\[\s*builtin\s*\]\s*(?:#.*)?"
-    _TABLE = r"\s*\["
-
     def __init__(self, text: str) -> None:
         self.lines = text.splitlines()
         self.tables: list[int] = []  # every table header's line (1-based)
@@ -437,11 +432,11 @@ class _Lines:
         self.builtin: int | None = None
         state: str | None = None
         for number, line in enumerate(self.lines, start=1):
-            if state is None and re.match(self._TABLE, line):
+            if state is None and line.lstrip().startswith("["):
                 self.tables.append(number)
-                if re.fullmatch(self._HEADER, line):
+                if _header(line, "[[", "rule", "]]"):
                     self.rules.append(number)
-                elif re.fullmatch(self._BUILTIN, line) and self.builtin is None:
+                elif _header(line, "[", "builtin", "]") and self.builtin is None:
                     self.builtin = number
             state = _string_state(line, state)
 
@@ -451,12 +446,34 @@ class _Lines:
         end = next((t for t in self.tables if t > first), len(self.lines) + 1)
         if start is None:
             end = self.tables[0] if self.tables else len(self.lines) + 1
-        quoted = re.escape(key)
-        setting = re.compile(rf"\s*(?:{quoted}|\"{quoted}\"|'{quoted}')\s*=")
         for number in range(first + 1, end):
-            if setting.match(self.lines[number - 1]):
+            if _sets(self.lines[number - 1], key):
                 return number
         return start if start is not None else 1
+
+
+# The file's lines are read with str's methods, not patterns: each pattern compiled is ~0.5 M
+# instructions, and a hook reads the person's file on every call (issue 57).
+
+
+def _header(line: str, opening: str, name: str, closing: str) -> bool:
+    """Whether *line* is the table header `[name]` (`[[name]]`): white space around each
+    part, and a comment after it, allowed."""
+    rest = line.lstrip()
+    for part in (opening, name, closing):
+        if not rest.startswith(part):
+            return False
+        rest = rest[len(part) :].lstrip()
+    return not rest or rest.startswith("#")
+
+
+def _sets(line: str, key: str) -> bool:
+    """Whether *line* sets *key* (bare, or quoted either way): `key =`, `"key"=`…"""
+    rest = line.lstrip()
+    return any(
+        rest.startswith(form) and rest[len(form) :].lstrip().startswith("=")
+        for form in (key, f'"{key}"', f"'{key}'")
+    )
 
 
 def _string_state(line: str, state: str | None) -> str | None:
@@ -496,8 +513,6 @@ def _parse(
     data: bytes, shown: str, origin: Origin, *, home: Path, root: str | None
 ) -> tuple[list[Rule], frozenset[str]]:
     """The rules and the built-ins turned off of one file, or :class:`_Refused`."""
-    import tomllib  # here: only a hook that finds a policy file pays for the TOML reader
-
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -505,17 +520,24 @@ def _parse(
         raise _Refused(
             f"{shown}:{line}: this is not UTF-8 text; save it as UTF-8. {_AFTER}"
         ) from None
-    try:
-        tree = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        said = str(exc)
-        found = re.search(_TOML_AT, said)
-        line = int(found.group(1)) if found and found.group(1) else len(text.splitlines()) or 1
-        what = re.sub(_TOML_AT, "", said) if found else said
-        raise _Refused(
-            f"{shown}:{line}: this is not valid TOML ({what.lower()}). Fix that line "
-            f"(docs/policy.md shows the format: `wisp docs policy`). {_AFTER}"
-        ) from None
+    # The person's file as TOML read it last, when its text is the same (see _kept_tree).
+    tree = _kept_tree(home, text) if origin is Origin.PERSON else None
+    if tree is None:
+        import tomllib  # here: only a file not read before pays for the TOML reader
+
+        try:
+            tree = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            said = str(exc)
+            found = re.search(_TOML_AT, said)
+            line = int(found.group(1)) if found and found.group(1) else len(text.splitlines()) or 1
+            what = re.sub(_TOML_AT, "", said) if found else said
+            raise _Refused(
+                f"{shown}:{line}: this is not valid TOML ({what.lower()}). Fix that line "
+                f"(docs/policy.md shows the format: `wisp docs policy`). {_AFTER}"
+            ) from None
+        if origin is Origin.PERSON:
+            _keep_tree(home, text, tree)
     lines = _Lines(text)
     file = _File(shown, origin, lines, home=home, root=root)
     for key in tree:
@@ -538,6 +560,90 @@ def _parse(
         )
     rules = [file.rule(entry, at) for entry, at in zip(raw, lines.rules, strict=True)]
     return rules, off
+
+
+# The person's file as TOML read it, kept beside it in the home: {"format", "toml": the
+# file's whole text, "tree": what tomllib made of it}. tomllib costs ~22 M instructions to
+# import (its patterns are compiled as it loads): more than a hook's whole decision, on every
+# call the person's file is read (issue 57). The tree is used only for the very same text, so
+# it can never be stale; the rules are still checked from it (their examples too) every time.
+# It is the person's as the file is: in their own home, 0600, never followed through a link.
+TREE_FILE = ".policy.toml.json"
+_TREE_FORMAT = 1
+_TREE_CAP_BYTES = 4 * POLICY_CAP_BYTES  # the text, and the tree JSON writes of it
+_PLAIN_TOML = (str, int, float, list, dict)  # bool is an int; TOML's dates are not kept
+
+
+def _kept_tree(home: Path, text: str) -> dict[str, Any] | None:
+    """The tree kept for *text* in *home* (:data:`TREE_FILE`); None if there is none for
+    it, or anything about the file is not as this process would have written it."""
+    import json
+
+    try:
+        fd = os.open(os.path.join(home, TREE_FILE), _READ_FLAGS)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if (
+            not stat.S_ISREG(st.st_mode)
+            or st.st_uid != os.getuid()
+            or st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+            or st.st_size > _TREE_CAP_BYTES
+        ):
+            return None
+        chunks: list[bytes] = []
+        while chunk := os.read(fd, _TREE_CAP_BYTES + 1):
+            chunks.append(chunk)
+        kept = json.loads(b"".join(chunks))
+    except (OSError, ValueError):
+        return None
+    finally:
+        os.close(fd)
+    if (
+        isinstance(kept, dict)
+        and kept.get("format") == _TREE_FORMAT
+        and kept.get("toml") == text
+        and isinstance(kept.get("tree"), dict)
+    ):
+        tree: dict[str, Any] = kept["tree"]
+        return tree
+    return None
+
+
+def _keep_tree(home: Path, text: str, tree: dict[str, Any]) -> None:
+    """Keep *tree*, read from *text*, in *home* for the next process (one file, replaced
+    whole); one that cannot be written is no error: the next reads the file with tomllib."""
+    import contextlib
+    import json
+
+    if not _plain(tree):
+        return
+    payload = json.dumps({"format": _TREE_FORMAT, "toml": text, "tree": tree}).encode()
+    final = home / TREE_FILE
+    temporary = home / f"{TREE_FILE}.{os.getpid()}.tmp"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        fd = os.open(temporary, flags, 0o600)
+        try:
+            view = memoryview(payload)
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
+        temporary.replace(final)
+    except OSError:
+        with contextlib.suppress(OSError):
+            temporary.unlink()
+
+
+def _plain(value: object) -> bool:
+    """Whether JSON gives *value* back as it is (TOML's dates and times it would not)."""
+    if isinstance(value, dict):
+        return all(_plain(v) for v in value.values())
+    if isinstance(value, list):
+        return all(_plain(v) for v in value)
+    return isinstance(value, _PLAIN_TOML)
 
 
 class _File:

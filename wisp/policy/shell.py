@@ -27,7 +27,7 @@ Pure: no file is read, nothing runs.
 import os
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Parser
@@ -136,6 +136,13 @@ _GLOB_CHARS = frozenset("*?[")
 # cache), not as the module loads: a hook that reads no such word pays nothing.
 BRACE_PATTERN = r"\{[^{}]*(,|\.\.)[^{}]*\}"
 
+
+def _braced(text: str) -> bool:
+    """Whether *text* holds a brace expansion. Only a word with a `{` is matched against
+    the pattern: most lines have none, and compiling it is ~0.5 M instructions a hook."""
+    return "{" in text and re.search(BRACE_PATTERN, text) is not None
+
+
 _parser: "Parser | None" = None
 
 
@@ -146,23 +153,38 @@ def _get_parser() -> "Parser":
     importing the package: its __init__ imports importlib.resources (for a query file the
     policy never reads), about 6 ms of a hook's 25 ms floor. PathFinder finds the package's
     directory without running its __init__, then the extension module is loaded from there.
+    tree_sitter's own classes come from its `_binding` the same way: its __init__ only adds a
+    typing Protocol for query predicates the policy never runs (~0.5 M instructions a hook).
     """
     global _parser  # one parser per process, built on first use
     if _parser is None:
-        import importlib.machinery
-        import importlib.util
-
-        from tree_sitter import Language, Parser
-
-        package = importlib.machinery.PathFinder.find_spec("tree_sitter_bash")
-        places = package.submodule_search_locations if package else None
-        spec = importlib.machinery.PathFinder.find_spec("tree_sitter_bash._binding", places)
-        if spec is None or spec.loader is None:
-            raise ImportError("tree_sitter_bash's grammar (_binding) is not installed")
-        binding = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(binding)
-        _parser = Parser(Language(binding.language()))
+        binding = _binding("tree_sitter")
+        grammar = _binding("tree_sitter_bash")
+        _parser = binding.Parser(binding.Language(grammar.language()))
     return _parser
+
+
+def _binding(package: str) -> Any:
+    """*package*'s compiled `_binding` module, loaded without running *package*'s __init__,
+    and kept in sys.modules under its name: the package imported later (its __init__ imports
+    it) finds it there, and no second copy of its types is made."""
+    import importlib.machinery
+    import importlib.util
+    import sys
+
+    name = f"{package}._binding"
+    loaded = sys.modules.get(name)
+    if loaded is not None:
+        return loaded
+    found = importlib.machinery.PathFinder.find_spec(package)
+    places = found.submodule_search_locations if found else None
+    spec = importlib.machinery.PathFinder.find_spec(name, places)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"{package}'s compiled module (_binding) is not installed")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    sys.modules[name] = module
+    return module
 
 
 def _decode(data: bytes) -> str:
@@ -633,7 +655,7 @@ class _Reader:
         if kind in ("word", "extglob_pattern"):
             return _Word(
                 _unescape(raw),
-                raw.startswith("~") or _is_globbed(raw) or bool(re.search(BRACE_PATTERN, raw)),
+                raw.startswith("~") or _is_globbed(raw) or _braced(raw),
             )
         if kind in ("number", "variable_name", "test_operator", "regex", "special_variable_name"):
             return _Word(raw, False)
@@ -707,7 +729,7 @@ class _Reader:
         for child in node.children:
             if not child.is_named:
                 self.fail(f"a word the policy does not read ({child.type})")
-        if re.search(BRACE_PATTERN, "".join(shape)):
+        if _braced("".join(shape)):
             expanded = True
         return _Word("".join(pieces), expanded)
 
