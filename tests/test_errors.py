@@ -50,8 +50,6 @@ NOT_IN_THE_TREE = {
 READS_WORDS = {
     ("wisp/cli/_help.py", "exc"): "click's UsageError says `No such command` and `Got "
     "unexpected extra argument` only in words (no class of their own): wisp words them its way",
-    ("wisp/agents/gate.py", "error"): "Python's ValueError for a NUL byte in a path has no class "
-    "of its own: the guard is to raise a typed one where it reads the path (issue 57's gate work)",
 }
 # Modules that load only with an optional extra, or run as a program.
 UNIMPORTABLE = {"wisp.__main__", "wisp.mcp.__main__", "wisp.relay.__main__"}

@@ -51,6 +51,22 @@ class TestWhatAHookSaysWhenItCannotDecide:
         reason = str(_hook(home, _bash("/tmp/a\x00b"))["permissionDecisionReason"])
         assert "NUL byte" in reason and "ValueError" not in reason, reason
 
+    def test_a_nul_in_an_argument(self, home: Path) -> None:
+        """An edit whose path holds a NUL byte is denied saying so; the same edit without it
+        is not refused so (the control: it is put to the person, and nobody answers)."""
+        edit = {**_bash("/tmp"), "tool_name": "Write", "tool_input": {"file_path": "/tmp/a"}}
+        done = subprocess.run(
+            wisp_command("hook", "claude-code", "--wait", "0.2"),
+            input=json.dumps(edit).encode(),
+            capture_output=True,
+            env={**os.environ, "WISP_HOME": str(home)},
+            timeout=60,
+        )
+        assert b"permissionDecision" in done.stdout and b"NUL byte" not in done.stdout, done
+        edit["tool_input"] = {"file_path": "/tmp/a\x00b", "content": "x"}
+        reason = str(_hook(home, edit)["permissionDecisionReason"])
+        assert "NUL byte" in reason and "ValueError" not in reason, reason
+
     def test_an_audit_log_that_is_a_fifo(self, home: Path) -> None:
         """A FIFO where the audit log goes is denied naming what is wrong and the fix, not
         as `AuditLogUnsafe: …`."""

@@ -53,6 +53,7 @@ from pending import (
 )
 from wisp._deadlines import Cancel
 from wisp._entry import EntryPoint
+from wisp._errors import WispError
 from wisp._home import open_channel
 from wisp.agents.guard import Guard, Reached, Touch
 from wisp.audit.writer import AuditLogUnsafe
@@ -163,6 +164,34 @@ def refuse_too_large(call: ToolCall) -> None:
         raise TooLarge(call)
 
 
+def _holds_nul(value: object) -> bool:
+    if isinstance(value, str):
+        return "\0" in value
+    if isinstance(value, Mapping):
+        return any(_holds_nul(k) or _holds_nul(v) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return any(_holds_nul(v) for v in value)
+    return False
+
+
+def refuse_nul(call: ToolCall) -> None:
+    """Raise :class:`NulInCall` for a call whose working directory, command or input holds
+    a NUL byte, before anything reads a path of it (Python's own error for such a path is a
+    ValueError with no class of its own)."""
+    if _holds_nul(call.cwd) or _holds_nul(call.command) or _holds_nul(call.input):
+        raise NulInCall()
+
+
+class NulInCall(WispError):
+    """A call names a path with a NUL byte in it, which no file can have: nothing was filed."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "the call names a path with a NUL byte in it (its working directory or an "
+            "argument), which no file can have: nothing was filed"
+        )
+
+
 class TooLarge(Exception):
     """A call larger than a request can show the person whole (its input, or the request
     it makes with its title and body): nothing was filed."""
@@ -190,6 +219,7 @@ def decide_open(
     be asked. Raises :class:`TooLarge` for a call too large to file, before anything reads
     it (:func:`refuse_too_large`)."""
     refuse_too_large(call)
+    refuse_nul(call)
     call = bound_call(call)
     touch = touches_wisp(call, home)
     asked = call.policy_call(harness)
@@ -661,11 +691,8 @@ def failure_reason(error: BaseException) -> str:
         isinstance(error, CannotFollow) and error.shortage is not None
     ):
         return str(error)  # it says what is wrong and what to do, and it is not the channel
-    if isinstance(error, ValueError) and "null byte" in str(error):
-        return (
-            "the call names a path with a NUL byte in it (its working directory or an "
-            "argument), which no file can have: nothing was filed"
-        )
+    if isinstance(error, NulInCall):
+        return str(error)
     if isinstance(error, OSError | PendingError | StoreError | ConfigError):
         return f"the channel cannot be used ({error}); check it with `wisp doctor`"
     return f"could not decide ({type(error).__name__}: {error})"
