@@ -271,7 +271,9 @@ class TestAsSetUp:
         """Set up for unattended runs (`wisp agents setup NAME --wait 8 --on-timeout deny`):
         after the control ran, nobody answers the call under test, wisp's own wait ends it:
         withdrawn, denied, not run, and the model told that nobody answered (and, where the
-        harness cannot ask, how to grant it)."""
+        harness cannot ask, how to grant it). (A git project, as a person's is: a write
+        outside any project is asked every time and never granted, so no grant is hinted.)"""
+        (world.cwd / ".git").mkdir()
         setup = SetUp(pin, world, serve, "--wait", "8", "--on-timeout", "deny", control=True)
         process = setup.start(ns)
         request = setup.after_the_control()
