@@ -5,8 +5,13 @@ and first-wins; every state is derived by re-reading. This package knows nothing
 stores, notifications or command lines: those are built on it in :mod:`wisp`.
 """
 
+from __future__ import annotations
+
 import importlib as _importlib
-import typing as _typing
+
+# typing's flag, without importing typing (~12 M instructions, pending._tuples): mypy reads a
+# name TYPE_CHECKING the same.
+TYPE_CHECKING = False
 
 # Where each public name lives. Loaded on first use (PEP 562): a listing reads files and never
 # pays for watchdog or asyncio; a watcher loads them when it is first asked for.
@@ -43,6 +48,7 @@ _HOMES: dict[str, tuple[str, str]] = {
     "Listing": ("pending._channel", "Listing"),
     "Liveness": ("pending._liveness", "Liveness"),
     "MAX_RECORD_BYTES": ("pending._fsio", "MAX_RECORD_BYTES"),
+    "NamedTuple": ("pending._tuples", "NamedTuple"),
     "Missed": ("pending._subscribe", "Missed"),
     "Outcome": ("pending._names", "Outcome"),
     "Observation": ("pending._edge", "Observation"),
@@ -133,7 +139,9 @@ _HOMES: dict[str, tuple[str, str]] = {
     "watching": ("pending._watch", "watching"),
 }
 
-if _typing.TYPE_CHECKING:
+if TYPE_CHECKING:
+    from typing import Any
+
     from pending._bindings import (
         Binding,
         CommandBinding,
@@ -234,10 +242,11 @@ if _typing.TYPE_CHECKING:
     from pending._subscribe import SUBSCRIBER_BACKLOG, Missed, Subscription, SubscriptionClosed
     from pending._sweep import SETTLED_GRACE_S, SweepAction, SweepStep, plan_sweep
     from pending._threads import signals_deferred, start_thread
+    from pending._tuples import NamedTuple
     from pending._watch import Event, Transition, Watcher, watching
 
 
-def __getattr__(name: str) -> _typing.Any:
+def __getattr__(name: str) -> Any:
     if name not in _HOMES:
         raise AttributeError(f"module 'pending' has no attribute {name!r}")
     module, real = _HOMES[name]
@@ -298,6 +307,7 @@ __all__ = [
     "Listing",
     "Liveness",
     "Missed",
+    "NamedTuple",
     "Observation",
     "Offer",
     "Offers",

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import time
 from datetime import UTC, datetime
-from typing import Protocol
+
+TYPE_CHECKING = False  # typing's, without importing typing (pending._tuples says why)
+if TYPE_CHECKING:
+    from typing import Protocol
+else:
+    Protocol = object  # a protocol is for mypy alone: nothing checks one at run time
 
 
 class Clock(Protocol):

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import errno
 import os
-from typing import TYPE_CHECKING
 
 from pending._clock import format_time
 from pending._names import Kind
 
+TYPE_CHECKING = False  # typing's, without importing typing (pending._tuples says why)
 if TYPE_CHECKING:
     from pending._records import Answer, Settled
 

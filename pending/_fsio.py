@@ -5,9 +5,7 @@ Every path below the channel is opened relative to a directory descriptor with `
 so a symlink swapped in after a check cannot redirect a read or a write.
 """
 
-# Annotations here are not postponed (no `from __future__ import annotations`): a named
-# tuple's postponed field types are each compiled by typing at import (together ~2 M
-# instructions of a hook whose call a grant covers: bench/README.md, issue 41).
+from __future__ import annotations
 
 import contextlib
 import errno
@@ -16,14 +14,18 @@ import stat
 from collections.abc import Callable
 from enum import StrEnum
 from functools import partial
-from typing import NamedTuple, TypeVar
 
 from pending._dirs import DIR_FLAGS
 from pending._dirs import DIR_MODE as DIR_MODE
 from pending._dirs import open_private_dir as open_private_dir
 from pending._errors import RESOURCE_ERRNOS, ChannelUnwritable
+from pending._tuples import NamedTuple
 
-T = TypeVar("T")
+TYPE_CHECKING = False  # typing's, without importing typing (pending._tuples says why)
+if TYPE_CHECKING:
+    from typing import TypeVar
+
+    T = TypeVar("T")
 
 MAX_RECORD_BYTES = 64 * 1024  # a request's text is for a person to read; 64 KiB is far beyond it
 FILE_MODE = 0o600

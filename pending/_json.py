@@ -18,7 +18,10 @@ from json.encoder import (  # type: ignore[attr-defined]
     encode_basestring,
     encode_basestring_ascii,
 )
-from typing import Any
+
+TYPE_CHECKING = False  # typing's, without importing typing (pending._tuples says why)
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_JSON_DEPTH = 16  # records nest 3 deep; anything far deeper is hostile, not a newer format
 _SURROGATE_ESCAPE_RE = re.compile(r"\\u[dD][89a-fA-F]")

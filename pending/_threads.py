@@ -19,7 +19,10 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
-from typing import Any
+
+TYPE_CHECKING = False  # typing's, without importing typing (pending._tuples says why)
+if TYPE_CHECKING:
+    from typing import Any
 
 # The signals a person or a supervisor ends a process with.
 MAIN_THREAD_SIGNALS = frozenset({_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP})

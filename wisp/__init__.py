@@ -7,9 +7,11 @@ server's life, with its threads' and session's facts in a :class:`FactBook`). Th
 command is :mod:`wisp.cli`; `wisp mcp` (:mod:`wisp.mcp`) is an AgentSession's MCP face.
 """
 
-import typing as _typing
+from __future__ import annotations
 
 from wisp._version import __version__
+
+TYPE_CHECKING = False  # typing's, without importing typing (pending._tuples says why)
 
 # Where each public name lives. Loaded on first use (PEP 562), so that `wisp --version` or a
 # listing pays for no watcher, no asyncio and no metadata scan it does not use.
@@ -130,7 +132,9 @@ _HOMES = {
     "wisp_home": "wisp._home",
 }
 
-if _typing.TYPE_CHECKING:
+if TYPE_CHECKING:
+    from typing import Any
+
     from wisp._answering import (
         Answerer,
         AnswerFate,
@@ -222,13 +226,13 @@ if _typing.TYPE_CHECKING:
     from wisp.stores.threadfacts import FactBook, NoteFact, UnknownFact
 
 
-def __getattr__(name: str) -> _typing.Any:
+def __getattr__(name: str) -> Any:
     if name in _HOMES:
         # As an import statement loads it (`__import__`, which audit hooks hear, unlike
         # importlib's): a face's `from wisp import X` loads X's module just as its own
         # `from wisp.home import X` did (tests/test_startup.py interrupts there).
         home = __import__(_HOMES[name], fromlist=(name,))
-        value: _typing.Any = getattr(home, name)
+        value: Any = getattr(home, name)
     else:
         raise AttributeError(f"module 'wisp' has no attribute {name!r}")
     globals()[name] = value  # once loaded, an ordinary attribute

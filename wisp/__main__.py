@@ -17,7 +17,10 @@ from __future__ import annotations
 import _signal  # type: ignore[import-not-found]  # signal's C functions (`signal` loads enum)
 import os
 import sys
-from typing import NoReturn
+
+TYPE_CHECKING = False  # typing's, without importing typing (pending._tuples says why)
+if TYPE_CHECKING:
+    from typing import NoReturn
 
 # A hook blocks the signals it is stopped with from wisp's first instruction, so that none can
 # end it by its default action (silently: no deny) while it starts; :func:`wisp.agents.

@@ -15,9 +15,12 @@ import math
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
 
 from wisp._errors import WispError
+
+TYPE_CHECKING = False  # typing's, without importing typing (pending._tuples says why)
+if TYPE_CHECKING:
+    from typing import Any
 
 # The longest a request may be told to wait: 30 days. Longer than anyone leaves a question
 # open on purpose, and far inside what dates and timers can hold (a timer takes at most

@@ -9,8 +9,8 @@ import os
 import pwd
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+TYPE_CHECKING = False  # typing's, without importing typing (pending._tuples says why)
 if TYPE_CHECKING:
     from pending import Channel, Clock
 

@@ -20,19 +20,17 @@ that could write an answer file could answer for the person) or program (one tha
 change what the hook runs could allow every later call itself).
 """
 
-# Annotations here are not postponed (no `from __future__ import annotations`): a named
-# tuple's postponed field types are each compiled by typing at import (together ~2 M
-# instructions of a hook whose call a grant covers: bench/README.md, issue 41).
+from __future__ import annotations
 
 import json
 import os
 from collections.abc import Mapping
 from enum import IntEnum, StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pending import (
     DecodeError,
+    NamedTuple,
     loads_strict,
 )
 from wisp._deadlines import Cancel
@@ -59,7 +57,10 @@ from wisp.agents.hookio import (
 from wisp.agents.hookio import serve as serve_event
 from wisp.policy.decide import Verdict
 
+TYPE_CHECKING = False  # typing's, without importing typing (pending._tuples says why)
 if TYPE_CHECKING:  # reach loads attrs: a hook's run never needs it (issue 41)
+    from typing import Any
+
     from wisp.agents.reach import WritableRoot
 
 # Claude Code's default `timeout` for a command hook (its hooks reference; earlier versions
@@ -569,7 +570,7 @@ def protection(config: Mapping[str, object], cwd: Path) -> list[str]:
     return sandbox.claude_code_problems(session_settings(config, cwd), wisp_home(), Path.home())
 
 
-def roots(config: Mapping[str, object], cwd: Path | None, user_home: Path) -> list["WritableRoot"]:
+def roots(config: Mapping[str, object], cwd: Path | None, user_home: Path) -> list[WritableRoot]:
     from wisp.agents import reach
 
     settings = dict(config) if cwd is None else session_settings(config, cwd)

@@ -28,22 +28,20 @@ never this core's. Its push to the phone is held back by its class's
 `policy.pushAfterSeconds`, and sent only if it still waits then.
 """
 
+from __future__ import annotations
+
 # Paths here are strings, as the call and its reading hold them: os.path on a hook's path.
 # ruff: noqa: PTH118
-# Annotations here are not postponed (no `from __future__ import annotations`): a named
-# tuple's postponed field types are each compiled by typing at import (together ~2 M
-# instructions of a hook whose call a grant covers: bench/README.md, issue 41).
-
 import os
 import sys
 from collections.abc import Callable, Mapping
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pending import (
     MAX_RECORD_BYTES,
     Kind,
+    NamedTuple,
     Outcome,
     PendingError,
     RecordTooLarge,
@@ -64,7 +62,10 @@ from wisp.policy.reading import Effect
 from wisp.stores.grants import Grant
 from wisp.stores.jsonstore import StoreError
 
+TYPE_CHECKING = False  # typing's, without importing typing (pending._tuples says why)
 if TYPE_CHECKING:
+    from typing import Any
+
     # The records, the asking side, the asking gate and the settings are loaded to file a
     # call, not for one a grant covers: that hook loads no attrs (bench/README.md, issue 41).
     from pending import Request
@@ -229,8 +230,8 @@ def decide_open(
 
 
 def open_call(
-    gate: "ApprovalGate", call: ToolCall, home: Path, harness: str
-) -> "tuple[Decision, Request | None, Call]":
+    gate: ApprovalGate, call: ToolCall, home: Path, harness: str
+) -> tuple[Decision, Request | None, Call]:
     """The policy's decision on *call* (audited when it allows or denies), and, when it
     asks, the request filed for the person (returning at once); with the call as the policy
     read it, for the record of how it ends (:func:`record_ending`). Raises
@@ -268,7 +269,7 @@ def decision_reason(decision: Decision) -> str:
     return f"wisp: {decision.reason}"
 
 
-def widths_of(asked: Call, decision: Decision, grants: StandingGrants | None = None) -> "Widths":
+def widths_of(asked: Call, decision: Decision, grants: StandingGrants | None = None) -> Widths:
     """The answers of the right width a person is offered beside the exact call: for a
     shell line, "this command with any arguments" for each of its commands' prefixes that
     no grant of *grants* covers yet (so that a list's second command is offered once its
@@ -307,14 +308,14 @@ def _covered(grants: StandingGrants | None, asked: Call, prefix: tuple[str, ...]
 
 
 def file_call(
-    gate: "ApprovalGate",
+    gate: ApprovalGate,
     call: ToolCall,
     touch: Touch | None,
     decision: Decision | None = None,
     asked: Call | None = None,
     *,
     push_after_s: float = 0.0,
-) -> "Request":
+) -> Request:
     """File *call* for the person, returning at once: a shell call as a command request
     (its description as the reason), any other as a `tool` request, the call's session as
     the thread; one the self-guard stopped (*touch*) says what of wisp's it touches, one the
@@ -360,7 +361,7 @@ def record_ending(
     home: Path,
     asked: Call,
     decision: Decision,
-    ending: "Ending | None",
+    ending: Ending | None,
     *,
     entry_point: EntryPoint,
     approved: bool | None = None,
@@ -395,14 +396,14 @@ def record_ending(
 
 
 def exec_approval(
-    gate: "ApprovalGate",
+    gate: ApprovalGate,
     command: str,
     cwd: str,
     *,
     options: Mapping[str, Any] | None,
     reason: str | None,
-    on_filed: Callable[["Request"], None] | None = None,
-) -> "Approval":
+    on_filed: Callable[[Request], None] | None = None,
+) -> Approval:
     """`wisp exec`'s call (*command*, a shell-quoted argv, with its bound *options*) decided
     by the policy as every harness's is — the self-guard, rules, grants — and, when it asks,
     put to the person and waited for (no wait limit but the request's own); one
@@ -455,7 +456,7 @@ def exec_approval(
     return approval
 
 
-def end_call(asker: "Asker", request: "Request", ending: "Ending | None") -> "Ending | None":
+def end_call(asker: Asker, request: Request, ending: Ending | None) -> Ending | None:
     """How *request* ended, after its wait: with no *ending* (nobody answered in time, or
     the wait was cancelled) it is withdrawn, and an answer that got there first stands."""
     if ending is not None:
@@ -464,12 +465,12 @@ def end_call(asker: "Asker", request: "Request", ending: "Ending | None") -> "En
     return endings[0] if endings else asker.wait(request.id, 0)
 
 
-def answered(ending: "Ending | None") -> bool:
+def answered(ending: Ending | None) -> bool:
     """Whether the person's answer ended the request (not a time-out, withdrawal, …)."""
     return ending is not None and ending.outcome is Outcome.ANSWERED
 
 
-def call_verdict(gate: "ApprovalGate", ending: "Ending") -> "Approval":
+def call_verdict(gate: ApprovalGate, ending: Ending) -> Approval:
     """The approval an ended command or tool request gives; a `session` approval is kept
     for the request's thread."""
     request = ending.request
@@ -480,13 +481,13 @@ def call_verdict(gate: "ApprovalGate", ending: "Ending") -> "Approval":
 # --- in words --------------------------------------------------------------------------
 
 
-def _who(ending: "Ending") -> str:
+def _who(ending: Ending) -> str:
     answer = ending.answer
     assert answer is not None
     return f"by {answer.user} via {answer.via} at {format_time(answer.answered_at)}"
 
 
-def decided_reason(approval: "Approval", ending: "Ending | None" = None) -> str:
+def decided_reason(approval: Approval, ending: Ending | None = None) -> str:
     """Why a call is allowed or denied, in words: a grant's (whose, which, when given), or
     the person's answer to *ending* (who, how, when)."""
     request_id = approval.request_id
@@ -509,7 +510,7 @@ def granted_reason(grant: Grant) -> str:
     )
 
 
-def unanswered_reason(request_id: str, ending: "Ending | None", wait_s: float) -> str:
+def unanswered_reason(request_id: str, ending: Ending | None, wait_s: float) -> str:
     """Why nobody's answer decides the call: none came within *wait_s* (the request timed
     out or was withdrawn), or the request ended otherwise."""
     outcome = ending.outcome.value if ending is not None else Outcome.WITHDRAWN.value
@@ -635,10 +636,10 @@ def decide_call(
 
 
 def _ended(
-    gate: "ApprovalGate",
+    gate: ApprovalGate,
     call: ToolCall,
-    opened: "Request",
-    ending: "Ending | None",
+    opened: Request,
+    ending: Ending | None,
     wait_s: float,
     cancel: Cancel,
     why_stopped: Callable[[], str | None],

@@ -25,14 +25,11 @@ What it cannot see is named in docs/agents.md: a path built as the command runs 
 sandbox, which denies the write itself, is the answer to those.
 """
 
+from __future__ import annotations
+
 # Paths are worked on as text, as the shell and the harness would read them (`//`, `..` before
 # symbolic links are resolved, `~user`): pathlib would normalise some of that away first.
 # ruff: noqa: PTH100, PTH111, PTH118, PTH120
-
-# Annotations here are not postponed (no `from __future__ import annotations`): a named
-# tuple's postponed field types are each compiled by typing at import (Touch's were ~9 M
-# instructions of every hook, callgrind; bench/README.md, issue 41).
-
 import fnmatch
 import functools
 import os
@@ -41,10 +38,14 @@ import shlex
 from collections.abc import Iterable, Mapping
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, NamedTuple
 from urllib.parse import unquote, urlsplit
 
+from pending import NamedTuple
 from wisp._text import texts_in
+
+TYPE_CHECKING = False  # typing's, without importing typing (pending._tuples says why)
+if TYPE_CHECKING:
+    from typing import Any
 
 # Text longer than this, or with a line break, is no path (an edit's content, a file's text):
 # only its spelled forms of the home are looked for, not resolved.

@@ -23,9 +23,7 @@ do not know, a signal, no output) as "no opinion" and go on to run the call, so:
   with its blocking status.
 """
 
-# Annotations here are not postponed (no `from __future__ import annotations`): a named
-# tuple's postponed field types are each compiled by typing at import (together ~2 M
-# instructions of a hook whose call a grant covers: bench/README.md, issue 41).
+from __future__ import annotations
 
 # signal's C functions only: the `signal` module builds its enums as it loads (~3 M
 # instructions of every hook's start, bench/README.md, issue 57); wisp.__main__ does the same.
@@ -42,15 +40,17 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
 
-from pending import DecodeError, loads_strict, start_thread
+from pending import DecodeError, NamedTuple, loads_strict, start_thread
 from wisp import _entry
 from wisp._deadlines import Cancel
 from wisp.agents.install import GUARD_SCRIPT, this_wisp
 from wisp.policy.reading import Effect
 
+TYPE_CHECKING = False  # typing's, without importing typing (pending._tuples says why)
 if TYPE_CHECKING:
+    from typing import Any
+
     from wisp.agents.gate import ToolCall
 
 STOP_SIGNALS = (_signal.SIGTERM, _signal.SIGINT, _signal.SIGHUP)
@@ -353,7 +353,7 @@ class Harness(NamedTuple):
     # --- the hook at run time
     name: str  # `wisp hook NAME`, `wisp agents setup NAME`, and the requests' client
     title: str  # how a person calls it
-    parse: Callable[[dict[str, object]], "ToolCall"]
+    parse: Callable[[dict[str, object]], ToolCall]
     allow: Callable[[str], Said]
     deny: Callable[[str, bool], Said]
     # What --print-settings prints (and setup merges), for the hook's options: the hook block
@@ -468,7 +468,7 @@ def _named(value: object) -> tuple[str, ...]:
     return ()
 
 
-def effect_of(harness: "Harness | None", call: "ToolCall") -> tuple[Effect, tuple[str, ...]]:
+def effect_of(harness: Harness | None, call: ToolCall) -> tuple[Effect, tuple[str, ...]]:
     """What *call* does, as *harness*'s table says, and the paths it names: a shell call is
     a shell line (unless the harness reads it as an edit: :attr:`Harness.patched`); a tool
     its table does not name (or a harness with none) is :attr:`Effect.OTHER`."""
@@ -489,7 +489,7 @@ def effect_of(harness: "Harness | None", call: "ToolCall") -> tuple[Effect, tupl
     return said.effect, paths
 
 
-def with_effect(harness: "Harness | None", call: "ToolCall") -> "ToolCall":
+def with_effect(harness: Harness | None, call: ToolCall) -> ToolCall:
     """*call* with what it does (:func:`effect_of`) as *harness*'s table says."""
     effect, paths = effect_of(harness, call)
     return call._replace(effect=effect, paths=paths)
@@ -639,7 +639,7 @@ def field(event: dict[str, object], key: str) -> str:
 
 def named_event_call(
     event: dict[str, object], *, name: str, title: str, shell: str, harness: str
-) -> "ToolCall":
+) -> ToolCall:
     """The call in an event that names itself (`hook_event_name` *name*) Claude Code's way:
     `session_id`, `cwd`, `tool_name`, `tool_input` (and `tool_use_id`, where it is sent)."""
     if event.get("hook_event_name") != name:
@@ -686,7 +686,7 @@ def shell_or_tool(
     cwd: str,
     title: str = "the agent",
     tool_use_id: str | None = None,
-) -> "ToolCall":
+) -> ToolCall:
     """A call for the gate core: *shell* (the harness's shell tool) with its `command`
     asked as a command, its other fields but `description` as the options a grant binds,
     and a warning first if one asks to leave the sandbox; any other tool as a tool call."""

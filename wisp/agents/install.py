@@ -7,14 +7,14 @@ so that setup can refuse to install a hook the agent could rewrite, `wisp agents
 say so, and the self-guard can put to the person any call that would write them.
 """
 
-# Annotations here are not postponed: a named tuple's postponed field types are each compiled
-# by typing at import (hookio says the same).
+from __future__ import annotations
+
 import os
 import sys
 from pathlib import Path
-from typing import NamedTuple
 
 import pending
+from pending import NamedTuple
 
 WISP_PACKAGE = Path(__file__).resolve().parents[1]
 # The guard a hook is installed in (wisp.agents.hookio), shipped beside this module.

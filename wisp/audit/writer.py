@@ -25,7 +25,6 @@ import threading
 from collections.abc import Mapping
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from pending import (
     SYSTEM_CLOCK,
@@ -38,7 +37,10 @@ from pending import (
 from wisp._entry import EntryPoint as EntryPoint
 from wisp._errors import WispError
 
+TYPE_CHECKING = False  # typing's, without importing typing (pending._tuples says why)
 if TYPE_CHECKING:  # the records: not loaded by a hook that audits a grant's allow (issue 41)
+    from typing import Any
+
     from pending import Outcome, Request
 
 LOGS_DIR = "logs"

@@ -8,9 +8,11 @@ here, registered with :func:`register` (docs/architecture.md).
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False  # typing's, without importing typing (pending._tuples says why)
 if TYPE_CHECKING:
+    from typing import Any
+
     from pending import Kind, Request
     from wisp.kinds._view import ANSWERABLE, Answering, KindView, Rows, numbered
 

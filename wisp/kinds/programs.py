@@ -37,7 +37,10 @@ import re
 import shlex
 import stat
 from collections.abc import Iterator, Mapping
-from typing import Any
+
+TYPE_CHECKING = False  # typing's, without importing typing (pending._tuples says why)
+if TYPE_CHECKING:
+    from typing import Any
 
 # The option a call's bound programs travel in (beside a harness's own fields, such as Claude
 # Code's `timeout`): named so that no harness's field is taken for it. A call's own field of

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from pending import SYSTEM_CLOCK, Clock, Kind
 from wisp._entry import EntryPoint
@@ -25,6 +24,10 @@ from wisp.kinds.programs import (
     programs_bound,
 )
 from wisp.stores.grants import Grant, GrantStore, options_key, wide_fields
+
+TYPE_CHECKING = False  # typing's, without importing typing (pending._tuples says why)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class StandingGrants:

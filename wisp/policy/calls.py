@@ -7,19 +7,20 @@ Light on purpose: the verdicts and deciders are read here (the relay's protocol 
 (:mod:`wisp.policy.decide`, which names them from here).
 """
 
-# Annotations here are not postponed (no `from __future__ import annotations`): a named
-# tuple's postponed field types are each compiled by typing at import (issue 41). No attrs:
-# the decision imports this module on a hook's path.
+from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from enum import StrEnum
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, NamedTuple
 
+from pending import NamedTuple
 from wisp.audit.writer import AuditEvent
 
+TYPE_CHECKING = False  # typing's, without importing typing (pending._tuples says why)
 if TYPE_CHECKING:
+    from typing import Any
+
     from wisp.audit.reader import LogFollower
 
 
@@ -89,7 +90,7 @@ def follow_decided(
     *,
     on_error: Callable[[str], None],
     on_warning: Callable[[str], None] | None = None,
-) -> "LogFollower":
+) -> LogFollower:
     """Hand each call decided without asking to *take* as the audit log records it, from
     now on (what was recorded before is not), on a thread of its own driven by the log's
     file events (:meth:`wisp.audit.reader.LogFollower.each_new`); it makes nothing in the

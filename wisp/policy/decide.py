@@ -24,17 +24,16 @@ Cheap on a hook's path: no attrs, no channel, no asker; the person's policy file
 only when it (or the project's) exists.
 """
 
+from __future__ import annotations
+
 # Paths here are strings, as the call and its reading hold them: os.path on a hook's path.
 # ruff: noqa: PTH118
-# Annotations here are not postponed (no `from __future__ import annotations`): a named
-# tuple's postponed field types are each compiled by typing at import (issue 41).
-
 import os
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, NamedTuple
 
+from pending import NamedTuple
 from wisp._entry import EntryPoint
 from wisp.audit.writer import AuditEvent, audit
 from wisp.kinds.standing import StandingGrants
@@ -44,6 +43,10 @@ from wisp.policy.calls import Verdict as Verdict
 from wisp.policy.reading import MUST_ASK, Class, Effect, Reading, read_shell, read_tool
 from wisp.policy.rules import POLICY_FILE, Action, Policy, Rule, Subject, load_policy
 from wisp.stores.grants import Grant, project_of
+
+TYPE_CHECKING = False  # typing's, without importing typing (pending._tuples says why)
+if TYPE_CHECKING:
+    from typing import Any
 
 NO_INPUT: Mapping[str, Any] = MappingProxyType({})
 

@@ -12,21 +12,23 @@ expanded (a directory listing) to check what it matches. Nothing else is read; n
 (Owned by the `shell` work: issue 57.)
 """
 
+from __future__ import annotations
+
 # Paths here are strings as the call spells them, compared as strings: os.path's string
 # functions are the right tool (pathlib would re-resolve and re-spell them).
 # ruff: noqa: PTH112, PTH113, PTH117, PTH118, PTH119, PTH120, PTH123, PTH206, PTH207
-
-# No `from __future__ import annotations`: typing.NamedTuple compiles each string annotation
-# into a ForwardRef as the class is made, ~1 ms for these records at every hook's start.
-
 import fnmatch
 import os
 import re
 from collections.abc import Iterable, Mapping
 from enum import StrEnum
-from typing import Any, NamedTuple
 
+from pending import NamedTuple
 from wisp.policy.shell import BRACE_PATTERN, SHELLS, Line, Simple, parse_line
+
+TYPE_CHECKING = False  # typing's, without importing typing (pending._tuples says why)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class Effect(StrEnum):
@@ -1468,4 +1470,4 @@ def read_tool(
     )
 
 
-ToolInput = Mapping[str, Any]
+ToolInput = Mapping[str, "Any"]  # "Any" named as a string: typing is not imported at run time

@@ -19,25 +19,26 @@ How a rule matches (docs/policy.md, "How a rule matches"):
 Loading costs one `stat` per file when there is none: tomllib is imported only to read one.
 """
 
+from __future__ import annotations
+
 # Paths here are text, as the calls they are matched against carry them (a hook's path pays
 # for no Path object it does not need): os.path, not pathlib.
 # ruff: noqa: PTH111, PTH118
-
-# Annotations here are not postponed (no `from __future__ import annotations`): a named
-# tuple's postponed field types are each compiled by typing at import, and the hook imports
-# this module for every call (pending/_fsio.py says the same of its records).
-
 import os
 import re
 import stat
 from enum import StrEnum
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, NamedTuple, NoReturn
 
+from pending import NamedTuple
 from wisp._entry import harness_names
 from wisp._errors import WispError
 from wisp.policy.reading import Effect
+
+TYPE_CHECKING = False  # typing's, without importing typing (pending._tuples says why)
+if TYPE_CHECKING:
+    from typing import Any, NoReturn
 
 POLICY_FILE = "policy.toml"  # in $WISP_HOME; a project's is .wisp/policy.toml
 PROJECT_DIR = ".wisp"  # the folder in a project's root that holds its policy file
@@ -201,7 +202,7 @@ def within(path: str, directory: str) -> bool:
 
 
 @lru_cache(maxsize=256)
-def glob_regex(glob: str) -> "re.Pattern[str]":
+def glob_regex(glob: str) -> re.Pattern[str]:
     """A path glob as the regular expression a whole absolute path must match.
 
     `*` is any part of one name (a leading dot included), `?` one character of a name,

@@ -18,18 +18,20 @@ Being conservative is the point: an unknown node is never guessed at.
 Pure: no file is read, nothing runs.
 """
 
+from __future__ import annotations
+
 # A word is a string, not a filesystem path: os.path's string functions are the right tool.
 # ruff: noqa: PTH117, PTH118, PTH119
-
-# No `from __future__ import annotations`: typing.NamedTuple compiles each string annotation
-# into a ForwardRef as the class is made, ~1 ms for these records at every hook's start.
-
 import os
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NamedTuple
 
+from pending import NamedTuple
+
+TYPE_CHECKING = False  # typing's, without importing typing (pending._tuples says why)
 if TYPE_CHECKING:
+    from typing import Any
+
     from tree_sitter import Node, Parser, Tree
 
 
@@ -152,10 +154,10 @@ def _braced(text: str) -> bool:
     return "{" in text and re.search(BRACE_PATTERN, text) is not None
 
 
-_parser: "Parser | None" = None
+_parser: Parser | None = None
 
 
-def _get_parser() -> "Parser":
+def _get_parser() -> Parser:
     """The bash parser, built once per process on first use.
 
     The grammar is loaded from tree_sitter_bash's compiled `_binding` module directly, not by
@@ -173,7 +175,7 @@ def _get_parser() -> "Parser":
     return _parser
 
 
-def _parse(text: str, reader: "_Reader") -> "Tree":
+def _parse(text: str, reader: _Reader) -> Tree:
     """*text* parsed by the bash grammar; a character its scanner cannot read safely is
     masked first, and *reader* told the line is unread."""
     if "{" in text and re.search(_SCANNER_UNSAFE, text) is not None:
@@ -355,7 +357,7 @@ class _Reader:
 
     # -- statements ------------------------------------------------------------------------
 
-    def block(self, nodes: list["Node"], cwd: str | None, ctx: _Ctx) -> str | None:
+    def block(self, nodes: list[Node], cwd: str | None, ctx: _Ctx) -> str | None:
         """Statements one after another (a program, a group, a body); the cwd after them."""
         for k, node in enumerate(nodes):
             if not node.is_named or node.type == "comment":
@@ -367,7 +369,7 @@ class _Reader:
             cwd = self.statement(node, cwd, ctx)
         return cwd
 
-    def statement(self, node: "Node", cwd: str | None, ctx: _Ctx) -> str | None:
+    def statement(self, node: Node, cwd: str | None, ctx: _Ctx) -> str | None:
         """One statement; the cwd the statements after it run in."""
         kind = node.type
         if kind == "command":
@@ -415,7 +417,7 @@ class _Reader:
         self.fail(f"a shell construct the policy does not read ({kind})")
         return cwd
 
-    def list_(self, node: "Node", cwd: str | None, ctx: _Ctx) -> str | None:
+    def list_(self, node: Node, cwd: str | None, ctx: _Ctx) -> str | None:
         return self.redirected_body(node, cwd, ctx, (), [])
 
     def joined(
@@ -436,10 +438,10 @@ class _Reader:
 
     def pipeline(
         self,
-        parts: list["Node"],
+        parts: list[Node],
         cwd: str | None,
         ctx: _Ctx,
-        last: Callable[["Node", str | None, _Ctx], object] | None = None,
+        last: Callable[[Node, str | None, _Ctx], object] | None = None,
     ) -> None:
         """Each part runs in a subshell of its own, its input the output of the part before
         (*last*, when given, reads the last part)."""
@@ -458,7 +460,7 @@ class _Reader:
                 upstream = upstream + tuple(s.words for s in mine)
                 piped_from = mine[-1].words
 
-    def redirected(self, node: "Node", cwd: str | None, ctx: _Ctx) -> str | None:
+    def redirected(self, node: Node, cwd: str | None, ctx: _Ctx) -> str | None:
         body = node.child_by_field_name("body")
         redirects: list[Redirect] = []
         extra_words: list[Node] = []
@@ -501,11 +503,11 @@ class _Reader:
 
     def redirected_body(
         self,
-        body: "Node",
+        body: Node,
         cwd: str | None,
         ctx: _Ctx,
         own: tuple[Redirect, ...],
-        extra_words: list["Node"],
+        extra_words: list[Node],
     ) -> str | None:
         """*body* with redirections *own* (and words the grammar put after them). bash binds
         a redirection to the last command of a list or pipeline (`cd a && ls > f` writes f
@@ -549,13 +551,13 @@ class _Reader:
             self.fail("a redirection around no command")
         return after
 
-    def conditional(self, node: "Node", cwd: str | None, ctx: _Ctx) -> str | None:
+    def conditional(self, node: Node, cwd: str | None, ctx: _Ctx) -> str | None:
         """`if`/`case`: which branch runs is not known, so a `cd` in one makes the cwd after
         the whole statement unknown."""
         after = self.branches(node, cwd, ctx)
         return after if after == cwd else None
 
-    def branches(self, node: "Node", cwd: str | None, ctx: _Ctx) -> str | None:
+    def branches(self, node: Node, cwd: str | None, ctx: _Ctx) -> str | None:
         for child in node.children:
             if not child.is_named or child.type == "comment":
                 continue
@@ -571,7 +573,7 @@ class _Reader:
                 cwd = self.statement(child, cwd, ctx)
         return cwd
 
-    def loop(self, node: "Node", cwd: str | None, ctx: _Ctx) -> str | None:
+    def loop(self, node: Node, cwd: str | None, ctx: _Ctx) -> str | None:
         """`while`/`until`/`for`/`select`: a body that changes directory runs the next time
         round elsewhere, so then every command in it runs where it is not known."""
         start = None if _changes_directory(node) else cwd
@@ -592,12 +594,12 @@ class _Reader:
 
     def redirect(
         self,
-        node: "Node",
+        node: Node,
         cwd: str | None,
         ctx: _Ctx,
         out: list[Redirect],
-        extra_words: list["Node"],
-        heredoc_tail: list["Node"],
+        extra_words: list[Node],
+        heredoc_tail: list[Node],
     ) -> None:
         kind = node.type
         if kind == "file_redirect":
@@ -670,7 +672,7 @@ class _Reader:
 
     # -- words -----------------------------------------------------------------------------
 
-    def word(self, node: "Node", cwd: str | None, ctx: _Ctx) -> _Word:
+    def word(self, node: Node, cwd: str | None, ctx: _Ctx) -> _Word:
         """One word as the shell will pass it: unquoted, and whether it is not plain."""
         kind = node.type
         raw = _decode(node.text or b"")
@@ -709,7 +711,7 @@ class _Reader:
         self.fail(f"a word the policy does not read ({kind})")
         return _Word(raw, True)
 
-    def string(self, node: "Node", cwd: str | None, ctx: _Ctx) -> _Word:
+    def string(self, node: Node, cwd: str | None, ctx: _Ctx) -> _Word:
         """`"…"`: its text with its escapes undone; expanded if it holds an expansion."""
         src = node.text or b""
         base = node.start_byte
@@ -734,7 +736,7 @@ class _Reader:
             pieces.append(_unescape_double(_decode(src[pos:end])))
         return _Word("".join(pieces), expanded)
 
-    def concatenation(self, node: "Node", cwd: str | None, ctx: _Ctx) -> _Word:
+    def concatenation(self, node: Node, cwd: str | None, ctx: _Ctx) -> _Word:
         pieces: list[str] = []
         shape: list[str] = []  # the unquoted parts as written, quoted ones as a placeholder
         expanded = False
@@ -755,7 +757,7 @@ class _Reader:
             expanded = True
         return _Word("".join(pieces), expanded)
 
-    def substitutions(self, node: "Node", cwd: str | None, ctx: _Ctx) -> None:
+    def substitutions(self, node: Node, cwd: str | None, ctx: _Ctx) -> None:
         """The command and process substitutions anywhere inside *node* (an expansion, a
         here-document's body): they run."""
         for child in node.children:
@@ -769,7 +771,7 @@ class _Reader:
             else:
                 self.substitutions(child, cwd, ctx)
 
-    def substitution(self, node: "Node", cwd: str | None, ctx: _Ctx) -> None:
+    def substitution(self, node: Node, cwd: str | None, ctx: _Ctx) -> None:
         """`$(…)`, backticks or `<(…)`: its commands run, in a subshell (its `cd`s stay
         there)."""
         inner = _Ctx(substituted=True, background=ctx.background, depth=ctx.depth)
@@ -777,7 +779,7 @@ class _Reader:
 
     # -- commands --------------------------------------------------------------------------
 
-    def assignment(self, node: "Node", cwd: str | None, ctx: _Ctx) -> str:
+    def assignment(self, node: Node, cwd: str | None, ctx: _Ctx) -> str:
         name = node.child_by_field_name("name")
         value = node.child_by_field_name("value")
         ops = [c.type for c in node.children if not c.is_named]
@@ -791,14 +793,12 @@ class _Reader:
             text += self.word(value, cwd, ctx).text
         return text
 
-    def bare_assignments(self, node: "Node", cwd: str | None, ctx: _Ctx) -> None:
+    def bare_assignments(self, node: Node, cwd: str | None, ctx: _Ctx) -> None:
         nodes = [node] if node.type == "variable_assignment" else node.named_children
         assigns = tuple(self.assignment(n, cwd, ctx) for n in nodes if n.type != "comment")
         self.emit(Simple(words=assigns, cwd=cwd, redirects=ctx.redirects, assigns=assigns), ctx)
 
-    def declaration(
-        self, node: "Node", cwd: str | None, ctx: _Ctx, extra: tuple["Node", ...]
-    ) -> None:
+    def declaration(self, node: Node, cwd: str | None, ctx: _Ctx, extra: tuple[Node, ...]) -> None:
         """`export`, `declare`, `local`, `readonly`, `typeset`, `unset`: a command of their own."""
         keyword = next((c.type for c in node.children if not c.is_named), "declare")
         words = [keyword]
@@ -815,12 +815,12 @@ class _Reader:
             words.append(word.text)
         self.emit(Simple(tuple(words), cwd, ctx.redirects, expanded=tuple(expanded)), ctx)
 
-    def test(self, node: "Node", cwd: str | None, ctx: _Ctx, extra: tuple["Node", ...]) -> None:
+    def test(self, node: Node, cwd: str | None, ctx: _Ctx, extra: tuple[Node, ...]) -> None:
         """`[ … ]` and `[[ … ]]`: a command whose words are the expression's, flattened."""
         words: list[str] = []
         expanded: list[int] = []
 
-        def flatten(n: "Node") -> None:
+        def flatten(n: Node) -> None:
             for child in n.children:
                 if child.type in (
                     "binary_expression",
@@ -847,7 +847,7 @@ class _Reader:
         self.emit(Simple(tuple(words), cwd, ctx.redirects, expanded=tuple(expanded)), ctx)
 
     def command(
-        self, node: "Node", cwd: str | None, ctx: _Ctx, extra: tuple["Node", ...]
+        self, node: Node, cwd: str | None, ctx: _Ctx, extra: tuple[Node, ...]
     ) -> str | None:
         """A simple command; the cwd after it (a `cd` moves it)."""
         assigns: list[str] = []
@@ -896,7 +896,7 @@ class _Reader:
         return self.run(simple, ctx)
 
     def add_word(
-        self, node: "Node", cwd: str | None, ctx: _Ctx, words: list[str], expanded: list[int]
+        self, node: Node, cwd: str | None, ctx: _Ctx, words: list[str], expanded: list[int]
     ) -> None:
         word = self.word(node, cwd, ctx)
         if word.expanded:
@@ -1159,7 +1159,7 @@ def _cd(simple: Simple) -> str | None:
     return _moved(simple.cwd, words[args[0]])
 
 
-def _assigns_a_variable(node: "Node") -> bool:
+def _assigns_a_variable(node: Node) -> bool:
     """Whether an expansion sets a shell variable (`${X=v}`, `${X:=v}`, `$((X=1))`, `$((i++))`)
     for the commands after it — `${CDPATH:=/tmp}` would move every later `cd`. Substitutions
     inside run in a subshell of their own: not looked into."""
@@ -1173,7 +1173,7 @@ def _assigns_a_variable(node: "Node") -> bool:
     return False
 
 
-def _changes_directory(node: "Node") -> bool:
+def _changes_directory(node: Node) -> bool:
     """Whether a `cd`, `pushd` or `popd` appears anywhere inside *node*."""
     stack = [node]
     while stack:

@@ -34,10 +34,7 @@ A must-ask call is never covered by any grant, exact or wide: each covering call
 `must_ask`, and says None for one.
 """
 
-
-# Annotations here are not postponed (no `from __future__ import annotations`): a named
-# tuple's postponed field types are each compiled by typing at import (together ~2 M
-# instructions of a hook whose call a grant covers: bench/README.md, issue 41).
+from __future__ import annotations
 
 import json
 import os
@@ -45,12 +42,12 @@ import stat
 from collections.abc import Mapping
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, NamedTuple
 
 from pending import (
     SYSTEM_CLOCK,
     Clock,
     Kind,
+    NamedTuple,
     PendingError,
     Scope,
     Width,
@@ -63,6 +60,10 @@ from pending import (
 from wisp._home import refuse_anothers_home
 from wisp.audit.writer import AuditEvent, EntryPoint, audit
 from wisp.stores.jsonstore import JsonStore, StoreError
+
+TYPE_CHECKING = False  # typing's, without importing typing (pending._tuples says why)
+if TYPE_CHECKING:
+    from typing import Any
 
 GRANTS_FILE = "grants.json"
 # grants.json's cap: thousands of ordinary grants, or 60 of the longest command a request can

@@ -15,7 +15,6 @@ import os
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, suppress
 from pathlib import Path
-from typing import Any, Generic, TypeVar
 
 from pending import (
     ChannelUnwritable,
@@ -29,7 +28,22 @@ from pending import (
 from wisp._errors import WispError
 from wisp._home import refuse_anothers_home
 
-T = TypeVar("T")
+TYPE_CHECKING = False  # typing's, without importing typing (pending._tuples says why)
+if TYPE_CHECKING:
+    from typing import Any, Generic, TypeVar
+
+    T = TypeVar("T")
+else:
+    T = object
+
+    class Generic:
+        """typing.Generic's subscription, for JsonStore's class statement alone: a generic
+        class is for mypy, and importing typing costs a hook ~12 M instructions
+        (pending._tuples)."""
+
+        def __class_getitem__(cls, _: object) -> type:
+            return object
+
 
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 # Room a write is checked to have beyond the document's current size: a few more records.
