@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 import unicodedata
 
@@ -9,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from wisp._text import _BLANK, _BLANK_RE, cut_path, one_line, visible
+from wisp._text import _BLANK, _BLANK_PATTERN, cut_path, one_line, visible
 
 HIDDEN = {"Cc", "Cf", "Zl", "Zp", "Co", "Cs", "Cn"}
 
@@ -71,7 +72,8 @@ class TestVisible:
     def test_the_blank_scan_finds_exactly_the_blank_characters(self) -> None:
         """The scan's ranges match exactly the blank set's characters, over every code
         point: the pattern is written as ranges for speed, the set is what is meant."""
-        found = {chr(c) for c in range(sys.maxunicode + 1) if _BLANK_RE.fullmatch(chr(c))}
+        blank = re.compile(_BLANK_PATTERN)
+        found = {chr(c) for c in range(sys.maxunicode + 1) if blank.fullmatch(chr(c))}
         assert found == _BLANK
 
     @given(st.text(), st.integers(2, 200))

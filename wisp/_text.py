@@ -35,9 +35,10 @@ _BLANK = frozenset(
 # One scan for them (str.isprintable() already says whether any character is hidden by its
 # category: it is false for exactly those, checked over every code point in
 # tests/test_text.py). Written as ranges: the same class as the set's characters one by one,
-# compiled in half the time, at the start of every hook (tests/test_text.py holds the two
-# the same).
-_BLANK_RE = re.compile(
+# compiled in half the time (tests/test_text.py holds the two the same). Compiled on first
+# use (re's cache), not as the module loads: a hook whose text is all ASCII never needs it
+# (~0.5 ms of compiling, issue 57).
+_BLANK_PATTERN = (
     "[\u034f\u115f\u1160\u180b-\u180f\u2800\u3164\ufe00-\ufe0f\uffa0\U000e0100-\U000e01ef]"
 )
 
@@ -59,7 +60,7 @@ def _hidden(char: str) -> bool:
 
 def visible(text: str) -> str:
     """*text* with every invisible or deceptive character replaced by a visible marker."""
-    if text.isprintable() and (text.isascii() or _BLANK_RE.search(text) is None):
+    if text.isprintable() and (text.isascii() or re.search(_BLANK_PATTERN, text) is None):
         return text  # nothing to mark: one pass in C, not a lookup per character
     return "".join(_marker(char) if _hidden(char) else char for char in text)
 
@@ -111,12 +112,12 @@ def _fitting(text: str, width: int) -> int:
     return len(text)
 
 
-_MARKER = re.compile(r"⟨(?:[A-Z]{2,3}|U\+[0-9A-F]{4,6})⟩")
+_MARKER = r"⟨(?:[A-Z]{2,3}|U\+[0-9A-F]{4,6})⟩"  # compiled on first use, as _BLANK_PATTERN
 
 
 def _unsplit(text: str, cut: int) -> int:
     """*cut* moved off the inside of a marker (``⟨ESC⟩`` is never split across lines)."""
-    for found in _MARKER.finditer(text, max(0, cut - 12), cut + 12):
+    for found in re.compile(_MARKER).finditer(text, max(0, cut - 12), cut + 12):
         if found.start() < cut < found.end():
             return found.start() if found.start() > 0 else found.end()
     return cut

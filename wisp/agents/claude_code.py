@@ -48,6 +48,7 @@ from wisp.agents.hookio import (
     ToolEffect,
     edits,
     field,
+    followed,
     guarded_argv,
     reads,
     shell_or_tool,
@@ -387,6 +388,7 @@ def _answer_call(
         expiry_after_s=EXPIRY_AFTER_WAIT_S,
         why_stopped=lambda: getattr(cancel, "why", None),
         silence=silence,
+        on_ask=followed(cancel),
     )
     said = f"wisp: {decided.reason}"
     if decided.ended in (Ended.ALLOWED, Ended.DENIED):

@@ -564,6 +564,7 @@ def decide_call(
     expiry_after_s: float,
     why_stopped: Callable[[], str | None] = lambda: None,
     silence: Verdict = Verdict.DENY,
+    on_ask: Callable[[], None] = lambda: None,
 ) -> Decided:
     """Decide *call* by the policy (:func:`wisp.policy.decide.decide`: the self-guard, rules,
     grants), and if it asks, file it (its push held back by its class's
@@ -574,7 +575,8 @@ def decide_call(
     :attr:`Ended.UNANSWERED`, which the caller's harness turns into *silence* (its ask or
     its deny, as recorded). *client* is the harness's name: its table says what its
     tools do. The request's own deadline is *expiry_after_s* after the wait, so the hook, not
-    the deadline, ends an unanswered request. Raises what the channel raises."""
+    the deadline, ends an unanswered request. *on_ask* is called before a call is filed (a
+    hook starts following its harness then). Raises what the channel raises."""
     # A call a rule or a standing grant decides is decided from the policy and the grant
     # store alone: no settings, no channel, no asker (its lock file) and no asking side
     # loaded (issue 41).
@@ -588,6 +590,7 @@ def decide_call(
         return Decided(ended=Ended.ALLOWED, reason=_unprefixed(decision_reason(decision)))
     if decision.verdict is Verdict.DENY:
         return Decided(ended=Ended.DENIED, reason=decision.reason)
+    on_ask()
     from wisp._asking import Asker
     from wisp.kinds.command_gate import ApprovalGate
     from wisp.policy.silence import silence_for

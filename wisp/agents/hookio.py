@@ -15,8 +15,11 @@ do not know, a signal, no output) as "no opinion" and go on to run the call, so:
   once on a stop.
 - **The harness gone.** :func:`watch_harness` follows, on a thread of its own and by events
   only (``poll(2)``, no timer), the hang-up of stdout's reader and the end of the parent
-  process (a pidfd): either means nobody will read the answer, so the request is withdrawn
-  at once rather than left to wait for a person whose answer nothing would act on.
+  process (a pidfd, taken as the hook starts): either means nobody will read the answer, so
+  the request is withdrawn at once rather than left to wait for a person whose answer nothing
+  would act on. It starts when a call is to be put to the person (:meth:`Stop.follow`): one
+  the policy decides is answered within milliseconds and needs no thread (threading alone
+  costs a hook ~3.6 M instructions).
 - **The guard.** :func:`guarded_argv` is the command a setup installs: ``hookguard.sh``
   (``/bin/sh``, shipped beside this module) runs `wisp hook …` and, if `wisp` ends any way
   but its own answer (killed, out of memory, a crash), writes the harness's deny and exits
@@ -35,13 +38,12 @@ import os
 import re
 import select
 import sys
-import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from enum import StrEnum
 from pathlib import Path
 
-from pending import DecodeError, NamedTuple, loads_strict, start_thread
+from pending import DecodeError, NamedTuple, loads_strict
 from wisp import _entry
 from wisp._deadlines import Cancel
 from wisp.agents.install import GUARD_SCRIPT, this_wisp
@@ -49,6 +51,7 @@ from wisp.policy.reading import Effect
 
 TYPE_CHECKING = False  # typing's, without importing typing (pending._tuples says why)
 if TYPE_CHECKING:
+    import threading
     from typing import Any
 
     from wisp.agents.gate import ToolCall
@@ -72,6 +75,20 @@ class Stop(Cancel):
         super().__init__()
         self.why: str | None = None
         self._read_fd, self._write_fd = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+        # The harness to follow once a call is put to the person, and its parent's pidfd
+        # (taken as the hook starts, so that a harness that ends before then is still seen).
+        self._to_follow: tuple[str, tuple[int, int] | None] | None = None
+
+    def follow_later(self, harness: str) -> None:
+        """Take note of *harness* (the parent process, now) for :meth:`follow`."""
+        self._to_follow = (harness, _parent_fd())
+
+    def follow(self) -> None:
+        """Start :func:`watch_harness` on the harness noted, once; nothing if none is."""
+        if self._to_follow is not None:
+            harness, parent = self._to_follow
+            self._to_follow = None
+            watch_harness(self, harness, parent=parent)
 
     def fileno(self) -> int:
         """Readable once stopped (and for good)."""
@@ -95,6 +112,16 @@ _armed: Stop | None = None
 def _on_signal(signum: int, frame: object) -> None:
     assert _armed is not None
     _armed.stop(f"stopped by {_SIGNAL_NAMES.get(signum, signum)}")
+
+
+def followed(cancel: Cancel) -> Callable[[], None]:
+    """What starts following the harness when a call is put to the person: *cancel*'s
+    :meth:`Stop.follow` if it is a hook's stop; else nothing."""
+    return cancel.follow if isinstance(cancel, Stop) else _nothing
+
+
+def _nothing() -> None:
+    return None
 
 
 def arm() -> Stop:
@@ -176,11 +203,22 @@ def _parent_fd() -> tuple[int, int] | None:
         return None
 
 
-def watch_harness(stop: Stop, harness: str, *, out_fd: int = 1) -> threading.Thread:
-    """Start following the harness: stdout's reader hanging up, or the parent ending, stops
-    *stop* with why; and *stop* stopped (by either, or a signal) cancels its wait. Returns
-    the (daemon) thread; it ends once *stop* is."""
-    parent = _parent_fd()
+_NOT_TAKEN = (-2, -2)  # watch_harness's parent pidfd, not taken yet: taken there
+
+
+def watch_harness(
+    stop: Stop, harness: str, *, out_fd: int = 1, parent: tuple[int, int] | None = _NOT_TAKEN
+) -> threading.Thread:
+    """Start following the harness: stdout's reader hanging up, or the parent ending (its
+    pidfd *parent*, from :func:`_parent_fd`, taken now if not given), stops *stop* with why;
+    and *stop* stopped (by either, or a signal) cancels its wait. Returns the (daemon)
+    thread; it ends once *stop* is."""
+    import threading
+
+    from pending import start_thread
+
+    if parent == _NOT_TAKEN:
+        parent = _parent_fd()
     if parent is not None and parent[0] < 0:
         stop.stop(f"{harness} is gone (its process {parent[1]} ended)")
         parent = None
@@ -245,8 +283,9 @@ def serve(
     refuse: Callable[[str], Said],
 ) -> Said:
     """One hook run: *refuse* at once if already stopped; the event read (a stop, a limit or
-    the time: *refuse*); the harness watched; then *answer* the event (which ends its wait
-    when *stop* is cancelled)."""
+    the time: *refuse*); then *answer* the event (which ends its wait when *stop* is
+    cancelled), the harness followed from when the call is put to the person
+    (:meth:`Stop.follow`)."""
     if stop.why is not None:
         return refuse(f"{stop.why} before the event was read; nothing was filed")
     if sys.stdin is None or sys.stdin.isatty():
@@ -254,7 +293,7 @@ def serve(
             f"`wisp hook {harness}` reads one {harness} hook event as JSON on stdin, not from "
             f"a terminal; see `wisp agents setup {harness} --dry-run`"
         )
-    watch_harness(stop, harness)
+    stop.follow_later(harness)
     try:
         data = read_event(stop, within_s, fd=sys.stdin.fileno())
     except EventUnread as exc:
@@ -584,6 +623,7 @@ def answer_harness(
             expiry_after_s=EXPIRY_AFTER_WAIT_S,
             why_stopped=lambda: getattr(cancel, "why", None),
             silence=Verdict.ASK if harness.ask is not None else Verdict.DENY,
+            on_ask=followed(cancel),
         )
     except EventRefused as exc:
         return harness.deny(f"wisp: {exc}; denied", True)

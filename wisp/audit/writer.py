@@ -14,6 +14,7 @@ command exits 2 with nothing written (:class:`AuditLogUnsafe`).
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import errno
 import fcntl
@@ -21,7 +22,6 @@ import json
 import os
 import stat
 import sys
-import threading
 from collections.abc import Mapping
 from enum import StrEnum
 from pathlib import Path
@@ -30,7 +30,7 @@ from pending import (
     SYSTEM_CLOCK,
     Clock,
     PendingError,
-    format_time,
+    format_now,
     kept_encoder,
     open_private_dir,
 )
@@ -211,7 +211,7 @@ def audit(
     directory made in it as `rm -rf` empties it made the removal fail, "Directory not
     empty")."""
     record = {
-        "ts": format_time(clock.now()),
+        "ts": format_now(clock),
         "event": event,
         "entryPoint": entry_point,
         "pid": os.getpid(),
@@ -253,7 +253,7 @@ def _open_logs(home: Path, make_home: bool) -> int:
 # One home only (a process that writes to another closes the first), so a test session that
 # makes a home per test keeps no descriptors of the ones it is done with.
 _kept_logs: tuple[str, int] | None = None
-_kept_lock = threading.Lock()
+_kept_lock = _thread.allocate_lock()  # threading.Lock, without importing threading
 
 
 def _open_log(home: Path, make_home: bool) -> int:
@@ -283,7 +283,7 @@ def _open_log(home: Path, make_home: bool) -> int:
 def _forget_in_child() -> None:
     # A forked child keeps the descriptor (the same directory), but not the lock's state.
     global _kept_lock
-    _kept_lock = threading.Lock()
+    _kept_lock = _thread.allocate_lock()
 
 
 os.register_at_fork(after_in_child=_forget_in_child)

@@ -94,7 +94,8 @@ UNBOUND_WORDS = {
 # --- which programs a shell line runs ---------------------------------------------------------
 
 _PUNCTUATION = ";&|()<>\n"
-_VARIABLE = re.compile(r"\$(?:\{(\w+)\}|(\w+))")
+# Compiled on first use (re's cache): most words hold no `$` (issue 57).
+_VARIABLE = r"\$(?:\{(\w+)\}|(\w+))"
 # Words that start a command and are not its program.
 _KEYWORDS = frozenset({"if", "then", "else", "elif", "do", "while", "until", "!", "{", "}"})
 _KEYWORDS_ENDING = frozenset({"fi", "done", "esac", "for", "case", "select", "function"})
@@ -219,7 +220,7 @@ class _Line:
 
     def expand(self, word: str) -> str:
         if "$" in word:
-            word = _VARIABLE.sub(lambda m: self.variable(m[1] or m[2]) or "", word)
+            word = re.sub(_VARIABLE, lambda m: self.variable(m[1] or m[2]) or "", word)
         if word == "~" or word.startswith("~/"):
             word = (self.variable("HOME") or "~") + word[1:]
         return word

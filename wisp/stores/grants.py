@@ -40,7 +40,6 @@ import json
 import os
 import stat
 from collections.abc import Mapping
-from datetime import datetime, timedelta
 from pathlib import Path
 
 from pending import (
@@ -63,6 +62,7 @@ from wisp.stores.jsonstore import JsonStore, StoreError
 
 TYPE_CHECKING = False  # typing's, without importing typing (pending._tuples says why)
 if TYPE_CHECKING:
+    from datetime import datetime
     from typing import Any
 
 GRANTS_FILE = "grants.json"
@@ -695,6 +695,8 @@ class GrantStore:
         return tuple(g for g in self._sessions.items() if g.thread == thread and self._fresh(g))
 
     def _fresh(self, grant: Grant) -> bool:
+        from datetime import timedelta  # here: a hook with no session grant reads no date
+
         return self.clock.now() - grant.granted_at < timedelta(seconds=SESSION_GRANT_MAX_AGE_S)
 
     def _tool_grant(
