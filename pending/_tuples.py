@@ -4,16 +4,19 @@ Importing `typing` costs about 12 M instructions (callgrind, Python 3.11): an ei
 `wisp hook` the policy decides, and more than the rest of wisp's imports on that path but the
 parser's. The modules a hook imports name typing for mypy only (under ``TYPE_CHECKING``, their
 annotations postponed) and take their named tuples' base from here. For mypy it *is*
-``typing.NamedTuple``; at run time it makes the class typing's would: a
-:func:`collections.namedtuple` whose fields are the class's annotated names, in order, with
-their defaults, carrying the class body's methods, properties and docstring. Its
+``typing.NamedTuple``; at run time it makes the class typing's would: the class
+:func:`collections.namedtuple` makes, its fields the class's annotated names, in order, with
+their defaults, carrying the class body's methods, properties and docstring (made here for
+less: the same methods for every class, and one compiled __new__ for each number of fields). Its
 ``__annotations__`` are kept as written (strings: postponed), where typing's would have
 turned each into a ``ForwardRef`` (and checked it), which nothing on a hook's path reads.
 """
 
 from __future__ import annotations
 
-import collections
+from collections import _tuplegetter  # type: ignore[attr-defined]  # namedtuple's own
+from keyword import iskeyword
+from types import CodeType, FunctionType
 
 TYPE_CHECKING = False  # typing's own flag, without importing typing: mypy reads it the same
 
@@ -27,8 +30,90 @@ _PROHIBITED = frozenset(
     | {"_make", "_replace", "_asdict", "_source"}
 )
 _SPECIAL = frozenset({"__module__", "__name__", "__annotations__"})
-# Called by another name: mypy reads a call of collections.namedtuple as a class definition.
-_namedtuple: Any = collections.namedtuple
+
+# Each named tuple's __new__ is the same code for its number of fields, its parameters named
+# after them: compiled once per number (collections.namedtuple compiles one per class, ~0.3 M
+# instructions each, ~8 M of a hook's start), then renamed (`CodeType.replace`).
+_NEW_GLOBALS: dict[str, Any] = {"_tuple_new": tuple.__new__, "__builtins__": {}}
+_new_code: dict[int, CodeType] = {}
+
+
+def _new(typename: str, fields: tuple[str, ...], defaults: tuple[Any, ...]) -> Any:
+    code = _new_code.get(len(fields))
+    if code is None:
+        names = ", ".join(f"_{i}" for i in range(len(fields))) + ("," if len(fields) == 1 else "")
+        template = f"lambda _cls, {names}: _tuple_new(_cls, ({names}))"
+        code = _new_code[len(fields)] = eval(template, _NEW_GLOBALS).__code__  # noqa: S307
+    made = FunctionType(
+        code.replace(co_varnames=("_cls", *fields), co_name="__new__"),
+        _NEW_GLOBALS,
+        "__new__",
+        defaults or None,
+    )
+    made.__qualname__ = f"{typename}.__new__"
+    made.__doc__ = f"Create new instance of {typename}({', '.join(fields)})"
+    return made
+
+
+# The methods collections.namedtuple makes for each class, written once for all: they read
+# the class's fields where it keeps them.
+
+
+@classmethod  # type: ignore[misc]
+def _make(cls: Any, iterable: Any) -> Any:
+    """Make a new instance from a sequence or iterable."""
+    result = tuple.__new__(cls, iterable)
+    if len(result) != len(cls._fields):
+        raise TypeError(f"Expected {len(cls._fields)} arguments, got {len(result)}")
+    return result
+
+
+def _replace(self: Any, /, **kwds: Any) -> Any:
+    """Return a new instance replacing specified fields with new values."""
+    result = self._make(map(kwds.pop, self._fields, self))
+    if kwds:
+        raise ValueError(f"Got unexpected field names: {list(kwds)!r}")
+    return result
+
+
+def _repr(self: Any) -> str:
+    """Return a nicely formatted representation string."""
+    shown = ", ".join(f"{name}={value!r}" for name, value in zip(self._fields, self, strict=True))
+    return f"{self.__class__.__name__}({shown})"
+
+
+def _asdict(self: Any) -> dict[str, Any]:
+    """Return a new dict which maps field names to their values."""
+    return dict(zip(self._fields, self, strict=True))
+
+
+def _getnewargs(self: Any) -> tuple[Any, ...]:
+    """Return self as a plain tuple. Used by copy and pickle."""
+    return tuple(self)
+
+
+def _named_tuple(
+    typename: str, fields: tuple[str, ...], defaults: tuple[Any, ...], module: str
+) -> type:
+    """The class collections.namedtuple(typename, fields, defaults=defaults, module=module)
+    makes, but for its shared methods and its __new__'s compiled code."""
+    namespace: dict[str, Any] = {
+        "__doc__": f"{typename}({', '.join(fields)})",
+        "__slots__": (),
+        "_fields": fields,
+        "_field_defaults": dict(zip(fields[len(fields) - len(defaults) :], defaults, strict=True)),
+        "__new__": _new(typename, fields, defaults),
+        "_make": _make,
+        "_replace": _replace,
+        "__repr__": _repr,
+        "_asdict": _asdict,
+        "__getnewargs__": _getnewargs,
+        "__match_args__": fields,
+        "__module__": module,
+    }
+    for index, name in enumerate(fields):
+        namespace[name] = _tuplegetter(index, f"Alias for field number {index}")
+    return type(typename, (tuple,), namespace)
 
 
 class _TupleMeta(type):
@@ -46,8 +131,10 @@ class _TupleMeta(type):
                 raise TypeError(
                     f"{typename}: field {name} without a default follows {', '.join(defaults)}"
                 )
-        made: type = _namedtuple(
-            typename, list(fields), defaults=[ns[n] for n in defaults], module=ns["__module__"]
+            if name.startswith("_") or not name.isidentifier() or iskeyword(name):
+                raise ValueError(f"{typename}: {name!r} cannot be a field's name")
+        made = _named_tuple(
+            typename, tuple(fields), tuple(ns[n] for n in defaults), ns["__module__"]
         )
         made.__annotations__ = dict(fields)
         for key, value in ns.items():

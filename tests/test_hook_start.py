@@ -108,7 +108,10 @@ class TestTheHookBeforeTheCli:
         """A call the built-in read-only rule decides (`ls -la` in a git project) is parsed
         by tree-sitter's compiled module alone: neither the `signal` module (its enums, ~3 M
         instructions; the hook takes `_signal`'s functions) nor tree_sitter's package
-        __init__ (a typing Protocol) is loaded (issue 57). Control: the parser did run."""
+        __init__ (a typing Protocol) is loaded (issue 57); nor typing (~12 M: the hook's named
+        tuples are pending._tuples'), threading (~3.6 M: no harness is followed for a call
+        nobody is asked) or datetime (~5.6 M: its record is stamped from `time`). Control:
+        the parser did run, and the call was audited."""
         (project / ".git").mkdir()
         code, out, err, modules = program(
             home, bash_event(project, "ls -la"), "hook", "claude-code"
@@ -119,6 +122,8 @@ class TestTheHookBeforeTheCli:
         assert "tree_sitter._binding" in modules and "wisp.policy.shell" in modules
         assert "signal" not in modules
         assert "tree_sitter" not in modules
+        assert {"typing", "threading", "datetime"} & set(modules) == set()
+        assert '"event":"call.decided"' in (home / "logs" / "audit.jsonl").read_text()
 
     @pytest.mark.parametrize(
         "args",

@@ -1,0 +1,122 @@
+"""pending._tuples: typing.NamedTuple's class syntax, without importing typing."""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import pickle
+import subprocess
+import sys
+from typing import NamedTuple as TypingNamedTuple
+
+import pytest
+
+from pending import NamedTuple
+
+
+class Cheap(NamedTuple):
+    """A record."""
+
+    words: tuple[str, ...]
+    cwd: str | None = None
+    background: bool = False
+
+    @property
+    def first(self) -> str:
+        return self.words[0]
+
+    def shown(self) -> str:
+        return " ".join(self.words)
+
+
+class Typed(TypingNamedTuple):
+    """A record."""
+
+    words: tuple[str, ...]
+    cwd: str | None = None
+    background: bool = False
+
+
+class TestNamedTuple:
+    def test_it_behaves_as_typings_named_tuple(self) -> None:
+        """Construction (positional, keyword, defaults), fields, defaults, repr, equality,
+        _replace, _asdict, _make, the signature and pattern matching: as typing's class
+        with the same body gives."""
+        cheap, typed = Cheap(("ls",), cwd="/p"), Typed(("ls",), cwd="/p")
+        assert cheap == typed == (("ls",), "/p", False)
+        assert repr(cheap).removeprefix("Cheap") == repr(typed).removeprefix("Typed")
+        assert Cheap._fields == Typed._fields
+        assert Cheap._field_defaults == Typed._field_defaults
+        assert cheap._replace(background=True) == typed._replace(background=True)
+        assert cheap._asdict() == typed._asdict()
+        assert Cheap._make([("a",), None, True]) == Typed._make([("a",), None, True])
+
+        def parameters(cls: type) -> list[tuple[str, object]]:
+            return [(p.name, p.default) for p in inspect.signature(cls).parameters.values()]
+
+        assert parameters(Cheap) == parameters(Typed)  # (typing's also carries ForwardRefs)
+        assert Cheap(cwd="/q", words=("x",)) == Typed(cwd="/q", words=("x",))
+        match cheap:
+            case Cheap(words, cwd):
+                assert (words, cwd) == (("ls",), "/p")
+            case _:
+                pytest.fail("no match")
+
+    def test_the_class_bodys_methods_and_docstring_are_kept(self) -> None:
+        """Properties, methods and the docstring of the class body are the class's; its
+        module and name are where it was written."""
+        cheap = Cheap(("git", "status"))
+        assert cheap.first == "git" and cheap.shown() == "git status"
+        assert Cheap.__doc__ == "A record."
+        assert (Cheap.__module__, Cheap.__qualname__) == (__name__, "Cheap")
+        assert Cheap.__annotations__["cwd"] == "str | None"  # postponed: kept as written
+
+    def test_copies_and_pickles_are_equal(self) -> None:
+        """copy and pickle give an equal record of the same class."""
+        cheap = Cheap(("ls",), "/p", True)
+        for again in (copy.copy(cheap), copy.deepcopy(cheap), pickle.loads(pickle.dumps(cheap))):
+            assert again == cheap and type(again) is Cheap
+
+    def test_what_typing_refuses_is_refused(self) -> None:
+        """A field without a default after one with, a name of the tuple's own, a second base:
+        refused as the class is made. Control: the same class without the fault is made."""
+        with pytest.raises(TypeError, match="without a default"):
+
+            class Late(NamedTuple):
+                a: int = 0
+                b: int
+
+        with pytest.raises(AttributeError, match="_replace"):
+
+            class Redefined(NamedTuple):
+                a: int
+
+                def _replace(self) -> None: ...
+
+        with pytest.raises(TypeError, match="NamedTuple alone"):
+
+            class Mixed(NamedTuple, Exception):  # type: ignore[misc]
+                a: int
+
+        class Fine(NamedTuple):
+            b: int
+            a: int = 0
+
+        assert Fine(1) == (1, 0)
+
+    def test_it_imports_no_typing(self) -> None:
+        """Making a record loads no typing: the point of the module. Control: typing's own
+        class does load it."""
+        probe = (
+            "import sys\n"
+            "from pending import NamedTuple\n"
+            "class R(NamedTuple):\n"
+            "    a: int\n"
+            "print('typing' in sys.modules)\n"
+            "import typing\n"
+            "print('typing' in sys.modules)\n"
+        )
+        out = subprocess.run(
+            [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+        ).stdout.split()
+        assert out == ["False", "True"]
