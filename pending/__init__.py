@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib as _importlib
 
-# typing's flag, without importing typing (~12 M instructions, pending._tuples): mypy reads a
+# typing's flag, without importing typing (~12 M instructions, pending._classes): mypy reads a
 # name TYPE_CHECKING the same.
 TYPE_CHECKING = False
 
@@ -48,7 +48,7 @@ _HOMES: dict[str, tuple[str, str]] = {
     "Listing": ("pending._channel", "Listing"),
     "Liveness": ("pending._liveness", "Liveness"),
     "MAX_RECORD_BYTES": ("pending._fsio", "MAX_RECORD_BYTES"),
-    "NamedTuple": ("pending._tuples", "NamedTuple"),
+    "NamedTuple": ("pending._classes", "NamedTuple"),
     "Missed": ("pending._subscribe", "Missed"),
     "Outcome": ("pending._names", "Outcome"),
     "Observation": ("pending._edge", "Observation"),
@@ -72,6 +72,7 @@ _HOMES: dict[str, tuple[str, str]] = {
     "Settlement": ("pending._state", "Settlement"),
     "StaleRequest": ("pending._errors", "StaleRequest"),
     "State": ("pending._names", "State"),
+    "StrEnum": ("pending._classes", "StrEnum"),
     "Status": ("pending._records", "Status"),
     "Subscription": ("pending._subscribe", "Subscription"),
     "SubscriptionClosed": ("pending._subscribe", "SubscriptionClosed"),
@@ -151,6 +152,7 @@ if TYPE_CHECKING:
         ToolBinding,
     )
     from pending._channel import STALE_TMP_AFTER_S, Channel, Listing, SweepReport, make_request
+    from pending._classes import NamedTuple, StrEnum
     from pending._clock import (
         SYSTEM_CLOCK,
         Clock,
@@ -244,7 +246,6 @@ if TYPE_CHECKING:
     from pending._subscribe import SUBSCRIBER_BACKLOG, Missed, Subscription, SubscriptionClosed
     from pending._sweep import SETTLED_GRACE_S, SweepAction, SweepStep, plan_sweep
     from pending._threads import signals_deferred, start_thread
-    from pending._tuples import NamedTuple
     from pending._watch import Event, Transition, Watcher, watching
 
 
@@ -330,6 +331,7 @@ __all__ = [
     "StaleRequest",
     "State",
     "Status",
+    "StrEnum",
     "Subscription",
     "SubscriptionClosed",
     "SweepAction",

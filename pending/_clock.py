@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-TYPE_CHECKING = False  # typing's, without importing typing (pending._tuples says why)
+TYPE_CHECKING = False  # typing's, without importing typing (pending._classes says why)
 if TYPE_CHECKING:
     from datetime import datetime
     from typing import Protocol

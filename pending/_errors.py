@@ -13,7 +13,7 @@ import os
 from pending._clock import format_time
 from pending._names import Kind
 
-TYPE_CHECKING = False  # typing's, without importing typing (pending._tuples says why)
+TYPE_CHECKING = False  # typing's, without importing typing (pending._classes says why)
 if TYPE_CHECKING:
     from pending._records import Answer, Settled
 

@@ -12,16 +12,15 @@ import errno
 import os
 import stat
 from collections.abc import Callable
-from enum import StrEnum
 from functools import partial
 
+from pending._classes import NamedTuple, StrEnum
 from pending._dirs import DIR_FLAGS
 from pending._dirs import DIR_MODE as DIR_MODE
 from pending._dirs import open_private_dir as open_private_dir
 from pending._errors import RESOURCE_ERRNOS, ChannelUnwritable
-from pending._tuples import NamedTuple
 
-TYPE_CHECKING = False  # typing's, without importing typing (pending._tuples says why)
+TYPE_CHECKING = False  # typing's, without importing typing (pending._classes says why)
 if TYPE_CHECKING:
     from typing import TypeVar
 

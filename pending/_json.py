@@ -19,7 +19,7 @@ from json.encoder import (  # type: ignore[attr-defined]
     encode_basestring_ascii,
 )
 
-TYPE_CHECKING = False  # typing's, without importing typing (pending._tuples says why)
+TYPE_CHECKING = False  # typing's, without importing typing (pending._classes says why)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -9,7 +9,7 @@ declares its options with them, or lists an empty channel, pays for no record cl
 
 from __future__ import annotations
 
-from enum import StrEnum
+from pending._classes import StrEnum
 
 
 class Kind(StrEnum):

@@ -109,7 +109,7 @@ class TestTheHookBeforeTheCli:
         by tree-sitter's compiled module alone: neither the `signal` module (its enums, ~3 M
         instructions; the hook takes `_signal`'s functions) nor tree_sitter's package
         __init__ (a typing Protocol) is loaded (issue 57); nor typing (~12 M: the hook's named
-        tuples are pending._tuples'), threading (~3.6 M: no harness is followed for a call
+        tuples are pending._classes'), threading (~3.6 M: no harness is followed for a call
         nobody is asked) or datetime (~5.6 M: its record is stamped from `time`). Control:
         the parser did run, and the call was audited."""
         (project / ".git").mkdir()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from wisp._version import __version__
 
-TYPE_CHECKING = False  # typing's, without importing typing (pending._tuples says why)
+TYPE_CHECKING = False  # typing's, without importing typing (pending._classes says why)
 
 # Where each public name lives. Loaded on first use (PEP 562), so that `wisp --version` or a
 # listing pays for no watcher, no asyncio and no metadata scan it does not use.

@@ -18,7 +18,7 @@ import _signal  # type: ignore[import-not-found]  # signal's C functions (`signa
 import os
 import sys
 
-TYPE_CHECKING = False  # typing's, without importing typing (pending._tuples says why)
+TYPE_CHECKING = False  # typing's, without importing typing (pending._classes says why)
 if TYPE_CHECKING:
     from typing import NoReturn
 

@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 from wisp._errors import WispError
 
-TYPE_CHECKING = False  # typing's, without importing typing (pending._tuples says why)
+TYPE_CHECKING = False  # typing's, without importing typing (pending._classes says why)
 if TYPE_CHECKING:
     import threading
     from typing import Any

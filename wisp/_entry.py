@@ -7,7 +7,7 @@ not load the audit log's writer, and with it the channel's records, to name one.
 
 from __future__ import annotations
 
-from enum import StrEnum
+from pending import StrEnum
 
 
 class EntryPoint(StrEnum):

@@ -10,7 +10,7 @@ import pwd
 from collections.abc import Mapping
 from pathlib import Path
 
-TYPE_CHECKING = False  # typing's, without importing typing (pending._tuples says why)
+TYPE_CHECKING = False  # typing's, without importing typing (pending._classes says why)
 if TYPE_CHECKING:
     from pending import Channel, Clock
 

@@ -25,12 +25,13 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from enum import IntEnum, StrEnum
+from enum import IntEnum
 from pathlib import Path
 
 from pending import (
     DecodeError,
     NamedTuple,
+    StrEnum,
     loads_strict,
 )
 from wisp._deadlines import Cancel
@@ -58,7 +59,7 @@ from wisp.agents.hookio import (
 from wisp.agents.hookio import serve as serve_event
 from wisp.policy.decide import Verdict
 
-TYPE_CHECKING = False  # typing's, without importing typing (pending._tuples says why)
+TYPE_CHECKING = False  # typing's, without importing typing (pending._classes says why)
 if TYPE_CHECKING:  # reach loads attrs: a hook's run never needs it (issue 41)
     from typing import Any
 

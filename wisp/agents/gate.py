@@ -35,7 +35,6 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Mapping
-from enum import StrEnum
 from pathlib import Path
 
 from pending import (
@@ -45,6 +44,7 @@ from pending import (
     Outcome,
     PendingError,
     RecordTooLarge,
+    StrEnum,
     canonical_json,
     format_time,
     resource_shortage,
@@ -62,7 +62,7 @@ from wisp.policy.reading import Effect
 from wisp.stores.grants import Grant
 from wisp.stores.jsonstore import StoreError
 
-TYPE_CHECKING = False  # typing's, without importing typing (pending._tuples says why)
+TYPE_CHECKING = False  # typing's, without importing typing (pending._classes says why)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -36,14 +36,13 @@ import os
 import re
 import shlex
 from collections.abc import Iterable, Mapping
-from enum import StrEnum
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from pending import NamedTuple
+from pending import NamedTuple, StrEnum
 from wisp._text import texts_in
 
-TYPE_CHECKING = False  # typing's, without importing typing (pending._tuples says why)
+TYPE_CHECKING = False  # typing's, without importing typing (pending._classes says why)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -40,16 +40,15 @@ import select
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
-from enum import StrEnum
 from pathlib import Path
 
-from pending import DecodeError, NamedTuple, loads_strict
+from pending import DecodeError, NamedTuple, StrEnum, loads_strict
 from wisp import _entry
 from wisp._deadlines import Cancel
 from wisp.agents.install import GUARD_SCRIPT, this_wisp
 from wisp.policy.reading import Effect
 
-TYPE_CHECKING = False  # typing's, without importing typing (pending._tuples says why)
+TYPE_CHECKING = False  # typing's, without importing typing (pending._classes says why)
 if TYPE_CHECKING:
     import threading
     from typing import Any

@@ -23,13 +23,13 @@ import os
 import stat
 import sys
 from collections.abc import Mapping
-from enum import StrEnum
 from pathlib import Path
 
 from pending import (
     SYSTEM_CLOCK,
     Clock,
     PendingError,
+    StrEnum,
     format_now,
     kept_encoder,
     open_private_dir,
@@ -37,7 +37,7 @@ from pending import (
 from wisp._entry import EntryPoint as EntryPoint
 from wisp._errors import WispError
 
-TYPE_CHECKING = False  # typing's, without importing typing (pending._tuples says why)
+TYPE_CHECKING = False  # typing's, without importing typing (pending._classes says why)
 if TYPE_CHECKING:  # the records: not loaded by a hook that audits a grant's allow (issue 41)
     from typing import Any
 

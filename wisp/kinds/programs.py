@@ -38,7 +38,7 @@ import shlex
 import stat
 from collections.abc import Iterator, Mapping
 
-TYPE_CHECKING = False  # typing's, without importing typing (pending._tuples says why)
+TYPE_CHECKING = False  # typing's, without importing typing (pending._classes says why)
 if TYPE_CHECKING:
     from typing import Any
 

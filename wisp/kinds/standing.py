@@ -25,7 +25,7 @@ from wisp.kinds.programs import (
 )
 from wisp.stores.grants import Grant, GrantStore, options_key, wide_fields
 
-TYPE_CHECKING = False  # typing's, without importing typing (pending._tuples says why)
+TYPE_CHECKING = False  # typing's, without importing typing (pending._classes says why)
 if TYPE_CHECKING:
     from typing import Any
 

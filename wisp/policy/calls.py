@@ -10,14 +10,13 @@ Light on purpose: the verdicts and deciders are read here (the relay's protocol 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from enum import StrEnum
 from pathlib import Path
 from types import MappingProxyType
 
-from pending import NamedTuple
+from pending import NamedTuple, StrEnum
 from wisp.audit.writer import AuditEvent
 
-TYPE_CHECKING = False  # typing's, without importing typing (pending._tuples says why)
+TYPE_CHECKING = False  # typing's, without importing typing (pending._classes says why)
 if TYPE_CHECKING:
     from typing import Any
 

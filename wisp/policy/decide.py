@@ -44,7 +44,7 @@ from wisp.policy.reading import MUST_ASK, Class, Effect, Reading, read_shell, re
 from wisp.policy.rules import POLICY_FILE, Action, Policy, Rule, Subject, load_policy
 from wisp.stores.grants import Grant, project_of
 
-TYPE_CHECKING = False  # typing's, without importing typing (pending._tuples says why)
+TYPE_CHECKING = False  # typing's, without importing typing (pending._classes says why)
 if TYPE_CHECKING:
     from typing import Any
 

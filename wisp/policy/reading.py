@@ -21,12 +21,11 @@ import fnmatch
 import os
 import re
 from collections.abc import Iterable, Mapping
-from enum import StrEnum
 
-from pending import NamedTuple
+from pending import NamedTuple, StrEnum
 from wisp.policy.shell import BRACE_PATTERN, SHELLS, Line, Simple, parse_line
 
-TYPE_CHECKING = False  # typing's, without importing typing (pending._tuples says why)
+TYPE_CHECKING = False  # typing's, without importing typing (pending._classes says why)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -27,16 +27,15 @@ from __future__ import annotations
 import os
 import re
 import stat
-from enum import StrEnum
 from functools import lru_cache
 from pathlib import Path
 
-from pending import NamedTuple
+from pending import NamedTuple, StrEnum
 from wisp._entry import harness_names
 from wisp._errors import WispError
 from wisp.policy.reading import Effect
 
-TYPE_CHECKING = False  # typing's, without importing typing (pending._tuples says why)
+TYPE_CHECKING = False  # typing's, without importing typing (pending._classes says why)
 if TYPE_CHECKING:
     from typing import Any, NoReturn
 

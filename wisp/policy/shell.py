@@ -28,7 +28,7 @@ from collections.abc import Callable
 
 from pending import NamedTuple
 
-TYPE_CHECKING = False  # typing's, without importing typing (pending._tuples says why)
+TYPE_CHECKING = False  # typing's, without importing typing (pending._classes says why)
 if TYPE_CHECKING:
     from typing import Any
 

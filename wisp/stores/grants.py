@@ -60,7 +60,7 @@ from wisp._home import refuse_anothers_home
 from wisp.audit.writer import AuditEvent, EntryPoint, audit
 from wisp.stores.jsonstore import JsonStore, StoreError
 
-TYPE_CHECKING = False  # typing's, without importing typing (pending._tuples says why)
+TYPE_CHECKING = False  # typing's, without importing typing (pending._classes says why)
 if TYPE_CHECKING:
     from datetime import datetime
     from typing import Any

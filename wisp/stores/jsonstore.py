@@ -28,7 +28,7 @@ from pending import (
 from wisp._errors import WispError
 from wisp._home import refuse_anothers_home
 
-TYPE_CHECKING = False  # typing's, without importing typing (pending._tuples says why)
+TYPE_CHECKING = False  # typing's, without importing typing (pending._classes says why)
 if TYPE_CHECKING:
     from typing import Any, Generic, TypeVar
 
@@ -39,7 +39,7 @@ else:
     class Generic:
         """typing.Generic's subscription, for JsonStore's class statement alone: a generic
         class is for mypy, and importing typing costs a hook ~12 M instructions
-        (pending._tuples)."""
+        (pending._classes)."""
 
         def __class_getitem__(cls, _: object) -> type:
             return object

@@ -1,8 +1,9 @@
-"""pending._tuples: typing.NamedTuple's class syntax, without importing typing."""
+"""pending._classes: typing.NamedTuple's class syntax, without importing typing."""
 
 from __future__ import annotations
 
 import copy
+import enum
 import inspect
 import pickle
 import subprocess
@@ -11,7 +12,7 @@ from typing import NamedTuple as TypingNamedTuple
 
 import pytest
 
-from pending import NamedTuple
+from pending import NamedTuple, StrEnum
 
 
 class Cheap(NamedTuple):
@@ -35,6 +36,39 @@ class Typed(TypingNamedTuple):
     words: tuple[str, ...]
     cwd: str | None = None
     background: bool = False
+
+
+class Cheaper(StrEnum):
+    """Where a call went."""
+
+    ALLOWED = "allowed"
+    ASKED = "asked"
+    TIMED_OUT = "timed-out"
+
+
+class Ordinary(enum.StrEnum):
+    """Where a call went."""
+
+    ALLOWED = "allowed"
+    ASKED = "asked"
+    TIMED_OUT = "timed-out"
+
+
+ENUM_PROBE = """
+import enum, json, pickle, sys
+if sys.argv[1] == "without":
+    del enum._simple_enum  # a Python without it
+from pending import StrEnum
+class E(StrEnum):
+    \"\"\"doc\"\"\"
+    A = "a"
+    B_C = "b-c"
+print(json.dumps([
+    isinstance(E.A, enum.StrEnum), type(E) is enum.EnumType, E("b-c") is E.B_C,
+    E["A"] is E.A, [m.value for m in E], str(E.B_C), f"{E.B_C}", repr(E.A), E.__doc__,
+    pickle.loads(pickle.dumps(E.A)) is E.A, E.A == "a",
+]))
+"""
 
 
 class TestNamedTuple:
@@ -120,3 +154,36 @@ class TestNamedTuple:
             [sys.executable, "-c", probe], capture_output=True, text=True, check=True
         ).stdout.split()
         assert out == ["False", "True"]
+
+
+class TestStrEnum:
+    def test_it_is_enums_str_enum(self) -> None:
+        """Members, values, lookups by value and name, order, str, format, repr, the
+        docstring, identity through pickle: as the ordinary class statement's."""
+        assert type(Cheaper) is enum.EnumType and issubclass(Cheaper, enum.StrEnum)
+        assert [(m.name, m.value) for m in Cheaper] == [(m.name, m.value) for m in Ordinary]
+        assert Cheaper("timed-out") is Cheaper.TIMED_OUT and Cheaper["ASKED"] is Cheaper.ASKED
+        assert str(Cheaper.ASKED) == str(Ordinary.ASKED) == f"{Cheaper.ASKED}" == "asked"
+        assert repr(Cheaper.ASKED).removeprefix("<Cheaper") == repr(Ordinary.ASKED).removeprefix(
+            "<Ordinary"
+        )
+        assert Cheaper.__doc__ == Ordinary.__doc__
+        assert (Cheaper.__module__, Cheaper.__qualname__) == (__name__, "Cheaper")
+        assert pickle.loads(pickle.dumps(Cheaper.TIMED_OUT)) is Cheaper.TIMED_OUT
+        assert Cheaper.ALLOWED == "allowed" and Cheaper.ALLOWED != Ordinary.ASKED
+
+    def test_a_value_it_does_not_hold_is_refused_as_enums(self) -> None:
+        """A value that is no member's: ValueError, as the ordinary class says it."""
+        with pytest.raises(ValueError, match="'nope' is not a valid Cheaper"):
+            Cheaper("nope")
+
+    def test_without_simple_enum_the_ordinary_way_gives_the_same(self) -> None:
+        """In a Python without enum._simple_enum, the class is made the ordinary way, and
+        reads the same as the one made with it (control: with it)."""
+        said = [
+            subprocess.run(
+                [sys.executable, "-c", ENUM_PROBE, how], capture_output=True, text=True, check=True
+            ).stdout
+            for how in ("with", "without")
+        ]
+        assert said[0] == said[1] and "true" in said[0]
