@@ -5,13 +5,11 @@ and first-wins; every state is derived by re-reading. This package knows nothing
 stores, notifications or command lines: those are built on it in :mod:`wisp`.
 """
 
-from __future__ import annotations
-
 import importlib as _importlib
 
-# typing's flag, without importing typing (~12 M instructions, pending._classes): mypy reads a
-# name TYPE_CHECKING the same.
-TYPE_CHECKING = False
+# typing's flag, without importing typing (~12 M instructions, pending._classes); mypy takes
+# it as typing's (`always_true` in pyproject.toml). Private: the facade's names are its API.
+_TYPE_CHECKING = False
 
 # Where each public name lives. Loaded on first use (PEP 562): a listing reads files and never
 # pays for watchdog or asyncio; a watcher loads them when it is first asked for.
@@ -141,7 +139,7 @@ _HOMES: dict[str, tuple[str, str]] = {
     "watching": ("pending._watch", "watching"),
 }
 
-if TYPE_CHECKING:
+if _TYPE_CHECKING:
     from typing import Any
 
     from pending._bindings import (
@@ -249,7 +247,7 @@ if TYPE_CHECKING:
     from pending._watch import Event, Transition, Watcher, watching
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> "Any":
     if name not in _HOMES:
         raise AttributeError(f"module 'pending' has no attribute {name!r}")
     module, real = _HOMES[name]

@@ -7,11 +7,9 @@ server's life, with its threads' and session's facts in a :class:`FactBook`). Th
 command is :mod:`wisp.cli`; `wisp mcp` (:mod:`wisp.mcp`) is an AgentSession's MCP face.
 """
 
-from __future__ import annotations
-
 from wisp._version import __version__
 
-TYPE_CHECKING = False  # typing's, without importing typing (pending._classes says why)
+_TYPE_CHECKING = False  # typing's flag, without importing typing (pending._classes says why)
 
 # Where each public name lives. Loaded on first use (PEP 562), so that `wisp --version` or a
 # listing pays for no watcher, no asyncio and no metadata scan it does not use.
@@ -132,7 +130,7 @@ _HOMES = {
     "wisp_home": "wisp._home",
 }
 
-if TYPE_CHECKING:
+if _TYPE_CHECKING:
     from typing import Any
 
     from wisp._answering import (
@@ -226,7 +224,7 @@ if TYPE_CHECKING:
     from wisp.stores.threadfacts import FactBook, NoteFact, UnknownFact
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> "Any":
     if name in _HOMES:
         # As an import statement loads it (`__import__`, which audit hooks hear, unlike
         # importlib's): a face's `from wisp import X` loads X's module just as its own
