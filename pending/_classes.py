@@ -8,10 +8,10 @@ annotations postponed) and take their named tuples' and enums' bases from here.
 For mypy :class:`NamedTuple` *is* ``typing.NamedTuple``; at run time it makes the class
 typing's would: the class :func:`collections.namedtuple` makes, its fields the class's
 annotated names, in order, with their defaults, carrying the class body's methods, properties
-and docstring (made for less: the same methods for every class, and one compiled __new__ for
-each number of fields). Its ``__annotations__`` are kept as written (strings: postponed),
-where typing's would have turned each into a ``ForwardRef`` (and checked it), which nothing
-on a hook's path reads.
+and docstring (made for less: the same methods, __new__ included, for every class, where
+collections.namedtuple makes and compiles them for each). Its ``__annotations__`` are kept as
+written (strings: postponed), where typing's would have turned each into a ``ForwardRef``
+(and checked it), which nothing on a hook's path reads.
 
 Their :class:`StrEnum` is enum's, made by ``enum._simple_enum`` (what the standard library
 makes its own enums with: ``re.RegexFlag``, ``http.HTTPStatus``): the same class, without
@@ -26,7 +26,6 @@ import enum
 import types
 from collections import _tuplegetter  # type: ignore[attr-defined]  # namedtuple's own
 from keyword import iskeyword
-from types import CodeType, FunctionType
 
 TYPE_CHECKING = False  # typing's own flag, without importing typing: mypy reads it the same
 
@@ -42,28 +41,75 @@ _PROHIBITED = frozenset(
 )
 _SPECIAL = frozenset({"__module__", "__name__", "__annotations__"})
 
-# Each named tuple's __new__ is the same code for its number of fields, its parameters named
-# after them: compiled once per number (collections.namedtuple compiles one per class, ~0.3 M
-# instructions each, ~8 M of a hook's start), then renamed (`CodeType.replace`).
-_NEW_GLOBALS: dict[str, Any] = {"_tuple_new": tuple.__new__, "__builtins__": {}}
-_new_code: dict[int, CodeType] = {}
+# One __new__ for every named tuple, reading the class's fields: collections.namedtuple
+# compiles one for each class (a lambda of its fields), ~35 K instructions a field, ~4 M of a
+# hook's start even once per number of fields. Its arguments are bound as that lambda's would
+# be, with the same refusals; the class's signature is the lambda's (:class:`_Signature`).
 
 
-def _new(typename: str, fields: tuple[str, ...], defaults: tuple[Any, ...]) -> Any:
-    code = _new_code.get(len(fields))
-    if code is None:
-        names = ", ".join(f"_{i}" for i in range(len(fields))) + ("," if len(fields) == 1 else "")
-        template = f"lambda _cls, {names}: _tuple_new(_cls, ({names}))"
-        code = _new_code[len(fields)] = eval(template, _NEW_GLOBALS).__code__  # noqa: S307
-    made = FunctionType(
-        code.replace(co_varnames=("_cls", *fields), co_name="__new__"),
-        _NEW_GLOBALS,
-        "__new__",
-        defaults or None,
-    )
-    made.__qualname__ = f"{typename}.__new__"
-    made.__doc__ = f"Create new instance of {typename}({', '.join(fields)})"
-    return made
+def _new(cls: Any, /, *args: Any, **kwargs: Any) -> Any:
+    """Create a new instance of the named tuple *cls*."""
+    fields = cls._fields
+    if len(args) == len(fields) and not kwargs:
+        return tuple.__new__(cls, args)
+    return tuple.__new__(cls, _bound(cls, fields, args, kwargs))
+
+
+_UNSET = object()  # a field no argument gave
+
+
+def _bound(
+    cls: Any, fields: tuple[str, ...], args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> list[Any]:
+    """The values of *fields* from *args* and *kwargs*, defaults filling the rest; refused
+    with the TypeError the compiled lambda's call would raise."""
+    name = f"{cls.__name__}.__new__()"
+    if len(args) > len(fields):
+        raise TypeError(
+            f"{name} takes {len(fields) + 1} positional arguments but {len(args) + 1} were given"
+        )
+    values = [*args, *[_UNSET] * (len(fields) - len(args))]
+    for key, value in kwargs.items():
+        if key not in fields:
+            raise TypeError(f"{name} got an unexpected keyword argument {key!r}")
+        index = fields.index(key)
+        if index < len(args):
+            raise TypeError(f"{name} got multiple values for argument {key!r}")
+        values[index] = value
+    missing = []
+    for index, value in enumerate(values):
+        if value is _UNSET:
+            if fields[index] in cls._field_defaults:
+                values[index] = cls._field_defaults[fields[index]]
+            else:
+                missing.append(repr(fields[index]))
+    if missing:
+        said = missing[0] if len(missing) == 1 else f"{', '.join(missing[:-1])} and {missing[-1]}"
+        plural = "" if len(missing) == 1 else "s"
+        raise TypeError(
+            f"{name} missing {len(missing)} required positional argument{plural}: {said}"
+        )
+    return values
+
+
+class _Signature:
+    """A named tuple's ``__signature__``, made when asked for (by `inspect`, which a hook never
+    loads): its fields as parameters, with their defaults, as collections.namedtuple's is."""
+
+    def __get__(self, record: Any, cls: Any) -> Any:
+        import inspect
+
+        kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+        empty = inspect.Parameter.empty
+        return inspect.Signature(
+            [
+                inspect.Parameter(f, kind, default=cls._field_defaults.get(f, empty))
+                for f in cls._fields
+            ]
+        )
+
+
+_SIGNATURE = _Signature()
 
 
 # The methods collections.namedtuple makes for each class, written once for all: they read
@@ -113,7 +159,8 @@ def _named_tuple(
         "__slots__": (),
         "_fields": fields,
         "_field_defaults": dict(zip(fields[len(fields) - len(defaults) :], defaults, strict=True)),
-        "__new__": _new(typename, fields, defaults),
+        "__new__": _new,
+        "__signature__": _SIGNATURE,
         "_make": _make,
         "_replace": _replace,
         "__repr__": _repr,

@@ -96,6 +96,33 @@ class TestNamedTuple:
             case _:
                 pytest.fail("no match")
 
+    def test_wrong_arguments_are_refused_as_collections_namedtuple_refuses_them(self) -> None:
+        """Too many, too few, a field given twice, an unknown keyword: the same TypeError, word
+        for word, as the class collections.namedtuple makes (its compiled __new__). Control:
+        the right arguments make the record."""
+        import collections
+
+        class Pair(NamedTuple):
+            a: int
+            b: int
+
+        plain = collections.namedtuple("Pair", "a b")
+        calls: list[tuple[tuple[object, ...], dict[str, object]]] = [
+            ((), {}),
+            ((1,), {}),
+            ((1, 2, 3), {}),
+            ((1,), {"a": 2}),
+            ((1, 2), {"z": 3}),
+            ((), {"b": 2}),
+        ]
+        for args, kwargs in calls:
+            with pytest.raises(TypeError) as ours:
+                Pair(*args, **kwargs)  # type: ignore[call-arg, misc]
+            with pytest.raises(TypeError) as theirs:
+                plain(*args, **kwargs)
+            assert str(ours.value) == str(theirs.value), (args, kwargs)
+        assert Pair(1, b=2) == plain(1, b=2) == (1, 2)
+
     def test_the_class_bodys_methods_and_docstring_are_kept(self) -> None:
         """Properties, methods and the docstring of the class body are the class's; its
         module and name are where it was written."""
