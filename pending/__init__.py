@@ -126,7 +126,7 @@ _HOMES: dict[str, tuple[str, str]] = {
     "observe": ("pending._edge", "observe"),
     "open_private_dir": ("pending._dirs", "open_private_dir"),
     "pid_alive": ("pending._liveness", "pid_alive"),
-    "parse_time": ("pending._clock", "parse_time"),
+    "parse_time": ("pending._dates", "parse_time"),
     "plan_sweep": ("pending._sweep", "plan_sweep"),
     "read_private_file": ("pending._fsio", "read_bytes"),
     "record_time": ("pending._clock", "record_time"),
@@ -157,7 +157,6 @@ if _TYPE_CHECKING:
         SystemClock,
         format_now,
         format_time,
-        parse_time,
         record_time,
     )
     from pending._convert import (
@@ -166,6 +165,7 @@ if _TYPE_CHECKING:
         known_json,
         to_json,
     )
+    from pending._dates import parse_time
     from pending._dirs import channel_empty, open_private_dir
     from pending._edge import POLLING_INTERVAL_S, Backend, Observation, WatchHints, observe
     from pending._errors import (

@@ -88,14 +88,3 @@ def format_now(clock: Clock) -> str:
         now.tm_sec,
         ns // 1_000_000 % 1000,
     )
-
-
-def parse_time(text: str) -> datetime:
-    """Parse a record's timestamp; a time without a zone is refused (it would be ambiguous)."""
-    from datetime import UTC, datetime
-
-    moment = datetime.fromisoformat(text)
-    if moment.tzinfo is None:
-        raise ValueError(f"timestamp {text!r} has no time zone")
-    # Records write UTC (`Z`): already in it, no second datetime is built for each one read.
-    return moment if moment.tzinfo is UTC else moment.astimezone(UTC)

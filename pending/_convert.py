@@ -26,7 +26,8 @@ from pending._bindings import (
     QuestionBinding,
     ToolBinding,
 )
-from pending._clock import format_time, parse_time
+from pending._clock import format_time
+from pending._dates import parse_time
 from pending._ids import is_valid_id
 from pending._json import (
     DecodeError,
