@@ -87,7 +87,7 @@ class Stop(Cancel):
         if self._to_follow is not None:
             harness, parent = self._to_follow
             self._to_follow = None
-            watch_harness(self, harness, parent=parent)
+            watch_harness(self, harness, parent)
 
     def fileno(self) -> int:
         """Readable once stopped (and for good)."""
@@ -202,22 +202,17 @@ def _parent_fd() -> tuple[int, int] | None:
         return None
 
 
-_NOT_TAKEN = (-2, -2)  # watch_harness's parent pidfd, not taken yet: taken there
-
-
 def watch_harness(
-    stop: Stop, harness: str, *, out_fd: int = 1, parent: tuple[int, int] | None = _NOT_TAKEN
+    stop: Stop, harness: str, parent: tuple[int, int] | None, *, out_fd: int = 1
 ) -> threading.Thread:
     """Start following the harness: stdout's reader hanging up, or the parent ending (its
-    pidfd *parent*, from :func:`_parent_fd`, taken now if not given), stops *stop* with why;
-    and *stop* stopped (by either, or a signal) cancels its wait. Returns the (daemon)
+    pidfd *parent*, from :func:`_parent_fd`, taken as the hook started), stops *stop* with
+    why; and *stop* stopped (by either, or a signal) cancels its wait. Returns the (daemon)
     thread; it ends once *stop* is."""
     import threading
 
     from pending import start_thread
 
-    if parent == _NOT_TAKEN:
-        parent = _parent_fd()
     if parent is not None and parent[0] < 0:
         stop.stop(f"{harness} is gone (its process {parent[1]} ended)")
         parent = None
