@@ -48,6 +48,10 @@ def record_time(clock: Clock) -> datetime:
     return moment.replace(microsecond=moment.microsecond // 1000 * 1000)
 
 
+# A record's timestamp, `%`-formatted: the cheapest formatting (format_time, format_now).
+_STAMP = "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ"
+
+
 def format_time(moment: datetime) -> str:
     """`2026-11-29T19:55:42.123Z`: UTC, milliseconds, as every record writes it."""
     # What isoformat(timespec="milliseconds") writes of a UTC time, `Z` for its `+00:00`
@@ -61,7 +65,7 @@ def format_time(moment: datetime) -> str:
         utc = moment.astimezone(UTC)
     else:
         utc = moment - offset if offset else moment
-    return "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ" % (  # noqa: UP031 (the cheapest formatting)
+    return _STAMP % (
         utc.year,
         utc.month,
         utc.day,
@@ -79,7 +83,7 @@ def format_now(clock: Clock) -> str:
         return format_time(clock.now())
     ns = time.time_ns()
     now = time.gmtime(ns // 1_000_000_000)
-    return "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ" % (  # noqa: UP031 (format_time's)
+    return _STAMP % (
         now.tm_year,
         now.tm_mon,
         now.tm_mday,

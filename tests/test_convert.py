@@ -34,6 +34,7 @@ from strategies import (
 )
 
 from pending import (
+    SYSTEM_CLOCK,
     Answer,
     Channel,
     CommandBinding,
@@ -47,6 +48,7 @@ from pending import (
     Settled,
     ToolBinding,
     binding_digest,
+    format_now,
     format_time,
     from_json,
     known_json,
@@ -69,6 +71,7 @@ from pending._convert import (
     camel,
 )
 from pending._json import _DECODER, _decode, canonical_json, digest, dumps_record
+from pending.testing import FakeClock
 
 
 def round_trip(record: object, cls: type) -> object:
@@ -98,6 +101,22 @@ class TestFormatTime:
                 format_time(moment)
             return
         assert format_time(moment) == expected.replace("+00:00", "Z")
+
+
+class TestFormatNow:
+    def test_the_system_clock_is_written_as_format_time_writes_it(self) -> None:
+        """The system clock's time, read from `time` alone, is the text format_time writes of
+        datetime's now: between the two taken before and after it."""
+        before = format_time(datetime.now(UTC))
+        written = format_now(SYSTEM_CLOCK)
+        after = format_time(datetime.now(UTC))
+        assert before <= written <= after
+        assert len(written) == len(before) and written.endswith("Z")
+
+    def test_any_other_clock_is_read_through_its_now(self) -> None:
+        """A clock that is not the system's (a test's) is read through its own now()."""
+        clock = FakeClock(datetime(2030, 1, 2, 3, 4, 5, 678901, tzinfo=UTC))
+        assert format_now(clock) == format_time(clock.now()) == "2030-01-02T03:04:05.678Z"
 
 
 class TestRoundTrip:
