@@ -19,8 +19,8 @@ from helpers import audit_records, wait_until
 from pending import Channel, Kind, Outcome, Request, Scope, State, binding_digest, to_json
 from pending._json import dumps_record
 from pending.testing import Fault, Op, io_hook, raise_at
-from wisp._asking import Asker
-from wisp._deadlines import Cancel, Deadlines
+from wisp._asking import Asker, Deadlines
+from wisp._deadlines import Cancel
 from wisp.kinds.command_gate import Approval, ApprovalGate, ApprovalOutcome
 from wisp.kinds.fact_keeper import FactKeeper
 from wisp.kinds.question_gate import QuestionAsker, ReplyOutcome
