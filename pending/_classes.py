@@ -153,7 +153,8 @@ def _named_tuple(
     typename: str, fields: tuple[str, ...], defaults: tuple[Any, ...], module: str
 ) -> type:
     """The class collections.namedtuple(typename, fields, defaults=defaults, module=module)
-    makes, but for its shared methods and its __new__'s compiled code."""
+    makes, but with the methods every class here shares, where namedtuple makes (and
+    compiles) them for each."""
     namespace: dict[str, Any] = {
         "__doc__": f"{typename}({', '.join(fields)})",
         "__slots__": (),
@@ -208,9 +209,7 @@ class _Base(metaclass=_TupleMeta):
 
 
 class _EnumMeta(type):
-    def __new__(
-        mcs, typename: str, bases: tuple[type, ...], ns: dict[str, Any]
-    ) -> type:  # (a metaclass's first argument)
+    def __new__(mcs, typename: str, bases: tuple[type, ...], ns: dict[str, Any]) -> type:
         if not bases:  # the base itself
             return super().__new__(mcs, typename, bases, ns)
         if bases != (_EnumBase,):
